@@ -1,0 +1,51 @@
+// Builds dist/fileshed.mjs (the one self-contained plugin module), dist/cli.mjs (the command line,
+// which imports the plugin module beside it), dist/tools.json and valves.schema.json.
+// Deterministic: same sources, same bytes (no timestamps, no absolute paths, stable key order).
+import { build } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.join(root, 'dist');
+fs.mkdirSync(dist, { recursive: true });
+
+// Some bundled libraries (emscripten glue) call require() and use __dirname: give them both.
+const banner = [
+  "import { createRequire as __shedCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __shedFileURLToPath } from 'node:url';",
+  "import { dirname as __shedDirname } from 'node:path';",
+  'const require = __shedCreateRequire(import.meta.url);',
+  'const __filename = __shedFileURLToPath(import.meta.url);',
+  'const __dirname = __shedDirname(__filename);',
+].join(' ');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  legalComments: 'none',
+  logLevel: 'warning',
+  absWorkingDir: root,
+  loader: { '.wasm': 'binary' },
+};
+
+await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/fileshed.mjs', banner: { js: banner } });
+
+// The CLI reuses the plugin module instead of bundling a second copy of it.
+const usePluginModule = {
+  name: 'use-plugin-module',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({ path: './fileshed.mjs', external: true }));
+  },
+};
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.mjs', banner: { js: '#!/usr/bin/env node' }, plugins: [usePluginModule] });
+fs.chmodSync(path.join(dist, 'cli.mjs'), 0o755);
+
+const mod = await import(`${pathToFileURL(path.join(dist, 'fileshed.mjs')).href}?build=${Date.now()}`);
+fs.writeFileSync(path.join(dist, 'tools.json'), `${JSON.stringify(mod.toolSpecs, null, 2)}\n`);
+fs.writeFileSync(path.join(root, 'valves.schema.json'), `${JSON.stringify(mod.valvesSchema, null, 2)}\n`);
+
+const size = fs.statSync(path.join(dist, 'fileshed.mjs')).size;
+console.log(`dist/fileshed.mjs ${(size / 1024).toFixed(1)} KiB, ${mod.toolSpecs.length} functions`);

@@ -1,0 +1,78 @@
+/**
+ * Atomic file replacement: write a temp file beside the target (created exclusively, so it can
+ * never be a pre-planted symlink), fsync it, rename it over the target, fsync the folder. Readers
+ * see the old file or the new one, never half of either; a final symlink is replaced, not followed.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Suffix of temp files, so tree listings and quotas can recognise leftovers of a crash. */
+export const TEMP_SUFFIX = '.shedtmp';
+
+export function atomicWrite(abs: string, data: Uint8Array | string): void {
+  const dir = path.dirname(abs);
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  let mode = 0o644;
+  try {
+    const old = fs.lstatSync(abs);
+    if (old.isFile()) mode = old.mode & 0o777;
+  } catch {
+    // new file
+  }
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let off = 0;
+    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    fs.fsyncSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  fs.closeSync(fd);
+  try {
+    fs.renameSync(tmp, abs);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  syncDir(dir);
+}
+
+export function syncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on folders; the rename itself is still atomic.
+  }
+}
+
+/** Reads a whole file that the caller already resolved and size-checked. */
+export function readFile(abs: string): Buffer {
+  return fs.readFileSync(abs);
+}
+
+/** Reads `length` bytes at `offset` without loading the rest of the file. */
+export function readRange(abs: string, offset: number, length: number): Buffer {
+  const fd = fs.openSync(abs, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = fs.readSync(fd, buf, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

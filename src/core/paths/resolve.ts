@@ -1,0 +1,191 @@
+/**
+ * The one path resolver (SPEC section 5). Every path parameter of every function goes through
+ * `resolvePath`; nothing else turns user text into a disk path.
+ *
+ * Step 1 (`normalizeRelative`, pure): NFC, control characters refused, leading `/` stripped,
+ * `.`/empty parts dropped, `..` popped but never above the root, zone-name prefix refused.
+ * Step 2 (`resolvePath`, on disk): the real path of the deepest existing ancestor must be inside the
+ * zone's real root; a final symbolic link is judged by where it leads. Reads get the real target;
+ * writes and deletes get the link's own location, so they replace or remove the link, never what it
+ * points to.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { shedError, showValue } from '../errors.js';
+import type { Zone } from '../zones/zones.js';
+
+export type Intent = 'read' | 'write' | 'delete';
+
+export interface PathOptions {
+  /** Parameter name, for error messages. */
+  param: string;
+  intent: Intent;
+  allowZoneInPath?: boolean;
+}
+
+export interface ResolvedPath {
+  /** Normalised path relative to the zone root ('' is the root). */
+  rel: string;
+  /** Absolute disk path to operate on. */
+  abs: string;
+  /** What is at `abs` (lstat for write/delete, stat of the target for read), undefined if nothing. */
+  stat: fs.Stats | undefined;
+}
+
+// C0/C1 controls, DEL, and bidirectional overrides that make names display differently from what they are.
+const FORBIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+const MAX_COMPONENT_BYTES = 255;
+const MAX_PATH_BYTES = 4096;
+
+export function normalizeRelative(input: string, zone: Pick<Zone, 'name' | 'label'>, opts: Omit<PathOptions, 'intent'>): string {
+  const text = input.normalize('NFC');
+  const bad = FORBIDDEN_CHARS.exec(text);
+  if (bad) {
+    const what = bad[0] === '\u0000' ? 'a NUL byte' : `the control character U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw shedError('INVALID_PATH', `${opts.param} contains ${what}: ${showValue(input)}. Paths may only contain printable characters.`, {
+      details: { parameter: opts.param },
+      hint: `Use a plain relative path, e.g. ${opts.param}="reports/summary.txt"`,
+    });
+  }
+  const parts: string[] = [];
+  for (const part of text.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) {
+        throw shedError('PATH_ESCAPE', `${opts.param} ${showValue(input)} climbs above the zone root with '..'.`, {
+          details: { parameter: opts.param, received: input },
+          hint: `Paths are relative to the ${zone.label} root and cannot leave it, e.g. ${opts.param}="notes/todo.txt"`,
+        });
+      }
+      parts.pop();
+      continue;
+    }
+    if (Buffer.byteLength(part) > MAX_COMPONENT_BYTES) {
+      throw shedError('INVALID_PATH', `${opts.param} has a name longer than ${MAX_COMPONENT_BYTES} bytes.`, {
+        details: { parameter: opts.param },
+        hint: 'Use shorter file and folder names.',
+      });
+    }
+    parts.push(part);
+  }
+  const rel = parts.join('/');
+  if (Buffer.byteLength(rel) > MAX_PATH_BYTES) {
+    throw shedError('INVALID_PATH', `${opts.param} is longer than ${MAX_PATH_BYTES} bytes.`, { details: { parameter: opts.param } });
+  }
+  const first = parts[0];
+  if (first !== undefined && first.toLowerCase() === zone.name && !opts.allowZoneInPath) {
+    const rest = parts.slice(1).join('/') || '.';
+    throw shedError(
+      'PATH_STARTS_WITH_ZONE',
+      `${opts.param} ${showValue(input)} starts with the zone name '${first}'. Paths are relative to the zone root, so the zone name must not be repeated.`,
+      {
+        details: { parameter: opts.param, zone: zone.label, path: input, first_component: first },
+        hint: `Use ${opts.param}="${rest}". Only if the user really has a folder named '${first}' inside ${zone.label}, pass allow_zone_in_path=true.`,
+      },
+    );
+  }
+  return rel;
+}
+
+export function isInside(candidate: string, root: string): boolean {
+  return candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+}
+
+export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean {
+  return zone.versioned && (rel === '.git' || rel.startsWith('.git/'));
+}
+
+export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
+  const rel = normalizeRelative(input, zone, opts);
+  if (opts.intent !== 'read' && isProtected(zone, rel)) {
+    throw shedError('PROTECTED_PATH', `${opts.param} ${showValue(input)} is inside .git, the version history of ${zone.label}; it cannot be changed directly.`, {
+      details: { parameter: opts.param },
+      hint: 'Use shed_exec(zone="documents", cmd="git", args=["log"]) to look at history.',
+    });
+  }
+  if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };
+
+  const escape = (why: string) =>
+    shedError('PATH_ESCAPE', `${opts.param} ${showValue(input)} ${why}, which leads outside ${zone.label}.`, {
+      details: { parameter: opts.param, received: input },
+      hint: 'Symbolic links may only point inside the zone. Use a path to a regular file or folder.',
+    });
+
+  const parent = realParent(zone, rel, opts, escape);
+  const abs = path.join(parent, path.basename(rel));
+  const own = lstat(abs);
+  if (!own?.isSymbolicLink()) return { rel, abs, stat: own };
+
+  // The final component is a symbolic link: judge it by its destination.
+  let target: string | undefined;
+  try {
+    target = fs.realpathSync(abs);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ELOOP') {
+      if (opts.intent === 'delete') return { rel, abs, stat: own };
+      throw escape('is a symbolic link loop');
+    }
+    // Dangling: judge the text of the link lexically.
+    const dest = path.resolve(parent, fs.readlinkSync(abs));
+    if (!isInside(dest, zone.root) && opts.intent !== 'delete') throw escape('is a broken symbolic link pointing');
+    return { rel, abs, stat: opts.intent === 'read' ? undefined : own };
+  }
+  if (!isInside(target, zone.root)) {
+    if (opts.intent === 'delete') return { rel, abs, stat: own };
+    throw escape('is a symbolic link');
+  }
+  return opts.intent === 'read' ? { rel, abs: target, stat: fs.statSync(target) } : { rel, abs, stat: own };
+}
+
+/**
+ * Real path of the folder that holds `rel`'s final component. Missing folders are allowed (writes
+ * create them), but the deepest existing one must be inside the zone, and no folder on the way may
+ * be a broken link or a file.
+ */
+function realParent(zone: Zone, rel: string, opts: PathOptions, escape: (why: string) => Error): string {
+  const parts = rel.split('/');
+  parts.pop();
+  let current = zone.root;
+  for (let i = 0; i < parts.length; i++) {
+    const next = path.join(current, parts[i]!);
+    const st = lstat(next);
+    if (st === undefined) return path.join(next, ...parts.slice(i + 1)); // the rest does not exist yet
+    if (st.isSymbolicLink()) {
+      let real: string;
+      try {
+        real = fs.realpathSync(next);
+      } catch {
+        throw escape(`goes through '${parts.slice(0, i + 1).join('/')}', a broken symbolic link`);
+      }
+      if (!isInside(real, zone.root)) throw escape(`goes through '${parts.slice(0, i + 1).join('/')}', a symbolic link`);
+      current = real;
+      if (!fs.statSync(real).isDirectory()) throw notAFolder(opts, parts.slice(0, i + 1).join('/'));
+      continue;
+    }
+    if (!st.isDirectory()) throw notAFolder(opts, parts.slice(0, i + 1).join('/'));
+    current = next;
+  }
+  return current;
+}
+
+function notAFolder(opts: PathOptions, prefix: string): Error {
+  return shedError('INVALID_PATH', `${opts.param} uses '${prefix}' as a folder, but it is a file.`, {
+    details: { parameter: opts.param, file: prefix },
+    hint: `Pick a path whose folders are folders; shed_tree shows what exists.`,
+  });
+}
+
+function lstat(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+export function errnoCode(err: unknown): string | undefined {
+  return err !== null && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}

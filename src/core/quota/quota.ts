@@ -1,0 +1,60 @@
+/**
+ * Quota and size limits, checked before every write. Usage comes from `treeUsage` (exact, cheap);
+ * a write is judged by its net growth, so replacing a file with one of the same size always fits.
+ */
+import { shedError } from '../errors.js';
+import type { QuotaScope } from '../zones/zones.js';
+import { treeUsage, type Usage } from './usage.js';
+
+const MIB = 1024 * 1024;
+
+export async function scopeUsage(scope: QuotaScope): Promise<Record<string, Usage>> {
+  const out: Record<string, Usage> = {};
+  for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
+  return out;
+}
+
+export async function scopeTotal(scope: QuotaScope): Promise<number> {
+  let total = 0;
+  for (const usage of Object.values(await scopeUsage(scope))) total += usage.bytes;
+  return total;
+}
+
+/** Refuses a write that would grow the scope by `growth` bytes past its quota (shrinking always passes). */
+export async function ensureQuota(scope: QuotaScope, growth: number): Promise<void> {
+  if (growth <= 0) return;
+  const used = await scopeTotal(scope);
+  if (used + growth <= scope.limitBytes) return;
+  throw shedError(
+    'QUOTA_EXCEEDED',
+    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
+    {
+      details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
+      hint: 'Free space first: shed_stats shows usage per zone; shed_delete removes files.',
+    },
+  );
+}
+
+export function ensureFileSize(bytes: number, maxMb: number, what: string): void {
+  if (bytes <= maxMb * MIB) return;
+  throw shedError('FILE_TOO_LARGE', `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
+    details: { size_bytes: bytes, max_file_size_mb: maxMb },
+    hint: 'Split the content into several files, or write less at once.',
+  });
+}
+
+export function mb(bytes: number): string {
+  return (bytes / MIB).toFixed(2);
+}
+
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let i = 0;
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i++;
+  }
+  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i]}`;
+}

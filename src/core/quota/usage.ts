@@ -1,0 +1,204 @@
+/**
+ * Exact disk usage of a folder tree without a full walk per question.
+ *
+ * Mechanism: the first question about a tree walks it once (synchronous readdir + lstat, the
+ * fastest walk Node offers) and records, per folder, the bytes and count of the regular files
+ * and links directly in it, and its subfolders. Each folder gets an inotify watch (fs.watch,
+ * one per folder, not persistent). Any change by any process (create, write, truncate, rename,
+ * delete) marks that folder dirty. Before answering, the event loop is turned twice so events
+ * already queued by the kernel are delivered, then only the dirty folders are read again.
+ * The cost of a question is O(entries in changed folders), and the answer equals a fresh walk.
+ *
+ * Fallbacks keep it exact: if a watch cannot be set up (inotify limit) or reports an error, the
+ * tree is walked again on every question. Trees are kept in a small LRU so a long-lived server
+ * does not hold watches for every user forever. Limits: changes made while the kernel's inotify
+ * queue overflows (over 16k events between two turns of our event loop, by another process) can be
+ * missed until the tree is evicted or `invalidate` is called; callers that run commands in a zone
+ * call `invalidate` afterwards.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Usage {
+  bytes: number;
+  files: number;
+}
+
+interface FolderRecord {
+  bytes: number;
+  files: number;
+  subfolders: Set<string>;
+  watcher: fs.FSWatcher | undefined;
+}
+
+const MAX_TREES = 64;
+
+class TreeUsage {
+  private readonly folders = new Map<string, FolderRecord>();
+  private readonly dirty = new Set<string>();
+  private total: Usage = { bytes: 0, files: 0 };
+  private scanned = false;
+  /** True when watches cannot be trusted: every question walks the tree again. */
+  private unwatched = false;
+
+  constructor(readonly root: string) {}
+
+  async usage(): Promise<Usage> {
+    if (this.scanned && !this.unwatched) {
+      await turnEventLoop();
+      this.refreshDirty();
+    }
+    if (!this.scanned || this.unwatched) this.rescan();
+    return { ...this.total };
+  }
+
+  invalidate(): void {
+    this.closeAll();
+    this.scanned = false;
+  }
+
+  closeAll(): void {
+    for (const rec of this.folders.values()) rec.watcher?.close();
+    this.folders.clear();
+    this.dirty.clear();
+    this.total = { bytes: 0, files: 0 };
+  }
+
+  private rescan(): void {
+    this.closeAll();
+    this.scanned = true;
+    if (!isFolder(this.root)) return; // nothing yet; an empty tree is cheap to re-ask
+    this.addSubtree(this.root);
+    if (!this.unwatched) return;
+    // Without watches the records are not needed between questions.
+    for (const rec of this.folders.values()) rec.watcher?.close();
+  }
+
+  private addSubtree(dir: string): void {
+    const stack = [dir];
+    while (stack.length > 0) {
+      const current = stack.pop()!;
+      const rec = this.readFolder(current);
+      if (rec === undefined) continue;
+      this.folders.set(current, rec);
+      this.total.bytes += rec.bytes;
+      this.total.files += rec.files;
+      for (const name of rec.subfolders) stack.push(path.join(current, name));
+    }
+  }
+
+  private dropSubtree(dir: string): void {
+    const rec = this.folders.get(dir);
+    if (rec === undefined) return;
+    if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
+    this.folders.delete(dir);
+    this.dirty.delete(dir);
+    rec.watcher?.close();
+    this.total.bytes -= rec.bytes;
+    this.total.files -= rec.files;
+    for (const name of rec.subfolders) this.dropSubtree(path.join(dir, name));
+  }
+
+  private refreshDirty(): void {
+    // Parents first, so a folder that disappeared is dropped before anyone re-reads it.
+    const todo = [...this.dirty].sort((a, b) => a.length - b.length);
+    this.dirty.clear();
+    for (const dir of todo) {
+      const old = this.folders.get(dir);
+      if (old === undefined) continue;
+      const fresh = this.readFolder(dir, old.watcher);
+      if (fresh === undefined) {
+        this.dropSubtree(dir);
+        continue;
+      }
+      this.total.bytes += fresh.bytes - old.bytes;
+      this.total.files += fresh.files - old.files;
+      this.folders.set(dir, fresh);
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path.join(dir, name));
+    }
+  }
+
+  /** Lists one folder; the watch is set up before listing so no change can slip between the two. */
+  private readFolder(dir: string, watcher?: fs.FSWatcher): FolderRecord | undefined {
+    const rec: FolderRecord = { bytes: 0, files: 0, subfolders: new Set(), watcher };
+    if (rec.watcher === undefined && !this.unwatched) rec.watcher = this.watch(dir);
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      rec.watcher?.close();
+      return undefined;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory()) {
+        rec.subfolders.add(entry.name);
+        continue;
+      }
+      const st = fs.lstatSync(path.join(dir, entry.name), { throwIfNoEntry: false });
+      if (st === undefined) continue;
+      if (st.isDirectory()) {
+        rec.subfolders.add(entry.name); // replaced by a folder between readdir and lstat
+        continue;
+      }
+      rec.bytes += st.size;
+      rec.files += 1;
+    }
+    return rec;
+  }
+
+  private watch(dir: string): fs.FSWatcher | undefined {
+    try {
+      const watcher = fs.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      watcher.on('error', () => {
+        this.unwatched = true;
+      });
+      return watcher;
+    } catch {
+      this.unwatched = true;
+      return undefined;
+    }
+  }
+}
+
+const trees = new Map<string, TreeUsage>();
+
+function treeFor(root: string): TreeUsage {
+  const key = path.resolve(root);
+  let tree = trees.get(key);
+  if (tree !== undefined) {
+    trees.delete(key); // move to the most-recent end
+  } else {
+    tree = new TreeUsage(key);
+    if (trees.size >= MAX_TREES) {
+      const [oldestKey, oldest] = trees.entries().next().value as [string, TreeUsage];
+      oldest.closeAll();
+      trees.delete(oldestKey);
+    }
+  }
+  trees.set(key, tree);
+  return tree;
+}
+
+/** Exact bytes and file count of regular files (and links) under `root`; 0 if it does not exist. */
+export function treeUsage(root: string): Promise<Usage> {
+  return treeFor(root).usage();
+}
+
+/** Forgets what is known about `root` (after a command ran there, or when exactness is in doubt). */
+export function invalidateTree(root: string): void {
+  trees.get(path.resolve(root))?.invalidate();
+}
+
+/** Two turns of the loop: the first may start inside a poll callback, the second passes a poll phase. */
+function turnEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

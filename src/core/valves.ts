@@ -1,0 +1,131 @@
+/**
+ * Admin settings (Valves) and per-user settings (UserValves): one zod schema each, validated on every
+ * call and exported as JSON Schema (valves.schema.json) for admin UIs. Defaults follow the Python
+ * original's table; additions are marked in their descriptions.
+ */
+import { z } from 'zod';
+import { shedError } from './errors.js';
+
+const int = (min: number) => z.number().int().min(min);
+
+export const ValvesSchema = z.object({
+  storage_base_path: z.string().min(1).default('/app/backend/data/user_files').meta({
+    title: 'Storage base path',
+    description: 'Folder holding users/, groups/ and access_auth.sqlite. Created on first use.',
+  }),
+  quota_per_user_mb: int(0).default(1000).meta({
+    title: 'Quota per user (MB)',
+    description: 'Uploads (all conversations) + Storage + Documents (including git history), in MiB.',
+  }),
+  quota_per_group_mb: int(0).default(2000).meta({
+    title: 'Quota per group (MB)',
+    description: 'Size limit of each group space (including git history), in MiB.',
+  }),
+  max_file_size_mb: int(1).default(300).meta({
+    title: 'Max file size (MB)',
+    description: 'Largest file any write may produce, in MiB.',
+  }),
+  lock_max_age_hours: int(1).default(24).meta({
+    title: 'Lock max age (hours)',
+    description: 'A lock older than this counts as expired and can be taken over.',
+  }),
+  exec_timeout_default: int(1).default(30).meta({
+    title: 'Command timeout (s)',
+    description: 'Timeout of shed_exec when the call gives none.',
+  }),
+  exec_timeout_max: int(1).default(300).meta({
+    title: 'Command timeout ceiling (s)',
+    description: 'Largest timeout a call may ask for.',
+  }),
+  group_default_mode: z.enum(['owner', 'group', 'owner_ro']).default('group').meta({
+    title: 'Default group file mode',
+    description: 'Write mode of new group files: owner (only the owner writes), group (all members), owner_ro (nobody).',
+  }),
+  network_mode: z.enum(['disabled', 'safe', 'all']).default('disabled').meta({
+    title: 'Network mode',
+    description: 'disabled: no network; safe: downloads only (curl/wget GET, git clone/fetch/pull); all: everything (allows exfiltration).',
+  }),
+  openwebui_api_url: z.string().default('http://localhost:8080').meta({
+    title: 'Open WebUI URL',
+    description: 'Base URL of Open WebUI (no /api suffix), used for download links and group lookups.',
+  }),
+  max_output_default: int(1).default(50000).meta({
+    title: 'Output limit (characters)',
+    description: 'Characters returned per output stream or read when the call gives no max_output.',
+  }),
+  max_output_absolute: int(1).default(5000000).meta({
+    title: 'Output ceiling (characters)',
+    description: 'Largest max_output a call may ask for (max_output=0 means this ceiling).',
+  }),
+  exec_memory_limit_mb: int(0).default(512).meta({
+    title: 'Command memory limit (MB)',
+    description: 'Address-space limit of each command; 0 means no limit.',
+  }),
+  exec_cpu_limit_seconds: int(0).default(60).meta({
+    title: 'Command CPU limit (s)',
+    description: 'CPU seconds each command may use; 0 means no limit.',
+  }),
+  sqlite_readonly: z.boolean().default(false).meta({
+    title: 'SQLite read-only',
+    description: 'Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed.',
+  }),
+  sqlite_journal_mode: z.enum(['wal', 'delete', 'truncate', 'memory']).default('wal').meta({
+    title: 'SQLite journal mode',
+    description: 'Journal mode of databases (use delete on NFS).',
+  }),
+  sandbox: z.enum(['auto', 'bwrap', 'validated']).default('auto').meta({
+    title: 'Command sandbox',
+    description: 'Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).',
+  }),
+});
+
+export const UserValvesSchema = z.object({
+  encryption_key: z.string().default('').meta({
+    title: 'Encryption key',
+    description: 'Personal key for encryption at rest (shown once by shed_encryption_setup).',
+    format: 'password',
+  }),
+});
+
+export type Valves = z.infer<typeof ValvesSchema>;
+export type UserValves = z.infer<typeof UserValvesSchema>;
+
+export function defaultValves(): Valves {
+  return ValvesSchema.parse({});
+}
+
+/**
+ * Validates admin or user valves. Hosts may hand over form values as strings ("1000", "true"), so
+ * numeric and boolean strings are accepted; `null` means "use the default" as in Open WebUI.
+ */
+export function parseValves<T extends z.ZodObject>(schema: T, raw: unknown, label: 'valve' | 'user valve'): z.infer<T> {
+  const source = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
+  const input: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema.shape)) {
+    const value = source[key];
+    if (value === null || value === undefined) continue;
+    input[key] = coerceValve(field as z.ZodType, value);
+  }
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = String(issue.path[0] ?? '?');
+  throw shedError('INVALID_VALVES', `The ${label} '${name}' is invalid: ${issue.message} (got ${JSON.stringify(input[name])}).`, {
+    details: { valve: name, received: input[name] },
+    hint: `An admin must correct '${name}' in the tool settings; the defaults are listed in valves.schema.json.`,
+  });
+}
+
+function coerceValve(field: z.ZodType, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const kind = innerKind(field);
+  if (kind === 'number' && /^-?\d+$/.test(value.trim())) return Number(value.trim());
+  if (kind === 'boolean' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+  return value;
+}
+
+function innerKind(field: z.ZodType): string {
+  let def = field.def as { type: string; innerType?: z.ZodType };
+  while (def.innerType) def = def.innerType.def as typeof def;
+  return def.type;
+}

@@ -1,0 +1,15 @@
+// STUB: to be replaced by the real implementation.
+import { shedError } from '../core/errors.js';
+import { defineFunction } from '../registry/define.js';
+
+export const shedConvertEol = defineFunction({
+  name: 'shed_convert_eol',
+  category: 'files',
+  summary: 'Not implemented yet.',
+  description: 'Not implemented yet.',
+  params: {},
+  example: {},
+  async handler() {
+    throw shedError('INTERNAL_ERROR', 'shed_convert_eol is not implemented yet.');
+  },
+});

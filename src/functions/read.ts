@@ -1,0 +1,151 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import { shedError } from '../core/errors.js';
+import { ZONE_NAMES } from '../core/zones/zones.js';
+import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, lineNumber, pathParam, zoneParam } from '../registry/params.js';
+import { locate, looksBinary, outputLimit, requireFile } from './common.js';
+
+const CHUNK = 64 * 1024;
+
+interface LineSlice {
+  bytes: Buffer;
+  totalLines: number;
+  /** Lines whose bytes were collected (may end mid-line when the byte budget ran out). */
+  lastLine: number;
+}
+
+/**
+ * Streams the file once: counts every line, keeps only lines start..end, and stops keeping once
+ * `budget` bytes are held, so memory stays bounded whatever the file size.
+ */
+function sliceLines(abs: string, start: number, end: number, budget: number): LineSlice {
+  const fd = fs.openSync(abs, 'r');
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let line = 1;
+  let lastLine = start - 1;
+  let pendingBytes = 0; // bytes of the current (unfinished) line seen so far
+  const buf = Buffer.alloc(CHUNK);
+  try {
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, CHUNK, null);
+      if (n === 0) break;
+      let from = 0;
+      while (from < n) {
+        const nl = buf.indexOf(10, from);
+        const to = nl === -1 || nl >= n ? n : nl + 1;
+        if (line >= start && line <= end && keptBytes < budget) {
+          const piece = Buffer.from(buf.subarray(from, Math.min(to, from + (budget - keptBytes))));
+          kept.push(piece);
+          keptBytes += piece.length;
+          lastLine = line;
+        }
+        pendingBytes += to - from;
+        from = to;
+        if (to <= n && nl !== -1 && nl < n) {
+          line++;
+          pendingBytes = 0;
+        }
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
+}
+
+export const shedRead = defineFunction({
+  name: 'shed_read',
+  category: 'read',
+  summary: 'Read a text file, whole or a range of lines, truncated to max_output characters.',
+  description:
+    'Read a text file. Use start_line/end_line (first line is 1) for part of a large file; output is cut at max_output characters with a notice telling which start_line to continue from. Binary files are refused: use shed_read_bytes or shed_hexdump.',
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    path: pathParam(),
+    start_line: lineNumber('First line to return (1-based). Default 1.'),
+    end_line: lineNumber('Last line to return (inclusive). Default: end of file.'),
+    max_output: z.number().int().optional().describe('Character limit of the returned content; 0 = the admin maximum.'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONE_NAMES, writes: false },
+  example: { zone: 'storage', path: 'notes.txt', start_line: 1, end_line: 50 },
+  async handler(args, ctx) {
+    const target = locate(ctx.zone(args.zone, args.group), args.path, 'path', 'read', args.allow_zone_in_path);
+    const stat = requireFile(target);
+    const start = args.start_line ?? 1;
+    const end = args.end_line ?? Number.MAX_SAFE_INTEGER;
+    if (end < start) {
+      throw shedError('INVALID_PARAMETER', `'end_line' (${end}) is before 'start_line' (${start}).`, {
+        details: { parameter: 'end_line', received: end },
+        hint: `Example: shed_read(zone="${args.zone}", path="${args.path}", start_line=${start}, end_line=${start + 49})`,
+      });
+    }
+    const limit = outputLimit(ctx, args.max_output);
+    const head = Buffer.alloc(Math.min(8192, stat.size));
+    if (head.length > 0) {
+      const fd = fs.openSync(target.abs, 'r');
+      try {
+        fs.readSync(fd, head, 0, head.length, 0);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    if (looksBinary(head)) {
+      throw shedError('INVALID_FORMAT', `${target.shown} looks binary (it contains NUL bytes); shed_read only returns text.`, {
+        details: { path: target.rel, size: stat.size },
+        hint: `Use shed_hexdump(zone="${args.zone}", path="${args.path}") or shed_read_bytes, or shed_file_type to identify it.`,
+      });
+    }
+    // 4 bytes per character at most, plus one so we can tell that more was there.
+    const slice = sliceLines(target.abs, start, end, limit * 4 + 4);
+    let content = new TextDecoder('utf-8').decode(slice.bytes);
+    let lastLine = Math.min(slice.lastLine, slice.totalLines);
+    let truncated = false;
+    if (content.length > limit) {
+      truncated = true;
+      const cut = content.lastIndexOf('\n', limit - 1);
+      if (cut >= 0) {
+        content = content.slice(0, cut + 1);
+        lastLine = start + countNewlines(content) - 1;
+      } else {
+        content = content.slice(0, limit);
+        lastLine = start; // one long line, cut inside it
+      }
+    }
+    const firstShown = slice.totalLines === 0 ? 0 : Math.min(start, slice.totalLines);
+    const data: Record<string, unknown> = {
+      path: target.rel,
+      zone: target.zone.label,
+      content,
+      size: stat.size,
+      total_lines: slice.totalLines,
+      start_line: firstShown,
+      end_line: lastLine,
+      truncated,
+    };
+    let message: string;
+    if (slice.totalLines > 0 && start > slice.totalLines) {
+      message = `${target.shown} has only ${slice.totalLines} lines; nothing to show from line ${start}.`;
+    } else if (truncated) {
+      const next = cutInsideLine(content, lastLine, start) ? lastLine : lastLine + 1;
+      data.next_start_line = next;
+      message = `Showing lines ${firstShown}-${lastLine} of ${slice.totalLines}: TRUNCATED at ${limit} characters. Continue with start_line=${next}, or search with shed_exec(cmd="grep", ...).`;
+    } else {
+      message = `Read lines ${firstShown}-${lastLine} of ${slice.totalLines} (${content.length} characters).`;
+    }
+    return { data, message };
+  },
+});
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+function cutInsideLine(content: string, lastLine: number, start: number): boolean {
+  return !content.endsWith('\n') && lastLine === start;
+}

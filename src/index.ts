@@ -1,0 +1,17 @@
+/**
+ * Fileshed: the plugin module. Exports the Tools class (only shed_* methods), the LLM tool specs
+ * and the valves schema, all derived from one registry.
+ */
+import { FUNCTIONS } from './functions/index.js';
+import { toolSpec, valvesJsonSchema } from './registry/specs.js';
+
+export { Tools, type ToolsOptions } from './tools.js';
+export type { HostBridge, StatusEvent } from './host/bridge.js';
+
+export const version = '0.1.0';
+
+/** OpenAI function-calling specs of every shed_* function (what dist/tools.json holds). */
+export const toolSpecs = FUNCTIONS.map(toolSpec);
+
+/** JSON Schema of the admin valves, user valves under $defs.UserValves (what valves.schema.json holds). */
+export const valvesSchema = valvesJsonSchema();

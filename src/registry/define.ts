@@ -1,0 +1,66 @@
+/**
+ * The shape of one registry entry. Each shed_* function is defined once, with everything the
+ * Tools method, the LLM tool spec, the help text (and later OpenAPI/MCP) are derived from.
+ */
+import type { z } from 'zod';
+import type { Outcome } from '../core/envelope.js';
+import type { Identity } from '../core/identity.js';
+import type { UserValves, Valves } from '../core/valves.js';
+import type { Change } from '../core/vcs/seam.js';
+import type { Zone, ZoneName } from '../core/zones/zones.js';
+import type { HostBridge } from '../host/bridge.js';
+
+export type Category = 'exec' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
+
+export interface CallContext {
+  fn: string;
+  valves: Valves;
+  userValves: UserValves;
+  /** The caller; functions with `needsUser: false` may run without one. */
+  user: Identity;
+  convId: string;
+  host: HostBridge;
+  /** Opens a zone under this function's zone policy (accepted zones, read-only rules). */
+  zone(name: ZoneName, group: string | undefined): Zone;
+  /** Sends a progress status to the chat when the host gave an event emitter. */
+  emit(description: string, done?: boolean): Promise<void>;
+}
+
+export interface HandlerResult extends Outcome {
+  /** A change to record in a versioned zone (one commit per call). */
+  change?: Change & { zone: Zone };
+}
+
+export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  name: `shed_${string}`;
+  category: Category;
+  /** One line for the quick reference. */
+  summary: string;
+  /** What the LLM reads in the tool spec: when to use it, what it returns, one pitfall. */
+  description: string;
+  params: Shape;
+  /** Zones the `zone` parameter accepts, and whether the function writes there. */
+  zones?: { accepted: readonly ZoneName[]; writes: boolean };
+  /** A correct call, shown in every parameter error's hint. */
+  example: Record<string, unknown>;
+  /** Extra advice per parameter, appended to that parameter's errors. */
+  paramHints?: Partial<Record<string, string>>;
+  /** Parameters dropped when overwrite=true (positioning is meaningless then). */
+  overwriteIgnores?: readonly string[];
+  /** False for functions that work without a user (help, parameters). Default true. */
+  needsUser?: boolean;
+  /** True when the function modifies files: calls in one quota scope are serialised. */
+  mutates?: boolean;
+  handler(args: z.output<z.ZodObject<Shape>>, ctx: CallContext): Promise<HandlerResult>;
+}
+
+/** Identity function that keeps the handler's argument types tied to the schema. */
+export function defineFunction<Shape extends z.ZodRawShape>(def: FunctionDef<Shape>): FunctionDef<Shape> {
+  return def;
+}
+
+/** Renders a call the way tool-calling models write them: shed_read(zone="storage", path="a.txt"). */
+export function renderCall(name: string, args: Record<string, unknown>): string {
+  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return `${name}(${parts.join(', ')})`;
+}

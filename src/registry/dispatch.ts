@@ -1,0 +1,131 @@
+/**
+ * One call of one function: valves, identity, arguments, zone policy, the handler, the versioning
+ * seam, and the envelope. Whatever happens inside, the caller gets a JSON string back.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { errorJson, successJson } from '../core/envelope.js';
+import { shedError, ShedError } from '../core/errors.js';
+import { conversationId, parseUser, type Identity } from '../core/identity.js';
+import { errnoCode } from '../core/paths/resolve.js';
+import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
+import { recordChange } from '../core/vcs/seam.js';
+import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
+import type { EventEmitter, HostBridge } from '../host/bridge.js';
+import { parseArgs } from './args.js';
+import type { CallContext, FunctionDef } from './define.js';
+import { serialize } from './serialize.js';
+
+const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
+
+export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge): Promise<string> {
+  const scrubList: string[] = [];
+  try {
+    if (rawArgs !== undefined && (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs))) {
+      throw shedError('INVALID_PARAMETER', `${def.name} takes one object of named parameters; got ${Array.isArray(rawArgs) ? 'an array' : typeof rawArgs}.`, {
+        hint: `Example: ${def.name}(${JSON.stringify(def.example)})`,
+      });
+    }
+    const raw = (rawArgs ?? {}) as Record<string, unknown>;
+    const valves = parseValves(ValvesSchema, valvesRaw, 'valve');
+    scrubList.push(...diskPrefixes(valves.storage_base_path));
+    const rawUser = raw.__user__;
+    const userValves = parseValves(UserValvesSchema, isObject(rawUser) ? rawUser.valves : undefined, 'user valve');
+    const user = def.needsUser === false && rawUser === undefined ? ANONYMOUS : parseUser(rawUser);
+    const args = parseArgs(def, raw);
+    const emitter = typeof raw.__event_emitter__ === 'function' ? (raw.__event_emitter__ as EventEmitter) : undefined;
+    const ctx: CallContext = {
+      fn: def.name,
+      valves,
+      userValves,
+      user,
+      convId: conversationId(raw.__metadata__, raw.__chat_id__),
+      host,
+      zone: (name: ZoneName, group: string | undefined) => zoneFor(def, ctx, name, group),
+      emit: async (description, done = false) => {
+        if (!emitter) return;
+        try {
+          await emitter({ type: 'status', data: { description, done } });
+        } catch {
+          // A broken emitter must not break the call.
+        }
+      },
+    };
+    const run = async () => {
+      const result = await def.handler(args, ctx);
+      if (result.change?.zone.versioned) {
+        const message = typeof args.message === 'string' && args.message.trim() ? args.message : undefined;
+        const { commit } = await recordChange(result.change.zone, result.change, user, message);
+        if (commit !== undefined) result.data = { ...result.data, commit };
+      }
+      return result;
+    };
+    const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
+    return successJson(result);
+  } catch (err) {
+    return errorJson(asShedError(err, def.name), scrubList);
+  }
+}
+
+function zoneFor(def: FunctionDef, ctx: CallContext, name: ZoneName, group: string | undefined) {
+  const policy = def.zones;
+  if (policy && !policy.accepted.includes(name)) {
+    if (name === 'uploads' && policy.writes) {
+      throw shedError('ZONE_READONLY', `Uploads is read-only: ${def.name} cannot write there (only reading and shed_delete work in Uploads).`, {
+        details: { zone: 'uploads', accepted: policy.accepted },
+        hint: 'Move the file first: shed_move_uploads_to_storage(src="file.csv", dest="file.csv"), then work in zone="storage".',
+      });
+    }
+    throw shedError('ZONE_FORBIDDEN', `${def.name} does not work in zone '${name}'; it accepts ${policy.accepted.join(', ')}.`, {
+      details: { zone: name, accepted: policy.accepted },
+      hint: `Example: ${def.name}(${Object.entries(def.example).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')})`,
+    });
+  }
+  return openZone({ valves: ctx.valves, user: ctx.user, convId: ctx.convId }, name, group);
+}
+
+const FS_ERRORS: Record<string, string> = {
+  ENOSPC: 'The storage is full.',
+  EDQUOT: 'The storage quota of the server is exhausted.',
+  EACCES: 'The storage refused access.',
+  EPERM: 'The storage refused the operation.',
+  EROFS: 'The storage is read-only.',
+  EMFILE: 'Too many open files on the server; try again.',
+  EBUSY: 'The file is busy; try again.',
+  ENAMETOOLONG: 'A name in the path is too long.',
+  EISDIR: 'A folder was found where a file was expected.',
+  ENOTDIR: 'A file was found where a folder was expected.',
+  ENOTEMPTY: 'The folder is not empty.',
+  EXDEV: 'The operation crosses storage devices.',
+  ELOOP: 'Too many symbolic links.',
+};
+
+/** Anything thrown becomes a ShedError; messages of unexpected errors name their kind, never a stack. */
+export function asShedError(err: unknown, fn: string): ShedError {
+  if (err instanceof ShedError) return err;
+  const code = errnoCode(err);
+  if (code !== undefined && code in FS_ERRORS) {
+    return shedError('IO_ERROR', `${fn} failed: ${FS_ERRORS[code]} (${code})`, { details: { errno: code }, hint: 'Nothing was changed by the failed step; retry later or ask an admin.' });
+  }
+  const kind = err instanceof Error ? err.name : typeof err;
+  const text = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  return shedError('INTERNAL_ERROR', `Unexpected error while running ${fn}: ${kind}: ${text}`, {
+    hint: 'The operation was not completed. If it keeps happening, report it to the admin.',
+  });
+}
+
+function diskPrefixes(base: string): string[] {
+  const abs = path.resolve(base);
+  const out = [abs];
+  try {
+    const real = fs.realpathSync(abs);
+    if (real !== abs) out.push(real);
+  } catch {
+    // not created yet
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object';
+}

@@ -1,15 +1,47 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
+import { z } from 'zod';
 import { defineFunction } from '../registry/define.js';
+import { parseArgs } from '../registry/args.js';
+import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { shedPatchBytes } from './patch_bytes.js';
+import { modeParam, shedPatchText } from './patch_text.js';
 
+const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
+
+/** The simple way to write a whole file: overwrite mode of shed_patch_text (text) or shed_patch_bytes (bytes). */
 export const shedCreateFile = defineFunction({
   name: 'shed_create_file',
   category: 'write',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
-  params: {},
-  example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_create_file is not implemented yet.');
+  summary: 'Create a file (or replace it) with the given content; folders are created as needed.',
+  description:
+    'Create or replace a whole file. file_type="text" (default) writes content exactly as given; file_type="bytes" decodes content from content_format hex (default), base64 or raw. Parent folders are created. To change part of a file use shed_patch_text.',
+  params: {
+    zone: zoneParam(WRITE_ZONES),
+    path: pathParam(),
+    content: z.string().describe('The whole file content (text, or encoded bytes when file_type="bytes").'),
+    file_type: z.enum(['text', 'bytes']).default('text').describe('text (default) or bytes.'),
+    content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('Encoding of content when file_type="bytes": hex | base64 | raw.'),
+    group: groupParam,
+    message: messageParam,
+    mode: modeParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: WRITE_ZONES, writes: true },
+  mutates: true,
+  example: { zone: 'storage', path: 'reports/summary.md', content: '# Summary\n' },
+  async handler(args, ctx) {
+    const common = {
+      zone: args.zone,
+      path: args.path,
+      content: args.content,
+      overwrite: true,
+      group: args.group,
+      message: args.message,
+      mode: args.mode,
+      allow_zone_in_path: args.allow_zone_in_path,
+    };
+    if (args.file_type === 'bytes') {
+      return shedPatchBytes.handler(parseArgs(shedPatchBytes, { ...common, content_format: args.content_format }), ctx);
+    }
+    return shedPatchText.handler(parseArgs(shedPatchText, common), ctx);
   },
 });

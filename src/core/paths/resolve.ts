@@ -6,8 +6,8 @@
  * `.`/empty parts dropped, `..` popped but never above the root, zone-name prefix refused.
  * Step 2 (`resolvePath`, on disk): the real path of the deepest existing ancestor must be inside the
  * zone's real root; a final symbolic link is judged by where it leads. Reads get the real target;
- * writes and deletes get the link's own location, so they replace or remove the link, never what it
- * points to.
+ * writes through a final link are refused (the error names the real file); deletes and renames get
+ * the link's own location, so they act on the link, never on what it points to.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -129,13 +129,23 @@ export function resolvePath(zone: Zone, input: string, opts: PathOptions): Resol
     // Dangling: judge the text of the link lexically.
     const dest = path.resolve(parent, fs.readlinkSync(abs));
     if (!isInside(dest, zone.root) && opts.intent !== 'delete') throw escape('is a broken symbolic link pointing');
+    if (opts.intent === 'write') throw linkWrite(zone, opts, input, undefined);
     return { rel, abs, stat: opts.intent === 'read' ? undefined : own };
   }
   if (!isInside(target, zone.root)) {
     if (opts.intent === 'delete') return { rel, abs, stat: own };
     throw escape('is a symbolic link');
   }
+  if (opts.intent === 'write') throw linkWrite(zone, opts, input, path.relative(zone.root, target));
   return opts.intent === 'read' ? { rel, abs: target, stat: fs.statSync(target) } : { rel, abs, stat: own };
+}
+
+/** Writes never go through a final symbolic link, even one that stays in the zone: name the real file instead. */
+function linkWrite(zone: Zone, opts: PathOptions, input: string, targetRel: string | undefined): Error {
+  return shedError('INVALID_PATH', `${opts.param} ${showValue(input)} is a symbolic link${targetRel ? ` to '${targetRel}'` : ''}; writes do not go through links.`, {
+    details: { parameter: opts.param, received: input, link_target: targetRel },
+    hint: targetRel ? `Write to the real file: ${opts.param}="${targetRel}"` : `Remove the link first with shed_delete(zone="${zone.name}", path="${input}").`,
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { shedError } from '../core/errors.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, pathParam, zoneParam } from '../registry/params.js';
-import { locate, looksBinary, outputLimit, requireFile } from './common.js';
+import { locate, looksBinary, outputLimit, plural, requireFile } from './common.js';
 
 const CHUNK = 64 * 1024;
 
@@ -128,7 +128,7 @@ export const shedRead = defineFunction({
     };
     let message: string;
     if (slice.totalLines > 0 && start > slice.totalLines) {
-      message = `${target.shown} has only ${slice.totalLines} lines; nothing to show from line ${start}.`;
+      message = `${target.shown} has only ${plural(slice.totalLines, 'line')}; nothing to show from line ${start}.`;
     } else if (truncated) {
       const next = cutInsideLine(content, lastLine, start) ? lastLine : lastLine + 1;
       data.next_start_line = next;

@@ -47,5 +47,23 @@ const mod = await import(`${pathToFileURL(path.join(dist, 'fileshed.mjs')).href}
 fs.writeFileSync(path.join(dist, 'tools.json'), `${JSON.stringify(mod.toolSpecs, null, 2)}\n`);
 fs.writeFileSync(path.join(root, 'valves.schema.json'), `${JSON.stringify(mod.valvesSchema, null, 2)}\n`);
 
+// The README's reference tables come from the same registry, so they cannot drift.
+const readmePath = path.join(root, 'README.md');
+if (fs.existsSync(readmePath)) {
+  const valves = mod.valvesSchema.properties;
+  const cell = (v) => String(v).replace(/\|/g, '\\|');
+  const tables = {
+    functions: ['| function | category | what it does |', '|---|---|---|', ...mod.catalog.functions.map((f) => `| \`${f.name}\` | ${f.category} | ${cell(f.summary)} |`)],
+    valves: ['| valve | default | meaning |', '|---|---|---|', ...Object.entries(valves).map(([k, v]) => `| \`${k}\` | \`${JSON.stringify(v.default)}\`${v.enum ? ` (${v.enum.join(' / ')})` : ''} | ${cell(v.description)} |`)],
+    errors: ['| code | meaning |', '|---|---|', ...Object.entries(mod.catalog.errorCodes).map(([k, v]) => `| \`${k}\` | ${cell(v)} |`)],
+  };
+  let readme = fs.readFileSync(readmePath, 'utf8');
+  for (const [name, rows] of Object.entries(tables)) {
+    const re = new RegExp(`(<!-- ${name}:start -->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`);
+    readme = readme.replace(re, (_all, open, close) => `${open}${rows.join('\n')}\n${close}`);
+  }
+  fs.writeFileSync(readmePath, readme);
+}
+
 const size = fs.statSync(path.join(dist, 'fileshed.mjs')).size;
 console.log(`dist/fileshed.mjs ${(size / 1024).toFixed(1)} KiB, ${mod.toolSpecs.length} functions`);

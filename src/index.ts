@@ -2,6 +2,7 @@
  * Fileshed: the plugin module. Exports the Tools class (only shed_* methods), the LLM tool specs
  * and the valves schema, all derived from one registry.
  */
+import { ERROR_CODES } from './core/errors.js';
 import { FUNCTIONS } from './functions/index.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 
@@ -15,3 +16,9 @@ export const toolSpecs = FUNCTIONS.map(toolSpec);
 
 /** JSON Schema of the admin valves, user valves under $defs.UserValves (what valves.schema.json holds). */
 export const valvesSchema = valvesJsonSchema();
+
+/** One line per function and per error code, for documentation generators (README, hosts). */
+export const catalog = {
+  functions: FUNCTIONS.map(({ name, category, summary }) => ({ name, category, summary })),
+  errorCodes: { ...ERROR_CODES } as Record<string, string>,
+};

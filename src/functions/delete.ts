@@ -1,15 +1,60 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
+import fs from 'node:fs';
+import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { locate, notFound, plural, requireNotRoot } from './common.js';
+import { countFiles, diskRel, ensureNoForeignLock } from './entries.js';
 
 export const shedDelete = defineFunction({
   name: 'shed_delete',
   category: 'files',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
-  params: {},
-  example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_delete is not implemented yet.');
+  summary: 'Delete a file or a folder (with everything in it); the only change allowed in Uploads.',
+  description:
+    'Delete a file, a symbolic link (the link only, never what it points to) or a folder with everything in it. Works in every zone, including uploads. There is no undo outside Documents (whose history keeps old versions), so check the path with shed_tree first.',
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    path: pathParam('File or folder to delete, relative to the zone root, e.g. "old/report.txt". Never the zone root itself.'),
+    group: groupParam,
+    message: messageParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONE_NAMES, writes: true },
+  example: { zone: 'storage', path: 'old/report.txt' },
+  mutates: true,
+  async handler(args, ctx) {
+    const zone = ctx.zone(args.zone, args.group);
+    // 'delete' intent: a final symbolic link is the thing removed, wherever it points.
+    const target = locate(zone, args.path, 'path', 'delete', args.allow_zone_in_path);
+    requireNotRoot(target);
+    const stat = target.stat;
+    if (stat === undefined) throw notFound(target);
+    const isFolder = stat.isDirectory();
+    ensureNoForeignLock(target, isFolder, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
+
+    let filesRemoved: number;
+    if (isFolder) {
+      filesRemoved = countFiles(target.abs);
+      // rmSync never follows links inside the folder: a link to elsewhere is removed, not emptied.
+      fs.rmSync(target.abs, { recursive: true });
+    } else {
+      filesRemoved = 1;
+      fs.unlinkSync(target.abs);
+    }
+
+    let message: string;
+    if (isFolder && filesRemoved === 0) {
+      message = `Deleted the empty folder ${target.shown}.`;
+    } else if (isFolder) {
+      message = `Deleted the folder ${target.shown} and the ${plural(filesRemoved, 'file')} in it.`;
+    } else if (stat.isSymbolicLink()) {
+      message = `Deleted the link ${target.shown} (what it pointed to was not touched).`;
+    } else {
+      message = `Deleted ${target.shown}.`;
+    }
+    return {
+      data: { zone: zone.label, path: target.rel, deleted: true, was_directory: isFolder, files_removed: filesRemoved },
+      message,
+      ...(zone.versioned ? { change: { zone, paths: [diskRel(target)], summary: `Delete ${target.rel}` } } : {}),
+    };
   },
 });

@@ -1,15 +1,42 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
 import { defineFunction } from '../registry/define.js';
 
 export const shedParameters = defineFunction({
   name: 'shed_parameters',
   category: 'info',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
+  summary: 'Show the limits and settings in effect (quota, file size, timeouts, output limits, network).',
+  description:
+    'Show the settings an admin chose that limit what you can do: quotas, largest file, lock expiry, command timeouts and memory/CPU limits, output limits, network mode, SQLite mode. Takes no parameters. Use it to pick a valid timeout or max_output, or to learn whether downloads are allowed.',
   params: {},
   example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_parameters is not implemented yet.');
+  needsUser: false,
+  async handler(_args, ctx) {
+    const v = ctx.valves;
+    const data: Record<string, unknown> = {
+      quota_per_user_mb: v.quota_per_user_mb,
+      quota_per_group_mb: v.quota_per_group_mb,
+      max_file_size_mb: v.max_file_size_mb,
+      lock_max_age_hours: v.lock_max_age_hours,
+      exec_timeout_default: v.exec_timeout_default,
+      exec_timeout_max: v.exec_timeout_max,
+      max_output_default: v.max_output_default,
+      max_output_absolute: v.max_output_absolute,
+      exec_memory_limit_mb: v.exec_memory_limit_mb,
+      exec_cpu_limit_seconds: v.exec_cpu_limit_seconds,
+      group_default_mode: v.group_default_mode,
+      network_mode: v.network_mode,
+      sqlite_readonly: v.sqlite_readonly,
+      sqlite_journal_mode: v.sqlite_journal_mode,
+      openwebui_api_url: v.openwebui_api_url,
+      sandbox: { configured: v.sandbox, active: 'not yet probed (commands arrive with shed_exec)' },
+      host: ctx.host.name,
+    };
+    // Disk paths are for admins only (SPEC section 4).
+    if (ctx.user.role === 'admin') data.storage_base_path = v.storage_base_path;
+    data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: false };
+    const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
+    return {
+      data,
+      message: `Quota ${v.quota_per_user_mb} MB per user, files up to ${v.max_file_size_mb} MB, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.`,
+    };
   },
 });

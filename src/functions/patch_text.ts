@@ -94,12 +94,6 @@ interface PositionArgs {
 function checkPositioning(args: PositionArgs): TextPatch {
   const { position } = args;
   const call = (extra: string) => `shed_patch_text(zone="${args.zone}", path="${args.path}", content="...", ${extra})`;
-  if (args.pattern === '') {
-    throw shedError('INVALID_PARAMETER', "'pattern' is an empty string; it would match everywhere.", {
-      details: { parameter: 'pattern', received: '' },
-      hint: `Give the text to find, or use line=. Example: ${call('position="after", pattern="^## Notes"')}`,
-    });
-  }
   const needsAnchor = position === 'before' || position === 'after' || position === 'replace';
   if (needsAnchor && args.line === undefined && args.pattern === undefined) {
     throw shedError('MISSING_PARAMETER', `position="${position}" needs line= (a line number) or pattern= (a regular expression).`, {

@@ -1,15 +1,59 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
+import { z } from 'zod';
+import { readRange } from '../core/fs/atomic.js';
+import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
+import { locate, outputLimit, plural, requireFile } from './common.js';
+
+/** Most bytes whose encoding fits in `chars` characters (hex: 2 per byte; base64: 4 per 3 bytes). */
+function bytesFitting(chars: number, format: 'hex' | 'base64'): number {
+  const n = format === 'hex' ? Math.floor(chars / 2) : Math.floor(chars / 4) * 3;
+  return Math.max(1, n); // a pathological output valve must not stall paging at the same offset
+}
 
 export const shedReadBytes = defineFunction({
   name: 'shed_read_bytes',
   category: 'read',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
-  params: {},
-  example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_read_bytes is not implemented yet.');
+  summary: 'Read raw bytes of a file as hex or base64, from a byte offset, for binary files.',
+  description:
+    'Read bytes of any file, encoded as hex (default) or base64. offset is the first byte (0-based), length the number of bytes (default: to the end). Large reads are cut to the output limit; data.next_offset tells where to continue. For a readable view of bytes use shed_hexdump; for text files use shed_read.',
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    path: pathParam(),
+    output_format: z.enum(['hex', 'base64']).default('hex').describe('Encoding of the returned content: hex (default) or base64.'),
+    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).default(0).describe('First byte to read (0 = start of file).'),
+    length: z.number().int().min(1, { message: 'read at least 1 byte' }).optional().describe('Number of bytes to read. Default: to the end of the file (within the output limit).'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONE_NAMES, writes: false },
+  example: { zone: 'storage', path: 'image.png', offset: 0, length: 16 },
+  async handler(args, ctx) {
+    const target = locate(ctx.zone(args.zone, args.group), args.path, 'path', 'read', args.allow_zone_in_path);
+    const size = requireFile(target).size;
+    const base = { path: target.rel, zone: target.zone.label, content_format: args.output_format, offset: args.offset, total_size: size };
+    if (args.offset >= size) {
+      return {
+        data: { ...base, content: '', bytes_read: 0, truncated: false },
+        message: `Nothing to read: offset ${args.offset} is at or past the end of ${target.shown} (${plural(size, 'byte')}).`,
+      };
+    }
+    const wanted = Math.min(args.length ?? size - args.offset, size - args.offset);
+    const cap = bytesFitting(outputLimit(ctx, undefined), args.output_format);
+    const bytes = readRange(target.abs, args.offset, Math.min(wanted, cap));
+    const truncated = bytes.length < wanted;
+    const data: Record<string, unknown> = {
+      ...base,
+      content: bytes.toString(args.output_format),
+      bytes_read: bytes.length,
+      truncated,
+    };
+    const end = args.offset + bytes.length;
+    if (end < size) data.next_offset = end;
+    const range = `bytes ${args.offset}-${end - 1} of ${size}`;
+    const message = truncated
+      ? `Read ${range} of ${target.shown} as ${args.output_format}: TRUNCATED at ${plural(bytes.length, 'byte')} to stay within the output limit. Continue with offset=${end}.`
+      : `Read ${plural(bytes.length, 'byte')} (${range}) of ${target.shown} as ${args.output_format}.`;
+    return { data, message };
   },
 });

@@ -1,15 +1,93 @@
-// STUB: to be replaced by the real implementation.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { defineFunction } from '../registry/define.js';
+import { isInside } from '../core/paths/resolve.js';
+import type { ZoneName } from '../core/zones/zones.js';
+import { defineFunction, renderCall } from '../registry/define.js';
+import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { locate, notFound, requireNotRoot } from './common.js';
+import { diskRel, ensureNoForeignLock } from './entries.js';
+
+const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 
 export const shedRename = defineFunction({
   name: 'shed_rename',
   category: 'files',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
-  params: {},
-  example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_rename is not implemented yet.');
+  summary: 'Rename or move a file or folder inside one zone (missing destination folders are created).',
+  description:
+    'Rename or move a file or folder within the same zone; missing folders of new_path are created. An existing destination is refused unless it is a file and overwrite=true (folders are never replaced). To move between zones use the bridge functions (e.g. shed_move_uploads_to_storage).',
+  params: {
+    zone: zoneParam(ZONES),
+    old_path: pathParam('Current path of the file or folder, relative to the zone root, e.g. "draft.txt".'),
+    new_path: pathParam('New path, relative to the same zone root, e.g. "archive/final.txt".'),
+    group: groupParam,
+    message: messageParam,
+    allow_zone_in_path: allowZoneInPath,
+    overwrite: z.boolean().default(false).describe('Replace new_path if it is an existing FILE. Folders are never replaced. Default false.'),
+  },
+  zones: { accepted: ZONES, writes: true },
+  example: { zone: 'storage', old_path: 'draft.txt', new_path: 'archive/final.txt' },
+  mutates: true,
+  async handler(args, ctx) {
+    const zone = ctx.zone(args.zone, args.group);
+    // The source is taken like a delete (a link moves itself), the destination like a write.
+    const src = locate(zone, args.old_path, 'old_path', 'delete', args.allow_zone_in_path);
+    const dst = locate(zone, args.new_path, 'new_path', 'write', args.allow_zone_in_path);
+    requireNotRoot(src, 'old_path');
+    requireNotRoot(dst, 'new_path');
+    const call = (newPath: string, extra: Record<string, unknown> = {}) =>
+      renderCall('shed_rename', { zone: args.zone, old_path: src.rel, new_path: newPath, ...extra });
+
+    if (src.rel === dst.rel || src.abs === dst.abs) {
+      throw shedError('INVALID_PARAMETER', `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
+        details: { parameter: 'new_path', received: args.new_path },
+        hint: `Give a different new_path, e.g. ${call(`renamed-${path.posix.basename(src.rel)}`)}`,
+      });
+    }
+    const srcStat = src.stat;
+    if (srcStat === undefined) throw notFound(src, 'old_path');
+    const isFolder = srcStat.isDirectory();
+    if (isFolder && isInside(dst.abs, src.abs)) {
+      throw shedError('INVALID_PATH', `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
+        details: { parameter: 'new_path', received: args.new_path, old_path: src.rel },
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path.posix.basename(src.rel)}-moved`)}`,
+      });
+    }
+
+    const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
+    ensureNoForeignLock(src, isFolder, owner, ctx.valves.lock_max_age_hours);
+
+    let replaced = false;
+    if (dst.stat !== undefined) {
+      if (isFolder || dst.stat.isDirectory()) {
+        const what = dst.stat.isDirectory() ? 'a folder' : 'a file';
+        throw shedError('FILE_EXISTS', `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
+          details: { parameter: 'new_path', path: dst.rel, is_directory: dst.stat.isDirectory() },
+          hint: dst.stat.isDirectory()
+            ? `To put it inside that folder use ${call(`${dst.rel}/${path.posix.basename(src.rel)}`)}; or pick another new_path.`
+            : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`,
+        });
+      }
+      if (!args.overwrite) {
+        throw shedError('FILE_EXISTS', `new_path ${dst.shown} already exists.`, {
+          details: { parameter: 'new_path', path: dst.rel },
+          hint: `To replace that file: ${call(dst.rel, { overwrite: true })}; otherwise pick another new_path.`,
+        });
+      }
+      ensureNoForeignLock(dst, false, owner, ctx.valves.lock_max_age_hours);
+      replaced = true;
+    }
+
+    fs.mkdirSync(path.dirname(dst.abs), { recursive: true });
+    // rename(2) is atomic and replaces a file destination in one step.
+    fs.renameSync(src.abs, dst.abs);
+
+    const kind = isFolder ? 'the folder ' : srcStat.isSymbolicLink() ? 'the link ' : '';
+    return {
+      data: { zone: zone.label, old_path: src.rel, new_path: dst.rel, was_directory: isFolder, replaced },
+      message: `Renamed ${kind}${src.shown} to ${dst.shown}${replaced ? ' (the previous file there was replaced)' : ''}.`,
+      ...(zone.versioned ? { change: { zone, paths: [diskRel(src), diskRel(dst)], summary: `Rename ${src.rel} -> ${dst.rel}` } } : {}),
+    };
   },
 });

@@ -1,15 +1,56 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
+import fs from 'node:fs';
+import { humanSize, scopeUsage } from '../core/quota/quota.js';
+import { userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
+
+function isFolder(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 export const shedStats = defineFunction({
   name: 'shed_stats',
   category: 'info',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
+  summary: 'Show disk usage per zone (Uploads, Storage, Documents) against your quota.',
+  description:
+    'Show how much space you use: bytes and file count for Uploads (all conversations), Storage and Documents (including its version history), and the total against your quota with the bytes remaining. Takes no parameters. Use it before large writes or when a write fails with QUOTA_EXCEEDED.',
   params: {},
   example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_stats is not implemented yet.');
+  async handler(_args, ctx) {
+    const scope = userScope(ctx.valves, ctx.user.id);
+    // Only existing trees are measured: asking about a folder that does not exist creates nothing
+    // and counts 0, and must not leave a remembered "empty" answer for when it appears.
+    const existing = Object.fromEntries(Object.entries(scope.trees).filter(([, root]) => isFolder(root)));
+    const usage = await scopeUsage({ ...scope, trees: existing });
+
+    const zones: Record<string, { size_bytes: number; size_human: string; files: number }> = {};
+    let used = 0;
+    let files = 0;
+    for (const label of Object.keys(scope.trees)) {
+      const u = usage[label] ?? { bytes: 0, files: 0 };
+      zones[label] = { size_bytes: u.bytes, size_human: humanSize(u.bytes), files: u.files };
+      used += u.bytes;
+      files += u.files;
+    }
+    const quota = scope.limitBytes;
+    // A zero quota allows nothing: anything stored is then "all of it".
+    const percent = quota > 0 ? (used / quota) * 100 : used > 0 ? 100 : 0;
+    const total = {
+      size_bytes: used,
+      size_human: humanSize(used),
+      files,
+      quota_mb: ctx.valves.quota_per_user_mb,
+      quota_bytes: quota,
+      usage_percent: `${percent.toFixed(1)}%`,
+      remaining_bytes: Math.max(0, quota - used),
+    };
+    const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}`);
+    return {
+      data: { zones, total },
+      message: `Using ${total.size_human} of ${humanSize(quota)} (${total.usage_percent}), ${humanSize(total.remaining_bytes)} left: ${parts.join(', ')}.`,
+    };
   },
 });

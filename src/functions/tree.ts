@@ -1,15 +1,200 @@
-// STUB: to be replaced by the real implementation.
-import { shedError } from '../core/errors.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { shedError, showValue } from '../core/errors.js';
+import { TEMP_SUFFIX } from '../core/fs/atomic.js';
+import { isInside } from '../core/paths/resolve.js';
+import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
+import { locate, outputLimit, plural, requireFolder, shownPath } from './common.js';
+
+const MAX_ENTRIES = 100;
+const MAX_DEPTH = 10;
+
+/** Short sizes for tree lines: 123B, 1.5K, 2.3M, 4.0G. */
+export function shortSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  const units = ['K', 'M', 'G', 'T'];
+  let value = bytes / 1024;
+  let i = 0;
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i++;
+  }
+  return `${value.toFixed(1)}${units[i]}`;
+}
+
+/** Case-insensitive name order, exact order as tie-break so the output is always the same. */
+function byName(a: fs.Dirent, b: fs.Dirent): number {
+  const x = a.name.toLowerCase();
+  const y = b.name.toLowerCase();
+  if (x !== y) return x < y ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+interface Walk {
+  zone: Zone;
+  depth: number;
+  budget: number;
+  lines: string[];
+  chars: number;
+  truncated: boolean;
+  folders: number;
+  files: number;
+}
+
+/** Adds a line if it fits in the character budget; false once the budget is spent. */
+function push(walk: Walk, line: string): boolean {
+  if (walk.truncated) return false;
+  const cost = line.length + (walk.lines.length > 0 ? 1 : 0);
+  if (walk.chars + cost > walk.budget) {
+    walk.truncated = true;
+    return false;
+  }
+  walk.lines.push(line);
+  walk.chars += cost;
+  return true;
+}
+
+/**
+ * What a link is shown pointing to. Only a link that leads inside the zone shows where: its own
+ * text when that text never climbs out of the zone, else the zone path it reaches. A link leading
+ * outside shows no target at all (its text could name disk folders or other users' files).
+ */
+function linkText(walk: Walk, abs: string): string {
+  let text: string;
+  try {
+    text = fs.readlinkSync(abs);
+  } catch {
+    return '?';
+  }
+  const root = walk.zone.root;
+  let leads = path.resolve(path.dirname(abs), text); // a dangling link or a loop is judged by its text
+  try {
+    leads = fs.realpathSync(abs);
+  } catch {
+    // keep the lexical reading
+  }
+  if (!isInside(leads, root)) return '(outside the zone)';
+  if (!path.isAbsolute(text) && staysInside(path.relative(root, path.dirname(abs)), text)) return text;
+  return shownPath(walk.zone, path.relative(root, leads).split(path.sep).join('/'));
+}
+
+/** True when a relative link text, read from folder `fromRel`, never climbs above the zone root. */
+function staysInside(fromRel: string, text: string): boolean {
+  let level = fromRel === '' ? 0 : fromRel.split(path.sep).length;
+  for (const part of text.split('/')) {
+    if (part === '' || part === '.') continue;
+    level += part === '..' ? -1 : 1;
+    if (level < 0) return false;
+  }
+  return true;
+}
+
+function visibleEntries(walk: Walk, dir: string): fs.Dirent[] {
+  const atVersionedRoot = walk.zone.versioned && dir === walk.zone.root;
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === '.git'));
+}
+
+function listFolder(walk: Walk, dir: string, prefix: string, level: number, entries: fs.Dirent[]): void {
+  const folders = entries.filter((e) => e.isDirectory()).sort(byName);
+  const others = entries.filter((e) => !e.isDirectory()).sort(byName);
+  const ordered = [...folders, ...others];
+  const shown = ordered.slice(0, MAX_ENTRIES);
+  const more = ordered.length - shown.length;
+  for (let i = 0; i < shown.length; i++) {
+    const entry = shown[i]!;
+    const last = i === shown.length - 1 && more === 0;
+    const lead = prefix + (last ? '└── ' : '├── ');
+    const abs = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!push(walk, `${lead}${entry.name}/`)) return;
+      walk.folders++;
+      if (level < walk.depth) {
+        const inner = prefix + (last ? '    ' : '│   ');
+        let children: fs.Dirent[];
+        try {
+          children = visibleEntries(walk, abs);
+        } catch {
+          if (!push(walk, `${inner}└── (cannot be read)`)) return;
+          continue;
+        }
+        listFolder(walk, abs, inner, level + 1, children);
+        if (walk.truncated) return;
+      }
+      continue;
+    }
+    let line: string;
+    if (entry.isSymbolicLink()) {
+      line = `${lead}${entry.name} -> ${linkText(walk, abs)}`;
+    } else {
+      const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+      line = st === undefined ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
+    }
+    if (!push(walk, line)) return;
+    walk.files++;
+  }
+  if (more > 0) push(walk, `${prefix}└── ... and ${more} more`);
+}
 
 export const shedTree = defineFunction({
   name: 'shed_tree',
   category: 'files',
-  summary: 'Not implemented yet.',
-  description: 'Not implemented yet.',
-  params: {},
-  example: {},
-  async handler() {
-    throw shedError('INTERNAL_ERROR', 'shed_tree is not implemented yet.');
+  summary: 'Show the folders and files of a zone (or one folder) as a tree, with sizes.',
+  description:
+    'List a zone or one folder as an indented tree: folders first, then files with their sizes, symbolic links as "name -> target". depth limits how many levels are shown (default 3, at most 10); each folder shows at most 100 entries. Use path to look inside a sub-folder instead of raising depth on a big zone.',
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    path: z.string().default('.').describe('Folder to show, relative to the zone root. "." or "" = the zone root (default).'),
+    depth: z.number().int().default(3).describe('How many levels to show: 1 = only the folder\'s own entries. Default 3; values above 10 count as 10.'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONE_NAMES, writes: false },
+  example: { zone: 'storage', path: '.', depth: 2 },
+  async handler(args, ctx) {
+    if (args.depth < 0) {
+      throw shedError('INVALID_PARAMETER', `'depth' cannot be negative: it is the number of levels to show, 1 to 10; got ${showValue(args.depth)}.`, {
+        details: { parameter: 'depth', received: args.depth, expected: 'an integer from 1 to 10' },
+        hint: `Example: shed_tree(zone="${args.zone}", path="${args.path}", depth=2)`,
+      });
+    }
+    const depth = Math.min(MAX_DEPTH, Math.max(1, args.depth));
+    const zone = ctx.zone(args.zone, args.group);
+    const target = locate(zone, args.path, 'path', 'read', args.allow_zone_in_path);
+    requireFolder(target);
+
+    const limit = outputLimit(ctx, undefined);
+    const notice = `... [TRUNCATED at ${limit} characters: show a sub-folder with path=... or use a smaller depth]`;
+    const walk: Walk = {
+      zone,
+      depth,
+      budget: Math.max(0, limit - notice.length - 1),
+      lines: [],
+      chars: 0,
+      truncated: false,
+      folders: 0,
+      files: 0,
+    };
+    const rootName = target.rel === '' ? zone.label : path.posix.basename(target.rel);
+    if (push(walk, `${rootName}/`)) {
+      const entries = visibleEntries(walk, target.abs);
+      if (entries.length === 0) push(walk, '(empty)');
+      else listFolder(walk, target.abs, '', 1, entries);
+    }
+    const tree = walk.truncated ? [...walk.lines, notice].join('\n') : walk.lines.join('\n');
+
+    const where = shownPath(zone, target.rel);
+    const counts = `${plural(walk.folders, 'folder')}, ${plural(walk.files, 'file')}`;
+    const message = walk.truncated
+      ? `Tree of ${where} (depth=${depth}) TRUNCATED at ${limit} characters after ${counts}; show a sub-folder with path=... or lower depth.`
+      : `Tree of ${where} (depth=${depth}): ${counts}.`;
+    return {
+      data: { zone: zone.label, path: target.rel || '.', depth, tree, folders: walk.folders, files: walk.files, truncated: walk.truncated },
+      message,
+    };
   },
 });

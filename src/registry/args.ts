@@ -14,6 +14,8 @@ interface FieldInfo {
   optional: boolean;
   options: readonly string[];
   description: string;
+  /** Strings with .min(1): empty means missing. */
+  nonEmpty: boolean;
 }
 
 /** Unwraps optional/default layers to find what a parameter really is. */
@@ -32,7 +34,8 @@ export function fieldInfo(schema: z.ZodType): FieldInfo {
     const kinds: Record<string, Kind> = { string: 'string', number: 'number', boolean: 'boolean', array: 'array', enum: 'enum' };
     const kind = kinds[def.type] ?? 'other';
     const options = kind === 'enum' ? ((current as unknown as { options: string[] }).options ?? []) : [];
-    return { kind, optional, options, description };
+    const nonEmpty = kind === 'string' && ((current as unknown as { minLength: number | null }).minLength ?? 0) > 0;
+    return { kind, optional, options, description, nonEmpty };
   }
 }
 
@@ -94,7 +97,7 @@ export function parseArgs<S extends z.ZodRawShape>(def: FunctionDef<S>, raw: Rec
   const input: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (isHostArg(key)) continue;
-    const schema = shape[key];
+    const schema = Object.hasOwn(shape, key) ? shape[key] : undefined; // never "toString" & co. from the prototype
     if (schema === undefined) throw unknownParameter(def, key, value);
     input[key] = coerceValue(fieldInfo(schema), value);
     if (input[key] === undefined) delete input[key];
@@ -118,7 +121,7 @@ function unknownParameter(def: FunctionDef, key: string, value: unknown): ShedEr
 function translateIssue(def: FunctionDef, issue: z.core.$ZodIssue, input: Record<string, unknown>, raw: Record<string, unknown>): ShedError {
   const param = String(issue.path[0] ?? '');
   const schema = (def.params as unknown as Record<string, z.ZodType>)[param];
-  const info = schema ? fieldInfo(schema) : { kind: 'other' as Kind, optional: false, options: [], description: '' };
+  const info: FieldInfo = schema ? fieldInfo(schema) : { kind: 'other', optional: false, options: [], description: '', nonEmpty: false };
   const received = param in raw ? raw[param] : input[param];
   const example = `Example: ${renderCall(def.name, def.example)}`;
   const extra = def.paramHints?.[param];
@@ -153,7 +156,7 @@ function translateIssue(def: FunctionDef, issue: z.core.$ZodIssue, input: Record
 function expected(info: FieldInfo): string {
   switch (info.kind) {
     case 'string':
-      return 'a non-empty string';
+      return info.nonEmpty ? 'a non-empty string' : 'a string';
     case 'number':
       return 'an integer';
     case 'boolean':

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errorJson, successJson } from '../core/envelope.js';
-import { shedError, ShedError } from '../core/errors.js';
+import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
 import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
@@ -13,7 +13,7 @@ import { recordChange } from '../core/vcs/seam.js';
 import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
 import type { EventEmitter, HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
-import type { CallContext, FunctionDef } from './define.js';
+import { renderCall, type CallContext, type FunctionDef } from './define.js';
 import { serialize } from './serialize.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
@@ -63,22 +63,48 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
     return successJson(result);
   } catch (err) {
-    return errorJson(asShedError(err, def.name), scrubList);
+    return errorJson(withExampleCall(asShedError(err, def.name), def, rawArgs), scrubList);
   }
+}
+
+/** Codes a model fixes by changing its call: their hints must show a call to copy. */
+const CALL_FIXABLE = new Set<ErrorCode>([
+  'INVALID_PARAMETER', 'MISSING_PARAMETER', 'INVALID_PATH', 'PATH_ESCAPE', 'PATH_STARTS_WITH_ZONE', 'PROTECTED_PATH',
+  'INVALID_ZONE', 'ZONE_READONLY', 'ZONE_FORBIDDEN', 'NOT_A_FILE', 'NOT_A_DIRECTORY', 'INVALID_MODE',
+]);
+
+/**
+ * Ends the hint of a call-fixable error with a call to copy: the caller's own call with the
+ * corrected value when the error knows it (details.suggested), else the function's example.
+ */
+function withExampleCall(err: ShedError, def: FunctionDef, rawArgs: unknown): ShedError {
+  if (!CALL_FIXABLE.has(err.code) || /shed_\w+\(/.test(err.hint ?? '')) return err;
+  const param = err.details?.parameter;
+  const suggested = err.details?.suggested;
+  let call = `Example: ${renderCall(def.name, def.example)}`;
+  if (typeof param === 'string' && suggested !== undefined && isObject(rawArgs)) {
+    const own = Object.fromEntries(Object.entries(rawArgs).filter(([k]) => !k.startsWith('__')).map(([k, v]) => [k, shorten(v)]));
+    call = `Corrected call: ${renderCall(def.name, { ...own, [param]: suggested })}`;
+  }
+  return new ShedError(err.code, err.message, { details: err.details, hint: err.hint ? `${err.hint} ${call}` : call });
+}
+
+function shorten(value: unknown): unknown {
+  return typeof value === 'string' && value.length > 60 ? `${value.slice(0, 57)}...` : value;
 }
 
 function zoneFor(def: FunctionDef, ctx: CallContext, name: ZoneName, group: string | undefined) {
   const policy = def.zones;
   if (policy && !policy.accepted.includes(name)) {
     if (name === 'uploads' && policy.writes) {
-      throw shedError('ZONE_READONLY', `Uploads is read-only: ${def.name} cannot write there (only reading and shed_delete work in Uploads).`, {
+      throw shedError('ZONE_READONLY', `zone="uploads" is read-only: ${def.name} cannot write there (only reading and shed_delete work in Uploads).`, {
         details: { zone: 'uploads', accepted: policy.accepted },
         hint: 'Move the file first: shed_move_uploads_to_storage(src="file.csv", dest="file.csv"), then work in zone="storage".',
       });
     }
     throw shedError('ZONE_FORBIDDEN', `${def.name} does not work in zone '${name}'; it accepts ${policy.accepted.join(', ')}.`, {
       details: { zone: name, accepted: policy.accepted },
-      hint: `Example: ${def.name}(${Object.entries(def.example).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')})`,
+      hint: `Example: ${renderCall(def.name, def.example)}`,
     });
   }
   return openZone({ valves: ctx.valves, user: ctx.user, convId: ctx.convId }, name, group);

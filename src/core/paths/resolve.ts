@@ -79,7 +79,7 @@ export function normalizeRelative(input: string, zone: Pick<Zone, 'name' | 'labe
       'PATH_STARTS_WITH_ZONE',
       `${opts.param} ${showValue(input)} starts with the zone name '${first}'. Paths are relative to the zone root, so the zone name must not be repeated.`,
       {
-        details: { parameter: opts.param, zone: zone.label, path: input, first_component: first },
+        details: { parameter: opts.param, zone: zone.label, path: input, first_component: first, suggested: rest },
         hint: `Use ${opts.param}="${rest}". Only if the user really has a folder named '${first}' inside ${zone.label}, pass allow_zone_in_path=true.`,
       },
     );
@@ -97,12 +97,7 @@ export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean
 
 export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
   const rel = normalizeRelative(input, zone, opts);
-  if (opts.intent !== 'read' && isProtected(zone, rel)) {
-    throw shedError('PROTECTED_PATH', `${opts.param} ${showValue(input)} is inside .git, the version history of ${zone.label}; it cannot be changed directly.`, {
-      details: { parameter: opts.param },
-      hint: 'Use shed_exec(zone="documents", cmd="git", args=["log"]) to look at history.',
-    });
-  }
+  if (opts.intent !== 'read' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
   if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };
 
   const escape = (why: string) =>
@@ -113,6 +108,8 @@ export function resolvePath(zone: Zone, input: string, opts: PathOptions): Resol
 
   const parent = realParent(zone, rel, opts, escape);
   const abs = path.join(parent, path.basename(rel));
+  // The same .git rule on the real location: a folder link to .git must not open a way in.
+  if (opts.intent !== 'read' && isProtected(zone, path.relative(zone.root, abs).split(path.sep).join('/'))) throw protectedPath(zone, opts, input);
   const own = lstat(abs);
   if (!own?.isSymbolicLink()) return { rel, abs, stat: own };
 
@@ -140,10 +137,17 @@ export function resolvePath(zone: Zone, input: string, opts: PathOptions): Resol
   return opts.intent === 'read' ? { rel, abs: target, stat: fs.statSync(target) } : { rel, abs, stat: own };
 }
 
+function protectedPath(zone: Zone, opts: PathOptions, input: string): Error {
+  return shedError('PROTECTED_PATH', `${opts.param} ${showValue(input)} is inside .git, the version history of ${zone.label}; it cannot be changed directly.`, {
+    details: { parameter: opts.param },
+    hint: 'Use shed_exec(zone="documents", cmd="git", args=["log"]) to look at history.',
+  });
+}
+
 /** Writes never go through a final symbolic link, even one that stays in the zone: name the real file instead. */
 function linkWrite(zone: Zone, opts: PathOptions, input: string, targetRel: string | undefined): Error {
   return shedError('INVALID_PATH', `${opts.param} ${showValue(input)} is a symbolic link${targetRel ? ` to '${targetRel}'` : ''}; writes do not go through links.`, {
-    details: { parameter: opts.param, received: input, link_target: targetRel },
+    details: { parameter: opts.param, received: input, link_target: targetRel, ...(targetRel ? { suggested: targetRel } : {}) },
     hint: targetRel ? `Write to the real file: ${opts.param}="${targetRel}"` : `Remove the link first with shed_delete(zone="${zone.name}", path="${input}").`,
   });
 }

@@ -9,6 +9,10 @@
  * already queued by the kernel are delivered, then only the dirty folders are read again.
  * The cost of a question is O(entries in changed folders), and the answer equals a fresh walk.
  *
+ * A refreshed folder always gets a fresh watch (it may have been replaced under the same name), and
+ * files with several hard links are re-checked by stat on every question (a write through one link
+ * only notifies its own folder); a newly seen multi-linked file triggers one re-walk to find all of
+ * its folders.
  * Fallbacks keep it exact: if a watch cannot be set up (inotify limit) or reports an error, the
  * tree is walked again on every question. Trees are kept in a small LRU so a long-lived server
  * does not hold watches for every user forever. Limits: changes made while the kernel's inotify
@@ -28,6 +32,8 @@ interface FolderRecord {
   bytes: number;
   files: number;
   subfolders: Set<string>;
+  /** Files with several hard links, by name → size: a write through another link notifies another folder. */
+  linked: Map<string, number>;
   watcher: fs.FSWatcher | undefined;
 }
 
@@ -36,6 +42,11 @@ const MAX_TREES = 64;
 class TreeUsage {
   private readonly folders = new Map<string, FolderRecord>();
   private readonly dirty = new Set<string>();
+  /** Folders holding multi-linked files, re-checked by stat on every question. */
+  private readonly withLinks = new Set<string>();
+  /** Inodes known to have several links; a new one means another folder may hold it too. */
+  private readonly linkedInodes = new Set<number>();
+  private sawNewLink = false;
   private total: Usage = { bytes: 0, files: 0 };
   private scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
@@ -46,7 +57,9 @@ class TreeUsage {
   async usage(): Promise<Usage> {
     if (this.scanned && !this.unwatched) {
       await turnEventLoop();
+      this.checkLinkedFiles();
       this.refreshDirty();
+      if (this.sawNewLink) this.rescan(); // a new hard link: find every folder that holds it
     }
     if (!this.scanned || this.unwatched) this.rescan();
     return { ...this.total };
@@ -61,14 +74,17 @@ class TreeUsage {
     for (const rec of this.folders.values()) rec.watcher?.close();
     this.folders.clear();
     this.dirty.clear();
+    this.withLinks.clear();
+    this.linkedInodes.clear();
     this.total = { bytes: 0, files: 0 };
   }
 
   private rescan(): void {
     this.closeAll();
+    if (!isFolder(this.root)) return; // nothing yet: stays unscanned, so the next question looks again
     this.scanned = true;
-    if (!isFolder(this.root)) return; // nothing yet; an empty tree is cheap to re-ask
     this.addSubtree(this.root);
+    this.sawNewLink = false;
     if (!this.unwatched) return;
     // Without watches the records are not needed between questions.
     for (const rec of this.folders.values()) rec.watcher?.close();
@@ -81,6 +97,7 @@ class TreeUsage {
       const rec = this.readFolder(current);
       if (rec === undefined) continue;
       this.folders.set(current, rec);
+      if (rec.linked.size > 0) this.withLinks.add(current);
       this.total.bytes += rec.bytes;
       this.total.files += rec.files;
       for (const name of rec.subfolders) stack.push(path.join(current, name));
@@ -93,10 +110,20 @@ class TreeUsage {
     if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
     this.folders.delete(dir);
     this.dirty.delete(dir);
+    this.withLinks.delete(dir);
     rec.watcher?.close();
     this.total.bytes -= rec.bytes;
     this.total.files -= rec.files;
     for (const name of rec.subfolders) this.dropSubtree(path.join(dir, name));
+  }
+
+  private checkLinkedFiles(): void {
+    for (const dir of this.withLinks) {
+      const rec = this.folders.get(dir)!;
+      for (const [name, size] of rec.linked) {
+        if (fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      }
+    }
   }
 
   private refreshDirty(): void {
@@ -106,7 +133,10 @@ class TreeUsage {
     for (const dir of todo) {
       const old = this.folders.get(dir);
       if (old === undefined) continue;
-      const fresh = this.readFolder(dir, old.watcher);
+      // A fresh watch every time: the folder may have been replaced under the same name (ext4 even
+      // reuses the inode number), which leaves the old watch dead.
+      const fresh = this.readFolder(dir);
+      old.watcher?.close();
       if (fresh === undefined) {
         this.dropSubtree(dir);
         continue;
@@ -114,15 +144,17 @@ class TreeUsage {
       this.total.bytes += fresh.bytes - old.bytes;
       this.total.files += fresh.files - old.files;
       this.folders.set(dir, fresh);
+      if (fresh.linked.size > 0) this.withLinks.add(dir);
+      else this.withLinks.delete(dir);
       for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path.join(dir, name));
       for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path.join(dir, name));
     }
   }
 
   /** Lists one folder; the watch is set up before listing so no change can slip between the two. */
-  private readFolder(dir: string, watcher?: fs.FSWatcher): FolderRecord | undefined {
-    const rec: FolderRecord = { bytes: 0, files: 0, subfolders: new Set(), watcher };
-    if (rec.watcher === undefined && !this.unwatched) rec.watcher = this.watch(dir);
+  private readFolder(dir: string): FolderRecord | undefined {
+    const rec: FolderRecord = { bytes: 0, files: 0, subfolders: new Set(), linked: new Map(), watcher: undefined };
+    if (!this.unwatched) rec.watcher = this.watch(dir);
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -143,6 +175,13 @@ class TreeUsage {
       }
       rec.bytes += st.size;
       rec.files += 1;
+      if (st.nlink > 1 && st.isFile()) {
+        rec.linked.set(entry.name, st.size);
+        if (!this.linkedInodes.has(st.ino)) {
+          this.linkedInodes.add(st.ino);
+          this.sawNewLink = true;
+        }
+      }
     }
     return rec;
   }

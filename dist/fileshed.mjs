@@ -20483,67 +20483,159 @@ var init_zod = __esm({
   }
 });
 
-// src/core/fs/atomic.ts
-import crypto from "node:crypto";
+// src/registry/define.ts
+function defineFunction(def) {
+  return def;
+}
+function renderCall(name, args) {
+  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return `${name}(${parts.join(", ")})`;
+}
+var init_define = __esm({
+  "src/registry/define.ts"() {
+    "use strict";
+  }
+});
+
+// src/core/zones/zones.ts
 import fs from "node:fs";
 import path from "node:path";
+function userHome(valves, userId) {
+  return path.join(path.resolve(valves.storage_base_path), "users", userId);
+}
+function userScope(valves, userId) {
+  const home = userHome(valves, userId);
+  return {
+    key: `user:${home}`,
+    limitBytes: valves.quota_per_user_mb * MIB,
+    trees: {
+      Uploads: path.join(home, "Uploads"),
+      Storage: path.join(home, "Storage", "data"),
+      Documents: path.join(home, "Documents", "data")
+    }
+  };
+}
+function openZone(req, name, group) {
+  if (name === "group") {
+    if (!group) {
+      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
+        details: { parameter: "group" },
+        hint: 'Example: shed_tree(zone="group", group="team")'
+      });
+    }
+    throw shedError("GROUP_NOT_AVAILABLE", "Group spaces are not available on this deployment yet.", {
+      hint: 'Use zone="storage" or zone="documents" for personal files.'
+    });
+  }
+  const home = userHome(req.valves, req.user.id);
+  const scope = userScope(req.valves, req.user.id);
+  const layout = {
+    uploads: { label: "Uploads", root: path.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path.join(home, "Documents") }
+  }[name];
+  fs.mkdirSync(layout.root, { recursive: true });
+  return {
+    name,
+    label: layout.label,
+    root: fs.realpathSync(layout.root),
+    workBase: layout.workBase,
+    versioned: name === "documents",
+    readonly: name === "uploads",
+    scope
+  };
+}
+var ZONE_NAMES, MIB;
+var init_zones = __esm({
+  "src/core/zones/zones.ts"() {
+    "use strict";
+    init_errors();
+    ZONE_NAMES = ["uploads", "storage", "documents", "group"];
+    MIB = 1024 * 1024;
+  }
+});
+
+// src/registry/params.ts
+function zoneParam(accepted) {
+  return external_exports.enum(ZONE_NAMES).describe(`Zone: ${accepted.join(" | ")}. Case-insensitive.${accepted.includes("group") ? ' "group" also needs group=.' : ""}`);
+}
+function pathParam(what = 'File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.') {
+  return external_exports.string().min(1).describe(what);
+}
+var groupParam, allowZoneInPath, messageParam, lineNumber;
+var init_params = __esm({
+  "src/registry/params.ts"() {
+    "use strict";
+    init_zod();
+    init_zones();
+    groupParam = external_exports.string().optional().describe('Group name or id; only with zone="group".');
+    allowZoneInPath = external_exports.boolean().default(false).describe("Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).");
+    messageParam = external_exports.string().optional().describe("Commit message in Documents and group zones (default: a description of the change).");
+    lineNumber = (what) => external_exports.number().int().min(1, { message: "line numbers start at 1, not 0" }).optional().describe(what);
+  }
+});
+
+// src/core/fs/atomic.ts
+import crypto from "node:crypto";
+import fs2 from "node:fs";
+import path2 from "node:path";
 function atomicWrite(abs, data) {
-  const dir = path.dirname(abs);
-  fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const dir = path2.dirname(abs);
+  fs2.mkdirSync(dir, { recursive: true });
+  const tmp = path2.join(dir, `.${path2.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
   let mode = 420;
   try {
-    const old = fs.lstatSync(abs);
+    const old = fs2.lstatSync(abs);
     if (old.isFile()) mode = old.mode & 511;
   } catch {
   }
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const fd = fs2.openSync(tmp, fs2.constants.O_WRONLY | fs2.constants.O_CREAT | fs2.constants.O_EXCL | fs2.constants.O_NOFOLLOW, mode);
   try {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-    fs.fsyncSync(fd);
+    while (off < bytes.length) off += fs2.writeSync(fd, bytes, off, bytes.length - off);
+    fs2.fsyncSync(fd);
   } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    fs2.closeSync(fd);
+    fs2.rmSync(tmp, { force: true });
     throw err;
   }
-  fs.closeSync(fd);
+  fs2.closeSync(fd);
   try {
-    fs.renameSync(tmp, abs);
+    fs2.renameSync(tmp, abs);
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    fs2.rmSync(tmp, { force: true });
     throw err;
   }
   syncDir(dir);
 }
 function syncDir(dir) {
   try {
-    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    const fd = fs2.openSync(dir, fs2.constants.O_RDONLY | fs2.constants.O_DIRECTORY);
     try {
-      fs.fsyncSync(fd);
+      fs2.fsyncSync(fd);
     } finally {
-      fs.closeSync(fd);
+      fs2.closeSync(fd);
     }
   } catch {
   }
 }
 function readFile(abs) {
-  return fs.readFileSync(abs);
+  return fs2.readFileSync(abs);
 }
 function readRange(abs, offset, length) {
-  const fd = fs.openSync(abs, "r");
+  const fd = fs2.openSync(abs, "r");
   try {
     const buf = Buffer.alloc(length);
     let got = 0;
     while (got < length) {
-      const n = fs.readSync(fd, buf, got, length - got, offset + got);
+      const n = fs2.readSync(fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   } finally {
-    fs.closeSync(fd);
+    fs2.closeSync(fd);
   }
 }
 var TEMP_SUFFIX;
@@ -20555,14 +20647,14 @@ var init_atomic = __esm({
 });
 
 // src/core/locks/locks.ts
-import fs2 from "node:fs";
-import path2 from "node:path";
+import fs3 from "node:fs";
+import path3 from "node:path";
 function lockFile(zone, rel) {
-  return zone.workBase === void 0 ? void 0 : path2.join(zone.workBase, "locks", `${rel}.lock`);
+  return zone.workBase === void 0 ? void 0 : path3.join(zone.workBase, "locks", `${rel}.lock`);
 }
 function readLock(file2) {
   try {
-    const parsed = JSON.parse(fs2.readFileSync(file2, "utf8"));
+    const parsed = JSON.parse(fs3.readFileSync(file2, "utf8"));
     if (typeof parsed.user_id !== "string" || typeof parsed.conv_id !== "string" || typeof parsed.locked_at !== "string") return void 0;
     return parsed;
   } catch {
@@ -20581,11 +20673,11 @@ async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
   if (file2 === void 0) return fn();
   const existing = readLock(file2);
   if (existing !== void 0 && !isExpired(existing, maxAgeHours)) throw lockedError(rel, existing, owner);
-  fs2.mkdirSync(path2.dirname(file2), { recursive: true });
-  if (existing !== void 0 || fs2.existsSync(file2)) fs2.rmSync(file2, { force: true });
+  fs3.mkdirSync(path3.dirname(file2), { recursive: true });
+  if (existing !== void 0 || fs3.existsSync(file2)) fs3.rmSync(file2, { force: true });
   const mine = { ...owner, locked_at: (/* @__PURE__ */ new Date()).toISOString(), path: rel };
   try {
-    fs2.writeFileSync(file2, JSON.stringify(mine, null, 2), { flag: "wx" });
+    fs3.writeFileSync(file2, JSON.stringify(mine, null, 2), { flag: "wx" });
   } catch {
     const winner = readLock(file2);
     throw lockedError(rel, winner ?? mine, owner);
@@ -20593,7 +20685,7 @@ async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
   try {
     return await fn();
   } finally {
-    fs2.rmSync(file2, { force: true });
+    fs3.rmSync(file2, { force: true });
   }
 }
 function ensureNotLockedByOther(zone, rel, owner, maxAgeHours) {
@@ -20621,10 +20713,10 @@ var init_locks = __esm({
 });
 
 // src/core/quota/usage.ts
-import fs3 from "node:fs";
-import path3 from "node:path";
+import fs4 from "node:fs";
+import path4 from "node:path";
 function treeFor(root) {
-  const key = path3.resolve(root);
+  const key = path4.resolve(root);
   let tree = trees.get(key);
   if (tree !== void 0) {
     trees.delete(key);
@@ -20647,7 +20739,7 @@ function turnEventLoop() {
 }
 function isFolder(p) {
   try {
-    return fs3.statSync(p).isDirectory();
+    return fs4.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -20714,7 +20806,7 @@ var init_usage = __esm({
           if (rec.linked.size > 0) this.withLinks.add(current);
           this.total.bytes += rec.bytes;
           this.total.files += rec.files;
-          for (const name of rec.subfolders) stack.push(path3.join(current, name));
+          for (const name of rec.subfolders) stack.push(path4.join(current, name));
         }
       }
       dropSubtree(dir) {
@@ -20727,13 +20819,13 @@ var init_usage = __esm({
         rec.watcher?.close();
         this.total.bytes -= rec.bytes;
         this.total.files -= rec.files;
-        for (const name of rec.subfolders) this.dropSubtree(path3.join(dir, name));
+        for (const name of rec.subfolders) this.dropSubtree(path4.join(dir, name));
       }
       checkLinkedFiles() {
         for (const dir of this.withLinks) {
           const rec = this.folders.get(dir);
           for (const [name, size] of rec.linked) {
-            if (fs3.lstatSync(path3.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+            if (fs4.lstatSync(path4.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
           }
         }
       }
@@ -20754,8 +20846,8 @@ var init_usage = __esm({
           this.folders.set(dir, fresh);
           if (fresh.linked.size > 0) this.withLinks.add(dir);
           else this.withLinks.delete(dir);
-          for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path3.join(dir, name));
-          for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path3.join(dir, name));
+          for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path4.join(dir, name));
+          for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path4.join(dir, name));
         }
       }
       /** Lists one folder; the watch is set up before listing so no change can slip between the two. */
@@ -20764,7 +20856,7 @@ var init_usage = __esm({
         if (!this.unwatched) rec.watcher = this.watch(dir);
         let entries;
         try {
-          entries = fs3.readdirSync(dir, { withFileTypes: true });
+          entries = fs4.readdirSync(dir, { withFileTypes: true });
         } catch {
           rec.watcher?.close();
           return void 0;
@@ -20774,7 +20866,7 @@ var init_usage = __esm({
             rec.subfolders.add(entry.name);
             continue;
           }
-          const st = fs3.lstatSync(path3.join(dir, entry.name), { throwIfNoEntry: false });
+          const st = fs4.lstatSync(path4.join(dir, entry.name), { throwIfNoEntry: false });
           if (st === void 0) continue;
           if (st.isDirectory()) {
             rec.subfolders.add(entry.name);
@@ -20794,7 +20886,7 @@ var init_usage = __esm({
       }
       watch(dir) {
         try {
-          const watcher = fs3.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+          const watcher = fs4.watch(dir, { persistent: false }, () => this.dirty.add(dir));
           watcher.on("error", () => {
             this.unwatched = true;
           });
@@ -20834,14 +20926,14 @@ async function ensureQuota(scope, growth) {
   );
 }
 function ensureFileSize(bytes, maxMb, what) {
-  if (bytes <= maxMb * MIB) return;
+  if (bytes <= maxMb * MIB2) return;
   throw shedError("FILE_TOO_LARGE", `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
     details: { size_bytes: bytes, max_file_size_mb: maxMb },
     hint: "Split the content into several files, or write less at once."
   });
 }
 function mb(bytes) {
-  return (bytes / MIB).toFixed(2);
+  return (bytes / MIB2).toFixed(2);
 }
 function humanSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
@@ -20854,105 +20946,13 @@ function humanSize(bytes) {
   }
   return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i]}`;
 }
-var MIB;
+var MIB2;
 var init_quota = __esm({
   "src/core/quota/quota.ts"() {
     "use strict";
     init_errors();
     init_usage();
-    MIB = 1024 * 1024;
-  }
-});
-
-// src/registry/define.ts
-function defineFunction(def) {
-  return def;
-}
-function renderCall(name, args) {
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return `${name}(${parts.join(", ")})`;
-}
-var init_define = __esm({
-  "src/registry/define.ts"() {
-    "use strict";
-  }
-});
-
-// src/core/zones/zones.ts
-import fs4 from "node:fs";
-import path4 from "node:path";
-function userHome(valves, userId) {
-  return path4.join(path4.resolve(valves.storage_base_path), "users", userId);
-}
-function userScope(valves, userId) {
-  const home = userHome(valves, userId);
-  return {
-    key: `user:${home}`,
-    limitBytes: valves.quota_per_user_mb * MIB2,
-    trees: {
-      Uploads: path4.join(home, "Uploads"),
-      Storage: path4.join(home, "Storage", "data"),
-      Documents: path4.join(home, "Documents", "data")
-    }
-  };
-}
-function openZone(req, name, group) {
-  if (name === "group") {
-    if (!group) {
-      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
-        details: { parameter: "group" },
-        hint: 'Example: shed_tree(zone="group", group="team")'
-      });
-    }
-    throw shedError("GROUP_NOT_AVAILABLE", "Group spaces are not available on this deployment yet.", {
-      hint: 'Use zone="storage" or zone="documents" for personal files.'
-    });
-  }
-  const home = userHome(req.valves, req.user.id);
-  const scope = userScope(req.valves, req.user.id);
-  const layout = {
-    uploads: { label: "Uploads", root: path4.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path4.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path4.join(home, "Documents") }
-  }[name];
-  fs4.mkdirSync(layout.root, { recursive: true });
-  return {
-    name,
-    label: layout.label,
-    root: fs4.realpathSync(layout.root),
-    workBase: layout.workBase,
-    versioned: name === "documents",
-    readonly: name === "uploads",
-    scope
-  };
-}
-var ZONE_NAMES, MIB2;
-var init_zones = __esm({
-  "src/core/zones/zones.ts"() {
-    "use strict";
-    init_errors();
-    ZONE_NAMES = ["uploads", "storage", "documents", "group"];
     MIB2 = 1024 * 1024;
-  }
-});
-
-// src/registry/params.ts
-function zoneParam(accepted) {
-  return external_exports.enum(ZONE_NAMES).describe(`Zone: ${accepted.join(" | ")}. Case-insensitive.${accepted.includes("group") ? ' "group" also needs group=.' : ""}`);
-}
-function pathParam(what = 'File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.') {
-  return external_exports.string().min(1).describe(what);
-}
-var groupParam, allowZoneInPath, messageParam, lineNumber;
-var init_params = __esm({
-  "src/registry/params.ts"() {
-    "use strict";
-    init_zod();
-    init_zones();
-    groupParam = external_exports.string().optional().describe('Group name or id; only with zone="group".');
-    allowZoneInPath = external_exports.boolean().default(false).describe("Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).");
-    messageParam = external_exports.string().optional().describe("Commit message in Documents and group zones (default: a description of the change).");
-    lineNumber = (what) => external_exports.number().int().min(1, { message: "line numbers start at 1, not 0" }).optional().describe(what);
   }
 });
 
@@ -21175,10 +21175,24 @@ function plural2(n, word) {
 function looksBinary(bytes) {
   return bytes.subarray(0, 8192).includes(0);
 }
+async function writeChecked(ctx, target, bytes, oldSize) {
+  ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
+  await ensureQuota(target.zone.scope, bytes.length - oldSize);
+  atomicWrite(target.abs, bytes);
+}
+async function underLock(ctx, target, safe, fn) {
+  const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
+  if (safe) return withFileLock(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours, fn);
+  ensureNotLockedByOther(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours);
+  return fn();
+}
 var init_common = __esm({
   "src/functions/common.ts"() {
     "use strict";
     init_errors();
+    init_atomic();
+    init_locks();
+    init_quota();
     init_resolve();
   }
 });
@@ -21272,8 +21286,6 @@ var init_patch_bytes = __esm({
     "use strict";
     init_zod();
     init_errors();
-    init_atomic();
-    init_locks();
     init_quota();
     init_define();
     init_params();
@@ -21327,19 +21339,10 @@ var init_patch_bytes = __esm({
             throw positionError("INVALID_PARAMETER", "offset", `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
           }
           const p = plan(old, bytes, position, args.offset, args.length, () => notFound(target));
-          ensureFileSize(p.result.length, ctx.valves.max_file_size_mb, target.shown);
-          await ensureQuota(zone.scope, p.result.length - (before ?? 0));
-          atomicWrite(target.abs, p.result);
+          await writeChecked(ctx, target, p.result, before ?? 0);
           return p;
         };
-        const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
-        let done;
-        if (args.safe) {
-          done = await withFileLock(zone, target.rel, owner, ctx.valves.lock_max_age_hours, write);
-        } else {
-          ensureNotLockedByOther(zone, target.rel, owner, ctx.valves.lock_max_age_hours);
-          done = await write();
-        }
+        const done = await underLock(ctx, target, args.safe, write);
         return result(args, target, position, bytes.length, done);
       }
     });
@@ -21386,9 +21389,6 @@ var init_convert_eol = __esm({
     "use strict";
     init_zod();
     init_errors();
-    init_atomic();
-    init_locks();
-    init_quota();
     init_define();
     init_params();
     init_common();
@@ -21445,10 +21445,7 @@ var init_convert_eol = __esm({
           return { data, message: `${target.shown} was not changed: ${why}.` };
         }
         const out = convert(bytes, wanted);
-        ensureFileSize(out.length, ctx.valves.max_file_size_mb, target.shown);
-        await ensureQuota(zone.scope, out.length - bytes.length);
-        ensureNotLockedByOther(zone, target.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-        atomicWrite(target.abs, out);
+        await underLock(ctx, target, false, () => writeChecked(ctx, target, out, bytes.length));
         data.file_size = out.length;
         return {
           data,
@@ -21833,9 +21830,7 @@ async function writeText(ctx, target, content, patch) {
   }
   const bytes = Buffer.from(next, "utf8");
   const oldSize = exists ? target.stat.size : 0;
-  ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
-  await ensureQuota(target.zone.scope, bytes.length - oldSize);
-  atomicWrite(target.abs, bytes);
+  await writeChecked(ctx, target, bytes, oldSize);
   return { created: !exists, size: bytes.length, linesAffected, where, ...matches === void 0 ? {} : { matches } };
 }
 function decodeText(target) {
@@ -21863,8 +21858,6 @@ var init_patch_text = __esm({
     init_zod();
     init_errors();
     init_atomic();
-    init_locks();
-    init_quota();
     init_patch();
     init_define();
     init_params();
@@ -21907,15 +21900,7 @@ var init_patch_text = __esm({
         const target = locate(zone, args.path, "path", "write", args.allow_zone_in_path);
         requireNotRoot(target);
         const patch = args.overwrite ? void 0 : checkPositioning(args);
-        const write = () => writeText(ctx, target, args.content, patch);
-        const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
-        let outcome;
-        if (args.safe) {
-          outcome = await withFileLock(zone, target.rel, owner, ctx.valves.lock_max_age_hours, write);
-        } else {
-          ensureNotLockedByOther(zone, target.rel, owner, ctx.valves.lock_max_age_hours);
-          outcome = await write();
-        }
+        const outcome = await underLock(ctx, target, args.safe, () => writeText(ctx, target, args.content, patch));
         const position = patch ? patch.position : "overwrite";
         const data = {
           path: target.rel,

@@ -4,6 +4,9 @@
  */
 import type fs from 'node:fs';
 import { shedError, showValue } from '../core/errors.js';
+import { atomicWrite } from '../core/fs/atomic.js';
+import { ensureNotLockedByOther, withFileLock } from '../core/locks/locks.js';
+import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { resolvePath, type Intent, type ResolvedPath } from '../core/paths/resolve.js';
 import type { Zone } from '../core/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
@@ -85,4 +88,25 @@ export function plural(n: number, word: string): string {
 /** True when the bytes look binary: a NUL byte in the first 8 KiB. */
 export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);
+}
+
+/**
+ * Replaces a file's content after the two write checks: the resulting size against
+ * max_file_size_mb, the net growth against the quota.
+ */
+export async function writeChecked(ctx: CallContext, target: ZonedPath, bytes: Uint8Array, oldSize: number): Promise<void> {
+  ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
+  await ensureQuota(target.zone.scope, bytes.length - oldSize);
+  atomicWrite(target.abs, bytes);
+}
+
+/**
+ * Runs a read-modify-write of one file under the lock rules: safe mode holds the file's lock for the
+ * duration; unsafe mode only refuses a live lock of another conversation.
+ */
+export async function underLock<T>(ctx: CallContext, target: ZonedPath, safe: boolean, fn: () => Promise<T>): Promise<T> {
+  const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
+  if (safe) return withFileLock(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours, fn);
+  ensureNotLockedByOther(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours);
+  return fn();
 }

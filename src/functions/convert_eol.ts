@@ -1,12 +1,9 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { atomicWrite } from '../core/fs/atomic.js';
-import { ensureNotLockedByOther } from '../core/locks/locks.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, plural, requireNotRoot } from './common.js';
+import { locate, notFound, plural, requireNotRoot, underLock, writeChecked } from './common.js';
 import { existingFileSize } from './patch_bytes.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
@@ -109,10 +106,7 @@ export const shedConvertEol = defineFunction({
       return { data, message: `${target.shown} was not changed: ${why}.` };
     }
     const out = convert(bytes, wanted);
-    ensureFileSize(out.length, ctx.valves.max_file_size_mb, target.shown);
-    await ensureQuota(zone.scope, out.length - bytes.length);
-    ensureNotLockedByOther(zone, target.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    atomicWrite(target.abs, out);
+    await underLock(ctx, target, false, () => writeChecked(ctx, target, out, bytes.length));
     data.file_size = out.length;
     return {
       data,

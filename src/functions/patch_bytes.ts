@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
-import { atomicWrite } from '../core/fs/atomic.js';
-import { ensureNotLockedByOther, withFileLock } from '../core/locks/locks.js';
-import { ensureFileSize, ensureQuota, humanSize } from '../core/quota/quota.js';
+import { humanSize } from '../core/quota/quota.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, plural, requireNotRoot, type ZonedPath } from './common.js';
+import { locate, notFound, plural, requireNotRoot, underLock, writeChecked, type ZonedPath } from './common.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 const EXAMPLE = { zone: 'storage', path: 'image.png', content: '89504e470d0a1a0a', content_format: 'hex', overwrite: true };
@@ -144,20 +142,10 @@ export const shedPatchBytes = defineFunction({
         throw positionError('INVALID_PARAMETER', 'offset', `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }
       const p = plan(old, bytes, position, args.offset, args.length, () => notFound(target));
-      ensureFileSize(p.result.length, ctx.valves.max_file_size_mb, target.shown);
-      await ensureQuota(zone.scope, p.result.length - (before ?? 0));
-      atomicWrite(target.abs, p.result);
+      await writeChecked(ctx, target, p.result, before ?? 0);
       return p;
     };
-    const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
-    let done: Plan;
-    if (args.safe) {
-      done = await withFileLock(zone, target.rel, owner, ctx.valves.lock_max_age_hours, write);
-    } else {
-      // Unsafe mode may write under this conversation's own locked edit, never under another's.
-      ensureNotLockedByOther(zone, target.rel, owner, ctx.valves.lock_max_age_hours);
-      done = await write();
-    }
+    const done = await underLock(ctx, target, args.safe, write);
 
     return result(args, target, position, bytes.length, done);
   },

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { atomicWrite, readFile } from '../core/fs/atomic.js';
-import { ensureNotLockedByOther, withFileLock } from '../core/locks/locks.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
+import { readFile } from '../core/fs/atomic.js';
 import { applyTextPatch, compilePattern, splitLines, type Position, type TextPatch } from '../core/text/patch.js';
 import type { CallContext } from '../registry/define.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, looksBinary, requireFile, requireNotRoot, type ZonedPath } from './common.js';
+import { locate, looksBinary, requireFile, requireNotRoot, underLock, writeChecked, type ZonedPath } from './common.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 
@@ -50,15 +48,7 @@ export const shedPatchText = defineFunction({
     const target = locate(zone, args.path, 'path', 'write', args.allow_zone_in_path);
     requireNotRoot(target);
     const patch = args.overwrite ? undefined : checkPositioning(args);
-    const write = () => writeText(ctx, target, args.content, patch);
-    const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
-    let outcome: WriteOutcome;
-    if (args.safe) {
-      outcome = await withFileLock(zone, target.rel, owner, ctx.valves.lock_max_age_hours, write);
-    } else {
-      ensureNotLockedByOther(zone, target.rel, owner, ctx.valves.lock_max_age_hours);
-      outcome = await write();
-    }
+    const outcome = await underLock(ctx, target, args.safe, () => writeText(ctx, target, args.content, patch));
     const position = patch ? patch.position : 'overwrite';
     const data: Record<string, unknown> = {
       path: target.rel,
@@ -168,9 +158,7 @@ async function writeText(ctx: CallContext, target: ZonedPath, content: string, p
   }
   const bytes = Buffer.from(next, 'utf8');
   const oldSize = exists ? target.stat!.size : 0;
-  ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
-  await ensureQuota(target.zone.scope, bytes.length - oldSize);
-  atomicWrite(target.abs, bytes);
+  await writeChecked(ctx, target, bytes, oldSize);
   return { created: !exists, size: bytes.length, linesAffected, where, ...(matches === undefined ? {} : { matches }) };
 }
 

@@ -3,6 +3,7 @@
 // Deterministic: same sources, same bytes (no timestamps, no absolute paths, stable key order).
 import { build } from 'esbuild';
 import fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -20,6 +21,15 @@ const banner = [
   'const __dirname = __shedDirname(__filename);',
 ].join(' ');
 
+// Libraries that import "stream" or "fs" get the explicit "node:" form: the bundle imports nothing else.
+const nodePrefix = {
+  name: 'node-prefix',
+  setup(b) {
+    const bare = new RegExp(`^(${builtinModules.filter((m) => !m.startsWith('_')).map((m) => m.replace(/[/]/g, '\\/')).join('|')})$`);
+    b.onResolve({ filter: bare }, (args) => ({ path: `node:${args.path}`, external: true }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -31,7 +41,7 @@ const common = {
   loader: { '.wasm': 'binary' },
 };
 
-await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/fileshed.mjs', banner: { js: banner } });
+await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/fileshed.mjs', banner: { js: banner }, plugins: [nodePrefix] });
 
 // The CLI reuses the plugin module instead of bundling a second copy of it.
 const usePluginModule = {
@@ -40,7 +50,7 @@ const usePluginModule = {
     b.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({ path: './fileshed.mjs', external: true }));
   },
 };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.mjs', banner: { js: '#!/usr/bin/env node' }, plugins: [usePluginModule] });
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.mjs', banner: { js: '#!/usr/bin/env node' }, plugins: [usePluginModule, nodePrefix] });
 fs.chmodSync(path.join(dist, 'cli.mjs'), 0o755);
 
 const mod = await import(`${pathToFileURL(path.join(dist, 'fileshed.mjs')).href}?build=${Date.now()}`);

@@ -77,6 +77,31 @@ export const ValvesSchema = z.object({
     title: 'Command sandbox',
     description: 'Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).',
   }),
+  sqlite_default_limit: int(1).default(10).meta({
+    title: 'SQLite default row limit',
+    description: 'Rows a query returns when the call gives no limit and the SQL has no LIMIT.',
+  }),
+  sqlite_max_rows: int(1).default(10000).meta({
+    title: 'SQLite row ceiling',
+    description: 'Most rows one query returns (limit=0 means this ceiling); output_csv exports all rows.',
+  }),
+  zip_max_entries: int(1).default(10000).meta({
+    title: 'Unzip: max entries',
+    description: 'Archives with more entries (files and folders) are refused by shed_unzip.',
+  }),
+  zip_max_total_mb: int(1).default(500).meta({
+    title: 'Unzip: max total size (MB)',
+    description: 'Archives whose declared uncompressed total exceeds this (MiB) are refused by shed_unzip.',
+  }),
+  zip_max_ratio: int(0).default(100).meta({
+    title: 'Unzip: max compression ratio',
+    description: 'Archives over 1 MiB uncompressed whose total/compressed ratio exceeds this are refused; 0 disables the check.',
+  }),
+  import_allowed_paths: z.string().default('').meta({
+    title: 'Import: allowed folders',
+    description:
+      'Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller\'s own folder). Inline content is always accepted.',
+  }),
 });
 
 export const UserValvesSchema = z.object({

@@ -39,9 +39,11 @@ export const shedCreateFile = defineFunction({
       mode: args.mode,
       allow_zone_in_path: args.allow_zone_in_path,
     };
-    if (args.file_type === 'bytes') {
-      return shedPatchBytes.handler(parseArgs(shedPatchBytes, { ...common, content_format: args.content_format }), ctx);
-    }
-    return shedPatchText.handler(parseArgs(shedPatchText, common), ctx);
+    const result =
+      args.file_type === 'bytes'
+        ? await shedPatchBytes.handler(parseArgs(shedPatchBytes, { ...common, content_format: args.content_format }), ctx)
+        : await shedPatchText.handler(parseArgs(shedPatchText, common), ctx);
+    if (result.change) result.change.summary = `${result.data?.created ? 'Create' : 'Replace'} ${result.change.paths[0] ?? args.path}`;
+    return result;
   },
 });

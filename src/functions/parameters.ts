@@ -1,3 +1,4 @@
+import { sandboxReport } from '../core/exec/sandbox.js';
 import { defineFunction } from '../registry/define.js';
 
 export const shedParameters = defineFunction({
@@ -27,7 +28,7 @@ export const shedParameters = defineFunction({
       sqlite_readonly: v.sqlite_readonly,
       sqlite_journal_mode: v.sqlite_journal_mode,
       openwebui_api_url: v.openwebui_api_url,
-      sandbox: { configured: v.sandbox, active: 'not yet probed (commands arrive with shed_exec)' },
+      sandbox: await sandboxReport(v.sandbox),
       host: ctx.host.name,
     };
     // Disk paths are for admins only (SPEC section 4).

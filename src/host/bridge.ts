@@ -1,7 +1,7 @@
 /**
  * Everything the chat platform provides reaches the core through this one interface (SPEC
  * section 2). The standalone implementation needs no platform at all; later issues add group
- * membership, download-link storage and attached files.
+ * membership and download-link storage.
  */
 export interface StatusEvent {
   type: 'status';
@@ -10,9 +10,59 @@ export interface StatusEvent {
 
 export type EventEmitter = (event: StatusEvent) => Promise<void> | void;
 
+/** One file attached to the conversation, as the host describes it (nothing here is trusted yet). */
+export interface AttachedFile {
+  /** Name the host gives (reduced to a safe base name by shed_import). */
+  name: string;
+  id?: string;
+  /** Local path the host stored the upload at (only read under the allowed folders). */
+  path?: string;
+  /** Inline content (Open WebUI: the parser's text output), used when there is no readable path. */
+  content?: string;
+}
+
 export interface HostBridge {
   /** Name reported by shed_parameters. */
   readonly name: string;
+  /**
+   * The files attached to a call, from its host arguments (`__files__`, `__metadata__.files`).
+   * Optional: hosts that do not provide it get the standalone reading.
+   */
+  attachedFiles?(files: unknown, metadata: unknown): AttachedFile[];
 }
 
-export const standaloneHost: HostBridge = { name: 'standalone' };
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+
+/**
+ * Open WebUI's shape (also what standalone callers pass): `__files__` entries hold `name`, `id`
+ * and a `file` object with `id`, `filename`, `path`, `meta.name` and `data.content`; a plain string
+ * entry is a path. `__files__` wins; otherwise `__metadata__.files`.
+ */
+export function readAttachedFiles(files: unknown, metadata: unknown): AttachedFile[] {
+  const list = Array.isArray(files) && files.length > 0 ? files : obj(metadata) && Array.isArray(obj(metadata)!.files) ? (obj(metadata)!.files as unknown[]) : [];
+  const out: AttachedFile[] = [];
+  for (const entry of list.slice(0, 1000)) {
+    if (typeof entry === 'string') {
+      out.push({ name: entry, path: entry });
+      continue;
+    }
+    const e = obj(entry);
+    if (e === undefined) continue;
+    const f = obj(e.file) ?? {};
+    const meta = obj(f.meta) ?? {};
+    const data = obj(f.data) ?? obj(e.data) ?? {};
+    const file: AttachedFile = {
+      name: str(e.name) ?? str(e.filename) ?? str(f.filename) ?? str(f.name) ?? str(meta.name) ?? '',
+    };
+    const id = str(e.id) ?? str(f.id);
+    if (id !== undefined) file.id = id;
+    const p = str(f.path) ?? str(f.file_path) ?? str(e.path) ?? str(e.file_path);
+    if (p !== undefined) file.path = p;
+    if (typeof data.content === 'string') file.content = data.content;
+    out.push(file);
+  }
+  return out;
+}
+
+export const standaloneHost: HostBridge = { name: 'standalone', attachedFiles: readAttachedFiles };

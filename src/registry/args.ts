@@ -92,6 +92,17 @@ const ALIASES: Record<string, readonly string[]> = {
   cmd: ['command', 'program'],
 };
 
+/** Built once per function: zod compiles an object schema on first use, so rebuilding it per call costs ~0.5 ms. */
+const schemas = new WeakMap<FunctionDef, z.ZodObject>();
+function objectSchema(def: FunctionDef): z.ZodObject {
+  let schema = schemas.get(def);
+  if (schema === undefined) {
+    schema = z.object(def.params as unknown as z.ZodRawShape);
+    schemas.set(def, schema);
+  }
+  return schema;
+}
+
 export function parseArgs<S extends z.ZodRawShape>(def: FunctionDef<S>, raw: Record<string, unknown>): z.output<z.ZodObject<S>> {
   const shape = def.params as unknown as Record<string, z.ZodType>;
   const input: Record<string, unknown> = {};
@@ -103,7 +114,7 @@ export function parseArgs<S extends z.ZodRawShape>(def: FunctionDef<S>, raw: Rec
     if (input[key] === undefined) delete input[key];
   }
   if (input.overwrite === true) for (const key of def.overwriteIgnores ?? []) delete input[key];
-  const parsed = z.object(shape).safeParse(input);
+  const parsed = objectSchema(def).safeParse(input);
   if (parsed.success) return parsed.data as z.output<z.ZodObject<S>>;
   throw translateIssue(def, parsed.error.issues[0]!, input, raw);
 }

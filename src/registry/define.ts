@@ -8,7 +8,7 @@ import type { Identity } from '../core/identity.js';
 import type { UserValves, Valves } from '../core/valves.js';
 import type { Change } from '../core/vcs/seam.js';
 import type { Zone, ZoneName } from '../core/zones/zones.js';
-import type { HostBridge } from '../host/bridge.js';
+import type { AttachedFile, HostBridge } from '../host/bridge.js';
 
 export type Category = 'exec' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
 
@@ -24,6 +24,8 @@ export interface CallContext {
   zone(name: ZoneName, group: string | undefined): Zone;
   /** Sends a progress status to the chat when the host gave an event emitter. */
   emit(description: string, done?: boolean): Promise<void>;
+  /** Files attached to the conversation (host arguments __files__ / __metadata__.files), read by the host bridge. */
+  attachedFiles(): AttachedFile[];
 }
 
 export interface HandlerResult extends Outcome {

@@ -11,7 +11,7 @@ import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
-import type { EventEmitter, HostBridge } from '../host/bridge.js';
+import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
 import { renderCall, type CallContext, type FunctionDef } from './define.js';
 import { serialize } from './serialize.js';
@@ -50,13 +50,15 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
           // A broken emitter must not break the call.
         }
       },
+      attachedFiles: () => (host.attachedFiles ? host.attachedFiles(raw.__files__, raw.__metadata__) : readAttachedFiles(raw.__files__, raw.__metadata__)),
     };
     const run = async () => {
       const result = await def.handler(args, ctx);
       if (result.change?.zone.versioned) {
         const message = typeof args.message === 'string' && args.message.trim() ? args.message : undefined;
-        const { commit } = await recordChange(result.change.zone, result.change, user, message);
+        const { commit, warning } = await recordChange(result.change.zone, result.change, user, message);
         if (commit !== undefined) result.data = { ...result.data, commit };
+        if (warning !== undefined) result.message = `${result.message} Warning: ${warning}`;
       }
       return result;
     };

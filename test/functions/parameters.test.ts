@@ -33,7 +33,8 @@ describe('shed_parameters', () => {
       sqlite_readonly: false,
       sqlite_journal_mode: 'wal',
       openwebui_api_url: 'http://localhost:8080',
-      sandbox: { configured: 'auto', active: 'not yet probed (commands arrive with shed_exec)' },
+      // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
+      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server' },
       host: 'standalone',
       _info: { network_enabled: false, groups_available: false },
     });

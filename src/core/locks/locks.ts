@@ -1,11 +1,25 @@
 /**
- * File locks (SPEC section 10): one lock file per locked path under `{workBase}/locks/`, created
- * with O_EXCL so exactly one caller wins, owned by the (user, conversation) pair. A lock older than
- * `lock_max_age_hours` counts as expired and is taken over. The locked-edit functions build on this.
+ * File locks (SPEC section 10): one lock file per locked path under `{workBase}/locks/{rel}.lock`,
+ * owned by the (user, conversation) pair. The one lock implementation: locked-edit sessions
+ * (kind "edit", they outlive a call) and the short locks of safe-mode writes (kind "write").
+ *
+ * Creation is atomic and never shows a half-written lock: the JSON is written to a private temp
+ * file which is then hard-linked to the lock name (link(2) fails with EEXIST like O_EXCL, so
+ * exactly one caller wins). A lock older than `lock_max_age_hours`, a corrupt one, or a write lock
+ * whose process died counts as stale and is taken over when someone else asks. A takeover is
+ * guarded by a second exclusive file (`.lock.takeover`): its holder checks that the lock is still
+ * the very file it judged stale (same inode) and renames its own lock over it, so the lock name
+ * is never empty during a takeover, exactly one taker wins, and the winner knows it took over.
+ * Residual window (documented): the expired holder releasing in the microseconds between that
+ * check and the rename, while a third caller creates a fresh lock.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { syncDir } from '../fs/atomic.js';
+import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
 
 export interface LockOwner {
@@ -13,21 +27,84 @@ export interface LockOwner {
   conv_id: string;
 }
 
+export type LockKind = 'edit' | 'write';
+
 export interface LockInfo extends LockOwner {
   locked_at: string;
   path: string;
+  /** "edit": a locked-edit session; "write": held during one write call. Locks without it count as edit sessions. */
+  kind?: LockKind;
+  /** One acquisition: a release or refresh never touches a lock someone else has since taken. */
+  token?: string;
+  /** Write locks only: the holding process, so the lock of a crashed process is stale at once. */
+  pid?: number;
+  host?: string;
 }
 
-export function lockFile(zone: Zone, rel: string): string | undefined {
+export type LockState =
+  | { state: 'none' }
+  /** Something that is not a lock sits at the lock's name (the locks folder of a folder named "x.lock"). */
+  | { state: 'blocked' }
+  | { state: 'corrupt'; ino: number }
+  | { state: 'held'; lock: LockInfo; ino: number };
+
+export type StaleReason = 'expired' | 'corrupt' | 'abandoned';
+
+export interface Acquired {
+  file: string;
+  lock: LockInfo;
+  /** The same owner already held this edit lock (re-entry). */
+  reentered: boolean;
+  /** Set when a stale lock of someone else (or a corrupt one) was replaced. */
+  tookOver?: { previous: LockInfo | undefined; why: StaleReason };
+}
+
+const MAX_LOCK_BYTES = 64 * 1024;
+const HOST = os.hostname();
+
+export function lockFile(zone: Pick<Zone, 'workBase'>, rel: string): string | undefined {
   return zone.workBase === undefined ? undefined : path.join(zone.workBase, 'locks', `${rel}.lock`);
+}
+
+/** What is at a lock's name, read without following links. */
+export function inspectLock(file: string): LockState {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'none' };
+    if (code === 'ELOOP') return { state: 'corrupt', ino: fs.lstatSync(file).ino }; // a planted link is not a lock
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isDirectory()) return { state: 'blocked' };
+    if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: 'corrupt', ino: st.ino };
+    const lock = parseLock(fs.readFileSync(fd, 'utf8'));
+    return lock === undefined ? { state: 'corrupt', ino: st.ino } : { state: 'held', lock, ino: st.ino };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function parseLock(text: string): LockInfo | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<LockInfo> | null;
+    if (parsed === null || typeof parsed !== 'object') return undefined;
+    if (typeof parsed.user_id !== 'string' || typeof parsed.conv_id !== 'string' || typeof parsed.locked_at !== 'string') return undefined;
+    if (parsed.kind !== undefined && parsed.kind !== 'edit' && parsed.kind !== 'write') return undefined;
+    return parsed as LockInfo;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The current lock, or undefined when there is none or it is unreadable (a corrupt lock never blocks). */
 export function readLock(file: string): LockInfo | undefined {
   try {
-    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockInfo>;
-    if (typeof parsed.user_id !== 'string' || typeof parsed.conv_id !== 'string' || typeof parsed.locked_at !== 'string') return undefined;
-    return parsed as LockInfo;
+    const st = inspectLock(file);
+    return st.state === 'held' ? st.lock : undefined;
   } catch {
     return undefined;
   }
@@ -38,55 +115,243 @@ export function isExpired(lock: LockInfo, maxAgeHours: number, now = Date.now())
   return Number.isNaN(at) || now - at > maxAgeHours * 3600_000;
 }
 
-function sameOwner(a: LockOwner, b: LockOwner): boolean {
+/** Why a held lock no longer protects anything, or undefined when it is live. */
+export function staleReason(lock: LockInfo, maxAgeHours: number, now = Date.now()): StaleReason | undefined {
+  if (isExpired(lock, maxAgeHours, now)) return 'expired';
+  if (lock.kind === 'write' && lock.host === HOST && typeof lock.pid === 'number' && !processAlive(lock.pid)) return 'abandoned';
+  return undefined;
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errnoCode(err) === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+export function sameOwner(a: LockOwner, b: LockOwner): boolean {
   return a.user_id === b.user_id && a.conv_id === b.conv_id;
 }
 
+export function isEditLock(lock: LockInfo): boolean {
+  return (lock.kind ?? 'edit') === 'edit';
+}
+
 /**
- * Runs `fn` while holding the lock of `rel`. Refuses if a live lock exists, even one of the same
- * conversation: that is an open locked-edit session, which a direct patch must not disturb.
+ * Takes the lock of `rel`. An edit lock already held by the same owner is re-entered (and its age
+ * refreshed); any other live lock gives FILE_LOCKED; a stale or corrupt one is taken over.
+ */
+export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind): Acquired {
+  const file = lockFile(zone, rel);
+  if (file === undefined) throw lockError(rel, 'this zone has no locks');
+  const dir = path.dirname(file);
+  const mine: LockInfo = {
+    ...owner,
+    locked_at: new Date().toISOString(),
+    path: rel,
+    kind,
+    token: crypto.randomBytes(12).toString('hex'),
+    ...(kind === 'write' ? { pid: process.pid, host: HOST } : {}),
+  };
+  const tmp = path.join(dir, `.${path.basename(file).slice(0, 180)}.${mine.token}.tmp`);
+  // A release elsewhere may prune the empty folder between mkdir and the write: retry then.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      writePrivate(tmp, mine);
+      break;
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT' && attempt < 5) continue;
+      throw lockError(rel, `its lock file cannot be written (${errnoCode(err) ?? 'error'})`);
+    }
+  }
+  try {
+    let tookOver: Acquired['tookOver'];
+    for (let attempt = 0; attempt < 200; attempt++) {
+      try {
+        fs.linkSync(tmp, file);
+        syncDir(dir);
+        return { file, lock: mine, reentered: false };
+      } catch (err) {
+        if (errnoCode(err) !== 'EEXIST') throw lockError(rel, `the lock file cannot be created (${errnoCode(err) ?? 'error'})`);
+      }
+      const state = inspectLock(file);
+      if (state.state === 'none') continue; // released meanwhile: try again
+      if (state.state === 'blocked') throw lockError(rel, `the name '${rel}.lock' is taken by the locks of a folder with that name`);
+      if (state.state === 'held') {
+        const { lock } = state;
+        if (kind === 'edit' && isEditLock(lock) && sameOwner(lock, owner)) {
+          const refreshed = refreshLock(file, lock) ?? lock;
+          return { file, lock: refreshed, reentered: true };
+        }
+        const why = staleReason(lock, maxAgeHours);
+        if (why === undefined) throw lockedError(rel, lock, owner);
+        tookOver = { previous: lock, why };
+      } else {
+        tookOver = { previous: undefined, why: 'corrupt' };
+      }
+      if (replaceStale(file, state.ino, tmp)) {
+        syncDir(dir);
+        return { file, lock: mine, reentered: false, tookOver };
+      }
+      pause(2); // another caller is taking it over: look again in a moment
+    }
+    throw lockError(rel, 'it changed hands too often while acquiring; try again');
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** Writes a new private file (never through a link) and syncs it. */
+function writePrivate(file: string, lock: LockInfo): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  try {
+    fs.writeSync(fd, JSON.stringify(lock, null, 2));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Puts `mine` in place of the stale lock (inode `ino`) under the takeover guard. False when the
+ * guard is held by another taker or the lock is no longer the one judged stale.
+ */
+function replaceStale(file: string, ino: number, mine: string): boolean {
+  const guard = `${file}.takeover`;
+  let fd: number;
+  try {
+    fd = fs.openSync(guard, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  } catch {
+    // Held by another taker; a guard left by a crashed taker is cleared after a while.
+    const st = fs.lstatSync(guard, { throwIfNoEntry: false });
+    if (st !== undefined && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs.rmSync(guard, { force: true });
+    return false;
+  }
+  try {
+    if (fs.lstatSync(file, { throwIfNoEntry: false })?.ino !== ino) return false;
+    fs.renameSync(mine, file);
+    return true;
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(guard, { force: true });
+  }
+}
+
+const GUARD_STALE_MS = 10_000;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** A short synchronous wait (lock acquisition is synchronous so it can be used anywhere). */
+function pause(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+/** Renews `locked_at` of a lock still holding `lock.token`; returns the renewed lock. */
+export function refreshLock(file: string, lock: LockInfo): LockInfo | undefined {
+  const current = inspectLock(file);
+  if (current.state !== 'held' || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return undefined;
+  const renewed: LockInfo = { ...current.lock, locked_at: new Date().toISOString() };
+  const tmp = path.join(path.dirname(file), `.${path.basename(file).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writePrivate(tmp, renewed);
+    fs.renameSync(tmp, file);
+  } catch {
+    fs.rmSync(tmp, { force: true });
+    return undefined;
+  }
+  return renewed;
+}
+
+/** Removes the lock of `rel` if it is still the acquisition `token`; false when it is gone or someone else's. */
+export function releaseLock(zone: Pick<Zone, 'workBase'>, rel: string, token: string | undefined): boolean {
+  const file = lockFile(zone, rel);
+  if (file === undefined) return false;
+  const state = inspectLock(file);
+  if (state.state !== 'held' || state.lock.token !== token) return false;
+  fs.rmSync(file, { force: true });
+  pruneEmpty(path.dirname(file), locksRoot(zone));
+  return true;
+}
+
+/** Removes whatever lock `rel` has (force unlock, maintenance); returns what it was. */
+export function removeLock(zone: Pick<Zone, 'workBase'>, rel: string): LockState {
+  const file = lockFile(zone, rel);
+  if (file === undefined) return { state: 'none' };
+  let state: LockState;
+  try {
+    state = inspectLock(file);
+  } catch {
+    state = { state: 'corrupt', ino: 0 };
+  }
+  if (state.state === 'none' || state.state === 'blocked') return state;
+  fs.rmSync(file, { force: true });
+  pruneEmpty(path.dirname(file), locksRoot(zone));
+  return state;
+}
+
+export function locksRoot(zone: Pick<Zone, 'workBase'>): string {
+  return path.join(zone.workBase ?? '/nonexistent', 'locks');
+}
+
+/** Removes empty folders from `dir` up to (not including) `stop`. */
+export function pruneEmpty(dir: string, stop: string): void {
+  let current = dir;
+  while (current.startsWith(stop + path.sep)) {
+    try {
+      fs.rmdirSync(current);
+    } catch {
+      return; // not empty, or gone
+    }
+    current = path.dirname(current);
+  }
+}
+
+/**
+ * Runs `fn` while holding a write lock on `rel`. Refuses if a live lock exists, even one of the
+ * same conversation: that is an open locked-edit session, which a direct write must not disturb.
  */
 export async function withFileLock<T>(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number, fn: () => Promise<T> | T): Promise<T> {
-  const file = lockFile(zone, rel);
-  if (file === undefined) return fn();
-  const existing = readLock(file);
-  if (existing !== undefined && !isExpired(existing, maxAgeHours)) throw lockedError(rel, existing, owner);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  if (existing !== undefined || fs.existsSync(file)) fs.rmSync(file, { force: true }); // expired or corrupt
-  const mine: LockInfo = { ...owner, locked_at: new Date().toISOString(), path: rel };
-  try {
-    fs.writeFileSync(file, JSON.stringify(mine, null, 2), { flag: 'wx' });
-  } catch {
-    const winner = readLock(file);
-    throw lockedError(rel, winner ?? mine, owner);
-  }
+  if (zone.workBase === undefined) return fn();
+  const held = acquireLock(zone, rel, owner, maxAgeHours, 'write');
   try {
     return await fn();
   } finally {
-    fs.rmSync(file, { force: true });
+    releaseLock(zone, rel, held.lock.token);
   }
 }
 
 /** Throws FILE_LOCKED when someone else (another conversation) holds a live lock on `rel`. */
-export function ensureNotLockedByOther(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number): void {
+export function ensureNotLockedByOther(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number): void {
   const file = lockFile(zone, rel);
   if (file === undefined) return;
   const lock = readLock(file);
-  if (lock !== undefined && !isExpired(lock, maxAgeHours) && !sameOwner(lock, owner)) throw lockedError(rel, lock, owner);
+  if (lock !== undefined && staleReason(lock, maxAgeHours) === undefined && !sameOwner(lock, owner)) throw lockedError(rel, lock, owner);
 }
 
-function lockedError(rel: string, lock: LockInfo, owner: LockOwner): Error {
-  const mineOpen = sameOwner(lock, owner);
-  return shedError(
-    'FILE_LOCKED',
-    mineOpen
-      ? `'${rel}' is open in a locked edit in this conversation; a direct write would discard it.`
-      : `'${rel}' is locked by another conversation since ${lock.locked_at}.`,
-    {
-      details: { path: rel, locked_at: lock.locked_at },
-      hint: mineOpen
-        ? 'Finish the edit first: shed_lockedit_save(...) or shed_lockedit_cancel(...), or pass safe=false to write anyway.'
-        : 'Wait for the other conversation to save, or use shed_force_unlock(zone=..., path=...) if that edit was abandoned.',
-    },
-  );
+export function lockedError(rel: string, lock: LockInfo, owner: LockOwner): Error {
+  const mine = sameOwner(lock, owner);
+  const edit = isEditLock(lock);
+  let message: string;
+  let hint: string;
+  if (!edit) {
+    message = `'${rel}' is being written by another call right now.`;
+    hint = 'Try again in a moment.';
+  } else if (mine) {
+    message = `'${rel}' is open in a locked edit in this conversation; a direct write would discard it.`;
+    hint = 'Finish the edit first: shed_lockedit_save(...) or shed_lockedit_cancel(...), or pass safe=false to write anyway.';
+  } else {
+    message = `'${rel}' is locked by another conversation since ${lock.locked_at}.`;
+    hint = 'Wait for the other conversation to save, or use shed_force_unlock(zone=..., path=...) if that edit was abandoned.';
+  }
+  return shedError('FILE_LOCKED', message, { details: { path: rel, locked_at: lock.locked_at, ...(edit ? {} : { kind: 'write' }) }, hint });
+}
+
+function lockError(rel: string, why: string): Error {
+  return shedError('LOCK_ERROR', `Cannot lock '${rel}': ${why}.`, {
+    details: { path: rel },
+    hint: 'Retry once; if it persists, shed_maintenance() cleans broken locks, or an admin checks the storage.',
+  });
 }

@@ -22,6 +22,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 export interface Usage {
   bytes: number;
@@ -39,6 +40,88 @@ interface FolderRecord {
 
 const MAX_TREES = 64;
 
+interface Listing {
+  dir: string;
+  watcher: fs.FSWatcher | undefined;
+  subfolders: string[];
+  names: string[];
+}
+
+interface Measurement {
+  bytes: number;
+  files: number;
+  /** Files with several hard links: [name, size, inode]. */
+  linked: [string, number, number][];
+  /** Names that turned out to be folders (created between listing and measuring). */
+  becameFolders: string[];
+}
+
+/**
+ * Sizes of the non-folder entries of one folder. Self-contained (lstat is passed in) because its
+ * source text also runs in the worker thread.
+ */
+function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly string[]): Measurement {
+  const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
+  for (const name of names) {
+    const st = lstat(prefix + name, { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    if (st.isDirectory()) {
+      out.becameFolders.push(name);
+      continue;
+    }
+    out.bytes += st.size;
+    out.files += 1;
+    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+  }
+  return out;
+}
+
+/** Below this many files a worker's start-up (~50 ms) costs more than it saves. */
+const PARALLEL_MIN_FILES = 20_000;
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { lstatSync } = require('node:fs');
+const measureFiles = ${measureFiles.toString()};
+parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]) => measureFiles(lstatSync, dir, names))));
+`;
+
+/**
+ * A worker thread started before the folder walk (its ~50 ms start-up overlaps the walk), given the
+ * second half of the files to measure while this thread measures the first half.
+ */
+class MeasuringWorker {
+  private readonly worker: Worker | undefined;
+
+  constructor() {
+    try {
+      this.worker = new Worker(WORKER_SOURCE, { eval: true });
+      this.worker.unref();
+    } catch {
+      this.worker = undefined; // no worker threads: everything is measured here
+    }
+  }
+
+  async measure(listed: readonly Listing[]): Promise<Measurement[]> {
+    const here = (from: number, to: number) => listed.slice(from, to).map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
+    const total = listed.reduce((n, l) => n + l.names.length, 0);
+    const worker = this.worker;
+    if (worker === undefined) return here(0, listed.length);
+    let split = 0;
+    for (let count = 0; split < listed.length && count < total / 2; split++) count += listed[split]!.names.length;
+    const theirs = new Promise<Measurement[] | undefined>((resolve) => {
+      worker.once('message', (result: Measurement[]) => resolve(result));
+      worker.once('error', () => resolve(undefined));
+    });
+    worker.postMessage(listed.slice(split).map((l) => [l.dir, l.names]));
+    const mine = here(0, split);
+    const rest = (await theirs) ?? here(split, listed.length);
+    void worker.terminate();
+    return [...mine, ...rest];
+  }
+}
+
 class TreeUsage {
   private readonly folders = new Map<string, FolderRecord>();
   private readonly dirty = new Set<string>();
@@ -47,6 +130,7 @@ class TreeUsage {
   /** Inodes known to have several links; a new one means another folder may hold it too. */
   private readonly linkedInodes = new Set<number>();
   private sawNewLink = false;
+  private busy: Promise<void> = Promise.resolve();
   private total: Usage = { bytes: 0, files: 0 };
   private scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
@@ -55,14 +139,23 @@ class TreeUsage {
   constructor(readonly root: string) {}
 
   async usage(): Promise<Usage> {
-    if (this.scanned && !this.unwatched) {
-      await turnEventLoop();
-      this.checkLinkedFiles();
-      this.refreshDirty();
-      if (this.sawNewLink) this.rescan(); // a new hard link: find every folder that holds it
+    // One question at a time per tree: a walk and a refresh must not interleave.
+    const previous = this.busy;
+    let release!: () => void;
+    this.busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      if (this.scanned && !this.unwatched) {
+        await turnEventLoop();
+        this.checkLinkedFiles();
+        this.refreshDirty();
+        if (this.sawNewLink) await this.rescan(); // a new hard link: find every folder that holds it
+      }
+      if (!this.scanned || this.unwatched) await this.rescan();
+      return { ...this.total };
+    } finally {
+      release();
     }
-    if (!this.scanned || this.unwatched) this.rescan();
-    return { ...this.total };
   }
 
   invalidate(): void {
@@ -79,15 +172,68 @@ class TreeUsage {
     this.total = { bytes: 0, files: 0 };
   }
 
-  private rescan(): void {
+  /**
+   * The full walk. Folders first, on this thread: each is watched before it is listed, so no change
+   * can slip by. Then the files are measured; for large trees half of them on a worker thread, since
+   * a cold walk is mostly per-file JavaScript overhead and the machine has a second core.
+   */
+  private async rescan(): Promise<void> {
     this.closeAll();
     if (!isFolder(this.root)) return; // nothing yet: stays unscanned, so the next question looks again
     this.scanned = true;
-    this.addSubtree(this.root);
+    let helper: MeasuringWorker | undefined;
+    let names = 0;
+    const listed: Listing[] = [];
+    const stack = [this.root];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      const listing = this.listFolder(dir);
+      if (listing === undefined) continue;
+      listed.push(listing);
+      names += listing.names.length;
+      if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(); // big tree: start it now, it boots while we walk
+      for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
+    }
+    const measured = helper ? await helper.measure(listed) : listed.map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
+    for (let i = 0; i < listed.length; i++) this.install(listed[i]!, measured[i]!);
     this.sawNewLink = false;
     if (!this.unwatched) return;
     // Without watches the records are not needed between questions.
     for (const rec of this.folders.values()) rec.watcher?.close();
+  }
+
+  /** Records a folder from its listing and its measurement. */
+  private install(listing: Listing, m: Measurement): FolderRecord {
+    const rec: FolderRecord = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: new Map(), watcher: listing.watcher };
+    for (const [name, size, ino] of m.linked) {
+      rec.linked.set(name, size);
+      if (!this.linkedInodes.has(ino)) {
+        this.linkedInodes.add(ino);
+        this.sawNewLink = true;
+      }
+    }
+    for (const name of m.becameFolders) rec.subfolders.add(name);
+    this.folders.set(listing.dir, rec);
+    if (rec.linked.size > 0) this.withLinks.add(listing.dir);
+    this.total.bytes += rec.bytes;
+    this.total.files += rec.files;
+    return rec;
+  }
+
+  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
+  private listFolder(dir: string): Listing | undefined {
+    const watcher = this.unwatched ? undefined : this.watch(dir);
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      watcher?.close();
+      return undefined;
+    }
+    const subfolders: string[] = [];
+    const names: string[] = [];
+    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
+    return { dir, watcher, subfolders, names };
   }
 
   private addSubtree(dir: string): void {
@@ -96,11 +242,7 @@ class TreeUsage {
       const current = stack.pop()!;
       const rec = this.readFolder(current);
       if (rec === undefined) continue;
-      this.folders.set(current, rec);
-      if (rec.linked.size > 0) this.withLinks.add(current);
-      this.total.bytes += rec.bytes;
-      this.total.files += rec.files;
-      for (const name of rec.subfolders) stack.push(path.join(current, name));
+      for (const name of rec.subfolders) stack.push(`${current}/${name}`);
     }
   }
 
@@ -135,55 +277,25 @@ class TreeUsage {
       if (old === undefined) continue;
       // A fresh watch every time: the folder may have been replaced under the same name (ext4 even
       // reuses the inode number), which leaves the old watch dead.
+      this.total.bytes -= old.bytes;
+      this.total.files -= old.files;
+      this.withLinks.delete(dir);
       const fresh = this.readFolder(dir);
       old.watcher?.close();
       if (fresh === undefined) {
+        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: undefined });
         this.dropSubtree(dir);
         continue;
       }
-      this.total.bytes += fresh.bytes - old.bytes;
-      this.total.files += fresh.files - old.files;
-      this.folders.set(dir, fresh);
-      if (fresh.linked.size > 0) this.withLinks.add(dir);
-      else this.withLinks.delete(dir);
       for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path.join(dir, name));
       for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path.join(dir, name));
     }
   }
 
-  /** Lists one folder; the watch is set up before listing so no change can slip between the two. */
+  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
   private readFolder(dir: string): FolderRecord | undefined {
-    const rec: FolderRecord = { bytes: 0, files: 0, subfolders: new Set(), linked: new Map(), watcher: undefined };
-    if (!this.unwatched) rec.watcher = this.watch(dir);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      rec.watcher?.close();
-      return undefined;
-    }
-    for (const entry of entries) {
-      if (entry.isDirectory()) {
-        rec.subfolders.add(entry.name);
-        continue;
-      }
-      const st = fs.lstatSync(path.join(dir, entry.name), { throwIfNoEntry: false });
-      if (st === undefined) continue;
-      if (st.isDirectory()) {
-        rec.subfolders.add(entry.name); // replaced by a folder between readdir and lstat
-        continue;
-      }
-      rec.bytes += st.size;
-      rec.files += 1;
-      if (st.nlink > 1 && st.isFile()) {
-        rec.linked.set(entry.name, st.size);
-        if (!this.linkedInodes.has(st.ino)) {
-          this.linkedInodes.add(st.ino);
-          this.sawNewLink = true;
-        }
-      }
-    }
-    return rec;
+    const listing = this.listFolder(dir);
+    return listing === undefined ? undefined : this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names));
   }
 
   private watch(dir: string): fs.FSWatcher | undefined {

@@ -1,0 +1,112 @@
+// Command execution (issue 3): `node bench/exec.mjs`.
+//
+//   a) validated mode: `shed_exec cat small.txt` through the built plugin module (dist/fileshed.mjs:
+//      dispatcher, zone, policy, quota for the file-size limit, limits wrapper, capture) against a bare
+//      `spawn('cat', ['small.txt'])` in the same folder, stdout collected;
+//   b) bwrap mode: the same call against a bare `bwrap <the same sandbox arguments> -- cat small.txt`
+//      (arguments from src/core/exec/sandbox.ts, bundled by esbuild, so both sides build the same sandbox).
+// Calls alternate between the two sides; medians of RUNS calls after WARMUP warm-ups, ratios side by side.
+// Target (SPEC section 14): at most 1.5x the bare equivalent. Temp folders are removed.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RUNS = Number(process.env.RUNS ?? 60);
+const WARMUP = 10;
+const TARGET = 1.5;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
+const log = (t) => process.stderr.write(`${t}\n`);
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function timed(fn) {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/** Spawns and waits, collecting stdout like the executor does. */
+function run(file, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', () => {});
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error(`${file} exited ${code}`))));
+  });
+}
+
+async function loadModules() {
+  const bundle = path.join(root, 'dist', 'fileshed.mjs');
+  if (!fs.existsSync(bundle)) throw new Error('dist/fileshed.mjs is missing: run `node build.mjs` first');
+  const { Tools } = await import(pathToFileURL(bundle).href);
+  const sandboxFile = path.join(work, 'sandbox.mjs');
+  await build({ entryPoints: [path.join(root, 'src/core/exec/sandbox.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
+  const { bwrapArgs } = await import(pathToFileURL(sandboxFile).href);
+  return { Tools, bwrapArgs };
+}
+
+async function measure(label, ours, bare) {
+  for (let i = 0; i < WARMUP; i++) {
+    await ours();
+    await bare();
+  }
+  const a = [];
+  const b = [];
+  for (let i = 0; i < RUNS; i++) {
+    a.push(await timed(ours));
+    b.push(await timed(bare));
+  }
+  const row = { label, ours: median(a), bare: median(b) };
+  row.ratio = row.ours / row.bare;
+  return row;
+}
+
+async function main() {
+  const { Tools, bwrapArgs } = await loadModules();
+  const rows = [];
+  for (const mode of ['validated', 'bwrap']) {
+    const base = path.join(work, mode);
+    const tools = new Tools();
+    tools.valves = { ...tools.valves, storage_base_path: base, sandbox: mode };
+    const meta = { __user__: { id: 'bench', name: 'Bench' }, __metadata__: { chat_id: 'c1' } };
+    const zone = path.join(base, 'users', 'bench', 'Storage', 'data');
+    fs.mkdirSync(zone, { recursive: true });
+    fs.writeFileSync(path.join(zone, 'small.txt'), 'a small file\n'.repeat(10));
+    const expected = fs.readFileSync(path.join(zone, 'small.txt'), 'utf8');
+    const ours = async () => {
+      const r = JSON.parse(await tools.shed_exec({ zone: 'storage', cmd: 'cat', args: ['small.txt'], ...meta }));
+      if (!r.success || r.data.stdout !== expected || r.data.sandbox !== mode) throw new Error(`shed_exec failed: ${JSON.stringify(r).slice(0, 300)}`);
+    };
+    const real = fs.realpathSync(zone);
+    const bare =
+      mode === 'validated'
+        ? async () => {
+            if ((await run('cat', ['small.txt'], real)) !== expected) throw new Error('bare cat');
+          }
+        : async () => {
+            const args = [...bwrapArgs({ zoneRoot: real, readonly: false, network: false, protect: [] }), '--', '/usr/bin/cat', 'small.txt'];
+            if ((await run('bwrap', args, '/')) !== expected) throw new Error('bare bwrap cat');
+          };
+    log(`${mode}: ${WARMUP} warm-ups and ${RUNS} calls per side ...`);
+    rows.push(await measure(mode === 'validated' ? "shed_exec cat (validated) vs spawn('cat')" : 'shed_exec cat (bwrap) vs bwrap … cat', ours, bare));
+  }
+  const w = Math.max(...rows.map((r) => r.label.length));
+  console.log(`${'case'.padEnd(w)}  ${'ours ms'.padStart(8)}  ${'bare ms'.padStart(8)}  ${'ratio'.padStart(6)}  target ≤ ${TARGET}x`);
+  for (const r of rows) console.log(`${r.label.padEnd(w)}  ${r.ours.toFixed(2).padStart(8)}  ${r.bare.toFixed(2).padStart(8)}  ${r.ratio.toFixed(2).padStart(5)}x  ${r.ratio <= TARGET ? 'ok' : 'MISSED'}`);
+}
+
+try {
+  await main();
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,132 @@
+/**
+ * Database files in zones: reading one into the engine, and the write cycle
+ * (lock → load fresh bytes → change in memory → export → size and quota checks → atomic replace).
+ *
+ * Journal modes: sql.js works on an in-memory copy and the file is only ever replaced whole
+ * (temp file + fsync + rename), so no -journal or -wal file is ever created beside a database and
+ * the written file is always in rollback-journal format, readable by any sqlite3. The
+ * sqlite_journal_mode valve therefore changes nothing here; it is kept for compatibility.
+ * A database left with a -wal or hot -journal by ANOTHER program (e.g. the sqlite3 command) is
+ * refused for writes: replacing the main file under such a journal would corrupt it.
+ */
+import fs from 'node:fs';
+import type { Database } from 'sql.js';
+import { shedError } from '../errors.js';
+import { atomicWrite } from '../fs/atomic.js';
+import { ensureFileSize, ensureQuota, scopeTotal } from '../quota/quota.js';
+import { errnoCode } from '../paths/resolve.js';
+import type { Zone } from '../zones/zones.js';
+import { dbLockPath, withDbLock } from './dblock.js';
+import { openDatabase } from './engine.js';
+
+const MAGIC = Buffer.from('SQLite format 3\u0000', 'latin1');
+const MIB = 1024 * 1024;
+
+export interface DbTarget {
+  zone: Zone;
+  /** Real absolute path of the database file. */
+  abs: string;
+  rel: string;
+  /** What users see: "Storage/sales.db". */
+  shown: string;
+}
+
+function notSqlite(t: DbTarget): Error {
+  return shedError('INVALID_FORMAT', `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
+    details: { path: t.rel },
+    hint: 'Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database.',
+  });
+}
+
+/** The file's bytes after checking it is a SQLite database (an empty file is an empty database). */
+export function readDbBytes(t: DbTarget): Buffer {
+  const bytes = fs.readFileSync(t.abs);
+  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC))) throw notSqlite(t);
+  return bytes;
+}
+
+/** Names the journal another program left beside the database, if any. */
+export function foreignJournal(abs: string): string | undefined {
+  for (const suffix of ['-wal', '-journal']) {
+    try {
+      if (fs.statSync(abs + suffix).size > 0) return suffix;
+    } catch {
+      // none
+    }
+  }
+  return undefined;
+}
+
+/** Opens the database read-only in effect: whatever runs, nothing is written back. */
+export async function withDbRead<T>(t: DbTarget, fn: (db: Database) => Promise<T> | T): Promise<T> {
+  const db = await openDatabase(readDbBytes(t));
+  try {
+    return await fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export interface WriteLimits {
+  maxFileSizeMb: number;
+  /** Expected growth in bytes (a CSV import's size), to pre-size the in-memory database. */
+  growthHint?: number;
+}
+
+export interface WriteOutcome<T> {
+  result: T;
+  /** True when the file was replaced. */
+  written: boolean;
+  sizeBefore: number;
+  sizeAfter: number;
+  created: boolean;
+}
+
+/**
+ * The write cycle under the database's lock. `fn` gets the database and the room it may grow to;
+ * it returns its result and whether anything changed (nothing changed → the file is not rewritten).
+ */
+export async function withDbWrite<T>(
+  t: DbTarget,
+  limits: WriteLimits,
+  fn: (db: Database, roomBytes: number) => Promise<{ result: T; changed: boolean }>,
+): Promise<WriteOutcome<T>> {
+  return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
+    let sizeBefore = 0;
+    let created = true;
+    try {
+      const st = fs.lstatSync(t.abs);
+      if (!st.isFile()) {
+        throw shedError('NOT_A_FILE', `${t.shown} is not a regular file.`, { details: { parameter: 'path', path: t.rel } });
+      }
+      sizeBefore = st.size;
+      created = false;
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+    const journal = created ? undefined : foreignJournal(t.abs);
+    if (journal !== undefined) {
+      throw shedError('FILE_LOCKED', `${t.shown} has an unfinished ${journal} file from another program (e.g. an open sqlite3 session); writing now could corrupt it.`, {
+        details: { path: t.rel, journal: `${t.rel}${journal}` },
+        hint: `Close the other program, or checkpoint it: shed_exec(zone="${t.zone.name}", cmd="sqlite3", args=["${t.rel}", "PRAGMA wal_checkpoint(TRUNCATE);"]).`,
+      });
+    }
+    const maxBytes = limits.maxFileSizeMb * MIB;
+    const room = Math.max(0, t.zone.scope.limitBytes - (await scopeTotal(t.zone.scope))) + sizeBefore;
+    const limit = Math.min(maxBytes, room);
+    const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
+    const db = await openDatabase(created ? undefined : readDbBytes(t), padTo);
+    try {
+      const { result, changed } = await fn(db, limit);
+      if (!changed) return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
+      const bytes = db.export();
+      db.close(); // frees the in-memory copy before the write
+      ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
+      await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
+      atomicWrite(t.abs, bytes);
+      return { result, written: true, sizeBefore, sizeAfter: bytes.length, created };
+    } finally {
+      db.close();
+    }
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * Runs exactly one SQL statement on an open database and collects what the LLM sees: column names,
+ * rows as arrays (compact: no repeated keys), the number of rows and changes. Values are made JSON
+ * safe: integers beyond 2^53 become strings, BLOBs become {blob: size, hex: first bytes}, and the
+ * rows stop at a character budget so one huge cell cannot flood the context.
+ */
+import type { Database, SqlValue, Statement } from 'sql.js';
+import { shedError } from '../errors.js';
+import { currentRow, scalar, sqliteMessage } from './engine.js';
+import { isTrivia } from './sql-tokens.js';
+
+/** Rows counted past the returned ones to report a total; beyond this the total is "at least". */
+const COUNT_CAP = 1_000_000;
+/** BLOB bytes shown in hex. */
+const BLOB_HEX_BYTES = 32;
+
+export type Cell = string | number | null | { blob: number; hex: string };
+export type BindValue = string | number | boolean | null;
+
+export interface RunOptions {
+  /** Rows to return at most. */
+  limit: number;
+  /** Character budget of the returned rows (JSON size). */
+  budget: number;
+}
+
+export interface RunResult {
+  columns: string[];
+  rows: Cell[][];
+  /** Rows the statement produced in total (or at least, see totalIsLowerBound). */
+  totalRows: number;
+  totalIsLowerBound: boolean;
+  truncated: 'limit' | 'size' | undefined;
+  /** Rows inserted, updated or deleted. */
+  changes: number;
+  lastRowId: number | string | undefined;
+  schemaChanged: boolean;
+}
+
+/** SQLite error as a ShedError that quotes SQLite and points at the likely fix. */
+export function sqlError(db: Database | undefined, err: unknown, sql: string): Error {
+  const msg = sqliteMessage(err);
+  const details: Record<string, unknown> = { sqlite_message: msg, query: sql.length > 500 ? `${sql.slice(0, 497)}...` : sql };
+  let hint = 'Fix the SQL and call again; one statement per call, strings in single quotes, identifiers in double quotes, values through params=[...].';
+  if (/no such table/i.test(msg) || /no such column/i.test(msg)) {
+    const schema = db ? describeSchema(db) : '';
+    if (schema) {
+      details.schema = schema;
+      hint = `The database has: ${schema}.`;
+    } else {
+      hint = 'The database has no tables yet: create one (CREATE TABLE ...) or import a CSV with import_csv=... and table=....';
+    }
+  } else if (/syntax error/i.test(msg)) {
+    hint = 'Check the SQL near the quoted token; strings go in single quotes, names with spaces in double quotes.';
+  } else if (/too many SQL variables|column index out of range|bind/i.test(msg)) {
+    hint = 'Give exactly one value in params for each ? placeholder.';
+  }
+  return shedError('SQL_ERROR', `SQLite error: ${msg}`, { details, hint });
+}
+
+/** "sales(id, region, total); regions(code, name)": tables and their columns, cut to stay short. */
+export function describeSchema(db: Database): string {
+  try {
+    const tables = db.exec("SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name")[0]?.values ?? [];
+    const parts: string[] = [];
+    for (const [name] of tables.slice(0, 20)) {
+      const cols = db.exec(`SELECT name FROM pragma_table_info(${quoteLiteral(String(name))})`)[0]?.values.map((r) => String(r[0])) ?? [];
+      parts.push(`${String(name)}(${cols.slice(0, 30).join(', ')}${cols.length > 30 ? ', ...' : ''})`);
+    }
+    if (tables.length > 20) parts.push(`... ${tables.length - 20} more`);
+    return parts.join('; ');
+  } catch {
+    return '';
+  }
+}
+
+function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Prepares the only statement of `sql`. A second statement is refused (before anything runs):
+ * SQLite itself finds where the first one ends, so trigger bodies with inner ';' stay whole.
+ */
+export function prepareOne(db: Database, sql: string): Statement {
+  const it = db.iterateStatements(sql);
+  let first: IteratorResult<Statement>;
+  try {
+    first = it.next();
+  } catch (err) {
+    throw sqlError(db, err, sql);
+  }
+  if (first.done) {
+    throw shedError('MISSING_PARAMETER', "'query' holds no SQL statement (only comments or semicolons).", {
+      details: { parameter: 'query' },
+      hint: 'Example: query="SELECT * FROM sales LIMIT 5"',
+    });
+  }
+  const stmt = first.value;
+  const rest = it.getRemainingSQL();
+  if (!isTrivia(rest)) {
+    const firstSql = stmt.getSQL();
+    stmt.free();
+    throw shedError('INVALID_PARAMETER', "'query' holds more than one SQL statement; shed_sqlite runs exactly one statement per call.", {
+      details: { parameter: 'query', first_statement: firstSql.slice(0, 200), remaining: rest.trim().slice(0, 200) },
+      hint: 'Send each statement in its own shed_sqlite call (each call is its own transaction).',
+    });
+  }
+  return stmt;
+}
+
+export function bindParams(db: Database, stmt: Statement, params: BindValue[] | undefined, sql: string): void {
+  if (!params || params.length === 0) return;
+  try {
+    stmt.bind(params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)));
+  } catch (err) {
+    stmt.free();
+    throw sqlError(db, err, sql);
+  }
+}
+
+/** Steps the statement to the end, keeping the first rows within limit and budget. */
+export function runStatement(db: Database, stmt: Statement, sql: string, opts: RunOptions): RunResult {
+  const changes0 = Number(scalar(db, 'SELECT total_changes()'));
+  const schema0 = scalar(db, 'PRAGMA schema_version');
+  const columns = stmt.getColumnNames();
+  const rows: Cell[][] = [];
+  let used = 2;
+  let total = 0;
+  let lowerBound = false;
+  let truncated: RunResult['truncated'];
+  try {
+    while (stmt.step()) {
+      total++;
+      if (truncated === undefined) {
+        if (rows.length >= opts.limit) {
+          truncated = 'limit';
+        } else {
+          const row = renderRow(currentRow(stmt), opts.budget - used);
+          const size = JSON.stringify(row).length + 1;
+          if (used + size > opts.budget && rows.length > 0) {
+            truncated = 'size';
+          } else {
+            rows.push(row);
+            used += size;
+          }
+        }
+      }
+      if (total >= COUNT_CAP && truncated !== undefined && columns.length > 0 && isReadOnlyRun(db, changes0)) {
+        lowerBound = true;
+        break;
+      }
+    }
+  } catch (err) {
+    throw sqlError(db, err, sql);
+  } finally {
+    stmt.free();
+  }
+  const changes = Number(scalar(db, 'SELECT total_changes()')) - changes0;
+  const rowid = scalar(db, 'SELECT last_insert_rowid()');
+  return {
+    columns,
+    rows,
+    totalRows: total,
+    totalIsLowerBound: lowerBound,
+    truncated,
+    changes,
+    lastRowId: typeof rowid === 'number' ? rowid : typeof rowid === 'bigint' ? safeInteger(rowid) : undefined,
+    schemaChanged: scalar(db, 'PRAGMA schema_version') !== schema0,
+  };
+}
+
+/** Counting may stop early only for statements that change nothing (a write must run to its end). */
+function isReadOnlyRun(db: Database, changes0: number): boolean {
+  return Number(scalar(db, 'SELECT total_changes()')) === changes0;
+}
+
+function renderRow(values: (SqlValue | bigint)[], room: number): Cell[] {
+  return values.map((v) => renderCell(v, Math.max(room, 200)));
+}
+
+export function renderCell(v: SqlValue | bigint, maxChars = Number.MAX_SAFE_INTEGER): Cell {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return safeInteger(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (typeof v === 'string') return v.length > maxChars ? `${v.slice(0, maxChars)}... [cut: ${v.length} characters in all; use substr() or output_csv]` : v;
+  const bytes = v;
+  return { blob: bytes.length, hex: Buffer.from(bytes.subarray(0, BLOB_HEX_BYTES)).toString('hex') + (bytes.length > BLOB_HEX_BYTES ? '...' : '') };
+}
+
+function safeInteger(v: bigint): number | string {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+}

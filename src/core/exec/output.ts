@@ -1,0 +1,22 @@
+/**
+ * What the model reads of a command's output: disk paths replaced by the sandbox view (/zone),
+ * and each stream cut at max_output characters with a notice saying how much was cut and how to
+ * get the rest.
+ */
+import type { Zone } from '../zones/zones.js';
+import { SANDBOX_ZONE } from './sandbox.js';
+
+export function scrubOutput(text: string, zone: Zone): string {
+  return text.split(zone.root).join(SANDBOX_ZONE);
+}
+
+/** `keptBytes`/`totalBytes`: what was captured of the stream, and what the command wrote in all. */
+export function truncateText(text: string, keptBytes: number, totalBytes: number, limit: number, stream: 'stdout' | 'stderr'): { text: string; truncated: boolean } {
+  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
+  const shown = text.slice(0, limit);
+  const notice =
+    `\n\n[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. ` +
+    `To get everything, save it with ${stream === 'stdout' ? 'stdout_file' : 'stderr_file'}="out.txt" and read parts with shed_read(start_line=...), ` +
+    'or narrow the output (head, tail, grep, wc -l). ...]';
+  return { text: shown + notice, truncated: true };
+}

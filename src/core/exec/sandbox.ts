@@ -1,0 +1,134 @@
+/**
+ * The sandbox (SPEC section 8): bubblewrap when it works, so a command sees only its zone (at
+ * /zone), read-only system folders, a private /tmp, no network unless allowed, its own PID
+ * namespace, no capabilities, and dies with us. Valve `sandbox`: auto (probe once, fall back to
+ * validated), bwrap (required), validated (argument policy only).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { shedError } from '../errors.js';
+
+export type SandboxSetting = 'auto' | 'bwrap' | 'validated';
+
+export interface SandboxStatus {
+  configured: SandboxSetting;
+  active: 'bwrap' | 'validated';
+  reason: string;
+}
+
+/** Where the zone appears inside the sandbox (and how disk paths are shown in output). */
+export const SANDBOX_ZONE = '/zone';
+
+const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Read-only files and folders of /etc that common tools need (alternatives for awk, certificates for curl). */
+const ETC_READONLY = ['/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/mime.types', '/etc/magic'];
+const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf'];
+
+export interface BwrapOptions {
+  zoneRoot: string;
+  readonly: boolean;
+  network: boolean;
+  /** Folders inside the zone that stay read-only even in a writable zone (.git of versioned zones). */
+  protect: readonly string[];
+}
+
+export function bwrapArgs(opts: BwrapOptions): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const dir of ['bin', 'sbin', 'lib', 'lib64', 'lib32']) {
+    const host = `/${dir}`;
+    const st = fs.lstatSync(host, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push('--symlink', fs.readlinkSync(host), host);
+    else if (st?.isDirectory()) args.push('--ro-bind', host, host);
+  }
+  for (const p of [...ETC_READONLY, ...(opts.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', p, p);
+  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  args.push(opts.readonly ? '--ro-bind' : '--bind', opts.zoneRoot, SANDBOX_ZONE);
+  for (const rel of opts.protect) {
+    const inside = path.join(opts.zoneRoot, rel);
+    if (fs.existsSync(inside)) args.push('--ro-bind', inside, path.posix.join(SANDBOX_ZONE, rel));
+  }
+  args.push('--chdir', SANDBOX_ZONE, '--unshare-all');
+  if (opts.network) args.push('--share-net');
+  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  return args;
+}
+
+let probe: Promise<{ ok: boolean; reason: string }> | undefined;
+
+/** Runs `true` in a throwaway sandbox once per process. */
+function probeBwrap(): Promise<{ ok: boolean; reason: string }> {
+  probe ??= new Promise((resolve) => {
+    const bwrap = findProgram('bwrap');
+    if (bwrap === undefined) {
+      resolve({ ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian package: bubblewrap)' });
+      return;
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-probe-'));
+    const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), '--', '/usr/bin/true'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: SYSTEM_PATH },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const done = (ok: boolean, reason: string) => {
+      clearTimeout(timer);
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve({ ok, reason });
+    };
+    child.on('error', (err) => done(false, `bwrap could not start: ${err.message}`));
+    child.on('close', (code) => done(code === 0, code === 0 ? 'bubblewrap works on this server' : `bubblewrap failed its test run: ${stderr.trim().split('\n')[0] ?? `exit ${code}`}`));
+  });
+  return probe;
+}
+
+export async function sandboxStatus(configured: SandboxSetting): Promise<SandboxStatus> {
+  if (configured === 'validated') return { configured, active: 'validated', reason: 'the admin chose argument validation only (valve sandbox="validated")' };
+  const { ok, reason } = await probeBwrap();
+  if (ok) return { configured, active: 'bwrap', reason };
+  if (configured === 'bwrap') {
+    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: the admin requires the bubblewrap sandbox, but ${reason}.`, {
+      details: { sandbox: configured },
+      hint: 'An admin must install bubblewrap or set the valve sandbox to "auto". File functions (shed_read, shed_create_file, ...) still work.',
+    });
+  }
+  return { configured, active: 'validated', reason: `${reason}; falling back to argument validation` };
+}
+
+/** For shed_parameters and shed_allowed_commands: the same answer as sandboxStatus, never an error. */
+export async function sandboxReport(configured: SandboxSetting): Promise<{ configured: SandboxSetting; active: string; reason: string }> {
+  try {
+    return await sandboxStatus(configured);
+  } catch {
+    const { reason } = await probeBwrap();
+    return { configured, active: 'none (commands refused)', reason: `the admin requires bubblewrap, but ${reason}` };
+  }
+}
+
+const programCache = new Map<string, string>();
+
+/** Absolute path of an installed program on the system PATH (never the zone), or undefined. Misses are not cached: an admin may install it. */
+export function findProgram(name: string): string | undefined {
+  const cached = programCache.get(name);
+  if (cached !== undefined) return cached;
+  let found: string | undefined;
+  for (const dir of SYSTEM_PATH.split(':')) {
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) {
+        found = candidate;
+        break;
+      }
+    } catch {
+      // not here
+    }
+  }
+  if (found !== undefined) programCache.set(name, found);
+  return found;
+}
+
+export { SYSTEM_PATH };

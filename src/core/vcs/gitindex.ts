@@ -1,0 +1,379 @@
+/**
+ * Keeps `.git/index` equal to HEAD, so that a real `git status` in the folder is clean after each
+ * commit (git compares HEAD with the index, and the index with the files).
+ *
+ * A plain index lists every tracked file in one file, so updating it means rewriting it (800 KB at
+ * 10,000 files, whose pages the next fsync anywhere then has to flush). We write git's split-index
+ * form instead: `.git/sharedindex.<sha>` holds a full index written once in a while, and
+ * `.git/index` holds only what changed since (new entries, and a bitmap of the shared entries that
+ * no longer count) plus a `link` extension naming the shared file. A commit rewrites only that
+ * small file: O(changes since the last rebase). When it grows past a fifth of the shared index,
+ * the next commit writes a new shared index (amortised O(1) per change). Any git (2.x) reads this
+ * form, whatever its config; no fsync, as the index is a cache that git can rebuild.
+ *
+ * `.git/fileshed-index-head` records which commit the index matches. If it does not match the
+ * parent of the new commit (first commit, crash between ref move and index write, index damaged or
+ * in a form we do not splice), the index is rebuilt from the new tree, reusing the stat data of
+ * entries whose content did not change.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeEwah, encodeEwah } from './ewah.js';
+import { isTreeMode, readTree, writeAll } from './objects.js';
+import type { WorkBlob } from './worktree.js';
+
+const MARKER = 'fileshed-index-head';
+/** The small index may hold this many entries (or a fifth of the shared one) before a rebase. */
+const MIN_SPLIT_ENTRIES = 1000;
+
+export interface IndexUpdate {
+  parent: string | undefined;
+  head: string;
+  tree: string;
+  /** Changed zone-relative paths: each is removed with everything below it, then `blobs` are added. */
+  changed: string[];
+  blobs: WorkBlob[];
+}
+
+/** One entry: its name (raw bytes) and its whole on-disk record. */
+interface Entry {
+  name: Buffer;
+  raw: Buffer;
+}
+
+interface Layout {
+  buf: Buffer;
+  version: number;
+  count: number;
+  /** Entry offsets; offsets[count] is where the extensions start. */
+  offsets: Uint32Array;
+}
+
+interface IndexState {
+  main: Layout;
+  link: { shared: string; deletes: number[]; replaces: number[] } | undefined;
+  shared: Layout | undefined;
+}
+
+export async function updateIndex(gitdir: string, u: IndexUpdate): Promise<void> {
+  const inStep = readText(path.join(gitdir, MARKER)) === u.parent && u.parent !== undefined;
+  const state = inStep ? readState(gitdir) : undefined;
+  const added = u.blobs.map((b) => {
+    const name = Buffer.from(b.path);
+    return { name, raw: encodeEntry(name, b.oid, b.mode, b.stat) };
+  });
+  if (state?.link !== undefined && state.shared !== undefined && state.link.replaces.length === 0) {
+    // The usual case: drop the changed paths, add their new entries, rewrite only the small file.
+    const shared = state.shared;
+    const deletes = new Set(state.link.deletes);
+    const gone = removedMask(shared.count, (i) => nameAt(shared, i), u.changed);
+    gone.forEach((g, i) => g && deletes.add(i));
+    const main = state.main;
+    const mainGone = removedMask(main.count, (i) => nameAt(main, i), u.changed);
+    const kept: Entry[] = [];
+    for (let i = 0; i < main.count; i++) if (!mainGone[i]) kept.push({ name: nameAt(main, i), raw: rawAt(main, i) });
+    const adds = mergeSorted(kept, added);
+    if (adds.length <= Math.max(MIN_SPLIT_ENTRIES, shared.count / 5)) {
+      writeMain(gitdir, adds, state.link.shared, [...deletes].sort((a, b) => a - b));
+      writeSmall(gitdir, MARKER, `${u.head}\n`);
+      return;
+    }
+  }
+  let full: Entry[];
+  if (state !== undefined) {
+    // A plain index, git's replacements, or too many changes: splice the whole list, rebase.
+    const all = mergedEntries(state);
+    const gone = removedMask(all.length, (i) => all[i]!.name, u.changed);
+    full = mergeSorted(all.filter((_, i) => !gone[i]), added);
+  } else {
+    full = await rebuild(gitdir, u.tree, u.blobs);
+  }
+  writeSplit(gitdir, full);
+  writeSmall(gitdir, MARKER, `${u.head}\n`);
+}
+
+/** The index entries (paths as byte strings, blob ids, raw records), or undefined if there is no usable index. */
+export function readIndexEntries(gitdir: string): Map<string, { oid: string; raw: Buffer }> | undefined {
+  const state = readState(gitdir);
+  if (state === undefined) return undefined;
+  return new Map(mergedEntries(state).map((e) => [e.name.toString('latin1'), { oid: e.raw.toString('hex', 40, 60), raw: e.raw }]));
+}
+
+/**
+ * Which of `count` sorted entries fall under the changed paths: each path itself, everything below
+ * it, and its ancestors (a file that became a folder). Binary searches, no decoding.
+ */
+function removedMask(count: number, nameOf: (i: number) => Buffer, changed: string[]): Uint8Array {
+  const gone = new Uint8Array(count);
+  const lowerBound = (key: Buffer): number => {
+    let lo = 0;
+    let hi = count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Buffer.compare(nameOf(mid), key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const exact = (key: Buffer) => {
+    const i = lowerBound(key);
+    if (i < count && nameOf(i).equals(key)) gone[i] = 1;
+  };
+  for (const rel of changed) {
+    if (rel === '') return gone.fill(1);
+    const key = Buffer.from(rel);
+    exact(key);
+    // Everything below: names from "rel/" up to (not including) "rel0" ('0' follows '/').
+    gone.fill(1, lowerBound(Buffer.concat([key, SLASH])), lowerBound(Buffer.concat([key, AFTER_SLASH])));
+    for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) exact(Buffer.from(rel.slice(0, i)));
+  }
+  return gone;
+}
+
+const SLASH = Buffer.from('/');
+const AFTER_SLASH = Buffer.from('0');
+
+/** Two name-sorted lists as one (byte order, as git sorts the index). */
+function mergeSorted(a: Entry[], b: Entry[]): Entry[] {
+  if (b.length === 0) return a;
+  const bs = [...b].sort((x, y) => Buffer.compare(x.name, y.name));
+  const out: Entry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < bs.length) {
+    if (j >= bs.length || (i < a.length && Buffer.compare(a[i]!.name, bs[j]!.name) < 0)) out.push(a[i++]!);
+    else out.push(bs[j++]!);
+  }
+  return out;
+}
+
+/** The full list the index stands for: the shared entries minus deleted ones, replacements applied, plus the added ones. */
+function mergedEntries(state: IndexState): Entry[] {
+  const main = state.main;
+  const mainEntries: Entry[] = [];
+  for (let i = 0; i < main.count; i++) mainEntries.push({ name: nameAt(main, i), raw: rawAt(main, i) });
+  if (state.link === undefined || state.shared === undefined) return mainEntries;
+  const shared = state.shared;
+  const deletes = new Set(state.link.deletes);
+  const replaced = new Map<number, Entry>();
+  state.link.replaces.forEach((pos, k) => {
+    const e = mainEntries[k];
+    // Replacing entries may leave their name out: it is the shared entry's.
+    if (e !== undefined) replaced.set(pos, e.name.length > 0 ? e : { name: nameAt(shared, pos), raw: withName(e.raw, nameAt(shared, pos)) });
+  });
+  const base: Entry[] = [];
+  for (let i = 0; i < shared.count; i++) {
+    const r = replaced.get(i);
+    if (r !== undefined) base.push(r);
+    else if (!deletes.has(i)) base.push({ name: nameAt(shared, i), raw: rawAt(shared, i) });
+  }
+  return mergeSorted(base, mainEntries.slice(state.link.replaces.length));
+}
+
+async function rebuild(gitdir: string, tree: string, blobs: WorkBlob[]): Promise<Entry[]> {
+  const fresh = new Map(blobs.map((b) => [Buffer.from(b.path).toString('latin1'), b]));
+  let previous = new Map<string, { oid: string; raw: Buffer }>();
+  try {
+    previous = readIndexEntries(gitdir) ?? previous;
+  } catch {
+    // a damaged index is simply not reused
+  }
+  const files: { key: string; mode: string; oid: string }[] = [];
+  const walk = async (oid: string, prefix: string): Promise<void> => {
+    for (const e of await readTree(gitdir, oid)) {
+      const key = prefix + e.name;
+      if (isTreeMode(e.mode)) await walk(e.oid, `${key}/`);
+      else files.push({ key, mode: e.mode, oid: e.oid });
+    }
+  };
+  await walk(tree, '');
+  return files
+    .map((f) => {
+      const name = Buffer.from(f.key, 'latin1');
+      const blob = fresh.get(f.key);
+      if (blob !== undefined && blob.oid === f.oid) return { name, raw: encodeEntry(name, blob.oid, blob.mode, blob.stat) };
+      const prev = previous.get(f.key);
+      // Same content as before: its stat data is still right; else zeros make git re-hash the file.
+      if (prev !== undefined && prev.oid === f.oid && (prev.raw.readUInt16BE(60) & 0x4000) === 0) return { name, raw: prev.raw };
+      return { name, raw: encodeEntry(name, f.oid, f.mode, undefined) };
+    })
+    .sort((a, b) => Buffer.compare(a.name, b.name));
+}
+
+/** One index record; `st` undefined gives zeroed stat data. */
+function encodeEntry(name: Buffer, oid: string, mode: string, st: fs.BigIntStats | undefined): Buffer {
+  const size = (62 + name.length + 8) & ~7;
+  const b = Buffer.alloc(size);
+  if (st !== undefined) {
+    const u32 = (v: bigint) => Number(v & 0xffffffffn);
+    b.writeUInt32BE(u32(st.ctimeNs / 1_000_000_000n), 0);
+    b.writeUInt32BE(u32(st.ctimeNs % 1_000_000_000n), 4);
+    b.writeUInt32BE(u32(st.mtimeNs / 1_000_000_000n), 8);
+    b.writeUInt32BE(u32(st.mtimeNs % 1_000_000_000n), 12);
+    b.writeUInt32BE(u32(st.dev), 16);
+    b.writeUInt32BE(u32(st.ino), 20);
+    b.writeUInt32BE(u32(st.uid), 28);
+    b.writeUInt32BE(u32(st.gid), 32);
+    b.writeUInt32BE(u32(st.size), 36);
+  }
+  b.writeUInt32BE(indexMode(mode), 24);
+  b.write(oid, 40, 'hex');
+  b.writeUInt16BE(Math.min(name.length, 0xfff), 60);
+  name.copy(b, 62);
+  return b;
+}
+
+/** A record with its name put back (git may omit the names of replacing entries). */
+function withName(raw: Buffer, name: Buffer): Buffer {
+  const flags = raw.readUInt16BE(60);
+  const head = (flags & 0x4000) !== 0 ? 64 : 62;
+  const b = Buffer.alloc((head + name.length + 8) & ~7);
+  raw.copy(b, 0, 0, head);
+  b.writeUInt16BE((flags & 0xf000) | Math.min(name.length, 0xfff), 60);
+  name.copy(b, head);
+  return b;
+}
+
+function indexMode(mode: string): number {
+  if (mode === '120000') return 0o120000;
+  if (mode === '160000') return 0o160000;
+  return (parseInt(mode, 8) & 0o100) !== 0 ? 0o100755 : 0o100644;
+}
+
+function readState(gitdir: string): IndexState | undefined {
+  const main = layout(readFile(path.join(gitdir, 'index')));
+  if (main === undefined) return undefined;
+  let link: IndexState['link'];
+  const buf = main.buf;
+  let pos = main.offsets[main.count]!;
+  const end = buf.length - 20;
+  while (pos + 8 <= end) {
+    const sig = buf.toString('latin1', pos, pos + 4);
+    const size = buf.readUInt32BE(pos + 4);
+    if (sig === 'link') {
+      const data = buf.subarray(pos + 8, pos + 8 + size);
+      const shared = data.toString('hex', 0, 20);
+      const del = data.length > 20 ? decodeEwah(data, 20) : { positions: [], size: 0 };
+      const rep = del !== undefined && data.length > 20 ? decodeEwah(data, 20 + del.size) : { positions: [], size: 0 };
+      if (shared.length !== 40 || del === undefined || rep === undefined) return undefined;
+      link = { shared, deletes: del.positions, replaces: rep.positions };
+    } else if (sig.charCodeAt(0) < 0x41 || sig.charCodeAt(0) > 0x5a) {
+      return undefined; // a mandatory extension we do not know (sparse index...): rebuild
+    }
+    // Optional extensions (cache-tree, untracked cache...) may describe the old state: dropped on rewrite.
+    pos += 8 + size;
+  }
+  if (link === undefined || /^0+$/.test(link.shared)) return { main, link: undefined, shared: undefined };
+  const shared = layout(readFile(path.join(gitdir, `sharedindex.${link.shared}`)));
+  if (shared === undefined) return undefined;
+  if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return undefined;
+  return { main, link, shared };
+}
+
+/** Offsets of the entries of a version 2/3 index; undefined for anything else (v4, damage). */
+function layout(buf: Buffer | undefined): Layout | undefined {
+  if (buf === undefined || buf.length < 32 || buf.toString('latin1', 0, 4) !== 'DIRC') return undefined;
+  const version = buf.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return undefined;
+  const count = buf.readUInt32BE(8);
+  const end = buf.length - 20;
+  const offsets = new Uint32Array(count + 1);
+  let pos = 12;
+  for (let n = 0; n < count; n++) {
+    if (pos + 62 > end) return undefined;
+    offsets[n] = pos;
+    const flags = buf.readUInt16BE(pos + 60);
+    const extended = (flags & 0x4000) !== 0;
+    if (extended && version < 3) return undefined;
+    const nameStart = pos + 62 + (extended ? 2 : 0);
+    let nameLen = flags & 0xfff;
+    if (nameLen === 0xfff) nameLen = buf.indexOf(0, nameStart) - nameStart;
+    if (nameLen < 0 || nameStart + nameLen > end) return undefined;
+    pos += (nameStart - pos + nameLen + 8) & ~7;
+  }
+  offsets[count] = pos;
+  return { buf, version, count, offsets };
+}
+
+function nameAt(l: Layout, i: number): Buffer {
+  const pos = l.offsets[i]!;
+  const flags = l.buf.readUInt16BE(pos + 60);
+  const start = pos + 62 + ((flags & 0x4000) !== 0 ? 2 : 0);
+  const len = flags & 0xfff;
+  return l.buf.subarray(start, len === 0xfff ? l.buf.indexOf(0, start) : start + len);
+}
+
+function rawAt(l: Layout, i: number): Buffer {
+  return l.buf.subarray(l.offsets[i]!, l.offsets[i + 1]!);
+}
+
+function header(count: number, entries: Entry[]): Buffer {
+  const h = Buffer.alloc(12);
+  h.write('DIRC', 0, 'latin1');
+  h.writeUInt32BE(entries.some((e) => (e.raw.readUInt16BE(60) & 0x4000) !== 0) ? 3 : 2, 4);
+  h.writeUInt32BE(count, 8);
+  return h;
+}
+
+/** The small `.git/index`: added entries and the link to the shared index with its delete bitmap. */
+function writeMain(gitdir: string, adds: Entry[], shared: string, deletes: number[]): void {
+  const data = Buffer.concat([Buffer.from(shared, 'hex'), encodeEwah(deletes), encodeEwah([])]);
+  const ext = Buffer.alloc(8);
+  ext.write('link', 0, 'latin1');
+  ext.writeUInt32BE(data.length, 4);
+  writeIndexFile(path.join(gitdir, 'index'), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+}
+
+/** A new shared index holding everything, and a `.git/index` that only links to it; older shared indexes go. */
+function writeSplit(gitdir: string, entries: Entry[]): void {
+  const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
+  const hash = crypto.createHash('sha1');
+  for (const p of parts) hash.update(p);
+  const sha = hash.copy().digest('hex');
+  const name = `sharedindex.${sha}`;
+  if (!fs.existsSync(path.join(gitdir, name))) writeIndexFile(path.join(gitdir, name), gitdir, parts);
+  writeMain(gitdir, [], sha, []);
+  for (const old of fs.readdirSync(gitdir)) {
+    if (old.startsWith('sharedindex.') && old !== name) fs.rmSync(path.join(gitdir, old), { force: true });
+  }
+}
+
+/** Parts in (never copied into one buffer), checksum appended, the target replaced by rename. */
+function writeIndexFile(target: string, gitdir: string, parts: Buffer[]): void {
+  const hash = crypto.createHash('sha1');
+  for (const p of parts) hash.update(p);
+  const all = [...parts, hash.digest()];
+  const tmp = path.join(gitdir, `fileshed-index-${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, 'wx');
+  try {
+    // writev takes a bounded number of buffers per call; a short write (rare) finishes the batch plainly.
+    for (let i = 0; i < all.length; i += 512) {
+      const batch = all.slice(i, i + 512);
+      const total = batch.reduce((n, b) => n + b.length, 0);
+      const written = fs.writevSync(fd, batch);
+      if (written < total) writeAll(fd, Buffer.concat(batch).subarray(written));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, target);
+}
+
+function writeSmall(gitdir: string, name: string, text: string): void {
+  const tmp = path.join(gitdir, `fileshed-${name}-${crypto.randomBytes(6).toString('hex')}.tmp`);
+  fs.writeFileSync(tmp, text, { flag: 'wx' });
+  fs.renameSync(tmp, path.join(gitdir, name));
+}
+
+function readFile(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(file: string): string | undefined {
+  return readFile(file)?.toString('utf8').trim();
+}

@@ -1,0 +1,185 @@
+/**
+ * git restore / git checkout REV -- path: bring back files (or whole folders) as they were at a
+ * commit, then commit the result as a NEW commit by the caller (history is never rewritten).
+ *
+ * As in git, `restore` makes the path exactly what it was at REV (tracked files that did not exist
+ * then are removed; untracked files are left alone), `checkout` only writes the files of REV (it
+ * never removes). Writes go through the path resolver (nothing is written through a link or
+ * outside the zone), and obey quota, file size and other conversations' locks.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { shedError } from '../../errors.js';
+import { atomicWrite } from '../../fs/atomic.js';
+import type { Identity } from '../../identity.js';
+import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
+import { resolvePath } from '../../paths/resolve.js';
+import { ensureFileSize, ensureQuota } from '../../quota/quota.js';
+import type { Zone } from '../../zones/zones.js';
+import { commitPaths } from '../commit.js';
+import { withRepoLock } from '../lock.js';
+import { EXEC_MODE, fromKey, isTrackablePath, LINK_MODE } from '../names.js';
+import { readBlob, readCommit } from '../objects.js';
+import { readHead } from '../refs.js';
+import type { Repo } from '../repo.js';
+import { badOption, ok, pathArg, splitDashDash, type GitOutput } from './args.js';
+import { subject } from './render.js';
+import { isRevision, resolveRevision } from './revisions.js';
+import { filterKey, flatten } from './trees.js';
+
+export interface RestoreLimits {
+  maxFileSizeMb?: number;
+  lockOwner?: LockOwner;
+  lockMaxAgeHours?: number;
+}
+
+const RESTORE_OPTIONS = '--source=REV (or -s REV), --worktree, --staged, -- path';
+
+export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'checkout', args: string[], author: Identity, limits: RestoreLimits): Promise<GitOutput> {
+  const { before, paths } = splitDashDash(args);
+  let source: string | undefined;
+  const rest: string[] = [];
+  let stagedOnly = false;
+  for (let i = 0; i < before.length; i++) {
+    const a = before[i]!;
+    if (sub === 'restore' && (a === '-s' || a === '--source')) source = before[++i];
+    else if (sub === 'restore' && a.startsWith('--source=')) source = a.slice('--source='.length);
+    else if (sub === 'restore' && /^-s./.test(a)) source = a.slice(2);
+    else if (sub === 'restore' && (a === '--staged' || a === '-S')) stagedOnly = true;
+    else if (sub === 'restore' && (a === '--worktree' || a === '-W')) stagedOnly = false;
+    else if (a.startsWith('-')) throw badOption(sub, a, sub === 'restore' ? RESTORE_OPTIONS : 'REV -- path');
+    else rest.push(a);
+  }
+  if (source === '') throw badOption(sub, '--source', `--source needs a revision, e.g. --source=HEAD~1`);
+  const targets = [...(paths ?? [])];
+  if (sub === 'checkout' && paths === undefined) {
+    // "checkout REV path..." without "--": the first word is the revision if it is one.
+    if (rest.length > 0 && (await isRevision(repo, rest[0]!))) source = rest.shift();
+    if (rest.length === 0) throw switchRefused(source ?? before[0]);
+    targets.push(...rest);
+  } else if (sub === 'checkout') {
+    if (rest.length > 1) throw badOption('checkout', rest[1]!, 'one revision before "--"');
+    source = rest[0];
+  } else {
+    targets.push(...rest);
+  }
+  if (targets.length === 0) {
+    throw shedError('INVALID_PARAMETER', `git ${sub} needs the path to bring back.`, {
+      details: { parameter: 'args' },
+      hint: `Example: shed_exec(zone="documents", cmd="git", args=["${sub}", ${sub === 'restore' ? '"--source=HEAD~1", "--"' : '"HEAD~1", "--"'}, "notes.txt"])`,
+    });
+  }
+  const head = readHead(repo.gitdir);
+  if (head.oid === undefined) return { stdout: '', stderr: `error: ${repo.label} has no commits yet: there is nothing to restore from.\n`, returncode: 1 };
+  if (stagedOnly) return ok('', 'Nothing to do: Fileshed commits every change, so nothing is ever staged.\n');
+
+  const rev = source ?? 'HEAD';
+  const oid = await resolveRevision(repo, rev);
+  const commit = await readCommit(repo.gitdir, oid);
+  const rels = targets.map((t) => pathArg(zone, t));
+  if (rels.includes('')) {
+    throw shedError('INVALID_PARAMETER', `git ${sub} of the whole of ${zone.label} is refused; name the files or folders to bring back.`, {
+      details: { parameter: 'args' },
+      hint: 'Example: shed_exec(zone="documents", cmd="git", args=["restore", "--source=HEAD~1", "--", "notes"])',
+    });
+  }
+
+  return withRepoLock(repo, async () => {
+    const headTree = (await readCommit(repo.gitdir, readHead(repo.gitdir).oid!)).tree;
+    const writes = new Map<string, { mode: string; oid: string }>();
+    const removes: string[] = [];
+    for (const rel of rels) {
+      const wanted = await flatten(repo, commit.tree, [filterKey(rel)]);
+      const current = sub === 'restore' ? await flatten(repo, headTree, [filterKey(rel)]) : new Map();
+      if (wanted.size === 0 && current.size === 0) {
+        return { stdout: '', stderr: `error: pathspec '${rel}' did not match any file(s) known to git at ${rev} (${oid.slice(0, 7)})\n`, returncode: 1 };
+      }
+      for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
+      for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
+    }
+    await applyToWorktree(zone, writes, removes, limits);
+    const short = oid.slice(0, 7);
+    const message = `Restore ${rels.join(', ')} from ${short} (${subject(commit)})`;
+    const made = await commitPaths(repo, rels, author, message);
+    const what = `${rels.join(', ')} as of ${short} (${subject(commit)})`;
+    if (made === undefined) return ok(`Restored ${what}; it matches the last commit, so no new commit was needed.\n`);
+    return { ...ok(`Restored ${what}: ${writes.size} file(s) written${removes.length ? `, ${removes.length} removed` : ''}; committed as ${made.slice(0, 7)}.\n`), commit: made.slice(0, 7) };
+  });
+}
+
+function switchRefused(word: string | undefined): Error {
+  return shedError('COMMAND_FORBIDDEN', `git checkout ${word ?? ''} would switch branches or commits, which Documents does not do: its history is one line that only grows.`.replace('  ', ' '), {
+    details: { parameter: 'args' },
+    hint: 'To bring back an old version of a file or folder: shed_exec(zone="documents", cmd="git", args=["checkout", "HEAD~1", "--", "notes.txt"]); to look at it without changing anything: args=["show", "HEAD~1:notes.txt"].',
+  });
+}
+
+async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; oid: string }>, removes: string[], limits: RestoreLimits): Promise<void> {
+  const blobs = new Map<string, Buffer>();
+  let growth = 0;
+  for (const [key, state] of writes) {
+    const bytes = await readBlob(zoneGitdir(zone), state.oid);
+    if (limits.maxFileSizeMb !== undefined) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
+    blobs.set(key, bytes);
+    growth += bytes.length - sizeOf(path.join(zone.root, fromKey(key)));
+  }
+  for (const key of removes) growth -= sizeOf(path.join(zone.root, fromKey(key)));
+  await ensureQuota(zone.scope, growth);
+
+  for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
+  const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) }));
+  if (limits.lockOwner !== undefined) {
+    for (const t of targets) ensureNotLockedByOther(zone, t.p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  }
+  for (const { key, p } of targets) {
+    const state = writes.get(key);
+    if (state === undefined) {
+      fs.rmSync(p.abs, { force: true });
+      continue;
+    }
+    // A folder standing where a file comes back (or the reverse) is replaced, as git does.
+    if (p.stat?.isDirectory()) fs.rmSync(p.abs, { recursive: true, force: true });
+    const bytes = blobs.get(key)!;
+    if (state.mode === LINK_MODE) {
+      const tmp = `${p.abs}.${process.pid}.restore-link`;
+      fs.rmSync(tmp, { force: true });
+      fs.mkdirSync(path.dirname(p.abs), { recursive: true });
+      fs.symlinkSync(bytes.toString('utf8'), tmp);
+      fs.renameSync(tmp, p.abs);
+    } else {
+      atomicWrite(p.abs, bytes);
+      fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644);
+    }
+  }
+}
+
+/** A file or link standing where a restored folder must be is removed (git replaces it the same way). */
+function clearWay(root: string, rel: string): void {
+  const parts = rel.split('/');
+  let current = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    current = path.join(current, parts[i]!);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(current);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) continue;
+    fs.rmSync(current, { force: true });
+    return;
+  }
+}
+
+function zoneGitdir(zone: Zone): string {
+  return path.join(zone.root, '.git');
+}
+
+function sizeOf(abs: string): number {
+  try {
+    const st = fs.lstatSync(abs);
+    return st.isFile() ? st.size : 0;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * The git object store, written by hand for the two things isomorphic-git does not give us:
+ * crash safety (its loose-object writer writes in place, so a killed process leaves a truncated
+ * object that it then never rewrites) and speed (native zlib and sha1, no index).
+ *
+ * Loose objects are written like git does: deflate into `objects/xx/tmp_obj_*` (a name `git fsck`
+ * ignores), then rename into place. Reads take loose objects directly and fall back to
+ * isomorphic-git for packed ones (repositories that a real git packed).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { compareTreeNames, TREE_MODE } from './names.js';
+
+/** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
+export const isomorphicGit = () => import('isomorphic-git');
+
+export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
+
+export interface GitObject {
+  type: ObjectType;
+  body: Buffer;
+}
+
+export interface TreeEntry {
+  mode: string;
+  /** Byte string (see names.ts). */
+  name: string;
+  oid: string;
+}
+
+export interface Commit {
+  oid: string;
+  tree: string;
+  parents: string[];
+  /** "Name <email>" */
+  author: string;
+  authorTime: number;
+  /** "+0100" */
+  authorTz: string;
+  committer: string;
+  committerTime: number;
+  committerTz: string;
+  message: string;
+}
+
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+/** Loose objects use git's default core.looseCompression (1: fastest). */
+const LOOSE_LEVEL = 1;
+
+export function hashObject(type: ObjectType, body: Uint8Array): string {
+  return crypto.createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
+}
+
+export function loosePath(gitdir: string, oid: string): string {
+  return path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
+}
+
+export function hasLoose(gitdir: string, oid: string): boolean {
+  return fs.existsSync(loosePath(gitdir, oid));
+}
+
+/** Writes an object (unless already present as a loose object) and returns its id. */
+export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
+  const oid = hashObject(type, body);
+  const final = loosePath(gitdir, oid);
+  if (fs.existsSync(final)) return oid;
+  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
+  placeLoose(gitdir, oid, (fd) => writeAll(fd, data));
+  return oid;
+}
+
+/** Creates `objects/xx/tmp_obj_*`, lets `fill` write it, and renames it to the object's name. */
+export function placeLoose(gitdir: string, oid: string, fill: (fd: number) => void): void {
+  const dir = path.join(gitdir, 'objects', oid.slice(0, 2));
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = tempObjectPath(dir);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o444);
+  try {
+    fill(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  fs.closeSync(fd);
+  fs.renameSync(tmp, path.join(dir, oid.slice(2)));
+}
+
+export function tempObjectPath(dir: string): string {
+  return path.join(dir, `tmp_obj_fileshed_${crypto.randomBytes(6).toString('hex')}`);
+}
+
+export function writeAll(fd: number, data: Uint8Array): void {
+  let off = 0;
+  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
+// Objects never change, so parsed trees and commits are cached (per repository, bounded).
+const MAX_CACHED = 8192;
+const treeCache = new Map<string, TreeEntry[]>();
+const commitCache = new Map<string, Commit>();
+const packCaches = new Map<string, object>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): V {
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+  return value;
+}
+
+export async function readObject(gitdir: string, oid: string): Promise<GitObject> {
+  if (oid === EMPTY_TREE) return { type: 'tree', body: Buffer.alloc(0) };
+  let raw: Buffer | undefined;
+  try {
+    raw = fs.readFileSync(loosePath(gitdir, oid));
+  } catch {
+    raw = undefined;
+  }
+  if (raw !== undefined) {
+    const full = zlib.inflateSync(raw);
+    const nul = full.indexOf(0);
+    const [type] = full.subarray(0, nul).toString('latin1').split(' ');
+    return { type: type as ObjectType, body: full.subarray(nul + 1) };
+  }
+  let cache = packCaches.get(gitdir);
+  if (cache === undefined) {
+    if (packCaches.size >= 64) packCaches.delete(packCaches.keys().next().value as string);
+    cache = {};
+    packCaches.set(gitdir, cache);
+  }
+  // Packed object (a real git packed this repository): isomorphic-git reads packs.
+  const { readObject: readPackedObject } = await isomorphicGit();
+  const packed = await readPackedObject({ fs, gitdir, oid, format: 'content', cache });
+  return { type: packed.type as ObjectType, body: Buffer.from(packed.object as Uint8Array) };
+}
+
+export async function readTree(gitdir: string, oid: string): Promise<TreeEntry[]> {
+  const key = `${gitdir}\0${oid}`;
+  const hit = treeCache.get(key);
+  if (hit !== undefined) return hit;
+  const obj = await readObject(gitdir, oid);
+  if (obj.type !== 'tree') throw new Error(`object ${oid} is a ${obj.type}, not a tree`);
+  return remember(treeCache, key, parseTree(obj.body));
+}
+
+export async function readCommit(gitdir: string, oid: string): Promise<Commit> {
+  const key = `${gitdir}\0${oid}`;
+  const hit = commitCache.get(key);
+  if (hit !== undefined) return hit;
+  const obj = await readObject(gitdir, oid);
+  if (obj.type !== 'commit') throw new Error(`object ${oid} is a ${obj.type}, not a commit`);
+  return remember(commitCache, key, parseCommit(oid, obj.body));
+}
+
+export async function readBlob(gitdir: string, oid: string): Promise<Buffer> {
+  const obj = await readObject(gitdir, oid);
+  if (obj.type !== 'blob') throw new Error(`object ${oid} is a ${obj.type}, not a blob`);
+  return obj.body;
+}
+
+export function parseTree(body: Buffer): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  let pos = 0;
+  while (pos < body.length) {
+    const space = body.indexOf(0x20, pos);
+    const nul = body.indexOf(0, space);
+    if (space < 0 || nul < 0 || nul + 21 > body.length) throw new Error('malformed tree object');
+    out.push({
+      mode: body.toString('latin1', pos, space),
+      name: body.toString('latin1', space + 1, nul),
+      oid: body.toString('hex', nul + 1, nul + 21),
+    });
+    pos = nul + 21;
+  }
+  return out;
+}
+
+export function serializeTree(entries: TreeEntry[]): Buffer {
+  const sorted = [...entries].sort(compareTreeNames);
+  const parts: Buffer[] = [];
+  for (const e of sorted) {
+    parts.push(Buffer.from(`${e.mode} ${e.name}\0`, 'latin1'), Buffer.from(e.oid, 'hex'));
+  }
+  return Buffer.concat(parts);
+}
+
+export function writeTree(gitdir: string, entries: TreeEntry[]): string {
+  return writeObject(gitdir, 'tree', serializeTree(entries));
+}
+
+export function isTreeMode(mode: string): boolean {
+  return mode === TREE_MODE || mode === '040000';
+}
+
+function parseCommit(oid: string, body: Buffer): Commit {
+  const text = body.toString('utf8');
+  const split = text.indexOf('\n\n');
+  const head = split < 0 ? text : text.slice(0, split);
+  const message = split < 0 ? '' : text.slice(split + 2);
+  const commit: Commit = { oid, tree: EMPTY_TREE, parents: [], author: '', authorTime: 0, authorTz: '+0000', committer: '', committerTime: 0, committerTz: '+0000', message };
+  for (const line of head.split('\n')) {
+    const sp = line.indexOf(' ');
+    const key = line.slice(0, sp);
+    const value = line.slice(sp + 1);
+    if (key === 'tree') commit.tree = value;
+    else if (key === 'parent') commit.parents.push(value);
+    else if (key === 'author' || key === 'committer') {
+      const m = /^(.*>) (-?\d+) ([+-]\d{4})$/.exec(value);
+      const who = m ? m[1]! : value;
+      const time = m ? Number(m[2]) : 0;
+      const tz = m ? m[3]! : '+0000';
+      if (key === 'author') Object.assign(commit, { author: who, authorTime: time, authorTz: tz });
+      else Object.assign(commit, { committer: who, committerTime: time, committerTz: tz });
+    }
+  }
+  return commit;
+}
+
+export interface NewCommit {
+  tree: string;
+  parents: string[];
+  author: string;
+  committer: string;
+  time: number;
+  tz: string;
+  message: string;
+}
+
+export function writeCommit(gitdir: string, c: NewCommit): string {
+  const lines = [`tree ${c.tree}`, ...c.parents.map((p) => `parent ${p}`), `author ${c.author} ${c.time} ${c.tz}`, `committer ${c.committer} ${c.time} ${c.tz}`];
+  return writeObject(gitdir, 'commit', Buffer.from(`${lines.join('\n')}\n\n${c.message}`, 'utf8'));
+}
+
+/**
+ * Full ids of the objects whose id starts with `prefix` (at least 4 hex digits). Packed objects
+ * are looked up through isomorphic-git, which only says "ambiguous" without listing them: then
+ * `ambiguous` is set.
+ */
+export async function expandPrefix(gitdir: string, prefix: string): Promise<{ oids: string[]; ambiguous: boolean }> {
+  let ambiguous = false;
+  const found = new Set<string>();
+  try {
+    for (const name of fs.readdirSync(path.join(gitdir, 'objects', prefix.slice(0, 2)))) {
+      const oid = prefix.slice(0, 2) + name;
+      if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
+    }
+  } catch {
+    // no loose objects with that first byte
+  }
+  if (hasPacks(gitdir)) {
+    try {
+      const { expandOid } = await isomorphicGit();
+      found.add(await expandOid({ fs, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+    } catch (err) {
+      if (err instanceof Error && err.name === 'AmbiguousError') ambiguous = true;
+    }
+  }
+  return { oids: [...found], ambiguous };
+}
+
+function hasPacks(gitdir: string): boolean {
+  try {
+    return fs.readdirSync(path.join(gitdir, 'objects', 'pack')).some((n) => n.endsWith('.pack'));
+  } catch {
+    return false;
+  }
+}

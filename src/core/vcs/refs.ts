@@ -1,0 +1,81 @@
+/**
+ * HEAD and branch references. Reads understand loose refs, packed-refs and symbolic HEAD (a
+ * repository made by an older version may sit on `master`); writes replace the loose ref file
+ * atomically (temp file in the git folder, rename), so HEAD is always the old or the new commit.
+ * Like git's defaults (core.fsync leaves out refs and loose objects), nothing is fsynced: a killed
+ * process cannot tear a rename; only a power cut could lose the newest commits.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeAll } from './objects.js';
+
+export interface Head {
+  /** Branch HEAD points to ('refs/heads/main'), or undefined when HEAD is detached. */
+  ref: string | undefined;
+  /** Current commit, undefined before the first commit. */
+  oid: string | undefined;
+}
+
+const OID = /^[0-9a-f]{40}$/;
+// Only plain branch and tag names: a damaged HEAD must never make us write outside refs/.
+const SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
+
+export function isSafeRef(name: string): boolean {
+  return SAFE_REF.test(name);
+}
+
+export function readHead(gitdir: string): Head {
+  const text = readText(path.join(gitdir, 'HEAD'));
+  if (text === undefined) return { ref: 'refs/heads/main', oid: undefined };
+  if (text.startsWith('ref:')) {
+    const ref = text.slice(4).trim();
+    if (!isSafeRef(ref)) throw new Error(`HEAD points to an unusable ref '${ref}'`);
+    return { ref, oid: readRef(gitdir, ref) };
+  }
+  if (OID.test(text)) return { ref: undefined, oid: text };
+  throw new Error('HEAD is damaged');
+}
+
+/** The commit a branch or tag points to (loose file first, then packed-refs). */
+export function readRef(gitdir: string, ref: string): string | undefined {
+  if (!isSafeRef(ref)) return undefined;
+  const loose = readText(path.join(gitdir, ...ref.split('/')));
+  if (loose !== undefined) return OID.test(loose) ? loose : undefined;
+  const packed = readText(path.join(gitdir, 'packed-refs'));
+  if (packed === undefined) return undefined;
+  for (const line of packed.split('\n')) {
+    const [oid, name] = line.split(' ');
+    if (name === ref && oid !== undefined && OID.test(oid)) return oid;
+  }
+  return undefined;
+}
+
+/** Points `ref` (or a detached HEAD when ref is undefined) at `oid`, atomically. */
+export function writeRef(gitdir: string, ref: string | undefined, oid: string): void {
+  const target = ref === undefined ? path.join(gitdir, 'HEAD') : path.join(gitdir, ...ref.split('/'));
+  if (ref !== undefined && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  // The temp file lives in the git folder itself: a leftover there is never mistaken for a ref.
+  const tmp = path.join(gitdir, `fileshed-ref-${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
+  try {
+    writeAll(fd, Buffer.from(`${oid}\n`));
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(tmp, target);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * The zone bridges (reference section 1.10): move or copy a file or folder from one personal zone
+ * to another. Shared by the four shed_move_* / shed_copy_* functions, which only say which zones
+ * and whether the source stays.
+ *
+ * Rules: both paths go through the resolver of their own zone; an existing destination needs
+ * overwrite=true and is only replaced by the same kind (file by file, folder by folder); the new
+ * entry appears in one rename, so a failed copy leaves the destination as it was and the source
+ * untouched (a move deletes its source only after the copy is in place); symbolic links and
+ * special files never cross zones (a link's meaning depends on where it sits): they are skipped,
+ * listed, and a move leaves them in the source. Moves within one disk are a single rename.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { shedError } from '../core/errors.js';
+import { TEMP_SUFFIX, syncDir } from '../core/fs/atomic.js';
+import { errnoCode } from '../core/paths/resolve.js';
+import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
+import type { ZoneName } from '../core/zones/zones.js';
+import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
+import { allowZoneInPath, messageParam } from '../registry/params.js';
+import { locate, plural, requireNotRoot } from './common.js';
+import { diskRel, ensureNoForeignLock } from './entries.js';
+
+export interface BridgeSpec {
+  name: `shed_${string}`;
+  from: Exclude<ZoneName, 'group'>;
+  to: Exclude<ZoneName, 'group'>;
+  /** The source is removed once the copy is in place. */
+  move: boolean;
+  summary: string;
+  description: string;
+}
+
+/** What a source tree holds, measured without following links. */
+interface Scan {
+  folder: boolean;
+  files: number;
+  bytes: number;
+  largest: { rel: string; size: number };
+  /** Links and special files (relative to the source): they are not carried over. */
+  skipped: string[];
+}
+
+const LABELS: Record<string, string> = { uploads: 'Uploads', storage: 'Storage', documents: 'Documents' };
+
+export function defineBridge(spec: BridgeSpec) {
+  const versioned = spec.from === 'documents' || spec.to === 'documents';
+  const example = { src: 'report.csv', dest: spec.to === 'documents' ? 'reports/report.csv' : 'report.csv' };
+  return defineFunction({
+    name: spec.name,
+    category: 'bridges',
+    summary: spec.summary,
+    description: spec.description,
+    params: {
+      src: z.string().min(1).describe(`File or folder in ${LABELS[spec.from]}, relative to its root, e.g. "report.csv". Never start it with "${LABELS[spec.from]}/".`),
+      dest: z.string().min(1).describe(`New path in ${LABELS[spec.to]} (the full path of the file or folder, not its parent), e.g. "${example.dest}".`),
+      ...(versioned ? { message: messageParam } : {}),
+      overwrite: z.boolean().default(false).describe('Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.'),
+      allow_zone_in_path: allowZoneInPath,
+    },
+    example,
+    mutates: true,
+    async handler(args, ctx) {
+      return runBridge(spec, args as BridgeArgs, ctx);
+    },
+  });
+}
+
+interface BridgeArgs {
+  src: string;
+  dest: string;
+  overwrite: boolean;
+  allow_zone_in_path: boolean;
+}
+
+async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): Promise<HandlerResult> {
+  const from = ctx.zone(spec.from, undefined);
+  const to = ctx.zone(spec.to, undefined);
+  const call = (extra: Record<string, unknown>) => renderCall(spec.name, { src: args.src, dest: args.dest, ...extra });
+  // A move takes the entry itself (a link is not followed); a copy reads what the path leads to.
+  const src = locate(from, args.src, 'src', spec.move ? 'delete' : 'read', args.allow_zone_in_path);
+  requireNotRoot(src, 'src');
+  const dst = locate(to, args.dest, 'dest', 'write', args.allow_zone_in_path);
+  requireNotRoot(dst, 'dest');
+  const st = src.stat;
+  if (st === undefined) {
+    throw shedError('FILE_NOT_FOUND', `src ${src.shown} does not exist.`, {
+      details: { parameter: 'src', path: src.rel, zone: from.label },
+      hint:
+        spec.from === 'uploads'
+          ? 'Files attached in the chat must be imported first: shed_import(import_all=true), then shed_tree(zone="uploads") shows their names.'
+          : `Check the name with shed_tree(zone="${spec.from}"); paths are case-sensitive.`,
+    });
+  }
+  if (st.isSymbolicLink()) {
+    throw shedError('NOT_A_FILE', `src ${src.shown} is a symbolic link; links are not moved between zones.`, {
+      details: { parameter: 'src', path: src.rel },
+      hint: `Move the file it points to instead, or delete the link with shed_delete(zone="${spec.from}", path="${src.rel}").`,
+    });
+  }
+  if (!st.isFile() && !st.isDirectory()) {
+    throw shedError('NOT_A_FILE', `src ${src.shown} is not a regular file or folder.`, { details: { parameter: 'src', path: src.rel }, hint: `Example: ${call({})}` });
+  }
+  const scan = scanTree(src.abs, st);
+  const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
+  const maxAge = ctx.valves.lock_max_age_hours;
+  if (spec.move) ensureNoForeignLock(src, scan.folder, owner, maxAge);
+
+  let replacedBytes = 0;
+  const existing = dst.stat;
+  if (existing !== undefined) {
+    const destFolder = existing.isDirectory();
+    if (!args.overwrite) {
+      throw shedError('FILE_EXISTS', `dest ${dst.shown} already exists${destFolder ? ' (a folder)' : ''}.`, {
+        details: { parameter: 'dest', path: dst.rel, is_directory: destFolder },
+        hint:
+          destFolder && !scan.folder
+            ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.`
+            : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`,
+      });
+    }
+    if (destFolder !== scan.folder) {
+      throw shedError('FILE_EXISTS', `dest ${dst.shown} is a ${destFolder ? 'folder' : 'file'} and src is a ${scan.folder ? 'folder' : 'file'}; overwrite only replaces the same kind.`, {
+        details: { parameter: 'dest', path: dst.rel, is_directory: destFolder },
+        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`,
+      });
+    }
+    ensureNoForeignLock(dst, destFolder, owner, maxAge);
+    replacedBytes = scanTree(dst.abs, existing).bytes;
+  }
+  if (!spec.move) {
+    // A copy creates files: the same limits as any write. A move only relocates bytes within the user's quota.
+    if (scan.largest.size > 0) ensureFileSize(scan.largest.size, ctx.valves.max_file_size_mb, `${src.shown}${scan.folder ? `/${scan.largest.rel}` : ''}`);
+    await ensureQuota(to.scope, scan.bytes - replacedBytes);
+  }
+
+  if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moving' : 'Copying'} ${scan.files} files to ${dst.shown}...`);
+  let method: 'rename' | 'copy' = 'copy';
+  if (spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined)) {
+    method = 'rename';
+  } else {
+    copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
+    if (spec.move) removeCopied(src.abs, scan);
+  }
+  if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moved' : 'Copied'} ${scan.files} files to ${dst.shown}.`, true);
+
+  const data: Record<string, unknown> = {
+    src: src.rel,
+    dest: dst.rel,
+    from: from.label,
+    to: to.label,
+    kind: scan.folder ? 'folder' : 'file',
+    files: scan.files,
+    bytes: scan.bytes,
+    replaced: existing !== undefined,
+    source_kept: !spec.move,
+  };
+  if (scan.skipped.length > 0) data.skipped = scan.skipped.slice(0, 50);
+  const what = scan.folder ? `the folder ${src.shown} (${plural(scan.files, 'file')})` : src.shown;
+  const skippedNote = scan.skipped.length > 0 ? ` ${plural(scan.skipped.length, 'link or special file')} ${spec.move ? 'stayed in the source' : 'were not copied'} (links never cross zones).` : '';
+  const message = `${spec.move ? 'Moved' : 'Copied'} ${what} to ${dst.shown}${existing !== undefined ? ' (replacing what was there)' : ''}.${skippedNote}`;
+  const result: HandlerResult = { data, message };
+  if (to.versioned) result.change = { zone: to, paths: [diskRel(dst)], summary: `Import ${dst.rel} from ${from.label}` };
+  else if (spec.move && from.versioned) result.change = { zone: from, paths: [diskRel(src)], summary: `Move ${src.rel} to ${to.label}` };
+  return result;
+}
+
+function scanTree(abs: string, st: fs.Stats): Scan {
+  const scan: Scan = { folder: st.isDirectory(), files: 0, bytes: 0, largest: { rel: '', size: 0 }, skipped: [] };
+  if (!scan.folder) {
+    scan.files = 1;
+    scan.bytes = st.size;
+    scan.largest = { rel: '', size: st.size };
+    return scan;
+  }
+  const stack = [''];
+  while (stack.length > 0) {
+    const rel = stack.pop()!;
+    for (const entry of fs.readdirSync(path.join(abs, rel), { withFileTypes: true })) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) stack.push(child);
+      else if (entry.isFile()) {
+        const size = fs.lstatSync(path.join(abs, child)).size;
+        scan.files++;
+        scan.bytes += size;
+        if (size > scan.largest.size) scan.largest = { rel: child, size };
+      } else scan.skipped.push(child);
+    }
+  }
+  return scan;
+}
+
+function tempBeside(dest: string, tag: string): string {
+  return path.join(path.dirname(dest), `.${path.basename(dest).slice(0, 180)}.${tag}${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+}
+
+/**
+ * Puts `from` at `dest` by rename. A file replaces a file atomically; a folder that replaces a
+ * folder first moves the old one aside and puts it back if the second rename fails. False when
+ * the two are on different disks (the caller copies instead).
+ */
+function renameInto(from: string, dest: string, replace: boolean): boolean {
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  const folder = fs.lstatSync(from).isDirectory();
+  try {
+    if (!replace || !folder) {
+      fs.renameSync(from, dest);
+    } else {
+      const aside = tempBeside(dest, 'old.');
+      fs.renameSync(dest, aside);
+      try {
+        fs.renameSync(from, dest);
+      } catch (err) {
+        fs.renameSync(aside, dest);
+        throw err;
+      }
+      fs.rmSync(aside, { recursive: true, force: true });
+    }
+  } catch (err) {
+    if (errnoCode(err) === 'EXDEV') return false;
+    throw err;
+  }
+  syncDir(path.dirname(dest));
+  return true;
+}
+
+/** Copies a file or folder to a temp entry beside `dest`, then renames it into place. */
+function copyInto(src: string, folder: boolean, dest: string, replace: boolean): void {
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  const tmp = tempBeside(dest, '');
+  try {
+    if (folder) copyFolder(src, tmp);
+    else copyOne(src, tmp, true);
+    if (!renameInto(tmp, dest, replace)) throw shedError('IO_ERROR', 'The copy could not be put in place.');
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+function copyOne(src: string, dest: string, sync: boolean): void {
+  fs.copyFileSync(src, dest, fs.constants.COPYFILE_EXCL);
+  if (!sync) return;
+  const fd = fs.openSync(dest, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Folders and regular files only; links and special files are left out (see Scan.skipped). */
+function copyFolder(src: string, dest: string): void {
+  fs.mkdirSync(dest);
+  const stack = [''];
+  while (stack.length > 0) {
+    const rel = stack.pop()!;
+    for (const entry of fs.readdirSync(path.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path.join(rel, entry.name) : entry.name;
+      if (entry.isDirectory()) {
+        fs.mkdirSync(path.join(dest, child));
+        stack.push(child);
+      } else if (entry.isFile()) {
+        copyOne(path.join(src, child), path.join(dest, child), false);
+      }
+    }
+  }
+}
+
+/** After a copying move: removes what was copied, keeping the skipped entries (and their folders). */
+function removeCopied(src: string, scan: Scan): void {
+  if (scan.skipped.length === 0) {
+    fs.rmSync(src, { recursive: true, force: true });
+    return;
+  }
+  const removeIn = (rel: string): boolean => {
+    const dir = path.join(src, rel);
+    let empty = true;
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? path.join(rel, entry.name) : entry.name;
+      if (entry.isDirectory()) {
+        if (removeIn(child)) fs.rmdirSync(path.join(src, child));
+        else empty = false;
+      } else if (entry.isFile()) {
+        fs.unlinkSync(path.join(src, child));
+      } else {
+        empty = false;
+      }
+    }
+    return empty;
+  };
+  if (removeIn('')) fs.rmdirSync(src);
+}
+

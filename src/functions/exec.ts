@@ -1,0 +1,240 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { shedError } from '../core/errors.js';
+import { checkCommand } from '../core/exec/policy.js';
+import { findProgram, sandboxStatus } from '../core/exec/sandbox.js';
+import { packageFor } from '../core/exec/commands.js';
+import { run, type RunResult } from '../core/exec/runner.js';
+import { TEMP_SUFFIX, syncDir } from '../core/fs/atomic.js';
+import { scopeTotal } from '../core/quota/quota.js';
+import { invalidateTree } from '../core/quota/usage.js';
+import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
+import { defineFunction, type CallContext } from '../registry/define.js';
+import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
+import { locate, outputLimit, requireNotRoot, type ZonedPath } from './common.js';
+import { outwardLinkSweep } from '../core/exec/links.js';
+import { scrubOutput, truncateText } from '../core/exec/output.js';
+import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
+
+const MIB = 1024 * 1024;
+/** Below this run time a command cannot have made enough file events to overflow inotify's queue. */
+const INOTIFY_SAFE_MS = 100;
+
+export const shedExec = defineFunction({
+  name: 'shed_exec',
+  category: 'exec',
+  summary: 'Run a whitelisted command (ls, cat, grep, sed, awk, sort, cp, mv, mkdir, tar, git log...) in a zone.',
+  description:
+    'Run one whitelisted command-line program in a zone: cmd is the program name, args its arguments as a list (no shell: no pipes, no >, no globs). Paths are relative to the zone root. Use stdout_file to save output to a file. A non-zero returncode means the command failed (see stderr). In Documents, git log/show/diff/status/restore are served built in.',
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    cmd: z.string().min(1).describe('Program name, e.g. "ls", "grep", "sort". Options go in args.'),
+    args: z.array(z.string()).default([]).describe('Arguments, one per item, e.g. ["-la", "reports"].'),
+    timeout: z.number().int().optional().describe('Seconds before the command is stopped (default and maximum set by the admin).'),
+    max_output: z.number().int().optional().describe('Characters kept per output stream; 0 = the admin maximum.'),
+    stdout_file: z.string().optional().describe('Save standard output to this file in the zone instead of returning it (binary-safe).'),
+    stderr_file: z.string().optional().describe('Save standard error to this file in the zone.'),
+    redirect_stderr_to_stdout: z.boolean().default(false).describe('Merge standard error into standard output (like 2>&1).'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONE_NAMES, writes: false },
+  mutates: true,
+  example: { zone: 'storage', cmd: 'ls', args: ['-la'] },
+  paramHints: { args: 'Each argument is its own item: args=["-n", "5", "notes.txt"].' },
+  async handler(args, ctx) {
+    const zone = ctx.zone(args.zone, args.group);
+    const timeoutSec = clampTimeout(ctx, args.timeout);
+    const limit = outputLimit(ctx, args.max_output);
+    if (args.cmd === 'git' && zone.versioned) return history(ctx, zone, args.args, limit);
+    const sandbox = await sandboxStatus(ctx.valves.sandbox);
+    const policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
+    requireDownloadTarget(args.cmd, policy.options, args.stdout_file);
+    const program = findProgram(args.cmd);
+    if (program === undefined) {
+      throw shedError('COMMAND_NOT_FOUND', `The command '${args.cmd}' is allowed but not installed on this server.`, {
+        details: { parameter: 'cmd', received: args.cmd, package: packageFor(args.cmd) },
+        hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`,
+      });
+    }
+    const maxFileBytes = await writableBytes(ctx, zone);
+    if (policy.sweepBefore) outwardLinkSweep(zone.root);
+    // In a versioned zone, what the command changed is found by comparing stat snapshots (no hashing).
+    const before = zone.versioned ? snapshot(zone.root) : undefined;
+    const outputs: OutputFile[] = [];
+    let result: RunResult;
+    let outFile: OutputFile | undefined;
+    let errFile: OutputFile | undefined;
+    try {
+      if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path)));
+      if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path)));
+      result = await run({
+        program,
+        args: policy.argv,
+        zoneRoot: zone.root,
+        readonly: zone.readonly,
+        sandbox: sandbox.active,
+        network: policy.network,
+        protect: zone.versioned ? ['.git'] : [],
+        timeoutSec,
+        memoryMb: ctx.valves.exec_memory_limit_mb,
+        cpuSec: ctx.valves.exec_cpu_limit_seconds,
+        maxFileBytes,
+        maxProcesses: 256,
+        captureBytes: limit * 4 + 4,
+        stdoutFd: outFile?.fd,
+        stderrFd: errFile?.fd,
+        mergeStderr: args.redirect_stderr_to_stdout,
+      });
+    } catch (err) {
+      for (const file of outputs) file.discard();
+      throw err;
+    } finally {
+      for (const file of outputs) file.close();
+    }
+    // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
+    // lead a later command outside the zone (zip and diff -r follow links).
+    if (policy.sweepAfter) outwardLinkSweep(zone.root);
+    // The quota's usage cache follows changes through inotify; a command that ran long enough to touch
+    // thousands of files could overflow the kernel's event queue, so its tree is measured afresh next time.
+    if (!zone.readonly && result.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
+    const files: Record<string, unknown> = {};
+    for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
+      if (!file) continue;
+      files[key] = file.target.rel;
+      files[`${key}_size`] = file.commit();
+    }
+    if (result.timedOut) {
+      throw shedError('TIMEOUT', `${args.cmd} was stopped after ${timeoutSec}s (timeout).`, {
+        details: { command: args.cmd, timeout: timeoutSec, partial_stdout: scrubOutput(result.stdout.bytes.toString('utf8').slice(0, 2000), zone) },
+        hint: `Give it more time with timeout= (up to ${ctx.valves.exec_timeout_max}), or work on a smaller part of the data.`,
+      });
+    }
+    const stdout = outFile ? { text: `[Output written to ${outFile.target.rel}]`, truncated: false } : truncateText(scrubOutput(result.stdout.bytes.toString('utf8'), zone), result.stdout.bytes.length, result.stdout.total, limit, 'stdout');
+    const stderr = errFile
+      ? { text: `[Errors written to ${errFile.target.rel}]`, truncated: false }
+      : truncateText(scrubOutput(result.stderr.bytes.toString('utf8'), zone), result.stderr.bytes.length, result.stderr.total, limit, 'stderr');
+    const data: Record<string, unknown> = {
+      zone: zone.label,
+      command: args.cmd,
+      args: args.args,
+      stdout: stdout.text,
+      stderr: stderr.text,
+      returncode: result.returncode,
+      truncated: stdout.truncated || stderr.truncated,
+      sandbox: sandbox.active,
+      ...files,
+    };
+    if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
+    const message =
+      result.returncode === 0
+        ? `${args.cmd} finished (exit code 0).`
+        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`;
+    const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
+    const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
+    return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };
+  },
+});
+
+/** git in Documents (and group spaces): history served in-process, no binary, nothing spawned. */
+async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: number) {
+  const out = await gitCommand(zone, gitArgs, ctx.user, {
+    maxFileSizeMb: ctx.valves.max_file_size_mb,
+    lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
+    lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+  });
+  const shown = (text: string, stream: 'stdout' | 'stderr') => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
+  const stdout = shown(out.stdout, 'stdout');
+  const stderr = shown(out.stderr, 'stderr');
+  const data: Record<string, unknown> = {
+    zone: zone.label,
+    command: 'git',
+    args: gitArgs,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    returncode: out.returncode,
+    truncated: stdout.truncated || stderr.truncated,
+    sandbox: 'in-process',
+  };
+  if (out.commit !== undefined) data.commit = out.commit;
+  const sub = gitArgs[0] ?? '';
+  const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;
+  return { data, message };
+}
+
+function clampTimeout(ctx: CallContext, requested: number | undefined): number {
+  const { exec_timeout_default: def, exec_timeout_max: max } = ctx.valves;
+  return Math.min(Math.max(requested ?? def, 1), max);
+}
+
+/** Bytes a command may write to one file: what is left of the quota, capped by the file size limit. */
+async function writableBytes(ctx: CallContext, zone: Zone): Promise<number> {
+  if (zone.readonly) return 0;
+  const left = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope)));
+  return Math.min(left, ctx.valves.max_file_size_mb * MIB);
+}
+
+/** curl and wget must save to a file (the original's rule), judged by the options the policy parsed, not by substring. */
+function requireDownloadTarget(cmd: string, options: readonly string[], stdoutFile: string | undefined): void {
+  if (stdoutFile || (cmd !== 'curl' && cmd !== 'wget')) return;
+  const outputs = cmd === 'curl' ? ['-o', '--output', '-O', '--remote-name', '--remote-name-all', '--output-dir'] : ['-O', '--output-document', '-P', '--directory-prefix'];
+  // Long options may be abbreviated (--out); short ones arrive one letter at a time (-sLo → -s -L -o).
+  const hit = options.some((o) => outputs.includes(o) || (o.startsWith('--') && o.length >= 4 && outputs.some((full) => full.startsWith(o))));
+  if (hit) return;
+  throw shedError('ARGUMENT_REQUIRED', `${cmd} must save what it downloads to a file (${cmd === 'curl' ? '-o FILE' : '-O FILE'}).`, {
+    details: { parameter: 'args', command: cmd },
+    hint: cmd === 'curl' ? 'Example: shed_exec(zone="storage", cmd="curl", args=["-L", "-o", "data.json", "https://example.com/data.json"])' : 'Example: shed_exec(zone="storage", cmd="wget", args=["-O", "page.html", "https://example.com"])',
+  });
+}
+
+interface OutputFile {
+  target: ZonedPath;
+  fd: number;
+  close(): void;
+  /** Moves the finished temp file into place; returns its size. */
+  commit(): number;
+  /** Removes the temp file (the call failed before the command ran). */
+  discard(): void;
+}
+
+/** An output file is written to a temp file beside it (never through a link) and renamed into place. */
+function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean): OutputFile {
+  if (zone.readonly) {
+    throw shedError('ZONE_READONLY', `${param} cannot be written: zone="${zone.name}" is read-only.`, {
+      details: { parameter: param, received: input },
+      hint: 'Write the output in Storage: run the command with zone="storage" on a copy, or omit the output file.',
+    });
+  }
+  const target = locate(zone, input, param, 'write', allowZoneInPath);
+  requireNotRoot(target, param);
+  if (target.stat?.isDirectory()) {
+    throw shedError('NOT_A_FILE', `${param} ${target.shown} is a folder.`, { details: { parameter: param, received: input }, hint: `Name a file, e.g. ${param}="out.txt"` });
+  }
+  fs.mkdirSync(path.dirname(target.abs), { recursive: true });
+  const tmp = path.join(path.dirname(target.abs), `.${path.basename(target.abs).slice(0, 200)}.${process.pid}.${Date.now()}${TEMP_SUFFIX}`);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  let open = true;
+  return {
+    target,
+    fd,
+    close() {
+      if (!open) return;
+      open = false;
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    discard() {
+      fs.rmSync(tmp, { force: true });
+    },
+    commit() {
+      const size = fs.statSync(tmp).size;
+      fs.renameSync(tmp, target.abs);
+      syncDir(path.dirname(target.abs));
+      return size;
+    },
+  };
+}

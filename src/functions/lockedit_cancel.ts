@@ -1,0 +1,50 @@
+import { shedError } from '../core/errors.js';
+import { releaseLock, sameOwner } from '../core/locks/locks.js';
+import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
+import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
+import { EDIT_ZONES, editTarget } from './lockedit.js';
+
+export const shedLockeditCancel = defineFunction({
+  name: 'shed_lockedit_cancel',
+  category: 'edit',
+  summary: 'Discard the working copy; unlock.',
+  description:
+    'Abandon a locked edit opened in this conversation: the working copy and its changes are discarded, the file stays as it was, the lock is released and edit mode ends. Only the conversation that opened the edit can cancel it; for an abandoned edit of another conversation use shed_force_unlock.',
+  params: {
+    zone: zoneParam(EDIT_ZONES),
+    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: EDIT_ZONES, writes: true },
+  mutates: true,
+  example: { zone: 'storage', path: 'report.md' },
+  async handler(args, ctx) {
+    // 'delete' intent: cancelling must work whatever became of the file meanwhile (even a link now).
+    const t = editTarget(ctx, args, 'delete');
+    const s = sessionFor(t.zone, t.key, t.owner);
+    const haveCopy = s.copyStat !== undefined;
+    if (!s.ours && !haveCopy) {
+      if (s.lock !== undefined && !sameOwner(s.lock, t.owner)) {
+        throw shedError('NOT_LOCK_OWNER', `${t.target.shown} is locked by ${s.lock.user_id === t.owner.user_id ? 'another conversation' : 'another user'} since ${s.lock.locked_at}; only that conversation can cancel its edit.`, {
+          details: { path: t.target.rel, locked_at: s.lock.locked_at },
+          hint: `If that edit was abandoned: shed_force_unlock(zone="${args.zone}", path="${t.target.rel}").`,
+        });
+      }
+      throw shedError('NOT_IN_EDIT_MODE', `${t.target.shown} is not open for editing in this conversation; there is nothing to cancel.`, {
+        details: { path: t.target.rel },
+        hint: `Open a locked edit with ${t.names.open}.`,
+      });
+    }
+    removeWorkingCopy(t.zone, ctx.convId, t.key);
+    const released = s.ours ? releaseLock(t.zone, t.key, s.lock!.token) : false;
+    const lost = !s.ours; // the copy of a session whose lock was lost or taken over
+    return {
+      data: { zone: t.zone.label, path: t.target.rel, changes_discarded: haveCopy, lock_released: released, edit_mode: 'closed' },
+      message: lost
+        ? `Discarded the working copy of ${t.target.shown}; its lock had already been lost, so the file was not touched.`
+        : `Cancelled the edit of ${t.target.shown}: changes discarded, lock released, the file is unchanged.`,
+    };
+  },
+});

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { shedError } from '../core/errors.js';
+import { packageFor } from '../core/exec/commands.js';
+import { outwardLinkSweep } from '../core/exec/links.js';
+import { scrubOutput, truncateText } from '../core/exec/output.js';
+import { checkCommand } from '../core/exec/policy.js';
+import { run } from '../core/exec/runner.js';
+import { findProgram, sandboxStatus } from '../core/exec/sandbox.js';
+import { lockFile, refreshLock } from '../core/locks/locks.js';
+import { invalidateCopies, roomWithCopies } from '../core/locks/quota.js';
+import { collectScratch, openScratch } from '../core/locks/scratch.js';
+import { requireSession } from '../core/locks/session.js';
+import type { Zone } from '../core/zones/zones.js';
+import { defineFunction, renderCall } from '../registry/define.js';
+import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
+import { outputLimit } from './common.js';
+import { EDIT_ZONES, editTarget } from './lockedit.js';
+
+const MIB = 1024 * 1024;
+
+export const shedLockeditExec = defineFunction({
+  name: 'shed_lockedit_exec',
+  category: 'edit',
+  summary: 'Run a command on the working copy.',
+  description:
+    'Run one whitelisted command on the working copy of a file opened with shed_lockedit_open, e.g. cmd="sed", args=["-i", "s/old/new/g", "report.md"]. The command sees only that one file, at its path (an argument "." also stands for it); other files it creates are discarded. Same rules as shed_exec: no shell, relative paths only. Nothing reaches the real file until shed_lockedit_save.',
+  params: {
+    zone: zoneParam(EDIT_ZONES),
+    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
+    cmd: z.string().min(1).describe('Program name, e.g. "sed", "awk", "sort". Options go in args.'),
+    args: z.array(z.string()).default([]).describe('Arguments, one per item; name the file by its path (or "."), e.g. ["-i", "s/a/b/", "report.md"].'),
+    timeout: z.number().int().optional().describe('Seconds before the command is stopped (default and maximum set by the admin).'),
+    max_output: z.number().int().optional().describe('Characters kept per output stream; 0 = the admin maximum.'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: EDIT_ZONES, writes: true },
+  mutates: true,
+  example: { zone: 'storage', path: 'report.md', cmd: 'sed', args: ['-i', 's/draft/final/g', 'report.md'] },
+  paramHints: { args: 'Each argument is its own item: args=["-i", "s/a/b/", "report.md"].' },
+  async handler(args, ctx) {
+    const t = editTarget(ctx, args, 'write');
+    const session = requireSession(t.zone, t.key, t.owner, t.names);
+    if (args.cmd === 'git') {
+      throw shedError('COMMAND_FORBIDDEN', 'git has nothing to work on in a locked edit (the command sees only the working copy).', {
+        details: { parameter: 'cmd', received: 'git' },
+        hint: `Use shed_exec(zone="${args.zone}", cmd="git", args=["log"]) for history; edit the working copy with e.g. cmd="sed".`,
+      });
+    }
+    const sandbox = await sandboxStatus(ctx.valves.sandbox);
+    const timeoutSec = Math.min(Math.max(args.timeout ?? ctx.valves.exec_timeout_default, 1), ctx.valves.exec_timeout_max);
+    const limit = outputLimit(ctx, args.max_output);
+    // "." stands for the file (as in the original); every argument is then judged by the shed_exec policy.
+    const argv = args.args.map((a) => (a === '.' ? t.target.rel : a));
+    // The working copy may grow by what is left of the quota (open edits counted), within the file size limit.
+    const maxFile = Math.min(ctx.valves.max_file_size_mb * MIB, Math.max(0, await roomWithCopies(t.zone.scope)) + session.copyStat!.size);
+
+    const scratch = openScratch(t.zone, ctx.convId, t.target.rel, session.copy);
+    try {
+      // The policy judges paths against the scratch folder: the only thing the command may name.
+      const view: Zone = { ...t.zone, root: scratch.root, workBase: undefined, versioned: false, readonly: false };
+      const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
+      const program = findProgram(args.cmd);
+      if (program === undefined) {
+        throw shedError('COMMAND_NOT_FOUND', `The command '${args.cmd}' is allowed but not installed on this server.`, {
+          details: { parameter: 'cmd', received: args.cmd, package: packageFor(args.cmd) },
+          hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`,
+        });
+      }
+      if (policy.sweepBefore) outwardLinkSweep(scratch.root);
+      const result = await run({
+        program,
+        args: policy.argv,
+        zoneRoot: scratch.root,
+        readonly: false,
+        sandbox: sandbox.active,
+        network: policy.network,
+        protect: [],
+        timeoutSec,
+        memoryMb: ctx.valves.exec_memory_limit_mb,
+        cpuSec: ctx.valves.exec_cpu_limit_seconds,
+        maxFileBytes: maxFile,
+        maxProcesses: 256,
+        captureBytes: limit * 4 + 4,
+        mergeStderr: false,
+      });
+      if (policy.sweepAfter) outwardLinkSweep(scratch.root);
+      const copy = collectScratch(scratch, maxFile);
+      invalidateCopies(t.zone.scope);
+      refreshLock(lockFile(t.zone, t.key)!, session.lock!); // an active edit does not expire
+      if (result.timedOut) {
+        throw shedError('TIMEOUT', `${args.cmd} was stopped after ${timeoutSec}s (timeout); the working copy may be partly changed.`, {
+          details: { command: args.cmd, timeout: timeoutSec },
+          hint: `Look at it with ${renderCall('shed_lockedit_exec', { zone: args.zone, path: t.target.rel, cmd: 'head', args: ['.'] })}, or drop the edit with ${t.names.cancel}.`,
+        });
+      }
+      const shown = (stream: 'stdout' | 'stderr') => {
+        const c = result[stream];
+        return truncateText(scrubOutput(c.bytes.toString('utf8'), view), c.bytes.length, c.total, limit, stream);
+      };
+      const stdout = shown('stdout');
+      const stderr = shown('stderr');
+      const data: Record<string, unknown> = {
+        zone: t.zone.label,
+        path: t.target.rel,
+        command: args.cmd,
+        args: args.args,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        returncode: result.returncode,
+        truncated: stdout.truncated || stderr.truncated,
+        sandbox: sandbox.active,
+        working_copy_size: copy.size,
+        working_copy_changed: copy.changed,
+      };
+      if (copy.note) data.note = copy.note;
+      const status =
+        result.returncode === 0
+          ? `${args.cmd} finished (exit code 0)`
+          : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr`;
+      const effect = copy.changed ? `the working copy changed (${copy.size} bytes); save with ${t.names.save}` : 'the working copy is unchanged';
+      return { data, message: `${status}; ${effect}.` };
+    } finally {
+      scratch.remove();
+    }
+  },
+});

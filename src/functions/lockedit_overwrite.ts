@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import { atomicWrite } from '../core/fs/atomic.js';
+import { lockFile, refreshLock } from '../core/locks/locks.js';
+import { requireSession } from '../core/locks/session.js';
+import { ensureFileSize } from '../core/quota/quota.js';
+import { ensureCopyRoom } from '../core/locks/quota.js';
+import { defineFunction } from '../registry/define.js';
+import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
+import { EDIT_ZONES, editTarget } from './lockedit.js';
+
+export const shedLockeditOverwrite = defineFunction({
+  name: 'shed_lockedit_overwrite',
+  category: 'edit',
+  summary: 'Replace/append the working copy.',
+  description:
+    'Write content into the working copy of a file opened with shed_lockedit_open: it replaces the whole copy, or is added at its end with append=true. Nothing reaches the real file until shed_lockedit_save. The text is written exactly as given (add your own final newline).',
+  params: {
+    zone: zoneParam(EDIT_ZONES),
+    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
+    content: z.string().describe('The new text of the working copy (or the text to add with append=true).'),
+    append: z.boolean().default(false).describe('Add content at the end of the working copy instead of replacing it. Default false.'),
+    group: groupParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: EDIT_ZONES, writes: true },
+  mutates: true,
+  example: { zone: 'storage', path: 'report.md', content: '# Report\nNew text\n' },
+  async handler(args, ctx) {
+    const t = editTarget(ctx, args, 'write');
+    const s = requireSession(t.zone, t.key, t.owner, t.names);
+    const bytes = Buffer.from(args.content, 'utf8');
+    const oldCopy = s.copyStat!.size;
+    const newSize = args.append ? oldCopy + bytes.length : bytes.length;
+    ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
+    await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
+    if (args.append) {
+      const fd = fs.openSync(s.copy, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW);
+      try {
+        let off = 0;
+        while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } else {
+      atomicWrite(s.copy, bytes);
+    }
+    refreshLock(lockFile(t.zone, t.key)!, s.lock!); // an active edit does not expire
+    const mode = args.append ? 'append' : 'overwrite';
+    return {
+      data: { zone: t.zone.label, path: t.target.rel, bytes_written: bytes.length, new_size: newSize, mode },
+      message: `${args.append ? 'Appended' : 'Wrote'} ${bytes.length} bytes ${args.append ? 'to' : 'as'} the working copy of ${t.target.shown} (now ${newSize} bytes). Not saved yet: call ${t.names.save} to write it to the file.`,
+    };
+  },
+});

@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { looksLikeZip, readDirectory } from '../core/archive/central.js';
+import { checkCount, extractToTemp, makeTempDir, placeExtracted, planExtraction, type UnzipLimits } from '../core/archive/extract.js';
+import { readRange } from '../core/fs/atomic.js';
+import { shedError, showValue } from '../core/errors.js';
+import { ensureNotLockedByOther } from '../core/locks/locks.js';
+import { isProtected } from '../core/paths/resolve.js';
+import { ensureQuota, humanSize } from '../core/quota/quota.js';
+import { openZone, ZONE_NAMES, type Zone, type ZoneName } from '../core/zones/zones.js';
+import { defineFunction, renderCall, type CallContext } from '../registry/define.js';
+import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { locate, plural, requireFile, shownPath, type ZonedPath } from './common.js';
+
+const DEST_ZONES: readonly ZoneName[] = ['storage', 'documents'];
+const SRC_ZONES: readonly ZoneName[] = ['uploads', 'storage', 'documents'];
+const MIB = 1024 * 1024;
+const LISTED = 50;
+
+export const shedUnzip = defineFunction({
+  name: 'shed_unzip',
+  category: 'archives',
+  summary: 'Extract a ZIP archive into Storage or Documents (checked for unsafe names, links and zip bombs first).',
+  description:
+    'Extract a .zip into zone (storage or documents). src_zone says where the archive is (uploads, storage, documents; default: zone). dest is the folder to extract into (default: the folder holding the archive). The whole archive is checked before anything is written: unsafe paths, links, too many entries or too large are refused. Existing files are not replaced unless overwrite=true.',
+  params: {
+    zone: zoneParam(DEST_ZONES).describe('Zone to extract INTO: storage | documents. Case-insensitive.'),
+    src: pathParam('The .zip file, relative to the root of src_zone, e.g. "data.zip".'),
+    dest: z.string().optional().describe('Folder to extract into, e.g. "data" (created if missing). Default: the folder holding the archive.'),
+    src_zone: z.enum(ZONE_NAMES).optional().describe('Zone holding the archive: uploads | storage | documents. Default: the same as zone.'),
+    overwrite: z.boolean().default(false).describe('Replace files that already exist in dest (default false: refuse).'),
+    message: messageParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: DEST_ZONES, writes: true },
+  example: { zone: 'storage', src: 'data.zip', dest: 'data', src_zone: 'uploads' },
+  mutates: true,
+  async handler(args, ctx) {
+    const destZone = ctx.zone(args.zone, undefined);
+    const srcZone = sourceZone(ctx, args.src_zone, args.zone, destZone);
+    const src = locate(srcZone, args.src, 'src', 'read', args.allow_zone_in_path);
+    requireFile(src, 'src');
+    if (!looksLikeZip(readRange(src.abs, 0, 4))) {
+      throw shedError('INVALID_FORMAT', `${src.shown} is not a ZIP archive (it does not start with the ZIP signature).`, {
+        details: { parameter: 'src', path: src.rel },
+        hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`,
+      });
+    }
+    const destInput = args.dest?.trim() ? args.dest : path.posix.dirname(src.rel) === '.' ? '' : path.posix.dirname(src.rel);
+    const dest = locate(destZone, destInput, 'dest', 'write', args.allow_zone_in_path);
+    if (dest.stat !== undefined && !dest.stat.isDirectory()) {
+      throw shedError('NOT_A_DIRECTORY', `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
+        details: { parameter: 'dest', received: destInput, suggested: `${dest.rel.replace(/\.[^./]*$/, '')}_files` },
+      });
+    }
+    const limits: UnzipLimits = {
+      maxEntries: ctx.valves.zip_max_entries,
+      maxTotalBytes: ctx.valves.zip_max_total_mb * MIB,
+      maxRatio: ctx.valves.zip_max_ratio,
+      maxFileBytes: ctx.valves.max_file_size_mb * MIB,
+    };
+    const dir = readDirectory(src.abs, src.shown, (count) => checkCount(src.shown, count, limits));
+    const join = (rel: string) => (dest.rel ? (rel ? `${dest.rel}/${rel}` : dest.rel) : rel);
+    const plan = planExtraction(dir, src.shown, limits, (rel) => isProtected(destZone, join(rel)));
+    await ensureQuota(destZone.scope, plan.totalSize);
+
+    await ctx.emit(`Extracting ${plural(plan.files.length, 'file')} from ${src.shown}...`);
+    const temp = makeTempDir(destZone.workBase!);
+    let placement: ReturnType<typeof placeExtracted>;
+    try {
+      await extractToTemp(src.abs, src.shown, plan, temp, (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`));
+      const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
+      placement = placeExtracted(temp, dest.abs, (rel) => shownPath(destZone, join(rel)), args.overwrite, (rel) =>
+        ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours),
+      );
+    } finally {
+      fs.rmSync(temp, { recursive: true, force: true });
+    }
+    await ctx.emit(`Extracted ${src.shown}`, true);
+    return result(args, src, srcZone, dest, destZone, plan, placement);
+  },
+});
+
+function sourceZone(ctx: CallContext, wanted: ZoneName | undefined, destName: ZoneName, destZone: Zone): Zone {
+  if (wanted === undefined || wanted === destName) return destZone;
+  if (!SRC_ZONES.includes(wanted)) {
+    throw shedError('ZONE_FORBIDDEN', `'src_zone' ${showValue(wanted)} is not accepted; the archive must be in ${SRC_ZONES.join(', ')}.`, {
+      details: { parameter: 'src_zone', received: wanted, accepted: SRC_ZONES },
+      hint: `Copy the archive to your zone first, then: ${renderCall('shed_unzip', { zone: destName, src: 'data.zip', src_zone: 'storage' })}`,
+    });
+  }
+  return openZone({ valves: ctx.valves, user: ctx.user, convId: ctx.convId }, wanted, undefined);
+}
+
+function result(
+  args: { zone: string; src: string; message?: string | undefined },
+  src: ZonedPath,
+  srcZone: Zone,
+  dest: ZonedPath,
+  destZone: Zone,
+  plan: ReturnType<typeof planExtraction>,
+  placement: ReturnType<typeof placeExtracted>,
+) {
+  const join = (rel: string) => (dest.rel ? `${dest.rel}/${rel}` : rel);
+  const files = plan.files.map((f) => join(f.rel));
+  const data: Record<string, unknown> = {
+    source: src.rel,
+    source_zone: srcZone.label,
+    destination: dest.rel || '.',
+    destination_zone: destZone.label,
+    files_count: plan.files.length,
+    folders_count: plan.dirs.length,
+    total_size: plan.totalSize,
+    files: files.slice(0, LISTED),
+    truncated: files.length > LISTED,
+  };
+  if (placement.replaced.length > 0) data.replaced_count = placement.replaced.length;
+  const from = srcZone === destZone ? src.rel : `${srcZone.label}:${src.rel}`;
+  const message = `Extracted ${plural(plan.files.length, 'file')} (${humanSize(plan.totalSize)}) from ${src.shown} into ${shownPath(destZone, dest.rel)}${placement.replaced.length ? `, replacing ${plural(placement.replaced.length, 'existing file')}` : ''}.`;
+  const out: { data: Record<string, unknown>; message: string; change?: { zone: Zone; paths: string[]; summary: string } } = { data, message };
+  if (destZone.versioned && placement.moved.length > 0) {
+    out.change = { zone: destZone, paths: placement.moved.map(join), summary: `Extracted ${from} to ${dest.rel || 'the zone root'}` };
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { collect, writeZip } from '../core/archive/create.js';
+import { shedError } from '../core/errors.js';
+import { ensureNotLockedByOther } from '../core/locks/locks.js';
+import { humanSize, scopeTotal } from '../core/quota/quota.js';
+import type { ZoneName } from '../core/zones/zones.js';
+import { defineFunction, renderCall } from '../registry/define.js';
+import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { locate, notFound, plural, requireNotRoot } from './common.js';
+
+const ZONES: readonly ZoneName[] = ['storage', 'documents'];
+const MIB = 1024 * 1024;
+
+export const shedZip = defineFunction({
+  name: 'shed_zip',
+  category: 'archives',
+  summary: 'Create a ZIP archive of a file or folder (dotfiles included) inside the same zone.',
+  description:
+    'Create a .zip of a file or a folder in Storage or Documents. The archive keeps the folder name as its top level (src="reports" gives reports/...); src="." zips the whole zone into storage.zip / documents.zip at the zone root. Hidden files are included; the archive never includes itself. An existing dest is refused unless overwrite=true.',
+  params: {
+    zone: zoneParam(ZONES),
+    src: pathParam('File or folder to archive, relative to the zone root, e.g. "reports" (or "." for the whole zone).'),
+    dest: z.string().optional().describe('Archive path, e.g. "backup/reports.zip" (".zip" is added if missing). Default: src + ".zip" beside it.'),
+    include_empty_dirs: z.boolean().default(false).describe('Also store folders that contain no files (default false).'),
+    overwrite: z.boolean().default(false).describe('Replace dest if it already exists (default false).'),
+    message: messageParam,
+    allow_zone_in_path: allowZoneInPath,
+  },
+  zones: { accepted: ZONES, writes: true },
+  example: { zone: 'storage', src: 'reports', dest: 'reports.zip' },
+  mutates: true,
+  async handler(args, ctx) {
+    const zone = ctx.zone(args.zone, undefined);
+    const src = locate(zone, args.src, 'src', 'read', args.allow_zone_in_path);
+    if (src.stat === undefined) throw notFound(src, 'src');
+    const isRoot = src.rel === '';
+    if (!src.stat.isFile() && !src.stat.isDirectory()) {
+      throw shedError('INVALID_PARAMETER', `'src' ${src.shown} is neither a file nor a folder.`, { details: { parameter: 'src', received: args.src } });
+    }
+    let destInput = args.dest?.trim() || (isRoot ? `${zone.name}.zip` : `${src.rel}.zip`);
+    if (!/\.zip$/i.test(destInput)) destInput += '.zip';
+    const dest = locate(zone, destInput, 'dest', 'write', args.allow_zone_in_path);
+    requireNotRoot(dest, 'dest');
+    if (dest.abs === src.abs) {
+      throw shedError('INVALID_PARAMETER', "'dest' is the file being archived.", {
+        details: { parameter: 'dest', received: args.dest, suggested: `${dest.rel.replace(/\.zip$/i, '')}-archive.zip` },
+      });
+    }
+    if (dest.stat !== undefined) {
+      if (dest.stat.isDirectory()) {
+        throw shedError('FILE_EXISTS', `'dest' ${dest.shown} is a folder.`, {
+          details: { parameter: 'dest', received: destInput, suggested: `${dest.rel}/${path.posix.basename(src.rel || zone.name)}.zip` },
+          hint: 'Give a file name ending in .zip.',
+        });
+      }
+      if (!args.overwrite) {
+        throw shedError('FILE_EXISTS', `The archive ${dest.shown} already exists.`, {
+          details: { parameter: 'dest', path: dest.rel },
+          hint: `Replace it: ${renderCall('shed_zip', { zone: args.zone, src: args.src, dest: dest.rel, overwrite: true })}, or choose another dest.`,
+        });
+      }
+    }
+    ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
+
+    const prefix = isRoot ? '' : path.posix.basename(src.rel);
+    const found = collect(src.abs, prefix, {
+      zoneRoot: zone.root,
+      exclude: new Set([dest.abs]),
+      skipGit: zone.versioned && isRoot,
+      includeEmptyDirs: args.include_empty_dirs,
+    });
+    const oldSize = dest.stat?.isFile() ? dest.stat.size : 0;
+    const maxFile = ctx.valves.max_file_size_mb * MIB;
+    const room = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope))) + oldSize;
+    await ctx.emit(`Zipping ${plural(found.files, 'file')} from ${src.shown}...`);
+    const { size, inputBytes } = await writeZip(found.items, dest.abs, { maxBytes: Math.min(maxFile, room), quotaBound: room < maxFile, shown: dest.shown }, (done, total) =>
+      ctx.emit(`Zipping ${src.shown}: ${done}/${total} entries`),
+    );
+    await ctx.emit(`Created ${dest.shown}`, true);
+
+    const data: Record<string, unknown> = {
+      source: src.rel || '.',
+      zone: zone.label,
+      zip_path: dest.rel,
+      files_count: found.files,
+      size_bytes: size,
+      size_human: humanSize(size),
+      total_uncompressed: inputBytes,
+    };
+    if (found.emptyDirs > 0) data.empty_dirs_count = found.emptyDirs;
+    if (found.skipped.length > 0) {
+      data.skipped = found.skipped.slice(0, 50);
+      data.skipped_count = found.skipped.length;
+    }
+    if (oldSize > 0 || dest.stat !== undefined) data.replaced = true;
+    const notes = found.skipped.length > 0 ? ` Skipped ${plural(found.skipped.length, 'link or special file')} (see data.skipped).` : '';
+    return {
+      data,
+      message: `Created ${dest.shown} (${humanSize(size)}) with ${plural(found.files, 'file')}${found.emptyDirs ? ` and ${plural(found.emptyDirs, 'empty folder')}` : ''} from ${src.shown}.${notes}`,
+      ...(zone.versioned ? { change: { zone, paths: [dest.rel], summary: `Create ZIP ${dest.rel}` } } : {}),
+    };
+  },
+});

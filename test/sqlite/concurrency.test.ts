@@ -1,0 +1,132 @@
+/**
+ * Two real processes writing the same database file lose nothing: every write is
+ * read-modify-replace of the whole file, serialised by the per-database lock file. The children run
+ * a bundle of the current sources (built here into a temp folder, so dist/ is not touched).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ShedError } from '../../src/core/errors.js';
+import { withDbLock } from '../../src/core/db/dblock.js';
+import { makeShed, type Shed } from '../helpers/shed.js';
+import { onDisk } from './helpers.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-sqlite-conc-'));
+const bundle = path.join(work, 'fileshed.mjs');
+const child = path.join(work, 'child.mjs');
+
+beforeAll(async () => {
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['src/index.ts'],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    loader: { '.wasm': 'binary' },
+    logLevel: 'error',
+    outfile: bundle,
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; import { fileURLToPath as __fu } from 'node:url'; import { dirname as __dn } from 'node:path'; const require = __cr(import.meta.url); const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);",
+    },
+  });
+  fs.writeFileSync(
+    child,
+    `import { Tools } from './fileshed.mjs';
+const [base, who, count] = process.argv.slice(2);
+const tools = new Tools();
+tools.valves = { ...tools.valves, storage_base_path: base };
+for (let i = 0; i < Number(count); i++) {
+  const r = JSON.parse(await tools.shed_sqlite({ zone: 'storage', path: 'shared.db', query: 'INSERT INTO log (who, n) VALUES (?, ?)', params: [who, i], __user__: { id: 'alice' }, __metadata__: { chat_id: who } }));
+  if (!r.success) { console.error(JSON.stringify(r)); process.exit(1); }
+}
+`,
+  );
+}, 60_000);
+
+afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+
+function run(base: string, who: string, count: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [child, base, who, String(count)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+let s: Shed;
+afterAll(() => s?.cleanup());
+
+describe('two processes writing one database', () => {
+  it('lose no insert, and leave no lock file inside the zone', async () => {
+    s = makeShed();
+    const create = await s.call('shed_sqlite', { zone: 'storage', path: 'shared.db', query: 'CREATE TABLE log (who TEXT, n INTEGER)' });
+    expect(create.success).toBe(true);
+    const N = 40;
+    const [a, b] = await Promise.all([run(s.base, 'a', N), run(s.base, 'b', N)]);
+    expect(a, a.stderr).toMatchObject({ code: 0 });
+    expect(b, b.stderr).toMatchObject({ code: 0 });
+    const db = s.zonePath('storage', 'shared.db');
+    expect(await onDisk(db, 'SELECT who, count(*), count(DISTINCT n), sum(n) FROM log GROUP BY who ORDER BY who')).toEqual([
+      ['a', N, N, (N * (N - 1)) / 2],
+      ['b', N, N, (N * (N - 1)) / 2],
+    ]);
+    expect(await onDisk(db, 'PRAGMA integrity_check')).toEqual([['ok']]);
+    expect(fs.readdirSync(s.zonePath('storage'))).toEqual(['shared.db']);
+    const locks = path.join(s.base, 'users', 'alice', 'Storage', 'dblocks');
+    expect(fs.existsSync(locks) ? fs.readdirSync(locks) : []).toEqual([]);
+  }, 120_000);
+});
+
+describe('the database lock', () => {
+  const lockDir = () => fs.mkdtempSync(path.join(work, 'lock-'));
+  const body = (pid: number) => JSON.stringify({ pid, host: os.hostname(), nonce: 'other', at: new Date().toISOString() });
+
+  it('breaks a lock whose holder process is gone', async () => {
+    const lock = path.join(lockDir(), 'db.lock');
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.on('close', r));
+    fs.writeFileSync(lock, body(gone.pid!));
+    const t0 = Date.now();
+    expect(await withDbLock(lock, 'Storage/x.db', async () => fs.readFileSync(lock, 'utf8'), 5000)).toContain(String(process.pid));
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+
+  it('waits for a live holder, then reports FILE_LOCKED naming the database', async () => {
+    const lock = path.join(lockDir(), 'db.lock');
+    fs.writeFileSync(lock, body(process.pid === 1 ? 2 : 1)); // pid 1 is always alive
+    const err = await withDbLock(lock, 'Storage/x.db', async () => 'ran', 300).catch((e: unknown) => e);
+    expect((err as ShedError).code).toBe('FILE_LOCKED');
+    expect((err as ShedError).message).toContain('Storage/x.db');
+    expect(fs.readFileSync(lock, 'utf8')).toContain('other');
+  });
+
+  it('a garbage lock file that stopped changing is broken', async () => {
+    const lock = path.join(lockDir(), 'db.lock');
+    fs.writeFileSync(lock, 'garbage');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    expect(await withDbLock(lock, 'x', async () => 'ran', 2000)).toBe('ran');
+  });
+
+  it('calls in one process take turns', async () => {
+    const lock = path.join(lockDir(), 'db.lock');
+    let inside = 0;
+    let overlap = false;
+    const work1 = async () => {
+      inside++;
+      if (inside > 1) overlap = true;
+      await new Promise((r) => setTimeout(r, 20));
+      inside--;
+    };
+    await Promise.all(Array.from({ length: 5 }, () => withDbLock(lock, 'x', work1)));
+    expect(overlap).toBe(false);
+  });
+});

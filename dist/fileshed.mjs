@@ -609,11 +609,20 @@ function findProgram(name) {
   if (found !== void 0) programCache.set(name, found);
   return found;
 }
+function requireProgram(cmd) {
+  const found = findProgram(cmd);
+  if (found !== void 0) return found;
+  throw shedError("COMMAND_NOT_FOUND", `The command '${cmd}' is allowed but not installed on this server.`, {
+    details: { parameter: "cmd", received: cmd, package: packageFor(cmd) },
+    hint: `An admin can install the Debian package '${packageFor(cmd)}'. shed_allowed_commands() lists what is available.`
+  });
+}
 var SANDBOX_ZONE, SYSTEM_PATH, ETC_READONLY, ETC_NETWORK, probe, programCache;
 var init_sandbox = __esm({
   "src/core/exec/sandbox.ts"() {
     "use strict";
     init_errors();
+    init_commands();
     SANDBOX_ZONE = "/zone";
     SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
     ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
@@ -929,10 +938,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path44) {
-  if (!path44)
+function getElementAtPath(obj2, path42) {
+  if (!path42)
     return obj2;
-  return path44.reduce((acc, key) => acc?.[key], obj2);
+  return path42.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -1191,11 +1200,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path44, issues) {
+function prefixIssues(path42, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path44);
+    iss.path.unshift(path42);
     return iss;
   });
 }
@@ -1728,16 +1737,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path44 = []) => {
+  const processError = (error63, path42 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path44, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path42, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path44, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path42, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path44, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path42, ...issue2.path]);
       } else {
-        const fullpath = [...path44, ...issue2.path];
+        const fullpath = [...path42, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -1776,17 +1785,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path44 = []) => {
+  const processError = (error63, path42 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path44, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path42, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path44, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path42, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path44, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path42, ...issue2.path]);
       } else {
-        const fullpath = [...path44, ...issue2.path];
+        const fullpath = [...path42, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -1825,8 +1834,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path44 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path44) {
+  const path42 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path42) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -19858,13 +19867,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path44 = ref.slice(1).split("/").filter(Boolean);
-  if (path44.length === 0) {
+  const path42 = ref.slice(1).split("/").filter(Boolean);
+  if (path42.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path44[0] === defsKey) {
-    const key = path44[1] === void 0 ? void 0 : decodeJSONPointerSegment(path44[1]);
+  if (path42[0] === defsKey) {
+    const key = path42[1] === void 0 ? void 0 : decodeJSONPointerSegment(path42[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -21197,35 +21206,54 @@ var init_params = __esm({
 import crypto2 from "node:crypto";
 import fs3 from "node:fs";
 import path3 from "node:path";
-function atomicWrite(abs, data) {
+function openAtomic(abs, mode) {
   const dir = path3.dirname(abs);
   fs3.mkdirSync(dir, { recursive: true });
   const tmp = path3.join(dir, `.${path3.basename(abs).slice(0, 200)}.${crypto2.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  let mode = 420;
-  try {
-    const old = fs3.lstatSync(abs);
-    if (old.isFile()) mode = old.mode & 511;
-  } catch {
+  let fileMode = mode ?? 420;
+  if (mode === void 0) {
+    const old = fs3.lstatSync(abs, { throwIfNoEntry: false });
+    if (old?.isFile()) fileMode = old.mode & 511;
   }
-  const fd2 = fs3.openSync(tmp, fs3.constants.O_WRONLY | fs3.constants.O_CREAT | fs3.constants.O_EXCL | fs3.constants.O_NOFOLLOW, mode);
+  const fd2 = fs3.openSync(tmp, fs3.constants.O_WRONLY | fs3.constants.O_CREAT | fs3.constants.O_EXCL | fs3.constants.O_NOFOLLOW, fileMode);
+  let open2 = true;
+  const close = () => {
+    if (open2) fs3.closeSync(fd2);
+    open2 = false;
+  };
+  return {
+    fd: fd2,
+    commit() {
+      try {
+        fs3.fsyncSync(fd2);
+        close();
+        fs3.renameSync(tmp, abs);
+      } catch (err2) {
+        this.abort();
+        throw err2;
+      }
+      syncDir(dir);
+    },
+    abort() {
+      try {
+        close();
+      } catch {
+      }
+      fs3.rmSync(tmp, { force: true });
+    }
+  };
+}
+function atomicWrite(abs, data) {
+  const file2 = openAtomic(abs);
   try {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let off = 0;
-    while (off < bytes.length) off += fs3.writeSync(fd2, bytes, off, bytes.length - off);
-    fs3.fsyncSync(fd2);
+    while (off < bytes.length) off += fs3.writeSync(file2.fd, bytes, off, bytes.length - off);
   } catch (err2) {
-    fs3.closeSync(fd2);
-    fs3.rmSync(tmp, { force: true });
+    file2.abort();
     throw err2;
   }
-  fs3.closeSync(fd2);
-  try {
-    fs3.renameSync(tmp, abs);
-  } catch (err2) {
-    fs3.rmSync(tmp, { force: true });
-    throw err2;
-  }
-  syncDir(dir);
+  file2.commit();
 }
 function syncDir(dir) {
   try {
@@ -22491,10 +22519,7 @@ async function runBridge(spec, args, ctx) {
     await ensureQuota(to.scope, scan.bytes - replacedBytes);
   }
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? "Moving" : "Copying"} ${scan.files} files to ${dst.shown}...`);
-  let method = "copy";
-  if (spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== void 0)) {
-    method = "rename";
-  } else {
+  if (!(spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== void 0))) {
     copyInto(src.abs, scan.folder, dst.abs, existing !== void 0);
     if (spec.move) removeCopied(src.abs, scan);
   }
@@ -23840,6 +23865,16 @@ function checkPathArgument(zone, value, cmd, option) {
 }
 function scriptHint(cmd) {
   return `Use ${cmd} only to transform text; save results with stdout_file="out.txt" and edit files with shed_patch_text.`;
+}
+function requireDownloadTarget(cmd, options, hasOutputFile) {
+  if (hasOutputFile || cmd !== "curl" && cmd !== "wget") return;
+  const outputs = cmd === "curl" ? ["-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"] : ["-O", "--output-document", "-P", "--directory-prefix"];
+  const hit = options.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
+  if (hit) return;
+  throw shedError("ARGUMENT_REQUIRED", `${cmd} must save what it downloads to a file (${cmd === "curl" ? "-o FILE" : "-O FILE"}).`, {
+    details: { parameter: "args", command: cmd },
+    hint: cmd === "curl" ? 'Example: shed_exec(zone="storage", cmd="curl", args=["-L", "-o", "data.json", "https://example.com/data.json"])' : 'Example: shed_exec(zone="storage", cmd="wget", args=["-O", "page.html", "https://example.com"])'
+  });
 }
 var URL_RE, SCHEME_RE, URL_SCHEMES, GIT_URL_SCHEMES, SHELL_CHARS, GIT_READ, GIT_WRITE, GIT_NETWORK_SAFE, forbidden, READONLY_HINT;
 var init_policy = __esm({
@@ -30761,17 +30796,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path44, originalPath, doThrow) => {
-      if (!isString(path44)) {
+    var checkPath = (path42, originalPath, doThrow) => {
+      if (!isString(path42)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path44) {
+      if (!path42) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path44)) {
+      if (checkPath.isNotRelative(path42)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -30780,7 +30815,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path44) => REGEX_TEST_INVALID_PATH.test(path44);
+    var isNotRelative = (path42) => REGEX_TEST_INVALID_PATH.test(path42);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -30839,7 +30874,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path44, checkUnignored) {
+      _testOne(path42, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -30847,7 +30882,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path44);
+          const matched = rule.regex.test(path42);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -30860,24 +30895,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path44 = originalPath && checkPath.convert(originalPath);
+        const path42 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path44,
+          path42,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path44, cache, checkUnignored, slices);
+        return this._t(path42, cache, checkUnignored, slices);
       }
-      _t(path44, cache, checkUnignored, slices) {
-        if (path44 in cache) {
-          return cache[path44];
+      _t(path42, cache, checkUnignored, slices) {
+        if (path42 in cache) {
+          return cache[path42];
         }
         if (!slices) {
-          slices = path44.split(SLASH2);
+          slices = path42.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path44] = this._testOne(path44, checkUnignored);
+          return cache[path42] = this._testOne(path42, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -30885,24 +30920,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path44] = parent.ignored ? parent : this._testOne(path44, checkUnignored);
+        return cache[path42] = parent.ignored ? parent : this._testOne(path42, checkUnignored);
       }
-      ignores(path44) {
-        return this._test(path44, this._ignoreCache, false).ignored;
+      ignores(path42) {
+        return this._test(path42, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path44) => !this.ignores(path44);
+        return (path42) => !this.ignores(path42);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path44) {
-        return this._test(path44, this._testCache, true);
+      test(path42) {
+        return this._test(path42, this._testCache, true);
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path44) => checkPath(path44 && checkPath.convert(path44), path44, RETURN_FALSE);
+    var isPathValid = (path42) => checkPath(path42 && checkPath.convert(path42), path42, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -30913,7 +30948,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path44) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path44) || isNotRelative(path44);
+      checkPath.isNotRelative = (path42) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path42) || isNotRelative(path42);
     }
   }
 });
@@ -30922,7 +30957,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path44 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path42 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -30952,9 +30987,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path44[k - 1 + offset];
+          r = path42[k - 1 + offset];
         } else {
-          r = path44[k + 1 + offset];
+          r = path42[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -30962,7 +30997,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path44[k + offset] = pathposi.length;
+        path42[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -31020,7 +31055,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path44[i2] = -1;
+            path42[i2] = -1;
           }
           p = -1;
           do {
@@ -31034,7 +31069,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path44[delta + offset];
+          r = path42[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -31877,18 +31912,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         return result3;
       }
     };
-    function basename(path44) {
-      const last = Math.max(path44.lastIndexOf("/"), path44.lastIndexOf("\\"));
+    function basename(path42) {
+      const last = Math.max(path42.lastIndexOf("/"), path42.lastIndexOf("\\"));
       if (last > -1) {
-        path44 = path44.slice(last + 1);
+        path42 = path42.slice(last + 1);
       }
-      return path44;
+      return path42;
     }
-    function dirname(path44) {
-      const last = Math.max(path44.lastIndexOf("/"), path44.lastIndexOf("\\"));
+    function dirname(path42) {
+      const last = Math.max(path42.lastIndexOf("/"), path42.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path44.slice(0, last);
+      return path42.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -32249,14 +32284,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path44, aar) {
+    function normalizeString(path42, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path44.length; ++i2) {
-        if (i2 < path44.length) char = path44[i2];
+      for (let i2 = 0; i2 <= path42.length; ++i2) {
+        if (i2 < path42.length) char = path42[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -32288,8 +32323,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path44.slice(lastSlash + 1, i2);
-            else res = path44.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path42.slice(lastSlash + 1, i2);
+            else res = path42.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -32302,19 +32337,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path44) {
-      if (path44.length >= 2 && /^[a-zA-Z]:/.test(path44)) {
-        return path44.slice(0, 2);
+    function getWindowsDrivePrefix(path42) {
+      if (path42.length >= 2 && /^[a-zA-Z]:/.test(path42)) {
+        return path42.slice(0, 2);
       }
       return null;
     }
-    function normalize(path44) {
-      if (!path44.length) return ".";
-      path44 = path44.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path44);
-      const isAbsolute2 = path44[0] === "/" || drivePrefix !== null && path44[2] === "/";
-      const trailingSeparator = path44.at(-1) === "/";
-      const pathBody = drivePrefix ? path44.slice(2) : path44;
+    function normalize(path42) {
+      if (!path42.length) return ".";
+      path42 = path42.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path42);
+      const isAbsolute2 = path42[0] === "/" || drivePrefix !== null && path42[2] === "/";
+      const trailingSeparator = path42.at(-1) === "/";
+      const pathBody = drivePrefix ? path42.slice(2) : path42;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -32440,8 +32475,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path44) => {
-      const pathSegments = path44.split(".");
+    var normalizePath = (path42) => {
+      const pathSegments = path42.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -32480,23 +32515,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path44 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path44 };
+          const path42 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path42 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path44, getall = false) {
-        const normalizedPath = normalizePath(path44).path;
+      async get(path42, getall = false) {
+        const normalizedPath = normalizePath(path42).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path44) {
-        return this.get(path44, true);
+      async getall(path42) {
+        return this.get(path42, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -32506,10 +32541,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path44, value) {
-        return this.set(path44, value, true);
+      async append(path42, value) {
+        return this.set(path42, value, true);
       }
-      async set(path44, value, append = false) {
+      async set(path42, value, append = false) {
         const {
           section,
           subsection,
@@ -32517,7 +32552,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path44);
+        } = normalizePath(path42);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -33130,19 +33165,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path44 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path44.replace(
+        const path42 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path42.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path44.includes("\\") || path44.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path44);
+        if (path42.includes("\\") || path42.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path42);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path44, oid, type });
+        _entries.push({ mode, path: path42, oid, type });
       }
       return _entries;
     }
@@ -33191,10 +33226,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path44 = Buffer.from(entry.path, "utf8");
+            const path42 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path44, nullchar, oid]);
+            return Buffer.concat([mode, space, path42, nullchar, oid]);
           })
         );
       }
@@ -35595,13 +35630,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path44, [head, workdir, index2]) {
+          map: async function(path42, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path44);
+            const unmerged = unmergedPaths.includes(path42);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path44,
+                path: path42,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -35609,7 +35644,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path44);
+            else throw new IndexResetError(path42);
           }
         });
         await GitIndexManager.acquire(
@@ -35916,9 +35951,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs53, gitdir, path: path44 }) {
+    async function _getConfig({ fs: fs53, gitdir, path: path42 }) {
       const config2 = await GitConfigManager.get({ fs: fs53, gitdir });
-      return config2.get(path44);
+      return config2.get(path42);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -37356,14 +37391,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base, theirs]) {
-          const path44 = basename(filepath);
+          const path42 = basename(filepath);
           const ourChange = await modified(ours, base);
           const theirChange = await modified(theirs, base);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base.mode(),
-                path: path44,
+                path: path42,
                 oid: await base.oid(),
                 type: await base.type()
               };
@@ -37372,14 +37407,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path44,
+                  path: path42,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path44,
+                path: path42,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -37388,14 +37423,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path44,
+                  path: path42,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path44,
+                path: path42,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -37404,7 +37439,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path44,
+                  path: path42,
                   oid: await ours.oid(),
                   type: "tree"
                 };
@@ -37413,7 +37448,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 return mergeBlobs({
                   fs: fs53,
                   gitdir,
-                  path: path44,
+                  path: path42,
                   ours,
                   base,
                   theirs,
@@ -37459,7 +37494,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path44
+                  path: path42
                 };
               }
               if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
@@ -37476,7 +37511,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path44
+                  path: path42
                 };
               }
               if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
@@ -37519,11 +37554,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path44 = `${dir}/${filepath}`;
+              const path42 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs53.write(path44, content, { mode });
+                await fs53.write(path42, content, { mode });
               }
               return true;
             }
@@ -37541,7 +37576,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function mergeBlobs({
       fs: fs53,
       gitdir,
-      path: path44,
+      path: path42,
       ours,
       base,
       theirs,
@@ -37564,19 +37599,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path44, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path42, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path44, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path42, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path44, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path42, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -37584,7 +37619,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path44
+        path: path42
       });
       const oid = await _writeObject({
         fs: fs53,
@@ -37593,7 +37628,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path44, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path42, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
@@ -37965,7 +38000,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path44) => worthWalking(filepath, path44))) {
+          if (!allTracked && !changed.some((path42) => worthWalking(filepath, path42))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -39974,51 +40009,51 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function getConfig({ fs: fs53, dir, gitdir = join(dir, ".git"), path: path44 }) {
+    async function getConfig({ fs: fs53, dir, gitdir = join(dir, ".git"), path: path42 }) {
       try {
         assertParameter("fs", fs53);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path44);
+        assertParameter("path", path42);
         const fsp = new FileSystem(fs53);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path44
+          path: path42
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs53, gitdir, path: path44 }) {
+    async function _getConfigAll({ fs: fs53, gitdir, path: path42 }) {
       const config2 = await GitConfigManager.get({ fs: fs53, gitdir });
-      return config2.getall(path44);
+      return config2.getall(path42);
     }
     async function getConfigAll({
       fs: fs53,
       dir,
       gitdir = join(dir, ".git"),
-      path: path44
+      path: path42
     }) {
       try {
         assertParameter("fs", fs53);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path44);
+        assertParameter("path", path42);
         const fsp = new FileSystem(fs53);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path44
+          path: path42
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path44, value) {
-      const parts = path44.split("/");
+    function assignRefPath(root, path42, value) {
+      const parts = path42.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -42107,21 +42142,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path44,
+      path: path42,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path44);
+        assertParameter("path", path42);
         const fs53 = new FileSystem(_fs);
         const updatedGitdir = await discoverGitdir({ fsp: fs53, dotgit: gitdir });
         const config2 = await GitConfigManager.get({ fs: fs53, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path44, value);
+          await config2.append(path42, value);
         } else {
-          await config2.set(path44, value);
+          await config2.set(path42, value);
         }
         await GitConfigManager.save({ fs: fs53, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
@@ -42503,9 +42538,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path44) => {
-            if (await fs53.exists(path44)) {
-              return fs53.rm(path44);
+          stashRefPath.map(async (path42) => {
+            if (await fs53.exists(path42)) {
+              return fs53.rm(path42);
             }
           })
         );
@@ -42685,12 +42720,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs53, cache, gitdir: updatedGitdir, tree, path: path44 }) {
-      if (typeof path44 === "string") path44 = path44.split("/");
-      const dirname2 = path44.shift();
+    async function getOidAtPath({ fs: fs53, cache, gitdir: updatedGitdir, tree, path: path42 }) {
+      if (typeof path42 === "string") path42 = path42.split("/");
+      const dirname2 = path42.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path44.length === 0) {
+          if (path42.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
@@ -42701,10 +42736,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs53, cache, gitdir: updatedGitdir, tree: tree2, path: path44 });
+            return getOidAtPath({ fs: fs53, cache, gitdir: updatedGitdir, tree: tree2, path: path42 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path44.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path42.join("/"));
           }
         }
       }
@@ -44567,16 +44602,16 @@ var init_base = __esm({
           }
         }
       }
-      addToPath(path44, added, removed, oldPosInc, options) {
-        const last = path44.lastComponent;
+      addToPath(path42, added, removed, oldPosInc, options) {
+        const last = path42.lastComponent;
         if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
           return {
-            oldPos: path44.oldPos + oldPosInc,
+            oldPos: path42.oldPos + oldPosInc,
             lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
           };
         } else {
           return {
-            oldPos: path44.oldPos + oldPosInc,
+            oldPos: path42.oldPos + oldPosInc,
             lastComponent: { count: 1, added, removed, previousComponent: last }
           };
         }
@@ -46039,7 +46074,6 @@ var init_vcs = __esm({
 
 // src/functions/exec.ts
 import fs28 from "node:fs";
-import path25 from "node:path";
 async function history(ctx, zone, gitArgs, limit) {
   const out = await gitCommand(zone, gitArgs, ctx.user, {
     maxFileSizeMb: ctx.valves.max_file_size_mb,
@@ -46073,16 +46107,6 @@ async function writableBytes(ctx, zone) {
   const left = Math.max(0, zone.scope.limitBytes - await scopeTotal(zone.scope));
   return Math.min(left, ctx.valves.max_file_size_mb * MIB3);
 }
-function requireDownloadTarget(cmd, options, stdoutFile) {
-  if (stdoutFile || cmd !== "curl" && cmd !== "wget") return;
-  const outputs = cmd === "curl" ? ["-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"] : ["-O", "--output-document", "-P", "--directory-prefix"];
-  const hit = options.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
-  if (hit) return;
-  throw shedError("ARGUMENT_REQUIRED", `${cmd} must save what it downloads to a file (${cmd === "curl" ? "-o FILE" : "-O FILE"}).`, {
-    details: { parameter: "args", command: cmd },
-    hint: cmd === "curl" ? 'Example: shed_exec(zone="storage", cmd="curl", args=["-L", "-o", "data.json", "https://example.com/data.json"])' : 'Example: shed_exec(zone="storage", cmd="wget", args=["-O", "page.html", "https://example.com"])'
-  });
-}
 function openOutput(zone, input2, param, allowZoneInPath2) {
   if (zone.readonly) {
     throw shedError("ZONE_READONLY", `${param} cannot be written: zone="${zone.name}" is read-only.`, {
@@ -46095,32 +46119,12 @@ function openOutput(zone, input2, param, allowZoneInPath2) {
   if (target.stat?.isDirectory()) {
     throw shedError("NOT_A_FILE", `${param} ${target.shown} is a folder.`, { details: { parameter: param, received: input2 }, hint: `Name a file, e.g. ${param}="out.txt"` });
   }
-  fs28.mkdirSync(path25.dirname(target.abs), { recursive: true });
-  const tmp = path25.join(path25.dirname(target.abs), `.${path25.basename(target.abs).slice(0, 200)}.${process.pid}.${Date.now()}${TEMP_SUFFIX}`);
-  const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL | fs28.constants.O_NOFOLLOW, 420);
-  let open2 = true;
-  return {
-    target,
-    fd: fd2,
-    close() {
-      if (!open2) return;
-      open2 = false;
-      try {
-        fs28.fsyncSync(fd2);
-      } finally {
-        fs28.closeSync(fd2);
-      }
-    },
-    discard() {
-      fs28.rmSync(tmp, { force: true });
-    },
-    commit() {
-      const size = fs28.statSync(tmp).size;
-      fs28.renameSync(tmp, target.abs);
-      syncDir(path25.dirname(target.abs));
-      return size;
-    }
-  };
+  return { target, file: openAtomic(target.abs, 420) };
+}
+function commitOutput(out) {
+  const size = fs28.fstatSync(out.file.fd).size;
+  out.file.commit();
+  return size;
 }
 var MIB3, INOTIFY_SAFE_MS, shedExec;
 var init_exec = __esm({
@@ -46130,7 +46134,6 @@ var init_exec = __esm({
     init_errors();
     init_policy();
     init_sandbox();
-    init_commands();
     init_runner();
     init_atomic();
     init_quota();
@@ -46172,14 +46175,8 @@ var init_exec = __esm({
         if (args.cmd === "git" && zone.versioned) return history(ctx, zone, args.args, limit);
         const sandbox = await sandboxStatus(ctx.valves.sandbox);
         const policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
-        requireDownloadTarget(args.cmd, policy.options, args.stdout_file);
-        const program = findProgram(args.cmd);
-        if (program === void 0) {
-          throw shedError("COMMAND_NOT_FOUND", `The command '${args.cmd}' is allowed but not installed on this server.`, {
-            details: { parameter: "cmd", received: args.cmd, package: packageFor(args.cmd) },
-            hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`
-          });
-        }
+        requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== void 0);
+        const program = requireProgram(args.cmd);
         const maxFileBytes = await writableBytes(ctx, zone);
         if (policy.sweepBefore) outwardLinkSweep(zone.root);
         const before = zone.versioned ? snapshot(zone.root) : void 0;
@@ -46204,15 +46201,13 @@ var init_exec = __esm({
             maxFileBytes,
             maxProcesses: 256,
             captureBytes: limit * 4 + 4,
-            stdoutFd: outFile?.fd,
-            stderrFd: errFile?.fd,
+            stdoutFd: outFile?.file.fd,
+            stderrFd: errFile?.file.fd,
             mergeStderr: args.redirect_stderr_to_stdout
           });
         } catch (err2) {
-          for (const file2 of outputs) file2.discard();
+          for (const out of outputs) out.file.abort();
           throw err2;
-        } finally {
-          for (const file2 of outputs) file2.close();
         }
         if (policy.sweepAfter) outwardLinkSweep(zone.root);
         if (!zone.readonly && result3.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
@@ -46220,7 +46215,7 @@ var init_exec = __esm({
         for (const [key, file2] of [["stdout_file", outFile], ["stderr_file", errFile]]) {
           if (!file2) continue;
           files[key] = file2.target.rel;
-          files[`${key}_size`] = file2.commit();
+          files[`${key}_size`] = commitOutput(file2);
         }
         if (result3.timedOut) {
           throw shedError("TIMEOUT", `${args.cmd} was stopped after ${timeoutSec}s (timeout).`, {
@@ -46253,7 +46248,7 @@ var init_exec = __esm({
 
 // src/functions/file_type.ts
 import fs29 from "node:fs";
-import path26 from "node:path";
+import path25 from "node:path";
 function zipNames(b) {
   const names = [];
   let at = 0;
@@ -46305,7 +46300,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path26.basename(words2[0] ?? "");
+  let interp = path25.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -46521,7 +46516,7 @@ var init_file_type = __esm({
             message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
           };
         }
-        const extension = path26.extname(target.rel).slice(1).toLowerCase();
+        const extension = path25.extname(target.rel).slice(1).toLowerCase();
         const byExt = MIME_BY_EXT[extension];
         const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
         const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -46553,12 +46548,12 @@ var init_file_type = __esm({
 
 // src/core/locks/session.ts
 import fs30 from "node:fs";
-import path27 from "node:path";
+import path26 from "node:path";
 function editzoneRoot(zone) {
-  return path27.join(zone.workBase ?? "/nonexistent", "editzone");
+  return path26.join(zone.workBase ?? "/nonexistent", "editzone");
 }
 function workingCopyPath(zone, convId, rel) {
-  return path27.join(editzoneRoot(zone), convId, rel);
+  return path26.join(editzoneRoot(zone), convId, rel);
 }
 function sessionFor(zone, rel, owner) {
   const file2 = lockFile(zone, rel);
@@ -46604,7 +46599,7 @@ function removeWorkingCopy(zone, convId, rel) {
   const copy = workingCopyPath(zone, convId, rel);
   const existed = fs30.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
   fs30.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path27.dirname(copy), editzoneRoot(zone));
+  pruneEmpty(path26.dirname(copy), editzoneRoot(zone));
   return existed;
 }
 function allWorkingCopies(zone, rel) {
@@ -46615,7 +46610,7 @@ function allWorkingCopies(zone, rel) {
   } catch {
     return [];
   }
-  return convs.filter((conv) => fs30.lstatSync(path27.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+  return convs.filter((conv) => fs30.lstatSync(path26.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 var CONV_ID;
 var init_session = __esm({
@@ -47036,13 +47031,13 @@ var init_hexdump = __esm({
 
 // src/core/uploads/sources.ts
 import fs31 from "node:fs";
-import path28 from "node:path";
+import path27 from "node:path";
 function importArea(valves, userId) {
   const allowed = [];
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path28.isAbsolute(dir)) {
+    if (!path27.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -47051,8 +47046,8 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path28.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path28.join(base, "users", userId) };
+  const base = realOrUndefined(path27.resolve(valves.storage_base_path));
+  return { allowed, base, ownHome: base === void 0 ? "" : path27.join(base, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
@@ -47064,19 +47059,19 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path28.relative(area.base, real).split(path28.sep)[0];
+  const first = path27.relative(area.base, real).split(path27.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path28.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path27.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs31.realpathSync(path28.dirname(given));
+    parent = fs31.realpathSync(path27.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path28.join(parent, path28.basename(given));
+  const candidate = path27.join(parent, path27.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
   const st = fs31.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
@@ -47134,11 +47129,11 @@ var init_sources = __esm({
 // src/core/uploads/copy.ts
 import crypto11 from "node:crypto";
 import fs32 from "node:fs";
-import path29 from "node:path";
+import path28 from "node:path";
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path29.dirname(dest);
+  const dir = path28.dirname(dest);
   fs32.mkdirSync(dir, { recursive: true });
-  const tmp = path29.join(dir, `.${path29.basename(dest).slice(0, 180)}.${crypto11.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const tmp = path28.join(dir, `.${path28.basename(dest).slice(0, 180)}.${crypto11.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
   const out = fs32.openSync(tmp, fs32.constants.O_WRONLY | fs32.constants.O_CREAT | fs32.constants.O_EXCL | fs32.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
@@ -47403,9 +47398,9 @@ var init_lockedit_cancel = __esm({
 
 // src/core/locks/quota.ts
 import fs33 from "node:fs";
-import path30 from "node:path";
+import path29 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path30.join(path30.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path29.join(path29.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -47440,18 +47435,18 @@ var init_quota2 = __esm({
 
 // src/core/locks/scratch.ts
 import fs34 from "node:fs";
-import path31 from "node:path";
+import path30 from "node:path";
 function scratchBase(zone) {
-  return path31.join(zone.workBase ?? "/nonexistent", "scratch");
+  return path30.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
   const base = scratchBase(zone);
   fs34.mkdirSync(base, { recursive: true });
-  const root = fs34.realpathSync(fs34.mkdtempSync(path31.join(base, `${convId.slice(0, 60)}-`)));
+  const root = fs34.realpathSync(fs34.mkdtempSync(path30.join(base, `${convId.slice(0, 60)}-`)));
   const remove = () => fs34.rmSync(root, { recursive: true, force: true });
   try {
-    const file2 = path31.join(root, rel);
-    fs34.mkdirSync(path31.dirname(file2), { recursive: true });
+    const file2 = path30.join(root, rel);
+    fs34.mkdirSync(path30.dirname(file2), { recursive: true });
     try {
       fs34.linkSync(copy, file2);
     } catch (err2) {
@@ -47499,7 +47494,6 @@ var init_lockedit_exec = __esm({
     "use strict";
     init_zod();
     init_errors();
-    init_commands();
     init_links();
     init_output();
     init_policy();
@@ -47551,13 +47545,8 @@ var init_lockedit_exec = __esm({
         try {
           const view = { ...t.zone, root: scratch.root, workBase: void 0, versioned: false, readonly: false };
           const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
-          const program = findProgram(args.cmd);
-          if (program === void 0) {
-            throw shedError("COMMAND_NOT_FOUND", `The command '${args.cmd}' is allowed but not installed on this server.`, {
-              details: { parameter: "cmd", received: args.cmd, package: packageFor(args.cmd) },
-              hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`
-            });
-          }
+          requireDownloadTarget(args.cmd, policy.options, false);
+          const program = requireProgram(args.cmd);
           if (policy.sweepBefore) outwardLinkSweep(scratch.root);
           const result3 = await run({
             program,
@@ -47619,12 +47608,12 @@ var init_lockedit_exec = __esm({
 // src/functions/lockedit_open.ts
 import crypto12 from "node:crypto";
 import fs35 from "node:fs";
-import path32 from "node:path";
+import path31 from "node:path";
 function copyIn(src, copy) {
-  const dir = path32.dirname(copy);
+  const dir = path31.dirname(copy);
   fs35.rmSync(copy, { recursive: true, force: true });
   fs35.mkdirSync(dir, { recursive: true });
-  const tmp = path32.join(dir, `.${path32.basename(copy).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const tmp = path31.join(dir, `.${path31.basename(copy).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
   try {
     fs35.copyFileSync(src, tmp, fs35.constants.COPYFILE_EXCL);
     const fd2 = fs35.openSync(tmp, "r");
@@ -47796,15 +47785,15 @@ var init_lockedit_overwrite = __esm({
 // src/functions/lockedit_save.ts
 import crypto13 from "node:crypto";
 import fs37 from "node:fs";
-import path33 from "node:path";
+import path32 from "node:path";
 function moveInto(copy, dest) {
-  const dir = path33.dirname(dest);
+  const dir = path32.dirname(dest);
   fs37.mkdirSync(dir, { recursive: true });
   try {
     fs37.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    const tmp = path33.join(dir, `.${path33.basename(dest).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+    const tmp = path32.join(dir, `.${path32.basename(dest).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
     try {
       fs37.copyFileSync(copy, tmp, fs37.constants.COPYFILE_EXCL);
       const fd2 = fs37.openSync(tmp, "r");
@@ -47875,7 +47864,7 @@ var init_lockedit_save = __esm({
           throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
         }
         moveInto(s.copy, t.target.abs);
-        pruneEmpty(path33.dirname(s.copy), editzoneRoot(t.zone));
+        pruneEmpty(path32.dirname(s.copy), editzoneRoot(t.zone));
         removeWorkingCopy(t.zone, ctx.convId, t.key);
         releaseLock(t.zone, t.key, s.lock.token);
         return {
@@ -47890,7 +47879,7 @@ var init_lockedit_save = __esm({
 
 // src/core/locks/maintenance.ts
 import fs38 from "node:fs";
-import path34 from "node:path";
+import path33 from "node:path";
 function emptyCleaned() {
   return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
 }
@@ -47899,12 +47888,12 @@ function cleanLocks(zone, ages, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path34.basename(file2);
+    const name = path33.basename(file2);
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path34.relative(root, file2).split(path34.sep).join("/").slice(0, -".lock".length);
+    const rel = path33.relative(root, file2).split(path33.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -47918,10 +47907,10 @@ function cleanLocks(zone, ages, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base = path34.join(edits, conv);
+    const base = path33.join(edits, conv);
     for (const file2 of walkFiles(base)) {
-      const rel = path34.relative(base, file2).split(path34.sep).join("/");
-      if (path34.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path33.relative(base, file2).split(path33.sep).join("/");
+      if (path33.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages.tempMs, ages.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -47933,7 +47922,7 @@ function cleanLocks(zone, ages, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path34.join(scratch, name);
+    const dir = path33.join(scratch, name);
     if (olderThan(dir, ages.scratchMs, ages.now)) {
       fs38.rmSync(dir, { recursive: true, force: true });
       out.internal++;
@@ -47942,8 +47931,8 @@ function cleanLocks(zone, ages, out) {
 }
 function cleanTempFiles(label, root, ages, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path34.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages.tempMs, ages.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path34.relative(root, file2).split(path34.sep).join("/")}`);
+    if (!path33.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages.tempMs, ages.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path33.relative(root, file2).split(path33.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -47966,7 +47955,7 @@ function* walkFiles(root, skip) {
     }
     for (const entry of entries) {
       if (skip?.(dir, entry.name)) continue;
-      const full = path34.join(dir, entry.name);
+      const full = path33.join(dir, entry.name);
       if (entry.isDirectory()) stack.push(full);
       else yield full;
     }
@@ -48351,7 +48340,7 @@ var init_read_bytes = __esm({
 
 // src/functions/rename.ts
 import fs41 from "node:fs";
-import path35 from "node:path";
+import path34 from "node:path";
 var ZONES2, shedRename;
 var init_rename = __esm({
   "src/functions/rename.ts"() {
@@ -48391,7 +48380,7 @@ var init_rename = __esm({
         if (src.rel === dst.rel || src.abs === dst.abs) {
           throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
             details: { parameter: "new_path", received: args.new_path },
-            hint: `Give a different new_path, e.g. ${call(`renamed-${path35.posix.basename(src.rel)}`)}`
+            hint: `Give a different new_path, e.g. ${call(`renamed-${path34.posix.basename(src.rel)}`)}`
           });
         }
         const srcStat = src.stat;
@@ -48400,7 +48389,7 @@ var init_rename = __esm({
         if (isFolder3 && isInside(dst.abs, src.abs)) {
           throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
             details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-            hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path35.posix.basename(src.rel)}-moved`)}`
+            hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path34.posix.basename(src.rel)}-moved`)}`
           });
         }
         const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -48411,7 +48400,7 @@ var init_rename = __esm({
             const what = dst.stat.isDirectory() ? "a folder" : "a file";
             throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
               details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-              hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path35.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+              hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path34.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
             });
           }
           if (!args.overwrite) {
@@ -48423,7 +48412,7 @@ var init_rename = __esm({
           ensureNoForeignLock(dst, false, owner, ctx.valves.lock_max_age_hours);
           replaced = true;
         }
-        fs41.mkdirSync(path35.dirname(dst.abs), { recursive: true });
+        fs41.mkdirSync(path34.dirname(dst.abs), { recursive: true });
         fs41.renameSync(src.abs, dst.abs);
         const kind = isFolder3 ? "the folder " : srcStat.isSymbolicLink() ? "the link " : "";
         return {
@@ -54279,9 +54268,7 @@ var init_query = __esm({
 });
 
 // src/core/db/csv-export.ts
-import crypto14 from "node:crypto";
 import fs43 from "node:fs";
-import path36 from "node:path";
 function csvField(v) {
   if (v === null || v === void 0) return "";
   if (typeof v === "bigint") return v.toString();
@@ -54290,10 +54277,8 @@ function csvField(v) {
   return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 function exportCsv(db, stmt, sql, abs, limits) {
-  const dir = path36.dirname(abs);
-  fs43.mkdirSync(dir, { recursive: true });
-  const tmp = path36.join(dir, `.${path36.basename(abs).slice(0, 200)}.${crypto14.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const fd2 = fs43.openSync(tmp, fs43.constants.O_WRONLY | fs43.constants.O_CREAT | fs43.constants.O_EXCL | fs43.constants.O_NOFOLLOW, 420);
+  const out = openAtomic(abs, 420);
+  const fd2 = out.fd;
   let rows = 0;
   let bytes = 0;
   let pending = [];
@@ -54335,22 +54320,13 @@ function exportCsv(db, stmt, sql, abs, limits) {
       throw err2 instanceof ShedError ? err2 : sqlError(db, err2, sql);
     }
     flush();
-    fs43.fsyncSync(fd2);
   } catch (err2) {
-    fs43.closeSync(fd2);
-    fs43.rmSync(tmp, { force: true });
+    out.abort();
     throw err2;
   } finally {
     stmt.free();
   }
-  fs43.closeSync(fd2);
-  try {
-    fs43.renameSync(tmp, abs);
-  } catch (err2) {
-    fs43.rmSync(tmp, { force: true });
-    throw err2;
-  }
-  syncDir(dir);
+  out.commit();
   return { rows, bytes, columns };
 }
 var FLUSH_BYTES;
@@ -54366,14 +54342,14 @@ var init_csv_export = __esm({
 });
 
 // src/core/db/dblock.ts
-import crypto15 from "node:crypto";
+import crypto14 from "node:crypto";
 import fs44 from "node:fs";
 import os5 from "node:os";
-import path37 from "node:path";
+import path35 from "node:path";
 function dbLockPath(internalBase, dbAbs) {
-  const hash2 = crypto15.createHash("sha256").update(dbAbs).digest("hex").slice(0, 32);
-  if (internalBase === void 0) return path37.join(path37.dirname(dbAbs), `.${path37.basename(dbAbs)}.shedlock`);
-  return path37.join(internalBase, "dblocks", `${hash2}.lock`);
+  const hash2 = crypto14.createHash("sha256").update(dbAbs).digest("hex").slice(0, 32);
+  if (internalBase === void 0) return path35.join(path35.dirname(dbAbs), `.${path35.basename(dbAbs)}.shedlock`);
+  return path35.join(internalBase, "dblocks", `${hash2}.lock`);
 }
 async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS2) {
   const previous = queues.get(lockPath) ?? Promise.resolve();
@@ -54387,8 +54363,8 @@ async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS2) {
   }
 }
 async function holdFileLock(lockPath, shown, fn, waitMs) {
-  fs44.mkdirSync(path37.dirname(lockPath), { recursive: true });
-  const body = { pid: process.pid, host: os5.hostname(), nonce: crypto15.randomBytes(8).toString("hex"), at: (/* @__PURE__ */ new Date()).toISOString() };
+  fs44.mkdirSync(path35.dirname(lockPath), { recursive: true });
+  const body = { pid: process.pid, host: os5.hostname(), nonce: crypto14.randomBytes(8).toString("hex"), at: (/* @__PURE__ */ new Date()).toISOString() };
   const deadline = Date.now() + waitMs;
   let delay = 5;
   for (; ; ) {
@@ -54467,7 +54443,7 @@ function alive(pid) {
   }
 }
 function breakLock2(lockPath) {
-  const aside = `${lockPath}.stale-${crypto15.randomBytes(6).toString("hex")}`;
+  const aside = `${lockPath}.stale-${crypto14.randomBytes(6).toString("hex")}`;
   try {
     fs44.renameSync(lockPath, aside);
   } catch {
@@ -55020,7 +54996,7 @@ var init_stats = __esm({
 
 // src/functions/tree.ts
 import fs47 from "node:fs";
-import path38 from "node:path";
+import path36 from "node:path";
 function shortSize(bytes) {
   if (bytes < 1024) return `${bytes}B`;
   const units = ["K", "M", "G", "T"];
@@ -55057,17 +55033,17 @@ function linkText(walk2, abs) {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path38.resolve(path38.dirname(abs), text);
+  let leads = path36.resolve(path36.dirname(abs), text);
   try {
     leads = fs47.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path38.isAbsolute(text) && staysInside(path38.relative(root, path38.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path38.relative(root, leads).split(path38.sep).join("/"));
+  if (!path36.isAbsolute(text) && staysInside(path36.relative(root, path36.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path36.relative(root, leads).split(path36.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path38.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path36.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -55089,7 +55065,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path38.join(dir, entry.name);
+    const abs = path36.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -55170,7 +55146,7 @@ var init_tree = __esm({
           folders: 0,
           files: 0
         };
-        const rootName = target.rel === "" ? zone.label : path38.posix.basename(target.rel);
+        const rootName = target.rel === "" ? zone.label : path36.posix.basename(target.rel);
         if (push(walk2, `${rootName}/`)) {
           const entries = visibleEntries(walk2, target.abs);
           if (entries.length === 0) push(walk2, "(empty)");
@@ -56501,7 +56477,7 @@ var init_names3 = __esm({
 
 // src/core/archive/extract.ts
 import fs49 from "node:fs";
-import path39 from "node:path";
+import path37 from "node:path";
 import zlib3 from "node:zlib";
 function badZip2(shown, why) {
   const err2 = badZip(shown, why);
@@ -56612,7 +56588,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs49.mkdirSync(path39.join(tempRoot, rel), { recursive: true });
+    fs49.mkdirSync(path37.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -56622,7 +56598,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path39.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path37.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -56677,16 +56653,16 @@ function extractOne(src, shown, e, rel, out) {
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path39.join(base, "tmp");
+  const tmpBase = path37.join(base, "tmp");
   fs49.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs49.mkdtempSync(path39.join(tmpBase, "unzip-"));
+  return fs49.mkdtempSync(path37.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
   for (const name of fs49.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path39.join(tmpBase, name);
+    const p = path37.join(tmpBase, name);
     try {
       if (fs49.statSync(p).mtimeMs < cutoff) fs49.rmSync(p, { recursive: true, force: true });
     } catch {
@@ -56698,8 +56674,8 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
     for (const name of fs49.readdirSync(tmpDir).sort()) {
-      const from = path39.join(tmpDir, name);
-      const to = path39.join(destDir, name);
+      const from = path37.join(tmpDir, name);
+      const to = path37.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
       const isDir = fs49.lstatSync(from).isDirectory();
@@ -56795,7 +56771,7 @@ var init_extract = __esm({
 
 // src/functions/unzip.ts
 import fs50 from "node:fs";
-import path40 from "node:path";
+import path38 from "node:path";
 function sourceZone(ctx, wanted, destName, destZone) {
   if (wanted === void 0 || wanted === destName) return destZone;
   if (!SRC_ZONES.includes(wanted)) {
@@ -56877,7 +56853,7 @@ var init_unzip = __esm({
             hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
           });
         }
-        const destInput = args.dest?.trim() ? args.dest : path40.posix.dirname(src.rel) === "." ? "" : path40.posix.dirname(src.rel);
+        const destInput = args.dest?.trim() ? args.dest : path38.posix.dirname(src.rel) === "." ? "" : path38.posix.dirname(src.rel);
         const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
         if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
           throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -56918,9 +56894,8 @@ var init_unzip = __esm({
 });
 
 // src/core/archive/create.ts
-import crypto16 from "node:crypto";
 import fs51 from "node:fs";
-import path41 from "node:path";
+import path39 from "node:path";
 import zlib4 from "node:zlib";
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
@@ -56935,7 +56910,7 @@ function collect(srcAbs, prefix, opts) {
     const dirItemIndex = out.items.length;
     const entries = fs51.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path41.join(dirAbs, d.name);
+      const abs = path39.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -56983,10 +56958,8 @@ function tooMany() {
   });
 }
 async function writeZip(items, destAbs, limits, progress) {
-  const dir = path41.dirname(destAbs);
-  fs51.mkdirSync(dir, { recursive: true });
-  const tmp = path41.join(dir, `.${path41.basename(destAbs).slice(0, 200)}.${crypto16.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const fd2 = fs51.openSync(tmp, fs51.constants.O_WRONLY | fs51.constants.O_CREAT | fs51.constants.O_EXCL | fs51.constants.O_NOFOLLOW, 420);
+  const target = openAtomic(destAbs, 420);
+  const fd2 = target.fd;
   let size = 0;
   let inputBytes = 0;
   let failure2;
@@ -57047,20 +57020,11 @@ async function writeZip(items, destAbs, limits, progress) {
     zip.end();
     check2();
     flush();
-    fs51.fsyncSync(fd2);
   } catch (err2) {
-    fs51.closeSync(fd2);
-    fs51.rmSync(tmp, { force: true });
+    target.abort();
     throw err2;
   }
-  fs51.closeSync(fd2);
-  try {
-    fs51.renameSync(tmp, destAbs);
-  } catch (err2) {
-    fs51.rmSync(tmp, { force: true });
-    throw err2;
-  }
-  syncDir(dir);
+  target.commit();
   return { size, inputBytes };
 }
 function dosDate(ms) {
@@ -57070,7 +57034,7 @@ function addFile(zip, it, buf) {
   const fd2 = fs51.openSync(it.abs, "r");
   try {
     const st = fs51.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path41.extname(it.name).slice(1).toLowerCase());
+    const stored = STORED_EXTENSIONS.has(path39.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -57186,7 +57150,7 @@ var init_create2 = __esm({
 });
 
 // src/functions/zip.ts
-import path42 from "node:path";
+import path40 from "node:path";
 var ZONES3, MIB11, shedZip;
 var init_zip = __esm({
   "src/functions/zip.ts"() {
@@ -57238,7 +57202,7 @@ var init_zip = __esm({
         if (dest.stat !== void 0) {
           if (dest.stat.isDirectory()) {
             throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-              details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path42.posix.basename(src.rel || zone.name)}.zip` },
+              details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path40.posix.basename(src.rel || zone.name)}.zip` },
               hint: "Give a file name ending in .zip."
             });
           }
@@ -57250,7 +57214,7 @@ var init_zip = __esm({
           }
         }
         ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-        const prefix = isRoot ? "" : path42.posix.basename(src.rel);
+        const prefix = isRoot ? "" : path40.posix.basename(src.rel);
         const found = collect(src.abs, prefix, {
           zoneRoot: zone.root,
           exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -57714,7 +57678,7 @@ var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
 import fs52 from "node:fs";
-import path43 from "node:path";
+import path41 from "node:path";
 init_errors();
 
 // src/core/identity.ts
@@ -57885,7 +57849,7 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base) {
-  const abs = path43.resolve(base);
+  const abs = path41.resolve(base);
   const out = [abs];
   try {
     const real = fs52.realpathSync(abs);

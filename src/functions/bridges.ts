@@ -138,10 +138,8 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   }
 
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moving' : 'Copying'} ${scan.files} files to ${dst.shown}...`);
-  let method: 'rename' | 'copy' = 'copy';
-  if (spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined)) {
-    method = 'rename';
-  } else {
+  // A move on one disk is a single rename; otherwise copy beside the destination, then rename into place.
+  if (!(spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined))) {
     copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
     if (spec.move) removeCopied(src.abs, scan);
   }

@@ -1,12 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { checkCommand } from '../core/exec/policy.js';
-import { findProgram, sandboxStatus } from '../core/exec/sandbox.js';
-import { packageFor } from '../core/exec/commands.js';
+import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
+import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
-import { TEMP_SUFFIX, syncDir } from '../core/fs/atomic.js';
+import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { scopeTotal } from '../core/quota/quota.js';
 import { invalidateTree } from '../core/quota/usage.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
@@ -50,14 +48,8 @@ export const shedExec = defineFunction({
     if (args.cmd === 'git' && zone.versioned) return history(ctx, zone, args.args, limit);
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
     const policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
-    requireDownloadTarget(args.cmd, policy.options, args.stdout_file);
-    const program = findProgram(args.cmd);
-    if (program === undefined) {
-      throw shedError('COMMAND_NOT_FOUND', `The command '${args.cmd}' is allowed but not installed on this server.`, {
-        details: { parameter: 'cmd', received: args.cmd, package: packageFor(args.cmd) },
-        hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`,
-      });
-    }
+    requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
+    const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
     // In a versioned zone, what the command changed is found by comparing stat snapshots (no hashing).
@@ -83,15 +75,13 @@ export const shedExec = defineFunction({
         maxFileBytes,
         maxProcesses: 256,
         captureBytes: limit * 4 + 4,
-        stdoutFd: outFile?.fd,
-        stderrFd: errFile?.fd,
+        stdoutFd: outFile?.file.fd,
+        stderrFd: errFile?.file.fd,
         mergeStderr: args.redirect_stderr_to_stdout,
       });
     } catch (err) {
-      for (const file of outputs) file.discard();
+      for (const out of outputs) out.file.abort();
       throw err;
-    } finally {
-      for (const file of outputs) file.close();
     }
     // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links).
@@ -103,7 +93,7 @@ export const shedExec = defineFunction({
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
       if (!file) continue;
       files[key] = file.target.rel;
-      files[`${key}_size`] = file.commit();
+      files[`${key}_size`] = commitOutput(file);
     }
     if (result.timedOut) {
       throw shedError('TIMEOUT', `${args.cmd} was stopped after ${timeoutSec}s (timeout).`, {
@@ -175,27 +165,9 @@ async function writableBytes(ctx: CallContext, zone: Zone): Promise<number> {
   return Math.min(left, ctx.valves.max_file_size_mb * MIB);
 }
 
-/** curl and wget must save to a file (the original's rule), judged by the options the policy parsed, not by substring. */
-function requireDownloadTarget(cmd: string, options: readonly string[], stdoutFile: string | undefined): void {
-  if (stdoutFile || (cmd !== 'curl' && cmd !== 'wget')) return;
-  const outputs = cmd === 'curl' ? ['-o', '--output', '-O', '--remote-name', '--remote-name-all', '--output-dir'] : ['-O', '--output-document', '-P', '--directory-prefix'];
-  // Long options may be abbreviated (--out); short ones arrive one letter at a time (-sLo → -s -L -o).
-  const hit = options.some((o) => outputs.includes(o) || (o.startsWith('--') && o.length >= 4 && outputs.some((full) => full.startsWith(o))));
-  if (hit) return;
-  throw shedError('ARGUMENT_REQUIRED', `${cmd} must save what it downloads to a file (${cmd === 'curl' ? '-o FILE' : '-O FILE'}).`, {
-    details: { parameter: 'args', command: cmd },
-    hint: cmd === 'curl' ? 'Example: shed_exec(zone="storage", cmd="curl", args=["-L", "-o", "data.json", "https://example.com/data.json"])' : 'Example: shed_exec(zone="storage", cmd="wget", args=["-O", "page.html", "https://example.com"])',
-  });
-}
-
 interface OutputFile {
   target: ZonedPath;
-  fd: number;
-  close(): void;
-  /** Moves the finished temp file into place; returns its size. */
-  commit(): number;
-  /** Removes the temp file (the call failed before the command ran). */
-  discard(): void;
+  file: AtomicFile;
 }
 
 /** An output file is written to a temp file beside it (never through a link) and renamed into place. */
@@ -211,30 +183,12 @@ function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: b
   if (target.stat?.isDirectory()) {
     throw shedError('NOT_A_FILE', `${param} ${target.shown} is a folder.`, { details: { parameter: param, received: input }, hint: `Name a file, e.g. ${param}="out.txt"` });
   }
-  fs.mkdirSync(path.dirname(target.abs), { recursive: true });
-  const tmp = path.join(path.dirname(target.abs), `.${path.basename(target.abs).slice(0, 200)}.${process.pid}.${Date.now()}${TEMP_SUFFIX}`);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
-  let open = true;
-  return {
-    target,
-    fd,
-    close() {
-      if (!open) return;
-      open = false;
-      try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-    },
-    discard() {
-      fs.rmSync(tmp, { force: true });
-    },
-    commit() {
-      const size = fs.statSync(tmp).size;
-      fs.renameSync(tmp, target.abs);
-      syncDir(path.dirname(target.abs));
-      return size;
-    },
-  };
+  return { target, file: openAtomic(target.abs, 0o644) };
+}
+
+/** Puts a finished output file in place; returns its size. */
+function commitOutput(out: OutputFile): number {
+  const size = fs.fstatSync(out.file.fd).size;
+  out.file.commit();
+  return size;
 }

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { packageFor } from '../core/exec/commands.js';
 import { outwardLinkSweep } from '../core/exec/links.js';
 import { scrubOutput, truncateText } from '../core/exec/output.js';
-import { checkCommand } from '../core/exec/policy.js';
+import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
 import { run } from '../core/exec/runner.js';
-import { findProgram, sandboxStatus } from '../core/exec/sandbox.js';
+import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { lockFile, refreshLock } from '../core/locks/locks.js';
 import { invalidateCopies, roomWithCopies } from '../core/locks/quota.js';
 import { collectScratch, openScratch } from '../core/locks/scratch.js';
@@ -60,13 +59,8 @@ export const shedLockeditExec = defineFunction({
       // The policy judges paths against the scratch folder: the only thing the command may name.
       const view: Zone = { ...t.zone, root: scratch.root, workBase: undefined, versioned: false, readonly: false };
       const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
-      const program = findProgram(args.cmd);
-      if (program === undefined) {
-        throw shedError('COMMAND_NOT_FOUND', `The command '${args.cmd}' is allowed but not installed on this server.`, {
-          details: { parameter: 'cmd', received: args.cmd, package: packageFor(args.cmd) },
-          hint: `An admin can install the Debian package '${packageFor(args.cmd)}'. shed_allowed_commands() lists what is available.`,
-        });
-      }
+      requireDownloadTarget(args.cmd, policy.options, false);
+      const program = requireProgram(args.cmd);
       if (policy.sweepBefore) outwardLinkSweep(scratch.root);
       const result = await run({
         program,

@@ -16,13 +16,12 @@
  * fflate's ZIP container, and stored when deflate does not make them smaller (as zip does);
  * larger files stream through fflate's ZipDeflate.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { shedError } from '../errors.js';
-import { syncDir, TEMP_SUFFIX } from '../fs/atomic.js';
+import { openAtomic, TEMP_SUFFIX } from '../fs/atomic.js';
 import { isInside } from '../paths/resolve.js';
 
 const MIB = 1024 * 1024;
@@ -150,10 +149,8 @@ export interface Written {
 
 /** Writes the archive to a temp file beside `destAbs`, then renames it into place. */
 export async function writeZip(items: ZipItem[], destAbs: string, limits: WriteLimits, progress: (done: number, total: number) => Promise<void>): Promise<Written> {
-  const dir = path.dirname(destAbs);
-  fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(destAbs).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  const target = openAtomic(destAbs, 0o644);
+  const fd = target.fd;
   let size = 0;
   let inputBytes = 0;
   let failure: unknown;
@@ -215,20 +212,11 @@ export async function writeZip(items: ZipItem[], destAbs: string, limits: WriteL
     zip.end();
     check();
     flush();
-    fs.fsyncSync(fd);
   } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    target.abort();
     throw err;
   }
-  fs.closeSync(fd);
-  try {
-    fs.renameSync(tmp, destAbs);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  syncDir(dir);
+  target.commit();
   return { size, inputBytes };
 }
 

@@ -4,12 +4,10 @@
  * target only when complete (fsync + rename), so a failure never leaves half a file.
  * NULL is an empty field, BLOBs are written as hex, integers exactly (no 2^53 rounding).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Database, SqlValue, Statement } from 'sql.js';
 import { ShedError, shedError } from '../errors.js';
-import { syncDir, TEMP_SUFFIX } from '../fs/atomic.js';
+import { openAtomic } from '../fs/atomic.js';
 import { currentRow } from './engine.js';
 import { sqlError } from './query.js';
 
@@ -33,10 +31,8 @@ export function csvField(v: SqlValue | bigint): string {
 
 /** Writes all rows of `stmt` (already bound) to `abs`; returns the number of data rows and bytes. */
 export function exportCsv(db: Database, stmt: Statement, sql: string, abs: string, limits: ExportLimits): { rows: number; bytes: number; columns: string[] } {
-  const dir = path.dirname(abs);
-  fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  const out = openAtomic(abs, 0o644);
+  const fd = out.fd;
   let rows = 0;
   let bytes = 0;
   let pending: string[] = [];
@@ -76,21 +72,12 @@ export function exportCsv(db: Database, stmt: Statement, sql: string, abs: strin
       throw err instanceof ShedError ? err : sqlError(db, err, sql);
     }
     flush();
-    fs.fsyncSync(fd);
   } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    out.abort();
     throw err;
   } finally {
     stmt.free();
   }
-  fs.closeSync(fd);
-  try {
-    fs.renameSync(tmp, abs);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  syncDir(dir);
+  out.commit();
   return { rows, bytes, columns };
 }

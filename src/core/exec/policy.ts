@@ -444,3 +444,16 @@ export function checkPathArgument(zone: Zone, value: string, cmd: string, option
 function scriptHint(cmd: string): string {
   return `Use ${cmd} only to transform text; save results with stdout_file="out.txt" and edit files with shed_patch_text.`;
 }
+
+/** curl and wget must save to a file (the original's rule), judged by the options the policy parsed, not by substring. */
+export function requireDownloadTarget(cmd: string, options: readonly string[], hasOutputFile: boolean): void {
+  if (hasOutputFile || (cmd !== 'curl' && cmd !== 'wget')) return;
+  const outputs = cmd === 'curl' ? ['-o', '--output', '-O', '--remote-name', '--remote-name-all', '--output-dir'] : ['-O', '--output-document', '-P', '--directory-prefix'];
+  // Long options may be abbreviated (--out); short ones arrive one letter at a time (-sLo → -s -L -o).
+  const hit = options.some((o) => outputs.includes(o) || (o.startsWith('--') && o.length >= 4 && outputs.some((full) => full.startsWith(o))));
+  if (hit) return;
+  throw shedError('ARGUMENT_REQUIRED', `${cmd} must save what it downloads to a file (${cmd === 'curl' ? '-o FILE' : '-O FILE'}).`, {
+    details: { parameter: 'args', command: cmd },
+    hint: cmd === 'curl' ? 'Example: shed_exec(zone="storage", cmd="curl", args=["-L", "-o", "data.json", "https://example.com/data.json"])' : 'Example: shed_exec(zone="storage", cmd="wget", args=["-O", "page.html", "https://example.com"])',
+  });
+}

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { packageFor } from './commands.js';
 
 export type SandboxSetting = 'auto' | 'bwrap' | 'validated';
 
@@ -132,3 +133,13 @@ export function findProgram(name: string): string | undefined {
 }
 
 export { SYSTEM_PATH };
+
+/** The program's absolute path, or COMMAND_NOT_FOUND naming the Debian package to install. */
+export function requireProgram(cmd: string): string {
+  const found = findProgram(cmd);
+  if (found !== undefined) return found;
+  throw shedError('COMMAND_NOT_FOUND', `The command '${cmd}' is allowed but not installed on this server.`, {
+    details: { parameter: 'cmd', received: cmd, package: packageFor(cmd) },
+    hint: `An admin can install the Debian package '${packageFor(cmd)}'. shed_allowed_commands() lists what is available.`,
+  });
+}

@@ -10,36 +10,70 @@ import path from 'node:path';
 /** Suffix of temp files, so tree listings and quotas can recognise leftovers of a crash. */
 export const TEMP_SUFFIX = '.shedtmp';
 
-export function atomicWrite(abs: string, data: Uint8Array | string): void {
+/** A temp file beside `abs` being written; `commit` moves it over `abs`, `abort` removes it. */
+export interface AtomicFile {
+  fd: number;
+  /** fsync, close, rename over the target, fsync the folder. */
+  commit(): void;
+  /** Close (if open) and remove the temp file; safe to call after a failure at any point. */
+  abort(): void;
+}
+
+/**
+ * Opens the temp file of an atomic replacement of `abs` (created exclusively and without following
+ * links, with the mode of the file it replaces). Streaming writers (zip, CSV export, command output)
+ * write to `fd`; atomicWrite is the one-buffer case.
+ */
+export function openAtomic(abs: string, mode?: number): AtomicFile {
   const dir = path.dirname(abs);
   fs.mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  let mode = 0o644;
-  try {
-    const old = fs.lstatSync(abs);
-    if (old.isFile()) mode = old.mode & 0o777;
-  } catch {
-    // new file
+  let fileMode = mode ?? 0o644;
+  if (mode === undefined) {
+    const old = fs.lstatSync(abs, { throwIfNoEntry: false });
+    if (old?.isFile()) fileMode = old.mode & 0o777;
   }
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, fileMode);
+  let open = true;
+  const close = () => {
+    if (open) fs.closeSync(fd);
+    open = false;
+  };
+  return {
+    fd,
+    commit() {
+      try {
+        fs.fsyncSync(fd);
+        close();
+        fs.renameSync(tmp, abs);
+      } catch (err) {
+        this.abort();
+        throw err;
+      }
+      syncDir(dir);
+    },
+    abort() {
+      try {
+        close();
+      } catch {
+        // already closed by the failure being handled
+      }
+      fs.rmSync(tmp, { force: true });
+    },
+  };
+}
+
+export function atomicWrite(abs: string, data: Uint8Array | string): void {
+  const file = openAtomic(abs);
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-    fs.fsyncSync(fd);
+    while (off < bytes.length) off += fs.writeSync(file.fd, bytes, off, bytes.length - off);
   } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    file.abort();
     throw err;
   }
-  fs.closeSync(fd);
-  try {
-    fs.renameSync(tmp, abs);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  syncDir(dir);
+  file.commit();
 }
 
 export function syncDir(dir: string): void {

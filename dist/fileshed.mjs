@@ -21776,10 +21776,17 @@ var init_usage = __esm({
 const { parentPort } = require('node:worker_threads');
 const { lstatSync } = require('node:fs');
 const measureFiles = ${measureFiles.toString()};
-parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]) => measureFiles(lstatSync, dir, names))));
+const results = [];
+parentPort.on('message', (jobs) => {
+  if (jobs === 'end') parentPort.postMessage(results);
+  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+});
 `;
     MeasuringWorker = class {
       worker;
+      sent = [];
+      batch = [];
+      seen = 0;
       constructor() {
         try {
           this.worker = new Worker(WORKER_SOURCE, { eval: true });
@@ -21788,22 +21795,35 @@ parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]
           this.worker = void 0;
         }
       }
-      async measure(listed) {
-        const here = (from, to) => listed.slice(from, to).map((l) => measureFiles(fs6.lstatSync, l.dir, l.names));
-        const total = listed.reduce((n, l) => n + l.names.length, 0);
+      /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
+      take(listing) {
+        if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
+        this.sent.push(listing);
+        this.batch.push([listing.dir, listing.names]);
+        if (this.batch.length >= 16) this.flush();
+        return true;
+      }
+      /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
+      async results() {
         const worker = this.worker;
-        if (worker === void 0) return here(0, listed.length);
-        let split = 0;
-        for (let count2 = 0; split < listed.length && count2 < total / 2; split++) count2 += listed[split].names.length;
-        const theirs = new Promise((resolve) => {
+        if (worker === void 0 || this.sent.length === 0) {
+          void worker?.terminate();
+          return [];
+        }
+        this.flush();
+        const answer = new Promise((resolve) => {
           worker.once("message", (result3) => resolve(result3));
           worker.once("error", () => resolve(void 0));
         });
-        worker.postMessage(listed.slice(split).map((l) => [l.dir, l.names]));
-        const mine = here(0, split);
-        const rest = await theirs ?? here(split, listed.length);
+        worker.postMessage("end");
+        const measured = await answer ?? this.sent.map((l) => measureFiles(fs6.lstatSync, l.dir, l.names));
         void worker.terminate();
-        return [...mine, ...rest];
+        return this.sent.map((l, i2) => [l, measured[i2]]);
+      }
+      flush() {
+        if (this.batch.length === 0) return;
+        this.worker?.postMessage(this.batch);
+        this.batch = [];
       }
     };
     TreeUsage = class {
@@ -21854,9 +21874,9 @@ parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]
         this.total = { bytes: 0, files: 0 };
       }
       /**
-       * The full walk. Folders first, on this thread: each is watched before it is listed, so no change
-       * can slip by. Then the files are measured; for large trees half of them on a worker thread, since
-       * a cold walk is mostly per-file JavaScript overhead and the machine has a second core.
+       * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
+       * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
+       * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
        */
       async rescan() {
         this.closeAll();
@@ -21864,19 +21884,19 @@ parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]
         this.scanned = true;
         let helper;
         let names = 0;
-        const listed = [];
+        const mine = [];
         const stack = [this.root];
         while (stack.length > 0) {
           const dir = stack.pop();
           const listing = this.listFolder(dir);
           if (listing === void 0) continue;
-          listed.push(listing);
+          for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
           names += listing.names.length;
           if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
-          for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
+          if (!helper?.take(listing)) mine.push(listing);
         }
-        const measured = helper ? await helper.measure(listed) : listed.map((l) => measureFiles(fs6.lstatSync, l.dir, l.names));
-        for (let i2 = 0; i2 < listed.length; i2++) this.install(listed[i2], measured[i2]);
+        for (const listing of mine) this.install(listing, measureFiles(fs6.lstatSync, listing.dir, listing.names));
+        for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
         this.sawNewLink = false;
         if (!this.unwatched) return;
         for (const rec of this.folders.values()) rec.watcher?.close();

@@ -84,15 +84,24 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { lstatSync } = require('node:fs');
 const measureFiles = ${measureFiles.toString()};
-parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(([dir, names]) => measureFiles(lstatSync, dir, names))));
+const results = [];
+parentPort.on('message', (jobs) => {
+  if (jobs === 'end') parentPort.postMessage(results);
+  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+});
 `;
 
 /**
- * A worker thread started before the folder walk (its ~50 ms start-up overlaps the walk), given the
- * second half of the files to measure while this thread measures the first half.
+ * A worker thread that measures folders while the main thread is still walking: once the walk has
+ * seen PARALLEL_MIN_FILES files it starts (booting meanwhile) and is handed three folders in four
+ * as they are listed; the main thread measures the rest after the walk. With ~1.5 µs per listed
+ * entry and ~4 µs per lstat, that split finishes both threads at about the same time.
  */
 class MeasuringWorker {
   private readonly worker: Worker | undefined;
+  private readonly sent: Listing[] = [];
+  private batch: [string, string[]][] = [];
+  private seen = 0;
 
   constructor() {
     try {
@@ -103,22 +112,37 @@ class MeasuringWorker {
     }
   }
 
-  async measure(listed: readonly Listing[]): Promise<Measurement[]> {
-    const here = (from: number, to: number) => listed.slice(from, to).map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
-    const total = listed.reduce((n, l) => n + l.names.length, 0);
+  /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
+  take(listing: Listing): boolean {
+    if (this.worker === undefined || this.seen++ % 4 === 0) return false;
+    this.sent.push(listing);
+    this.batch.push([listing.dir, listing.names]);
+    if (this.batch.length >= 16) this.flush();
+    return true;
+  }
+
+  /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
+  async results(): Promise<[Listing, Measurement][]> {
     const worker = this.worker;
-    if (worker === undefined) return here(0, listed.length);
-    let split = 0;
-    for (let count = 0; split < listed.length && count < total / 2; split++) count += listed[split]!.names.length;
-    const theirs = new Promise<Measurement[] | undefined>((resolve) => {
+    if (worker === undefined || this.sent.length === 0) {
+      void worker?.terminate();
+      return [];
+    }
+    this.flush();
+    const answer = new Promise<Measurement[] | undefined>((resolve) => {
       worker.once('message', (result: Measurement[]) => resolve(result));
       worker.once('error', () => resolve(undefined));
     });
-    worker.postMessage(listed.slice(split).map((l) => [l.dir, l.names]));
-    const mine = here(0, split);
-    const rest = (await theirs) ?? here(split, listed.length);
+    worker.postMessage('end');
+    const measured = (await answer) ?? this.sent.map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
     void worker.terminate();
-    return [...mine, ...rest];
+    return this.sent.map((l, i) => [l, measured[i]!]);
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    this.worker?.postMessage(this.batch);
+    this.batch = [];
   }
 }
 
@@ -173,9 +197,9 @@ class TreeUsage {
   }
 
   /**
-   * The full walk. Folders first, on this thread: each is watched before it is listed, so no change
-   * can slip by. Then the files are measured; for large trees half of them on a worker thread, since
-   * a cold walk is mostly per-file JavaScript overhead and the machine has a second core.
+   * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
+   * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
+   * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
    */
   private async rescan(): Promise<void> {
     this.closeAll();
@@ -183,19 +207,19 @@ class TreeUsage {
     this.scanned = true;
     let helper: MeasuringWorker | undefined;
     let names = 0;
-    const listed: Listing[] = [];
+    const mine: Listing[] = [];
     const stack = [this.root];
     while (stack.length > 0) {
       const dir = stack.pop()!;
       const listing = this.listFolder(dir);
       if (listing === undefined) continue;
-      listed.push(listing);
-      names += listing.names.length;
-      if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(); // big tree: start it now, it boots while we walk
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
+      names += listing.names.length;
+      if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(); // big tree: it boots while we walk
+      if (!helper?.take(listing)) mine.push(listing);
     }
-    const measured = helper ? await helper.measure(listed) : listed.map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
-    for (let i = 0; i < listed.length; i++) this.install(listed[i]!, measured[i]!);
+    for (const listing of mine) this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names));
+    for (const [listing, measured] of (await helper?.results()) ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
     // Without watches the records are not needed between questions.

@@ -2,11 +2,13 @@
 
 // src/cli/main.ts
 import path from "node:path";
-import { toolSpecs, Tools } from "./fileshed.mjs";
+import { admin, toolSpecs, Tools } from "./fileshed.mjs";
 var USAGE = `Usage:
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions
+  fileshed groups add <id> [--name NAME] [--description D] [--base DIR]
+  fileshed groups remove <id> | list | members <id> [add|remove <user>]   (standalone group directory)
 
 Examples:
   fileshed call shed_create_file '{"zone":"storage","path":"hello.txt","content":"Hello"}'
@@ -52,6 +54,7 @@ async function main(argv) {
 `);
     return 0;
   }
+  if (command === "groups") return groupsCommand(positional.slice(1), options);
   if (command !== "call" || !fn) fail(command ? `Unknown command '${command}'` : "Missing command");
   let args = {};
   if (json !== void 0) {
@@ -74,6 +77,47 @@ async function main(argv) {
   process.stdout.write(`${result}
 `);
   return JSON.parse(result).success ? 0 : 1;
+}
+async function groupsCommand(rest, options) {
+  const base = path.resolve(options.base ?? "data");
+  const [action, id, sub, user] = rest;
+  const out = (text) => process.stdout.write(`${text}
+`);
+  try {
+    if (action === "list") {
+      const list = await admin.groups.list(base);
+      if (list.length === 0) out("(no groups)");
+      for (const g of list) out(`${g.id}	${g.name}	${g.members} member(s)	${g.description}`);
+      return 0;
+    }
+    if (!id) fail(`groups ${action ?? ""}: missing group id`);
+    if (action === "add") {
+      const g = await admin.groups.add(base, id, options.name ?? id, options.description ?? "");
+      out(`Added group ${g.id} (${g.name}).`);
+      return 0;
+    }
+    if (action === "remove") {
+      await admin.groups.remove(base, id);
+      out(`Removed group ${id} (its files stay under groups/${id}/).`);
+      return 0;
+    }
+    if (action === "members") {
+      if (sub === void 0) {
+        for (const m of await admin.groups.members(base, id)) out(m);
+        return 0;
+      }
+      if (!user || sub !== "add" && sub !== "remove") fail("usage: groups members <id> [add|remove <user>]");
+      if (sub === "add") await admin.groups.addMember(base, id, user);
+      else await admin.groups.removeMember(base, id, user);
+      out(`${sub === "add" ? "Added" : "Removed"} ${user} ${sub === "add" ? "to" : "from"} ${id}.`);
+      return 0;
+    }
+    fail(`Unknown groups action '${action ?? ""}'`);
+  } catch (err) {
+    process.stderr.write(`fileshed groups: ${err.message}
+`);
+    return 1;
+  }
 }
 main(process.argv.slice(2)).then(
   (code) => {

@@ -3,11 +3,19 @@
  * and the valves schema, all derived from one registry.
  */
 import { ERROR_CODES } from './core/errors.js';
+import { groupAdmin } from './core/groups/directory.js';
 import { FUNCTIONS } from './functions/index.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
+export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
+
+/**
+ * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
+ * members live in {storage_base_path}/access_auth.sqlite. Each function takes the storage base.
+ */
+export const admin = { groups: groupAdmin };
 
 export const version = '0.1.0';
 

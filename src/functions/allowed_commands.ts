@@ -22,7 +22,7 @@ function sandboxOnlyCommands(): Record<string, string> {
 export const shedAllowedCommands = defineFunction({
   name: 'shed_allowed_commands',
   category: 'info',
-  summary: 'List the commands shed_exec may run per zone (installed or missing), the network rules and the sandbox in use.',
+  summary: 'Commands shed_exec may run per zone, network rules, sandbox.',
   description:
     'List which programs shed_exec can run in each zone and which are allowed but not installed (with the Debian package an admin would install), what the network mode permits, and whether commands run in the bubblewrap sandbox. Takes no parameters.',
   params: {},

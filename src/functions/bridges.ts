@@ -35,7 +35,7 @@ export interface BridgeSpec {
 }
 
 /** What a source tree holds, measured without following links. */
-interface Scan {
+export interface Scan {
   folder: boolean;
   files: number;
   bytes: number;
@@ -166,7 +166,7 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   return result;
 }
 
-function scanTree(abs: string, st: fs.Stats): Scan {
+export function scanTree(abs: string, st: fs.Stats): Scan {
   const scan: Scan = { folder: st.isDirectory(), files: 0, bytes: 0, largest: { rel: '', size: 0 }, skipped: [] };
   if (!scan.folder) {
     scan.files = 1;
@@ -226,7 +226,7 @@ function renameInto(from: string, dest: string, replace: boolean): boolean {
 }
 
 /** Copies a file or folder to a temp entry beside `dest`, then renames it into place. */
-function copyInto(src: string, folder: boolean, dest: string, replace: boolean): void {
+export function copyInto(src: string, folder: boolean, dest: string, replace: boolean): void {
   fs.mkdirSync(path.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, '');
   try {

@@ -3,6 +3,7 @@
  * a file or a folder, output limits, and the user-facing name of a path.
  */
 import type fs from 'node:fs';
+import nodeFs from 'node:fs';
 import { shedError, showValue } from '../core/errors.js';
 import { atomicWrite } from '../core/fs/atomic.js';
 import { ensureNotLockedByOther, withFileLock } from '../core/locks/locks.js';
@@ -10,6 +11,7 @@ import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { resolvePath, type Intent, type ResolvedPath } from '../core/paths/resolve.js';
 import type { Zone } from '../core/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
+import { guardWrite, recordCreated } from './ownership.js';
 
 export interface ZonedPath extends ResolvedPath {
   zone: Zone;
@@ -95,9 +97,13 @@ export function looksBinary(bytes: Uint8Array): boolean {
  * max_file_size_mb, the net growth against the quota.
  */
 export async function writeChecked(ctx: CallContext, target: ZonedPath, bytes: Uint8Array, oldSize: number): Promise<void> {
+  // Group zones: the ownership mode is checked before anything changes; a new file gets its record.
+  const created = target.zone.group !== undefined && !nodeFs.existsSync(target.abs);
+  await guardWrite(ctx, target);
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(target.zone.scope, bytes.length - oldSize);
   atomicWrite(target.abs, bytes);
+  if (created) await recordCreated(ctx, target);
 }
 
 /**

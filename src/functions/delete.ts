@@ -4,6 +4,7 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, plural, requireNotRoot } from './common.js';
 import { countFiles, diskRel, ensureNoForeignLock } from './entries.js';
+import { forgetEntry, guardWrite } from './ownership.js';
 
 export const shedDelete = defineFunction({
   name: 'shed_delete',
@@ -30,6 +31,7 @@ export const shedDelete = defineFunction({
     if (stat === undefined) throw notFound(target);
     const isFolder = stat.isDirectory();
     ensureNoForeignLock(target, isFolder, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
+    await guardWrite(ctx, target, 'delete');
 
     let filesRemoved: number;
     if (isFolder) {
@@ -40,6 +42,8 @@ export const shedDelete = defineFunction({
       filesRemoved = 1;
       fs.unlinkSync(target.abs);
     }
+
+    await forgetEntry(zone, diskRel(target));
 
     let message: string;
     if (isFolder && filesRemoved === 0) {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
+import { shedError, ShedError } from '../core/errors.js';
+import type { OwnershipRecord } from '../core/groups/access.js';
 import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
 import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
@@ -14,6 +15,8 @@ import { locate, outputLimit, requireNotRoot, type ZonedPath } from './common.js
 import { outwardLinkSweep } from '../core/exec/links.js';
 import { scrubOutput, truncateText } from '../core/exec/output.js';
 import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
+import { diskRel } from './entries.js';
+import { deniedError, dropVanished, lockedFiles } from './ownership.js';
 
 const MIB = 1024 * 1024;
 /** Below this run time a command cannot have made enough file events to overflow inotify's queue. */
@@ -47,7 +50,11 @@ export const shedExec = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     if (args.cmd === 'git' && zone.versioned) return history(ctx, zone, args.args, limit);
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
-    const policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
+    let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
+    // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
+    // sandbox nothing can protect single files, so the command must pass the read-only policy.
+    const locked = await lockedFiles(ctx, zone);
+    if (locked.length > 0 && sandbox.active === 'validated') policy = readOnlyPolicy(ctx, zone, args.cmd, args.args, sandbox.active, locked);
     requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
@@ -59,8 +66,8 @@ export const shedExec = defineFunction({
     let outFile: OutputFile | undefined;
     let errFile: OutputFile | undefined;
     try {
-      if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path)));
-      if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path)));
+      if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path, locked)));
+      if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path, locked)));
       result = await run({
         program,
         args: policy.argv,
@@ -68,7 +75,7 @@ export const shedExec = defineFunction({
         readonly: zone.readonly,
         sandbox: sandbox.active,
         network: policy.network,
-        protect: zone.versioned ? ['.git'] : [],
+        protect: zone.versioned ? ['.git', ...locked.map((r) => r.path)] : [],
         timeoutSec,
         memoryMb: ctx.valves.exec_memory_limit_mb,
         cpuSec: ctx.valves.exec_cpu_limit_seconds,
@@ -122,6 +129,7 @@ export const shedExec = defineFunction({
         ? `${args.cmd} finished (exit code 0).`
         : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`;
     const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
+    await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
     return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };
   },
@@ -171,7 +179,7 @@ interface OutputFile {
 }
 
 /** An output file is written to a temp file beside it (never through a link) and renamed into place. */
-function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean): OutputFile {
+function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean, locked: readonly OwnershipRecord[] = []): OutputFile {
   if (zone.readonly) {
     throw shedError('ZONE_READONLY', `${param} cannot be written: zone="${zone.name}" is read-only.`, {
       details: { parameter: param, received: input },
@@ -183,6 +191,8 @@ function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: b
   if (target.stat?.isDirectory()) {
     throw shedError('NOT_A_FILE', `${param} ${target.shown} is a folder.`, { details: { parameter: param, received: input }, hint: `Name a file, e.g. ${param}="out.txt"` });
   }
+  const rec = locked.find((r) => r.path === diskRel(target));
+  if (rec !== undefined) throw deniedError(zone, rec, rec.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', 'overwrite');
   return { target, file: openAtomic(target.abs, 0o644) };
 }
 
@@ -191,4 +201,21 @@ function commitOutput(out: OutputFile): number {
   const size = fs.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
+}
+
+/**
+ * Validated mode in a group space holding files the caller may not change: only what the read-only
+ * policy allows runs; a changing command is refused with PERMISSION_DENIED naming such a file.
+ */
+function readOnlyPolicy(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: string[], sandbox: 'bwrap' | 'validated', locked: readonly OwnershipRecord[]) {
+  try {
+    return checkCommand({ cmd, args: cmdArgs, zone, readonly: true, network: ctx.valves.network_mode, sandbox });
+  } catch (err) {
+    if (!(err instanceof ShedError) || !['COMMAND_FORBIDDEN', 'ARGUMENT_FORBIDDEN'].includes(err.code)) throw err;
+    const names = locked.slice(0, 5).map((r) => r.path).join(', ');
+    throw shedError('PERMISSION_DENIED', `'${cmd}' could change files here, and ${zone.label} holds files you may not change (${names}${locked.length > 5 ? ', ...' : ''}); without the bubblewrap sandbox only read-only commands run in this group space.`, {
+      details: { reason: locked[0]!.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', command: cmd, protected: locked.slice(0, 20).map((r) => r.path) },
+      hint: 'Change files with shed_patch_text / shed_create_file / shed_rename / shed_delete (they check each file\'s mode), or read-only commands like cat, grep, ls.',
+    });
+  }
 }

@@ -198,7 +198,7 @@ function textKind(text: string): Kind | undefined {
 export const shedFileType = defineFunction({
   name: 'shed_file_type',
   category: 'data',
-  summary: 'Identify a file: real type from its first bytes (magic numbers), MIME type, text encoding and line endings, size.',
+  summary: 'Identify a file: real type (magic bytes), MIME, encoding, line endings.',
   description:
     'Identify what a file really is from its content (PNG, JPEG, PDF, ZIP/DOCX/XLSX, gzip, ELF, SQLite, MP3, MP4...), not only its extension. Returns mime, a description, and for text files the encoding (ascii, utf-8, utf-16...) and line endings (unix, dos, mac, mixed). Use it before reading an unknown file; path="." describes the zone root folder.',
   params: {

@@ -55,7 +55,7 @@ const ZONES = `ZONES (zone=, case-insensitive)
   uploads    files attached in this conversation; read-only (only shed_delete changes it)
   storage    free workspace: create, edit, run commands
   documents  like storage, but every change is committed with git (history, restore)
-  group      shared space of a group, needs group=; groups arrive later`;
+  group      shared space of a group you belong to; needs group= (shed_group_list)`;
 
 const PATHS = `PATHS
   - Relative to the zone root: path="reports/q3.md".

@@ -33,7 +33,7 @@ export function hexdump(bytes: Uint8Array, startAddress: number): string {
 export const shedHexdump = defineFunction({
   name: 'shed_hexdump',
   category: 'read',
-  summary: 'Show bytes of a file as an xxd-style hex dump (offset, hex, ASCII), up to 4096 bytes per call.',
+  summary: 'xxd-style hex dump of a file (up to 4096 bytes per call).',
   description:
     'Show part of any file as a hex dump: each line is the byte offset, 16 bytes in hex, and their ASCII (other bytes as "."). offset is the first byte (default 0), length the number of bytes (default 256, at most 4096). Use it to inspect binary files or invisible characters; data.next_offset tells where to continue.',
   params: {

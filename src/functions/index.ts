@@ -34,6 +34,11 @@ import { shedTree } from './tree.js';
 import { shedUnzip } from './unzip.js';
 import { shedZip } from './zip.js';
 import { shedZipinfo } from './zipinfo.js';
+import { shedCopyToGroup } from './copy_to_group.js';
+import { shedGroupChown } from './group_chown.js';
+import { shedGroupInfo } from './group_info.js';
+import { shedGroupList } from './group_list.js';
+import { shedGroupSetMode } from './group_set_mode.js';
 
 export const FUNCTIONS: readonly FunctionDef[] = [
   shedExec,
@@ -67,5 +72,10 @@ export const FUNCTIONS: readonly FunctionDef[] = [
   shedMaintenance,
   shedParameters,
   shedAllowedCommands,
+  shedGroupList,
+  shedGroupInfo,
+  shedGroupSetMode,
+  shedGroupChown,
+  shedCopyToGroup,
   shedHelp,
 ] as unknown as readonly FunctionDef[];

@@ -9,6 +9,7 @@ import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
 import { looksBinary, outputLimit, requireFile } from './common.js';
 import { EDIT_ZONES, editTarget } from './lockedit.js';
+import { guardWrite } from './ownership.js';
 
 export const shedLockeditOpen = defineFunction({
   name: 'shed_lockedit_open',
@@ -28,6 +29,7 @@ export const shedLockeditOpen = defineFunction({
   async handler(args, ctx) {
     const t = editTarget(ctx, args, 'write');
     requireFile(t.target);
+    await guardWrite(ctx, t.target, 'edit');
     const maxAge = ctx.valves.lock_max_age_hours;
     const got = acquireLock(t.zone, t.key, t.owner, maxAge, 'edit');
     const previous = got.tookOver?.previous;

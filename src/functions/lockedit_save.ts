@@ -10,6 +10,7 @@ import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { EDIT_ZONES, editTarget } from './lockedit.js';
+import { guardWrite } from './ownership.js';
 
 export const shedLockeditSave = defineFunction({
   name: 'shed_lockedit_save',
@@ -47,6 +48,8 @@ export const shedLockeditSave = defineFunction({
         hint: `Drop the edit with ${t.names.cancel}.`,
       });
     }
+    // The mode may have changed since the edit was opened.
+    await guardWrite(ctx, t.target, 'save');
     ensureFileSize(size, ctx.valves.max_file_size_mb, t.target.shown);
     await ensureQuota(t.zone.scope, size - oldSize);
 

@@ -4,7 +4,7 @@ import { defineFunction } from '../registry/define.js';
 export const shedParameters = defineFunction({
   name: 'shed_parameters',
   category: 'info',
-  summary: 'Show the limits and settings in effect (quota, file size, timeouts, output limits, network).',
+  summary: 'Limits and settings in effect (quota, sizes, timeouts, network).',
   description:
     'Show the settings an admin chose that limit what you can do: quotas, largest file, lock expiry, command timeouts and memory/CPU limits, output limits, network mode, SQLite mode. Takes no parameters. Use it to pick a valid timeout or max_output, or to learn whether downloads are allowed.',
   params: {},
@@ -33,7 +33,7 @@ export const shedParameters = defineFunction({
     };
     // Disk paths are for admins only (SPEC section 4).
     if (ctx.user.role === 'admin') data.storage_base_path = v.storage_base_path;
-    data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: false };
+    data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: true };
     const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
     return {
       data,

@@ -96,7 +96,7 @@ function plan(old: Buffer | undefined, bytes: Buffer, position: string, offset: 
 export const shedPatchBytes = defineFunction({
   name: 'shed_patch_bytes',
   category: 'write',
-  summary: 'Write binary data (hex, base64 or raw text) into a file: append, prepend, insert or replace at a byte offset, or overwrite.',
+  summary: 'Write binary data (hex, base64, text) at a byte offset, or append/overwrite.',
   description:
     'Write bytes into a file. content is hex by default ("89504e47"), or base64 / raw (UTF-8 text) with content_format. position: "end" (append, default), "start", "at" (insert at offset), "replace" (replace length bytes at offset); overwrite=true replaces the whole file and creates it if missing. Offsets count bytes from 0. For text edits prefer shed_patch_text; to look at bytes use shed_hexdump.',
   params: {

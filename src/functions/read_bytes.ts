@@ -14,7 +14,7 @@ function bytesFitting(chars: number, format: 'hex' | 'base64'): number {
 export const shedReadBytes = defineFunction({
   name: 'shed_read_bytes',
   category: 'read',
-  summary: 'Read raw bytes of a file as hex or base64, from a byte offset, for binary files.',
+  summary: 'Read raw bytes (hex or base64) from a byte offset.',
   description:
     'Read bytes of any file, encoded as hex (default) or base64. offset is the first byte (0-based), length the number of bytes (default: to the end). Large reads are cut to the output limit; data.next_offset tells where to continue. For a readable view of bytes use shed_hexdump; for text files use shed_read.',
   params: {

@@ -8,13 +8,14 @@ import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from './common.js';
 import { diskRel, ensureNoForeignLock } from './entries.js';
+import { forgetEntry, guardWrite, moveEntry } from './ownership.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 
 export const shedRename = defineFunction({
   name: 'shed_rename',
   category: 'files',
-  summary: 'Rename or move a file or folder inside one zone (missing destination folders are created).',
+  summary: 'Rename or move a file or folder inside one zone.',
   description:
     'Rename or move a file or folder within the same zone; missing folders of new_path are created. An existing destination is refused unless it is a file and overwrite=true (folders are never replaced). To move between zones use the bridge functions (e.g. shed_move_uploads_to_storage).',
   params: {
@@ -57,6 +58,7 @@ export const shedRename = defineFunction({
 
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
     ensureNoForeignLock(src, isFolder, owner, ctx.valves.lock_max_age_hours);
+    await guardWrite(ctx, src, 'rename');
 
     let replaced = false;
     if (dst.stat !== undefined) {
@@ -76,12 +78,16 @@ export const shedRename = defineFunction({
         });
       }
       ensureNoForeignLock(dst, false, owner, ctx.valves.lock_max_age_hours);
+      await guardWrite(ctx, dst, 'replace');
       replaced = true;
     }
 
     fs.mkdirSync(path.dirname(dst.abs), { recursive: true });
     // rename(2) is atomic and replaces a file destination in one step.
+    const fromRel = diskRel(src);
     fs.renameSync(src.abs, dst.abs);
+    if (replaced) await forgetEntry(zone, diskRel(dst));
+    await moveEntry(zone, fromRel, diskRel(dst));
 
     const kind = isFolder ? 'the folder ' : srcStat.isSymbolicLink() ? 'the link ' : '';
     return {

@@ -12,6 +12,7 @@ import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, outputLimit, plural, requireFile, requireNotRoot, type ZonedPath } from './common.js';
+import { guardWrite, recordCreated } from './ownership.js';
 
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MIB = 1024 * 1024;
@@ -45,7 +46,7 @@ type Args = z.output<z.ZodObject<typeof params>>;
 export const shedSqlite = defineFunction({
   name: 'shed_sqlite',
   category: 'data',
-  summary: 'Run one SQL statement on a SQLite database file, or import a CSV file into a table (types detected).',
+  summary: 'Run one SQL statement on a SQLite file, or import a CSV into a table.',
   description:
     'Query or change a SQLite database file: query="SELECT ..." returns columns and rows (10 rows by default: set limit=N, add LIMIT/OFFSET, or write all rows to a file with output_csv="out.csv"). Values go in params with ? placeholders. One statement per call. Or import a CSV: import_csv="data.csv", table="data" (delimiter, encoding and column types INTEGER/REAL/TEXT/DATE are detected; decimal="," and date_columns for European files). Uploads is read-only: move files to Storage first.',
   params,
@@ -219,12 +220,14 @@ async function exportMode(args: Args, ctx: CallContext, zone: Zone, target: Zone
   }
   ensureNotLockedByOther(zone, out.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
   const oldSize = out.stat?.isFile() ? out.stat.size : 0;
+  await guardWrite(ctx, out);
   const room = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope))) + oldSize;
   const result = await withDbRead(dbTarget(target), (db) => {
     const stmt = prepareOne(db, query);
     bindParams(db, stmt, args.params, query);
     return exportCsv(db, stmt, query, out.abs, { maxBytes: ctx.valves.max_file_size_mb * MIB, roomBytes: room, shown: out.shown });
   });
+  if (out.stat === undefined) await recordCreated(ctx, out);
   const data: Record<string, unknown> = {
     path: target.rel,
     zone: zone.label,
@@ -253,6 +256,7 @@ async function writeQuery(args: Args, ctx: CallContext, target: ZonedPath, query
   const { limit } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, undefined);
   const dml = ['INSERT', 'UPDATE', 'DELETE', 'REPLACE'].includes(sql.verb);
+  await guardWrite(ctx, target);
   const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, async (db) => {
     const stmt = prepareOne(db, query);
     bindParams(db, stmt, args.params, query);
@@ -260,6 +264,7 @@ async function writeQuery(args: Args, ctx: CallContext, target: ZonedPath, query
     // A DML statement that touched no row changed nothing: the file is left alone (and no commit).
     return { result: res, changed: !(dml && res.changes === 0 && !res.schemaChanged) };
   });
+  if (outcome.created) await recordCreated(ctx, target);
   const res = outcome.result;
   const data: Record<string, unknown> = { path: target.rel, zone: target.zone.label, query, rows_affected: res.changes };
   if (dml && sql.verb !== 'DELETE' && res.changes > 0 && res.lastRowId !== undefined) data.last_row_id = res.lastRowId;
@@ -332,6 +337,7 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
   await ctx.emit(`Importing ${csv.shown} into table ${table}...`);
   // A typed table takes about 1.1-1.2 times the CSV's bytes: pre-size the in-memory database for that.
   const growthHint = Math.ceil((csv.stat!.size * 5) / 4) + 65536;
+  await guardWrite(ctx, target);
   const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, async (db, room) => {
     const report = await importCsv({
       db,
@@ -363,6 +369,7 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
     });
     return { result: report, changed: true };
   });
+  if (outcome.created) await recordCreated(ctx, target);
   const report: ImportReport = outcome.result;
   await ctx.emit(`Imported ${report.rows_imported.toLocaleString('en-US')} rows into ${table}`, true);
   const data: Record<string, unknown> = {

@@ -21,7 +21,7 @@ const LISTED = 50;
 export const shedUnzip = defineFunction({
   name: 'shed_unzip',
   category: 'archives',
-  summary: 'Extract a ZIP archive into Storage or Documents (checked for unsafe names, links and zip bombs first).',
+  summary: 'Extract a ZIP into Storage or Documents (checked for zip bombs, unsafe names).',
   description:
     'Extract a .zip into zone (storage or documents). src_zone says where the archive is (uploads, storage, documents; default: zone). dest is the folder to extract into (default: the folder holding the archive). The whole archive is checked before anything is written: unsafe paths, links, too many entries or too large are refused. Existing files are not replaced unless overwrite=true.',
   params: {

@@ -14,7 +14,7 @@ const MIB = 1024 * 1024;
 export const shedZipinfo = defineFunction({
   name: 'shed_zipinfo',
   category: 'archives',
-  summary: 'List the entries of a ZIP archive (sizes, dates) and say whether shed_unzip would accept it.',
+  summary: 'List a ZIP archive and say whether shed_unzip accepts it.',
   description:
     'List what a .zip holds without extracting it: names, sizes, compressed sizes, dates (first 100 entries), totals, and unzip_check, which says whether shed_unzip would accept the archive or why not (unsafe paths, links, limits). Works in every zone.',
   params: {

@@ -21,6 +21,8 @@ export interface AttachedFile {
   content?: string;
 }
 
+import type { GroupDirectory } from '../core/groups/directory.js';
+
 export interface HostBridge {
   /** Name reported by shed_parameters. */
   readonly name: string;
@@ -29,6 +31,11 @@ export interface HostBridge {
    * Optional: hosts that do not provide it get the standalone reading.
    */
   attachedFiles?(files: unknown, metadata: unknown): AttachedFile[];
+  /**
+   * Group membership for this call (e.g. Open WebUI's REST groups API with the user's token).
+   * Optional: without it the standalone directory (groups tables of access_auth.sqlite) is used.
+   */
+  groups?(ctx: { storageBase: string; userId: string; token?: string }): GroupDirectory;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -2,6 +2,7 @@
  * The shape of one registry entry. Each shed_* function is defined once, with everything the
  * Tools method, the LLM tool spec, the help text (and later OpenAPI/MCP) are derived from.
  */
+import type { GroupDirectory } from '../core/groups/directory.js';
 import type { z } from 'zod';
 import type { Outcome } from '../core/envelope.js';
 import type { Identity } from '../core/identity.js';
@@ -20,6 +21,10 @@ export interface CallContext {
   user: Identity;
   convId: string;
   host: HostBridge;
+  /** The call's parsed arguments (shared write helpers read `mode` from here). */
+  args: Readonly<Record<string, unknown>>;
+  /** The group directory of this call (host-provided, else standalone). */
+  groups(): GroupDirectory;
   /** Opens a zone under this function's zone policy (accepted zones, read-only rules). */
   zone(name: ZoneName, group: string | undefined): Zone;
   /** Sends a progress status to the chat when the host gave an event emitter. */

@@ -11,6 +11,8 @@ import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
+import { resolveGroup } from '../core/groups/access.js';
+import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
 import { renderCall, type CallContext, type FunctionDef } from './define.js';
@@ -34,6 +36,15 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     const user = def.needsUser === false && rawUser === undefined ? ANONYMOUS : parseUser(rawUser);
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === 'function' ? (raw.__event_emitter__ as EventEmitter) : undefined;
+    const directory: GroupDirectory = host.groups
+      ? host.groups({ storageBase: path.resolve(valves.storage_base_path), userId: user.id })
+      : standaloneDirectory(valves.storage_base_path);
+    // A group zone is resolved (id or exact name) and membership-checked before the handler runs,
+    // so ctx.zone stays synchronous and handlers need nothing group-specific to open it.
+    let group: GroupInfo | undefined;
+    if (args.zone === 'group' && typeof args.group === 'string' && args.group !== '' && (!def.zones || def.zones.accepted.includes('group'))) {
+      group = await resolveGroup(directory, args.group, user, def.name);
+    }
     const ctx: CallContext = {
       fn: def.name,
       valves,
@@ -41,7 +52,9 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       user,
       convId: conversationId(raw.__metadata__, raw.__chat_id__),
       host,
-      zone: (name: ZoneName, group: string | undefined) => zoneFor(def, ctx, name, group),
+      args,
+      groups: () => directory,
+      zone: (name: ZoneName, groupArg: string | undefined) => zoneFor(def, ctx, name, groupArg, group),
       emit: async (description, done = false) => {
         if (!emitter) return;
         try {
@@ -95,7 +108,7 @@ function shorten(value: unknown): unknown {
   return typeof value === 'string' && value.length > 60 ? `${value.slice(0, 57)}...` : value;
 }
 
-function zoneFor(def: FunctionDef, ctx: CallContext, name: ZoneName, group: string | undefined) {
+function zoneFor(def: FunctionDef, ctx: CallContext, name: ZoneName, group: string | undefined, resolved: GroupInfo | undefined) {
   const policy = def.zones;
   if (policy && !policy.accepted.includes(name)) {
     if (name === 'uploads' && policy.writes) {
@@ -109,7 +122,7 @@ function zoneFor(def: FunctionDef, ctx: CallContext, name: ZoneName, group: stri
       hint: `Example: ${renderCall(def.name, def.example)}`,
     });
   }
-  return openZone({ valves: ctx.valves, user: ctx.user, convId: ctx.convId }, name, group);
+  return openZone({ valves: ctx.valves, user: ctx.user, convId: ctx.convId, ...(resolved ? { group: resolved } : {}) }, name, group);
 }
 
 const FS_ERRORS: Record<string, string> = {

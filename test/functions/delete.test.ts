@@ -199,9 +199,9 @@ describe('shed_delete', () => {
     expect(fs.readFileSync(s.zonePath('storage', 'real/a.txt'), 'utf8')).toBe('data');
   });
 
-  it('refuses group zones for now', async () => {
+  it('refuses an unknown group', async () => {
     const r = await s.call('shed_delete', { zone: 'group', group: 'team', path: 'a.txt' });
-    expect(r.error!.code).toBe('GROUP_NOT_AVAILABLE');
+    expect(r.error!.code).toBe('GROUP_NOT_FOUND');
   });
 
   it('names the parameter when path is missing', async () => {

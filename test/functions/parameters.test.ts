@@ -36,7 +36,7 @@ describe('shed_parameters', () => {
       // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
       sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server' },
       host: 'standalone',
-      _info: { network_enabled: false, groups_available: false },
+      _info: { network_enabled: false, groups_available: true },
     });
     expect(r.message).toContain('1000 MB');
     expect(r.message).toContain('no network');
@@ -72,7 +72,7 @@ describe('shed_parameters', () => {
         network_mode: 'safe',
         sqlite_readonly: true,
         sandbox: { configured: 'validated' },
-        _info: { network_enabled: true, groups_available: false },
+        _info: { network_enabled: true, groups_available: true },
       });
       expect(r.message).toContain('network safe');
     } finally {

@@ -148,7 +148,7 @@ describe('shed_rename', () => {
     expect(r.error!.code).toBe('ZONE_READONLY');
     expect(exists(s.zonePath('uploads', 'u.txt'))).toBe(true);
     const g = await s.call('shed_rename', { zone: 'group', group: 'team', old_path: 'a', new_path: 'b' });
-    expect(g.error!.code).toBe('GROUP_NOT_AVAILABLE');
+    expect(g.error!.code).toBe('GROUP_NOT_FOUND');
   });
 
   it('refuses a source locked by another conversation', async () => {

@@ -63,7 +63,7 @@ describe('open', () => {
     const up = await s.call('shed_lockedit_open', { zone: 'uploads', path: 'u.txt' });
     expect(up.error!.code).toBe('ZONE_READONLY');
     const g = await s.call('shed_lockedit_open', { zone: 'group', group: 'team', path: 'a' });
-    expect(g.error!.code).toBe('GROUP_NOT_AVAILABLE');
+    expect(g.error!.code).toBe('GROUP_NOT_FOUND');
     expect(exists(path.join(workBase(s), 'locks'))).toBe(false);
   });
 

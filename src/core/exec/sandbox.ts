@@ -32,7 +32,7 @@ export interface BwrapOptions {
   zoneRoot: string;
   readonly: boolean;
   network: boolean;
-  /** Folders inside the zone that stay read-only even in a writable zone (.git of versioned zones). */
+  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones, group files the caller may not change). */
   protect: readonly string[];
 }
 
@@ -47,6 +47,22 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
   for (const p of [...ETC_READONLY, ...(opts.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', p, p);
   args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
   args.push(opts.readonly ? '--ro-bind' : '--bind', opts.zoneRoot, SANDBOX_ZONE);
+  // Each folder above a protected entry is bound onto itself (still writable): a mount point cannot
+  // be renamed or removed, so `mv folder elsewhere` cannot carry a protected file away. These come
+  // first, shallowest first: a later bind would hide the read-only mounts below it.
+  const pins = new Set<string>();
+  for (const rel of opts.protect) {
+    const parts = rel.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) pins.add(parts.slice(0, i).join('/'));
+  }
+  for (const rel of [...pins].sort((a, b) => a.split('/').length - b.split('/').length)) {
+    const inside = path.join(opts.zoneRoot, rel);
+    if (!fs.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
+    // Bind only what really lies inside the zone (a folder swapped for a link must not pull in an outside folder).
+    const real = fs.realpathSync(inside);
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path.sep}`)) continue;
+    args.push(opts.readonly ? '--ro-bind' : '--bind', real, path.posix.join(SANDBOX_ZONE, rel));
+  }
   for (const rel of opts.protect) {
     const inside = path.join(opts.zoneRoot, rel);
     if (fs.existsSync(inside)) args.push('--ro-bind', inside, path.posix.join(SANDBOX_ZONE, rel));

@@ -31,12 +31,16 @@ export interface Zone {
   versioned: boolean;
   readonly: boolean;
   scope: QuotaScope;
+  /** Group zones: the group and the storage base holding its access database. */
+  group?: { id: string; name: string; base: string };
 }
 
 export interface ZoneRequest {
   valves: Valves;
   user: Identity;
   convId: string;
+  /** The group already resolved and membership-checked by the dispatcher (zone="group"). */
+  group?: { id: string; name: string };
 }
 
 const MIB = 1024 * 1024;
@@ -58,7 +62,7 @@ export function userScope(valves: Valves, userId: string): QuotaScope {
   };
 }
 
-/** Opens a personal zone, creating its folders on first use. Group zones arrive with the groups issue. */
+/** Opens a zone, creating its folders on first use. */
 export function openZone(req: ZoneRequest, name: ZoneName, group: string | undefined): Zone {
   if (name === 'group') {
     if (!group) {
@@ -67,9 +71,10 @@ export function openZone(req: ZoneRequest, name: ZoneName, group: string | undef
         hint: 'Example: shed_tree(zone="group", group="team")',
       });
     }
-    throw shedError('GROUP_NOT_AVAILABLE', 'Group spaces are not available on this deployment yet.', {
-      hint: 'Use zone="storage" or zone="documents" for personal files.',
-    });
+    if (req.group === undefined) {
+      throw shedError('GROUP_NOT_AVAILABLE', 'This function cannot open a group space.', { hint: 'Use zone="storage" or zone="documents".' });
+    }
+    return openGroupZone(req.valves, req.group);
   }
   const home = userHome(req.valves, req.user.id);
   const scope = userScope(req.valves, req.user.id);
@@ -87,5 +92,31 @@ export function openZone(req: ZoneRequest, name: ZoneName, group: string | undef
     versioned: name === 'documents',
     readonly: name === 'uploads',
     scope,
+  };
+}
+
+export function groupHome(valves: Valves, groupId: string): string {
+  return path.join(path.resolve(valves.storage_base_path), 'groups', groupId);
+}
+
+export function groupScope(valves: Valves, group: { id: string; name: string }): QuotaScope {
+  const home = groupHome(valves, group.id);
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path.join(home, 'data') } };
+}
+
+/** A group space (versioned like Documents); the caller has checked membership. */
+export function openGroupZone(valves: Valves, group: { id: string; name: string }): Zone {
+  const home = groupHome(valves, group.id);
+  const root = path.join(home, 'data');
+  fs.mkdirSync(root, { recursive: true });
+  return {
+    name: 'group',
+    label: `Group:${group.name}`,
+    root: fs.realpathSync(root),
+    workBase: home,
+    versioned: true,
+    readonly: false,
+    scope: groupScope(valves, group),
+    group: { id: group.id, name: group.name, base: path.resolve(valves.storage_base_path) },
   };
 }

@@ -1,0 +1,108 @@
+/**
+ * The access database `{storage_base_path}/access_auth.sqlite` (sql.js): per-file ownership in group
+ * spaces, and the standalone group directory (groups, group_members). Every write is one cycle
+ * under the cross-process lock: load fresh bytes, migrate, change, export, atomic replace — so two
+ * processes writing at once never lose an update. Reads load the current file without the lock
+ * (files are only ever replaced whole, so a reader sees one complete version).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Database, SqlValue } from 'sql.js';
+import { atomicWrite } from '../fs/atomic.js';
+import { errnoCode } from '../paths/resolve.js';
+import { dbLockPath, withDbLock } from '../db/dblock.js';
+import { openDatabase, scalar } from '../db/engine.js';
+
+export const ACCESS_DB = 'access_auth.sqlite';
+export const OWNERSHIP_MODES = ['owner', 'group', 'owner_ro'] as const;
+export type OwnershipMode = (typeof OWNERSHIP_MODES)[number];
+
+/** Schema steps; user_version = number of steps applied. Append only. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE IF NOT EXISTS file_ownership (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     group_id TEXT NOT NULL,
+     file_path TEXT NOT NULL,
+     owner_id TEXT NOT NULL,
+     write_access TEXT NOT NULL CHECK (write_access IN ('owner','group','owner_ro')),
+     created_at TEXT DEFAULT CURRENT_TIMESTAMP,
+     updated_at TEXT DEFAULT CURRENT_TIMESTAMP,
+     UNIQUE (group_id, file_path));
+   CREATE INDEX IF NOT EXISTS idx_ownership_group ON file_ownership(group_id);
+   CREATE INDEX IF NOT EXISTS idx_ownership_owner ON file_ownership(owner_id);
+   CREATE INDEX IF NOT EXISTS idx_ownership_group_path ON file_ownership(group_id, file_path);
+   CREATE TABLE IF NOT EXISTS groups (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     description TEXT NOT NULL DEFAULT '',
+     created_at TEXT DEFAULT CURRENT_TIMESTAMP);
+   CREATE TABLE IF NOT EXISTS group_members (
+     group_id TEXT NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
+     user_id TEXT NOT NULL,
+     PRIMARY KEY (group_id, user_id));`,
+];
+
+export function accessDbPath(base: string): string {
+  return path.join(path.resolve(base), ACCESS_DB);
+}
+
+function migrate(db: Database): boolean {
+  const version = Number(scalar(db, 'PRAGMA user_version') ?? 0);
+  if (version >= MIGRATIONS.length) return false;
+  for (let v = version; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+  db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  return true;
+}
+
+function readBytes(abs: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(abs);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Runs `fn` on the current database; nothing is written back. */
+export async function readAccess<T>(base: string, fn: (db: Database) => T): Promise<T> {
+  const db = await openDatabase(readBytes(accessDbPath(base)));
+  try {
+    migrate(db);
+    db.exec('PRAGMA foreign_keys = ON');
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** One write cycle under the cross-process lock; the file is replaced only when something changed. */
+export async function writeAccess<T>(base: string, fn: (db: Database) => T): Promise<T> {
+  const abs = accessDbPath(base);
+  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  return withDbLock(dbLockPath(path.dirname(abs), abs), ACCESS_DB, async () => {
+    const db = await openDatabase(readBytes(abs));
+    try {
+      const migrated = migrate(db);
+      db.exec('PRAGMA foreign_keys = ON');
+      const before = Number(scalar(db, 'SELECT total_changes()'));
+      const result = fn(db);
+      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) atomicWrite(abs, db.export());
+      return result;
+    } finally {
+      db.close();
+    }
+  });
+}
+
+/** Rows of a query as plain objects. */
+export function rows(db: Database, sql: string, params: SqlValue[] = []): Record<string, SqlValue>[] {
+  const stmt = db.prepare(sql);
+  try {
+    stmt.bind(params);
+    const out: Record<string, SqlValue>[] = [];
+    while (stmt.step()) out.push(stmt.getAsObject());
+    return out;
+  } finally {
+    stmt.free();
+  }
+}

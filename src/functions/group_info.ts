@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { allRecords } from '../core/groups/access.js';
+import { humanSize } from '../core/quota/quota.js';
+import { defineFunction } from '../registry/define.js';
+import { plural } from './common.js';
+import { groupZone } from './group_common.js';
+
+const MAX_FILES = 1000;
+
+export const shedGroupInfo = defineFunction({
+  name: 'shed_group_info',
+  category: 'groups',
+  summary: 'Members and files (owner, mode).',
+  description:
+    'Shows a group you belong to: its members and its files with size, owner and write mode (owner, group, owner_ro; "group" when no owner was recorded, e.g. files made by shed_exec).',
+  params: {
+    group: z.string().describe('Group name or id, e.g. "team" (see shed_group_list).'),
+  },
+  example: { group: 'team' },
+  async handler(args, ctx) {
+    const { group, zone } = await groupZone(ctx, args.group);
+    const members = await ctx.groups().members(group.id);
+    const records = new Map((await allRecords(zone.group!.base, group.id)).map((r) => [r.path, r]));
+    const files: { path: string; size: number; owner: string; mode: string }[] = [];
+    let total = 0;
+    let count = 0;
+    const stack = [''];
+    while (stack.length > 0) {
+      const rel = stack.pop()!;
+      for (const e of fs.readdirSync(path.join(zone.root, rel), { withFileTypes: true })) {
+        const child = rel ? `${rel}/${e.name}` : e.name;
+        if (e.name === '.git' && rel === '') continue;
+        if (e.isDirectory()) stack.push(child);
+        else if (e.isFile()) {
+          const size = fs.lstatSync(path.join(zone.root, child)).size;
+          total += size;
+          count++;
+          const rec = records.get(child);
+          if (files.length < MAX_FILES) files.push({ path: child, size, owner: rec?.owner ?? 'unknown', mode: rec?.mode ?? 'group' });
+        }
+      }
+    }
+    files.sort((a, b) => a.path.localeCompare(b.path));
+    return {
+      data: { group_id: group.id, name: group.name, description: group.description, members, member_count: members.length, files, total_files: count, total_size: total, total_size_human: humanSize(total), ...(count > files.length ? { truncated: true } : {}) },
+      message: `Group ${group.name}: ${plural(members.length, 'member')}, ${plural(count, 'file')} (${humanSize(total)}).`,
+    };
+  },
+});

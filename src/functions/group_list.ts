@@ -1,0 +1,22 @@
+import { defineFunction } from '../registry/define.js';
+import { plural } from './common.js';
+
+export const shedGroupList = defineFunction({
+  name: 'shed_group_list',
+  category: 'groups',
+  summary: 'Your groups.',
+  description:
+    'Lists the groups you are a member of, with id, name, description and member count. Use a group name or id with zone="group", group="..." in the file functions, or with shed_group_info.',
+  params: {},
+  example: {},
+  async handler(_args, ctx) {
+    const dir = ctx.groups();
+    const groups = await dir.groupsOf(ctx.user.id);
+    const out = [];
+    for (const g of groups) out.push({ id: g.id, name: g.name, description: g.description, member_count: (await dir.members(g.id)).length });
+    return {
+      data: { groups: out, count: out.length },
+      message: out.length === 0 ? 'You are not a member of any group.' : `You belong to ${plural(out.length, 'group')}: ${out.map((g) => g.name).join(', ')}.`,
+    };
+  },
+});

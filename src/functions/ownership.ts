@@ -1,0 +1,104 @@
+/**
+ * Ownership enforcement in group zones, shared by every write path: a check before a file (or a
+ * folder's files) changes, and the bookkeeping after (new file → record, delete → records removed,
+ * rename → records moved). Outside group zones every helper does nothing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords, setRecord, type OwnershipRecord } from '../core/groups/access.js';
+import { OWNERSHIP_MODES, type OwnershipMode } from '../core/groups/accessdb.js';
+import { shedError } from '../core/errors.js';
+import type { Zone } from '../core/zones/zones.js';
+import type { CallContext } from '../registry/define.js';
+import type { ZonedPath } from './common.js';
+import { diskRel } from './entries.js';
+
+export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNER_ONLY' | 'FILE_READ_ONLY', action: string): Error {
+  const shown = `${zone.label}/${rec.path}`;
+  return shedError('PERMISSION_DENIED', reason === 'FILE_READ_ONLY'
+    ? `${shown} is read-only (mode owner_ro): nobody may ${action} it, the owner included.`
+    : `${shown} can only be changed by its owner '${rec.owner}' (mode owner); you may read it but not ${action} it.`, {
+    details: { reason, path: rec.path, owner: rec.owner, mode: rec.mode },
+    hint: reason === 'FILE_READ_ONLY'
+      ? `The owner can allow changes first: shed_group_set_mode(group="${zone.group?.name ?? ''}", path="${rec.path}", mode="owner").`
+      : `Copy it to a new name instead, e.g. shed_exec(zone="group", group="${zone.group?.name ?? ''}", cmd="cp", args=["${rec.path}", "my-copy-${rec.path.split('/').pop()}"]), or ask '${rec.owner}'.`,
+  });
+}
+
+/** Refuses when the caller may not change the entry (a folder: any file below it). */
+export async function guardWrite(ctx: CallContext, p: ZonedPath, action = 'modify'): Promise<void> {
+  const g = p.zone.group;
+  if (g === undefined) return;
+  const rel = diskRel(p);
+  const isFolder = fs.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const recs = isFolder ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r): r is OwnershipRecord => r !== undefined);
+  for (const rec of recs) {
+    const reason = denial(rec, ctx.user.id);
+    if (reason !== undefined) throw deniedError(p.zone, rec, reason, action);
+  }
+}
+
+/** The mode of a file the caller creates: the call's `mode`, else the admin default. */
+export function newFileMode(ctx: CallContext): OwnershipMode {
+  const m = ctx.args.mode;
+  return typeof m === 'string' && (OWNERSHIP_MODES as readonly string[]).includes(m) ? (m as OwnershipMode) : ctx.valves.group_default_mode;
+}
+
+export async function recordCreated(ctx: CallContext, p: ZonedPath, mode = newFileMode(ctx)): Promise<void> {
+  const g = p.zone.group;
+  if (g !== undefined) await setRecord(g.base, g.id, diskRel(p), ctx.user.id, mode);
+}
+
+export async function forgetEntry(zone: Zone, rel: string): Promise<void> {
+  if (zone.group !== undefined) await removeRecords(zone.group.base, zone.group.id, rel);
+}
+
+export async function moveEntry(zone: Zone, from: string, to: string): Promise<void> {
+  if (zone.group !== undefined) await moveRecords(zone.group.base, zone.group.id, from, to);
+}
+
+/** Files of a group zone the caller may not change (existing regular files only), zone-relative. */
+export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<OwnershipRecord[]> {
+  const g = zone.group;
+  if (g === undefined) return [];
+  const recs = await allRecords(g.base, g.id);
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== undefined && fs.lstatSync(path.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  // A hard link made while the file was still open to all would be a writable way into it: every
+  // other name of a locked file's inode is locked too (searched only when such links exist).
+  const inodes = new Map<string, OwnershipRecord>();
+  for (const r of locked) {
+    const st = fs.statSync(path.join(zone.root, r.path));
+    if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
+  }
+  if (inodes.size === 0) return locked;
+  const named = new Set(locked.map((r) => r.path));
+  const stack = [''];
+  while (stack.length > 0) {
+    const rel = stack.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(zone.root, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (child !== '.git') stack.push(child);
+      } else if (e.isFile() && !named.has(child)) {
+        const st = fs.statSync(path.join(zone.root, child), { throwIfNoEntry: false });
+        const rec = st && inodes.get(`${st.dev}:${st.ino}`);
+        if (rec !== undefined) locked.push({ ...rec, path: child });
+      }
+    }
+  }
+  return locked;
+}
+
+/** After a command: records of files that no longer exist are dropped (a later creator must not inherit them). */
+export async function dropVanished(zone: Zone): Promise<void> {
+  const g = zone.group;
+  if (g === undefined) return;
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs.existsSync(path.join(zone.root, r.path)));
+  for (const r of gone) await removeRecords(g.base, g.id, r.path);
+}

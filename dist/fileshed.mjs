@@ -2878,6 +2878,36 @@ var init_accessdb = __esm({
   }
 });
 
+// src/core/identity.ts
+function parseUser(rawUser) {
+  const user = rawUser !== null && typeof rawUser === "object" ? rawUser : void 0;
+  const id = user?.id;
+  if (typeof id !== "string" || !ID_RULE.test(id)) {
+    throw shedError(
+      "INVALID_USER",
+      user === void 0 || id === void 0 ? "No user identity: the host must pass __user__ with an id." : `Invalid user id ${showValue(id)}: expected 1-128 characters from A-Z a-z 0-9 _ - not starting with '-'.`,
+      { hint: "This is a host configuration problem, not something the model can fix by changing arguments." }
+    );
+  }
+  const text = (v) => typeof v === "string" ? v : "";
+  return { id, name: text(user?.name) || id, email: text(user?.email), role: text(user?.role) || "user" };
+}
+function conversationId(metadata, chatId) {
+  const meta3 = metadata !== null && typeof metadata === "object" ? metadata : {};
+  const raw = typeof meta3.chat_id === "string" && meta3.chat_id.trim() ? meta3.chat_id : chatId;
+  if (typeof raw !== "string") return "unknown";
+  const cleaned = raw.trim().replace(/[^A-Za-z0-9_-]/g, "_").replace(/^-+/, "").slice(0, 128);
+  return cleaned || "unknown";
+}
+var ID_RULE;
+var init_identity = __esm({
+  "src/core/identity.ts"() {
+    "use strict";
+    init_errors();
+    ID_RULE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+  }
+});
+
 // src/core/exec/commands.ts
 function packageFor(cmd) {
   return PACKAGES[cmd] ?? "coreutils";
@@ -24684,7 +24714,8 @@ var init_access = __esm({
     "use strict";
     init_errors();
     init_accessdb();
-    SAFE_ID = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+    init_identity();
+    SAFE_ID = ID_RULE;
     asRecord = (r) => ({ path: String(r.file_path), owner: String(r.owner_id), mode: r.write_access });
   }
 });
@@ -49380,7 +49411,8 @@ var init_session = __esm({
     "use strict";
     init_errors();
     init_locks();
-    CONV_ID = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+    init_identity();
+    CONV_ID = ID_RULE;
   }
 });
 
@@ -57880,6 +57912,7 @@ var init_group_chown = __esm({
     init_common();
     init_entries();
     init_group_common();
+    init_identity();
     shedGroupChown = defineFunction({
       name: "shed_group_chown",
       category: "groups",
@@ -57898,7 +57931,7 @@ var init_group_chown = __esm({
         const target = locate(zone, args.path, "path", "read", args.allow_zone_in_path);
         requireNotRoot(target);
         const newOwner = args.new_owner.trim();
-        if (!/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(newOwner)) {
+        if (!ID_RULE.test(newOwner)) {
           throw shedError("INVALID_OWNER", `new_owner must be a user id (1-128 characters from A-Z a-z 0-9 _ -); got ${showValue(args.new_owner)}.`, {
             details: { parameter: "new_owner", received: args.new_owner },
             hint: `shed_group_info(group="${group.name}") lists the member ids.`
@@ -58158,6 +58191,7 @@ init_errors();
 
 // src/core/groups/directory.ts
 init_accessdb();
+init_identity();
 var asInfo = (r) => ({ id: String(r.id), name: String(r.name), description: String(r.description ?? "") });
 function standaloneDirectory(base) {
   return {
@@ -58208,7 +58242,7 @@ var groupAdmin = {
   }
 };
 function checkAdminId(id, what) {
-  if (!/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(id)) throw new Error(`invalid ${what} '${id}': use 1-128 characters from A-Z a-z 0-9 _ - (not starting with -)`);
+  if (!ID_RULE.test(id)) throw new Error(`invalid ${what} '${id}': use 1-128 characters from A-Z a-z 0-9 _ - (not starting with -)`);
 }
 
 // src/index.ts
@@ -58446,32 +58480,7 @@ var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 import fs56 from "node:fs";
 import path45 from "node:path";
 init_errors();
-
-// src/core/identity.ts
-init_errors();
-var ID_RULE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
-function parseUser(rawUser) {
-  const user = rawUser !== null && typeof rawUser === "object" ? rawUser : void 0;
-  const id = user?.id;
-  if (typeof id !== "string" || !ID_RULE.test(id)) {
-    throw shedError(
-      "INVALID_USER",
-      user === void 0 || id === void 0 ? "No user identity: the host must pass __user__ with an id." : `Invalid user id ${showValue(id)}: expected 1-128 characters from A-Z a-z 0-9 _ - not starting with '-'.`,
-      { hint: "This is a host configuration problem, not something the model can fix by changing arguments." }
-    );
-  }
-  const text = (v) => typeof v === "string" ? v : "";
-  return { id, name: text(user?.name) || id, email: text(user?.email), role: text(user?.role) || "user" };
-}
-function conversationId(metadata, chatId) {
-  const meta3 = metadata !== null && typeof metadata === "object" ? metadata : {};
-  const raw = typeof meta3.chat_id === "string" && meta3.chat_id.trim() ? meta3.chat_id : chatId;
-  if (typeof raw !== "string") return "unknown";
-  const cleaned = raw.trim().replace(/[^A-Za-z0-9_-]/g, "_").replace(/^-+/, "").slice(0, 128);
-  return cleaned || "unknown";
-}
-
-// src/registry/dispatch.ts
+init_identity();
 init_resolve();
 init_seam();
 init_zones();

@@ -5,7 +5,7 @@
  */
 import { shedError, showValue } from './errors.js';
 
-const ID_RULE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+export const ID_RULE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
 
 export interface Identity {
   id: string;

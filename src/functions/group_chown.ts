@@ -6,6 +6,7 @@ import { allowZoneInPath, pathParam } from '../registry/params.js';
 import { locate, requireNotRoot } from './common.js';
 import { diskRel } from './entries.js';
 import { groupZone } from './group_common.js';
+import { ID_RULE } from '../core/identity.js';
 
 export const shedGroupChown = defineFunction({
   name: 'shed_group_chown',
@@ -25,7 +26,7 @@ export const shedGroupChown = defineFunction({
     const target = locate(zone, args.path, 'path', 'read', args.allow_zone_in_path);
     requireNotRoot(target);
     const newOwner = args.new_owner.trim();
-    if (!/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(newOwner)) {
+    if (!ID_RULE.test(newOwner)) {
       throw shedError('INVALID_OWNER', `new_owner must be a user id (1-128 characters from A-Z a-z 0-9 _ -); got ${showValue(args.new_owner)}.`, {
         details: { parameter: 'new_owner', received: args.new_owner },
         hint: `shed_group_info(group="${group.name}") lists the member ids.`,

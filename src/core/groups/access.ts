@@ -10,8 +10,9 @@ import { shedError, showValue } from '../errors.js';
 import type { Identity } from '../identity.js';
 import { readAccess, rows, writeAccess, type OwnershipMode } from './accessdb.js';
 import type { GroupDirectory, GroupInfo } from './directory.js';
+import { ID_RULE } from '../identity.js';
 
-const SAFE_ID = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+const SAFE_ID = ID_RULE; // group ids and user ids follow the same rule
 
 /** Finds the group named by `raw` (id first, then exact name) and checks that the user is a member. */
 export async function resolveGroup(dir: GroupDirectory, raw: string | undefined, user: Identity, fn = 'shed_group_info'): Promise<GroupInfo> {

@@ -4,6 +4,7 @@
  * GET /api/v1/groups/ with the user's token) implements the same interface in the hosts issue.
  */
 import { readAccess, rows, writeAccess } from './accessdb.js';
+import { ID_RULE } from '../identity.js';
 
 export interface GroupInfo {
   id: string;
@@ -75,5 +76,5 @@ export const groupAdmin = {
 
 /** Group ids become folder names and user ids come from the host: the same safe alphabet as user ids. */
 function checkAdminId(id: string, what: string): void {
-  if (!/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(id)) throw new Error(`invalid ${what} '${id}': use 1-128 characters from A-Z a-z 0-9 _ - (not starting with -)`);
+  if (!ID_RULE.test(id)) throw new Error(`invalid ${what} '${id}': use 1-128 characters from A-Z a-z 0-9 _ - (not starting with -)`);
 }

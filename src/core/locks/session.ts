@@ -9,6 +9,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
 import { inspectLock, isEditLock, lockFile, pruneEmpty, sameOwner, type LockInfo, type LockOwner } from './locks.js';
+import { ID_RULE } from '../identity.js';
 
 export function editzoneRoot(zone: Pick<Zone, 'workBase'>): string {
   return path.join(zone.workBase ?? '/nonexistent', 'editzone');
@@ -84,7 +85,7 @@ export function requireSession(zone: Zone, rel: string, owner: LockOwner, names:
 }
 
 /** Conversation ids are folder names of this form (identity.ts); anything else (read from a lock file) is never used as one. */
-export const CONV_ID = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
+export const CONV_ID = ID_RULE; // conversation ids are sanitised to the user-id alphabet
 
 /** Removes a working copy and the empty folders above it, up to the editzone folder. */
 export function removeWorkingCopy(zone: Pick<Zone, 'workBase'>, convId: string, rel: string): boolean {

@@ -140,7 +140,7 @@ import path from "node:path";
 function openAtomic(abs, mode) {
   const dir = path.dirname(abs);
   fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto2.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const tmp = tempPathFor(abs);
   let fileMode = mode ?? 420;
   if (mode === void 0) {
     const old = fs.lstatSync(abs, { throwIfNoEntry: false });
@@ -173,6 +173,28 @@ function openAtomic(abs, mode) {
       fs.rmSync(tmp, { force: true });
     }
   };
+}
+function tempPathFor(abs) {
+  return path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 180)}.${crypto2.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+}
+function atomicCopy(src, dest) {
+  const dir = path.dirname(dest);
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = tempPathFor(dest);
+  try {
+    fs.copyFileSync(src, tmp, fs.constants.COPYFILE_EXCL);
+    const fd2 = fs.openSync(tmp, "r");
+    try {
+      fs.fsyncSync(fd2);
+    } finally {
+      fs.closeSync(fd2);
+    }
+    fs.renameSync(tmp, dest);
+  } catch (err2) {
+    fs.rmSync(tmp, { force: true });
+    throw err2;
+  }
+  syncDir(dir);
 }
 function atomicWrite(abs, data) {
   const file2 = openAtomic(abs);
@@ -24720,15 +24742,11 @@ var init_access = __esm({
   }
 });
 
-// src/functions/entries.ts
+// src/core/fs/walk.ts
 import fs9 from "node:fs";
 import path9 from "node:path";
-function diskRel(p) {
-  return path9.relative(p.zone.root, p.abs).split(path9.sep).join("/");
-}
-function countFiles(abs) {
-  let count2 = 0;
-  const stack = [abs];
+function* walkEntries(root, skip) {
+  const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop();
     let entries;
@@ -24738,10 +24756,27 @@ function countFiles(abs) {
       continue;
     }
     for (const entry of entries) {
-      if (entry.isDirectory()) stack.push(path9.join(dir, entry.name));
-      else count2++;
+      if (skip?.(dir, entry.name)) continue;
+      const full = path9.join(dir, entry.name);
+      if (entry.isDirectory()) stack.push(full);
+      else yield { full, dir, entry };
     }
   }
+}
+var init_walk = __esm({
+  "src/core/fs/walk.ts"() {
+    "use strict";
+  }
+});
+
+// src/functions/entries.ts
+import path10 from "node:path";
+function diskRel(p) {
+  return path10.relative(p.zone.root, p.abs).split(path10.sep).join("/");
+}
+function countFiles(abs) {
+  let count2 = 0;
+  for (const _ of walkEntries(abs)) count2++;
   return count2;
 }
 function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
@@ -24751,37 +24786,24 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base = path9.join(zone.workBase, "locks", rel);
-  const stack = [base];
-  while (stack.length > 0) {
-    const dir = stack.pop();
-    let entries;
-    try {
-      entries = fs9.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const full = path9.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        stack.push(full);
-      } else if (entry.isFile() && entry.name.endsWith(".lock")) {
-        const inner = path9.relative(base, full).split(path9.sep).join("/").slice(0, -".lock".length);
-        ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
-      }
-    }
+  const base = path10.join(zone.workBase, "locks", rel);
+  for (const { full, entry } of walkEntries(base)) {
+    if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
+    const inner = path10.relative(base, full).split(path10.sep).join("/").slice(0, -".lock".length);
+    ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
 var init_entries = __esm({
   "src/functions/entries.ts"() {
     "use strict";
     init_locks();
+    init_walk();
   }
 });
 
 // src/functions/ownership.ts
 import fs10 from "node:fs";
-import path10 from "node:path";
+import path11 from "node:path";
 function deniedError(zone, rec, reason, action) {
   const shown = `${zone.label}/${rec.path}`;
   return shedError("PERMISSION_DENIED", reason === "FILE_READ_ONLY" ? `${shown} is read-only (mode owner_ro): nobody may ${action} it, the owner included.` : `${shown} can only be changed by its owner '${rec.owner}' (mode owner); you may read it but not ${action} it.`, {
@@ -24818,10 +24840,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs10.lstatSync(path10.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs10.lstatSync(path11.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs10.statSync(path10.join(zone.root, r.path));
+    const st = fs10.statSync(path11.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -24831,7 +24853,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs10.readdirSync(path10.join(zone.root, rel), { withFileTypes: true });
+      entries = fs10.readdirSync(path11.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -24840,7 +24862,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs10.statSync(path10.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs10.statSync(path11.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -24851,7 +24873,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs10.existsSync(path10.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs10.existsSync(path11.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 var init_ownership = __esm({
@@ -25215,7 +25237,7 @@ var init_convert_eol = __esm({
 // src/functions/bridges.ts
 import crypto5 from "node:crypto";
 import fs13 from "node:fs";
-import path11 from "node:path";
+import path12 from "node:path";
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
   const example = { src: "report.csv", dest: spec.to === "documents" ? "reports/report.csv" : "report.csv" };
@@ -25273,13 +25295,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path11.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path11.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -25326,11 +25348,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs13.readdirSync(path11.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs13.readdirSync(path12.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs13.lstatSync(path11.join(abs, child)).size;
+        const size = fs13.lstatSync(path12.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -25340,10 +25362,10 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path11.join(path11.dirname(dest), `.${path11.basename(dest).slice(0, 180)}.${tag}${crypto5.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path12.join(path12.dirname(dest), `.${path12.basename(dest).slice(0, 180)}.${tag}${crypto5.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs13.mkdirSync(path11.dirname(dest), { recursive: true });
+  fs13.mkdirSync(path12.dirname(dest), { recursive: true });
   const folder = fs13.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
@@ -25363,11 +25385,11 @@ function renameInto(from, dest, replace) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path11.dirname(dest));
+  syncDir(path12.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs13.mkdirSync(path11.dirname(dest), { recursive: true });
+  fs13.mkdirSync(path12.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
@@ -25393,13 +25415,13 @@ function copyFolder(src, dest) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs13.readdirSync(path11.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path11.join(rel, entry.name) : entry.name;
+    for (const entry of fs13.readdirSync(path12.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path12.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs13.mkdirSync(path11.join(dest, child));
+        fs13.mkdirSync(path12.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path11.join(src, child), path11.join(dest, child), false);
+        copyOne(path12.join(src, child), path12.join(dest, child), false);
       }
     }
   }
@@ -25410,15 +25432,15 @@ function removeCopied(src, scan) {
     return;
   }
   const removeIn = (rel) => {
-    const dir = path11.join(src, rel);
+    const dir = path12.join(src, rel);
     let empty2 = true;
     for (const entry of fs13.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path11.join(rel, entry.name) : entry.name;
+      const child = rel ? path12.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs13.rmdirSync(path11.join(src, child));
+        if (removeIn(child)) fs13.rmdirSync(path12.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs13.unlinkSync(path11.join(src, child));
+        fs13.unlinkSync(path12.join(src, child));
       } else {
         empty2 = false;
       }
@@ -26316,7 +26338,7 @@ var init_scripts = __esm({
 
 // src/core/exec/policy.ts
 import fs15 from "node:fs";
-import path12 from "node:path";
+import path13 from "node:path";
 function checkCommand(input2) {
   const { cmd } = input2;
   checkProgram(input2);
@@ -26616,7 +26638,7 @@ function checkPathArgument(zone, value, cmd, option) {
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
   }
-  const lexical = path12.resolve(zone.root, value);
+  const lexical = path13.resolve(zone.root, value);
   let probe2 = lexical;
   for (; ; ) {
     let real;
@@ -26626,11 +26648,11 @@ function checkPathArgument(zone, value, cmd, option) {
       const code = err2.code;
       if (code === "ELOOP") throw escape("is a symbolic link loop");
       if (fs15.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path12.resolve(path12.dirname(probe2), fs15.readlinkSync(probe2));
+        const dest = path13.resolve(path13.dirname(probe2), fs15.readlinkSync(probe2));
         if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
       }
       if (probe2 === zone.root) return;
-      probe2 = path12.dirname(probe2);
+      probe2 = path13.dirname(probe2);
       continue;
     }
     if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
@@ -26676,7 +26698,7 @@ var init_policy = __esm({
 import { spawn as spawn2 } from "node:child_process";
 import fs16 from "node:fs";
 import os4 from "node:os";
-import path13 from "node:path";
+import path14 from "node:path";
 function limitScript(req) {
   const parts = [];
   if (req.memoryMb > 0) parts.push(`ulimit -v ${req.memoryMb * 1024}`);
@@ -26689,7 +26711,7 @@ function limitScript(req) {
 }
 function privateTmp() {
   if (sharedTmp === void 0 || !fs16.existsSync(sharedTmp)) {
-    const dir = fs16.mkdtempSync(path13.join(os4.tmpdir(), "shed-exec-"));
+    const dir = fs16.mkdtempSync(path14.join(os4.tmpdir(), "shed-exec-"));
     fs16.chmodSync(dir, 448);
     process.once("exit", () => fs16.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
@@ -26787,36 +26809,21 @@ var init_runner = __esm({
 
 // src/core/exec/links.ts
 import fs17 from "node:fs";
-import path14 from "node:path";
+import path15 from "node:path";
 function outwardLinkSweep(root) {
   const removed = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop();
-    let entries;
+  for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
+    if (!entry.isSymbolicLink()) continue;
+    const dest = path15.resolve(dir, fs17.readlinkSync(full));
+    let real;
     try {
-      entries = fs17.readdirSync(dir, { withFileTypes: true });
+      real = fs17.realpathSync(full);
     } catch {
-      continue;
+      real = void 0;
     }
-    for (const entry of entries) {
-      const full = path14.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!(dir === root && entry.name === ".git")) stack.push(full);
-        continue;
-      }
-      if (!entry.isSymbolicLink()) continue;
-      const dest = path14.resolve(dir, fs17.readlinkSync(full));
-      let real;
-      try {
-        real = fs17.realpathSync(full);
-      } catch {
-        real = void 0;
-      }
-      if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-        fs17.rmSync(full, { force: true });
-        removed.push(path14.relative(root, full));
-      }
+    if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
+      fs17.rmSync(full, { force: true });
+      removed.push(path15.relative(root, full));
     }
   }
   return removed;
@@ -26824,6 +26831,7 @@ function outwardLinkSweep(root) {
 var init_links = __esm({
   "src/core/exec/links.ts"() {
     "use strict";
+    init_walk();
     init_resolve();
   }
 });
@@ -46105,13 +46113,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
 // src/core/vcs/objects.ts
 import crypto6 from "node:crypto";
 import fs18 from "node:fs";
-import path15 from "node:path";
+import path16 from "node:path";
 import zlib from "node:zlib";
 function hashObject(type, body) {
   return crypto6.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path15.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path16.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
   return fs18.existsSync(loosePath(gitdir, oid));
@@ -46125,7 +46133,7 @@ function writeObject(gitdir, type, body) {
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path15.join(gitdir, "objects", oid.slice(0, 2));
+  const dir = path16.join(gitdir, "objects", oid.slice(0, 2));
   fs18.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
   const fd2 = fs18.openSync(tmp, fs18.constants.O_WRONLY | fs18.constants.O_CREAT | fs18.constants.O_EXCL, 292);
@@ -46137,10 +46145,10 @@ function placeLoose(gitdir, oid, fill) {
     throw err2;
   }
   fs18.closeSync(fd2);
-  fs18.renameSync(tmp, path15.join(dir, oid.slice(2)));
+  fs18.renameSync(tmp, path16.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path15.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
+  return path16.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
@@ -46259,7 +46267,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs18.readdirSync(path15.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs18.readdirSync(path16.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -46277,7 +46285,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs18.readdirSync(path15.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs18.readdirSync(path16.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -46300,9 +46308,9 @@ var init_objects = __esm({
 // src/core/vcs/gitindex.ts
 import crypto7 from "node:crypto";
 import fs19 from "node:fs";
-import path16 from "node:path";
+import path17 from "node:path";
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path16.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path17.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46460,7 +46468,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path16.join(gitdir, "index")));
+  const main = layout(readFile2(path17.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46482,7 +46490,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path16.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path17.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46532,7 +46540,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path16.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path17.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -46540,17 +46548,17 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs19.existsSync(path16.join(gitdir, name))) writeIndexFile(path16.join(gitdir, name), gitdir, parts);
+  if (!fs19.existsSync(path17.join(gitdir, name))) writeIndexFile(path17.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
   for (const old of fs19.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs19.rmSync(path16.join(gitdir, old), { force: true });
+    if (old.startsWith("sharedindex.") && old !== name) fs19.rmSync(path17.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto7.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path16.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path17.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
   const fd2 = fs19.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
@@ -46565,9 +46573,9 @@ function writeIndexFile(target, gitdir, parts) {
   fs19.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path16.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path17.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
   fs19.writeFileSync(tmp, text, { flag: "wx" });
-  fs19.renameSync(tmp, path16.join(gitdir, name));
+  fs19.renameSync(tmp, path17.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
@@ -46596,7 +46604,7 @@ var init_gitindex = __esm({
 import crypto8 from "node:crypto";
 import fs20 from "node:fs";
 import os5 from "node:os";
-import path17 from "node:path";
+import path18 from "node:path";
 async function withRepoLock(repo, fn) {
   const previous = tails.get(repo.gitdir) ?? Promise.resolve();
   const run2 = previous.then(async () => {
@@ -46616,7 +46624,7 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path17.join(repo.gitdir, "fileshed.lock");
+  const file2 = path18.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto8.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
@@ -46686,14 +46694,14 @@ function breakLock2(file2, held) {
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs20.rmSync(path17.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs20.rmSync(path18.join(gitdir, name), { force: true });
   }
-  const objects = path17.join(gitdir, "objects");
+  const objects = path18.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path17.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path17.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path17.join(objects, dir, name), { force: true });
+    for (const name of safeList(path18.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir, name), { force: true });
     }
   }
 }
@@ -46725,12 +46733,12 @@ var init_lock = __esm({
 // src/core/vcs/refs.ts
 import crypto9 from "node:crypto";
 import fs21 from "node:fs";
-import path18 from "node:path";
+import path19 from "node:path";
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path18.join(gitdir, "HEAD"));
+  const text = readText3(path19.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46742,9 +46750,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path18.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path19.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path18.join(gitdir, "packed-refs"));
+  const packed = readText3(path19.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46753,10 +46761,10 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path18.join(gitdir, "HEAD") : path18.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path19.join(gitdir, "HEAD") : path19.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs21.mkdirSync(path18.dirname(target), { recursive: true });
-  const tmp = path18.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
+  fs21.mkdirSync(path19.dirname(target), { recursive: true });
+  const tmp = path19.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
   const fd2 = fs21.openSync(tmp, fs21.constants.O_WRONLY | fs21.constants.O_CREAT | fs21.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
@@ -46791,9 +46799,9 @@ var init_refs = __esm({
 // src/core/vcs/repo.ts
 import crypto10 from "node:crypto";
 import fs22 from "node:fs";
-import path19 from "node:path";
+import path20 from "node:path";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path19.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path20.join(zone.root, ".git"), label: zone.label };
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -46803,13 +46811,13 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path19.join(path19.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
+  const tmp = path20.join(path20.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
     await init({ fs: fs22, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs22.writeFileSync(path19.join(tmp, "config"), CONFIG);
-    fs22.rmSync(path19.join(tmp, "hooks"), { recursive: true, force: true });
-    fs22.mkdirSync(path19.join(tmp, "objects", "info"), { recursive: true });
+    fs22.writeFileSync(path20.join(tmp, "config"), CONFIG);
+    fs22.rmSync(path20.join(tmp, "hooks"), { recursive: true, force: true });
+    fs22.mkdirSync(path20.join(tmp, "objects", "info"), { recursive: true });
     fs22.renameSync(tmp, repo.gitdir);
   } catch (err2) {
     fs22.rmSync(tmp, { recursive: true, force: true });
@@ -46824,11 +46832,11 @@ function gitdirState(repo) {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs22.existsSync(path19.join(repo.gitdir, "HEAD"))) {
-    fs22.mkdirSync(path19.join(repo.gitdir, "objects"), { recursive: true });
-    fs22.mkdirSync(path19.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs22.existsSync(path19.join(repo.gitdir, "config"))) fs22.writeFileSync(path19.join(repo.gitdir, "config"), CONFIG);
-    fs22.writeFileSync(path19.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs22.existsSync(path20.join(repo.gitdir, "HEAD"))) {
+    fs22.mkdirSync(path20.join(repo.gitdir, "objects"), { recursive: true });
+    fs22.mkdirSync(path20.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs22.existsSync(path20.join(repo.gitdir, "config"))) fs22.writeFileSync(path20.join(repo.gitdir, "config"), CONFIG);
+    fs22.writeFileSync(path20.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
@@ -46845,7 +46853,7 @@ var init_repo = __esm({
 // src/core/vcs/worktree.ts
 import crypto11 from "node:crypto";
 import fs23 from "node:fs";
-import path20 from "node:path";
+import path21 from "node:path";
 import zlib2 from "node:zlib";
 async function blobFor(gitdir, abs, rel) {
   let st;
@@ -46855,7 +46863,7 @@ async function blobFor(gitdir, abs, rel) {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path20.basename(rel) === ".gitmodules") return void 0;
+    if (path21.basename(rel) === ".gitmodules") return void 0;
     const text = Buffer.from(fs23.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
@@ -46894,7 +46902,7 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path20.join(gitdir, "objects");
+  const objects = path21.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
     const out = fs23.openSync(tmp, fs23.constants.O_WRONLY | fs23.constants.O_CREAT | fs23.constants.O_EXCL, 292);
@@ -46937,7 +46945,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
     if (hasLoose(gitdir, oid)) {
       fs23.rmSync(tmp, { force: true });
     } else {
-      fs23.mkdirSync(path20.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs23.mkdirSync(path21.dirname(loosePath(gitdir, oid)), { recursive: true });
       fs23.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
@@ -46953,7 +46961,7 @@ async function folderTree(gitdir, absDir, relDir, blobs) {
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path20.join(absDir, d.name);
+    const abs = path21.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46972,12 +46980,12 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path20.join(current, parts[i2]);
+    const next = path21.join(current, parts[i2]);
     let st;
     try {
       st = fs23.lstatSync(next);
     } catch {
-      current = path20.join(next, ...parts.slice(i2 + 1, -1));
+      current = path21.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
@@ -46991,9 +46999,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path20.join(current, parts[parts.length - 1]);
+  const abs = path21.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path20.relative(root, abs).split(path20.sep).join("/");
+  const out = path21.relative(root, abs).split(path21.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 var STREAM_ABOVE, CHUNK;
@@ -47010,7 +47018,7 @@ var init_worktree = __esm({
 
 // src/core/vcs/commit.ts
 import fs24 from "node:fs";
-import path21 from "node:path";
+import path22 from "node:path";
 async function commitZone(zone, paths, author, message) {
   const repo = repoFor(zone);
   await ensureRepo(repo);
@@ -47061,7 +47069,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path21.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path22.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -47074,7 +47082,7 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path21.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path22.join(repo.root, rel);
   let st;
   try {
     st = fs24.lstatSync(abs);
@@ -47167,7 +47175,7 @@ var init_seam = __esm({
 
 // src/core/vcs/snapshot.ts
 import fs25 from "node:fs";
-import path22 from "node:path";
+import path23 from "node:path";
 function snapshot(root) {
   const takenAtNs = BigInt(Date.now()) * 1000000n;
   const entries = /* @__PURE__ */ new Map();
@@ -47176,7 +47184,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs25.readdirSync(rel === "" ? root : path22.join(root, rel), { withFileTypes: true });
+      names = fs25.readdirSync(rel === "" ? root : path23.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -47190,7 +47198,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs25.lstatSync(path22.join(root, child), { bigint: true });
+        st = fs25.lstatSync(path23.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -47690,7 +47698,7 @@ var init_libesm = __esm({
 
 // src/core/vcs/history/render.ts
 import fs26 from "node:fs";
-import path23 from "node:path";
+import path24 from "node:path";
 function lineCount(bytes) {
   let n = 0;
   for (const byte of bytes) if (byte === 10) n++;
@@ -47730,7 +47738,7 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path23.join(repo.root, fromKey(key));
+  const abs = path24.join(repo.root, fromKey(key));
   try {
     return state.mode === LINK_MODE ? fs26.readlinkSync(abs, { encoding: "buffer" }) : fs26.readFileSync(abs);
   } catch {
@@ -48020,7 +48028,7 @@ var init_revisions = __esm({
 
 // src/core/vcs/history/trees.ts
 import fs27 from "node:fs";
-import path24 from "node:path";
+import path25 from "node:path";
 function matches(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -48085,7 +48093,7 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs27.statSync(path24.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs27.statSync(path25.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
@@ -48099,7 +48107,7 @@ function worktreeFiles(repo, filters = []) {
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path24.join(abs, d.name);
+      const child = path25.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -48120,7 +48128,7 @@ function fileState(abs, cached2, indexMtime) {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path24.basename(abs) === ".gitmodules") return void 0;
+    if (path25.basename(abs) === ".gitmodules") return void 0;
     return { mode: LINK_MODE, oid: hashObject("blob", fs27.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
@@ -48160,7 +48168,7 @@ var init_trees = __esm({
 
 // src/core/vcs/history/blame.ts
 import fs28 from "node:fs";
-import path25 from "node:path";
+import path26 from "node:path";
 async function gitBlame(repo, zone, args) {
   const { before, paths } = splitDashDash(args);
   const words2 = [];
@@ -48232,7 +48240,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs28.readFileSync(path25.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs28.readFileSync(path26.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -48278,7 +48286,7 @@ var init_blame = __esm({
 
 // src/core/vcs/history/log.ts
 import fs29 from "node:fs";
-import path26 from "node:path";
+import path27 from "node:path";
 function detailOption(a) {
   return { "--stat": "stat", "-p": "patch", "-u": "patch", "--patch": "patch", "--name-only": "name-only", "--name-status": "name-status", "-s": "none", "--no-patch": "none" }[a];
 }
@@ -48334,7 +48342,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs29.existsSync(path26.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs29.existsSync(path27.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -48594,7 +48602,7 @@ var init_diff = __esm({
 
 // src/core/vcs/history/restore.ts
 import fs30 from "node:fs";
-import path27 from "node:path";
+import path28 from "node:path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
   let source;
@@ -48680,9 +48688,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path27.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path28.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path27.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path28.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
   const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
@@ -48700,7 +48708,7 @@ async function applyToWorktree(zone, writes, removes, limits) {
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
       fs30.rmSync(tmp, { force: true });
-      fs30.mkdirSync(path27.dirname(p.abs), { recursive: true });
+      fs30.mkdirSync(path28.dirname(p.abs), { recursive: true });
       fs30.symlinkSync(bytes.toString("utf8"), tmp);
       fs30.renameSync(tmp, p.abs);
     } else {
@@ -48713,7 +48721,7 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path27.join(current, parts[i2]);
+    current = path28.join(current, parts[i2]);
     let st;
     try {
       st = fs30.lstatSync(current);
@@ -48726,7 +48734,7 @@ function clearWay(root, rel) {
   }
 }
 function zoneGitdir(zone) {
-  return path27.join(zone.root, ".git");
+  return path28.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
@@ -49041,7 +49049,7 @@ var init_exec = __esm({
 
 // src/functions/file_type.ts
 import fs32 from "node:fs";
-import path28 from "node:path";
+import path29 from "node:path";
 function zipNames(b) {
   const names = [];
   let at = 0;
@@ -49093,7 +49101,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path28.basename(words2[0] ?? "");
+  let interp = path29.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -49309,7 +49317,7 @@ var init_file_type = __esm({
             message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
           };
         }
-        const extension = path28.extname(target.rel).slice(1).toLowerCase();
+        const extension = path29.extname(target.rel).slice(1).toLowerCase();
         const byExt = MIME_BY_EXT[extension];
         const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
         const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -49341,12 +49349,12 @@ var init_file_type = __esm({
 
 // src/core/locks/session.ts
 import fs33 from "node:fs";
-import path29 from "node:path";
+import path30 from "node:path";
 function editzoneRoot(zone) {
-  return path29.join(zone.workBase ?? "/nonexistent", "editzone");
+  return path30.join(zone.workBase ?? "/nonexistent", "editzone");
 }
 function workingCopyPath(zone, convId, rel) {
-  return path29.join(editzoneRoot(zone), convId, rel);
+  return path30.join(editzoneRoot(zone), convId, rel);
 }
 function sessionFor(zone, rel, owner) {
   const file2 = lockFile(zone, rel);
@@ -49392,7 +49400,7 @@ function removeWorkingCopy(zone, convId, rel) {
   const copy = workingCopyPath(zone, convId, rel);
   const existed = fs33.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
   fs33.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path29.dirname(copy), editzoneRoot(zone));
+  pruneEmpty(path30.dirname(copy), editzoneRoot(zone));
   return existed;
 }
 function allWorkingCopies(zone, rel) {
@@ -49403,7 +49411,7 @@ function allWorkingCopies(zone, rel) {
   } catch {
     return [];
   }
-  return convs.filter((conv) => fs33.lstatSync(path29.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+  return convs.filter((conv) => fs33.lstatSync(path30.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 var CONV_ID;
 var init_session = __esm({
@@ -49825,13 +49833,13 @@ var init_hexdump = __esm({
 
 // src/core/uploads/sources.ts
 import fs34 from "node:fs";
-import path30 from "node:path";
+import path31 from "node:path";
 function importArea(valves, userId) {
   const allowed = [];
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path30.isAbsolute(dir)) {
+    if (!path31.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -49840,8 +49848,8 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path30.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path30.join(base, "users", userId) };
+  const base = realOrUndefined(path31.resolve(valves.storage_base_path));
+  return { allowed, base, ownHome: base === void 0 ? "" : path31.join(base, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
@@ -49853,19 +49861,19 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path30.relative(area.base, real).split(path30.sep)[0];
+  const first = path31.relative(area.base, real).split(path31.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path30.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path31.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs34.realpathSync(path30.dirname(given));
+    parent = fs34.realpathSync(path31.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path30.join(parent, path30.basename(given));
+  const candidate = path31.join(parent, path31.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
   const st = fs34.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
@@ -49923,11 +49931,11 @@ var init_sources = __esm({
 // src/core/uploads/copy.ts
 import crypto12 from "node:crypto";
 import fs35 from "node:fs";
-import path31 from "node:path";
+import path32 from "node:path";
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path31.dirname(dest);
+  const dir = path32.dirname(dest);
   fs35.mkdirSync(dir, { recursive: true });
-  const tmp = path31.join(dir, `.${path31.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const tmp = path32.join(dir, `.${path32.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
   const out = fs35.openSync(tmp, fs35.constants.O_WRONLY | fs35.constants.O_CREAT | fs35.constants.O_EXCL | fs35.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
@@ -50192,9 +50200,9 @@ var init_lockedit_cancel = __esm({
 
 // src/core/locks/quota.ts
 import fs36 from "node:fs";
-import path32 from "node:path";
+import path33 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path32.join(path32.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path33.join(path33.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -50229,18 +50237,18 @@ var init_quota2 = __esm({
 
 // src/core/locks/scratch.ts
 import fs37 from "node:fs";
-import path33 from "node:path";
+import path34 from "node:path";
 function scratchBase(zone) {
-  return path33.join(zone.workBase ?? "/nonexistent", "scratch");
+  return path34.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
   const base = scratchBase(zone);
   fs37.mkdirSync(base, { recursive: true });
-  const root = fs37.realpathSync(fs37.mkdtempSync(path33.join(base, `${convId.slice(0, 60)}-`)));
+  const root = fs37.realpathSync(fs37.mkdtempSync(path34.join(base, `${convId.slice(0, 60)}-`)));
   const remove = () => fs37.rmSync(root, { recursive: true, force: true });
   try {
-    const file2 = path33.join(root, rel);
-    fs37.mkdirSync(path33.dirname(file2), { recursive: true });
+    const file2 = path34.join(root, rel);
+    fs37.mkdirSync(path34.dirname(file2), { recursive: true });
     try {
       fs37.linkSync(copy, file2);
     } catch (err2) {
@@ -50400,27 +50408,10 @@ var init_lockedit_exec = __esm({
 });
 
 // src/functions/lockedit_open.ts
-import crypto13 from "node:crypto";
 import fs38 from "node:fs";
-import path34 from "node:path";
 function copyIn(src, copy) {
-  const dir = path34.dirname(copy);
   fs38.rmSync(copy, { recursive: true, force: true });
-  fs38.mkdirSync(dir, { recursive: true });
-  const tmp = path34.join(dir, `.${path34.basename(copy).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  try {
-    fs38.copyFileSync(src, tmp, fs38.constants.COPYFILE_EXCL);
-    const fd2 = fs38.openSync(tmp, "r");
-    try {
-      fs38.fsyncSync(fd2);
-    } finally {
-      fs38.closeSync(fd2);
-    }
-    fs38.renameSync(tmp, copy);
-  } catch (err2) {
-    fs38.rmSync(tmp, { force: true });
-    throw err2;
-  }
+  atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
   const bytes = readRange(abs, 0, Math.min(size, limit * 4 + 4));
@@ -50579,7 +50570,6 @@ var init_lockedit_overwrite = __esm({
 });
 
 // src/functions/lockedit_save.ts
-import crypto14 from "node:crypto";
 import fs40 from "node:fs";
 import path35 from "node:path";
 function moveInto(copy, dest) {
@@ -50589,20 +50579,7 @@ function moveInto(copy, dest) {
     fs40.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    const tmp = path35.join(dir, `.${path35.basename(dest).slice(0, 180)}.${crypto14.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-    try {
-      fs40.copyFileSync(copy, tmp, fs40.constants.COPYFILE_EXCL);
-      const fd2 = fs40.openSync(tmp, "r");
-      try {
-        fs40.fsyncSync(fd2);
-      } finally {
-        fs40.closeSync(fd2);
-      }
-      fs40.renameSync(tmp, dest);
-    } catch (inner) {
-      fs40.rmSync(tmp, { force: true });
-      throw inner;
-    }
+    atomicCopy(copy, dest);
   }
   syncDir(dir);
 }
@@ -50742,22 +50719,7 @@ function readHeld(zone, rel) {
   }
 }
 function* walkFiles(root, skip) {
-  const stack = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop();
-    let entries;
-    try {
-      entries = fs41.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      if (skip?.(dir, entry.name)) continue;
-      const full = path36.join(dir, entry.name);
-      if (entry.isDirectory()) stack.push(full);
-      else yield full;
-    }
-  }
+  for (const { full } of walkEntries(root, skip)) yield full;
 }
 function listDir(dir) {
   try {
@@ -50785,6 +50747,7 @@ var init_maintenance = __esm({
     init_locks();
     init_scratch();
     init_session();
+    init_walk();
   }
 });
 

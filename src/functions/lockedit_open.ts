@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { TEMP_SUFFIX, readRange } from '../core/fs/atomic.js';
+import { atomicCopy, readRange } from '../core/fs/atomic.js';
 import { acquireLock, isEditLock, releaseLock, sameOwner, type Acquired } from '../core/locks/locks.js';
 import { ensureCopyRoom } from '../core/locks/quota.js';
 import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
@@ -80,23 +78,8 @@ export const shedLockeditOpen = defineFunction({
 
 /** Copies the file to the working copy through a temp file, so a copy is whole or absent. */
 function copyIn(src: string, copy: string): void {
-  const dir = path.dirname(copy);
   fs.rmSync(copy, { recursive: true, force: true }); // an old copy of a lost session
-  fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(copy).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  try {
-    fs.copyFileSync(src, tmp, fs.constants.COPYFILE_EXCL);
-    const fd = fs.openSync(tmp, 'r');
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, copy);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
+  atomicCopy(src, copy);
 }
 
 function preview(abs: string, size: number, limit: number): { content: string; truncated: boolean; binary: boolean } {

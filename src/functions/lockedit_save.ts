@@ -1,8 +1,7 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../core/errors.js';
-import { TEMP_SUFFIX, syncDir } from '../core/fs/atomic.js';
+import { atomicCopy, syncDir } from '../core/fs/atomic.js';
 import { inspectLock, lockFile, pruneEmpty, releaseLock } from '../core/locks/locks.js';
 import { editzoneRoot, removeWorkingCopy, requireSession, sessionFor } from '../core/locks/session.js';
 import { errnoCode } from '../core/paths/resolve.js';
@@ -82,20 +81,7 @@ function moveInto(copy: string, dest: string): void {
     fs.renameSync(copy, dest);
   } catch (err) {
     if (errnoCode(err) !== 'EXDEV') throw err;
-    const tmp = path.join(dir, `.${path.basename(dest).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    try {
-      fs.copyFileSync(copy, tmp, fs.constants.COPYFILE_EXCL);
-      const fd = fs.openSync(tmp, 'r');
-      try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, dest);
-    } catch (inner) {
-      fs.rmSync(tmp, { force: true });
-      throw inner;
-    }
+    atomicCopy(copy, dest);
   }
   syncDir(dir);
 }

@@ -27,7 +27,7 @@ export interface AtomicFile {
 export function openAtomic(abs: string, mode?: number): AtomicFile {
   const dir = path.dirname(abs);
   fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(abs).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  const tmp = tempPathFor(abs);
   let fileMode = mode ?? 0o644;
   if (mode === undefined) {
     const old = fs.lstatSync(abs, { throwIfNoEntry: false });
@@ -61,6 +61,32 @@ export function openAtomic(abs: string, mode?: number): AtomicFile {
       fs.rmSync(tmp, { force: true });
     },
   };
+}
+
+/** A fresh temp name beside `abs`, recognisable by TEMP_SUFFIX. */
+export function tempPathFor(abs: string): string {
+  return path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+}
+
+/** Copies `src` over `dest` atomically (temp copy beside `dest`, fsync, rename, fsync the folder). */
+export function atomicCopy(src: string, dest: string): void {
+  const dir = path.dirname(dest);
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = tempPathFor(dest);
+  try {
+    fs.copyFileSync(src, tmp, fs.constants.COPYFILE_EXCL);
+    const fd = fs.openSync(tmp, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, dest);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  syncDir(dir);
 }
 
 export function atomicWrite(abs: string, data: Uint8Array | string): void {

@@ -11,6 +11,7 @@ import type { Zone } from '../zones/zones.js';
 import { inspectLock, isEditLock, lockFile, locksRoot, removeLock, staleReason } from './locks.js';
 import { scratchBase } from './scratch.js';
 import { CONV_ID, editzoneRoot, removeWorkingCopy } from './session.js';
+import { walkEntries } from '../fs/walk.js';
 
 export interface Cleaned {
   expired_locks: string[];
@@ -102,22 +103,7 @@ function readHeld(zone: Zone, rel: string) {
 
 /** Every non-folder entry below `root`, without following links. */
 function* walkFiles(root: string, skip?: (dir: string, name: string) => boolean): Generator<string> {
-  const stack = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      if (skip?.(dir, entry.name)) continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) stack.push(full);
-      else yield full;
-    }
-  }
+  for (const { full } of walkEntries(root, skip)) yield full;
 }
 
 function listDir(dir: string): string[] {

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { median } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.RUNS ?? 60);
@@ -20,12 +21,6 @@ const WARMUP = 10;
 const TARGET = 1.5;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 async function timed(fn) {
   const t0 = process.hrtime.bigint();

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median, printTable } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'fileshed.mjs');
@@ -25,12 +26,6 @@ const FILES = 100;
 const FILE_BYTES = 74;
 
 const RUNS = { cold: 15, du: 7, statsCold: 7, statsWarm: 30, writes: 30 };
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 function log(text) {
   process.stderr.write(`${text}\n`);
@@ -173,19 +168,3 @@ function ratio(x) {
   return `${x.toFixed(x < 0.1 ? 3 : 2)}x`;
 }
 
-function printTable(list) {
-  const cols = [
-    ['scenario', 'Scenario'],
-    ['ours', 'Fileshed'],
-    ['anchor', 'Anchor'],
-    ['anchorValue', 'Anchor median'],
-    ['ratio', 'Ratio'],
-    ['target', 'Target'],
-    ['result', 'Result'],
-  ];
-  const width = cols.map(([key, title]) => Math.max(title.length, ...list.map((r) => String(r[key]).length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(width[i]) : String(c).padStart(width[i]))).join('  ');
-  console.log(line(cols.map(([, title]) => title)));
-  console.log(width.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of list) console.log(line(cols.map(([key]) => r[key])));
-}

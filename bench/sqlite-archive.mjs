@@ -31,11 +31,6 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5;
 const ROWS = 1_000_000;
 
 const log = (t) => process.stderr.write(`${t}\n`);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const timeBin = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 // Deleting 10,000 files leaves the disk busy writing back for a while; both sides start after a sync.
@@ -100,6 +95,7 @@ function ensureTree() {
 // The child that imports the CSV in a fresh process and reports its own figures.
 const childScript = `
 import fs from 'node:fs';
+import { median, printTable } from './lib.mjs';
 const [bundle, base, user] = process.argv.slice(2);
 const { Tools } = await import(bundle);
 const tools = new Tools();
@@ -240,20 +236,4 @@ function mb(bytes) {
 }
 function ratio(x) {
   return `${x.toFixed(2)}x`;
-}
-function printTable(list) {
-  const cols = [
-    ['scenario', 'Scenario'],
-    ['ours', 'Fileshed'],
-    ['anchor', 'Anchor'],
-    ['anchorValue', 'Anchor median'],
-    ['ratio', 'Ratio'],
-    ['target', 'Target'],
-    ['result', 'Result'],
-  ];
-  const width = cols.map(([key, title]) => Math.max(title.length, ...list.map((r) => String(r[key]).length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(width[i]) : String(c).padStart(width[i]))).join('  ');
-  console.log(line(cols.map(([, title]) => title)));
-  console.log(width.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of list) console.log(line(cols.map(([key]) => r[key])));
 }

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { median } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.RUNS ?? 21);
@@ -21,12 +22,6 @@ const WARMUP = 3;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-vcs-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);
 const user = { id: 'bench', name: 'Bench', email: '', role: 'user' };
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 /** `dirs` folders of `per` files each, written straight to disk. */
 function makeFiles(dir, dirs, per) {

@@ -5,6 +5,7 @@
 // Prints one JSON line {ms, ...}; only the call itself is timed (performance.now() around it).
 import { performance } from 'node:perf_hooks';
 import { Tools } from '../dist/fileshed.mjs';
+import { median } from './lib.mjs';
 
 const [mode, countText, base] = process.argv.slice(2);
 const count = Number(countText);
@@ -19,12 +20,6 @@ async function timed(fn, args) {
   const out = JSON.parse(json);
   if (!out.success) throw new Error(`${fn} failed: ${JSON.stringify(out.error)}`);
   return { ms, out };
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 if (mode === 'stats-cold') {

@@ -12,11 +12,11 @@ import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
-import { copyInto, scanTree } from './bridges.js';
-import { locate, requireNotRoot } from './common.js';
-import { diskRel, ensureNoForeignLock } from './entries.js';
-import { groupZone } from './group_common.js';
-import { forgetEntry, guardWrite, newFileMode } from './ownership.js';
+import { copyInto, scanTree } from '../core/bridges/bridge.js';
+import { locate, requireNotRoot } from '../core/files/located.js';
+import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { groupZone } from '../core/groups/zone.js';
+import { forgetEntry, guardWrite, newFileMode } from '../core/groups/enforce.js';
 
 export const shedCopyToGroup = defineFunction({
   name: 'shed_copy_to_group',

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, plural, requireNotRoot } from './common.js';
-import { countFiles, diskRel, ensureNoForeignLock } from './entries.js';
-import { forgetEntry, guardWrite } from './ownership.js';
+import { locate, notFound, requireNotRoot } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
+import { countFiles, diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { forgetEntry, guardWrite } from '../core/groups/enforce.js';
 
 export const shedDelete = defineFunction({
   name: 'shed_delete',

@@ -11,12 +11,13 @@ import { invalidateTree } from '../core/quota/usage.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { locate, outputLimit, requireNotRoot, type ZonedPath } from './common.js';
+import { locate, requireNotRoot, type ZonedPath } from '../core/files/located.js';
+import { outputLimit } from '../core/text/format.js';
 import { outwardLinkSweep } from '../core/exec/links.js';
 import { scrubOutput, truncateText } from '../core/exec/output.js';
 import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
-import { diskRel } from './entries.js';
-import { deniedError, dropVanished, lockedFiles } from './ownership.js';
+import { diskRel } from '../core/files/entries.js';
+import { deniedError, dropVanished, lockedFiles } from '../core/groups/enforce.js';
 
 const MIB = 1024 * 1024;
 /** Below this run time a command cannot have made enough file events to overflow inotify's queue. */

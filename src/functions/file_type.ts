@@ -6,7 +6,7 @@ import { humanSize } from '../core/quota/quota.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { locate, notFound } from './common.js';
+import { locate, notFound } from '../core/files/located.js';
 import { countEols, eolStyle } from './convert_eol.js';
 
 /** Bytes inspected: enough for tar's magic (offset 257), a few ZIP headers and a text sample. */

@@ -3,9 +3,9 @@ import { getRecord, updateRecord } from '../core/groups/access.js';
 import { shedError, showValue } from '../core/errors.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, pathParam } from '../registry/params.js';
-import { locate, requireNotRoot } from './common.js';
-import { diskRel } from './entries.js';
-import { groupZone } from './group_common.js';
+import { locate, requireNotRoot } from '../core/files/located.js';
+import { diskRel } from '../core/files/entries.js';
+import { groupZone } from '../core/groups/zone.js';
 import { ID_RULE } from '../core/identity.js';
 
 export const shedGroupChown = defineFunction({

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { allRecords } from '../core/groups/access.js';
 import { humanSize } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
-import { plural } from './common.js';
-import { groupZone } from './group_common.js';
+import { plural } from '../core/text/format.js';
+import { groupZone } from '../core/groups/zone.js';
 
 const MAX_FILES = 1000;
 

@@ -4,9 +4,9 @@ import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
 import { shedError } from '../core/errors.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, pathParam } from '../registry/params.js';
-import { locate, requireNotRoot } from './common.js';
-import { diskRel } from './entries.js';
-import { groupZone, modeHelp } from './group_common.js';
+import { locate, requireNotRoot } from '../core/files/located.js';
+import { diskRel } from '../core/files/entries.js';
+import { groupZone, modeHelp } from '../core/groups/zone.js';
 
 export const shedGroupSetMode = defineFunction({
   name: 'shed_group_set_mode',

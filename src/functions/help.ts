@@ -259,9 +259,8 @@ export const shedHelp = defineFunction({
   example: { howto: 'edit' },
   paramHints: { howto: `Topics: ${TOPIC_NAMES.join(', ')}.` },
   needsUser: false,
-  async handler(args) {
-    // Imported lazily: the registry imports this file, so a static import would be a cycle.
-    const { FUNCTIONS } = await import('./index.js');
+  async handler(args, ctx) {
+    const FUNCTIONS = ctx.functions;
     const howtos = Object.fromEntries(TOPIC_NAMES.map((t) => [t, TOPICS[t].description]));
     const topic = args.howto;
     if (topic === undefined) {

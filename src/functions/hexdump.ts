@@ -3,7 +3,8 @@ import { readRange } from '../core/fs/atomic.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, outputLimit, plural, requireFile } from './common.js';
+import { locate, requireFile } from '../core/files/located.js';
+import { outputLimit, plural } from '../core/text/format.js';
 
 const DEFAULT_LENGTH = 256;
 const MAX_LENGTH = 4096;

@@ -10,7 +10,8 @@ import type { Zone } from '../core/zones/zones.js';
 import type { AttachedFile } from '../host/bridge.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath } from '../registry/params.js';
-import { locate, plural, type ZonedPath } from './common.js';
+import { locate, type ZonedPath } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
 
 const MIB = 1024 * 1024;
 

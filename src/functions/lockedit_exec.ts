@@ -12,8 +12,8 @@ import { requireSession } from '../core/locks/session.js';
 import type { Zone } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { outputLimit } from './common.js';
-import { EDIT_ZONES, editTarget } from './lockedit.js';
+import { outputLimit } from '../core/text/format.js';
+import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
 
 const MIB = 1024 * 1024;
 

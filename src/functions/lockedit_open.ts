@@ -5,9 +5,10 @@ import { ensureCopyRoom } from '../core/locks/quota.js';
 import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { looksBinary, outputLimit, requireFile } from './common.js';
-import { EDIT_ZONES, editTarget } from './lockedit.js';
-import { guardWrite } from './ownership.js';
+import { looksBinary, outputLimit } from '../core/text/format.js';
+import { requireFile } from '../core/files/located.js';
+import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { guardWrite } from '../core/groups/enforce.js';
 
 export const shedLockeditOpen = defineFunction({
   name: 'shed_lockedit_open',

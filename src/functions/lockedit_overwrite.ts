@@ -7,7 +7,7 @@ import { ensureFileSize } from '../core/quota/quota.js';
 import { ensureCopyRoom } from '../core/locks/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from './lockedit.js';
+import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
 
 export const shedLockeditOverwrite = defineFunction({
   name: 'shed_lockedit_overwrite',

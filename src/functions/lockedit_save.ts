@@ -8,8 +8,8 @@ import { errnoCode } from '../core/paths/resolve.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from './lockedit.js';
-import { guardWrite } from './ownership.js';
+import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { guardWrite } from '../core/groups/enforce.js';
 
 export const shedLockeditSave = defineFunction({
   name: 'shed_lockedit_save',

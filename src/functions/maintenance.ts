@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { cleanLocks, cleanTempFiles, emptyCleaned } from '../core/locks/maintenance.js';
 import { userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { plural } from './common.js';
+import { plural } from '../core/text/format.js';
 
 const HOUR = 3600_000;
 

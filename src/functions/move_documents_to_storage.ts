@@ -1,4 +1,4 @@
-import { defineBridge } from './bridges.js';
+import { defineBridge } from '../core/bridges/bridge.js';
 
 export const shedMoveDocumentsToStorage = defineBridge({
   name: 'shed_move_documents_to_storage',

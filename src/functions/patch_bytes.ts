@@ -4,7 +4,9 @@ import { shedError, showValue } from '../core/errors.js';
 import { humanSize } from '../core/quota/quota.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, plural, requireNotRoot, underLock, writeChecked, type ZonedPath } from './common.js';
+import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
+import { underLock, writeChecked } from '../core/files/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 const EXAMPLE = { zone: 'storage', path: 'image.png', content: '89504e470d0a1a0a', content_format: 'hex', overwrite: true };

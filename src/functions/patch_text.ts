@@ -5,7 +5,9 @@ import { applyTextPatch, compilePattern, splitLines, type Position, type TextPat
 import type { CallContext } from '../registry/define.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, looksBinary, requireFile, requireNotRoot, underLock, writeChecked, type ZonedPath } from './common.js';
+import { locate, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
+import { looksBinary } from '../core/text/format.js';
+import { underLock, writeChecked } from '../core/files/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 

@@ -4,7 +4,8 @@ import { shedError } from '../core/errors.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, pathParam, zoneParam } from '../registry/params.js';
-import { locate, looksBinary, outputLimit, plural, requireFile } from './common.js';
+import { locate, requireFile } from '../core/files/located.js';
+import { looksBinary, outputLimit, plural } from '../core/text/format.js';
 
 const CHUNK = 64 * 1024;
 

@@ -3,7 +3,8 @@ import { readRange } from '../core/fs/atomic.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, outputLimit, plural, requireFile } from './common.js';
+import { locate, requireFile } from '../core/files/located.js';
+import { outputLimit, plural } from '../core/text/format.js';
 
 /** Most bytes whose encoding fits in `chars` characters (hex: 2 per byte; base64: 4 per 3 bytes). */
 function bytesFitting(chars: number, format: 'hex' | 'base64'): number {

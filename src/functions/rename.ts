@@ -6,9 +6,9 @@ import { isInside } from '../core/paths/resolve.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot } from './common.js';
-import { diskRel, ensureNoForeignLock } from './entries.js';
-import { forgetEntry, guardWrite, moveEntry } from './ownership.js';
+import { locate, notFound, requireNotRoot } from '../core/files/located.js';
+import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { forgetEntry, guardWrite, moveEntry } from '../core/groups/enforce.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 

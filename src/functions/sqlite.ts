@@ -11,8 +11,9 @@ import { humanSize, scopeTotal } from '../core/quota/quota.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, outputLimit, plural, requireFile, requireNotRoot, type ZonedPath } from './common.js';
-import { guardWrite, recordCreated } from './ownership.js';
+import { locate, notFound, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
+import { outputLimit, plural } from '../core/text/format.js';
+import { guardWrite, recordCreated } from '../core/groups/enforce.js';
 
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MIB = 1024 * 1024;

@@ -7,7 +7,8 @@ import { isInside } from '../core/paths/resolve.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { locate, outputLimit, plural, requireFolder, shownPath } from './common.js';
+import { locate, requireFolder, shownPath } from '../core/files/located.js';
+import { outputLimit, plural } from '../core/text/format.js';
 
 const MAX_ENTRIES = 100;
 const MAX_DEPTH = 10;

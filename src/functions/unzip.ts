@@ -11,7 +11,8 @@ import { ensureQuota, humanSize } from '../core/quota/quota.js';
 import { openZone, ZONE_NAMES, type Zone, type ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, plural, requireFile, shownPath, type ZonedPath } from './common.js';
+import { locate, requireFile, shownPath, type ZonedPath } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
 
 const DEST_ZONES: readonly ZoneName[] = ['storage', 'documents'];
 const SRC_ZONES: readonly ZoneName[] = ['uploads', 'storage', 'documents'];

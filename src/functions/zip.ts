@@ -7,7 +7,8 @@ import { humanSize, scopeTotal } from '../core/quota/quota.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, plural, requireNotRoot } from './common.js';
+import { locate, notFound, requireNotRoot } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents'];
 const MIB = 1024 * 1024;

@@ -6,7 +6,8 @@ import { humanSize } from '../core/quota/quota.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, plural, requireFile } from './common.js';
+import { locate, requireFile } from '../core/files/located.js';
+import { plural } from '../core/text/format.js';
 
 const LISTED = 100;
 const MIB = 1024 * 1024;

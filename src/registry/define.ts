@@ -29,6 +29,8 @@ export interface CallContext {
   zone(name: ZoneName, group: string | undefined): Zone;
   /** Sends a progress status to the chat when the host gave an event emitter. */
   emit(description: string, done?: boolean): Promise<void>;
+  /** The functions this call's host exposes (shed_help lists them). */
+  functions: readonly FunctionDef[];
   /** Files attached to the conversation (host arguments __files__ / __metadata__.files), read by the host bridge. */
   attachedFiles(): AttachedFile[];
 }

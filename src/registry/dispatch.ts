@@ -20,7 +20,7 @@ import { serialize } from './serialize.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
-export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge): Promise<string> {
+export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge, functions: readonly FunctionDef[]): Promise<string> {
   const scrubList: string[] = [];
   try {
     if (rawArgs !== undefined && (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs))) {
@@ -54,6 +54,7 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       host,
       args,
       groups: () => directory,
+      functions,
       zone: (name: ZoneName, groupArg: string | undefined) => zoneFor(def, ctx, name, groupArg, group),
       emit: async (description, done = false) => {
         if (!emitter) return;

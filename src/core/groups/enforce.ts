@@ -5,13 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords, setRecord, type OwnershipRecord } from '../core/groups/access.js';
-import { OWNERSHIP_MODES, type OwnershipMode } from '../core/groups/accessdb.js';
-import { shedError } from '../core/errors.js';
-import type { Zone } from '../core/zones/zones.js';
-import type { CallContext } from '../registry/define.js';
-import type { ZonedPath } from './common.js';
-import { diskRel } from './entries.js';
+import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords, setRecord, type OwnershipRecord } from './access.js';
+import { OWNERSHIP_MODES, type OwnershipMode } from './accessdb.js';
+import { shedError } from '../errors.js';
+import type { Zone } from '../zones/zones.js';
+import type { CallContext } from '../../registry/define.js';
+import type { ZonedPath } from '../files/located.js';
+import { diskRel } from '../files/entries.js';
 
 export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNER_ONLY' | 'FILE_READ_ONLY', action: string): Error {
   const shown = `${zone.label}/${rec.path}`;

@@ -4,10 +4,10 @@
  * for a folder, on any file inside it.
  */
 import path from 'node:path';
-import { ensureNotLockedByOther, type LockOwner } from '../core/locks/locks.js';
-import type { Zone } from '../core/zones/zones.js';
-import type { ZonedPath } from './common.js';
-import { walkEntries } from '../core/fs/walk.js';
+import { ensureNotLockedByOther, type LockOwner } from '../locks/locks.js';
+import type { Zone } from '../zones/zones.js';
+import type { ZonedPath } from './located.js';
+import { walkEntries } from '../fs/walk.js';
 
 /**
  * The zone-relative path of what is really at `p.abs`. It differs from `p.rel` when the path goes

@@ -3,12 +3,12 @@
  * the path parameter becomes the key of the lock and working copy (the file's real zone-relative
  * path, so an alias through a folder link locks the same file), and the calls their errors show.
  */
-import type { Intent } from '../core/paths/resolve.js';
-import type { LockOwner } from '../core/locks/locks.js';
-import type { Zone, ZoneName } from '../core/zones/zones.js';
-import { renderCall, type CallContext } from '../registry/define.js';
-import { locate, requireNotRoot, type ZonedPath } from './common.js';
-import { diskRel } from './entries.js';
+import type { Intent } from '../paths/resolve.js';
+import type { LockOwner } from './locks.js';
+import type { Zone, ZoneName } from '../zones/zones.js';
+import { renderCall, type CallContext } from '../../registry/define.js';
+import { locate, requireNotRoot, type ZonedPath } from '../files/located.js';
+import { diskRel } from '../files/entries.js';
 
 export const EDIT_ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 

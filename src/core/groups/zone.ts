@@ -2,10 +2,10 @@
  * Shared by the shed_group_* functions: resolving the group parameter (membership checked) and
  * opening its space.
  */
-import { resolveGroup } from '../core/groups/access.js';
-import type { GroupInfo } from '../core/groups/directory.js';
-import { openGroupZone, type Zone } from '../core/zones/zones.js';
-import type { CallContext } from '../registry/define.js';
+import { resolveGroup } from './access.js';
+import type { GroupInfo } from './directory.js';
+import { openGroupZone, type Zone } from '../zones/zones.js';
+import type { CallContext } from '../../registry/define.js';
 
 export async function groupZone(ctx: CallContext, raw: string | undefined): Promise<{ group: GroupInfo; zone: Zone }> {
   const group = await resolveGroup(ctx.groups(), raw, ctx.user, ctx.fn);

@@ -14,15 +14,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { TEMP_SUFFIX, syncDir } from '../core/fs/atomic.js';
-import { errnoCode } from '../core/paths/resolve.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
-import type { ZoneName } from '../core/zones/zones.js';
-import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
-import { allowZoneInPath, messageParam } from '../registry/params.js';
-import { locate, plural, requireNotRoot } from './common.js';
-import { diskRel, ensureNoForeignLock } from './entries.js';
+import { shedError } from '../errors.js';
+import { TEMP_SUFFIX, syncDir } from '../fs/atomic.js';
+import { errnoCode } from '../paths/resolve.js';
+import { ensureFileSize, ensureQuota } from '../quota/quota.js';
+import type { ZoneName } from '../zones/zones.js';
+import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../../registry/define.js';
+import { allowZoneInPath, messageParam } from '../../registry/params.js';
+import { locate, requireNotRoot } from '../files/located.js';
+import { plural } from '../text/format.js';
+import { diskRel, ensureNoForeignLock } from '../files/entries.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;

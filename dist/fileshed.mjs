@@ -42833,8 +42833,11 @@ var AWK = {
   textPositionals: 1,
   scriptOptions: ["-e", "--source"],
   textOptions: ["-F", "--field-separator", "-v", "--assign"],
-  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code.
-  forbid: ["-f", "--file", "-E", "--exec", "-l", "--load", "-i", "--include", "-W"],
+  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code;
+  // -D/--debug reads debugger commands (which can write files: dump, save) from a file.
+  forbid: ["-f", "--file", "-E", "--exec", "-l", "--load", "-i", "--include", "-W", "-D", "--debug"],
+  // gawk -d[FILE] -p[FILE] -o[FILE] write awkvars.out / awkprof.out or the attached FILE (checked as a path).
+  forbidReadonly: ["-d", "--dump-variables", "-p", "--profile", "-o", "--pretty-print"],
   script: "awk",
   textLanguage: true
 };
@@ -42873,7 +42876,7 @@ var RULES = {
     textLanguage: true
   },
   jq: JQ,
-  yq: { ...JQ, forbidReadonly: ["-i", "--in-place"] },
+  yq: { ...JQ, textOptions: [...JQ.textOptions ?? [], "-w", "--width", "--yaml-output-grammar-version", "--yml-out-ver"], forbidReadonly: ["-i", "--in-place"] },
   xmllint: {
     textOptions: ["--xpath", "--encode", "--pattern", "--maxmem"],
     // External entities, DTDs, XInclude and catalogs make libxml2 open other files or URLs.
@@ -42894,8 +42897,15 @@ var RULES = {
     forbid: ["--to-command", "-I", "--use-compress-program", "-P", "--absolute-names", "--checkpoint-action", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--transform", "--xform", "--force-local"],
     forbidLetters: "PIF",
     oldStyleFirst: "bCfFgHIKLNTVX",
-    pathOptions: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-g", "--listed-incremental", "--index-file", "--volno-file"],
-    textOptions: ["-b", "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "--after-date", "-V", "--label", "-L", "--tape-length", "--exclude", "--owner", "--group", "--mode", "--mtime", "--strip-components", "--wildcards-match-slash", "--occurrence", "--record-size", "--checkpoint", "--quoting-style", "--sort"],
+    // -N/--newer/--after-date/--newer-mtime/--mtime take DATE-OR-FILE: a value starting with / or . is a
+    // file whose time is read, so each is a path (a date passes the path check unchanged).
+    pathOptions: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-N", "--newer", "--after-date", "--newer-mtime", "--mtime", "--owner-map", "--group-map", "--add-file", "--exclude-ignore", "--exclude-ignore-recursive", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under"],
+    // Written: the verbose listing, the volume number file, the incremental snapshot (-g is read and rewritten).
+    outputOptions: ["--index-file", "--volno-file", "-g", "--listed-incremental"],
+    // --suffix is the backup suffix appended to extracted file names.
+    nameOptions: ["--suffix"],
+    // --occurrence[=N], --checkpoint[=N], --one-top-level[=DIR] take optional values (attached only), --wildcards-match-slash none.
+    textOptions: ["-b", "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-V", "--label", "-L", "--tape-length", "--exclude", "--owner", "--group", "--mode", "--strip-components", "--record-size", "--quoting-style", "--sort", "--pax-option", "--quote-chars", "--no-quote-chars", "--hole-detection", "--sparse-version", "--xattrs-include", "--xattrs-exclude", "--exclude-vcs"],
     listsFiles: ["-T", "--files-from"],
     forbidReadonly: ["--extract", "--get", "--create", "--append", "--update", "--delete", "--catenate", "--concatenate"],
     // Old-style "xzf" and clusters like "-xzf": extraction or creation letters write.
@@ -42906,7 +42916,7 @@ var RULES = {
   },
   unzip: {
     textOptions: ["-P"],
-    pathOptions: ["-d"],
+    outputOptions: ["-d"],
     // -: keeps ../ in member names (extraction above the target folder); -^ keeps control characters.
     forbid: ["-:", "-^"],
     forbidLetters: ":^",
@@ -42918,7 +42928,7 @@ var RULES = {
     followsLinks: true,
     forbid: ["-TT", "--unzip-command", "-T", "--test"],
     textOptions: ["-P", "--password", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date"],
-    pathOptions: ["-b", "--temp-path", "-O", "--output-file"]
+    outputOptions: ["-b", "--temp-path", "-O", "--output-file"]
   },
   "7z": {
     sandboxOnly: "7-Zip reads list files (@file) and archive links that argument checks cannot follow",
@@ -42929,22 +42939,26 @@ var RULES = {
   sort: {
     forbid: ["--compress-program"],
     textOptions: ["-t", "--field-separator", "-k", "--key", "-S", "--buffer-size", "--parallel", "--batch-size"],
-    pathOptions: ["-o", "--output", "-T", "--temporary-directory", "--random-source"],
-    forbidReadonly: ["-o", "--output"],
+    pathOptions: ["--random-source"],
+    outputOptions: ["-o", "--output", "-T", "--temporary-directory"],
     listsFiles: ["--files0-from"]
   },
-  split: { forbid: ["--filter"], textOptions: ["-b", "--bytes", "-l", "--lines", "-n", "--number", "-a", "--suffix-length", "--additional-suffix", "-C", "--line-bytes", "-t", "--separator"] },
-  csplit: { textPositionals: "all", textFrom: 1, textOptions: ["-b", "--suffix-format", "-n", "--digits"], pathOptions: ["-f", "--prefix"] },
-  uniq: { textOptions: ["-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"], readonlyCheck: (args) => positionals(args).length > 1 ? "uniq's second file name is an output file" : void 0 },
-  shuf: { forbidReadonly: ["-o", "--output"], textOptions: ["-n", "--head-count", "-i", "--input-range"], pathOptions: ["-o", "--output", "--random-source"] },
+  // split [FILE [PREFIX]]: the second operand is the output name prefix (a path).
+  split: { forbid: ["--filter"], textOptions: ["-b", "--bytes", "-l", "--lines", "-n", "--number", "-a", "--suffix-length", "-C", "--line-bytes", "-t", "--separator"], nameOptions: ["--additional-suffix"], outputOperands: 1 },
+  csplit: { textPositionals: "all", textFrom: 1, textOptions: ["-n", "--digits"], outputOptions: ["-f", "--prefix"], nameOptions: ["-b", "--suffix-format"] },
+  // uniq [INPUT [OUTPUT]]: `uniq - FILE` reads standard input and writes FILE.
+  uniq: { textOptions: ["-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"], outputOperands: 1 },
+  shuf: { textOptions: ["-n", "--head-count", "-i", "--input-range"], pathOptions: ["--random-source"], outputOptions: ["-o", "--output"] },
   cut: { textOptions: ["-d", "--delimiter", "-f", "--fields", "-b", "--bytes", "-c", "--characters", "--output-delimiter"] },
   tr: { textPositionals: "all", textLanguage: true },
   paste: { textOptions: ["-d", "--delimiters"] },
   join: { textOptions: ["-t", "-j", "-1", "-2", "-o", "-e", "-a", "-v"] },
-  column: { textOptions: ["-s", "--separator", "-o", "--output-separator", "-c", "--output-width", "-N", "--table-columns", "-R", "--table-right", "-E", "--table-noextreme", "-H", "--table-hide", "-W", "--table-wrap", "-T", "--table-truncate", "-n", "--table-name", "-O", "--table-order", "-d"] },
+  // -d (--table-noheadings) takes no value.
+  column: { textOptions: ["-s", "--separator", "-o", "--output-separator", "-c", "--output-width", "-N", "--table-columns", "-R", "--table-right", "-E", "--table-noextreme", "-H", "--table-hide", "-W", "--table-wrap", "-T", "--table-truncate", "-n", "--table-name", "-O", "--table-order", "-l", "--table-columns-limit", "-r", "--tree", "-i", "--tree-id", "-p", "--tree-parent"] },
   fold: { textOptions: ["-w", "--width"] },
   fmt: { textOptions: ["-w", "--width", "-p", "--prefix", "-g", "--goal"] },
-  pr: { textOptions: ["-h", "--header", "-w", "--width", "-l", "--length", "-W", "--page-width", "-o", "--indent", "-s", "-S", "--sep-string", "-N", "--first-line-number"] },
+  // -s[CHAR], -S[STRING], -e -i -n take optional attached values only.
+  pr: { textOptions: ["-h", "--header", "-w", "--width", "-l", "--length", "-W", "--page-width", "-o", "--indent", "-N", "--first-line-number", "--columns"] },
   nl: { textOptions: ["-s", "--number-separator", "-b", "--body-numbering", "-d", "--section-delimiter", "-f", "--footer-numbering", "-h", "--header-numbering", "-i", "--line-increment", "-l", "--join-blank-lines", "-n", "--number-format", "-v", "--starting-line-number", "-w", "--number-width"] },
   tac: { textOptions: ["-s", "--separator"] },
   expand: { textOptions: ["-t", "--tabs"] },
@@ -42991,34 +43005,37 @@ var RULES = {
   cp: {
     forbid: ["-s", "--symbolic-link", "-l", "--link"],
     forbidLetters: "sl",
-    pathOptions: ["-t", "--target-directory"],
-    textOptions: ["-S", "--suffix"],
+    outputOptions: ["-t", "--target-directory"],
+    nameOptions: ["-S", "--suffix"],
     dereference: ["-L", "--dereference", "-H"],
     makesLinks: true
   },
-  mv: { pathOptions: ["-t", "--target-directory"], textOptions: ["-S", "--suffix"], makesLinks: true },
-  install: { forbid: ["-m", "--mode", "-o", "--owner", "-g", "--group", "-s", "--strip", "--strip-program"], pathOptions: ["-t", "--target-directory"], textOptions: ["-S", "--suffix"] },
+  mv: { outputOptions: ["-t", "--target-directory"], nameOptions: ["-S", "--suffix"], makesLinks: true },
+  install: { forbid: ["-m", "--mode", "-o", "--owner", "-g", "--group", "-s", "--strip", "--strip-program"], outputOptions: ["-t", "--target-directory"], nameOptions: ["-S", "--suffix"] },
   ls: { dereference: ["-L", "--dereference", "-H", "--dereference-command-line"], textOptions: ["-I", "--ignore", "--hide", "-w", "--width", "-T", "--tabsize", "--time-style", "--format", "--sort", "--time", "--block-size", "--quoting-style", "--indicator-style"] },
   du: { dereference: ["-L", "--dereference"], listsFiles: ["--files0-from"], textOptions: ["-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude", "--time-style", "--time"], pathOptions: ["-X", "--exclude-from"] },
   wc: { listsFiles: ["--files0-from"] },
   stat: { textOptions: ["-c", "--format", "--printf"], dereference: ["-L", "--dereference"] },
   file: { forbid: ["-m", "--magic-file", "-C", "--compile"], listsFiles: ["-f", "--files-from"], pathOptions: ["-f", "--files-from"], textOptions: ["-F", "--separator", "-e", "--exclude", "-P", "--parameter"], dereference: ["-L", "--dereference"] },
-  tree: { forbidReadonly: ["-o"], pathOptions: ["-o"], textOptions: ["-P", "-I", "-L", "-H", "-T", "--charset", "--filelimit", "--timefmt", "--sort"], dereference: ["-l"], forbid: ["--fromfile"] },
-  iconv: { textOptions: ["-f", "--from-code", "-t", "--to-code"], pathOptions: ["-o", "--output"], forbidReadonly: ["-o", "--output"] },
+  // -R with -H writes 00Tree.html into every folder at the -L depth; --hintro/--houtro/--gitfile/--infofile read files.
+  tree: { outputOptions: ["-o"], forbidReadonly: ["-R"], pathOptions: ["--gitfile", "--infofile", "--hintro", "--houtro"], textOptions: ["-P", "-I", "-L", "-H", "-T", "--charset", "--filelimit", "--timefmt", "--sort"], dereference: ["-l"], forbid: ["--fromfile"] },
+  iconv: { textOptions: ["-f", "--from-code", "-t", "--to-code"], outputOptions: ["-o", "--output"] },
   touch: { textOptions: ["-d", "--date", "-t"], pathOptions: ["-r", "--reference"] },
   truncate: { textOptions: ["-s", "--size"], pathOptions: ["-r", "--reference"] },
-  mktemp: { textOptions: ["--suffix"], pathOptions: ["-p"] },
+  mktemp: { nameOptions: ["--suffix"], outputOptions: ["-p"] },
   head: { textOptions: ["-n", "--lines", "-c", "--bytes"] },
   tail: { textOptions: ["-n", "--lines", "-c", "--bytes", "-s", "--sleep-interval", "--pid", "--max-unchanged-stats"] },
   xxd: {
-    textOptions: ["-c", "-g", "-l", "-s", "-o", "-n"],
+    textOptions: ["-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-groupsize", "-len", "-seek", "-name"],
     forbidReadonly: ["-r", "-revert"],
-    // xxd INFILE OUTFILE writes the second file.
-    readonlyCheck: (args) => positionals(args).length > 1 ? "xxd's second file name is an output file" : void 0
+    // xxd [INFILE [OUTFILE]]: `xxd - FILE` reads standard input and writes FILE.
+    outputOperands: 1
   },
-  od: { textOptions: ["-A", "--address-radix", "-t", "--format", "-j", "--skip-bytes", "-N", "--read-bytes", "-w", "--width", "-S", "--strings"] },
+  // -w[BYTES] and --width[=BYTES], --strings[=BYTES] take optional attached values only.
+  od: { textOptions: ["-A", "--address-radix", "-t", "--format", "-j", "--skip-bytes", "-N", "--read-bytes", "-S", "--endian"] },
   hexdump: { textOptions: ["-e", "-n", "-s"], forbid: ["-f"] },
-  strings: { textOptions: ["-n", "--bytes", "-t", "--radix", "-e", "--encoding", "-s", "--output-separator", "-T", "--target"] },
+  // binutils reads options from @FILE arguments (response files): the file is checked like a path.
+  strings: { atFiles: true, textOptions: ["-n", "--bytes", "-t", "--radix", "-e", "--encoding", "-s", "--output-separator", "-T", "--target"] },
   md5sum: CHECKSUM,
   sha1sum: CHECKSUM,
   sha256sum: CHECKSUM,
@@ -43026,7 +43043,7 @@ var RULES = {
   b2sum: { ...CHECKSUM, textOptions: ["-l", "--length"] },
   cksum: { ...CHECKSUM, textOptions: ["-a", "--algorithm", "-l", "--length"] },
   uudecode: {
-    pathOptions: ["-o", "--output-file"],
+    outputOptions: ["-o", "--output-file"],
     // Without -o the output file is named inside the encoded data (any path on the server).
     check: (args) => args.some((a) => /^-[A-Za-z]*o/.test(a) || a.startsWith("--output-file") || a.startsWith("--o")) ? void 0 : "uudecode without -o writes to the file named inside the encoded data; give the output file with -o"
   },
@@ -43060,11 +43077,12 @@ var RULES = {
     // git-style patches can create symbolic links.
     makesLinks: true
   },
-  tee: {},
+  tee: { outputOperands: 0 },
   diff: {
     followsLinks: true,
-    textOptions: ["-U", "--unified", "-C", "--context", "--label", "-I", "--ignore-matching-lines", "-W", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--old-group-format", "--new-group-format", "--changed-group-format", "--unchanged-group-format", "-F", "--show-function-line", "-D", "--ifdef", "--tabsize", "-x", "--exclude", "--horizon-lines", "--palette"],
+    textOptions: ["-U", "-C", "--label", "-I", "--ignore-matching-lines", "-W", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--old-group-format", "--new-group-format", "--changed-group-format", "--unchanged-group-format", "-F", "--show-function-line", "-D", "--ifdef", "--tabsize", "-x", "--exclude", "--horizon-lines", "--palette"],
     pathOptions: ["--to-file", "--from-file", "-X", "--exclude-from", "-S", "--starting-file"],
+    // -U NUM and -C NUM need a value; --unified[=NUM] and --context[=NUM] only take an attached one.
     textLanguage: true
   },
   diff3: { forbid: ["--diff-program"], textOptions: ["-L", "--label"] },
@@ -43073,7 +43091,13 @@ var RULES = {
   base64: { textOptions: ["-w", "--wrap"] },
   base32: { textOptions: ["-w", "--wrap"] },
   basenc: { textOptions: ["-w", "--wrap"] },
-  gzip: { textOptions: ["-S", "--suffix"] },
+  gzip: { nameOptions: ["-S", "--suffix"] },
+  gunzip: { nameOptions: ["-S", "--suffix"] },
+  xz: { nameOptions: ["-S", "--suffix"], textOptions: ["-T", "--threads", "-F", "--format", "-C", "--check", "-M", "--memlimit", "--memlimit-compress", "--memlimit-decompress", "--block-size", "--block-list", "--filters"], listsFiles: ["--files", "--files0"] },
+  unxz: { nameOptions: ["-S", "--suffix"], listsFiles: ["--files", "--files0"] },
+  zstd: { pathOptions: ["-D", "--patch-from"], outputOptions: ["-o", "--output-dir-flat", "--output-dir-mirror", "--trace"], listsFiles: ["--filelist"], textOptions: ["--maxdict", "--dictID", "--stream-size", "--size-hint", "--target-compressed-block-size", "--auto-threads", "--priority"] },
+  // lz4 [IN [OUT]] writes its second operand (with -m every operand is an input).
+  lz4: { pathOptions: ["-D", "--list"], outputOperands: 1 },
   curl: {
     textLanguage: true,
     atFiles: true,
@@ -45183,7 +45207,7 @@ function checkCommand(input2) {
       hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").'
     });
   }
-  const w = { input: input2, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], options: [], network: DOWNLOADERS.has(cmd) };
+  const w = { input: input2, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
   if (cmd === "git") w.network = checkGit(input2);
   const args = rule.oldStyleFirst ? expandOldStyle(input2.args, rule.oldStyleFirst) : input2.args;
   let afterDashDash = false;
@@ -45208,6 +45232,10 @@ function checkCommand(input2) {
     const joined = w.scripts.join("\n");
     const reason2 = scanScript(rule.script, joined);
     if (reason2) throw forbidden(joined, reason2, scriptHint(cmd));
+  }
+  if (input2.readonly && rule.outputOperands !== void 0 && w.operands.length > rule.outputOperands) {
+    const out = w.operands[rule.outputOperands];
+    throw forbidden(out, `${cmd} writes its operand ${rule.outputOperands + 1} (${showValue(out)}; \`-\` counts as an operand, standard input), and ${input2.zone.label} is read-only`, READONLY_HINT);
   }
   const reason = rule.check?.(args);
   if (reason) throw forbidden(args.join(" "), reason, `Run shed_help(howto="commands") for what ${cmd} may do here.`);
@@ -45254,6 +45282,7 @@ function checkUrl(w, url2, previous) {
 }
 function checkPositional(w, arg) {
   const { rule, input: input2 } = w;
+  w.operands.push(arg);
   if (isProgramText(w)) {
     if (rule.script) {
       const reason = scanScript(rule.script, arg);
@@ -45285,7 +45314,7 @@ function refuseOption(w, name, long, shown) {
   let hit = pick2(rule.forbid, name, long);
   if (!hit && !long && !rule.wordOptions && name.length === 2 && rule.forbidLetters?.includes(name[1])) hit = name;
   if (hit) throw forbidden(shown, `${cmd} ${hit} can run programs or read/write outside the zone`, hint);
-  hit = input2.readonly ? pick2(rule.forbidReadonly, name, long) : void 0;
+  hit = input2.readonly ? pick2(rule.forbidReadonly, name, long) ?? pick2(rule.outputOptions, name, long) : void 0;
   if (hit) throw forbidden(shown, `${cmd} ${hit} writes files, and ${input2.zone.label} is read-only`, READONLY_HINT);
   hit = input2.network === "safe" ? pick2(rule.forbidNetworkSafe, name, long) : void 0;
   if (hit) throw forbidden(shown, `in network_mode "safe" ${cmd} may only download (GET); ${hit} sends data`, 'Download with a plain GET, e.g. args=["-L", "-o", "data.json", "https://example.com/data.json"].');
@@ -45334,7 +45363,7 @@ function checkCluster(w, arg, next) {
   return 0;
 }
 function isValued(rule, name) {
-  return (rule.scriptOptions ?? []).includes(name) || (rule.pathOptions ?? []).includes(name) || (rule.textOptions ?? []).includes(name) || (rule.pairOptions ?? []).includes(name);
+  return (rule.scriptOptions ?? []).includes(name) || (rule.pathOptions ?? []).includes(name) || (rule.outputOptions ?? []).includes(name) || (rule.nameOptions ?? []).includes(name) || (rule.textOptions ?? []).includes(name) || (rule.pairOptions ?? []).includes(name);
 }
 function takeValue(w, name, long, attached, next, shown) {
   const { rule, input: input2 } = w;
@@ -45351,8 +45380,12 @@ function takeValue(w, name, long, attached, next, shown) {
     }
     return consumedNext;
   }
-  if (pick2(rule.pathOptions, name, long)) {
+  if (pick2(rule.pathOptions, name, long) ?? pick2(rule.outputOptions, name, long)) {
     if (value !== void 0) checkValuePath(w, value, shown);
+    return consumedNext;
+  }
+  if (pick2(rule.nameOptions, name, long)) {
+    if (value !== void 0) checkNamePart(w, name, value, shown);
     return consumedNext;
   }
   if ((rule.textOptions ?? []).includes(name)) {
@@ -45373,8 +45406,12 @@ function checkText(w, value) {
 function checkAttached(w, value, shown) {
   if (URL_RE.test(value)) return checkUrl(w, value, void 0);
   if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, "$1://"), void 0);
-  if (looksLikePath(value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
+  checkPathArgument(w.input.zone, value, w.input.cmd, shown);
   if (w.rule.atFiles) checkAtFile(w, value);
+}
+function checkNamePart(w, name, value, shown) {
+  if (!value.includes("/")) return;
+  throw forbidden(shown, `the value of ${w.input.cmd} ${name} becomes part of output file names, and a slash in it would make it a path of its own (out of the zone with ../)`, 'Give folders in the output prefix or target instead, e.g. csplit -f parts/chunk -b "%02d.txt" in.txt 2.');
 }
 function checkValuePath(w, value, option) {
   if (URL_RE.test(value)) return checkUrl(w, value, void 0);
@@ -45450,9 +45487,6 @@ function checkCharacters(arg, rule, cmd) {
   }
 }
 var READONLY_HINT = 'Move the file to Storage first: shed_move_uploads_to_storage(src="file", dest="file"), then use zone="storage".';
-function looksLikePath(value) {
-  return value.includes("/") || value.startsWith("~") || value === ".." || value === ".git";
-}
 function checkPathArgument(zone, value, cmd, option) {
   const escape = (why) => shedError("PATH_ESCAPE", `Argument ${showValue(value)}${option && option !== value ? ` (in ${showValue(option)})` : ""} of ${cmd} ${why}.`, {
     details: { parameter: "args", argument: option ?? value },

@@ -17574,7 +17574,8 @@ async function readBody(req, limit) {
   return Buffer.concat(chunks, size);
 }
 function bodyLimit(valves) {
-  const mb = typeof valves.max_file_size_mb === "number" && valves.max_file_size_mb > 0 ? valves.max_file_size_mb : 300;
+  const given = Number(valves.max_file_size_mb);
+  const mb = Number.isInteger(given) && given > 0 ? given : 300;
   return (mb + 1) * 1024 * 1024;
 }
 
@@ -20731,14 +20732,16 @@ function hostnameOf(hostHeader) {
 async function runServe(argv) {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   const running = await startServer(settings);
-  const out = (line) => process.stdout.write(`${line}
+  const lines = [
+    `Fileshed listening on ${running.url}`,
+    `OpenAPI: ${running.url}/openapi.json`,
+    `MCP:     ${running.url}/mcp`,
+    `Admin:   ${running.url}/admin`,
+    `Auth:    ${settings.auth.join(", ")}; storage ${settings.base}`,
+    ...generated.includes("api_key") ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []
+  ];
+  process.stdout.write(`${lines.join("\n")}
 `);
-  out(`Fileshed listening on ${running.url}`);
-  out(`OpenAPI: ${running.url}/openapi.json`);
-  out(`MCP:     ${running.url}/mcp`);
-  out(`Admin:   ${running.url}/admin`);
-  out(`Auth:    ${settings.auth.join(", ")}; storage ${settings.base}`);
-  if (generated.includes("api_key")) out(`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`);
   let stopping = false;
   const stop = (signal) => {
     if (stopping) return;

@@ -13,13 +13,16 @@ import { valvesSource } from './valves.js';
 export async function runServe(argv: string[]): Promise<void> {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   const running = await startServer(settings);
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`Fileshed listening on ${running.url}`);
-  out(`OpenAPI: ${running.url}/openapi.json`);
-  out(`MCP:     ${running.url}/mcp`);
-  out(`Admin:   ${running.url}/admin`);
-  out(`Auth:    ${settings.auth.join(', ')}; storage ${settings.base}`);
-  if (generated.includes('api_key')) out(`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`);
+  const lines = [
+    `Fileshed listening on ${running.url}`,
+    `OpenAPI: ${running.url}/openapi.json`,
+    `MCP:     ${running.url}/mcp`,
+    `Admin:   ${running.url}/admin`,
+    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base}`,
+    ...(generated.includes('api_key') ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []),
+  ];
+  // One write: readers of the first line get the rest with it.
+  process.stdout.write(`${lines.join('\n')}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

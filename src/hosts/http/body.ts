@@ -26,6 +26,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 
 /** The body limit for a call: the largest file a call may carry plus 1 MiB of JSON or multipart framing. */
 export function bodyLimit(valves: Record<string, unknown>): number {
-  const mb = typeof valves.max_file_size_mb === 'number' && valves.max_file_size_mb > 0 ? valves.max_file_size_mb : 300;
+  // Valves from flags and forms may be numeric strings ("1"): the same reading the valve schema accepts.
+  const given = Number(valves.max_file_size_mb);
+  const mb = Number.isInteger(given) && given > 0 ? given : 300;
   return (mb + 1) * 1024 * 1024;
 }

@@ -44117,6 +44117,7 @@ var shedConvertEol = defineFunction({
   example: { zone: "storage", path: "script.sh", to: "unix" },
   paramHints: { to: 'Use to="unix" for LF line endings or to="dos" for CRLF (Windows).' },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const target = locate(zone, args.path, "path", "write", args.allow_zone_in_path);
@@ -44887,6 +44888,7 @@ var shedDelete = defineFunction({
   zones: { accepted: ZONE_NAMES, writes: true },
   example: { zone: "storage", path: "old/report.txt" },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const target = locate(zone, args.path, "path", "delete", args.allow_zone_in_path);
@@ -48325,6 +48327,7 @@ var shedExec = defineFunction({
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   mutates: true,
+  hints: { openWorld: true },
   example: { zone: "storage", cmd: "ls", args: ["-la"] },
   paramHints: { args: 'Each argument is its own item: args=["-n", "5", "notes.txt"].' },
   async handler(args, ctx) {
@@ -48794,6 +48797,7 @@ var shedForceUnlock = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { idempotent: true },
   example: { zone: "storage", path: "report.md" },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, "delete");
@@ -49377,6 +49381,7 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
   const oldSize = target.stat?.isFile() ? target.stat.size : 0;
   const base = { name: target.rel.split("/").pop(), path: target.rel, replaced: target.stat !== void 0 };
   let note;
+  if (file2.bytes !== void 0) return importBytes(ctx, zone, base, file2.bytes, target, oldSize, "file");
   if (file2.path !== void 0) {
     try {
       const src = openSource(area, file2.path, maxBytes);
@@ -49392,12 +49397,23 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
       note = `the file's path was not usable (${err2.message}); its text content from the chat was imported instead`;
     }
   }
+  if (file2.content === void 0 && file2.fetch !== void 0) {
+    let fetched;
+    try {
+      fetched = await file2.fetch(maxBytes);
+    } catch (err2) {
+      throw new Refusal("IMPORT_REFUSED", `the chat platform did not deliver it (${err2.message})`);
+    }
+    return importBytes(ctx, zone, base, fetched, target, oldSize, "file", note);
+  }
   if (file2.content === void 0) throw new Refusal("FILE_NOT_FOUND", "the host gave neither a readable path nor content for it");
-  const bytes = Buffer.from(file2.content, "utf8");
+  return importBytes(ctx, zone, base, Buffer.from(file2.content, "utf8"), target, oldSize, "inline", note);
+}
+async function importBytes(ctx, zone, base, bytes, target, oldSize, source, note) {
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(zone.scope, bytes.length - oldSize);
   atomicWrite(target.abs, bytes);
-  return { ...base, size: bytes.length, source: "inline", ...note ? { note } : {} };
+  return { ...base, size: bytes.length, source, ...note ? { note } : {} };
 }
 
 // src/functions/lockedit_cancel.ts
@@ -49582,6 +49598,7 @@ var shedLockeditOpen = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { destructive: false },
   example: { zone: "storage", path: "report.md" },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, "write");
@@ -56495,6 +56512,7 @@ var shedGroupChown = defineFunction({
   },
   example: { group: "team", path: "plan.md", new_owner: "bob" },
   mutates: true,
+  hints: { destructive: false, idempotent: true },
   async handler(args, ctx) {
     const { group, zone } = await groupZone(ctx, args.group);
     const target = locate(zone, args.path, "path", "read", args.allow_zone_in_path);
@@ -56607,6 +56625,7 @@ var shedGroupSetMode = defineFunction({
   },
   example: { group: "team", path: "plan.md", mode: "owner" },
   mutates: true,
+  hints: { destructive: false, idempotent: true },
   async handler(args, ctx) {
     const { group, zone } = await groupZone(ctx, args.group);
     const target = locate(zone, args.path, "path", "read", args.allow_zone_in_path);
@@ -56693,6 +56712,16 @@ function cleanSchema(schema) {
     return value;
   });
   return JSON.parse(json2);
+}
+function toolHints(def) {
+  const h = def.hints ?? {};
+  const readOnly = h.readOnly ?? !(def.mutates === true || def.zones?.writes === true);
+  return {
+    readOnly,
+    destructive: h.destructive ?? !readOnly,
+    idempotent: h.idempotent ?? readOnly,
+    openWorld: h.openWorld ?? false
+  };
 }
 
 // src/core/envelope.ts
@@ -56952,6 +56981,43 @@ for (const def of FUNCTIONS) {
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });
 }
 
+// src/hosts/api.ts
+var byName2 = new Map(FUNCTIONS.map((def) => [def.name, def]));
+var hostApi = {
+  functions: FUNCTIONS.map((def) => {
+    const spec = toolSpec(def).function;
+    return { name: def.name, description: spec.description, parameters: spec.parameters, hints: toolHints(def) };
+  }),
+  /** True only for a registered function name (never for inherited names like `constructor`). */
+  has(name) {
+    return byName2.has(name);
+  },
+  /** Runs one function; resolves to the JSON envelope string (never throws). */
+  call(name, args, valves, host = standaloneHost) {
+    const def = byName2.get(name);
+    if (def === void 0) return Promise.resolve(JSON.stringify({ success: false, error: { code: "INVALID_PARAMETER", message: `Unknown function '${name}'.` } }));
+    return dispatch(def, args, valves, host, FUNCTIONS);
+  },
+  defaultValves: () => defaultValves(),
+  /** Validated admin valves, or the INVALID_VALVES message naming the valve. */
+  checkValves(raw) {
+    try {
+      return { ok: true, valves: parseValves(ValvesSchema, raw, "valve") };
+    } catch (err2) {
+      return { ok: false, message: err2 instanceof ShedError ? err2.message : String(err2) };
+    }
+  },
+  checkUserValves(raw) {
+    try {
+      parseValves(UserValvesSchema, raw, "user valve");
+      return { ok: true };
+    } catch (err2) {
+      return { ok: false, message: err2 instanceof ShedError ? err2.message : String(err2) };
+    }
+  },
+  sandbox: (configured) => sandboxReport(configured)
+};
+
 // src/index.ts
 var admin = {
   groups: groupAdmin,
@@ -56971,6 +57037,7 @@ export {
   Tools,
   admin,
   catalog,
+  hostApi,
   toolSpecs,
   valvesSchema,
   version2 as version

@@ -13,6 +13,8 @@ import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
+export type { AttachedFile } from './host/bridge.js';
+export { hostApi, type HostFunction } from './hosts/api.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their

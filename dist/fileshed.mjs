@@ -21586,6 +21586,12 @@ var FORBIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 var MAX_COMPONENT_BYTES = 255;
 var MAX_PATH_BYTES = 4096;
 function normalizeRelative(input2, zone, opts) {
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(input2)) {
+    throw shedError("INVALID_PATH", `${opts.param} contains invalid Unicode (a lone UTF-16 surrogate).`, {
+      details: { parameter: opts.param },
+      hint: `Use a plain relative path, e.g. ${opts.param}="reports/summary.txt"`
+    });
+  }
   const text = input2.normalize("NFC");
   const bad = FORBIDDEN_CHARS.exec(text);
   if (bad) {
@@ -56509,6 +56515,62 @@ var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 import fs56 from "node:fs";
 import path45 from "node:path";
 
+// src/registry/arg-guard.ts
+var MAX_ARG_DEPTH = 32;
+var PATH_PARAMS = /* @__PURE__ */ new Set([
+  "path",
+  "paths",
+  "old_path",
+  "new_path",
+  "src",
+  "dest",
+  "src_path",
+  "dest_path",
+  "dest_subdir",
+  "stdout_file",
+  "stderr_file",
+  "output_csv",
+  "import_csv",
+  "filename"
+]);
+var LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function hasLoneSurrogate(text) {
+  return LONE_SURROGATE.test(text);
+}
+function guardRawArgs(def, raw) {
+  const stack = [];
+  for (const [key, value] of Object.entries(raw)) {
+    const hostArg = key.startsWith("__");
+    if (!hostArg && hasLoneSurrogate(key)) throw badUnicode(def, "(a parameter name)", false);
+    stack.push({ value, depth: 1, param: key, hostArg });
+  }
+  while (stack.length > 0) {
+    const { value, depth, param, hostArg } = stack.pop();
+    if (typeof value === "string") {
+      if (!hostArg && hasLoneSurrogate(value)) throw badUnicode(def, param, PATH_PARAMS.has(param));
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= MAX_ARG_DEPTH) {
+      throw shedError("INVALID_PARAMETER", `'${param}' is nested more than ${MAX_ARG_DEPTH} levels deep; ${def.name} takes flat values (strings, numbers, lists of strings).`, {
+        details: { parameter: param, max_depth: MAX_ARG_DEPTH },
+        hint: `Example: ${renderCall(def.name, def.example)}`
+      });
+    }
+    for (const [key, inner] of Object.entries(value)) {
+      if (!hostArg && hasLoneSurrogate(key)) throw badUnicode(def, param, false);
+      stack.push({ value: inner, depth: depth + 1, param, hostArg });
+    }
+  }
+}
+function badUnicode(def, param, isPath) {
+  const what = "contains invalid Unicode (a lone UTF-16 surrogate, e.g. '\\ud800' without its pair)";
+  return shedError(isPath ? "INVALID_PATH" : "INVALID_PARAMETER", `'${param}' ${what}; it would be stored as U+FFFD, not as written.`, {
+    details: { parameter: param },
+    hint: `Send the text as valid UTF-8/UTF-16 (complete surrogate pairs, or the character itself). Example: ${renderCall(def.name, def.example)}`
+  });
+}
+
 // src/registry/serialize.ts
 var tails2 = /* @__PURE__ */ new Map();
 async function serialize(key, fn) {
@@ -56534,6 +56596,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
       });
     }
     const raw = rawArgs ?? {};
+    guardRawArgs(def, raw);
     const valves = parseValves(ValvesSchema, valvesRaw, "valve");
     scrubList.push(...diskPrefixes(valves.storage_base_path));
     const rawUser = raw.__user__;
@@ -56579,7 +56642,11 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     const result3 = def.mutates ? await serialize(userHome(valves, user.id), run2) : await run2();
     return successJson(result3);
   } catch (err2) {
-    return errorJson(withExampleCall(asShedError(err2, def.name), def, rawArgs), scrubList);
+    try {
+      return errorJson(withExampleCall(asShedError(err2, def.name), def, rawArgs), scrubList);
+    } catch {
+      return errorJson(asShedError(err2, def.name), scrubList);
+    }
   }
 }
 var CALL_FIXABLE = /* @__PURE__ */ new Set([
@@ -56683,7 +56750,11 @@ for (const def of FUNCTIONS) {
     if (host === void 0) {
       return errorJson(shedError("INTERNAL_ERROR", `${def.name} must be called on a Tools instance: tools.${def.name}({...}).`));
     }
-    return dispatch(def, args, this.valves, host, FUNCTIONS);
+    try {
+      return await dispatch(def, args, this.valves, host, FUNCTIONS);
+    } catch (err2) {
+      return errorJson(shedError("INTERNAL_ERROR", `${def.name} failed unexpectedly (${err2 instanceof Error ? err2.name : typeof err2}).`));
+    }
   };
   Object.defineProperty(method, "name", { value: def.name });
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });

@@ -15,6 +15,7 @@ import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
+import { guardRawArgs } from './arg-guard.js';
 import { renderCall, type CallContext, type FunctionDef } from './define.js';
 import { serialize } from './serialize.js';
 
@@ -29,6 +30,7 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       });
     }
     const raw = (rawArgs ?? {}) as Record<string, unknown>;
+    guardRawArgs(def, raw);
     const valves = parseValves(ValvesSchema, valvesRaw, 'valve');
     scrubList.push(...diskPrefixes(valves.storage_base_path));
     const rawUser = raw.__user__;
@@ -79,7 +81,12 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
     return successJson(result);
   } catch (err) {
-    return errorJson(withExampleCall(asShedError(err, def.name), def, rawArgs), scrubList);
+    try {
+      return errorJson(withExampleCall(asShedError(err, def.name), def, rawArgs), scrubList);
+    } catch {
+      // Rendering the error failed (an argument too odd to show): answer without echoing it.
+      return errorJson(asShedError(err, def.name), scrubList);
+    }
   }
 }
 

@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs57 = __require("node:fs");
+          var fs58 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs57.readFileSync(a);
+            return fs58.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs57.readFileSync(a, void 0);
+            return fs58.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs57.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs58.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -6381,8 +6381,8 @@ var require_deflate2 = __commonJS({
     var Z_DEFAULT_COMPRESSION = -1;
     var Z_DEFAULT_STRATEGY = 0;
     var Z_DEFLATED = 8;
-    function Deflate2(options) {
-      if (!(this instanceof Deflate2)) return new Deflate2(options);
+    function Deflate2(options2) {
+      if (!(this instanceof Deflate2)) return new Deflate2(options2);
       this.options = utils.assign({
         level: Z_DEFAULT_COMPRESSION,
         method: Z_DEFLATED,
@@ -6391,7 +6391,7 @@ var require_deflate2 = __commonJS({
         memLevel: 8,
         strategy: Z_DEFAULT_STRATEGY,
         to: ""
-      }, options || {});
+      }, options2 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits > 0) {
         opt.windowBits = -opt.windowBits;
@@ -6499,23 +6499,23 @@ var require_deflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function deflate(input2, options) {
-      var deflator = new Deflate2(options);
+    function deflate(input2, options2) {
+      var deflator = new Deflate2(options2);
       deflator.push(input2, true);
       if (deflator.err) {
         throw deflator.msg || msg[deflator.err];
       }
       return deflator.result;
     }
-    function deflateRaw(input2, options) {
-      options = options || {};
-      options.raw = true;
-      return deflate(input2, options);
+    function deflateRaw(input2, options2) {
+      options2 = options2 || {};
+      options2.raw = true;
+      return deflate(input2, options2);
     }
-    function gzip(input2, options) {
-      options = options || {};
-      options.gzip = true;
-      return deflate(input2, options);
+    function gzip(input2, options2) {
+      options2 = options2 || {};
+      options2.gzip = true;
+      return deflate(input2, options2);
     }
     exports.Deflate = Deflate2;
     exports.deflate = deflate;
@@ -6909,7 +6909,7 @@ var require_inftrees = __commonJS({
       var min = 0, max2 = 0;
       var root = 0;
       var curr = 0;
-      var drop = 0;
+      var drop2 = 0;
       var left = 0;
       var used = 0;
       var huff = 0;
@@ -6994,7 +6994,7 @@ var require_inftrees = __commonJS({
       len = min;
       next = table_index;
       curr = root;
-      drop = 0;
+      drop2 = 0;
       low = -1;
       used = 1 << root;
       mask = used - 1;
@@ -7002,7 +7002,7 @@ var require_inftrees = __commonJS({
         return 1;
       }
       for (; ; ) {
-        here_bits = len - drop;
+        here_bits = len - drop2;
         if (work[sym] < end) {
           here_op = 0;
           here_val = work[sym];
@@ -7013,12 +7013,12 @@ var require_inftrees = __commonJS({
           here_op = 32 + 64;
           here_val = 0;
         }
-        incr = 1 << len - drop;
+        incr = 1 << len - drop2;
         fill = 1 << curr;
         min = fill;
         do {
           fill -= incr;
-          table2[next + (huff >> drop) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
+          table2[next + (huff >> drop2) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
         } while (fill !== 0);
         incr = 1 << len - 1;
         while (huff & incr) {
@@ -7038,14 +7038,14 @@ var require_inftrees = __commonJS({
           len = lens[lens_index + work[sym]];
         }
         if (len > root && (huff & mask) !== low) {
-          if (drop === 0) {
-            drop = root;
+          if (drop2 === 0) {
+            drop2 = root;
           }
           next += min;
-          curr = len - drop;
+          curr = len - drop2;
           left = 1 << curr;
-          while (curr + drop < max2) {
-            left -= count2[curr + drop];
+          while (curr + drop2 < max2) {
+            left -= count2[curr + drop2];
             if (left <= 0) {
               break;
             }
@@ -7061,7 +7061,7 @@ var require_inftrees = __commonJS({
         }
       }
       if (huff !== 0) {
-        table2[next + huff] = len - drop << 24 | 64 << 16 | 0;
+        table2[next + huff] = len - drop2 << 24 | 64 << 16 | 0;
       }
       opts.bits = root;
       return 0;
@@ -8387,13 +8387,13 @@ var require_inflate2 = __commonJS({
     var ZStream = require_zstream();
     var GZheader = require_gzheader();
     var toString = Object.prototype.toString;
-    function Inflate2(options) {
-      if (!(this instanceof Inflate2)) return new Inflate2(options);
+    function Inflate2(options2) {
+      if (!(this instanceof Inflate2)) return new Inflate2(options2);
       this.options = utils.assign({
         chunkSize: 16384,
         windowBits: 0,
         to: ""
-      }, options || {});
+      }, options2 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits >= 0 && opt.windowBits < 16) {
         opt.windowBits = -opt.windowBits;
@@ -8401,7 +8401,7 @@ var require_inflate2 = __commonJS({
           opt.windowBits = -15;
         }
       }
-      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options && options.windowBits)) {
+      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options2 && options2.windowBits)) {
         opt.windowBits += 32;
       }
       if (opt.windowBits > 15 && opt.windowBits < 48) {
@@ -8529,18 +8529,18 @@ var require_inflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function inflate(input2, options) {
-      var inflator = new Inflate2(options);
+    function inflate(input2, options2) {
+      var inflator = new Inflate2(options2);
       inflator.push(input2, true);
       if (inflator.err) {
         throw inflator.msg || msg[inflator.err];
       }
       return inflator.result;
     }
-    function inflateRaw(input2, options) {
-      options = options || {};
-      options.raw = true;
-      return inflate(input2, options);
+    function inflateRaw(input2, options2) {
+      options2 = options2 || {};
+      options2.raw = true;
+      return inflate(input2, options2);
     }
     exports.Inflate = Inflate2;
     exports.inflate = inflate;
@@ -8567,12 +8567,12 @@ var require_pako = __commonJS({
 var require_pify = __commonJS({
   "node_modules/pify/index.js"(exports, module) {
     "use strict";
-    var processFn = (fn, options) => function(...args) {
-      const P = options.promiseModule;
+    var processFn = (fn, options2) => function(...args) {
+      const P = options2.promiseModule;
       return new P((resolve, reject) => {
-        if (options.multiArgs) {
+        if (options2.multiArgs) {
           args.push((...result3) => {
-            if (options.errorFirst) {
+            if (options2.errorFirst) {
               if (result3[0]) {
                 reject(result3);
               } else {
@@ -8583,7 +8583,7 @@ var require_pify = __commonJS({
               resolve(result3);
             }
           });
-        } else if (options.errorFirst) {
+        } else if (options2.errorFirst) {
           args.push((error62, result3) => {
             if (error62) {
               reject(error62);
@@ -8597,31 +8597,31 @@ var require_pify = __commonJS({
         fn.apply(this, args);
       });
     };
-    module.exports = (input2, options) => {
-      options = Object.assign({
+    module.exports = (input2, options2) => {
+      options2 = Object.assign({
         exclude: [/.+(Sync|Stream)$/],
         errorFirst: true,
         promiseModule: Promise
-      }, options);
+      }, options2);
       const objType = typeof input2;
       if (!(input2 !== null && (objType === "object" || objType === "function"))) {
         throw new TypeError(`Expected \`input\` to be a \`Function\` or \`Object\`, got \`${input2 === null ? "null" : objType}\``);
       }
       const filter = (key) => {
         const match = (pattern) => typeof pattern === "string" ? key === pattern : pattern.test(key);
-        return options.include ? options.include.some(match) : !options.exclude.some(match);
+        return options2.include ? options2.include.some(match) : !options2.exclude.some(match);
       };
       let ret;
       if (objType === "function") {
         ret = function(...args) {
-          return options.excludeMain ? input2(...args) : processFn(input2, options).apply(this, args);
+          return options2.excludeMain ? input2(...args) : processFn(input2, options2).apply(this, args);
         };
       } else {
         ret = Object.create(Object.getPrototypeOf(input2));
       }
       for (const key in input2) {
         const property = input2[key];
-        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options) : property;
+        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options2) : property;
       }
       return ret;
     };
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path46, originalPath, doThrow) => {
-      if (!isString(path46)) {
+    var checkPath = (path47, originalPath, doThrow) => {
+      if (!isString(path47)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path46) {
+      if (!path47) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path46)) {
+      if (checkPath.isNotRelative(path47)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path46) => REGEX_TEST_INVALID_PATH.test(path46);
+    var isNotRelative = (path47) => REGEX_TEST_INVALID_PATH.test(path47);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path46, checkUnignored) {
+      _testOne(path47, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path46);
+          const matched = rule.regex.test(path47);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path46 = originalPath && checkPath.convert(originalPath);
+        const path47 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path46,
+          path47,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path46, cache, checkUnignored, slices);
+        return this._t(path47, cache, checkUnignored, slices);
       }
-      _t(path46, cache, checkUnignored, slices) {
-        if (path46 in cache) {
-          return cache[path46];
+      _t(path47, cache, checkUnignored, slices) {
+        if (path47 in cache) {
+          return cache[path47];
         }
         if (!slices) {
-          slices = path46.split(SLASH2);
+          slices = path47.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path46] = this._testOne(path46, checkUnignored);
+          return cache[path47] = this._testOne(path47, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path46] = parent.ignored ? parent : this._testOne(path46, checkUnignored);
+        return cache[path47] = parent.ignored ? parent : this._testOne(path47, checkUnignored);
       }
-      ignores(path46) {
-        return this._test(path46, this._ignoreCache, false).ignored;
+      ignores(path47) {
+        return this._test(path47, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path46) => !this.ignores(path46);
+        return (path47) => !this.ignores(path47);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path46) {
-        return this._test(path46, this._testCache, true);
+      test(path47) {
+        return this._test(path47, this._testCache, true);
       }
     };
-    var factory = (options) => new Ignore(options);
-    var isPathValid = (path46) => checkPath(path46 && checkPath.convert(path46), path46, RETURN_FALSE);
+    var factory = (options2) => new Ignore(options2);
+    var isPathValid = (path47) => checkPath(path47 && checkPath.convert(path47), path47, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path46) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path46) || isNotRelative(path46);
+      checkPath.isNotRelative = (path47) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path47) || isNotRelative(path47);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path46 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path47 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path46[k - 1 + offset];
+          r = path47[k - 1 + offset];
         } else {
-          r = path46[k + 1 + offset];
+          r = path47[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path46[k + offset] = pathposi.length;
+        path47[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path46[i2] = -1;
+            path47[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path46[delta + offset];
+          r = path47[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs57, filepath, cache) {
+    async function updateCachedIndexFile(fs58, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs57.lstat(filepath),
-        fs57.read(filepath)
+        fs58.lstat(filepath),
+        fs58.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs57, filepath, cache) {
+    async function isIndexStale(fs58, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs57.lstat(filepath);
+      const currStats = await fs58.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs57, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs58, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs57, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs57, filepath, theIndexCache);
+          if (await isIndexStale(fs58, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs58, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs57.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs57.lstat(filepath));
+            await fs58.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs58.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path46) {
-      const last = Math.max(path46.lastIndexOf("/"), path46.lastIndexOf("\\"));
+    function basename(path47) {
+      const last = Math.max(path47.lastIndexOf("/"), path47.lastIndexOf("\\"));
       if (last > -1) {
-        path46 = path46.slice(last + 1);
+        path47 = path47.slice(last + 1);
       }
-      return path46;
+      return path47;
     }
-    function dirname(path46) {
-      const last = Math.max(path46.lastIndexOf("/"), path46.lastIndexOf("\\"));
+    function dirname(path47) {
+      const last = Math.max(path47.lastIndexOf("/"), path47.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path46.slice(0, last);
+      return path47.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs57, gitdir, cache }) {
+      constructor({ fs: fs58, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs57, gitdir, cache });
+        value: function({ fs: fs58, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs58, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path46, aar) {
+    function normalizeString(path47, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path46.length; ++i2) {
-        if (i2 < path46.length) char = path46[i2];
+      for (let i2 = 0; i2 <= path47.length; ++i2) {
+        if (i2 < path47.length) char = path47[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path46.slice(lastSlash + 1, i2);
-            else res = path46.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path47.slice(lastSlash + 1, i2);
+            else res = path47.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path46) {
-      if (path46.length >= 2 && /^[a-zA-Z]:/.test(path46)) {
-        return path46.slice(0, 2);
+    function getWindowsDrivePrefix(path47) {
+      if (path47.length >= 2 && /^[a-zA-Z]:/.test(path47)) {
+        return path47.slice(0, 2);
       }
       return null;
     }
-    function normalize(path46) {
-      if (!path46.length) return ".";
-      path46 = path46.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path46);
-      const isAbsolute2 = path46[0] === "/" || drivePrefix !== null && path46[2] === "/";
-      const trailingSeparator = path46.at(-1) === "/";
-      const pathBody = drivePrefix ? path46.slice(2) : path46;
+    function normalize(path47) {
+      if (!path47.length) return ".";
+      path47 = path47.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path47);
+      const isAbsolute2 = path47[0] === "/" || drivePrefix !== null && path47[2] === "/";
+      const trailingSeparator = path47.at(-1) === "/";
+      const pathBody = drivePrefix ? path47.slice(2) : path47;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path46) => {
-      const pathSegments = path46.split(".");
+    var normalizePath = (path47) => {
+      const pathSegments = path47.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path46 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path46 };
+          const path47 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path47 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path46, getall = false) {
-        const normalizedPath = normalizePath(path46).path;
+      async get(path47, getall = false) {
+        const normalizedPath = normalizePath(path47).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path46) {
-        return this.get(path46, true);
+      async getall(path47) {
+        return this.get(path47, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path46, value) {
-        return this.set(path46, value, true);
+      async append(path47, value) {
+        return this.set(path47, value, true);
       }
-      async set(path46, value, append = false) {
+      async set(path47, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path46);
+        } = normalizePath(path47);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs57, gitdir }) {
-        const text = await fs57.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs58, gitdir }) {
+        const text = await fs58.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs57, gitdir, config: config2 }) {
-        await fs57.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs58, gitdir, config: config2 }) {
+        await fs58.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs57, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs58, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs57, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs57.write(join(gitdir, key), `${value.trim()}
+            async () => fs58.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs57, gitdir, ref, value }) {
+      static async writeRef({ fs: fs58, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs57.write(join(gitdir, ref), `${value.trim()}
+          async () => fs58.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs57, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs58, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs57.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs58.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs57, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs57, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs58, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs57, gitdir, refs }) {
+      static async deleteRefs({ fs: fs58, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs57.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs58.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs57.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs57.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs58.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs57, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs58, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs57.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs58.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs57, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs58, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs57, gitdir, ref }) {
+      static async exists({ fs: fs58, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs57, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs58, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs57, gitdir, ref }) {
+      static async expand({ fs: fs58, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs57.exists(`${gitdir}/${ref2}`)
+            async () => fs58.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs57, gitdir }) {
+      static async packedRefs({ fs: fs58, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs57.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs57, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+      static async listRefs({ fs: fs58, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         let files = null;
         try {
-          files = await fs57.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs58.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs57, gitdir, remote }) {
+      static async listBranches({ fs: fs58, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs57, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs58, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs57, gitdir }) {
+      static async listTags({ fs: fs58, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path46 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path46.replace(
+        const path47 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path47.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path46.includes("\\") || path46.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path46);
+        if (path47.includes("\\") || path47.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path47);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path46, oid, type });
+        _entries.push({ mode, path: path47, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path46 = Buffer.from(entry.path, "utf8");
+            const path47 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path46, nullchar, oid]);
+            return Buffer.concat([mode, space, path47, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs57, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs58, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs57.read(`${gitdir}/${source}`);
+      const file2 = await fs58.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -11427,13 +11427,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     function fromValue(value) {
-      let queue = [value];
+      let queue2 = [value];
       return {
         next() {
-          return Promise.resolve({ done: queue.length === 0, value: queue.pop() });
+          return Promise.resolve({ done: queue2.length === 0, value: queue2.pop() });
         },
         return() {
-          queue = [];
+          queue2 = [];
           return {};
         },
         [Symbol.asyncIterator]() {
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs57,
+      fs: fs58,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs57.read(filename);
+      const idx = await fs58.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs57,
+      fs: fs58,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs57,
+          fs: fs58,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs57.read(packFile);
+            const read = fs58.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs57, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs58, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -12885,18 +12885,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs57, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs58, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs57, cache, gitdir, oid });
+        return resolveTree({ fs: fs58, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs57, cache, gitdir, oid });
+        return resolveTree({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs57, gitdir, ref, cache }) {
-        this.fs = fs57;
+      constructor({ fs: fs58, gitdir, ref, cache }) {
+        this.fs = fs58;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs57, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs58, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs57, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs58, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs57, cache, gitdir } = this;
+        const { fs: fs58, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj2 = map2.get(filepath);
         if (!obj2) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (obj2.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type !== obj2.type) {
           throw new ObjectTypeError(oid, type, obj2.type);
         }
@@ -12995,10 +12995,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs57, cache, gitdir } = this;
+          const { fs: fs58, cache, gitdir } = this;
           const obj2 = map2.get(entry._fullpath);
           const oid = obj2.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs57, gitdir, ref, cache });
+        value: function({ fs: fs58, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs58, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs57, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs57;
+      constructor({ fs: fs58, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs58;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs57, dir } = this;
-        const names = await fs57.readdir(join(dir, filepath));
+        const { fs: fs58, dir } = this;
+        const names = await fs58.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs57, dir } = this;
-          let stat = await fs57.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs58, dir } = this;
+          let stat = await fs58.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs57, dir, gitdir } = this;
+          const { fs: fs58, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs57.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs58.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs57, gitdir);
+              const config2 = await this._getGitConfig(fs58, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs57.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs58.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs57, gitdir, cache } = this;
+          const { fs: fs58, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache },
+            { fs: fs58, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs57, gitdir);
+              const config2 = await self2._getGitConfig(fs58, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs57, gitdir, cache, refreshQueue } = this;
+        const { fs: fs58, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs57, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs58, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs57, gitdir) {
+      async _getGitConfig(fs58, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs57, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs58, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs57, dir, gitdir, cache, refresh });
+        value: function({ fs: fs58, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs58, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs57, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs58, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs57, filepath) {
-      const entries = await fs57.readdir(filepath);
+    async function rmRecursive(fs58, filepath) {
+      const entries = await fs58.readdir(filepath);
       if (entries == null) {
-        await fs57.rm(filepath);
+        await fs58.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs57.lstat(subpath).then((stat) => {
+            return fs58.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs57, subpath) : fs57.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs58, subpath) : fs58.rm(subpath);
             });
           })
-        ).then(() => fs57.rmdir(filepath));
+        ).then(() => fs58.rmdir(filepath));
       } else {
-        await fs57.rmdir(filepath);
+        await fs58.rmdir(filepath);
       }
     }
     function isPromiseLike(obj2) {
@@ -13374,7 +13374,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs57) {
+    function isPromiseFs(fs58) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs57));
+      return isPromiseLike(test(fs58));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs57) {
-      if (isPromiseFs(fs57)) {
+    function bindFs(target, fs58) {
+      if (isPromiseFs(fs58)) {
         for (const command of commands) {
-          target[`_${command}`] = fs57[command].bind(fs57);
+          target[`_${command}`] = fs58[command].bind(fs58);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs57[command].bind(fs57));
+          target[`_${command}`] = pify(fs58[command].bind(fs58));
         }
       }
-      if (isPromiseFs(fs57)) {
-        if (fs57.cp) target._cp = fs57.cp.bind(fs57);
-        if (fs57.rm) target._rm = fs57.rm.bind(fs57);
-        else if (fs57.rmdir.length > 1) target._rm = fs57.rmdir.bind(fs57);
+      if (isPromiseFs(fs58)) {
+        if (fs58.cp) target._cp = fs58.cp.bind(fs58);
+        if (fs58.rm) target._rm = fs58.rm.bind(fs58);
+        else if (fs58.rmdir.length > 1) target._rm = fs58.rmdir.bind(fs58);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs57.cp) target._cp = pify(fs57.cp.bind(fs57));
-        if (fs57.rm) target._rm = pify(fs57.rm.bind(fs57));
-        else if (fs57.rmdir.length > 2) target._rm = pify(fs57.rmdir.bind(fs57));
+        if (fs58.cp) target._cp = pify(fs58.cp.bind(fs58));
+        if (fs58.rm) target._rm = pify(fs58.rm.bind(fs58));
+        else if (fs58.rmdir.length > 2) target._rm = pify(fs58.rmdir.bind(fs58));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs57) {
-        if (typeof fs57._original_unwrapped_fs !== "undefined") return fs57;
-        const promises = Object.getOwnPropertyDescriptor(fs57, "promises");
+      constructor(fs58) {
+        if (typeof fs58._original_unwrapped_fs !== "undefined") return fs58;
+        const promises = Object.getOwnPropertyDescriptor(fs58, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs57.promises);
+          bindFs(this, fs58.promises);
         } else {
-          bindFs(this, fs57);
+          bindFs(this, fs58);
         }
-        this._original_unwrapped_fs = fs57;
+        this._original_unwrapped_fs = fs58;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13442,7 +13442,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object} [options] - Additional options.
        * @returns {Promise<boolean>} - `true` if the file exists, `false` otherwise.
        */
-      async exists(filepath, options = {}) {
+      async exists(filepath, options2 = {}) {
         try {
           await this._stat(filepath);
           return true;
@@ -13463,16 +13463,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object} [options] - Options for reading the file.
        * @returns {Promise<Buffer|string|null>} - The file contents, or `null` if the file doesn't exist.
        */
-      async read(filepath, options = {}) {
+      async read(filepath, options2 = {}) {
         let buffer;
         try {
-          buffer = await this._readFile(filepath, options);
+          buffer = await this._readFile(filepath, options2);
         } catch (err2) {
           if (isNotFoundError(err2) || err2.code === "EISDIR") return null;
           throw err2;
         }
         if (buffer == null) return null;
-        if (options.autocrlf === "true") {
+        if (options2.autocrlf === "true") {
           try {
             buffer = new TextDecoder("utf8", { fatal: true }).decode(buffer);
             buffer = buffer.replace(/\r\n/g, "\n");
@@ -13493,12 +13493,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object|string} [options] - Options for writing the file.
        * @returns {Promise<void>}
        */
-      async write(filepath, contents, options = {}) {
+      async write(filepath, contents, options2 = {}) {
         try {
-          await this._writeFile(filepath, contents, options);
+          await this._writeFile(filepath, contents, options2);
         } catch (err2) {
           await this.mkdir(dirname(filepath));
-          await this._writeFile(filepath, contents, options);
+          await this._writeFile(filepath, contents, options2);
         }
       }
       /**
@@ -13676,29 +13676,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path46, [head, workdir, index2]) {
+          map: async function(path47, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path46);
+            const unmerged = unmergedPaths.includes(path47);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path46,
+                path: path47,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path46);
+            else throw new IndexResetError(path47);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs57.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs58.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs57.write(`${dir}/${entry.path}`, content, {
+                await fs58.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs57, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs58, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs57.exists(excludesFile)) {
-          excludes = await fs57.read(excludesFile, "utf8");
+        if (await fs58.exists(excludesFile)) {
+          excludes = await fs58.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs57.read(p.gitignore, "utf8");
+          const file2 = await fs58.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs57, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs58, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs57.exists(filepath)) await fs57.write(filepath, object2);
+      if (!await fs58.exists(filepath)) await fs58.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs57, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs58, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs57,
+              fs: fs58,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs57,
+      fs: fs58,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs57,
+            fs: fs58,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs57.lstat(join(dir, currentFilepath));
+        const stats = await fs58.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs57.readdir(join(dir, currentFilepath));
+          const children = await fs58.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs57,
+                fs: fs58,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs57,
+                fs: fs58,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs57.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs57.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs58.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs57, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs57, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs58, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs57.exists(`${gitdir}/${source}`);
+      return fs58.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs57, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs58, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs57, gitdir, path: path46 }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
-      return config2.get(path46);
+    async function _getConfig({ fs: fs58, gitdir, path: path47 }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      return config2.get(path47);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs57, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs58, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs57, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs57, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs57, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs57, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs57, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs58, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs57, cache, gitdir, oid });
+        return resolveCommit({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs57, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs58, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs57.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs58.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs57, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs58, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs57, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs57,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs58, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs58,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs57, gitdir, cache, allowUnmerged: false },
+        { fs: fs58, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs57, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs58, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs57, gitdir, ref: p });
-                while (await hasObject({ fs: fs57, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: p });
+                while (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs57,
+                    fs: fs58,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs57, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs58, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs57, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs58, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs57, gitdir, tree }) {
+    async function _writeTree({ fs: fs58, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs57, gitdir, author: _author });
+        const fs58 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs58, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _addNote({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs57, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs58, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs57, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs58, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs57, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs58, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs57, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs58, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs57, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs57, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs57, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs58, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs57, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs58, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs57.lstat(current);
+        const stats = await fs58.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath.startsWith(`${base}/`);
     };
     async function _checkout({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs57, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs57, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs58, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs57,
+            fs: fs58,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs57.rm(filepath);
+                  await fs58.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs57.rmdir(filepath);
+                    await fs58.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
-            await fs57.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+            await fs58.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs57, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache, allowUnmerged: true },
+            { fs: fs58, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache, allowUnmerged: true },
+            { fs: fs58, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs57,
+                      fs: fs58,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs57.rm(filepath);
+                      await fs58.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs57.write(filepath, object2);
+                      await fs58.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs57.write(filepath, object2, { mode: 511 });
+                      await fs58.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs57.writelink(filepath, object2);
+                      await fs58.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs57.lstat(filepath);
+                  const stats = await fs58.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs57, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (chmod) {
-          await fs57.rm(filepath);
+          await fs58.rm(filepath);
         }
         if (mode === 33188) {
-          await fs57.write(filepath, object2);
+          await fs58.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs57.write(filepath, object2, { mode: 511 });
+          await fs58.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs57.writelink(filepath, object2);
+          await fs58.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs57.lstat(filepath);
+      const stats = await fs58.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs57,
+      fs: fs58,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base, theirs]) {
-          const path46 = basename(filepath);
+          const path47 = basename(filepath);
           const ourChange = await modified(ours, base);
           const theirChange = await modified(theirs, base);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base.mode(),
-                path: path46,
+                path: path47,
                 oid: await base.oid(),
                 type: await base.type()
               };
@@ -15469,14 +15469,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path46,
+                  path: path47,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path46,
+                path: path47,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path46,
+                  path: path47,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path46,
+                path: path47,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path46,
+                  path: path47,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs57,
+                  fs: fs58,
                   gitdir,
-                  path: path46,
+                  path: path47,
                   ours,
                   base,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path46
+                  path: path47
                 };
               }
               if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path46
+                  path: path47
                 };
               }
               if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path46 = `${dir}/${filepath}`;
+              const path47 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs57.write(path46, content, { mode });
+                await fs58.write(path47, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs57,
+      fs: fs58,
       gitdir,
-      path: path46,
+      path: path47,
       ours,
       base,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path47, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path47, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path47, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path46
+        path: path47
       });
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path46, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path47, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs57, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs58, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs57.lstat(currentFilepath);
+      const stats = await fs58.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs57, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs58, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs57.readlink(currentFilepath).then(posixifyPathBuffer) : await fs57.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs58.readlink(currentFilepath).then(posixifyPathBuffer) : await fs58.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs57, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs57, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs58, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs57,
+            fs58,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs57, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs57.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs58.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs57, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs58, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs57, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs57.lstat(join(dir, filepath))
+                  stats: await fs58.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs57.rmdir(currentFilepath);
+              await fs58.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs57, dir, op.filepath);
-              await fs57.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
+              await fs58.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs57.rm(currentFilepath);
+              await fs58.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs57, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs57,
+                  fs: fs58,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs57.exists(currentFilepath)) {
-                  await fs57.rm(currentFilepath);
+                if (await fs58.exists(currentFilepath)) {
+                  await fs58.rm(currentFilepath);
                 }
-                await fs57.write(currentFilepath, object2);
+                await fs58.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs57, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs58, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs57, gitdir, cache, allowUnmerged: false },
+        { fs: fs58, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path46) => worthWalking(filepath, path46))) {
+          if (!allTracked && !changed.some((path47) => worthWalking(filepath, path47))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs58, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16596,11 +16596,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs57, gitdir }) {
+      static async read({ fs: fs58, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs57.read(filepath, { encoding: "utf8" });
+          const text = await fs58.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs57, gitdir, oids }) {
+      static async write({ fs: fs58, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs57.write(filepath, text, {
+            await fs58.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs57.rm(filepath);
+            await fs58.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs57, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs58, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs57, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs57, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs57, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs58, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs57, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs58, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs57, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs58, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs57, gitdir, oids });
+      await GitShallowManager.write({ fs: fs58, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs57.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+        await fs58.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs57.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs58.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs57,
+      fs: fs58,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs57.exists(gitdir + "/config")) return;
+      if (await fs58.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs57.mkdir(folder);
+        await fs58.mkdir(folder);
       }
-      await fs57.write(
+      await fs58.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs57.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs58.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs57, gitdir });
-        await _addRemote({ fs: fs57, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs58, gitdir });
+        await _addRemote({ fs: fs58, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs57,
+          fs: fs58,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs57.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs58.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _commit({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs57, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs58, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs57, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs57, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs58, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs57, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs57, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs57, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+    async function _deleteRemote({ fs: fs58, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs57, gitdir, ref }) {
+    async function _deleteTag({ fs: fs58, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref });
     }
-    async function deleteTag({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs57, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs58, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs57.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs58.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs57, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs57, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs57, gitdir, oid: short });
+    async function _expandOid({ fs: fs58, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs58, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs57, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs58, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs57, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs58, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs57, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs58, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache, allowUnmerged: false },
+          { fs: fs58, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs57,
+              fs: fs58,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs57, gitdir });
+          const head = await _currentBranch({ fs: fs58, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs57,
+          fs: fs58,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs57, filepath }) {
-      if (await fs57.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs58, filepath }) {
+      if (await fs58.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs57, filepath: parent });
+        return _findRoot({ fs: fs58, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs57, filepath }) {
+    async function findRoot({ fs: fs58, filepath }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs57), filepath });
+        return await _findRoot({ fs: new FileSystem(fs58), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs57, dir, gitdir = join(dir, ".git"), path: path46 }) {
+    async function getConfig({ fs: fs58, dir, gitdir = join(dir, ".git"), path: path47 }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fsp = new FileSystem(fs57);
+        assertParameter("path", path47);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path46
+          path: path47
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs57, gitdir, path: path46 }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
-      return config2.getall(path46);
+    async function _getConfigAll({ fs: fs58, gitdir, path: path47 }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      return config2.getall(path47);
     }
     async function getConfigAll({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
-      path: path46
+      path: path47
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fsp = new FileSystem(fs57);
+        assertParameter("path", path47);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path46
+          path: path47
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path46, value) {
-      const parts = path46.split("/");
+    function assignRefPath(root, path47, value) {
+      const parts = path47.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs57.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs57, cache, gitdir, oid });
+        const pack = await fs58.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs57.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs58.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs57,
+      fs: fs58,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs57,
+      fs: fs58,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18372,16 +18372,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new MissingParameterError("ancestor");
       }
       if (oid === ancestor) return false;
-      const queue = [oid];
+      const queue2 = [oid];
       const visited = /* @__PURE__ */ new Set();
       let searchdepth = 0;
-      while (queue.length) {
+      while (queue2.length) {
         if (searchdepth++ === depth) {
           throw new MaxDepthError(depth);
         }
-        const oid2 = queue.shift();
+        const oid2 = queue2.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid: oid2
@@ -18396,7 +18396,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (!shallows.has(oid2)) {
           for (const parent of commit2.parent) {
             if (!visited.has(parent)) {
-              queue.push(parent);
+              queue2.push(parent);
               visited.add(parent);
             }
           }
@@ -18405,7 +18405,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs57, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs58, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs57, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs58, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs57, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs58, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs57, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+    async function _listRemotes({ fs: fs58, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs57, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs58, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs57, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs57, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs58, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs58, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs57,
+                  fs: fs58,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs57,
+                        fs: fs58,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs57, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs58, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs57, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs58, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs57, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs57, cache, gitdir, oids });
+    async function _packObjects({ fs: fs58, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs58, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs57.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs58.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs57, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs58, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj2 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs57, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs58, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs57, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs57, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs58, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs57, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs58, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs57, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs58, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs57, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs58, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs57, cache, gitdir, oid });
+        return resolveBlob({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       const { blob } = await _readBlob({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs57, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs58, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs57, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs57, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs57.read(join(dir, filepath));
+        const object2 = dir && await fs58.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs57.lstat(join(dir, filepath));
+            stats = await fs58.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path46,
+      path: path47,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+        assertParameter("path", path47);
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path46, value);
+          await config2.append(path47, value);
         } else {
-          await config2.set(path46, value);
+          await config2.set(path47, value);
         }
-        await GitConfigManager.save({ fs: fs57, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs58, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs57, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs58, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs57, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _createStashCommit({ fs: fs58, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs57, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs58, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs57, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs58, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs57, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs58, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashApply({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs57,
+          fs: fs58,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashDrop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs57.exists(stashRefPath)) {
-          await fs57.rm(stashRefPath);
+        if (await fs58.exists(stashRefPath)) {
+          await fs58.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs57.write(
+          await fs58.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs57.rm(stashReflogPath);
+          await fs58.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs57, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashList({ fs: fs58, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs57, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashClear({ fs: fs58, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path46) => {
-            if (await fs57.exists(path46)) {
-              return fs57.rm(path46);
+          stashRefPath.map(async (path47) => {
+            if (await fs58.exists(path47)) {
+              return fs58.rm(path47);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs57, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs57, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs58, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs58, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs57);
+      assertParameter("fs", fs58);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs57);
+        const _fs = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs57, cache, gitdir: updatedGitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs57.lstat(join(dir, filepath));
+        const stats = await fs58.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs57, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs58, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs57.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs58.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs57, gitdir: updatedGitdir, cache },
+                  { fs: fs58, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs57, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs58, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs57._readdir(parent);
+          entries = await fs58._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs57, cache, gitdir: updatedGitdir, tree, path: path46 }) {
-      if (typeof path46 === "string") path46 = path46.split("/");
-      const dirname2 = path46.shift();
+    async function getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree, path: path47 }) {
+      if (typeof path47 === "string") path47 = path47.split("/");
+      const dirname2 = path47.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path46.length === 0) {
+          if (path47.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs57, cache, gitdir: updatedGitdir, tree: tree2, path: path46 });
+            return getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree: tree2, path: path47 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path46.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path47.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs57, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs57, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs58, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _walk({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs57,
+                  fs: fs58,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs57, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs57, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs58, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs57, gitdir: updatedGitdir, cache },
+            { fs: fs58, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs57.lstat(join(dir, filepath));
+                const fileStats2 = await fs58.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs57.lstat(join(dir, filepath));
+          fileStats = await fs58.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs57.readlink(join(dir, filepath)) : await fs57.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, filepath)) : await fs58.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs57,
+                fs: fs58,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs57, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs58, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs57, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs57, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs58, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs57, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs58, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs57, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs58, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -21440,7 +21440,9 @@ var ERROR_CODES = {
   CSV_PARSE_ERROR: "The CSV file could not be parsed (bad quoting, undecodable text, an overlong record).",
   ZIP_BOMB: "The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).",
   IO_ERROR: "The storage reported an error (disk full, permission, ...).",
-  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed."
+  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed.",
+  QUERY_TIMEOUT: "The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.",
+  RESOURCE_LIMIT: "The operation needed more memory than one call may use and was stopped; nothing was changed."
 };
 var ShedError = class extends Error {
   code;
@@ -21488,10 +21490,10 @@ function openAtomic(abs, mode) {
     if (old?.isFile()) fileMode = old.mode & 511;
   }
   const fd2 = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, fileMode);
-  let open2 = true;
+  let open3 = true;
   const close = () => {
-    if (open2) fs.closeSync(fd2);
-    open2 = false;
+    if (open3) fs.closeSync(fd2);
+    open3 = false;
   };
   return {
     fd: fd2,
@@ -21752,11 +21754,11 @@ function dbLockPath(internalBase, dbAbs) {
 }
 async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS) {
   const previous = queues.get(lockPath) ?? Promise.resolve();
-  const run2 = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs));
-  const tail = run2.catch(() => void 0);
+  const run3 = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs));
+  const tail = run3.catch(() => void 0);
   queues.set(lockPath, tail);
   try {
-    return await run2;
+    return await run3;
   } finally {
     if (queues.get(lockPath) === tail) queues.delete(lockPath);
   }
@@ -23474,10 +23476,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path46) {
-  if (!path46)
+function getElementAtPath(obj2, path47) {
+  if (!path47)
     return obj2;
-  return path46.reduce((acc, key) => acc?.[key], obj2);
+  return path47.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23817,11 +23819,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path46, issues) {
+function prefixIssues(path47, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path46);
+    iss.path.unshift(path47);
     return iss;
   });
 }
@@ -24283,16 +24285,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path46 = []) => {
+  const processError = (error63, path47 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path46, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path47, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
       } else {
-        const fullpath = [...path46, ...issue2.path];
+        const fullpath = [...path47, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24331,17 +24333,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path46 = []) => {
+  const processError = (error63, path47 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path46, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path47, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
       } else {
-        const fullpath = [...path46, ...issue2.path];
+        const fullpath = [...path47, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24380,8 +24382,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path46 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path46) {
+  const path47 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path47) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -35622,14 +35624,14 @@ function compileValidator(schema, parser) {
     return parser;
   }
 }
-function compile(schema, options) {
+function compile(schema, options2) {
   try {
     const parser = compileFn(schema);
     const clone2 = withParser(schema, parser);
     clone2._zod.bag.validator = compileValidator(schema, parser);
     return clone2;
   } catch (err2) {
-    if (options?.strict)
+    if (options2?.strict)
       throw err2;
     return schema;
   }
@@ -35689,7 +35691,7 @@ function installCompiledUserMethods(target, source, parser) {
     };
   }
 }
-function compileFn(schema, options) {
+function compileFn(schema, options2) {
   let recursive2 = true;
   try {
     recursive2 = isRecursiveSchema(schema);
@@ -35705,12 +35707,12 @@ function compileFn(schema, options) {
     definite: true
   };
   const doc = new Doc(["input"]);
-  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options?.assertOnly);
+  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options2?.assertOnly);
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
   const code = doc.content.join("\n");
-  const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
+  const fullCode = options2?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
 ${code}` : code : "";
   const F = Function;
   const factoryCode = `return (input) => {
@@ -35723,7 +35725,7 @@ ${code}
   } catch (err2) {
     throw new ZodCompileUnsupportedError(`this schema (generated code failed to evaluate: ${err2.message})`);
   }
-  if (options?.debug) {
+  if (options2?.debug) {
     fn.code = fullCode;
   }
   fn.definite = ctx.definite;
@@ -36830,31 +36832,31 @@ function getTupleOptStart2(items, key) {
 }
 function generateUnionCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const options = def.options;
+  const options2 = def.options;
   if (def.discriminator) {
     return generateDiscriminatedUnionCheck(doc, ctx, def, accessor);
   }
   if (def.inclusive === false) {
     throw new ZodCompileUnsupportedError("exclusive unions (z.xor)");
   }
-  if (options.length === 0) {
+  if (options2.length === 0) {
     doc.write("return INVALID;");
     return accessor;
   }
-  if (options.length === 1) {
-    return generateCheck(doc, ctx, options[0], accessor);
+  if (options2.length === 1) {
+    return generateCheck(doc, ctx, options2[0], accessor);
   }
-  const allLiterals = options.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
+  const allLiterals = options2.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
   if (allLiterals) {
-    const values = new Set(options.flatMap((opt) => opt._zod.def.values));
+    const values = new Set(options2.flatMap((opt) => opt._zod.def.values));
     const valuesConst = addConstant(ctx, values);
     doc.write(`if (!${valuesConst}.has(${accessor})) return INVALID;`);
     return accessor;
   }
   const outputVar = newVar(ctx);
   doc.write(`let ${outputVar};`);
-  for (let i2 = 0; i2 < options.length; i2++) {
-    const opt = options[i2];
+  for (let i2 = 0; i2 < options2.length; i2++) {
+    const opt = options2[i2];
     if (i2 === 0) {
       doc.write(`${outputVar} = (() => {`);
     } else {
@@ -37925,26 +37927,26 @@ function _array(Class2, element, params2) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _union(Class2, options, params2) {
+function _union(Class2, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     ...normalizeParams(params2)
   });
 }
-function _xor(Class2, options, params2) {
+function _xor(Class2, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...normalizeParams(params2)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class2, discriminator, options, params2) {
+function _discriminatedUnion(Class2, discriminator, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...normalizeParams(params2)
   });
@@ -38466,11 +38468,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
     ctx.sharedDefsExtractedFor = ctx.external;
 }
 function compactTypeUnion(schema) {
-  const options = schema.anyOf;
-  if (!Array.isArray(options) || options.length === 0 || schema.type !== void 0)
+  const options2 = schema.anyOf;
+  if (!Array.isArray(options2) || options2.length === 0 || schema.type !== void 0)
     return;
   const types = [];
-  for (const option of options) {
+  for (const option of options2) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
@@ -39174,14 +39176,14 @@ var objectProcessor = (schema, ctx, _json, params2) => {
 var unionProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   const isExclusive = def.inclusive === false;
-  const options = def.options.map((x2, i2) => processSchema(x2, ctx, {
+  const options2 = def.options.map((x2, i2) => processSchema(x2, ctx, {
     ...params2,
     path: [...params2.path, isExclusive ? "oneOf" : "anyOf", i2]
   }));
   if (isExclusive) {
-    json2.oneOf = options;
+    json2.oneOf = options2;
   } else {
-    json2.anyOf = options;
+    json2.anyOf = options2;
   }
 };
 var intersectionProcessor = (schema, ctx, json2, params2) => {
@@ -40795,10 +40797,10 @@ var ZodUnion = /* @__PURE__ */ $constructor("ZodUnion", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function union(options, params2) {
+function union(options2, params2) {
   return new ZodUnion({
     type: "union",
-    options,
+    options: options2,
     ...util_exports.normalizeParams(params2)
   });
 }
@@ -40808,10 +40810,10 @@ var ZodXor = /* @__PURE__ */ $constructor("ZodXor", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function xor(options, params2) {
+function xor(options2, params2) {
   return new ZodXor({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...util_exports.normalizeParams(params2)
   });
@@ -40820,10 +40822,10 @@ var ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("ZodDiscriminatedUnion"
   ZodUnion.init(inst, def);
   $ZodDiscriminatedUnion.init(inst, def);
 });
-function discriminatedUnion(discriminator, options, params2) {
+function discriminatedUnion(discriminator, options2, params2) {
   return new ZodDiscriminatedUnion({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...util_exports.normalizeParams(params2)
   });
@@ -41519,13 +41521,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path46 = ref.slice(1).split("/").filter(Boolean);
-  if (path46.length === 0) {
+  const path47 = ref.slice(1).split("/").filter(Boolean);
+  if (path47.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path46[0] === defsKey) {
-    const key = path46[1] === void 0 ? void 0 : decodeJSONPointerSegment(path46[1]);
+  if (path47[0] === defsKey) {
+    const key = path47[1] === void 0 ? void 0 : decodeJSONPointerSegment(path47[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -42055,13 +42057,13 @@ function convertSchema(schema, ctx) {
   let baseSchema = convertBaseSchema(schema, ctx);
   const hasExplicitType = schema.type || schema.enum !== void 0 || schema.const !== void 0;
   if (schema.anyOf && Array.isArray(schema.anyOf)) {
-    const options = schema.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options);
+    const options2 = schema.anyOf.map((s) => convertSchema(s, ctx));
+    const anyOfUnion = z.union(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema.oneOf && Array.isArray(schema.oneOf)) {
-    const options = schema.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options);
+    const options2 = schema.oneOf.map((s) => convertSchema(s, ctx));
+    const oneOfUnion = z.xor(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema.allOf && Array.isArray(schema.allOf)) {
@@ -42160,7 +42162,7 @@ function visit(schema, fnOrHandlers) {
     return h ? h(node2, rewritten) : node2;
   };
   const cache = /* @__PURE__ */ new Map();
-  function run2(s) {
+  function run3(s) {
     const cached2 = cache.get(s);
     if (cached2 === RESOLVING) {
       return new $ZodLazy({
@@ -42186,21 +42188,21 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newShape = {};
         for (const k of keys) {
-          const mapped = run2(oldShape[k]);
+          const mapped = run3(oldShape[k]);
           if (mapped !== oldShape[k])
             changed = true;
           newShape[k] = mapped;
         }
         let newCatchall = def.catchall;
         if (def.catchall) {
-          newCatchall = run2(def.catchall);
+          newCatchall = run3(def.catchall);
           if (newCatchall !== def.catchall)
             changed = true;
         }
         return changed ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
       }
       case "array": {
-        const mapped = run2(def.element);
+        const mapped = run3(def.element);
         return mapped === def.element ? s : clone(s, { ...def, element: mapped });
       }
       case "tuple": {
@@ -42208,14 +42210,14 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newItems = [];
         for (const item of oldItems) {
-          const mapped = run2(item);
+          const mapped = run3(item);
           if (mapped !== item)
             changed = true;
           newItems.push(mapped);
         }
         let newRest = def.rest;
         if (def.rest) {
-          newRest = run2(def.rest);
+          newRest = run3(def.rest);
           if (newRest !== def.rest)
             changed = true;
         }
@@ -42223,12 +42225,12 @@ function visit(schema, fnOrHandlers) {
       }
       case "record":
       case "map": {
-        const newKey = run2(def.keyType);
-        const newVal = run2(def.valueType);
+        const newKey = run3(def.keyType);
+        const newVal = run3(def.valueType);
         return newKey === def.keyType && newVal === def.valueType ? s : clone(s, { ...def, keyType: newKey, valueType: newVal });
       }
       case "set": {
-        const newVal = run2(def.valueType);
+        const newVal = run3(def.valueType);
         return newVal === def.valueType ? s : clone(s, { ...def, valueType: newVal });
       }
       case "union": {
@@ -42236,7 +42238,7 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newOptions = [];
         for (const opt of oldOptions) {
-          const mapped = run2(opt);
+          const mapped = run3(opt);
           if (mapped !== opt)
             changed = true;
           newOptions.push(mapped);
@@ -42244,8 +42246,8 @@ function visit(schema, fnOrHandlers) {
         return changed ? clone(s, { ...def, options: newOptions }) : s;
       }
       case "intersection": {
-        const newLeft = run2(def.left);
-        const newRight = run2(def.right);
+        const newLeft = run3(def.left);
+        const newRight = run3(def.right);
         return newLeft === def.left && newRight === def.right ? s : clone(s, { ...def, left: newLeft, right: newRight });
       }
       case "optional":
@@ -42257,23 +42259,23 @@ function visit(schema, fnOrHandlers) {
       case "nonoptional":
       case "promise":
       case "success": {
-        const newInner = run2(def.innerType);
+        const newInner = run3(def.innerType);
         return newInner === def.innerType ? s : clone(s, { ...def, innerType: newInner });
       }
       case "pipe": {
-        const newIn = run2(def.in);
-        const newOut = run2(def.out);
+        const newIn = run3(def.in);
+        const newOut = run3(def.out);
         return newIn === def.in && newOut === def.out ? s : clone(s, { ...def, in: newIn, out: newOut });
       }
       case "function": {
-        const newInput = run2(def.input);
-        const newOutput = run2(def.output);
+        const newInput = run3(def.input);
+        const newOutput = run3(def.output);
         return newInput === def.input && newOutput === def.output ? s : clone(s, { ...def, input: newInput, output: newOutput });
       }
       case "lazy": {
         const original = def.getter;
         const { _cachedInner, ...rest } = def;
-        return clone(s, { ...rest, getter: () => run2(original()) });
+        return clone(s, { ...rest, getter: () => run3(original()) });
       }
       // A leaf by choice: `parts` are regex fragments, not data positions.
       case "template_literal":
@@ -42304,7 +42306,7 @@ function visit(schema, fnOrHandlers) {
       }
     }
   }
-  return run2(schema);
+  return run3(schema);
 }
 
 // node_modules/zod/v4/classic/deep-partial.js
@@ -43817,9 +43819,9 @@ function fieldInfo(schema) {
     }
     const kinds = { string: "string", number: "number", boolean: "boolean", array: "array", enum: "enum" };
     const kind = kinds[def.type] ?? "other";
-    const options = kind === "enum" ? current.options ?? [] : [];
+    const options2 = kind === "enum" ? current.options ?? [] : [];
     const nonEmpty = kind === "string" && (current.minLength ?? 0) > 0;
-    return { kind, optional: optional2, options, description, nonEmpty };
+    return { kind, optional: optional2, options: options2, description, nonEmpty };
   }
 }
 var TRUE_WORDS = /* @__PURE__ */ new Set(["true", "1", "yes"]);
@@ -44938,10 +44940,10 @@ function checkPathArgument(zone, value, cmd, option) {
 function scriptHint(cmd) {
   return `Use ${cmd} only to transform text; save results with stdout_file="out.txt" and edit files with shed_patch_text.`;
 }
-function requireDownloadTarget(cmd, options, hasOutputFile) {
+function requireDownloadTarget(cmd, options2, hasOutputFile) {
   if (hasOutputFile || cmd !== "curl" && cmd !== "wget") return;
   const outputs = cmd === "curl" ? ["-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"] : ["-O", "--output-document", "-P", "--directory-prefix"];
-  const hit = options.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
+  const hit = options2.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
   if (hit) return;
   throw shedError("ARGUMENT_REQUIRED", `${cmd} must save what it downloads to a file (${cmd === "curl" ? "-o FILE" : "-O FILE"}).`, {
     details: { parameter: "args", command: cmd },
@@ -45106,7 +45108,7 @@ var LITERAL_MAX = 2147483647;
 function encodeEwah(positions) {
   const words2 = [];
   let lastRlw = 0;
-  const rlw = (run2, literals2) => BigInt(run2) * 2n + (BigInt(literals2) << 33n);
+  const rlw = (run3, literals2) => BigInt(run3) * 2n + (BigInt(literals2) << 33n);
   const literals = /* @__PURE__ */ new Map();
   for (const p of positions) {
     const w = Math.floor(p / 64);
@@ -45117,16 +45119,16 @@ function encodeEwah(positions) {
   let i2 = 0;
   if (indices.length === 0) words2.push(0n);
   while (i2 < indices.length) {
-    let run2 = indices[i2] - next;
-    while (run2 > RUN_MAX) {
+    let run3 = indices[i2] - next;
+    while (run3 > RUN_MAX) {
       lastRlw = words2.length;
       words2.push(rlw(RUN_MAX, 0));
-      run2 -= RUN_MAX;
+      run3 -= RUN_MAX;
     }
     let j = i2;
     while (j + 1 < indices.length && indices[j + 1] === indices[j] + 1 && j + 1 - i2 < LITERAL_MAX) j++;
     lastRlw = words2.length;
-    words2.push(rlw(run2, j - i2 + 1));
+    words2.push(rlw(run3, j - i2 + 1));
     for (let k = i2; k <= j; k++) words2.push(literals.get(indices[k]));
     next = indices[j] + 1;
     i2 = j + 1;
@@ -45151,13 +45153,13 @@ function decodeEwah(buf, offset) {
     const marker = buf.readBigUInt64BE(offset + 8 + k * 8);
     k++;
     const runBit = marker & 1n;
-    const run2 = Number(marker >> 1n & 0xffffffffn);
+    const run3 = Number(marker >> 1n & 0xffffffffn);
     const lits = Number(marker >> 33n);
     if (runBit === 1n) {
-      if (run2 > 1 << 20) return void 0;
-      for (let b = 0; b < run2 * 64; b++) positions.push(word * 64 + b);
+      if (run3 > 1 << 20) return void 0;
+      for (let b = 0; b < run3 * 64; b++) positions.push(word * 64 + b);
     }
-    word += run2;
+    word += run3;
     for (let l = 0; l < lits; l++, k++, word++) {
       if (k >= count2) return void 0;
       let w = buf.readBigUInt64BE(offset + 8 + k * 8);
@@ -45675,7 +45677,7 @@ var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
 async function withRepoLock(repo, fn) {
   const previous = tails.get(repo.gitdir) ?? Promise.resolve();
-  const run2 = previous.then(async () => {
+  const run3 = previous.then(async () => {
     const release2 = await acquire(repo);
     try {
       return await fn();
@@ -45683,10 +45685,10 @@ async function withRepoLock(repo, fn) {
       release2();
     }
   });
-  const tail = run2.catch(() => void 0);
+  const tail = run3.catch(() => void 0);
   tails.set(repo.gitdir, tail);
   try {
-    return await run2;
+    return await run3;
   } finally {
     if (tails.get(repo.gitdir) === tail) tails.delete(repo.gitdir);
   }
@@ -46283,24 +46285,24 @@ import path26 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
-  diff(oldStr, newStr, options = {}) {
+  diff(oldStr, newStr, options2 = {}) {
     let callback;
-    if (typeof options === "function") {
-      callback = options;
-      options = {};
-    } else if ("callback" in options) {
-      callback = options.callback;
+    if (typeof options2 === "function") {
+      callback = options2;
+      options2 = {};
+    } else if ("callback" in options2) {
+      callback = options2.callback;
     }
-    const oldString = this.castInput(oldStr, options);
-    const newString = this.castInput(newStr, options);
-    const oldTokens = this.removeEmpty(this.tokenize(oldString, options));
-    const newTokens = this.removeEmpty(this.tokenize(newString, options));
-    return this.diffWithOptionsObj(oldTokens, newTokens, options, callback);
+    const oldString = this.castInput(oldStr, options2);
+    const newString = this.castInput(newStr, options2);
+    const oldTokens = this.removeEmpty(this.tokenize(oldString, options2));
+    const newTokens = this.removeEmpty(this.tokenize(newString, options2));
+    return this.diffWithOptionsObj(oldTokens, newTokens, options2, callback);
   }
-  diffWithOptionsObj(oldTokens, newTokens, options, callback) {
+  diffWithOptionsObj(oldTokens, newTokens, options2, callback) {
     var _a4;
     const done = (value) => {
-      value = this.postProcess(value, options);
+      value = this.postProcess(value, options2);
       if (callback) {
         setTimeout(function() {
           callback(value);
@@ -46313,13 +46315,13 @@ var Diff = class {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let editLength = 1;
     let maxEditLength = newLen + oldLen;
-    if (options.maxEditLength != null) {
-      maxEditLength = Math.min(maxEditLength, options.maxEditLength);
+    if (options2.maxEditLength != null) {
+      maxEditLength = Math.min(maxEditLength, options2.maxEditLength);
     }
-    const maxExecutionTime = (_a4 = options.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
+    const maxExecutionTime = (_a4 = options2.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
     const abortAfterTimestamp = Date.now() + maxExecutionTime;
     const bestPath = [{ oldPos: -1, lastComponent: void 0 }];
-    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options);
+    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options2);
     if (bestPath[0].oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
       return done(this.buildValues(bestPath[0].lastComponent, newTokens, oldTokens));
     }
@@ -46342,11 +46344,11 @@ var Diff = class {
           continue;
         }
         if (!canRemove || canAdd && removePath.oldPos < addPath.oldPos) {
-          basePath = this.addToPath(addPath, true, false, 0, options);
+          basePath = this.addToPath(addPath, true, false, 0, options2);
         } else {
-          basePath = this.addToPath(removePath, false, true, 1, options);
+          basePath = this.addToPath(removePath, false, true, 1, options2);
         }
-        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options);
+        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2);
         if (basePath.oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
           return done(this.buildValues(basePath.lastComponent, newTokens, oldTokens)) || true;
         } else {
@@ -46381,42 +46383,42 @@ var Diff = class {
       }
     }
   }
-  addToPath(path46, added, removed, oldPosInc, options) {
-    const last = path46.lastComponent;
-    if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
+  addToPath(path47, added, removed, oldPosInc, options2) {
+    const last = path47.lastComponent;
+    if (last && !options2.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path46.oldPos + oldPosInc,
+        oldPos: path47.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path46.oldPos + oldPosInc,
+        oldPos: path47.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
   }
-  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options) {
+  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2) {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let oldPos = basePath.oldPos, newPos = oldPos - diagonalPath, commonCount = 0;
-    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options)) {
+    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options2)) {
       newPos++;
       oldPos++;
       commonCount++;
-      if (options.oneChangePerToken) {
+      if (options2.oneChangePerToken) {
         basePath.lastComponent = { count: 1, previousComponent: basePath.lastComponent, added: false, removed: false };
       }
     }
-    if (commonCount && !options.oneChangePerToken) {
+    if (commonCount && !options2.oneChangePerToken) {
       basePath.lastComponent = { count: commonCount, previousComponent: basePath.lastComponent, added: false, removed: false };
     }
     basePath.oldPos = oldPos;
     return newPos;
   }
-  equals(left, right, options) {
-    if (options.comparator) {
-      return options.comparator(left, right);
+  equals(left, right, options2) {
+    if (options2.comparator) {
+      return options2.comparator(left, right);
     } else {
-      return left === right || !!options.ignoreCase && left.toLowerCase() === right.toLowerCase();
+      return left === right || !!options2.ignoreCase && left.toLowerCase() === right.toLowerCase();
     }
   }
   removeEmpty(array2) {
@@ -46429,17 +46431,17 @@ var Diff = class {
     return ret;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  castInput(value, options) {
+  castInput(value, options2) {
     return value;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  tokenize(value, options) {
+  tokenize(value, options2) {
     return Array.from(value);
   }
   join(chars) {
     return chars.join("");
   }
-  postProcess(changeObjects, options) {
+  postProcess(changeObjects, options2) {
     return changeObjects;
   }
   get useLongestToken() {
@@ -46489,15 +46491,15 @@ var LineDiff = class extends Diff {
     super(...arguments);
     this.tokenize = tokenize;
   }
-  equals(left, right, options) {
-    if (options.ignoreWhitespace) {
-      if (!options.newlineIsToken || !left.includes("\n")) {
+  equals(left, right, options2) {
+    if (options2.ignoreWhitespace) {
+      if (!options2.newlineIsToken || !left.includes("\n")) {
         left = left.trim();
       }
-      if (!options.newlineIsToken || !right.includes("\n")) {
+      if (!options2.newlineIsToken || !right.includes("\n")) {
         right = right.trim();
       }
-    } else if (options.ignoreNewlineAtEof && !options.newlineIsToken) {
+    } else if (options2.ignoreNewlineAtEof && !options2.newlineIsToken) {
       if (left.endsWith("\n")) {
         left = left.slice(0, -1);
       }
@@ -46505,15 +46507,15 @@ var LineDiff = class extends Diff {
         right = right.slice(0, -1);
       }
     }
-    return super.equals(left, right, options);
+    return super.equals(left, right, options2);
   }
 };
 var lineDiff = new LineDiff();
-function diffLines(oldStr, newStr, options) {
-  return lineDiff.diff(oldStr, newStr, options);
+function diffLines(oldStr, newStr, options2) {
+  return lineDiff.diff(oldStr, newStr, options2);
 }
-function tokenize(value, options) {
-  if (options.stripTrailingCr) {
+function tokenize(value, options2) {
+  if (options2.stripTrailingCr) {
     value = value.replace(/\r\n/g, "\n");
   }
   const retLines = [], linesAndNewlines = value.split(/(\n|\r\n)/);
@@ -46522,7 +46524,7 @@ function tokenize(value, options) {
   }
   for (let i2 = 0; i2 < linesAndNewlines.length; i2++) {
     const line = linesAndNewlines[i2];
-    if (i2 % 2 && !options.newlineIsToken) {
+    if (i2 % 2 && !options2.newlineIsToken) {
       retLines[retLines.length - 1] += line;
     } else {
       retLines.push(line);
@@ -46544,19 +46546,19 @@ var ArrayDiff = class extends Diff {
   }
 };
 var arrayDiff = new ArrayDiff();
-function diffArrays(oldArr, newArr, options) {
-  return arrayDiff.diff(oldArr, newArr, options);
+function diffArrays(oldArr, newArr, options2) {
+  return arrayDiff.diff(oldArr, newArr, options2);
 }
 
 // node_modules/diff/libesm/patch/create.js
-function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options) {
+function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options2) {
   let optionsObj;
-  if (!options) {
+  if (!options2) {
     optionsObj = {};
-  } else if (typeof options === "function") {
-    optionsObj = { callback: options };
+  } else if (typeof options2 === "function") {
+    optionsObj = { callback: options2 };
   } else {
-    optionsObj = options;
+    optionsObj = options2;
   }
   if (typeof optionsObj.context === "undefined") {
     optionsObj.context = 4;
@@ -47297,17 +47299,17 @@ async function touches(repo, parentTree, tree, filters) {
 }
 async function* walk(repo, start, exclude) {
   const seen = /* @__PURE__ */ new Set([start]);
-  const queue = [await readCommit(repo.gitdir, start)];
-  while (queue.length > 0) {
-    const c = queue.shift();
+  const queue2 = [await readCommit(repo.gitdir, start)];
+  while (queue2.length > 0) {
+    const c = queue2.shift();
     if (!exclude.has(c.oid)) yield c;
     for (const p of c.parents) {
       if (seen.has(p)) continue;
       seen.add(p);
       const pc = await readCommit(repo.gitdir, p);
-      let i2 = queue.findIndex((q) => q.committerTime < pc.committerTime);
-      if (i2 < 0) i2 = queue.length;
-      queue.splice(i2, 0, pc);
+      let i2 = queue2.findIndex((q) => q.committerTime < pc.committerTime);
+      if (i2 < 0) i2 = queue2.length;
+      queue2.splice(i2, 0, pc);
     }
   }
 }
@@ -47665,7 +47667,7 @@ var INSTEAD = {
   clone: "Cloning is not available in Documents; in Storage, git runs as a normal command when it is installed.",
   init: "Documents already is a repository; it is created automatically."
 };
-async function gitCommand(zone, args, author, options = {}) {
+async function gitCommand(zone, args, author, options2 = {}) {
   if (!zone.versioned) {
     throw shedError("COMMAND_FORBIDDEN", `${zone.label} has no version history; git history commands work in zone="documents".`, {
       hint: EXAMPLE2
@@ -47706,7 +47708,7 @@ Example: ${EXAMPLE2}
     case "blame":
       return gitBlame(repo, zone, rest);
     default:
-      return gitRestore(repo, zone, sub, rest, author, options);
+      return gitRestore(repo, zone, sub, rest, author, options2);
   }
 }
 
@@ -49744,6 +49746,285 @@ var shedRename = defineFunction({
   }
 });
 
+// src/core/db/csv/encoding.ts
+var ALIASES2 = {
+  "utf-8": "utf-8",
+  utf8: "utf-8",
+  "utf-8-sig": "utf-8-sig",
+  "utf8-sig": "utf-8-sig",
+  ascii: "utf-8",
+  "us-ascii": "utf-8",
+  "latin-1": "windows-1252",
+  latin1: "windows-1252",
+  "iso-8859-1": "windows-1252",
+  "iso8859-1": "windows-1252",
+  "iso-8859-15": "windows-1252",
+  l1: "windows-1252",
+  cp1252: "windows-1252",
+  "windows-1252": "windows-1252",
+  "cp-1252": "windows-1252",
+  ansi: "windows-1252",
+  "utf-16": "utf-16le",
+  utf16: "utf-16le",
+  "utf-16le": "utf-16le",
+  "utf-16-le": "utf-16le",
+  "utf-16be": "utf-16be",
+  "utf-16-be": "utf-16be"
+};
+var ENCODING_NAMES = ["utf-8", "utf-8-sig", "latin-1", "windows-1252", "iso-8859-1", "utf-16"];
+function normalizeEncoding(name) {
+  return ALIASES2[name.trim().toLowerCase().replace(/_/g, "-")];
+}
+function detectEncoding(head, given) {
+  const bom = bomOf(head);
+  if (given === void 0 || given === "utf-8" || given === "utf-8-sig") {
+    if (bom === "utf-8") return { encoding: "utf-8-sig", bomBytes: 3 };
+    if (given === void 0 && bom === "utf-16le") return { encoding: "utf-16le", bomBytes: 2 };
+    if (given === void 0 && bom === "utf-16be") return { encoding: "utf-16be", bomBytes: 2 };
+  }
+  if (given !== void 0) {
+    const skip = given === "utf-16le" && bom === "utf-16le" || given === "utf-16be" && bom === "utf-16be" ? 2 : 0;
+    return { encoding: given, bomBytes: skip };
+  }
+  return { encoding: isUtf8(head) ? "utf-8" : "windows-1252", bomBytes: 0 };
+}
+function bomOf(b) {
+  if (b[0] === 239 && b[1] === 187 && b[2] === 191) return "utf-8";
+  if (b[0] === 255 && b[1] === 254) return "utf-16le";
+  if (b[0] === 254 && b[1] === 255) return "utf-16be";
+  return void 0;
+}
+function isUtf8(head) {
+  let end = head.length;
+  for (let i2 = 1; i2 <= 3 && end - i2 >= 0; i2++) {
+    const b = head[end - i2];
+    if (b >= 192) {
+      const need = b >= 240 ? 4 : b >= 224 ? 3 : 2;
+      if (need > i2) end -= i2;
+      break;
+    }
+    if (b < 128) break;
+  }
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(head.subarray(0, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+function decoderLabel(e) {
+  return e === "utf-8-sig" ? "utf-8" : e;
+}
+
+// src/core/db/dbfile.ts
+import fs45 from "node:fs";
+var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
+var MIB6 = 1024 * 1024;
+function notSqlite(t) {
+  return shedError("INVALID_FORMAT", `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
+    details: { path: t.rel },
+    hint: "Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database."
+  });
+}
+function readDbBytes(t) {
+  const bytes = fs45.readFileSync(t.abs);
+  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
+  return bytes;
+}
+function foreignJournal(abs) {
+  for (const suffix of ["-wal", "-journal"]) {
+    try {
+      if (fs45.statSync(abs + suffix).size > 0) return suffix;
+    } catch {
+    }
+  }
+  return void 0;
+}
+async function withDbWrite(t, limits, work) {
+  return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
+    let sizeBefore = 0;
+    let created = true;
+    try {
+      const st = fs45.lstatSync(t.abs);
+      if (!st.isFile()) {
+        throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
+      }
+      sizeBefore = st.size;
+      created = false;
+    } catch (err2) {
+      if (errnoCode(err2) !== "ENOENT") throw err2;
+    }
+    const journal = created ? void 0 : foreignJournal(t.abs);
+    if (journal !== void 0) {
+      throw shedError("FILE_LOCKED", `${t.shown} has an unfinished ${journal} file from another program (e.g. an open sqlite3 session); writing now could corrupt it.`, {
+        details: { path: t.rel, journal: `${t.rel}${journal}` },
+        hint: `Close the other program, or checkpoint it: shed_exec(zone="${t.zone.name}", cmd="sqlite3", args=["${t.rel}", "PRAGMA wal_checkpoint(TRUNCATE);"]).`
+      });
+    }
+    const maxBytes = limits.maxFileSizeMb * MIB6;
+    const room = Math.max(0, t.zone.scope.limitBytes - await scopeTotal(t.zone.scope)) + sizeBefore;
+    const limit = Math.min(maxBytes, room);
+    const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
+    const { result: result3, bytes } = await work({ bytes: created ? void 0 : readDbBytes(t), padTo, roomBytes: limit });
+    if (bytes === void 0) return { result: result3, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
+    ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
+    await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
+    atomicWrite(t.abs, bytes);
+    return { result: result3, written: true, sizeBefore, sizeAfter: bytes.length, created };
+  });
+}
+
+// src/core/work/pool.ts
+import fs46 from "node:fs";
+import { createRequire } from "node:module";
+import os6 from "node:os";
+import path38 from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker as Worker2 } from "node:worker_threads";
+var WORKER_MARK = "fileshedPoolWorker";
+var WORKER_HEAP_MB = 512;
+var slots = [];
+var queue = [];
+var nextId = 1;
+var sourceBundle;
+function poolSize() {
+  const cores = typeof os6.availableParallelism === "function" ? os6.availableParallelism() : os6.cpus().length;
+  return Math.max(2, Math.min(8, cores));
+}
+function runJob(kind, input2, opts, transfer = []) {
+  return new Promise((resolve, reject) => {
+    queue.push({ kind, input: input2, transfer, opts, resolve, reject });
+    pump();
+  });
+}
+function pump() {
+  while (queue.length > 0) {
+    let slot = slots.find((s) => !s.busy);
+    if (slot === void 0) {
+      if (slots.length >= poolSize()) return;
+      try {
+        slot = startWorker();
+      } catch (err2) {
+        const job = queue.shift();
+        job.reject(shedError("INTERNAL_ERROR", `A worker thread could not be started (${err2 instanceof Error ? err2.message : String(err2)}).`));
+        continue;
+      }
+    }
+    dispatchTo(slot, queue.shift());
+  }
+}
+function startWorker() {
+  const worker = new Worker2(workerScript(), {
+    workerData: { [WORKER_MARK]: true },
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+    stderr: false
+  });
+  worker.unref();
+  const slot = { worker, busy: false };
+  slots.push(slot);
+  worker.on("error", () => drop(slot));
+  worker.on("exit", () => drop(slot));
+  return slot;
+}
+function drop(slot) {
+  slots = slots.filter((s) => s !== slot);
+}
+function dispatchTo(slot, job) {
+  const id = nextId++;
+  const { worker } = slot;
+  slot.busy = true;
+  worker.ref();
+  let settled = false;
+  const finish = (fn, keep) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    worker.off("message", onMessage);
+    worker.off("error", onError);
+    worker.off("exit", onExit);
+    if (keep) {
+      slot.busy = false;
+      worker.unref();
+    } else {
+      drop(slot);
+      void worker.terminate().catch(() => void 0);
+    }
+    fn();
+    pump();
+  };
+  const onMessage = (msg) => {
+    if (msg.id !== id) return;
+    if ("status" in msg) {
+      try {
+        job.opts.onStatus?.(msg.status);
+      } catch {
+      }
+      return;
+    }
+    if (msg.ok) finish(() => job.resolve(msg.value), true);
+    else finish(() => job.reject(revive(msg.error)), msg.error.code !== "RESOURCE_LIMIT");
+  };
+  const onError = (err2) => {
+    const code = err2.code;
+    const oom = code === "ERR_WORKER_OUT_OF_MEMORY" || /out of memory|heap limit/i.test(err2.message);
+    finish(() => job.reject(oom ? memoryError() : shedError("INTERNAL_ERROR", `A worker thread failed: ${err2.name}: ${err2.message.split("\n")[0]}`)), false);
+  };
+  const onExit = (exitCode) => {
+    finish(() => job.reject(shedError("INTERNAL_ERROR", `A worker thread stopped unexpectedly (exit code ${exitCode}).`)), false);
+  };
+  const timer = setTimeout(() => finish(() => job.reject(job.opts.onTimeout()), false), job.opts.timeoutMs);
+  worker.on("message", onMessage);
+  worker.on("error", onError);
+  worker.on("exit", onExit);
+  worker.postMessage({ id, kind: job.kind, input: job.input }, job.transfer);
+}
+function memoryError() {
+  return shedError("RESOURCE_LIMIT", "The operation needed more memory than one call may use, and was stopped. Nothing was changed.", {
+    details: { heap_limit_mb: WORKER_HEAP_MB },
+    hint: "Work on less data per call: add WHERE or LIMIT, aggregate in SQL instead of returning huge values, or split the file."
+  });
+}
+function revive(e) {
+  if (e.code !== void 0) return new ShedError(e.code, e.message, { details: e.details, hint: e.hint });
+  const err2 = new Error(e.message);
+  if (e.name) err2.name = e.name;
+  if (typeof e.details?.errno === "string") err2.code = e.details.errno;
+  return err2;
+}
+function workerScript() {
+  const self2 = import.meta.url;
+  if (!self2.endsWith(".ts")) return new URL(self2);
+  sourceBundle ??= bundleFromSource(fileURLToPath(self2));
+  return sourceBundle;
+}
+function bundleFromSource(selfPath) {
+  const dir = fs46.mkdtempSync(path38.join(os6.tmpdir(), "fileshed-worker-"));
+  const out = path38.join(dir, "worker.mjs");
+  const esbuildName = "esbuild";
+  const esbuild = createRequire(selfPath)(esbuildName);
+  const banner = [
+    "import { createRequire as __shedCreateRequire } from 'node:module';",
+    "import { fileURLToPath as __shedFileURLToPath } from 'node:url';",
+    "import { dirname as __shedDirname } from 'node:path';",
+    "const require = __shedCreateRequire(import.meta.url);",
+    "const __filename = __shedFileURLToPath(import.meta.url);",
+    "const __dirname = __shedDirname(__filename);"
+  ].join(" ");
+  esbuild.buildSync({
+    entryPoints: [path38.join(path38.dirname(selfPath), "worker.ts")],
+    outfile: out,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    loader: { ".wasm": "binary" },
+    banner: { js: banner }
+  });
+  process.once("exit", () => fs46.rmSync(dir, { recursive: true, force: true }));
+  return out;
+}
+
 // src/core/db/bulk.ts
 var RAW_FUNCTIONS = [
   "_malloc",
@@ -50017,8 +50298,8 @@ function tokenize2(sql) {
   }
   return out;
 }
-function closeQuote(sql, open2, q) {
-  let i2 = open2 + 1;
+function closeQuote(sql, open3, q) {
+  let i2 = open3 + 1;
   for (; ; ) {
     const close = sql.indexOf(q, i2);
     if (close === -1) return sql.length;
@@ -50099,9 +50380,9 @@ function mainVerbIndex(tokens) {
     return tokens[i2]?.kind === "word" ? i2 : -1;
   }
 }
-function skipParens(tokens, open2) {
+function skipParens(tokens, open3) {
   let depth = 0;
-  for (let i2 = open2; i2 < tokens.length; i2++) {
+  for (let i2 = open3; i2 < tokens.length; i2++) {
     const t = tokens[i2].text;
     if (tokens[i2].kind !== "punct") continue;
     if (t === "(") depth++;
@@ -50280,76 +50561,6 @@ function dateParser(format) {
 var dayFirstParser = () => ordered(true);
 var monthFirstParser = () => ordered(false);
 
-// src/core/db/csv/encoding.ts
-var ALIASES2 = {
-  "utf-8": "utf-8",
-  utf8: "utf-8",
-  "utf-8-sig": "utf-8-sig",
-  "utf8-sig": "utf-8-sig",
-  ascii: "utf-8",
-  "us-ascii": "utf-8",
-  "latin-1": "windows-1252",
-  latin1: "windows-1252",
-  "iso-8859-1": "windows-1252",
-  "iso8859-1": "windows-1252",
-  "iso-8859-15": "windows-1252",
-  l1: "windows-1252",
-  cp1252: "windows-1252",
-  "windows-1252": "windows-1252",
-  "cp-1252": "windows-1252",
-  ansi: "windows-1252",
-  "utf-16": "utf-16le",
-  utf16: "utf-16le",
-  "utf-16le": "utf-16le",
-  "utf-16-le": "utf-16le",
-  "utf-16be": "utf-16be",
-  "utf-16-be": "utf-16be"
-};
-var ENCODING_NAMES = ["utf-8", "utf-8-sig", "latin-1", "windows-1252", "iso-8859-1", "utf-16"];
-function normalizeEncoding(name) {
-  return ALIASES2[name.trim().toLowerCase().replace(/_/g, "-")];
-}
-function detectEncoding(head, given) {
-  const bom = bomOf(head);
-  if (given === void 0 || given === "utf-8" || given === "utf-8-sig") {
-    if (bom === "utf-8") return { encoding: "utf-8-sig", bomBytes: 3 };
-    if (given === void 0 && bom === "utf-16le") return { encoding: "utf-16le", bomBytes: 2 };
-    if (given === void 0 && bom === "utf-16be") return { encoding: "utf-16be", bomBytes: 2 };
-  }
-  if (given !== void 0) {
-    const skip = given === "utf-16le" && bom === "utf-16le" || given === "utf-16be" && bom === "utf-16be" ? 2 : 0;
-    return { encoding: given, bomBytes: skip };
-  }
-  return { encoding: isUtf8(head) ? "utf-8" : "windows-1252", bomBytes: 0 };
-}
-function bomOf(b) {
-  if (b[0] === 239 && b[1] === 187 && b[2] === 191) return "utf-8";
-  if (b[0] === 255 && b[1] === 254) return "utf-16le";
-  if (b[0] === 254 && b[1] === 255) return "utf-16be";
-  return void 0;
-}
-function isUtf8(head) {
-  let end = head.length;
-  for (let i2 = 1; i2 <= 3 && end - i2 >= 0; i2++) {
-    const b = head[end - i2];
-    if (b >= 192) {
-      const need = b >= 240 ? 4 : b >= 224 ? 3 : 2;
-      if (need > i2) end -= i2;
-      break;
-    }
-    if (b < 128) break;
-  }
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(head.subarray(0, end));
-    return true;
-  } catch {
-    return false;
-  }
-}
-function decoderLabel(e) {
-  return e === "utf-8-sig" ? "utf-8" : e;
-}
-
 // src/core/db/csv/headers.ts
 var MAX_NAME = 128;
 function sanitizeHeaders(raw) {
@@ -50374,11 +50585,11 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs45 from "node:fs";
+import fs47 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
-  constructor(code, message, options, ...contexts) {
+  constructor(code, message, options2, ...contexts) {
     if (Array.isArray(message)) message = message.join(" ").trim();
     super(message);
     if (Error.captureStackTrace !== void 0) {
@@ -50388,7 +50599,7 @@ var CsvError = class _CsvError extends Error {
     for (const context of contexts) {
       for (const key in context) {
         const value = context[key];
-        this[key] = Buffer.isBuffer(value) ? value.toString(options.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
+        this[key] = Buffer.isBuffer(value) ? value.toString(options2.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
       }
     }
   }
@@ -50493,7 +50704,7 @@ var ResizeableBuffer = class {
 var ResizeableBuffer_default = ResizeableBuffer;
 
 // node_modules/csv-parse/lib/api/init_state.js
-var init_state = function(options) {
+var init_state = function(options2) {
   const timchars = [
     // Basic Latin
     32,
@@ -50552,7 +50763,7 @@ var init_state = function(options) {
   ].reduce((acc, codepoint) => {
     const encoded = Buffer.from(
       String.fromCharCode(codepoint),
-      options.encoding
+      options2.encoding
     );
     if (codepoint !== 63 && encoded.length === 1 && encoded[0] === 63) {
       return acc;
@@ -50565,27 +50776,27 @@ var init_state = function(options) {
   return {
     bomSkipped: false,
     bufBytesStart: 0,
-    castField: options.cast_function,
+    castField: options2.cast_function,
     commenting: false,
     delimiterBufPrevious: void 0,
     delimiterDiscovered: false,
     // Current error encountered by a record
     error: void 0,
-    enabled: options.from_line === 1,
+    enabled: options2.from_line === 1,
     escaping: false,
-    escapeIsQuote: Buffer.isBuffer(options.escape) && Buffer.isBuffer(options.quote) && Buffer.compare(options.escape, options.quote) === 0,
+    escapeIsQuote: Buffer.isBuffer(options2.escape) && Buffer.isBuffer(options2.quote) && Buffer.compare(options2.escape, options2.quote) === 0,
     // columns can be `false`, `true`, `Array`
-    expectedRecordLength: Array.isArray(options.columns) ? options.columns.length : void 0,
+    expectedRecordLength: Array.isArray(options2.columns) ? options2.columns.length : void 0,
     field: new ResizeableBuffer_default(20),
-    firstLineToHeaders: options.cast_first_line_to_header,
+    firstLineToHeaders: options2.cast_first_line_to_header,
     needMoreDataSize: Math.max(
       // Skip if the remaining buffer smaller than comment
-      options.comment !== null ? options.comment.length : 0,
-      ...options.delimiter ? options.delimiter.map((delimiter) => delimiter.length) : [],
+      options2.comment !== null ? options2.comment.length : 0,
+      ...options2.delimiter ? options2.delimiter.map((delimiter) => delimiter.length) : [],
       // Auto discovery of delimiter is limited to 1 character
-      options.delimiter_auto ? 1 : 0,
+      options2.delimiter_auto ? 1 : 0,
       // Skip if the remaining buffer can be escape sequence
-      options.quote !== null ? options.quote.length : 0,
+      options2.quote !== null ? options2.quote.length : 0,
       ...timchars.map((t) => t.length)
     ),
     previousBuf: void 0,
@@ -50595,10 +50806,10 @@ var init_state = function(options) {
     record: [],
     recordHasError: false,
     record_length: 0,
-    recordDelimiterMaxLength: options.record_delimiter.length === 0 ? 0 : Math.max(...options.record_delimiter.map((v) => v.length)),
+    recordDelimiterMaxLength: options2.record_delimiter.length === 0 ? 0 : Math.max(...options2.record_delimiter.map((v) => v.length)),
     trimChars: [
-      Buffer.from(" ", options.encoding)[0],
-      Buffer.from("	", options.encoding)[0]
+      Buffer.from(" ", options2.encoding)[0],
+      Buffer.from("	", options2.encoding)[0]
     ],
     wasQuoting: false,
     wasRowDelimiter: false,
@@ -50616,165 +50827,165 @@ var underscore = function(str2) {
 
 // node_modules/csv-parse/lib/api/normalize_options.js
 var normalize_options = function(opts) {
-  const options = {};
+  const options2 = {};
   for (const opt in opts) {
-    options[underscore(opt)] = opts[opt];
+    options2[underscore(opt)] = opts[opt];
   }
-  if (options.encoding === void 0 || options.encoding === true) {
-    options.encoding = "utf8";
-  } else if (options.encoding === null || options.encoding === false) {
-    options.encoding = null;
-  } else if (typeof options.encoding !== "string" && options.encoding !== null) {
+  if (options2.encoding === void 0 || options2.encoding === true) {
+    options2.encoding = "utf8";
+  } else if (options2.encoding === null || options2.encoding === false) {
+    options2.encoding = null;
+  } else if (typeof options2.encoding !== "string" && options2.encoding !== null) {
     throw new CsvError(
       "CSV_INVALID_OPTION_ENCODING",
       [
         "Invalid option encoding:",
         "encoding must be a string or null to return a buffer,",
-        `got ${JSON.stringify(options.encoding)}`
+        `got ${JSON.stringify(options2.encoding)}`
       ],
-      options
+      options2
     );
   }
-  if (options.bom === void 0 || options.bom === null || options.bom === false) {
-    options.bom = false;
-  } else if (options.bom !== true) {
+  if (options2.bom === void 0 || options2.bom === null || options2.bom === false) {
+    options2.bom = false;
+  } else if (options2.bom !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_BOM",
       [
         "Invalid option bom:",
         "bom must be true,",
-        `got ${JSON.stringify(options.bom)}`
+        `got ${JSON.stringify(options2.bom)}`
       ],
-      options
+      options2
     );
   }
-  options.cast_function = null;
-  if (options.cast === void 0 || options.cast === null || options.cast === false || options.cast === "") {
-    options.cast = void 0;
-  } else if (typeof options.cast === "function") {
-    options.cast_function = options.cast;
-    options.cast = true;
-  } else if (options.cast !== true) {
+  options2.cast_function = null;
+  if (options2.cast === void 0 || options2.cast === null || options2.cast === false || options2.cast === "") {
+    options2.cast = void 0;
+  } else if (typeof options2.cast === "function") {
+    options2.cast_function = options2.cast;
+    options2.cast = true;
+  } else if (options2.cast !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST",
       [
         "Invalid option cast:",
         "cast must be true or a function,",
-        `got ${JSON.stringify(options.cast)}`
+        `got ${JSON.stringify(options2.cast)}`
       ],
-      options
+      options2
     );
   }
-  if (options.cast_date === void 0 || options.cast_date === null || options.cast_date === false || options.cast_date === "") {
-    options.cast_date = false;
-  } else if (options.cast_date === true) {
-    options.cast_date = function(value) {
+  if (options2.cast_date === void 0 || options2.cast_date === null || options2.cast_date === false || options2.cast_date === "") {
+    options2.cast_date = false;
+  } else if (options2.cast_date === true) {
+    options2.cast_date = function(value) {
       const date5 = Date.parse(value);
       return !isNaN(date5) ? new Date(date5) : value;
     };
-  } else if (typeof options.cast_date !== "function") {
+  } else if (typeof options2.cast_date !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST_DATE",
       [
         "Invalid option cast_date:",
         "cast_date must be true or a function,",
-        `got ${JSON.stringify(options.cast_date)}`
+        `got ${JSON.stringify(options2.cast_date)}`
       ],
-      options
+      options2
     );
   }
-  options.cast_first_line_to_header = void 0;
-  if (options.columns === true) {
-    options.cast_first_line_to_header = void 0;
-  } else if (typeof options.columns === "function") {
-    options.cast_first_line_to_header = options.columns;
-    options.columns = true;
-  } else if (Array.isArray(options.columns)) {
-    options.columns = normalize_columns_array(options.columns);
-  } else if (options.columns === void 0 || options.columns === null || options.columns === false) {
-    options.columns = false;
+  options2.cast_first_line_to_header = void 0;
+  if (options2.columns === true) {
+    options2.cast_first_line_to_header = void 0;
+  } else if (typeof options2.columns === "function") {
+    options2.cast_first_line_to_header = options2.columns;
+    options2.columns = true;
+  } else if (Array.isArray(options2.columns)) {
+    options2.columns = normalize_columns_array(options2.columns);
+  } else if (options2.columns === void 0 || options2.columns === null || options2.columns === false) {
+    options2.columns = false;
   } else {
     throw new CsvError(
       "CSV_INVALID_OPTION_COLUMNS",
       [
         "Invalid option columns:",
         "expect an array, a function or true,",
-        `got ${JSON.stringify(options.columns)}`
+        `got ${JSON.stringify(options2.columns)}`
       ],
-      options
+      options2
     );
   }
-  if (options.group_columns_by_name === void 0 || options.group_columns_by_name === null || options.group_columns_by_name === false) {
-    options.group_columns_by_name = false;
-  } else if (options.group_columns_by_name !== true) {
+  if (options2.group_columns_by_name === void 0 || options2.group_columns_by_name === null || options2.group_columns_by_name === false) {
+    options2.group_columns_by_name = false;
+  } else if (options2.group_columns_by_name !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "expect an boolean,",
-        `got ${JSON.stringify(options.group_columns_by_name)}`
+        `got ${JSON.stringify(options2.group_columns_by_name)}`
       ],
-      options
+      options2
     );
-  } else if (options.columns === false) {
+  } else if (options2.columns === false) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "the `columns` mode must be activated."
       ],
-      options
+      options2
     );
   }
-  if (options.comment === void 0 || options.comment === null || options.comment === false || options.comment === "") {
-    options.comment = null;
+  if (options2.comment === void 0 || options2.comment === null || options2.comment === false || options2.comment === "") {
+    options2.comment = null;
   } else {
-    if (typeof options.comment === "string") {
-      options.comment = Buffer.from(options.comment, options.encoding);
+    if (typeof options2.comment === "string") {
+      options2.comment = Buffer.from(options2.comment, options2.encoding);
     }
-    if (!Buffer.isBuffer(options.comment)) {
+    if (!Buffer.isBuffer(options2.comment)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_COMMENT",
         [
           "Invalid option comment:",
           "comment must be a buffer or a string,",
-          `got ${JSON.stringify(options.comment)}`
+          `got ${JSON.stringify(options2.comment)}`
         ],
-        options
+        options2
       );
     }
   }
-  if (options.comment_no_infix === void 0 || options.comment_no_infix === null || options.comment_no_infix === false) {
-    options.comment_no_infix = false;
-  } else if (options.comment_no_infix !== true) {
+  if (options2.comment_no_infix === void 0 || options2.comment_no_infix === null || options2.comment_no_infix === false) {
+    options2.comment_no_infix = false;
+  } else if (options2.comment_no_infix !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_COMMENT",
       [
         "Invalid option comment_no_infix:",
         "value must be a boolean,",
-        `got ${JSON.stringify(options.comment_no_infix)}`
+        `got ${JSON.stringify(options2.comment_no_infix)}`
       ],
-      options
+      options2
     );
   }
-  if (options.delimiter_auto === void 0 || options.delimiter_auto === null || options.delimiter_auto === false) {
-    options.delimiter_auto = false;
-  } else if (options.delimiter_auto === true) {
-    options.delimiter_auto = {};
-  } else if (!is_object(options.delimiter_auto)) {
+  if (options2.delimiter_auto === void 0 || options2.delimiter_auto === null || options2.delimiter_auto === false) {
+    options2.delimiter_auto = false;
+  } else if (options2.delimiter_auto === true) {
+    options2.delimiter_auto = {};
+  } else if (!is_object(options2.delimiter_auto)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_DELIMITER_AUTO",
       [
         "Invalid option delimiter_auto:",
         "delimiter_auto must be a boolean or a configuration object,",
-        `got ${JSON.stringify(options.delimiter_auto)}`
+        `got ${JSON.stringify(options2.delimiter_auto)}`
       ],
-      options
+      options2
     );
   }
-  if (options.delimiter_auto) {
-    if (options.delimiter_auto.preferred === void 0)
-      options.delimiter_auto.preferred = {
+  if (options2.delimiter_auto) {
+    if (options2.delimiter_auto.preferred === void 0)
+      options2.delimiter_auto.preferred = {
         [",".charCodeAt(0)]: 1.8,
         ["	".charCodeAt(0)]: 1.8,
         [";".charCodeAt(0)]: 1.6,
@@ -50783,59 +50994,59 @@ var normalize_options = function(opts) {
         [".".charCodeAt(0)]: 1.4,
         ["/".charCodeAt(0)]: 1.4
       };
-    else if (!is_object(options.delimiter_auto.preferred)) {
+    else if (!is_object(options2.delimiter_auto.preferred)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "preferred must be an object,",
-          `got ${JSON.stringify(options.delimiter_auto.preferred)}`
+          `got ${JSON.stringify(options2.delimiter_auto.preferred)}`
         ],
-        options
+        options2
       );
     }
-    if (options.delimiter_auto.score === void 0)
-      options.delimiter_auto.score = (info, options2) => {
-        return (info.total - info.std) * (options2.preferred[info.char_code] || 1);
+    if (options2.delimiter_auto.score === void 0)
+      options2.delimiter_auto.score = (info, options3) => {
+        return (info.total - info.std) * (options3.preferred[info.char_code] || 1);
       };
-    else if (typeof options.delimiter_auto.score !== "function") {
+    else if (typeof options2.delimiter_auto.score !== "function") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "score must be a function,",
-          `got ${JSON.stringify(options.delimiter_auto.score)}`
+          `got ${JSON.stringify(options2.delimiter_auto.score)}`
         ],
-        options
+        options2
       );
     }
-    if (options.delimiter_auto.size === void 0)
-      options.delimiter_auto.size = 2048;
-    else if (typeof options.delimiter_auto.size !== "number") {
+    if (options2.delimiter_auto.size === void 0)
+      options2.delimiter_auto.size = 2048;
+    else if (typeof options2.delimiter_auto.size !== "number") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "size must be a number,",
-          `got ${JSON.stringify(options.delimiter_auto.size)}`
+          `got ${JSON.stringify(options2.delimiter_auto.size)}`
         ],
-        options
+        options2
       );
     }
   }
-  const delimiter_json = JSON.stringify(options.delimiter);
-  if (options.delimiter_auto !== false) {
-    options.delimiter = [];
+  const delimiter_json = JSON.stringify(options2.delimiter);
+  if (options2.delimiter_auto !== false) {
+    options2.delimiter = [];
   }
-  if (!Array.isArray(options.delimiter)) {
-    if (options.delimiter === void 0 || options.delimiter === null || options.delimiter === false) {
-      options.delimiter = Buffer.from(",", options.encoding);
+  if (!Array.isArray(options2.delimiter)) {
+    if (options2.delimiter === void 0 || options2.delimiter === null || options2.delimiter === false) {
+      options2.delimiter = Buffer.from(",", options2.encoding);
     }
-    options.delimiter = [options.delimiter];
+    options2.delimiter = [options2.delimiter];
   }
-  options.delimiter = options.delimiter.map(function(delimiter) {
+  options2.delimiter = options2.delimiter.map(function(delimiter) {
     if (typeof delimiter === "string") {
-      delimiter = Buffer.from(delimiter, options.encoding);
+      delimiter = Buffer.from(delimiter, options2.encoding);
     }
     if (!Buffer.isBuffer(delimiter) || delimiter.length === 0) {
       throw new CsvError(
@@ -50845,51 +51056,51 @@ var normalize_options = function(opts) {
           "delimiter must be a non empty string or buffer or array of string|buffer,",
           `got ${delimiter_json}`
         ],
-        options
+        options2
       );
     }
     return delimiter;
   });
-  if (options.escape === void 0 || options.escape === true) {
-    options.escape = Buffer.from('"', options.encoding);
-  } else if (typeof options.escape === "string") {
-    options.escape = Buffer.from(options.escape, options.encoding);
-  } else if (options.escape === null || options.escape === false) {
-    options.escape = null;
+  if (options2.escape === void 0 || options2.escape === true) {
+    options2.escape = Buffer.from('"', options2.encoding);
+  } else if (typeof options2.escape === "string") {
+    options2.escape = Buffer.from(options2.escape, options2.encoding);
+  } else if (options2.escape === null || options2.escape === false) {
+    options2.escape = null;
   }
-  if (options.escape !== null) {
-    if (!Buffer.isBuffer(options.escape)) {
+  if (options2.escape !== null) {
+    if (!Buffer.isBuffer(options2.escape)) {
       throw new Error(
-        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options.escape)}`
+        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options2.escape)}`
       );
     }
   }
-  if (options.from === void 0 || options.from === null) {
-    options.from = 1;
+  if (options2.from === void 0 || options2.from === null) {
+    options2.from = 1;
   } else {
-    if (typeof options.from === "string" && /\d+/.test(options.from)) {
-      options.from = parseInt(options.from);
+    if (typeof options2.from === "string" && /\d+/.test(options2.from)) {
+      options2.from = parseInt(options2.from);
     }
-    if (Number.isInteger(options.from)) {
-      if (options.from < 0) {
+    if (Number.isInteger(options2.from)) {
+      if (options2.from < 0) {
         throw new Error(
           `Invalid Option: from must be a positive integer, got ${JSON.stringify(opts.from)}`
         );
       }
     } else {
       throw new Error(
-        `Invalid Option: from must be an integer, got ${JSON.stringify(options.from)}`
+        `Invalid Option: from must be an integer, got ${JSON.stringify(options2.from)}`
       );
     }
   }
-  if (options.from_line === void 0 || options.from_line === null) {
-    options.from_line = 1;
+  if (options2.from_line === void 0 || options2.from_line === null) {
+    options2.from_line = 1;
   } else {
-    if (typeof options.from_line === "string" && /\d+/.test(options.from_line)) {
-      options.from_line = parseInt(options.from_line);
+    if (typeof options2.from_line === "string" && /\d+/.test(options2.from_line)) {
+      options2.from_line = parseInt(options2.from_line);
     }
-    if (Number.isInteger(options.from_line)) {
-      if (options.from_line <= 0) {
+    if (Number.isInteger(options2.from_line)) {
+      if (options2.from_line <= 0) {
         throw new Error(
           `Invalid Option: from_line must be a positive integer greater than 0, got ${JSON.stringify(opts.from_line)}`
         );
@@ -50900,152 +51111,152 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options.ignore_last_delimiters === void 0 || options.ignore_last_delimiters === null) {
-    options.ignore_last_delimiters = false;
-  } else if (typeof options.ignore_last_delimiters === "number") {
-    options.ignore_last_delimiters = Math.floor(options.ignore_last_delimiters);
-    if (options.ignore_last_delimiters === 0) {
-      options.ignore_last_delimiters = false;
+  if (options2.ignore_last_delimiters === void 0 || options2.ignore_last_delimiters === null) {
+    options2.ignore_last_delimiters = false;
+  } else if (typeof options2.ignore_last_delimiters === "number") {
+    options2.ignore_last_delimiters = Math.floor(options2.ignore_last_delimiters);
+    if (options2.ignore_last_delimiters === 0) {
+      options2.ignore_last_delimiters = false;
     }
-  } else if (typeof options.ignore_last_delimiters !== "boolean") {
+  } else if (typeof options2.ignore_last_delimiters !== "boolean") {
     throw new CsvError(
       "CSV_INVALID_OPTION_IGNORE_LAST_DELIMITERS",
       [
         "Invalid option `ignore_last_delimiters`:",
         "the value must be a boolean value or an integer,",
-        `got ${JSON.stringify(options.ignore_last_delimiters)}`
+        `got ${JSON.stringify(options2.ignore_last_delimiters)}`
       ],
-      options
+      options2
     );
   }
-  if (options.ignore_last_delimiters === true && options.columns === false) {
+  if (options2.ignore_last_delimiters === true && options2.columns === false) {
     throw new CsvError(
       "CSV_IGNORE_LAST_DELIMITERS_REQUIRES_COLUMNS",
       [
         "The option `ignore_last_delimiters`",
         "requires the activation of the `columns` option"
       ],
-      options
+      options2
     );
   }
-  if (options.info === void 0 || options.info === null || options.info === false) {
-    options.info = false;
-  } else if (options.info !== true) {
+  if (options2.info === void 0 || options2.info === null || options2.info === false) {
+    options2.info = false;
+  } else if (options2.info !== true) {
     throw new Error(
-      `Invalid Option: info must be true, got ${JSON.stringify(options.info)}`
+      `Invalid Option: info must be true, got ${JSON.stringify(options2.info)}`
     );
   }
-  if (options.max_record_size === void 0 || options.max_record_size === null || options.max_record_size === false) {
-    options.max_record_size = 0;
-  } else if (Number.isInteger(options.max_record_size) && options.max_record_size >= 0) {
-  } else if (typeof options.max_record_size === "string" && /\d+/.test(options.max_record_size)) {
-    options.max_record_size = parseInt(options.max_record_size);
+  if (options2.max_record_size === void 0 || options2.max_record_size === null || options2.max_record_size === false) {
+    options2.max_record_size = 0;
+  } else if (Number.isInteger(options2.max_record_size) && options2.max_record_size >= 0) {
+  } else if (typeof options2.max_record_size === "string" && /\d+/.test(options2.max_record_size)) {
+    options2.max_record_size = parseInt(options2.max_record_size);
   } else {
     throw new Error(
-      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options.max_record_size)}`
+      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options2.max_record_size)}`
     );
   }
-  if (options.objname === void 0 || options.objname === null || options.objname === false) {
-    options.objname = void 0;
-  } else if (Buffer.isBuffer(options.objname)) {
-    if (options.objname.length === 0) {
+  if (options2.objname === void 0 || options2.objname === null || options2.objname === false) {
+    options2.objname = void 0;
+  } else if (Buffer.isBuffer(options2.objname)) {
+    if (options2.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty buffer`);
     }
-    if (options.encoding === null) {
+    if (options2.encoding === null) {
     } else {
-      options.objname = options.objname.toString(options.encoding);
+      options2.objname = options2.objname.toString(options2.encoding);
     }
-  } else if (typeof options.objname === "string") {
-    if (options.objname.length === 0) {
+  } else if (typeof options2.objname === "string") {
+    if (options2.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty string`);
     }
-  } else if (typeof options.objname === "number") {
+  } else if (typeof options2.objname === "number") {
   } else {
     throw new Error(
-      `Invalid Option: objname must be a string or a buffer, got ${options.objname}`
+      `Invalid Option: objname must be a string or a buffer, got ${options2.objname}`
     );
   }
-  if (options.objname !== void 0) {
-    if (typeof options.objname === "number") {
-      if (options.columns !== false) {
+  if (options2.objname !== void 0) {
+    if (typeof options2.objname === "number") {
+      if (options2.columns !== false) {
         throw Error(
           "Invalid Option: objname index cannot be combined with columns or be defined as a field"
         );
       }
     } else {
-      if (options.columns === false) {
+      if (options2.columns === false) {
         throw Error(
           "Invalid Option: objname field must be combined with columns or be defined as an index"
         );
       }
     }
   }
-  if (options.on_record === void 0 || options.on_record === null) {
-    options.on_record = void 0;
-  } else if (typeof options.on_record !== "function") {
+  if (options2.on_record === void 0 || options2.on_record === null) {
+    options2.on_record = void 0;
+  } else if (typeof options2.on_record !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_ON_RECORD",
       [
         "Invalid option `on_record`:",
         "expect a function,",
-        `got ${JSON.stringify(options.on_record)}`
+        `got ${JSON.stringify(options2.on_record)}`
       ],
-      options
+      options2
     );
   }
-  if (options.on_skip !== void 0 && options.on_skip !== null && typeof options.on_skip !== "function") {
+  if (options2.on_skip !== void 0 && options2.on_skip !== null && typeof options2.on_skip !== "function") {
     throw new Error(
-      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options.on_skip)}`
+      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options2.on_skip)}`
     );
   }
-  if (options.quote === null || options.quote === false || options.quote === "") {
-    options.quote = null;
+  if (options2.quote === null || options2.quote === false || options2.quote === "") {
+    options2.quote = null;
   } else {
-    if (options.quote === void 0 || options.quote === true) {
-      options.quote = Buffer.from('"', options.encoding);
-    } else if (typeof options.quote === "string") {
-      options.quote = Buffer.from(options.quote, options.encoding);
+    if (options2.quote === void 0 || options2.quote === true) {
+      options2.quote = Buffer.from('"', options2.encoding);
+    } else if (typeof options2.quote === "string") {
+      options2.quote = Buffer.from(options2.quote, options2.encoding);
     }
-    if (!Buffer.isBuffer(options.quote)) {
+    if (!Buffer.isBuffer(options2.quote)) {
       throw new Error(
-        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options.quote)}`
+        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options2.quote)}`
       );
     }
   }
-  if (options.raw === void 0 || options.raw === null || options.raw === false) {
-    options.raw = false;
-  } else if (options.raw !== true) {
+  if (options2.raw === void 0 || options2.raw === null || options2.raw === false) {
+    options2.raw = false;
+  } else if (options2.raw !== true) {
     throw new Error(
-      `Invalid Option: raw must be true, got ${JSON.stringify(options.raw)}`
+      `Invalid Option: raw must be true, got ${JSON.stringify(options2.raw)}`
     );
   }
-  if (options.record_delimiter === void 0) {
-    options.record_delimiter = [];
-  } else if (typeof options.record_delimiter === "string" || Buffer.isBuffer(options.record_delimiter)) {
-    if (options.record_delimiter.length === 0) {
+  if (options2.record_delimiter === void 0) {
+    options2.record_delimiter = [];
+  } else if (typeof options2.record_delimiter === "string" || Buffer.isBuffer(options2.record_delimiter)) {
+    if (options2.record_delimiter.length === 0) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
         [
           "Invalid option `record_delimiter`:",
           "value must be a non empty string or buffer,",
-          `got ${JSON.stringify(options.record_delimiter)}`
+          `got ${JSON.stringify(options2.record_delimiter)}`
         ],
-        options
+        options2
       );
     }
-    options.record_delimiter = [options.record_delimiter];
-  } else if (!Array.isArray(options.record_delimiter)) {
+    options2.record_delimiter = [options2.record_delimiter];
+  } else if (!Array.isArray(options2.record_delimiter)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_RECORD_DELIMITER",
       [
         "Invalid option `record_delimiter`:",
         "value must be a string, a buffer or array of string|buffer,",
-        `got ${JSON.stringify(options.record_delimiter)}`
+        `got ${JSON.stringify(options2.record_delimiter)}`
       ],
-      options
+      options2
     );
   }
-  options.record_delimiter = options.record_delimiter.map(function(rd, i2) {
+  options2.record_delimiter = options2.record_delimiter.map(function(rd, i2) {
     if (typeof rd !== "string" && !Buffer.isBuffer(rd)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
@@ -51055,7 +51266,7 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options
+        options2
       );
     } else if (rd.length === 0) {
       throw new CsvError(
@@ -51066,109 +51277,109 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options
+        options2
       );
     }
     if (typeof rd === "string") {
-      rd = Buffer.from(rd, options.encoding);
+      rd = Buffer.from(rd, options2.encoding);
     }
     return rd;
   });
-  if (typeof options.relax_column_count === "boolean") {
-  } else if (options.relax_column_count === void 0 || options.relax_column_count === null) {
-    options.relax_column_count = false;
+  if (typeof options2.relax_column_count === "boolean") {
+  } else if (options2.relax_column_count === void 0 || options2.relax_column_count === null) {
+    options2.relax_column_count = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options.relax_column_count)}`
+      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options2.relax_column_count)}`
     );
   }
-  if (typeof options.relax_column_count_less === "boolean") {
-  } else if (options.relax_column_count_less === void 0 || options.relax_column_count_less === null) {
-    options.relax_column_count_less = false;
+  if (typeof options2.relax_column_count_less === "boolean") {
+  } else if (options2.relax_column_count_less === void 0 || options2.relax_column_count_less === null) {
+    options2.relax_column_count_less = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options.relax_column_count_less)}`
+      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options2.relax_column_count_less)}`
     );
   }
-  if (typeof options.relax_column_count_more === "boolean") {
-  } else if (options.relax_column_count_more === void 0 || options.relax_column_count_more === null) {
-    options.relax_column_count_more = false;
+  if (typeof options2.relax_column_count_more === "boolean") {
+  } else if (options2.relax_column_count_more === void 0 || options2.relax_column_count_more === null) {
+    options2.relax_column_count_more = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options.relax_column_count_more)}`
+      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options2.relax_column_count_more)}`
     );
   }
-  if (typeof options.relax_quotes === "boolean") {
-  } else if (options.relax_quotes === void 0 || options.relax_quotes === null) {
-    options.relax_quotes = false;
+  if (typeof options2.relax_quotes === "boolean") {
+  } else if (options2.relax_quotes === void 0 || options2.relax_quotes === null) {
+    options2.relax_quotes = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options.relax_quotes)}`
+      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options2.relax_quotes)}`
     );
   }
-  if (typeof options.skip_empty_lines === "boolean") {
-  } else if (options.skip_empty_lines === void 0 || options.skip_empty_lines === null) {
-    options.skip_empty_lines = false;
+  if (typeof options2.skip_empty_lines === "boolean") {
+  } else if (options2.skip_empty_lines === void 0 || options2.skip_empty_lines === null) {
+    options2.skip_empty_lines = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options.skip_empty_lines)}`
+      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options2.skip_empty_lines)}`
     );
   }
-  if (typeof options.skip_records_with_empty_values === "boolean") {
-  } else if (options.skip_records_with_empty_values === void 0 || options.skip_records_with_empty_values === null) {
-    options.skip_records_with_empty_values = false;
+  if (typeof options2.skip_records_with_empty_values === "boolean") {
+  } else if (options2.skip_records_with_empty_values === void 0 || options2.skip_records_with_empty_values === null) {
+    options2.skip_records_with_empty_values = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options.skip_records_with_empty_values)}`
+      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options2.skip_records_with_empty_values)}`
     );
   }
-  if (typeof options.skip_records_with_error === "boolean") {
-  } else if (options.skip_records_with_error === void 0 || options.skip_records_with_error === null) {
-    options.skip_records_with_error = false;
+  if (typeof options2.skip_records_with_error === "boolean") {
+  } else if (options2.skip_records_with_error === void 0 || options2.skip_records_with_error === null) {
+    options2.skip_records_with_error = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options.skip_records_with_error)}`
+      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options2.skip_records_with_error)}`
     );
   }
-  if (options.rtrim === void 0 || options.rtrim === null || options.rtrim === false) {
-    options.rtrim = false;
-  } else if (options.rtrim !== true) {
+  if (options2.rtrim === void 0 || options2.rtrim === null || options2.rtrim === false) {
+    options2.rtrim = false;
+  } else if (options2.rtrim !== true) {
     throw new Error(
-      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options.rtrim)}`
+      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options2.rtrim)}`
     );
   }
-  if (options.ltrim === void 0 || options.ltrim === null || options.ltrim === false) {
-    options.ltrim = false;
-  } else if (options.ltrim !== true) {
+  if (options2.ltrim === void 0 || options2.ltrim === null || options2.ltrim === false) {
+    options2.ltrim = false;
+  } else if (options2.ltrim !== true) {
     throw new Error(
-      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options.ltrim)}`
+      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options2.ltrim)}`
     );
   }
-  if (options.trim === void 0 || options.trim === null || options.trim === false) {
-    options.trim = false;
-  } else if (options.trim !== true) {
+  if (options2.trim === void 0 || options2.trim === null || options2.trim === false) {
+    options2.trim = false;
+  } else if (options2.trim !== true) {
     throw new Error(
-      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options.trim)}`
+      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options2.trim)}`
     );
   }
-  if (options.trim === true && opts.ltrim !== false) {
-    options.ltrim = true;
-  } else if (options.ltrim !== true) {
-    options.ltrim = false;
+  if (options2.trim === true && opts.ltrim !== false) {
+    options2.ltrim = true;
+  } else if (options2.ltrim !== true) {
+    options2.ltrim = false;
   }
-  if (options.trim === true && opts.rtrim !== false) {
-    options.rtrim = true;
-  } else if (options.rtrim !== true) {
-    options.rtrim = false;
+  if (options2.trim === true && opts.rtrim !== false) {
+    options2.rtrim = true;
+  } else if (options2.rtrim !== true) {
+    options2.rtrim = false;
   }
-  if (options.to === void 0 || options.to === null) {
-    options.to = -1;
-  } else if (options.to !== -1) {
-    if (typeof options.to === "string" && /\d+/.test(options.to)) {
-      options.to = parseInt(options.to);
+  if (options2.to === void 0 || options2.to === null) {
+    options2.to = -1;
+  } else if (options2.to !== -1) {
+    if (typeof options2.to === "string" && /\d+/.test(options2.to)) {
+      options2.to = parseInt(options2.to);
     }
-    if (Number.isInteger(options.to)) {
-      if (options.to <= 0) {
+    if (Number.isInteger(options2.to)) {
+      if (options2.to <= 0) {
         throw new Error(
           `Invalid Option: to must be a positive integer greater than 0, got ${JSON.stringify(opts.to)}`
         );
@@ -51179,14 +51390,14 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options.to_line === void 0 || options.to_line === null) {
-    options.to_line = -1;
-  } else if (options.to_line !== -1) {
-    if (typeof options.to_line === "string" && /\d+/.test(options.to_line)) {
-      options.to_line = parseInt(options.to_line);
+  if (options2.to_line === void 0 || options2.to_line === null) {
+    options2.to_line = -1;
+  } else if (options2.to_line !== -1) {
+    if (typeof options2.to_line === "string" && /\d+/.test(options2.to_line)) {
+      options2.to_line = parseInt(options2.to_line);
     }
-    if (Number.isInteger(options.to_line)) {
-      if (options.to_line <= 0) {
+    if (Number.isInteger(options2.to_line)) {
+      if (options2.to_line <= 0) {
         throw new Error(
           `Invalid Option: to_line must be a positive integer greater than 0, got ${JSON.stringify(opts.to_line)}`
         );
@@ -51197,13 +51408,13 @@ var normalize_options = function(opts) {
       );
     }
   }
-  return options;
+  return options2;
 };
 
 // node_modules/csv-parse/lib/utils/delimiter_discover.js
-var delimiter_discover = function(records, options) {
-  if (!options) {
-    ({ delimiter_auto: options } = normalize_options({ delimiter_auto: true }));
+var delimiter_discover = function(records, options2) {
+  if (!options2) {
+    ({ delimiter_auto: options2 } = normalize_options({ delimiter_auto: true }));
   }
   if (typeof records === "string") {
     records = Buffer.from(records);
@@ -51232,8 +51443,8 @@ var delimiter_discover = function(records, options) {
     info2.char_code = i2;
     info2.std = std(info2.lines);
     info2.total = info2.lines.reduce((acc, val) => acc + val, 0);
-    info2.preferred = !!options.preferred[i2];
-    info2.score = options.score(info2, options);
+    info2.preferred = !!options2.preferred[i2];
+    info2.score = options2.score(info2, options2);
   });
   const result3 = info.reduce(
     (acc, info2) => acc.score > info2.score ? acc : info2,
@@ -51279,12 +51490,12 @@ var transform2 = function(original_options = {}) {
     lines: 1,
     records: 0
   };
-  const options = normalize_options(original_options);
+  const options2 = normalize_options(original_options);
   return {
     info,
     original_options,
-    options,
-    state: init_state(options),
+    options: options2,
+    state: init_state(options2),
     __needMoreData: function(i2, bufLen, end) {
       if (end) return false;
       const { encoding, escape, quote: quote2 } = this.options;
@@ -51383,12 +51594,12 @@ var transform2 = function(original_options = {}) {
               const bomLength = boms[encoding2].length;
               this.state.bufBytesStart += bomLength;
               buf = buf.slice(bomLength);
-              const options2 = normalize_options({
+              const options3 = normalize_options({
                 ...this.original_options,
                 encoding: encoding2
               });
-              for (const key in options2) {
-                this.options[key] = options2[key];
+              for (const key in options3) {
+                this.options[key] = options3[key];
               }
               ({ comment, escape, quote: quote2 } = this.options);
               break;
@@ -52093,8 +52304,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs45.openSync(abs, "r");
-    this.size = fs45.fstatSync(this.fd).size;
+    this.fd = fs47.openSync(abs, "r");
+    this.size = fs47.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -52122,7 +52333,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs45.closeSync(this.fd);
+      fs47.closeSync(this.fd);
     } catch {
     }
   }
@@ -52136,7 +52347,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs45.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs47.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -52183,7 +52394,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs45.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs47.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -53021,7 +53232,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs46 from "node:fs";
+import fs48 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -53196,7 +53407,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs46.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs48.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -53227,77 +53438,121 @@ function exportCsv(db, stmt, sql, abs, limits) {
   return { rows: rows2, bytes, columns };
 }
 
-// src/core/db/dbfile.ts
-import fs47 from "node:fs";
-var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
-var MIB6 = 1024 * 1024;
-function notSqlite(t) {
-  return shedError("INVALID_FORMAT", `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
-    details: { path: t.rel },
-    hint: "Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database."
-  });
-}
-function readDbBytes(t) {
-  const bytes = fs47.readFileSync(t.abs);
-  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
-  return bytes;
-}
-function foreignJournal(abs) {
-  for (const suffix of ["-wal", "-journal"]) {
-    try {
-      if (fs47.statSync(abs + suffix).size > 0) return suffix;
-    } catch {
-    }
-  }
-  return void 0;
-}
-async function withDbRead(t, fn) {
-  const db = await openDatabase(readDbBytes(t));
+// src/core/db/jobs.ts
+var SQLITE_HEAP_MB = 512;
+async function open2(bytes, padTo = 0) {
+  const db = await openDatabase(bytes, padTo);
   try {
-    return await fn(db);
-  } finally {
-    db.close();
+    db.run(`PRAGMA hard_heap_limit=${SQLITE_HEAP_MB * 1024 * 1024}`);
+  } catch {
   }
+  return db;
 }
-async function withDbWrite(t, limits, fn) {
-  return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
-    let sizeBefore = 0;
-    let created = true;
+function memoryGuard(err2) {
+  if (/out of memory|SQLITE_NOMEM/i.test(sqliteMessage(err2)) || err2 instanceof Error && /out of memory/i.test(err2.message)) {
+    throw shedError("RESOURCE_LIMIT", `The statement needed more than ${SQLITE_HEAP_MB} MB of memory and was stopped; nothing was changed.`, {
+      details: { memory_limit_mb: SQLITE_HEAP_MB },
+      hint: "Return less per row or fewer rows: aggregate in SQL, add WHERE or LIMIT, or export with output_csv."
+    });
+  }
+  throw err2;
+}
+var sqlJobs = {
+  async "sql.read"(input2) {
+    const { file: file2, stmt } = input2;
+    const db = await open2(readDbBytes(file2));
     try {
-      const st = fs47.lstatSync(t.abs);
-      if (!st.isFile()) {
-        throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
-      }
-      sizeBefore = st.size;
-      created = false;
+      const s = prepareOne(db, stmt.query);
+      bindParams(db, s, stmt.params, stmt.query);
+      return { value: runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget }) };
     } catch (err2) {
-      if (errnoCode(err2) !== "ENOENT") throw err2;
-    }
-    const journal = created ? void 0 : foreignJournal(t.abs);
-    if (journal !== void 0) {
-      throw shedError("FILE_LOCKED", `${t.shown} has an unfinished ${journal} file from another program (e.g. an open sqlite3 session); writing now could corrupt it.`, {
-        details: { path: t.rel, journal: `${t.rel}${journal}` },
-        hint: `Close the other program, or checkpoint it: shed_exec(zone="${t.zone.name}", cmd="sqlite3", args=["${t.rel}", "PRAGMA wal_checkpoint(TRUNCATE);"]).`
-      });
-    }
-    const maxBytes = limits.maxFileSizeMb * MIB6;
-    const room = Math.max(0, t.zone.scope.limitBytes - await scopeTotal(t.zone.scope)) + sizeBefore;
-    const limit = Math.min(maxBytes, room);
-    const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
-    const db = await openDatabase(created ? void 0 : readDbBytes(t), padTo);
-    try {
-      const { result: result3, changed } = await fn(db, limit);
-      if (!changed) return { result: result3, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
-      const bytes = db.export();
-      db.close();
-      ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
-      await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
-      atomicWrite(t.abs, bytes);
-      return { result: result3, written: true, sizeBefore, sizeAfter: bytes.length, created };
+      return memoryGuard(err2);
     } finally {
       db.close();
     }
+  },
+  async "sql.export"(input2) {
+    const { file: file2, exp } = input2;
+    const db = await open2(readDbBytes(file2));
+    try {
+      const s = prepareOne(db, exp.query);
+      bindParams(db, s, exp.params, exp.query);
+      return { value: exportCsv(db, s, exp.query, exp.outAbs, { maxBytes: exp.maxBytes, roomBytes: exp.roomBytes, shown: exp.outShown }) };
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  },
+  async "sql.write"(input2) {
+    const { image, stmt, dml } = input2;
+    const db = await open2(image.bytes, image.padTo);
+    try {
+      const s = prepareOne(db, stmt.query);
+      bindParams(db, s, stmt.params, stmt.query);
+      const res = runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget });
+      const changed = !(dml && res.changes === 0 && !res.schemaChanged);
+      return imageReply(db, res, changed);
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  },
+  async "sql.import"(input2, ctx) {
+    const { image, req } = input2;
+    const db = await open2(image.bytes, image.padTo);
+    try {
+      const report = await importCsv({ ...req, db, progress: async (done, total, rows2) => ctx.progress(done, total, rows2) });
+      return imageReply(db, report, true);
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  }
+};
+function imageReply(db, result3, changed) {
+  if (!changed) return { value: { result: result3, bytes: void 0 }, transfer: [] };
+  const bytes = db.export();
+  return { value: { result: result3, bytes }, transfer: [bytes.buffer] };
+}
+function timeoutError(seconds, query) {
+  return () => shedError("QUERY_TIMEOUT", `${query === void 0 ? "The CSV import" : "The SQL statement"} ran longer than ${seconds} s (sqlite_timeout_seconds) and was stopped; the database was not changed.`, {
+    details: { timeout_seconds: seconds, ...query === void 0 ? {} : { query: query.length > 300 ? `${query.slice(0, 297)}...` : query } },
+    hint: query === void 0 ? "Import a smaller file (split it), or ask the admin to raise sqlite_timeout_seconds." : "Make the statement do less: add LIMIT or a WHERE clause, and give a recursive CTE a stop condition (WHERE x < 1000) or a LIMIT."
   });
+}
+function options(o, query) {
+  return {
+    timeoutMs: o.timeoutSeconds * 1e3,
+    onTimeout: timeoutError(o.timeoutSeconds, query),
+    onStatus: o.onProgress === void 0 ? void 0 : (line) => relayProgress(line, o.onProgress)
+  };
+}
+function relayProgress(line, to) {
+  const [done, total, rows2] = line.split(" ").map(Number);
+  to(done ?? 0, total ?? 0, rows2 ?? 0);
+}
+function fileRef(t) {
+  return { abs: t.abs, rel: t.rel, shown: t.shown };
+}
+function runReadStatement(t, stmt, o) {
+  return runJob("sql.read", { file: fileRef(t), stmt }, options(o, stmt.query));
+}
+function runExport(t, exp, o) {
+  return runJob("sql.export", { file: fileRef(t), exp }, options(o, exp.query));
+}
+function runWriteStatement(image, stmt, dml, o) {
+  return runJob("sql.write", { image, stmt, dml }, options(o, stmt.query), transferOf(image));
+}
+function runImport(image, req, o) {
+  return runJob("sql.import", { image, req }, options(o, void 0), transferOf(image));
+}
+function transferOf(image) {
+  const b = image.bytes;
+  if (b === void 0 || b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength || !(b.buffer instanceof ArrayBuffer)) return [];
+  return [b.buffer];
 }
 
 // src/functions/sqlite.ts
@@ -53424,11 +53679,7 @@ function warningFor(target) {
 async function readQuery(args, ctx, target, query, sql) {
   const { limit, capped } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, void 0);
-  const res = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return runStatement(db, stmt, query, { limit, budget });
-  });
+  const res = await runReadStatement(dbTarget(target), { query, params: args.params, limit, budget }, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds });
   const data = resultData(target, query, res);
   const warning = warningFor(target);
   if (warning) data.warning = warning;
@@ -53482,11 +53733,11 @@ async function exportMode(args, ctx, zone, target, query) {
   const oldSize = out.stat?.isFile() ? out.stat.size : 0;
   await guardWrite(ctx, out);
   const room = Math.max(0, zone.scope.limitBytes - await scopeTotal(zone.scope)) + oldSize;
-  const result3 = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return exportCsv(db, stmt, query, out.abs, { maxBytes: ctx.valves.max_file_size_mb * MIB7, roomBytes: room, shown: out.shown });
-  });
+  const result3 = await runExport(
+    dbTarget(target),
+    { query, params: args.params, outAbs: out.abs, maxBytes: ctx.valves.max_file_size_mb * MIB7, roomBytes: room, outShown: out.shown },
+    { timeoutSeconds: ctx.valves.sqlite_timeout_seconds }
+  );
   if (out.stat === void 0) await recordCreated(ctx, out);
   const data = {
     path: target.rel,
@@ -53515,12 +53766,11 @@ async function writeQuery(args, ctx, target, query, sql) {
   const budget = outputLimit(ctx, void 0);
   const dml = ["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(sql.verb);
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, async (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    const res2 = runStatement(db, stmt, query, { limit, budget });
-    return { result: res2, changed: !(dml && res2.changes === 0 && !res2.schemaChanged) };
-  });
+  const outcome = await withDbWrite(
+    dbTarget(target),
+    { maxFileSizeMb: ctx.valves.max_file_size_mb },
+    (image) => runWriteStatement(image, { query, params: args.params, limit, budget }, dml, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds })
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const res = outcome.result;
   const data = { path: target.rel, zone: target.zone.label, query, rows_affected: res.changes };
@@ -53583,40 +53833,40 @@ async function importMode(args, ctx, zone) {
   ensureNotLockedByOther(zone, target.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
   const started = Date.now();
   let lastEmit = 0;
-  let lastYield = Date.now();
   await ctx.emit(`Importing ${csv.shown} into table ${table2}...`);
   const growthHint = Math.ceil(csv.stat.size * 5 / 4) + 65536;
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, async (db, room) => {
-    const report2 = await importCsv({
-      db,
-      csvAbs: csv.abs,
-      csvShown: csv.shown,
-      table: table2,
-      ifExists: args.if_exists,
-      delimiter,
-      encoding,
-      hasHeader: args.has_header,
-      skipRows: args.skip_rows,
-      decimal: args.decimal ?? ".",
-      dateColumns: args.date_columns,
-      dateFormat: args.date_format?.trim() ? args.date_format : void 0,
-      maxDbBytes: room,
-      progress: async (done, total, rows2) => {
-        const now = Date.now();
-        if (now - lastEmit >= 2e3) {
+  const outcome = await withDbWrite(
+    dbTarget(target),
+    { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint },
+    (image) => runImport(
+      { bytes: image.bytes, padTo: image.padTo },
+      {
+        csvAbs: csv.abs,
+        csvShown: csv.shown,
+        table: table2,
+        ifExists: args.if_exists,
+        delimiter,
+        encoding,
+        hasHeader: args.has_header,
+        skipRows: args.skip_rows,
+        decimal: args.decimal ?? ".",
+        dateColumns: args.date_columns,
+        dateFormat: args.date_format?.trim() ? args.date_format : void 0,
+        maxDbBytes: image.roomBytes
+      },
+      {
+        timeoutSeconds: ctx.valves.sqlite_timeout_seconds,
+        onProgress: (done, total, rows2) => {
+          const now = Date.now();
+          if (now - lastEmit < 2e3) return;
           lastEmit = now;
           const pct = total > 0 ? Math.min(100, Math.round(done / total * 100)) : 100;
-          await ctx.emit(`Importing ${csv.shown}: ${rows2.toLocaleString("en-US")} rows (${pct}%)`);
-        }
-        if (now - lastYield >= 100) {
-          lastYield = now;
-          await new Promise((resolve) => setImmediate(resolve));
+          void ctx.emit(`Importing ${csv.shown}: ${rows2.toLocaleString("en-US")} rows (${pct}%)`);
         }
       }
-    });
-    return { result: report2, changed: true };
-  });
+    )
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const report = outcome.result;
   await ctx.emit(`Imported ${report.rows_imported.toLocaleString("en-US")} rows into ${table2}`, true);
@@ -53668,10 +53918,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs48 from "node:fs";
+import fs49 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs48.statSync(p).isDirectory();
+    return fs49.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -53716,8 +53966,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs49 from "node:fs";
-import path38 from "node:path";
+import fs50 from "node:fs";
+import path39 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -53751,22 +54001,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs49.readlinkSync(abs);
+    text = fs50.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path38.resolve(path38.dirname(abs), text);
+  let leads = path39.resolve(path39.dirname(abs), text);
   try {
-    leads = fs49.realpathSync(abs);
+    leads = fs50.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path38.isAbsolute(text) && staysInside(path38.relative(root, path38.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path38.relative(root, leads).split(path38.sep).join("/"));
+  if (!path39.isAbsolute(text) && staysInside(path39.relative(root, path39.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path39.relative(root, leads).split(path39.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path38.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path39.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -53776,7 +54026,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs49.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs50.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -53788,7 +54038,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path38.join(dir, entry.name);
+    const abs = path39.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -53810,7 +54060,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs49.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs50.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -53855,7 +54105,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path38.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path39.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -53873,11 +54123,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs52 from "node:fs";
-import path40 from "node:path";
+import fs53 from "node:fs";
+import path41 from "node:path";
 
 // src/core/archive/central.ts
-import fs50 from "node:fs";
+import fs51 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -53897,16 +54147,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs50.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs51.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs50.openSync(abs, "r");
+  const fd2 = fs51.openSync(abs, "r");
   try {
-    const fileSize = fs50.fstatSync(fd2).size;
+    const fileSize = fs51.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -54005,7 +54255,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs50.closeSync(fd2);
+    fs51.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -54052,18 +54302,18 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs51 from "node:fs";
-import path39 from "node:path";
+import fs52 from "node:fs";
+import path40 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
-import { createRequire } from "node:module";
-var require2 = createRequire("/");
+import { createRequire as createRequire2 } from "node:module";
+var require2 = createRequire2("/");
 var _a3;
-var Worker2;
+var Worker3;
 var isMarkedAsUntransferable;
 try {
-  _a3 = require2("worker_threads"), Worker2 = _a3.Worker, isMarkedAsUntransferable = _a3.isMarkedAsUntransferable;
+  _a3 = require2("worker_threads"), Worker3 = _a3.Worker, isMarkedAsUntransferable = _a3.isMarkedAsUntransferable;
 } catch (e) {
 }
 var u8 = Uint8Array;
@@ -55298,23 +55548,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs51.openSync(abs, "r");
-    this.size = fs51.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs51.readFileSync(this.fd) : void 0;
+    this.fd = fs52.openSync(abs, "r");
+    this.size = fs52.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs52.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs51.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs52.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs51.closeSync(this.fd);
+    fs52.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -55322,7 +55572,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs51.mkdirSync(path39.join(tempRoot, rel), { recursive: true });
+    fs52.mkdirSync(path40.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -55332,7 +55582,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path39.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path40.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -55347,7 +55597,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs51.openSync(out, fs51.constants.O_WRONLY | fs51.constants.O_CREAT | fs51.constants.O_EXCL | fs51.constants.O_NOFOLLOW, 420);
+  const fd2 = fs52.openSync(out, fs52.constants.O_WRONLY | fs52.constants.O_CREAT | fs52.constants.O_EXCL | fs52.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -55356,7 +55606,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs51.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs52.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -55383,22 +55633,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs51.closeSync(fd2);
+    fs52.closeSync(fd2);
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path39.join(base, "tmp");
-  fs51.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path40.join(base, "tmp");
+  fs52.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs51.mkdtempSync(path39.join(tmpBase, "unzip-"));
+  return fs52.mkdtempSync(path40.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs51.readdirSync(tmpBase)) {
+  for (const name of fs52.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path39.join(tmpBase, name);
+    const p = path40.join(tmpBase, name);
     try {
-      if (fs51.statSync(p).mtimeMs < cutoff) fs51.rmSync(p, { recursive: true, force: true });
+      if (fs52.statSync(p).mtimeMs < cutoff) fs52.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -55407,12 +55657,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs51.readdirSync(tmpDir).sort()) {
-      const from = path39.join(tmpDir, name);
-      const to = path39.join(destDir, name);
+    for (const name of fs52.readdirSync(tmpDir).sort()) {
+      const from = path40.join(tmpDir, name);
+      const to = path40.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
-      const isDir = fs51.lstatSync(from).isDirectory();
+      const isDir = fs52.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -55441,22 +55691,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs51.mkdirSync(destAbs, { recursive: true });
+  fs52.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs51.renameSync(from, to);
+    fs52.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs51.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs51.rmSync(from, { recursive: true, force: true });
+    fs52.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs52.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat2(p) {
   try {
-    return fs51.lstatSync(p);
+    return fs52.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -55496,7 +55746,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path40.posix.dirname(src.rel) === "." ? "" : path40.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path41.posix.dirname(src.rel) === "." ? "" : path41.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -55527,7 +55777,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs52.rmSync(temp, { recursive: true, force: true });
+      fs53.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -55568,11 +55818,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path42 from "node:path";
+import path43 from "node:path";
 
 // src/core/archive/create.ts
-import fs53 from "node:fs";
-import path41 from "node:path";
+import fs54 from "node:fs";
+import path42 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -55624,7 +55874,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs53.statSync(srcAbs);
+  const st = fs54.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -55633,9 +55883,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs53.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs54.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path41.join(dirAbs, d.name);
+      const abs = path42.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -55648,8 +55898,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs53.realpathSync(abs);
-          ist = fs53.statSync(target);
+          target = fs54.realpathSync(abs);
+          ist = fs54.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -55667,7 +55917,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs53.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs54.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -55692,7 +55942,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs53.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs54.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -55712,7 +55962,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs53.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs54.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -55756,10 +56006,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs53.openSync(it.abs, "r");
+  const fd2 = fs54.openSync(it.abs, "r");
   try {
-    const st = fs53.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path41.extname(it.name).slice(1).toLowerCase());
+    const st = fs54.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path42.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -55779,13 +56029,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs53.closeSync(fd2);
+    fs54.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs53.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs54.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -55856,7 +56106,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path42.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path43.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -55868,7 +56118,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path42.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path43.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56004,8 +56254,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs54 from "node:fs";
-import path43 from "node:path";
+import fs55 from "node:fs";
+import path44 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56094,7 +56344,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs54.readdirSync(path43.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs55.readdirSync(path44.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56152,8 +56402,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs55 from "node:fs";
-import path44 from "node:path";
+import fs56 from "node:fs";
+import path45 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56174,12 +56424,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs55.readdirSync(path44.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs56.readdirSync(path45.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs55.lstatSync(path44.join(zone.root, child)).size;
+          const size = fs56.lstatSync(path45.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -56387,6 +56637,10 @@ var ValvesSchema = external_exports.object({
   import_allowed_paths: external_exports.string().default("").meta({
     title: "Import: allowed folders",
     description: "Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted."
+  }),
+  sqlite_timeout_seconds: int2(1).default(30).meta({
+    title: "SQLite timeout (s)",
+    description: "Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged."
   })
 });
 var UserValvesSchema = external_exports.object({
@@ -56453,6 +56707,45 @@ function cleanSchema(schema) {
   return JSON.parse(json2);
 }
 
+// src/core/work/worker.ts
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
+var JOBS = { ...sqlJobs };
+var PROGRESS_EVERY_MS = 250;
+function serve(port) {
+  port.on("message", (msg) => {
+    void run2(port, msg);
+  });
+}
+async function run2(port, msg) {
+  const reply = (r, transfer = []) => port.postMessage(r, transfer);
+  const job = JOBS[msg.kind];
+  if (job === void 0) {
+    reply({ id: msg.id, ok: false, error: { message: `unknown job kind '${msg.kind}'` } });
+    return;
+  }
+  let last = 0;
+  try {
+    const { value, transfer } = await job(msg.input, {
+      progress: async (done, total, rows2) => {
+        const now = Date.now();
+        if (now - last < PROGRESS_EVERY_MS) return;
+        last = now;
+        reply({ id: msg.id, status: `${done} ${total} ${rows2}` });
+      }
+    });
+    reply({ id: msg.id, ok: true, value }, transfer ?? []);
+  } catch (err2) {
+    if (err2 instanceof ShedError) {
+      reply({ id: msg.id, ok: false, error: { code: err2.code, message: err2.message, details: err2.details, hint: err2.hint } });
+    } else {
+      const e = err2 instanceof Error ? err2 : new Error(String(err2));
+      const errno = e.code;
+      reply({ id: msg.id, ok: false, error: { message: e.message, name: e.name, ...errno ? { details: { errno } } : {} } });
+    }
+  }
+}
+if (!isMainThread && parentPort !== null && workerData?.[WORKER_MARK] === true) serve(parentPort);
+
 // src/core/envelope.ts
 function successJson(outcome) {
   const body = { success: true };
@@ -56512,8 +56805,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs56 from "node:fs";
-import path45 from "node:path";
+import fs57 from "node:fs";
+import path46 from "node:path";
 
 // src/registry/arg-guard.ts
 var MAX_ARG_DEPTH = 32;
@@ -56575,11 +56868,11 @@ function badUnicode(def, param, isPath) {
 var tails2 = /* @__PURE__ */ new Map();
 async function serialize(key, fn) {
   const previous = tails2.get(key) ?? Promise.resolve();
-  const run2 = previous.then(fn);
-  const tail = run2.catch(() => void 0);
+  const run3 = previous.then(fn);
+  const tail = run3.catch(() => void 0);
   tails2.set(key, tail);
   try {
-    return await run2;
+    return await run3;
   } finally {
     if (tails2.get(key) === tail) tails2.delete(key);
   }
@@ -56604,7 +56897,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     const user = def.needsUser === false && rawUser === void 0 ? ANONYMOUS : parseUser(rawUser);
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path45.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path46.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
@@ -56629,7 +56922,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
       },
       attachedFiles: () => host.attachedFiles ? host.attachedFiles(raw.__files__, raw.__metadata__) : readAttachedFiles(raw.__files__, raw.__metadata__)
     };
-    const run2 = async () => {
+    const run3 = async () => {
       const result4 = await def.handler(args, ctx);
       if (result4.change?.zone.versioned) {
         const message = typeof args.message === "string" && args.message.trim() ? args.message : void 0;
@@ -56639,7 +56932,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
       }
       return result4;
     };
-    const result3 = def.mutates ? await serialize(userHome(valves, user.id), run2) : await run2();
+    const result3 = def.mutates ? await serialize(userHome(valves, user.id), run3) : await run3();
     return successJson(result3);
   } catch (err2) {
     try {
@@ -56721,10 +57014,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base) {
-  const abs = path45.resolve(base);
+  const abs = path46.resolve(base);
   const out = [abs];
   try {
-    const real = fs56.realpathSync(abs);
+    const real = fs57.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }
@@ -56739,9 +57032,9 @@ var hosts = /* @__PURE__ */ new WeakMap();
 var Tools = class {
   /** Admin settings as a plain object; validated on every call. */
   valves;
-  constructor(options = {}) {
-    this.valves = { ...defaultValves(), ...options.valves ?? {} };
-    hosts.set(this, options.host ?? standaloneHost);
+  constructor(options2 = {}) {
+    this.valves = { ...defaultValves(), ...options2.valves ?? {} };
+    hosts.set(this, options2.host ?? standaloneHost);
   }
 };
 for (const def of FUNCTIONS) {

@@ -6,6 +6,8 @@ import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
 import { FUNCTIONS } from './functions/index.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
+// Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
+import './core/work/worker.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';

@@ -102,6 +102,10 @@ export const ValvesSchema = z.object({
     description:
       'Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller\'s own folder). Inline content is always accepted.',
   }),
+  sqlite_timeout_seconds: int(1).default(30).meta({
+    title: 'SQLite timeout (s)',
+    description: 'Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
+  }),
 });
 
 export const UserValvesSchema = z.object({

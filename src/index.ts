@@ -5,6 +5,8 @@
 import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
 import { FUNCTIONS } from './functions/index.js';
+import { recoverStorage } from './core/recovery/recover.js';
+import { poolStats, shutdownPool } from './core/work/pool.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
 import './core/work/worker.js';
@@ -12,12 +14,19 @@ import './core/work/worker.js';
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
+export type { RecoveryReport } from './core/recovery/recover.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
  * members live in {storage_base_path}/access_auth.sqlite. Each function takes the storage base.
  */
 export const admin = { groups: groupAdmin };
+
+/**
+ * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind
+ * (call `recoverStorage(base)` at start, before serving), and the worker pool's shutdown and load.
+ */
+export const serving = { recoverStorage, shutdownPool, poolStats };
 
 export const version = '0.1.0';
 

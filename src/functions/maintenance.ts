@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { cleanLocks, cleanTempFiles, emptyCleaned } from '../core/locks/maintenance.js';
-import { userScope } from '../core/zones/zones.js';
+import { userHome, userScope } from '../core/zones/zones.js';
+import { emptyReport, recoverUserHome } from '../core/recovery/recover.js';
 import { defineFunction } from '../registry/define.js';
 import { plural } from '../core/text/format.js';
 
@@ -24,8 +25,13 @@ export const shedMaintenance = defineFunction({
     for (const [label, root] of Object.entries(userScope(ctx.valves, ctx.user.id).trees)) {
       if (fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
     }
+    // Under this call's lock no other call of this user runs in any process: uncommitted Documents
+    // changes and temp files of any age are leftovers of a killed call.
+    const recovered = emptyReport();
+    await recoverUserHome(userHome(ctx.valves, ctx.user.id), ctx.user.id, userHome(ctx.valves, ctx.user.id), recovered);
+    out.temp_files.push(...recovered.temp_files);
     const visible = out.expired_locks.length + out.corrupted_locks.length + out.orphan_editzones.length + out.temp_files.length;
-    const total = visible + out.internal;
+    const total = visible + out.internal + recovered.commits.length;
     return {
       data: {
         expired_locks: out.expired_locks,
@@ -34,6 +40,7 @@ export const shedMaintenance = defineFunction({
         // Group ownership records arrive with group spaces; none to check yet.
         orphan_ownerships: [],
         temp_files: out.temp_files,
+        recovered_commits: recovered.commits,
         internal_leftovers: out.internal,
         cleaned: total,
       },

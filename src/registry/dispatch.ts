@@ -10,14 +10,16 @@ import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
 import { recordChange } from '../core/vcs/seam.js';
-import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
+import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
+import { withCallLock } from '../core/locks/call-lock.js';
+import { bumpStamp } from '../core/quota/stamp.js';
+import type { Valves } from '../core/valves.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
 import { guardRawArgs } from './arg-guard.js';
-import { renderCall, type CallContext, type FunctionDef } from './define.js';
-import { serialize } from './serialize.js';
+import { renderCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
@@ -78,7 +80,14 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       }
       return result;
     };
-    const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
+    let result: HandlerResult;
+    if (def.mutates) {
+      const named = await namedGroup(user, directory, args, group);
+      const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
+      result = await withCallLock(homes, stamped(valves, user, named, run));
+    } else {
+      result = await run();
+    }
     return successJson(result);
   } catch (err) {
     try {
@@ -88,6 +97,31 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       return errorJson(asShedError(err, def.name), scrubList);
     }
   }
+}
+
+/**
+ * The group space a modifying call may change besides the caller's home (both are locked for its
+ * whole run, see call-lock.ts): zone="group", or a group parameter as in shed_copy_to_group.
+ */
+async function namedGroup(user: Identity, directory: GroupDirectory, args: Record<string, unknown>, group: GroupInfo | undefined): Promise<GroupInfo | undefined> {
+  if (group !== undefined || args.zone !== undefined || typeof args.group !== 'string' || args.group === '') return group;
+  try {
+    return await resolveGroup(directory, args.group, user, 'call');
+  } catch {
+    return undefined; // the handler resolves it again and reports the problem
+  }
+}
+
+/** Runs the call, then bumps the change stamps of its scopes (other processes then re-measure usage). */
+function stamped<T>(valves: Valves, user: Identity, group: GroupInfo | undefined, run: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    try {
+      return await run();
+    } finally {
+      bumpStamp(userScope(valves, user.id));
+      if (group !== undefined) bumpStamp(groupScope(valves, group));
+    }
+  };
 }
 
 /** Codes a model fixes by changing its call: their hints must show a call to copy. */

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serving } from '../../src/index.js';
 
 const CHILD = `
 import fs from 'node:fs';
@@ -62,12 +63,13 @@ beforeAll(async () => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function child(params: Record<string, unknown>): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any -- child's JSON report
+function child(params: Record<string, unknown>, killAfterMs?: number): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any -- child's JSON report
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [path.join(dir, 'child.mjs'), JSON.stringify({ base, ...params })], { stdio: ['ignore', 'pipe', 'inherit'] });
     let text = '';
     p.stdout.on('data', (d: Buffer) => (text += d.toString()));
-    p.on('close', (code) => (code === 0 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`child exited ${code}: ${text}`))));
+    if (killAfterMs !== undefined) setTimeout(() => p.kill('SIGKILL'), killAfterMs);
+    p.on('close', (code) => (killAfterMs !== undefined ? resolve({}) : code === 0 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`child exited ${code}: ${text}`))));
   });
 }
 
@@ -113,5 +115,54 @@ describe('two processes appending to the same files', () => {
     expect(q.first).toBe(true);
     expect(q.second).toBe('QUOTA_EXCEEDED'); // 700 KB + 400 KB > 1 MiB, though this process never saw the fill itself
     expect(fs.existsSync(path.join(base, 'users', 'alice', 'Storage', 'data', 'Q-big.bin'))).toBe(false);
+  });
+});
+
+describe('recovery after kill -9', () => {
+  it('recoverStorage commits what killed calls left and removes temp files; calls then work', async () => {
+    base = fs.mkdtempSync(path.join(dir, 'base-'));
+    const docs = path.join(base, 'users', 'alice', 'Documents', 'data');
+    const storage = path.join(base, 'users', 'alice', 'Storage', 'data');
+    // Real kills mid-load: two appenders killed at different moments.
+    await Promise.all([child({ action: 'append', tag: 'K', n: 100_000, startAt: 0 }, 1800), child({ action: 'append', tag: 'L', n: 100_000, startAt: 0 }, 2300)]);
+    expect(fs.existsSync(path.join(docs, 'log.txt'))).toBe(true);
+    // And the exact leftovers of a call killed between its write and its commit, and mid-write.
+    fs.appendFileSync(path.join(docs, 'log.txt'), 'written but not committed\n');
+    fs.writeFileSync(path.join(docs, 'new.txt'), 'untracked\n');
+    fs.writeFileSync(path.join(docs, '.log.txt.abc123.shedtmp'), 'half');
+    fs.writeFileSync(path.join(storage, '.log.txt.def456.shedtmp'), 'half');
+    expect(git(docs, 'status', '--porcelain')).not.toBe('');
+
+    const report = await serving.recoverStorage(base);
+    expect(report.scopes).toBe(1);
+    expect(report.commits).toHaveLength(1);
+    expect(report.temp_files.sort()).toEqual(['users/alice/Documents/data/.log.txt.abc123.shedtmp', 'users/alice/Storage/data/.log.txt.def456.shedtmp']);
+    expect(git(docs, 'status', '--porcelain')).toBe('');
+    expect(git(docs, 'log', '-1', '--format=%s')).toBe('Recovered changes after an interrupted call');
+    git(docs, 'fsck', '--strict');
+    expect(fs.readdirSync(docs).filter((n) => n.endsWith('.shedtmp'))).toEqual([]);
+    // Nothing left to recover the second time, and the next call is not blocked by a leftover lock.
+    expect((await serving.recoverStorage(base)).commits).toEqual([]);
+    const after = await child({ action: 'append', tag: 'M', n: 2, startAt: 0 });
+    expect(after.acked).toBe(2);
+    expect(git(docs, 'status', '--porcelain')).toBe('');
+  });
+
+  it('shed_maintenance runs the same recovery for its caller', async () => {
+    base = fs.mkdtempSync(path.join(dir, 'base-'));
+    await child({ action: 'append', tag: 'A', n: 2, startAt: 0 });
+    const docs = path.join(base, 'users', 'alice', 'Documents', 'data');
+    fs.writeFileSync(path.join(docs, 'left.txt'), 'left by a killed call\n');
+    fs.writeFileSync(path.join(docs, '.left.txt.0a0a0a.shedtmp'), 'half');
+    const tools = new (await import('../../src/index.js')).Tools();
+    tools.valves = { ...tools.valves, storage_base_path: base };
+    const ls = JSON.parse(await tools.shed_tree!({ zone: 'documents', __user__: { id: 'alice', name: 'Alice' } })) as { data: unknown };
+    expect(JSON.stringify(ls.data)).not.toContain('shedtmp'); // hidden from users even before cleaning
+    const res = JSON.parse(await tools.shed_maintenance!({ __user__: { id: 'alice', name: 'Alice' } })) as { success: boolean; data: Record<string, unknown[]> };
+    expect(res.success).toBe(true);
+    expect(res.data.recovered_commits).toHaveLength(1);
+    expect(res.data.temp_files!.some((t) => String(t).endsWith('.left.txt.0a0a0a.shedtmp'))).toBe(true);
+    expect(git(docs, 'status', '--porcelain')).toBe('');
+    expect(git(docs, 'log', '-1', '--format=%s')).toBe('Recovered changes after an interrupted call');
   });
 });

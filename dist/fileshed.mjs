@@ -49479,8 +49479,8 @@ async function recoverStorage(base) {
   }
   return report;
 }
-async function recoverUserHome(home, userId, base, report) {
-  for (const tree of [path39.join(home, "Uploads"), path39.join(home, "Storage", "data"), path39.join(home, "Documents", "data")]) removeTemps(tree, base, report);
+async function recoverUserHome(home, userId, base, report, temps = true) {
+  if (temps) for (const tree of [path39.join(home, "Uploads"), path39.join(home, "Storage", "data"), path39.join(home, "Documents", "data")]) removeTemps(tree, base, report);
   await commitLeftovers(path39.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
 }
 async function recoverGroupHome(home, groupId, base, report) {
@@ -49536,8 +49536,7 @@ var shedMaintenance = defineFunction({
       if (fs44.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
     }
     const recovered = emptyReport();
-    await recoverUserHome(userHome(ctx.valves, ctx.user.id), ctx.user.id, userHome(ctx.valves, ctx.user.id), recovered);
-    out.temp_files.push(...recovered.temp_files);
+    await recoverUserHome(userHome(ctx.valves, ctx.user.id), ctx.user.id, userHome(ctx.valves, ctx.user.id), recovered, false);
     const visible = out.expired_locks.length + out.corrupted_locks.length + out.orphan_editzones.length + out.temp_files.length;
     const total = visible + out.internal + recovered.commits.length;
     return {
@@ -49552,7 +49551,7 @@ var shedMaintenance = defineFunction({
         internal_leftovers: out.internal,
         cleaned: total
       },
-      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.internal} internal leftover(s)).`
+      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.internal} internal leftover(s)${recovered.commits.length ? `, ${recovered.commits.length} recovered commit(s) of changes an interrupted call left uncommitted` : ""}).`
     };
   }
 });

@@ -26,10 +26,9 @@ export const shedMaintenance = defineFunction({
       if (fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
     }
     // Under this call's lock no other call of this user runs in any process: uncommitted Documents
-    // changes and temp files of any age are leftovers of a killed call.
+    // changes are leftovers of a killed call. (Temp files keep the age rule above.)
     const recovered = emptyReport();
-    await recoverUserHome(userHome(ctx.valves, ctx.user.id), ctx.user.id, userHome(ctx.valves, ctx.user.id), recovered);
-    out.temp_files.push(...recovered.temp_files);
+    await recoverUserHome(userHome(ctx.valves, ctx.user.id), ctx.user.id, userHome(ctx.valves, ctx.user.id), recovered, false);
     const visible = out.expired_locks.length + out.corrupted_locks.length + out.orphan_editzones.length + out.temp_files.length;
     const total = visible + out.internal + recovered.commits.length;
     return {
@@ -47,7 +46,7 @@ export const shedMaintenance = defineFunction({
       message:
         total === 0
           ? 'Maintenance complete: nothing to clean.'
-          : `Maintenance complete: ${plural(total, 'item')} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.internal} internal leftover(s)).`,
+          : `Maintenance complete: ${plural(total, 'item')} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.internal} internal leftover(s)${recovered.commits.length ? `, ${recovered.commits.length} recovered commit(s) of changes an interrupted call left uncommitted` : ''}).`,
     };
   },
 });

@@ -60,8 +60,8 @@ export async function recoverStorage(base: string): Promise<RecoveryReport> {
 }
 
 /** A user's home; the caller holds its call lock. */
-export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport): Promise<void> {
-  for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) removeTemps(tree, base, report);
+export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true): Promise<void> {
+  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) removeTemps(tree, base, report);
   await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report);
 }
 

@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path53, originalPath, doThrow) => {
-      if (!isString(path53)) {
+    var checkPath = (path54, originalPath, doThrow) => {
+      if (!isString(path54)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path53) {
+      if (!path54) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path53)) {
+      if (checkPath.isNotRelative(path54)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path53) => REGEX_TEST_INVALID_PATH.test(path53);
+    var isNotRelative = (path54) => REGEX_TEST_INVALID_PATH.test(path54);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path53, checkUnignored) {
+      _testOne(path54, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path53);
+          const matched = rule.regex.test(path54);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path53 = originalPath && checkPath.convert(originalPath);
+        const path54 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path53,
+          path54,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path53, cache, checkUnignored, slices);
+        return this._t(path54, cache, checkUnignored, slices);
       }
-      _t(path53, cache, checkUnignored, slices) {
-        if (path53 in cache) {
-          return cache[path53];
+      _t(path54, cache, checkUnignored, slices) {
+        if (path54 in cache) {
+          return cache[path54];
         }
         if (!slices) {
-          slices = path53.split(SLASH2);
+          slices = path54.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path53] = this._testOne(path53, checkUnignored);
+          return cache[path54] = this._testOne(path54, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path53] = parent.ignored ? parent : this._testOne(path53, checkUnignored);
+        return cache[path54] = parent.ignored ? parent : this._testOne(path54, checkUnignored);
       }
-      ignores(path53) {
-        return this._test(path53, this._ignoreCache, false).ignored;
+      ignores(path54) {
+        return this._test(path54, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path53) => !this.ignores(path53);
+        return (path54) => !this.ignores(path54);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path53) {
-        return this._test(path53, this._testCache, true);
+      test(path54) {
+        return this._test(path54, this._testCache, true);
       }
     };
     var factory = (options2) => new Ignore(options2);
-    var isPathValid = (path53) => checkPath(path53 && checkPath.convert(path53), path53, RETURN_FALSE);
+    var isPathValid = (path54) => checkPath(path54 && checkPath.convert(path54), path54, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path53) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path53) || isNotRelative(path53);
+      checkPath.isNotRelative = (path54) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path54) || isNotRelative(path54);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path53 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path54 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path53[k - 1 + offset];
+          r = path54[k - 1 + offset];
         } else {
-          r = path53[k + 1 + offset];
+          r = path54[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path53[k + offset] = pathposi.length;
+        path54[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path53[i2] = -1;
+            path54[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path53[delta + offset];
+          r = path54[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9974,18 +9974,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         return result3;
       }
     };
-    function basename(path53) {
-      const last = Math.max(path53.lastIndexOf("/"), path53.lastIndexOf("\\"));
+    function basename(path54) {
+      const last = Math.max(path54.lastIndexOf("/"), path54.lastIndexOf("\\"));
       if (last > -1) {
-        path53 = path53.slice(last + 1);
+        path54 = path54.slice(last + 1);
       }
-      return path53;
+      return path54;
     }
-    function dirname(path53) {
-      const last = Math.max(path53.lastIndexOf("/"), path53.lastIndexOf("\\"));
+    function dirname(path54) {
+      const last = Math.max(path54.lastIndexOf("/"), path54.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path53.slice(0, last);
+      return path54.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path53, aar) {
+    function normalizeString(path54, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path53.length; ++i2) {
-        if (i2 < path53.length) char = path53[i2];
+      for (let i2 = 0; i2 <= path54.length; ++i2) {
+        if (i2 < path54.length) char = path54[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path53.slice(lastSlash + 1, i2);
-            else res = path53.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path54.slice(lastSlash + 1, i2);
+            else res = path54.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path53) {
-      if (path53.length >= 2 && /^[a-zA-Z]:/.test(path53)) {
-        return path53.slice(0, 2);
+    function getWindowsDrivePrefix(path54) {
+      if (path54.length >= 2 && /^[a-zA-Z]:/.test(path54)) {
+        return path54.slice(0, 2);
       }
       return null;
     }
-    function normalize(path53) {
-      if (!path53.length) return ".";
-      path53 = path53.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path53);
-      const isAbsolute2 = path53[0] === "/" || drivePrefix !== null && path53[2] === "/";
-      const trailingSeparator = path53.at(-1) === "/";
-      const pathBody = drivePrefix ? path53.slice(2) : path53;
+    function normalize(path54) {
+      if (!path54.length) return ".";
+      path54 = path54.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path54);
+      const isAbsolute2 = path54[0] === "/" || drivePrefix !== null && path54[2] === "/";
+      const trailingSeparator = path54.at(-1) === "/";
+      const pathBody = drivePrefix ? path54.slice(2) : path54;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path53) => {
-      const pathSegments = path53.split(".");
+    var normalizePath = (path54) => {
+      const pathSegments = path54.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path53 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path53 };
+          const path54 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path54 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path53, getall = false) {
-        const normalizedPath = normalizePath(path53).path;
+      async get(path54, getall = false) {
+        const normalizedPath = normalizePath(path54).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path53) {
-        return this.get(path53, true);
+      async getall(path54) {
+        return this.get(path54, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path53, value) {
-        return this.set(path53, value, true);
+      async append(path54, value) {
+        return this.set(path54, value, true);
       }
-      async set(path53, value, append = false) {
+      async set(path54, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path53);
+        } = normalizePath(path54);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path53 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path53.replace(
+        const path54 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path54.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path53.includes("\\") || path53.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path53);
+        if (path54.includes("\\") || path54.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path54);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path53, oid, type });
+        _entries.push({ mode, path: path54, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path53 = Buffer.from(entry.path, "utf8");
+            const path54 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path53, nullchar, oid]);
+            return Buffer.concat([mode, space, path54, nullchar, oid]);
           })
         );
       }
@@ -13692,13 +13692,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path53, [head, workdir, index2]) {
+          map: async function(path54, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path53);
+            const unmerged = unmergedPaths.includes(path54);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path53,
+                path: path54,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,7 +13706,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path53);
+            else throw new IndexResetError(path54);
           }
         });
         await GitIndexManager.acquire(
@@ -14013,9 +14013,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs62, gitdir, path: path53 }) {
+    async function _getConfig({ fs: fs62, gitdir, path: path54 }) {
       const config2 = await GitConfigManager.get({ fs: fs62, gitdir });
-      return config2.get(path53);
+      return config2.get(path54);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -15453,14 +15453,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base, theirs]) {
-          const path53 = basename(filepath);
+          const path54 = basename(filepath);
           const ourChange = await modified(ours, base);
           const theirChange = await modified(theirs, base);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base.mode(),
-                path: path53,
+                path: path54,
                 oid: await base.oid(),
                 type: await base.type()
               };
@@ -15469,14 +15469,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path53,
+                  path: path54,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path53,
+                path: path54,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path53,
+                  path: path54,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path53,
+                path: path54,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,7 +15501,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path53,
+                  path: path54,
                   oid: await ours.oid(),
                   type: "tree"
                 };
@@ -15510,7 +15510,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 return mergeBlobs({
                   fs: fs62,
                   gitdir,
-                  path: path53,
+                  path: path54,
                   ours,
                   base,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path53
+                  path: path54
                 };
               }
               if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path53
+                  path: path54
                 };
               }
               if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
@@ -15616,11 +15616,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path53 = `${dir}/${filepath}`;
+              const path54 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs62.write(path53, content, { mode });
+                await fs62.write(path54, content, { mode });
               }
               return true;
             }
@@ -15638,7 +15638,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function mergeBlobs({
       fs: fs62,
       gitdir,
-      path: path53,
+      path: path54,
       ours,
       base,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path53, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path54, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path53, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path54, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path53, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path54, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,7 +15681,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path53
+        path: path54
       });
       const oid = await _writeObject({
         fs: fs62,
@@ -15690,7 +15690,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path53, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path54, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
@@ -16062,7 +16062,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path53) => worthWalking(filepath, path53))) {
+          if (!allTracked && !changed.some((path54) => worthWalking(filepath, path54))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -18071,51 +18071,51 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function getConfig({ fs: fs62, dir, gitdir = join(dir, ".git"), path: path53 }) {
+    async function getConfig({ fs: fs62, dir, gitdir = join(dir, ".git"), path: path54 }) {
       try {
         assertParameter("fs", fs62);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path53);
+        assertParameter("path", path54);
         const fsp = new FileSystem(fs62);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path53
+          path: path54
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs62, gitdir, path: path53 }) {
+    async function _getConfigAll({ fs: fs62, gitdir, path: path54 }) {
       const config2 = await GitConfigManager.get({ fs: fs62, gitdir });
-      return config2.getall(path53);
+      return config2.getall(path54);
     }
     async function getConfigAll({
       fs: fs62,
       dir,
       gitdir = join(dir, ".git"),
-      path: path53
+      path: path54
     }) {
       try {
         assertParameter("fs", fs62);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path53);
+        assertParameter("path", path54);
         const fsp = new FileSystem(fs62);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path53
+          path: path54
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path53, value) {
-      const parts = path53.split("/");
+    function assignRefPath(root, path54, value) {
+      const parts = path54.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -20204,21 +20204,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path53,
+      path: path54,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path53);
+        assertParameter("path", path54);
         const fs62 = new FileSystem(_fs);
         const updatedGitdir = await discoverGitdir({ fsp: fs62, dotgit: gitdir });
         const config2 = await GitConfigManager.get({ fs: fs62, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path53, value);
+          await config2.append(path54, value);
         } else {
-          await config2.set(path53, value);
+          await config2.set(path54, value);
         }
         await GitConfigManager.save({ fs: fs62, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
@@ -20600,9 +20600,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path53) => {
-            if (await fs62.exists(path53)) {
-              return fs62.rm(path53);
+          stashRefPath.map(async (path54) => {
+            if (await fs62.exists(path54)) {
+              return fs62.rm(path54);
             }
           })
         );
@@ -20782,12 +20782,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs62, cache, gitdir: updatedGitdir, tree, path: path53 }) {
-      if (typeof path53 === "string") path53 = path53.split("/");
-      const dirname2 = path53.shift();
+    async function getOidAtPath({ fs: fs62, cache, gitdir: updatedGitdir, tree, path: path54 }) {
+      if (typeof path54 === "string") path54 = path54.split("/");
+      const dirname2 = path54.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path53.length === 0) {
+          if (path54.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
@@ -20798,10 +20798,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs62, cache, gitdir: updatedGitdir, tree: tree2, path: path53 });
+            return getOidAtPath({ fs: fs62, cache, gitdir: updatedGitdir, tree: tree2, path: path54 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path53.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path54.join("/"));
           }
         }
       }
@@ -22194,11 +22194,11 @@ function matches(e, q) {
 
 // src/core/maintenance/maintain.ts
 import fs13 from "node:fs";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // src/core/locks/maintenance.ts
 import fs10 from "node:fs";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // src/core/locks/locks.ts
 import crypto4 from "node:crypto";
@@ -22608,6 +22608,15 @@ function* walkEntries(root, skip) {
   }
 }
 
+// src/core/locks/state-dir.ts
+import path10 from "node:path";
+function scopeStateDir(home) {
+  return path10.basename(path10.dirname(home)) === "groups" ? path10.join(home, "locks") : path10.join(home, "Storage", "locks");
+}
+var CALL_LOCK_NAME = ".shed-call.lck";
+var STAMP_NAME = ".shed-stamp";
+var SCOPE_STATE_NAMES = /* @__PURE__ */ new Set([CALL_LOCK_NAME, STAMP_NAME]);
+
 // src/core/locks/maintenance.ts
 function emptyCleaned() {
   return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
@@ -22617,12 +22626,13 @@ function cleanLocks(zone, ages2, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path10.basename(file2);
+    const name = path11.basename(file2);
+    if (path11.dirname(file2) === root && SCOPE_STATE_NAMES.has(name)) continue;
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages2.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path10.relative(root, file2).split(path10.sep).join("/").slice(0, -".lock".length);
+    const rel = path11.relative(root, file2).split(path11.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -22636,10 +22646,10 @@ function cleanLocks(zone, ages2, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base = path10.join(edits, conv);
+    const base = path11.join(edits, conv);
     for (const file2 of walkFiles(base)) {
-      const rel = path10.relative(base, file2).split(path10.sep).join("/");
-      if (path10.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path11.relative(base, file2).split(path11.sep).join("/");
+      if (path11.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages2.tempMs, ages2.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -22651,7 +22661,7 @@ function cleanLocks(zone, ages2, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path10.join(scratch, name);
+    const dir = path11.join(scratch, name);
     if (olderThan(dir, ages2.scratchMs, ages2.now)) {
       fs10.rmSync(dir, { recursive: true, force: true });
       out.internal++;
@@ -22660,8 +22670,8 @@ function cleanLocks(zone, ages2, out) {
 }
 function cleanTempFiles(label, root, ages2, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path10.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path10.relative(root, file2).split(path10.sep).join("/")}`);
+    if (!path11.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path11.relative(root, file2).split(path11.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -22697,7 +22707,7 @@ function rmQuiet(p) {
 
 // src/core/uploads/retention.ts
 import fs11 from "node:fs";
-import path11 from "node:path";
+import path12 from "node:path";
 var DAY = 864e5;
 function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
   if (retentionDays <= 0) return [];
@@ -22709,7 +22719,7 @@ function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
     return [];
   }
   for (const conv of names.sort()) {
-    const dir = path11.join(uploadsRoot, conv);
+    const dir = path12.join(uploadsRoot, conv);
     const st = fs11.lstatSync(dir, { throwIfNoEntry: false });
     if (st === void 0 || !st.isDirectory()) continue;
     if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
@@ -22729,11 +22739,11 @@ function newestChange(dir, own2) {
 
 // src/core/zones/zones.ts
 import fs12 from "node:fs";
-import path12 from "node:path";
+import path13 from "node:path";
 var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
 var MIB = 1024 * 1024;
 function userHome(valves, userId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "users", userId);
+  return path13.join(path13.resolve(valves.storage_base_path), "users", userId);
 }
 function userScope(valves, userId) {
   const home = userHome(valves, userId);
@@ -22741,9 +22751,9 @@ function userScope(valves, userId) {
     key: `user:${home}`,
     limitBytes: valves.quota_per_user_mb * MIB,
     trees: {
-      Uploads: path12.join(home, "Uploads"),
-      Storage: path12.join(home, "Storage", "data"),
-      Documents: path12.join(home, "Documents", "data")
+      Uploads: path13.join(home, "Uploads"),
+      Storage: path13.join(home, "Storage", "data"),
+      Documents: path13.join(home, "Documents", "data")
     }
   };
 }
@@ -22763,9 +22773,9 @@ function openZone(req, name, group) {
   const home = userHome(req.valves, req.user.id);
   const scope = userScope(req.valves, req.user.id);
   const layout2 = {
-    uploads: { label: "Uploads", root: path12.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path12.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path12.join(home, "Documents") }
+    uploads: { label: "Uploads", root: path13.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path13.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path13.join(home, "Documents") }
   }[name];
   fs12.mkdirSync(layout2.root, { recursive: true });
   return {
@@ -22779,15 +22789,15 @@ function openZone(req, name, group) {
   };
 }
 function groupHome(valves, groupId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "groups", groupId);
+  return path13.join(path13.resolve(valves.storage_base_path), "groups", groupId);
 }
 function groupScope(valves, group) {
   const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path12.join(home, "data") } };
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path13.join(home, "data") } };
 }
 function openGroupZone(valves, group) {
   const home = groupHome(valves, group.id);
-  const root = path12.join(home, "data");
+  const root = path13.join(home, "data");
   fs12.mkdirSync(root, { recursive: true });
   return {
     name: "group",
@@ -22797,7 +22807,7 @@ function openGroupZone(valves, group) {
     versioned: true,
     readonly: false,
     scope: groupScope(valves, group),
-    group: { id: group.id, name: group.name, base: path12.resolve(valves.storage_base_path) }
+    group: { id: group.id, name: group.name, base: path13.resolve(valves.storage_base_path) }
   };
 }
 
@@ -22814,17 +22824,17 @@ function maintainUser(valves, userId, now = Date.now(), out = emptyReport()) {
   const identity = { id: userId, name: userId, email: "", role: "user" };
   const home = userHome(valves, userId);
   for (const name of ["storage", "documents"]) {
-    const workBase = path13.join(home, name === "storage" ? "Storage" : "Documents");
+    const workBase = path14.join(home, name === "storage" ? "Storage" : "Documents");
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: "maintenance" }, name, void 0), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
     if (isDir(root)) cleanTempFiles(label, root, a, out);
   }
-  for (const conv of removeExpiredUploads(path13.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
+  for (const conv of removeExpiredUploads(path14.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
 function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
-  if (!isDir(path13.join(groupHome(valves, groupId), "data"))) return out;
+  if (!isDir(path14.join(groupHome(valves, groupId), "data"))) return out;
   const zone = openGroupZone(valves, { id: groupId, name: groupId });
   const a = ages(valves, now);
   cleanLocks(zone, a, out);
@@ -22833,7 +22843,7 @@ function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
 }
 function maintainAll(valves, now = Date.now()) {
   const started = performance.now();
-  const base = path13.resolve(valves.storage_base_path);
+  const base = path14.resolve(valves.storage_base_path);
   const result3 = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
   const record2 = (key, report) => {
     const n = reportCount(report);
@@ -22841,11 +22851,11 @@ function maintainAll(valves, now = Date.now()) {
     result3.cleaned[key] = report;
     result3.total += n;
   };
-  for (const id of listIds(path13.join(base, "users"))) {
+  for (const id of listIds(path14.join(base, "users"))) {
     result3.users++;
     record2(`user:${id}`, maintainUser(valves, id, now));
   }
-  for (const id of listIds(path13.join(base, "groups"))) {
+  for (const id of listIds(path14.join(base, "groups"))) {
     result3.groups++;
     record2(`group:${id}`, maintainGroup(valves, id, now));
   }
@@ -22857,7 +22867,7 @@ function reportCount(r) {
 }
 function listIds(dir) {
   try {
-    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path13.join(dir, n))).sort();
+    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path14.join(dir, n))).sort();
   } catch {
     return [];
   }
@@ -23683,10 +23693,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path53) {
-  if (!path53)
+function getElementAtPath(obj2, path54) {
+  if (!path54)
     return obj2;
-  return path53.reduce((acc, key) => acc?.[key], obj2);
+  return path54.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -24026,11 +24036,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path53, issues) {
+function prefixIssues(path54, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path53);
+    iss.path.unshift(path54);
     return iss;
   });
 }
@@ -24492,16 +24502,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path53 = []) => {
+  const processError = (error63, path54 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path53, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path54, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path53, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path54, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path53, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path54, ...issue2.path]);
       } else {
-        const fullpath = [...path53, ...issue2.path];
+        const fullpath = [...path54, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24540,17 +24550,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path53 = []) => {
+  const processError = (error63, path54 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path53, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path54, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path53, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path54, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path53, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path54, ...issue2.path]);
       } else {
-        const fullpath = [...path53, ...issue2.path];
+        const fullpath = [...path54, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24589,8 +24599,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path53 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path53) {
+  const path54 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path54) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -41728,13 +41738,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path53 = ref.slice(1).split("/").filter(Boolean);
-  if (path53.length === 0) {
+  const path54 = ref.slice(1).split("/").filter(Boolean);
+  if (path54.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path53[0] === defsKey) {
-    const key = path53[1] === void 0 ? void 0 : decodeJSONPointerSegment(path53[1]);
+  if (path54[0] === defsKey) {
+    const key = path54[1] === void 0 ? void 0 : decodeJSONPointerSegment(path54[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -43153,7 +43163,7 @@ function ruleFor(cmd) {
 import { spawn } from "node:child_process";
 import fs14 from "node:fs";
 import os3 from "node:os";
-import path14 from "node:path";
+import path15 from "node:path";
 var SANDBOX_ZONE = "/zone";
 var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
@@ -43175,15 +43185,15 @@ function bwrapArgs(opts) {
     for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
   }
   for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
-    const inside = path14.join(opts.zoneRoot, rel);
+    const inside = path15.join(opts.zoneRoot, rel);
     if (!fs14.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
     const real = fs14.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path14.sep}`)) continue;
-    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path14.posix.join(SANDBOX_ZONE, rel));
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path15.sep}`)) continue;
+    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path15.posix.join(SANDBOX_ZONE, rel));
   }
   for (const rel of opts.protect) {
-    const inside = path14.join(opts.zoneRoot, rel);
-    if (fs14.existsSync(inside)) args.push("--ro-bind", inside, path14.posix.join(SANDBOX_ZONE, rel));
+    const inside = path15.join(opts.zoneRoot, rel);
+    if (fs14.existsSync(inside)) args.push("--ro-bind", inside, path15.posix.join(SANDBOX_ZONE, rel));
   }
   args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
   if (opts.network) args.push("--share-net");
@@ -43198,7 +43208,7 @@ function probeBwrap() {
       resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
       return;
     }
-    const dir = fs14.mkdtempSync(path14.join(os3.tmpdir(), "shed-probe-"));
+    const dir = fs14.mkdtempSync(path15.join(os3.tmpdir(), "shed-probe-"));
     const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
       stdio: ["ignore", "ignore", "pipe"],
       env: { PATH: SYSTEM_PATH }
@@ -43242,7 +43252,7 @@ function findProgram(name) {
   if (cached2 !== void 0) return cached2;
   let found;
   for (const dir of SYSTEM_PATH.split(":")) {
-    const candidate = path14.join(dir, name);
+    const candidate = path15.join(dir, name);
     try {
       fs14.accessSync(candidate, fs14.constants.X_OK);
       if (fs14.statSync(candidate).isFile()) {
@@ -43419,11 +43429,11 @@ import nodeFs from "node:fs";
 // src/core/quota/stamp.ts
 import crypto5 from "node:crypto";
 import fs16 from "node:fs";
-import path16 from "node:path";
+import path17 from "node:path";
 
 // src/core/quota/usage.ts
 import fs15 from "node:fs";
-import path15 from "node:path";
+import path16 from "node:path";
 import { Worker } from "node:worker_threads";
 var MAX_TREES = 64;
 function measureFiles(lstat3, dir, names) {
@@ -43623,13 +43633,13 @@ var TreeUsage = class {
     rec.watcher?.close();
     this.total.bytes -= rec.bytes;
     this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path15.join(dir, name));
+    for (const name of rec.subfolders) this.dropSubtree(path16.join(dir, name));
   }
   checkLinkedFiles() {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir);
       for (const [name, size] of rec.linked) {
-        if (fs15.lstatSync(path15.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+        if (fs15.lstatSync(path16.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
       }
     }
   }
@@ -43649,8 +43659,8 @@ var TreeUsage = class {
         this.dropSubtree(dir);
         continue;
       }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path15.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path15.join(dir, name));
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path16.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path16.join(dir, name));
     }
   }
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
@@ -43673,7 +43683,7 @@ var TreeUsage = class {
 };
 var trees = /* @__PURE__ */ new Map();
 function treeFor(root) {
-  const key = path15.resolve(root);
+  const key = path16.resolve(root);
   let tree = trees.get(key);
   if (tree !== void 0) {
     trees.delete(key);
@@ -43692,7 +43702,7 @@ function treeUsage(root) {
   return treeFor(root).usage();
 }
 function invalidateTree(root) {
-  trees.get(path15.resolve(root))?.invalidate();
+  trees.get(path16.resolve(root))?.invalidate();
 }
 function turnEventLoop() {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
@@ -43706,10 +43716,9 @@ function isFolder(p) {
 }
 
 // src/core/quota/stamp.ts
-var STAMP_NAME = ".shed-stamp";
 var seen = /* @__PURE__ */ new Map();
 function stampPath(scope) {
-  return path16.join(scope.key.slice(scope.key.indexOf(":") + 1), STAMP_NAME);
+  return path17.join(scopeStateDir(scope.key.slice(scope.key.indexOf(":") + 1)), STAMP_NAME);
 }
 function readStamp(file2) {
   try {
@@ -43722,7 +43731,7 @@ function bumpStamp(scope) {
   const file2 = stampPath(scope);
   const token = `${process.pid} ${Date.now()} ${crypto5.randomBytes(6).toString("hex")}`;
   try {
-    fs16.mkdirSync(path16.dirname(file2), { recursive: true });
+    fs16.mkdirSync(path17.dirname(file2), { recursive: true });
     const tmp = `${file2}.${crypto5.randomBytes(4).toString("hex")}.tmp`;
     fs16.writeFileSync(tmp, token);
     fs16.renameSync(tmp, file2);
@@ -43788,7 +43797,7 @@ function humanSize(bytes) {
 
 // src/core/groups/enforce.ts
 import fs17 from "node:fs";
-import path18 from "node:path";
+import path19 from "node:path";
 
 // src/core/groups/access.ts
 var SAFE_ID = ID_RULE;
@@ -43875,9 +43884,9 @@ function moveRecords(base, groupId, from, to) {
 }
 
 // src/core/files/entries.ts
-import path17 from "node:path";
+import path18 from "node:path";
 function diskRel(p) {
-  return path17.relative(p.zone.root, p.abs).split(path17.sep).join("/");
+  return path18.relative(p.zone.root, p.abs).split(path18.sep).join("/");
 }
 function countFiles(abs) {
   let count2 = 0;
@@ -43891,10 +43900,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base = path17.join(zone.workBase, "locks", rel);
+  const base = path18.join(zone.workBase, "locks", rel);
   for (const { full, entry } of walkEntries(base)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path17.relative(base, full).split(path17.sep).join("/").slice(0, -".lock".length);
+    const inner = path18.relative(base, full).split(path18.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -43936,10 +43945,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs17.lstatSync(path18.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs17.lstatSync(path19.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs17.statSync(path18.join(zone.root, r.path));
+    const st = fs17.statSync(path19.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -43949,7 +43958,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs17.readdirSync(path18.join(zone.root, rel), { withFileTypes: true });
+      entries = fs17.readdirSync(path19.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -43958,7 +43967,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs17.statSync(path18.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs17.statSync(path19.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -43969,7 +43978,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs17.existsSync(path18.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs17.existsSync(path19.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 
@@ -44228,7 +44237,7 @@ var shedConvertEol = defineFunction({
 // src/core/bridges/bridge.ts
 import crypto6 from "node:crypto";
 import fs20 from "node:fs";
-import path19 from "node:path";
+import path20 from "node:path";
 var LABELS = { uploads: "Uploads", storage: "Storage", documents: "Documents" };
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
@@ -44287,13 +44296,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path20.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path20.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -44340,11 +44349,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs20.readdirSync(path19.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs20.readdirSync(path20.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs20.lstatSync(path19.join(abs, child)).size;
+        const size = fs20.lstatSync(path20.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -44354,10 +44363,10 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path19.join(path19.dirname(dest), `.${path19.basename(dest).slice(0, 180)}.${tag}${crypto6.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path20.join(path20.dirname(dest), `.${path20.basename(dest).slice(0, 180)}.${tag}${crypto6.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
+  fs20.mkdirSync(path20.dirname(dest), { recursive: true });
   const folder = fs20.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
@@ -44377,11 +44386,11 @@ function renameInto(from, dest, replace) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path19.dirname(dest));
+  syncDir(path20.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
+  fs20.mkdirSync(path20.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
@@ -44407,13 +44416,13 @@ function copyFolder(src, dest) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs20.readdirSync(path19.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path19.join(rel, entry.name) : entry.name;
+    for (const entry of fs20.readdirSync(path20.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path20.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs20.mkdirSync(path19.join(dest, child));
+        fs20.mkdirSync(path20.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path19.join(src, child), path19.join(dest, child), false);
+        copyOne(path20.join(src, child), path20.join(dest, child), false);
       }
     }
   }
@@ -44424,15 +44433,15 @@ function removeCopied(src, scan) {
     return;
   }
   const removeIn = (rel) => {
-    const dir = path19.join(src, rel);
+    const dir = path20.join(src, rel);
     let empty2 = true;
     for (const entry of fs20.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path19.join(rel, entry.name) : entry.name;
+      const child = rel ? path20.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs20.rmdirSync(path19.join(src, child));
+        if (removeIn(child)) fs20.rmdirSync(path20.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs20.unlinkSync(path19.join(src, child));
+        fs20.unlinkSync(path20.join(src, child));
       } else {
         empty2 = false;
       }
@@ -44996,7 +45005,7 @@ import fs38 from "node:fs";
 
 // src/core/exec/policy.ts
 import fs22 from "node:fs";
-import path20 from "node:path";
+import path21 from "node:path";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -45575,7 +45584,7 @@ function checkPathArgument(zone, value, cmd, option) {
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
   }
-  const lexical = path20.resolve(zone.root, value);
+  const lexical = path21.resolve(zone.root, value);
   let probe2 = lexical;
   for (; ; ) {
     let real;
@@ -45585,11 +45594,11 @@ function checkPathArgument(zone, value, cmd, option) {
       const code = err2.code;
       if (code === "ELOOP") throw escape("is a symbolic link loop");
       if (fs22.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path20.resolve(path20.dirname(probe2), fs22.readlinkSync(probe2));
+        const dest = path21.resolve(path21.dirname(probe2), fs22.readlinkSync(probe2));
         if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
       }
       if (probe2 === zone.root) return;
-      probe2 = path20.dirname(probe2);
+      probe2 = path21.dirname(probe2);
       continue;
     }
     if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
@@ -45614,7 +45623,7 @@ function requireDownloadTarget(cmd, options2, hasOutputFile) {
 import { spawn as spawn2 } from "node:child_process";
 import fs23 from "node:fs";
 import os4 from "node:os";
-import path21 from "node:path";
+import path22 from "node:path";
 var FLOOD_BYTES = 64 * 1024 * 1024;
 function limitScript(req) {
   const parts = [];
@@ -45629,7 +45638,7 @@ function limitScript(req) {
 var sharedTmp;
 function privateTmp() {
   if (sharedTmp === void 0 || !fs23.existsSync(sharedTmp)) {
-    const dir = fs23.mkdtempSync(path21.join(os4.tmpdir(), "shed-exec-"));
+    const dir = fs23.mkdtempSync(path22.join(os4.tmpdir(), "shed-exec-"));
     fs23.chmodSync(dir, 448);
     process.once("exit", () => fs23.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
@@ -45719,12 +45728,12 @@ function run(req) {
 
 // src/core/exec/links.ts
 import fs24 from "node:fs";
-import path22 from "node:path";
+import path23 from "node:path";
 function outwardLinkSweep(root) {
   const removed = [];
   for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
     if (!entry.isSymbolicLink()) continue;
-    const dest = path22.resolve(dir, fs24.readlinkSync(full));
+    const dest = path23.resolve(dir, fs24.readlinkSync(full));
     let real;
     try {
       real = fs24.realpathSync(full);
@@ -45733,7 +45742,7 @@ function outwardLinkSweep(root) {
     }
     if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
       fs24.rmSync(full, { force: true });
-      removed.push(path22.relative(root, full));
+      removed.push(path23.relative(root, full));
     }
   }
   return removed;
@@ -45754,12 +45763,12 @@ function truncateText(text, keptBytes, totalBytes, limit, stream) {
 
 // src/core/vcs/commit.ts
 import fs31 from "node:fs";
-import path29 from "node:path";
+import path30 from "node:path";
 
 // src/core/vcs/gitindex.ts
 import crypto8 from "node:crypto";
 import fs26 from "node:fs";
-import path24 from "node:path";
+import path25 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45831,7 +45840,7 @@ function decodeEwah(buf, offset) {
 // src/core/vcs/objects.ts
 import crypto7 from "node:crypto";
 import fs25 from "node:fs";
-import path23 from "node:path";
+import path24 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45866,7 +45875,7 @@ function hashObject(type, body) {
   return crypto7.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path23.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path24.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
   return fs25.existsSync(loosePath(gitdir, oid));
@@ -45880,7 +45889,7 @@ function writeObject(gitdir, type, body) {
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path23.join(gitdir, "objects", oid.slice(0, 2));
+  const dir = path24.join(gitdir, "objects", oid.slice(0, 2));
   fs25.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
   const fd2 = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
@@ -45892,10 +45901,10 @@ function placeLoose(gitdir, oid, fill) {
     throw err2;
   }
   fs25.closeSync(fd2);
-  fs25.renameSync(tmp, path23.join(dir, oid.slice(2)));
+  fs25.renameSync(tmp, path24.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path23.join(dir, `tmp_obj_fileshed_${crypto7.randomBytes(6).toString("hex")}`);
+  return path24.join(dir, `tmp_obj_fileshed_${crypto7.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
@@ -46018,7 +46027,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs25.readdirSync(path23.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs25.readdirSync(path24.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -46036,7 +46045,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs25.readdirSync(path23.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs25.readdirSync(path24.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -46046,7 +46055,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path24.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path25.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46206,7 +46215,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path24.join(gitdir, "index")));
+  const main = layout(readFile2(path25.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46228,7 +46237,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path24.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path25.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46278,7 +46287,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path24.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path25.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -46286,17 +46295,17 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs26.existsSync(path24.join(gitdir, name))) writeIndexFile(path24.join(gitdir, name), gitdir, parts);
+  if (!fs26.existsSync(path25.join(gitdir, name))) writeIndexFile(path25.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
   for (const old of fs26.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path24.join(gitdir, old), { force: true });
+    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path25.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto8.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path24.join(gitdir, `fileshed-index-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path25.join(gitdir, `fileshed-index-${crypto8.randomBytes(6).toString("hex")}.tmp`);
   const fd2 = fs26.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
@@ -46311,9 +46320,9 @@ function writeIndexFile(target, gitdir, parts) {
   fs26.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path24.join(gitdir, `fileshed-${name}-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path25.join(gitdir, `fileshed-${name}-${crypto8.randomBytes(6).toString("hex")}.tmp`);
   fs26.writeFileSync(tmp, text, { flag: "wx" });
-  fs26.renameSync(tmp, path24.join(gitdir, name));
+  fs26.renameSync(tmp, path25.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
@@ -46330,7 +46339,7 @@ function readText(file2) {
 import crypto9 from "node:crypto";
 import fs27 from "node:fs";
 import os5 from "node:os";
-import path25 from "node:path";
+import path26 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -46353,7 +46362,7 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path25.join(repo.gitdir, "fileshed.lock");
+  const file2 = path26.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto9.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
@@ -46423,14 +46432,14 @@ function breakLock2(file2, held) {
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path25.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path26.join(gitdir, name), { force: true });
   }
-  const objects = path25.join(gitdir, "objects");
+  const objects = path26.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path26.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path25.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir, name), { force: true });
+    for (const name of safeList(path26.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path26.join(objects, dir, name), { force: true });
     }
   }
 }
@@ -46452,14 +46461,14 @@ function readText2(file2) {
 // src/core/vcs/refs.ts
 import crypto10 from "node:crypto";
 import fs28 from "node:fs";
-import path26 from "node:path";
+import path27 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path26.join(gitdir, "HEAD"));
+  const text = readText3(path27.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46471,9 +46480,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path26.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path27.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path26.join(gitdir, "packed-refs"));
+  const packed = readText3(path27.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46482,10 +46491,10 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path26.join(gitdir, "HEAD") : path26.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path27.join(gitdir, "HEAD") : path27.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs28.mkdirSync(path26.dirname(target), { recursive: true });
-  const tmp = path26.join(gitdir, `fileshed-ref-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  fs28.mkdirSync(path27.dirname(target), { recursive: true });
+  const tmp = path27.join(gitdir, `fileshed-ref-${crypto10.randomBytes(6).toString("hex")}.tmp`);
   const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
@@ -46511,10 +46520,10 @@ function readText3(file2) {
 // src/core/vcs/repo.ts
 import crypto11 from "node:crypto";
 import fs29 from "node:fs";
-import path27 from "node:path";
+import path28 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path27.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path28.join(zone.root, ".git"), label: zone.label };
 }
 function repoExists(repo) {
   return gitdirState(repo) === "ok";
@@ -46527,13 +46536,13 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path27.join(path27.dirname(repo.root), `.git-init-${crypto11.randomBytes(6).toString("hex")}`);
+  const tmp = path28.join(path28.dirname(repo.root), `.git-init-${crypto11.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
     await init({ fs: fs29, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs29.writeFileSync(path27.join(tmp, "config"), CONFIG);
-    fs29.rmSync(path27.join(tmp, "hooks"), { recursive: true, force: true });
-    fs29.mkdirSync(path27.join(tmp, "objects", "info"), { recursive: true });
+    fs29.writeFileSync(path28.join(tmp, "config"), CONFIG);
+    fs29.rmSync(path28.join(tmp, "hooks"), { recursive: true, force: true });
+    fs29.mkdirSync(path28.join(tmp, "objects", "info"), { recursive: true });
     fs29.renameSync(tmp, repo.gitdir);
   } catch (err2) {
     fs29.rmSync(tmp, { recursive: true, force: true });
@@ -46548,11 +46557,11 @@ function gitdirState(repo) {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs29.existsSync(path27.join(repo.gitdir, "HEAD"))) {
-    fs29.mkdirSync(path27.join(repo.gitdir, "objects"), { recursive: true });
-    fs29.mkdirSync(path27.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs29.existsSync(path27.join(repo.gitdir, "config"))) fs29.writeFileSync(path27.join(repo.gitdir, "config"), CONFIG);
-    fs29.writeFileSync(path27.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs29.existsSync(path28.join(repo.gitdir, "HEAD"))) {
+    fs29.mkdirSync(path28.join(repo.gitdir, "objects"), { recursive: true });
+    fs29.mkdirSync(path28.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs29.existsSync(path28.join(repo.gitdir, "config"))) fs29.writeFileSync(path28.join(repo.gitdir, "config"), CONFIG);
+    fs29.writeFileSync(path28.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
@@ -46560,7 +46569,7 @@ function gitdirState(repo) {
 // src/core/vcs/worktree.ts
 import crypto12 from "node:crypto";
 import fs30 from "node:fs";
-import path28 from "node:path";
+import path29 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
@@ -46572,7 +46581,7 @@ async function blobFor(gitdir, abs, rel) {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path28.basename(rel) === ".gitmodules") return void 0;
+    if (path29.basename(rel) === ".gitmodules") return void 0;
     const text = Buffer.from(fs30.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
@@ -46611,7 +46620,7 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path28.join(gitdir, "objects");
+  const objects = path29.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
     const out = fs30.openSync(tmp, fs30.constants.O_WRONLY | fs30.constants.O_CREAT | fs30.constants.O_EXCL, 292);
@@ -46654,7 +46663,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
     if (hasLoose(gitdir, oid)) {
       fs30.rmSync(tmp, { force: true });
     } else {
-      fs30.mkdirSync(path28.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs30.mkdirSync(path29.dirname(loosePath(gitdir, oid)), { recursive: true });
       fs30.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
@@ -46670,7 +46679,7 @@ async function folderTree(gitdir, absDir, relDir, blobs) {
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path28.join(absDir, d.name);
+    const abs = path29.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46689,12 +46698,12 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path28.join(current, parts[i2]);
+    const next = path29.join(current, parts[i2]);
     let st;
     try {
       st = fs30.lstatSync(next);
     } catch {
-      current = path28.join(next, ...parts.slice(i2 + 1, -1));
+      current = path29.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
@@ -46708,9 +46717,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path28.join(current, parts[parts.length - 1]);
+  const abs = path29.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path28.relative(root, abs).split(path28.sep).join("/");
+  const out = path29.relative(root, abs).split(path29.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46767,7 +46776,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path29.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path30.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46780,7 +46789,7 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path29.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path30.join(repo.root, rel);
   let st;
   try {
     st = fs31.lstatSync(abs);
@@ -46850,7 +46859,7 @@ async function recordChange(zone, change, author, message) {
 
 // src/core/vcs/snapshot.ts
 import fs32 from "node:fs";
-import path30 from "node:path";
+import path31 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -46861,7 +46870,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs32.readdirSync(rel === "" ? root : path30.join(root, rel), { withFileTypes: true });
+      names = fs32.readdirSync(rel === "" ? root : path31.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -46875,7 +46884,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs32.lstatSync(path30.join(root, child), { bigint: true });
+        st = fs32.lstatSync(path31.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -46943,7 +46952,7 @@ function countOption(sub, args, i2) {
 
 // src/core/vcs/history/blame.ts
 import fs35 from "node:fs";
-import path33 from "node:path";
+import path34 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
@@ -47045,16 +47054,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path53, added, removed, oldPosInc, options2) {
-    const last = path53.lastComponent;
+  addToPath(path54, added, removed, oldPosInc, options2) {
+    const last = path54.lastComponent;
     if (last && !options2.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path53.oldPos + oldPosInc,
+        oldPos: path54.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path53.oldPos + oldPosInc,
+        oldPos: path54.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -47332,7 +47341,7 @@ function splitLines2(text) {
 
 // src/core/vcs/history/render.ts
 import fs33 from "node:fs";
-import path31 from "node:path";
+import path32 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -47378,7 +47387,7 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path31.join(repo.root, fromKey(key));
+  const abs = path32.join(repo.root, fromKey(key));
   try {
     return state.mode === LINK_MODE ? fs33.readlinkSync(abs, { encoding: "buffer" }) : fs33.readFileSync(abs);
   } catch {
@@ -47644,7 +47653,7 @@ async function isRevision(repo, text) {
 
 // src/core/vcs/history/trees.ts
 import fs34 from "node:fs";
-import path32 from "node:path";
+import path33 from "node:path";
 function matches2(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -47709,7 +47718,7 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs34.statSync(path32.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs34.statSync(path33.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
@@ -47723,7 +47732,7 @@ function worktreeFiles(repo, filters = []) {
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path32.join(abs, d.name);
+      const child = path33.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -47744,7 +47753,7 @@ function fileState(abs, cached2, indexMtime) {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path32.basename(abs) === ".gitmodules") return void 0;
+    if (path33.basename(abs) === ".gitmodules") return void 0;
     return { mode: LINK_MODE, oid: hashObject("blob", fs34.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
@@ -47846,7 +47855,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs35.readFileSync(path33.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs35.readFileSync(path34.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -47878,7 +47887,7 @@ function lineMap(old, now) {
 
 // src/core/vcs/history/log.ts
 import fs36 from "node:fs";
-import path34 from "node:path";
+import path35 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -47937,7 +47946,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs36.existsSync(path34.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs36.existsSync(path35.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -48166,7 +48175,7 @@ function collapseUntracked(keys, allTracked) {
 
 // src/core/vcs/history/restore.ts
 import fs37 from "node:fs";
-import path35 from "node:path";
+import path36 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -48253,9 +48262,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path35.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path36.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path35.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path36.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
   const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
@@ -48273,7 +48282,7 @@ async function applyToWorktree(zone, writes, removes, limits) {
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
       fs37.rmSync(tmp, { force: true });
-      fs37.mkdirSync(path35.dirname(p.abs), { recursive: true });
+      fs37.mkdirSync(path36.dirname(p.abs), { recursive: true });
       fs37.symlinkSync(bytes.toString("utf8"), tmp);
       fs37.renameSync(tmp, p.abs);
     } else {
@@ -48286,7 +48295,7 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path35.join(current, parts[i2]);
+    current = path36.join(current, parts[i2]);
     let st;
     try {
       st = fs37.lstatSync(current);
@@ -48299,7 +48308,7 @@ function clearWay(root, rel) {
   }
 }
 function zoneGitdir(zone) {
-  return path35.join(zone.root, ".git");
+  return path36.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
@@ -48546,7 +48555,7 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 
 // src/functions/file_type.ts
 import fs39 from "node:fs";
-import path36 from "node:path";
+import path37 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -48735,7 +48744,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path36.basename(words2[0] ?? "");
+  let interp = path37.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -48797,7 +48806,7 @@ var shedFileType = defineFunction({
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path36.extname(target.rel).slice(1).toLowerCase();
+    const extension = path37.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -49200,11 +49209,11 @@ var shedHexdump = defineFunction({
 // src/core/uploads/copy.ts
 import crypto13 from "node:crypto";
 import fs41 from "node:fs";
-import path38 from "node:path";
+import path39 from "node:path";
 
 // src/core/uploads/sources.ts
 import fs40 from "node:fs";
-import path37 from "node:path";
+import path38 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -49219,7 +49228,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path37.isAbsolute(dir)) {
+    if (!path38.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -49228,8 +49237,8 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path37.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path37.join(base, "users", userId) };
+  const base = realOrUndefined(path38.resolve(valves.storage_base_path));
+  return { allowed, base, ownHome: base === void 0 ? "" : path38.join(base, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
@@ -49241,19 +49250,19 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path37.relative(area.base, real).split(path37.sep)[0];
+  const first = path38.relative(area.base, real).split(path38.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path37.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path38.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs40.realpathSync(path37.dirname(given));
+    parent = fs40.realpathSync(path38.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path37.join(parent, path37.basename(given));
+  const candidate = path38.join(parent, path38.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
   const st = fs40.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
@@ -49294,9 +49303,9 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path38.dirname(dest);
+  const dir = path39.dirname(dest);
   fs41.mkdirSync(dir, { recursive: true });
-  const tmp = path38.join(dir, `.${path38.basename(dest).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const tmp = path39.join(dir, `.${path39.basename(dest).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
   const out = fs41.openSync(tmp, fs41.constants.O_WRONLY | fs41.constants.O_CREAT | fs41.constants.O_EXCL | fs41.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
@@ -49528,9 +49537,9 @@ var shedLockeditCancel = defineFunction({
 
 // src/core/locks/quota.ts
 import fs42 from "node:fs";
-import path39 from "node:path";
+import path40 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path39.join(path39.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path40.join(path40.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -49787,7 +49796,7 @@ var shedLockeditOverwrite = defineFunction({
 
 // src/functions/lockedit_save.ts
 import fs45 from "node:fs";
-import path40 from "node:path";
+import path41 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -49830,7 +49839,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path40.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path41.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -49841,7 +49850,7 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path40.dirname(dest);
+  const dir = path41.dirname(dest);
   fs45.mkdirSync(dir, { recursive: true });
   try {
     fs45.renameSync(copy, dest);
@@ -49854,17 +49863,16 @@ function moveInto(copy, dest) {
 
 // src/core/recovery/recover.ts
 import fs46 from "node:fs";
-import path42 from "node:path";
+import path43 from "node:path";
 
 // src/core/locks/call-lock.ts
-import path41 from "node:path";
+import path42 from "node:path";
 var CALL_WAIT_MS = 12e4;
-var CALL_LOCK_NAME = ".shed-call.lock";
 async function withCallLock(homes, fn) {
-  const ordered2 = [...new Set(homes.map((h) => path41.resolve(h)))].sort();
+  const ordered2 = [...new Set(homes.map((h) => path42.resolve(h)))].sort();
   const step = (i2) => {
     if (i2 >= ordered2.length) return fn();
-    return withDbLock(path41.join(ordered2[i2], CALL_LOCK_NAME), ordered2[i2], () => step(i2 + 1), CALL_WAIT_MS, "This space");
+    return withDbLock(path42.join(scopeStateDir(ordered2[i2]), CALL_LOCK_NAME), ordered2[i2], () => step(i2 + 1), CALL_WAIT_MS, "This space");
   };
   return step(0);
 }
@@ -49877,10 +49885,10 @@ function emptyReport2() {
 }
 async function recoverStorage(base) {
   const report = emptyReport2();
-  const root = path42.resolve(base);
-  for (const [kind, dir] of [["users", path42.join(root, "users")], ["groups", path42.join(root, "groups")]]) {
+  const root = path43.resolve(base);
+  for (const [kind, dir] of [["users", path43.join(root, "users")], ["groups", path43.join(root, "groups")]]) {
     for (const id of listDir2(dir)) {
-      const home = path42.join(dir, id);
+      const home = path43.join(dir, id);
       if (!fs46.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
       report.scopes++;
       try {
@@ -49892,21 +49900,21 @@ async function recoverStorage(base) {
   return report;
 }
 async function recoverUserHome(home, userId, base, report, temps = true) {
-  if (temps) for (const tree of [path42.join(home, "Uploads"), path42.join(home, "Storage", "data"), path42.join(home, "Documents", "data")]) removeTemps(tree, base, report);
-  await commitLeftovers(path42.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
+  if (temps) for (const tree of [path43.join(home, "Uploads"), path43.join(home, "Storage", "data"), path43.join(home, "Documents", "data")]) removeTemps(tree, base, report);
+  await commitLeftovers(path43.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
 }
 async function recoverGroupHome(home, groupId, base, report) {
-  const data = path42.join(home, "data");
+  const data = path43.join(home, "data");
   removeTemps(data, base, report);
   await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
 }
 function removeTemps(tree, base, report) {
   if (!fs46.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
   for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === ".git")) {
-    if (!path42.basename(full).endsWith(TEMP_SUFFIX)) continue;
+    if (!path43.basename(full).endsWith(TEMP_SUFFIX)) continue;
     try {
       fs46.rmSync(full, { force: true });
-      report.temp_files.push(path42.relative(base, full).split(path42.sep).join("/"));
+      report.temp_files.push(path43.relative(base, full).split(path43.sep).join("/"));
     } catch {
     }
   }
@@ -50212,7 +50220,7 @@ var shedReadBytes = defineFunction({
 
 // src/functions/rename.ts
 import fs48 from "node:fs";
-import path43 from "node:path";
+import path44 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -50241,7 +50249,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call(`renamed-${path43.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call(`renamed-${path44.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -50250,7 +50258,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path43.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path44.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -50262,7 +50270,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path43.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path44.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -50275,7 +50283,7 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    fs48.mkdirSync(path43.dirname(dst.abs), { recursive: true });
+    fs48.mkdirSync(path44.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
     fs48.renameSync(src.abs, dst.abs);
     if (replaced) await forgetEntry(zone, diskRel(dst));
@@ -50421,7 +50429,7 @@ async function withDbWrite(t, limits, work) {
 import fs50 from "node:fs";
 import { createRequire } from "node:module";
 import os6 from "node:os";
-import path44 from "node:path";
+import path45 from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker as Worker2 } from "node:worker_threads";
 var WORKER_MARK = "fileshedPoolWorker";
@@ -50550,8 +50558,8 @@ function workerScript() {
   return sourceBundle;
 }
 function bundleFromSource(selfPath) {
-  const dir = fs50.mkdtempSync(path44.join(os6.tmpdir(), "fileshed-worker-"));
-  const out = path44.join(dir, "worker.mjs");
+  const dir = fs50.mkdtempSync(path45.join(os6.tmpdir(), "fileshed-worker-"));
+  const out = path45.join(dir, "worker.mjs");
   const esbuildName = "esbuild";
   const esbuild = createRequire(selfPath)(esbuildName);
   const banner = [
@@ -50563,7 +50571,7 @@ function bundleFromSource(selfPath) {
     "const __dirname = __shedDirname(__filename);"
   ].join(" ");
   esbuild.buildSync({
-    entryPoints: [path44.join(path44.dirname(selfPath), "worker.ts")],
+    entryPoints: [path45.join(path45.dirname(selfPath), "worker.ts")],
     outfile: out,
     bundle: true,
     platform: "node",
@@ -54519,7 +54527,7 @@ var shedStats = defineFunction({
 
 // src/functions/tree.ts
 import fs54 from "node:fs";
-import path45 from "node:path";
+import path46 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -54558,17 +54566,17 @@ function linkText(walk2, abs) {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path45.resolve(path45.dirname(abs), text);
+  let leads = path46.resolve(path46.dirname(abs), text);
   try {
     leads = fs54.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path45.isAbsolute(text) && staysInside(path45.relative(root, path45.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path45.relative(root, leads).split(path45.sep).join("/"));
+  if (!path46.isAbsolute(text) && staysInside(path46.relative(root, path46.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path46.relative(root, leads).split(path46.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path45.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path46.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -54590,7 +54598,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path45.join(dir, entry.name);
+    const abs = path46.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -54657,7 +54665,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path45.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path46.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -54676,7 +54684,7 @@ var shedTree = defineFunction({
 
 // src/functions/unzip.ts
 import fs57 from "node:fs";
-import path47 from "node:path";
+import path48 from "node:path";
 
 // src/core/archive/central.ts
 import fs55 from "node:fs";
@@ -54855,7 +54863,7 @@ var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14:
 
 // src/core/archive/extract.ts
 import fs56 from "node:fs";
-import path46 from "node:path";
+import path47 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
@@ -56124,7 +56132,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs56.mkdirSync(path46.join(tempRoot, rel), { recursive: true });
+    fs56.mkdirSync(path47.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -56134,7 +56142,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path46.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path47.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -56189,16 +56197,16 @@ function extractOne(src, shown, e, rel, out) {
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path46.join(base, "tmp");
+  const tmpBase = path47.join(base, "tmp");
   fs56.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs56.mkdtempSync(path46.join(tmpBase, "unzip-"));
+  return fs56.mkdtempSync(path47.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
   for (const name of fs56.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path46.join(tmpBase, name);
+    const p = path47.join(tmpBase, name);
     try {
       if (fs56.statSync(p).mtimeMs < cutoff) fs56.rmSync(p, { recursive: true, force: true });
     } catch {
@@ -56210,8 +56218,8 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
     for (const name of fs56.readdirSync(tmpDir).sort()) {
-      const from = path46.join(tmpDir, name);
-      const to = path46.join(destDir, name);
+      const from = path47.join(tmpDir, name);
+      const to = path47.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
       const isDir2 = fs56.lstatSync(from).isDirectory();
@@ -56298,7 +56306,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path47.posix.dirname(src.rel) === "." ? "" : path47.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path48.posix.dirname(src.rel) === "." ? "" : path48.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -56370,11 +56378,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path49 from "node:path";
+import path50 from "node:path";
 
 // src/core/archive/create.ts
 import fs58 from "node:fs";
-import path48 from "node:path";
+import path49 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -56437,7 +56445,7 @@ function collect(srcAbs, prefix, opts) {
     const dirItemIndex = out.items.length;
     const entries = fs58.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path48.join(dirAbs, d.name);
+      const abs = path49.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -56561,7 +56569,7 @@ function addFile(zip, it, buf) {
   const fd2 = fs58.openSync(it.abs, "r");
   try {
     const st = fs58.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path48.extname(it.name).slice(1).toLowerCase());
+    const stored = STORED_EXTENSIONS.has(path49.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -56658,7 +56666,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path49.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path50.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -56670,7 +56678,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path49.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path50.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56807,7 +56815,7 @@ function dateText(d) {
 
 // src/functions/copy_to_group.ts
 import fs59 from "node:fs";
-import path50 from "node:path";
+import path51 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56896,7 +56904,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs59.readdirSync(path50.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs59.readdirSync(path51.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56956,7 +56964,7 @@ var shedGroupChown = defineFunction({
 
 // src/functions/group_info.ts
 import fs60 from "node:fs";
-import path51 from "node:path";
+import path52 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56977,12 +56985,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs60.readdirSync(path51.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs60.readdirSync(path52.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs60.lstatSync(path51.join(zone.root, child)).size;
+          const size = fs60.lstatSync(path52.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -57230,7 +57238,7 @@ var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
 import fs61 from "node:fs";
-import path52 from "node:path";
+import path53 from "node:path";
 
 // src/registry/arg-guard.ts
 var MAX_ARG_DEPTH = 32;
@@ -57320,7 +57328,7 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen2) {
     seen2.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path52.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path53.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
@@ -57465,7 +57473,7 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base) {
-  const abs = path52.resolve(base);
+  const abs = path53.resolve(base);
   const out = [abs];
   try {
     const real = fs61.realpathSync(abs);

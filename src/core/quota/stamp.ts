@@ -3,7 +3,7 @@
  *
  * Usage answers rely on inotify (usage.ts), which sees other local processes' writes but not those
  * of other hosts on a shared network filesystem (NFS, CephFS). So every modifying call bumps a
- * small stamp file in its scope's home folder (outside the zones, not counted) before it returns,
+ * small stamp file in its scope's internal state folder (outside the zones, not counted) before it returns,
  * and every usage question first compares the stamp with the last one this process saw or wrote:
  * a stranger's stamp means another process wrote, and the scope's trees are measured again.
  * The bump happens under the call lock (call-lock.ts), so the reader's next question (which waits
@@ -14,15 +14,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { QuotaScope } from '../zones/zones.js';
 import { invalidateTree } from './usage.js';
-
-export const STAMP_NAME = '.shed-stamp';
+import { scopeStateDir, STAMP_NAME } from '../locks/state-dir.js';
 
 /** Scope key → the stamp this process last saw or wrote. */
 const seen = new Map<string, string>();
 
-/** The home folder of a scope ("user:/base/users/alice" → /base/users/alice). */
+/** The stamp of a scope, in the state folder of its home ("user:/base/users/alice" → /base/users/alice/...). */
 function stampPath(scope: Pick<QuotaScope, 'key'>): string {
-  return path.join(scope.key.slice(scope.key.indexOf(':') + 1), STAMP_NAME);
+  return path.join(scopeStateDir(scope.key.slice(scope.key.indexOf(':') + 1)), STAMP_NAME);
 }
 
 function readStamp(file: string): string {

@@ -45,7 +45,8 @@ describe('api-key mode', () => {
   });
 
   it('401 with WWW-Authenticate for a wrong key, no credential, or an empty bearer', async () => {
-    for (const headers of [{ Authorization: `Bearer ${KEY}x`, 'X-OpenWebUI-User-Id': 'carol' }, {}, { Authorization: 'Bearer ', 'X-OpenWebUI-User-Id': 'carol' }]) {
+    const cases: Record<string, string>[] = [{ Authorization: `Bearer ${KEY}x`, 'X-OpenWebUI-User-Id': 'carol' }, {}, { Authorization: 'Bearer ', 'X-OpenWebUI-User-Id': 'carol' }];
+    for (const headers of cases) {
       const r = await s.post('shed_stats', {}, headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(r.headers.get('www-authenticate')).toMatch(/realm="fileshed"/);

@@ -20394,7 +20394,9 @@ function openApiDocument(functions, opts) {
   return {
     openapi: "3.1.0",
     info: { title: "Fileshed", version: opts.version, description: "Persistent per-user file workspace for LLMs: personal zones (Uploads, Storage, Documents with history), group spaces, commands, SQLite, archives." },
-    servers: [{ url: opts.serverUrl }],
+    // Only an address the admin vouched for (--public-url): a bind address like 0.0.0.0 is no URL to
+    // call, and without `servers` clients use the URL they fetched the document from.
+    ...opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {},
     paths,
     components: { schemas: { Envelope: ENVELOPE, Detail: DETAIL }, ...Object.keys(schemes).length > 0 ? { securitySchemes: schemes } : {} },
     security
@@ -20403,7 +20405,7 @@ function openApiDocument(functions, opts) {
 
 // src/hosts/http/routes/basic.ts
 function basicRoutes(ctx) {
-  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.publicUrl(), auth: ctx.settings.auth }));
+  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth }));
   let sandbox;
   return [
     {

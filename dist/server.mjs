@@ -20667,7 +20667,7 @@ async function startServer(settings, options = {}) {
   const loopback = isLoopback(settings.host);
   let inFlight = 0;
   let idle;
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 3e4, keepAliveTimeout: 5e3 }, (req, res) => {
+  const server = http.createServer({ requestTimeout: 6e5, headersTimeout: 3e4, keepAliveTimeout: 5e3 }, (req, res) => {
     inFlight++;
     res.on("close", () => {
       inFlight--;

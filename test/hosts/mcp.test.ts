@@ -25,21 +25,22 @@ async function exercise(client: Client) {
   expect(list.tools.find((t) => t.name === 'shed_exec')!.annotations?.openWorldHint).toBe(true);
 
   const ok = await client.callTool({ name: 'shed_create_file', arguments: { zone: 'storage', path: 'm.txt', content: 'mcp\n' } });
-  expect(ok.isError).toBe(false);
+  expect(ok.isError, `create_file: ${JSON.stringify(ok)}`).toBe(false);
   expect((ok.structuredContent as Envelope).success).toBe(true);
   const text = (ok.content as { type: string; text: string }[])[0]!;
   expect(text.type).toBe('text');
   expect(JSON.parse(text.text)).toEqual(ok.structuredContent);
 
   const bad = await client.callTool({ name: 'shed_read', arguments: { zone: 'storage', path: 'nope.txt' } });
-  expect(bad.isError).toBe(true);
+  expect(bad.isError, `read missing: ${JSON.stringify(bad)}`).toBe(true);
   expect((bad.structuredContent as Envelope).error!.code).toBe('FILE_NOT_FOUND');
 
-  await client.callTool({ name: 'shed_zip', arguments: { zone: 'storage', src: 'm.txt', dest: 'm.zip' } });
+  const zip = await client.callTool({ name: 'shed_zip', arguments: { zone: 'storage', src: 'm.txt', dest: 'm.zip' } });
+  expect(zip.isError, `zip: ${JSON.stringify(zip)}`).toBe(false);
   const progress: { progress: number; message?: string }[] = [];
   const unzip = await client.callTool({ name: 'shed_unzip', arguments: { zone: 'storage', src: 'm.zip', dest: 'mz' } }, undefined, { onprogress: (p) => progress.push(p) });
-  expect(unzip.isError).toBe(false);
-  expect(progress.length).toBeGreaterThan(0);
+  expect(unzip.isError, `unzip: ${JSON.stringify(unzip)}`).toBe(false);
+  expect(progress.length, 'progress notifications before the result').toBeGreaterThan(0);
   expect(progress.every((p, i) => i === 0 || p.progress > progress[i - 1]!.progress)).toBe(true);
   expect(typeof progress[0]!.message).toBe('string');
 

@@ -117,8 +117,8 @@ function refuseMovedLink(root: string, linkAbs: string, movedAbs: string, srcSho
   if (why === undefined) return;
   const inner = path.relative(movedAbs, linkAbs);
   const which = inner === '' ? 'the symbolic link' : `the symbolic link '${inner.split(path.sep).join('/')}' inside it`;
-  throw shedError('PATH_ESCAPE', `Cannot move ${srcShown} to ${dstShown}: at the new place ${which} would be refused (${why}). Nothing was moved.`, {
-    details: { parameter: 'new_path', link: inner.split(path.sep).join('/') || undefined },
+  throw shedError('PATH_ESCAPE', `old_path ${srcShown} cannot be moved to new_path ${dstShown}: there ${which} would be refused (${why}). Nothing was moved.`, {
+    details: { parameter: 'old_path', link: inner.split(path.sep).join('/') || undefined },
     hint: 'Keep the link where it is, or delete it first with shed_delete and make the move again.',
   });
 }

@@ -149,7 +149,7 @@ function hasDotDot(input: string): boolean {
  */
 function kernelRel(zone: Zone, input: string, escape: (why: string) => Error): string {
   const walked = walkInside(zone.root, input.normalize('NFC').replace(/^\/+/, ''), { followLast: false });
-  if (!walked.inside) throw escape(walked.why.replace(/^climbs above the zone root with '\.\.'$/, "climbs above the zone root with '..' once its symbolic links are followed"));
+  if (!walked.inside) throw escape(walked.why);
   return walked.parts.join('/');
 }
 

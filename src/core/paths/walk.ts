@@ -35,11 +35,12 @@ export function walkInside(root: string, text: string, opts: WalkOptions, start:
   const queue = split(text);
   if (path.isAbsolute(text)) return { inside: false, why: 'is an absolute path' };
   let hops = 0;
+  let via: string | undefined; // the last link followed, to name it when the climb goes out
   while (queue.length > 0) {
     const name = queue.shift()!;
     if (name === '' || name === '.') continue;
     if (name === '..') {
-      if (parts.length === 0) return { inside: false, why: "climbs above the zone root with '..'" };
+      if (parts.length === 0) return { inside: false, why: via === undefined ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
       parts.pop();
       continue;
     }
@@ -49,6 +50,7 @@ export function walkInside(root: string, text: string, opts: WalkOptions, start:
     if (st?.isSymbolicLink() && (!last || opts.followLast)) {
       if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
       const target = fs.readlinkSync(here);
+      via = [...parts, name].join('/');
       if (path.isAbsolute(target)) {
         const real = path.normalize(target);
         if (real !== root && !real.startsWith(root + path.sep)) return { inside: false, why: `goes through '${[...parts, name].join('/')}', a symbolic link leading outside the zone` };

@@ -298,6 +298,6 @@ export function scanSqliteCli(text: string): string | undefined {
   if (/\bvacuum\b[\s\S]*\binto\b/.test(code)) return 'VACUUM INTO writes another file';
   if (/\bpragma\b[\s\S]*\b(trusted_schema|writable_schema)\b/.test(code)) return 'this PRAGMA weakens database safety';
   // The database list holds the file's absolute server path (encodable past the output scrubber).
-  if (/\bdatabase_list\b/.test(code)) return 'PRAGMA database_list shows where the server stores the file; .tables and .schema describe the database';
+  if (/database_list\b/.test(code)) return 'PRAGMA database_list shows where the server stores the file; .tables and .schema describe the database';
   return undefined;
 }

@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs58 = __require("node:fs");
+          var fs59 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs58.readFileSync(a);
+            return fs59.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs58.readFileSync(a, void 0);
+            return fs59.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs58.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs59.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path47, originalPath, doThrow) => {
-      if (!isString(path47)) {
+    var checkPath = (path48, originalPath, doThrow) => {
+      if (!isString(path48)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path47) {
+      if (!path48) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path47)) {
+      if (checkPath.isNotRelative(path48)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path47) => REGEX_TEST_INVALID_PATH.test(path47);
+    var isNotRelative = (path48) => REGEX_TEST_INVALID_PATH.test(path48);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path47, checkUnignored) {
+      _testOne(path48, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path47);
+          const matched = rule.regex.test(path48);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path47 = originalPath && checkPath.convert(originalPath);
+        const path48 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path47,
+          path48,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path47, cache, checkUnignored, slices);
+        return this._t(path48, cache, checkUnignored, slices);
       }
-      _t(path47, cache, checkUnignored, slices) {
-        if (path47 in cache) {
-          return cache[path47];
+      _t(path48, cache, checkUnignored, slices) {
+        if (path48 in cache) {
+          return cache[path48];
         }
         if (!slices) {
-          slices = path47.split(SLASH2);
+          slices = path48.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path47] = this._testOne(path47, checkUnignored);
+          return cache[path48] = this._testOne(path48, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path47] = parent.ignored ? parent : this._testOne(path47, checkUnignored);
+        return cache[path48] = parent.ignored ? parent : this._testOne(path48, checkUnignored);
       }
-      ignores(path47) {
-        return this._test(path47, this._ignoreCache, false).ignored;
+      ignores(path48) {
+        return this._test(path48, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path47) => !this.ignores(path47);
+        return (path48) => !this.ignores(path48);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path47) {
-        return this._test(path47, this._testCache, true);
+      test(path48) {
+        return this._test(path48, this._testCache, true);
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path47) => checkPath(path47 && checkPath.convert(path47), path47, RETURN_FALSE);
+    var isPathValid = (path48) => checkPath(path48 && checkPath.convert(path48), path48, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path47) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path47) || isNotRelative(path47);
+      checkPath.isNotRelative = (path48) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path48) || isNotRelative(path48);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path47 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path48 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path47[k - 1 + offset];
+          r = path48[k - 1 + offset];
         } else {
-          r = path47[k + 1 + offset];
+          r = path48[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path47[k + offset] = pathposi.length;
+        path48[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path47[i2] = -1;
+            path48[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path47[delta + offset];
+          r = path48[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs58, filepath, cache) {
+    async function updateCachedIndexFile(fs59, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs58.lstat(filepath),
-        fs58.read(filepath)
+        fs59.lstat(filepath),
+        fs59.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs58, filepath, cache) {
+    async function isIndexStale(fs59, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs58.lstat(filepath);
+      const currStats = await fs59.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs58, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs59, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs58, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs58, filepath, theIndexCache);
+          if (await isIndexStale(fs59, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs59, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs58.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs58.lstat(filepath));
+            await fs59.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs59.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path47) {
-      const last = Math.max(path47.lastIndexOf("/"), path47.lastIndexOf("\\"));
+    function basename(path48) {
+      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
       if (last > -1) {
-        path47 = path47.slice(last + 1);
+        path48 = path48.slice(last + 1);
       }
-      return path47;
+      return path48;
     }
-    function dirname(path47) {
-      const last = Math.max(path47.lastIndexOf("/"), path47.lastIndexOf("\\"));
+    function dirname(path48) {
+      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path47.slice(0, last);
+      return path48.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs58, gitdir, cache }) {
+      constructor({ fs: fs59, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs59, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs58, gitdir, cache });
+        value: function({ fs: fs59, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs59, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path47, aar) {
+    function normalizeString(path48, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path47.length; ++i2) {
-        if (i2 < path47.length) char = path47[i2];
+      for (let i2 = 0; i2 <= path48.length; ++i2) {
+        if (i2 < path48.length) char = path48[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path47.slice(lastSlash + 1, i2);
-            else res = path47.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path48.slice(lastSlash + 1, i2);
+            else res = path48.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path47) {
-      if (path47.length >= 2 && /^[a-zA-Z]:/.test(path47)) {
-        return path47.slice(0, 2);
+    function getWindowsDrivePrefix(path48) {
+      if (path48.length >= 2 && /^[a-zA-Z]:/.test(path48)) {
+        return path48.slice(0, 2);
       }
       return null;
     }
-    function normalize(path47) {
-      if (!path47.length) return ".";
-      path47 = path47.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path47);
-      const isAbsolute2 = path47[0] === "/" || drivePrefix !== null && path47[2] === "/";
-      const trailingSeparator = path47.at(-1) === "/";
-      const pathBody = drivePrefix ? path47.slice(2) : path47;
+    function normalize(path48) {
+      if (!path48.length) return ".";
+      path48 = path48.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path48);
+      const isAbsolute2 = path48[0] === "/" || drivePrefix !== null && path48[2] === "/";
+      const trailingSeparator = path48.at(-1) === "/";
+      const pathBody = drivePrefix ? path48.slice(2) : path48;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path47) => {
-      const pathSegments = path47.split(".");
+    var normalizePath = (path48) => {
+      const pathSegments = path48.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path47 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path47 };
+          const path48 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path48 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path47, getall = false) {
-        const normalizedPath = normalizePath(path47).path;
+      async get(path48, getall = false) {
+        const normalizedPath = normalizePath(path48).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path47) {
-        return this.get(path47, true);
+      async getall(path48) {
+        return this.get(path48, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path47, value) {
-        return this.set(path47, value, true);
+      async append(path48, value) {
+        return this.set(path48, value, true);
       }
-      async set(path47, value, append = false) {
+      async set(path48, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path47);
+        } = normalizePath(path48);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs58, gitdir }) {
-        const text = await fs58.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs59, gitdir }) {
+        const text = await fs59.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs58, gitdir, config: config2 }) {
-        await fs58.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs59, gitdir, config: config2 }) {
+        await fs59.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs58, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs59, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs59, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs58.write(join(gitdir, key), `${value.trim()}
+            async () => fs59.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs58, gitdir, ref, value }) {
+      static async writeRef({ fs: fs59, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs58.write(join(gitdir, ref), `${value.trim()}
+          async () => fs59.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs58, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs59, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs58.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs59.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs58, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs59, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs59, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs58, gitdir, refs }) {
+      static async deleteRefs({ fs: fs59, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs58.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs59.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs59.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs58.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs59.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs58, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs59, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs58.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs59.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs58, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs59, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs58, gitdir, ref }) {
+      static async exists({ fs: fs59, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs58, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs59, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs58, gitdir, ref }) {
+      static async expand({ fs: fs59, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs58.exists(`${gitdir}/${ref2}`)
+            async () => fs59.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs58, gitdir }) {
+      static async packedRefs({ fs: fs59, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs59.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs58, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+      static async listRefs({ fs: fs59, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
         let files = null;
         try {
-          files = await fs58.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs59.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs58, gitdir, remote }) {
+      static async listBranches({ fs: fs59, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs58, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs59, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs58, gitdir }) {
+      static async listTags({ fs: fs59, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path47 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path47.replace(
+        const path48 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path48.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path47.includes("\\") || path47.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path47);
+        if (path48.includes("\\") || path48.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path48);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path47, oid, type });
+        _entries.push({ mode, path: path48, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path47 = Buffer.from(entry.path, "utf8");
+            const path48 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path47, nullchar, oid]);
+            return Buffer.concat([mode, space, path48, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs58, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs59, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs58.read(`${gitdir}/${source}`);
+      const file2 = await fs59.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs58,
+      fs: fs59,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs58.read(filename);
+      const idx = await fs59.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs58,
+      fs: fs59,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs58,
+          fs: fs59,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs59.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs59,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs58.read(packFile);
+            const read = fs59.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs58, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs59, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           oid,
@@ -12885,18 +12885,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs58, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs59, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs58, cache, gitdir, oid });
+        return resolveTree({ fs: fs59, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs58, cache, gitdir, oid });
+        return resolveTree({ fs: fs59, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs58, gitdir, ref, cache }) {
-        this.fs = fs58;
+      constructor({ fs: fs59, gitdir, ref, cache }) {
+        this.fs = fs59;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs58, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs59, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs58, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs59, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs58, cache, gitdir } = this;
+        const { fs: fs59, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj2 = map2.get(filepath);
         if (!obj2) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (obj2.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
         if (type !== obj2.type) {
           throw new ObjectTypeError(oid, type, obj2.type);
         }
@@ -12995,10 +12995,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs58, cache, gitdir } = this;
+          const { fs: fs59, cache, gitdir } = this;
           const obj2 = map2.get(entry._fullpath);
           const oid = obj2.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs58, gitdir, ref, cache });
+        value: function({ fs: fs59, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs59, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs58, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs58;
+      constructor({ fs: fs59, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs59;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs58, dir } = this;
-        const names = await fs58.readdir(join(dir, filepath));
+        const { fs: fs59, dir } = this;
+        const names = await fs59.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs58, dir } = this;
-          let stat = await fs58.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs59, dir } = this;
+          let stat = await fs59.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs58, dir, gitdir } = this;
+          const { fs: fs59, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs58.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs59.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs58, gitdir);
+              const config2 = await this._getGitConfig(fs59, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs58.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs59.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs58, gitdir, cache } = this;
+          const { fs: fs59, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache },
+            { fs: fs59, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs58, gitdir);
+              const config2 = await self2._getGitConfig(fs59, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs58, gitdir, cache, refreshQueue } = this;
+        const { fs: fs59, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs58, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs59, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs58, gitdir) {
+      async _getGitConfig(fs59, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs58, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs59, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs58, dir, gitdir, cache, refresh });
+        value: function({ fs: fs59, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs59, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs58, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs59, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs58, filepath) {
-      const entries = await fs58.readdir(filepath);
+    async function rmRecursive(fs59, filepath) {
+      const entries = await fs59.readdir(filepath);
       if (entries == null) {
-        await fs58.rm(filepath);
+        await fs59.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs58.lstat(subpath).then((stat) => {
+            return fs59.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs58, subpath) : fs58.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs59, subpath) : fs59.rm(subpath);
             });
           })
-        ).then(() => fs58.rmdir(filepath));
+        ).then(() => fs59.rmdir(filepath));
       } else {
-        await fs58.rmdir(filepath);
+        await fs59.rmdir(filepath);
       }
     }
     function isPromiseLike(obj2) {
@@ -13374,7 +13374,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs58) {
+    function isPromiseFs(fs59) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs58));
+      return isPromiseLike(test(fs59));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs58) {
-      if (isPromiseFs(fs58)) {
+    function bindFs(target, fs59) {
+      if (isPromiseFs(fs59)) {
         for (const command of commands) {
-          target[`_${command}`] = fs58[command].bind(fs58);
+          target[`_${command}`] = fs59[command].bind(fs59);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs58[command].bind(fs58));
+          target[`_${command}`] = pify(fs59[command].bind(fs59));
         }
       }
-      if (isPromiseFs(fs58)) {
-        if (fs58.cp) target._cp = fs58.cp.bind(fs58);
-        if (fs58.rm) target._rm = fs58.rm.bind(fs58);
-        else if (fs58.rmdir.length > 1) target._rm = fs58.rmdir.bind(fs58);
+      if (isPromiseFs(fs59)) {
+        if (fs59.cp) target._cp = fs59.cp.bind(fs59);
+        if (fs59.rm) target._rm = fs59.rm.bind(fs59);
+        else if (fs59.rmdir.length > 1) target._rm = fs59.rmdir.bind(fs59);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs58.cp) target._cp = pify(fs58.cp.bind(fs58));
-        if (fs58.rm) target._rm = pify(fs58.rm.bind(fs58));
-        else if (fs58.rmdir.length > 2) target._rm = pify(fs58.rmdir.bind(fs58));
+        if (fs59.cp) target._cp = pify(fs59.cp.bind(fs59));
+        if (fs59.rm) target._rm = pify(fs59.rm.bind(fs59));
+        else if (fs59.rmdir.length > 2) target._rm = pify(fs59.rmdir.bind(fs59));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs58) {
-        if (typeof fs58._original_unwrapped_fs !== "undefined") return fs58;
-        const promises = Object.getOwnPropertyDescriptor(fs58, "promises");
+      constructor(fs59) {
+        if (typeof fs59._original_unwrapped_fs !== "undefined") return fs59;
+        const promises = Object.getOwnPropertyDescriptor(fs59, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs58.promises);
+          bindFs(this, fs59.promises);
         } else {
-          bindFs(this, fs58);
+          bindFs(this, fs59);
         }
-        this._original_unwrapped_fs = fs58;
+        this._original_unwrapped_fs = fs59;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13676,29 +13676,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs58 = new FileSystem(_fs);
+        const fs59 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs58,
+          fs: fs59,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path47, [head, workdir, index2]) {
+          map: async function(path48, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path47);
+            const unmerged = unmergedPaths.includes(path48);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path47,
+                path: path48,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path47);
+            else throw new IndexResetError(path48);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs58.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs59.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs58.write(`${dir}/${entry.path}`, content, {
+                await fs59.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs58, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs59, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs58.exists(excludesFile)) {
-          excludes = await fs58.read(excludesFile, "utf8");
+        if (await fs59.exists(excludesFile)) {
+          excludes = await fs59.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs58.read(p.gitignore, "utf8");
+          const file2 = await fs59.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs58, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs59, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs58.exists(filepath)) await fs58.write(filepath, object2);
+      if (!await fs59.exists(filepath)) await fs59.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs58,
+      fs: fs59,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs58, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs59, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs58,
+              fs: fs59,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs58,
+      fs: fs59,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs58,
+            fs: fs59,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs58.lstat(join(dir, currentFilepath));
+        const stats = await fs59.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs58.readdir(join(dir, currentFilepath));
+          const children = await fs59.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs58,
+                fs: fs59,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs58,
+                fs: fs59,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs58.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs59.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs59.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs59, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs58, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs59, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs58.exists(`${gitdir}/${source}`);
+      return fs59.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs59.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs59,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs58, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs59, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs58, gitdir, path: path47 }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
-      return config2.get(path47);
+    async function _getConfig({ fs: fs59, gitdir, path: path48 }) {
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      return config2.get(path48);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs58, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs59, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs59, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs59, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs58,
+      fs: fs59,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs59, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs59, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs58, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs59, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs58, cache, gitdir, oid });
+        return resolveCommit({ fs: fs59, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs58, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs59, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs58,
+      fs: fs59,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs58.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs59.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs58, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs59, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs58, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs58,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs59, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs59,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs58, gitdir, cache, allowUnmerged: false },
+        { fs: fs59, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs58, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs59, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: p });
-                while (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs59, gitdir, ref: p });
+                while (await hasObject({ fs: fs59, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs58,
+                    fs: fs59,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs58, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs59, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs58, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs59, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs59, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs59, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs58, gitdir, tree }) {
+    async function _writeTree({ fs: fs59, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs58,
+      fs: fs59,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs58,
+        fs: fs59,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs58, gitdir, author: _author });
+        const fs59 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs59, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         return await _addNote({
-          fs: fs58,
+          fs: fs59,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs58, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs59, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs58,
+      fs: fs59,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs58, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs59, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs58, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs59, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs58, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs59, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs58,
+          fs: fs59,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs58,
+      fs: fs59,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs59, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs58, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs59, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs59, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs58, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs59, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs58.lstat(current);
+        const stats = await fs59.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath.startsWith(`${base}/`);
     };
     async function _checkout({
-      fs: fs58,
+      fs: fs59,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs59, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs58, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs59, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs58,
+            fs: fs59,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs59, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs58.rm(filepath);
+                  await fs59.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs59, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs58.rmdir(filepath);
+                    await fs59.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
-            await fs58.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
+            await fs59.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs59, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache, allowUnmerged: true },
+            { fs: fs59, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache, allowUnmerged: true },
+            { fs: fs59, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs58,
+                      fs: fs59,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs58.rm(filepath);
+                      await fs59.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs58.write(filepath, object2);
+                      await fs59.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs58.write(filepath, object2, { mode: 511 });
+                      await fs59.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs58.writelink(filepath, object2);
+                      await fs59.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs58.lstat(filepath);
+                  const stats = await fs59.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs58,
+            fs: fs59,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs58,
+      fs: fs59,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs58,
+        fs: fs59,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs59, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
         if (chmod) {
-          await fs58.rm(filepath);
+          await fs59.rm(filepath);
         }
         if (mode === 33188) {
-          await fs58.write(filepath, object2);
+          await fs59.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs58.write(filepath, object2, { mode: 511 });
+          await fs59.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs58.writelink(filepath, object2);
+          await fs59.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs58.lstat(filepath);
+      const stats = await fs59.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs58,
+      fs: fs59,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs58,
+        fs: fs59,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base, theirs]) {
-          const path47 = basename(filepath);
+          const path48 = basename(filepath);
           const ourChange = await modified(ours, base);
           const theirChange = await modified(theirs, base);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base.mode(),
-                path: path47,
+                path: path48,
                 oid: await base.oid(),
                 type: await base.type()
               };
@@ -15469,14 +15469,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path47,
+                  path: path48,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path47,
+                path: path48,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path47,
+                  path: path48,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path47,
+                path: path48,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path47,
+                  path: path48,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs58,
+                  fs: fs59,
                   gitdir,
-                  path: path47,
+                  path: path48,
                   ours,
                   base,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path47
+                  path: path48
                 };
               }
               if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path47
+                  path: path48
                 };
               }
               if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs58,
+            fs: fs59,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path47 = `${dir}/${filepath}`;
+              const path48 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs58.write(path47, content, { mode });
+                await fs59.write(path48, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs58,
+      fs: fs59,
       gitdir,
-      path: path47,
+      path: path48,
       ours,
       base,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path47, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path47, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path48, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path47, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path47
+        path: path48
       });
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path47, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path48, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs58, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs59, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs58.lstat(currentFilepath);
+      const stats = await fs59.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs58, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs59, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs58.readlink(currentFilepath).then(posixifyPathBuffer) : await fs58.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs59.readlink(currentFilepath).then(posixifyPathBuffer) : await fs59.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs59, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs58, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs59, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs58,
+            fs59,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs59, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs58.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs59.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs58,
+        fs: fs59,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs58, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs59, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs58,
+        fs: fs59,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs59, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs58.lstat(join(dir, filepath))
+                  stats: await fs59.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs58.rmdir(currentFilepath);
+              await fs59.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
-              await fs58.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs59, dir, op.filepath);
+              await fs59.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs58.rm(currentFilepath);
+              await fs59.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs59, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs58,
+                  fs: fs59,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs58.exists(currentFilepath)) {
-                  await fs58.rm(currentFilepath);
+                if (await fs59.exists(currentFilepath)) {
+                  await fs59.rm(currentFilepath);
                 }
-                await fs58.write(currentFilepath, object2);
+                await fs59.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs58, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs59, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs58,
+          fs: fs59,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs58, gitdir, cache, allowUnmerged: false },
+        { fs: fs59, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs58,
+            fs: fs59,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs58,
+          fs: fs59,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs58,
+        fs: fs59,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs58,
+        fs: fs59,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path47) => worthWalking(filepath, path47))) {
+          if (!allTracked && !changed.some((path48) => worthWalking(filepath, path48))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs58,
+            fs: fs59,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs58,
+          fs: fs59,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs58,
+      fs: fs59,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs59, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16596,11 +16596,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs58, gitdir }) {
+      static async read({ fs: fs59, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs58.read(filepath, { encoding: "utf8" });
+          const text = await fs59.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs58, gitdir, oids }) {
+      static async write({ fs: fs59, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs58.write(filepath, text, {
+            await fs59.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs58.rm(filepath);
+            await fs59.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs58,
+      fs: fs59,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs58, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs59, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs58, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs59, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs59, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs59, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs58, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs59, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs58, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs59, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs58, gitdir, oids });
+      await GitShallowManager.write({ fs: fs59, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs58.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+        await fs59.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs58.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs59.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs58,
+      fs: fs59,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs58.exists(gitdir + "/config")) return;
+      if (await fs59.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs58.mkdir(folder);
+        await fs59.mkdir(folder);
       }
-      await fs58.write(
+      await fs59.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs58.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs59.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs58,
+      fs: fs59,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs58, gitdir });
-        await _addRemote({ fs: fs58, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs59, gitdir });
+        await _addRemote({ fs: fs59, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs58,
+          fs: fs59,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs58,
+          fs: fs59,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs58.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs59.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs58,
+      fs: fs59,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         return await _commit({
-          fs: fs58,
+          fs: fs59,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs58, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs59, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs59, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs58, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs59, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs59, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs59, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs58, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+    async function _deleteRemote({ fs: fs59, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs58, gitdir, ref }) {
+    async function _deleteTag({ fs: fs59, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref });
     }
-    async function deleteTag({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs58, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs59, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs58.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs59.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs59.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs59,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs58, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs58, gitdir, oid: short });
+    async function _expandOid({ fs: fs59, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs59, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs59, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs58, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs59, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs59, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs58, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs59, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs58, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs59, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache, allowUnmerged: false },
+          { fs: fs59, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs58,
+              fs: fs59,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs58,
+      fs: fs59,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs58, gitdir });
+          const head = await _currentBranch({ fs: fs59, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs58,
+          fs: fs59,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs58,
+          fs: fs59,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs58,
+      fs: fs59,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs58,
+      fs: fs59,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs58, filepath }) {
-      if (await fs58.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs59, filepath }) {
+      if (await fs59.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs58, filepath: parent });
+        return _findRoot({ fs: fs59, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs58, filepath }) {
+    async function findRoot({ fs: fs59, filepath }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs58), filepath });
+        return await _findRoot({ fs: new FileSystem(fs59), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs58, dir, gitdir = join(dir, ".git"), path: path47 }) {
+    async function getConfig({ fs: fs59, dir, gitdir = join(dir, ".git"), path: path48 }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path47);
-        const fsp = new FileSystem(fs58);
+        assertParameter("path", path48);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path47
+          path: path48
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs58, gitdir, path: path47 }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
-      return config2.getall(path47);
+    async function _getConfigAll({ fs: fs59, gitdir, path: path48 }) {
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      return config2.getall(path48);
     }
     async function getConfigAll({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
-      path: path47
+      path: path48
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path47);
-        const fsp = new FileSystem(fs58);
+        assertParameter("path", path48);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path47
+          path: path48
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path47, value) {
-      const parts = path47.split("/");
+    function assignRefPath(root, path48, value) {
+      const parts = path48.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs58,
+      fs: fs59,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs58.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
+        const pack = await fs59.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs59, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs58.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs59.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs58,
+      fs: fs59,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs58,
+      fs: fs59,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18381,7 +18381,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const oid2 = queue.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           oid: oid2
@@ -18405,7 +18405,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs58, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs59, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs59, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs58, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs59, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs58, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs59, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs58, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+    async function _listRemotes({ fs: fs59, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs58, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs59, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs59, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs58, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs58, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs59, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs59, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs58,
+                  fs: fs59,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs58,
+                        fs: fs59,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs58, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs59, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs58, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs59, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs58,
+          fs: fs59,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs58, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs58, cache, gitdir, oids });
+    async function _packObjects({ fs: fs59, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs59, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs58.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs59.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs58,
+          fs: fs59,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs58, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs59, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs58,
+      fs: fs59,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj2 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs58,
+      fs: fs59,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs58, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs59, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs59, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs58, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs59, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs58, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs59, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs58,
+              fs: fs59,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs58, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs59, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs58,
+      fs: fs59,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs58, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs59, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs58, cache, gitdir, oid });
+        return resolveBlob({ fs: fs59, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs58,
+      fs: fs59,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
       const { blob } = await _readBlob({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs58, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs59, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs58,
+      fs: fs59,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs59,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs58,
+        fs: fs59,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs58,
+          fs: fs59,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs58,
+      fs: fs59,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs59, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs59, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs58,
+          fs: fs59,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs58,
+            fs: fs59,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs58,
+              fs: fs59,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs58.read(join(dir, filepath));
+        const object2 = dir && await fs59.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs58.lstat(join(dir, filepath));
+            stats = await fs59.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path47,
+      path: path48,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path47);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+        assertParameter("path", path48);
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path47, value);
+          await config2.append(path48, value);
         } else {
-          await config2.set(path47, value);
+          await config2.set(path48, value);
         }
-        await GitConfigManager.save({ fs: fs58, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs59, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs58, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs59, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs58,
+          fs: fs59,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs58, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _createStashCommit({ fs: fs59, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs58, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs59, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs58, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs59, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs58, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs59, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs58,
+        fs: fs59,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashApply({ fs: fs59, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs58,
+          fs: fs59,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs58,
+          fs: fs59,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashDrop({ fs: fs59, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs58.exists(stashRefPath)) {
-          await fs58.rm(stashRefPath);
+        if (await fs59.exists(stashRefPath)) {
+          await fs59.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs58.write(
+          await fs59.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs58.rm(stashReflogPath);
+          await fs59.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs58, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashList({ fs: fs59, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs58, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashClear({ fs: fs59, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path47) => {
-            if (await fs58.exists(path47)) {
-              return fs58.rm(path47);
+          stashRefPath.map(async (path48) => {
+            if (await fs59.exists(path48)) {
+              return fs59.rm(path48);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs58, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs58, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs59, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs59, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs59, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs58);
+      assertParameter("fs", fs59);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs58);
+        const _fs = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs59, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs58,
+          fs: fs59,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs58,
+            fs: fs59,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs58.lstat(join(dir, filepath));
+        const stats = await fs59.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs58, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs59, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs58.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs59.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs58, gitdir: updatedGitdir, cache },
+                  { fs: fs59, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs58, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs59, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs58._readdir(parent);
+          entries = await fs59._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree, path: path47 }) {
-      if (typeof path47 === "string") path47 = path47.split("/");
-      const dirname2 = path47.shift();
+    async function getOidAtPath({ fs: fs59, cache, gitdir: updatedGitdir, tree, path: path48 }) {
+      if (typeof path48 === "string") path48 = path48.split("/");
+      const dirname2 = path48.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path47.length === 0) {
+          if (path48.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs58,
+            fs: fs59,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree: tree2, path: path47 });
+            return getOidAtPath({ fs: fs59, cache, gitdir: updatedGitdir, tree: tree2, path: path48 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path47.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path48.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs59, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs58, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs59, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         return await _walk({
-          fs: fs58,
+          fs: fs59,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs58,
+                  fs: fs59,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs58 = new FileSystem(_fs);
+        const fs59 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs59, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs58, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs59, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs58, gitdir: updatedGitdir, cache },
+            { fs: fs59, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs58.lstat(join(dir, filepath));
+                const fileStats2 = await fs59.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs58.lstat(join(dir, filepath));
+          fileStats = await fs59.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs59, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, filepath)) : await fs58.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs59.readlink(join(dir, filepath)) : await fs59.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs58,
+                fs: fs59,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs58, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs59, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs58,
+      fs: fs59,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs59 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs58,
+          fs: fs59,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs58 = new FileSystem(_fs);
+        const fs59 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs59, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs58,
+            fs: fs59,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs58,
+            fs: fs59,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs58,
+            fs: fs59,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs58, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs59, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs59,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs58, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs59, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs58, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs59, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs59);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs59);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -23529,10 +23529,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path47) {
-  if (!path47)
+function getElementAtPath(obj2, path48) {
+  if (!path48)
     return obj2;
-  return path47.reduce((acc, key) => acc?.[key], obj2);
+  return path48.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23872,11 +23872,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path47, issues) {
+function prefixIssues(path48, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path47);
+    iss.path.unshift(path48);
     return iss;
   });
 }
@@ -24338,16 +24338,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path47 = []) => {
+  const processError = (error63, path48 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path47, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else {
-        const fullpath = [...path47, ...issue2.path];
+        const fullpath = [...path48, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24386,17 +24386,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path47 = []) => {
+  const processError = (error63, path48 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path47, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path47, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else {
-        const fullpath = [...path47, ...issue2.path];
+        const fullpath = [...path48, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24435,8 +24435,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path47 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path47) {
+  const path48 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path48) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -41574,13 +41574,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path47 = ref.slice(1).split("/").filter(Boolean);
-  if (path47.length === 0) {
+  const path48 = ref.slice(1).split("/").filter(Boolean);
+  if (path48.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path47[0] === defsKey) {
-    const key = path47[1] === void 0 ? void 0 : decodeJSONPointerSegment(path47[1]);
+  if (path48[0] === defsKey) {
+    const key = path48[1] === void 0 ? void 0 : decodeJSONPointerSegment(path48[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -44396,7 +44396,11 @@ var shedDelete = defineFunction({
 });
 
 // src/functions/exec.ts
-import fs32 from "node:fs";
+import fs33 from "node:fs";
+
+// src/core/exec/policy.ts
+import fs16 from "node:fs";
+import path14 from "node:path";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -44903,7 +44907,7 @@ function checkText(w, value) {
 function checkAttached(w, value, shown) {
   if (URL_RE.test(value)) return checkUrl(w, value, void 0);
   if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, "$1://"), void 0);
-  if (looksLikePath(value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
+  if (looksLikePath(value) || namesLink(w.input.zone, value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
   if (w.rule.atFiles) checkAtFile(w, value);
 }
 function checkValuePath(w, value, option) {
@@ -44983,6 +44987,14 @@ var READONLY_HINT = 'Move the file to Storage first: shed_move_uploads_to_storag
 function looksLikePath(value) {
   return value.includes("/") || value.startsWith("~") || value === ".." || value === ".git";
 }
+function namesLink(zone, value) {
+  if (value === "" || value.includes("\0")) return false;
+  try {
+    return fs16.lstatSync(path14.join(zone.root, value)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
 function checkPathArgument(zone, value, cmd, option) {
   const escape = (why) => shedError("PATH_ESCAPE", `Argument ${showValue(value)}${option && option !== value ? ` (in ${showValue(option)})` : ""} of ${cmd} ${why}.`, {
     details: { parameter: "args", argument: option ?? value },
@@ -45019,9 +45031,9 @@ function requireDownloadTarget(cmd, options, hasOutputFile) {
 
 // src/core/exec/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import fs16 from "node:fs";
+import fs17 from "node:fs";
 import os4 from "node:os";
-import path14 from "node:path";
+import path15 from "node:path";
 var FLOOD_BYTES = 64 * 1024 * 1024;
 function limitScript(req) {
   const parts = [];
@@ -45036,10 +45048,10 @@ function limitScript(req) {
 }
 var sharedTmp;
 function privateTmp() {
-  if (sharedTmp === void 0 || !fs16.existsSync(sharedTmp)) {
-    const dir = fs16.mkdtempSync(path14.join(os4.tmpdir(), "shed-exec-"));
-    fs16.chmodSync(dir, 448);
-    process.once("exit", () => fs16.rmSync(dir, { recursive: true, force: true }));
+  if (sharedTmp === void 0 || !fs17.existsSync(sharedTmp)) {
+    const dir = fs17.mkdtempSync(path15.join(os4.tmpdir(), "shed-exec-"));
+    fs17.chmodSync(dir, 448);
+    process.once("exit", () => fs17.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
   }
   return sharedTmp;
@@ -45047,7 +45059,7 @@ function privateTmp() {
 function run(req) {
   const started = performance.now();
   const inside = req.sandbox === "bwrap";
-  const tmp = inside ? "/tmp" : path14.relative(req.zoneRoot, privateTmp()) || ".";
+  const tmp = inside ? "/tmp" : path15.relative(req.zoneRoot, privateTmp()) || ".";
   const home = inside ? SANDBOX_ZONE : ".";
   const env = {
     PATH: SYSTEM_PATH,
@@ -45126,22 +45138,22 @@ function run(req) {
 }
 
 // src/core/exec/links.ts
-import fs18 from "node:fs";
-import path16 from "node:path";
+import fs19 from "node:fs";
+import path17 from "node:path";
 
 // src/core/paths/links.ts
-import fs17 from "node:fs";
-import path15 from "node:path";
-function linkProblem(root, linkAbs, target = fs17.readlinkSync(linkAbs)) {
-  const folder = path15.relative(root, path15.dirname(linkAbs));
-  if (folder.startsWith("..") || path15.isAbsolute(folder)) return "it is not inside the zone";
-  const own2 = folder === "" ? [] : folder.split(path15.sep);
+import fs18 from "node:fs";
+import path16 from "node:path";
+function linkProblem(root, linkAbs, target = fs18.readlinkSync(linkAbs)) {
+  const folder = path16.relative(root, path16.dirname(linkAbs));
+  if (folder.startsWith("..") || path16.isAbsolute(folder)) return "it is not inside the zone";
+  const own2 = folder === "" ? [] : folder.split(path16.sep);
   let text = target;
   let start = own2;
-  if (path15.isAbsolute(target)) {
-    const normal = path15.normalize(target);
-    if (normal !== root && !normal.startsWith(root + path15.sep)) return "it leads outside the zone";
-    text = path15.relative(root, normal);
+  if (path16.isAbsolute(target)) {
+    const normal = path16.normalize(target);
+    if (normal !== root && !normal.startsWith(root + path16.sep)) return "it leads outside the zone";
+    text = path16.relative(root, normal);
     start = [];
   }
   const walked = walkInside(root, text, { followLast: true }, start);
@@ -45161,8 +45173,8 @@ function outwardLinkSweep(root) {
     for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
       if (!entry.isSymbolicLink()) continue;
       if (linkProblem(root, full) === void 0) continue;
-      fs18.rmSync(full, { force: true });
-      removed.push(path16.relative(root, full));
+      fs19.rmSync(full, { force: true });
+      removed.push(path17.relative(root, full));
       changed = true;
     }
     if (!changed) break;
@@ -45184,13 +45196,13 @@ function truncateText(text, keptBytes, totalBytes, limit, stream) {
 }
 
 // src/core/vcs/commit.ts
-import fs25 from "node:fs";
-import path23 from "node:path";
+import fs26 from "node:fs";
+import path24 from "node:path";
 
 // src/core/vcs/gitindex.ts
 import crypto7 from "node:crypto";
-import fs20 from "node:fs";
-import path18 from "node:path";
+import fs21 from "node:fs";
+import path19 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45261,8 +45273,8 @@ function decodeEwah(buf, offset) {
 
 // src/core/vcs/objects.ts
 import crypto6 from "node:crypto";
-import fs19 from "node:fs";
-import path17 from "node:path";
+import fs20 from "node:fs";
+import path18 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45297,40 +45309,40 @@ function hashObject(type, body) {
   return crypto6.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path17.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path18.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs19.existsSync(loosePath(gitdir, oid));
+  return fs20.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs19.existsSync(final)) return oid;
+  if (fs20.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path17.join(gitdir, "objects", oid.slice(0, 2));
-  fs19.mkdirSync(dir, { recursive: true });
+  const dir = path18.join(gitdir, "objects", oid.slice(0, 2));
+  fs20.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs19.openSync(tmp, fs19.constants.O_WRONLY | fs19.constants.O_CREAT | fs19.constants.O_EXCL, 292);
+  const fd2 = fs20.openSync(tmp, fs20.constants.O_WRONLY | fs20.constants.O_CREAT | fs20.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs19.closeSync(fd2);
-    fs19.rmSync(tmp, { force: true });
+    fs20.closeSync(fd2);
+    fs20.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs19.closeSync(fd2);
-  fs19.renameSync(tmp, path17.join(dir, oid.slice(2)));
+  fs20.closeSync(fd2);
+  fs20.renameSync(tmp, path18.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path17.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
+  return path18.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs19.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs20.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -45345,7 +45357,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs19.readFileSync(loosePath(gitdir, oid));
+    raw = fs20.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -45362,7 +45374,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs19, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs20, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -45449,7 +45461,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs19.readdirSync(path17.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs20.readdirSync(path18.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -45458,7 +45470,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs19, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs20, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -45467,7 +45479,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs19.readdirSync(path17.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs20.readdirSync(path18.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -45477,7 +45489,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path18.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path19.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -45637,7 +45649,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path18.join(gitdir, "index")));
+  const main = layout(readFile2(path19.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -45659,7 +45671,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path18.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path19.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -45709,7 +45721,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path18.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path19.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -45717,38 +45729,38 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs20.existsSync(path18.join(gitdir, name))) writeIndexFile(path18.join(gitdir, name), gitdir, parts);
+  if (!fs21.existsSync(path19.join(gitdir, name))) writeIndexFile(path19.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs20.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs20.rmSync(path18.join(gitdir, old), { force: true });
+  for (const old of fs21.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs21.rmSync(path19.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto7.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path18.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs20.openSync(tmp, "wx");
+  const tmp = path19.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs21.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs20.writevSync(fd2, batch);
+      const written = fs21.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs20.closeSync(fd2);
+    fs21.closeSync(fd2);
   }
-  fs20.renameSync(tmp, target);
+  fs21.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path18.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  fs20.writeFileSync(tmp, text, { flag: "wx" });
-  fs20.renameSync(tmp, path18.join(gitdir, name));
+  const tmp = path19.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  fs21.writeFileSync(tmp, text, { flag: "wx" });
+  fs21.renameSync(tmp, path19.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs20.readFileSync(file2);
+    return fs21.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -45759,9 +45771,9 @@ function readText(file2) {
 
 // src/core/vcs/lock.ts
 import crypto8 from "node:crypto";
-import fs21 from "node:fs";
+import fs22 from "node:fs";
 import os5 from "node:os";
-import path19 from "node:path";
+import path20 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -45784,22 +45796,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path19.join(repo.gitdir, "fileshed.lock");
+  const file2 = path20.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto8.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs21.openSync(file2, fs21.constants.O_WRONLY | fs21.constants.O_CREAT | fs21.constants.O_EXCL, 420);
+      const fd2 = fs22.openSync(file2, fs22.constants.O_WRONLY | fs22.constants.O_CREAT | fs22.constants.O_EXCL, 420);
       try {
-        fs21.writeSync(fd2, token);
+        fs22.writeSync(fd2, token);
       } finally {
-        fs21.closeSync(fd2);
+        fs22.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs21.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs22.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -45823,7 +45835,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs21.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs22.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -45840,41 +45852,41 @@ function isAlive(pid) {
 function breakLock2(file2, held) {
   const aside = `${file2}.${crypto8.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs21.renameSync(file2, aside);
+    fs22.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs21.linkSync(aside, file2);
+      fs22.linkSync(aside, file2);
     } catch {
     }
   }
-  fs21.rmSync(aside, { force: true });
+  fs22.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs21.rmSync(path19.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs22.rmSync(path20.join(gitdir, name), { force: true });
   }
-  const objects = path19.join(gitdir, "objects");
+  const objects = path20.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs21.rmSync(path19.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs22.rmSync(path20.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path19.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs21.rmSync(path19.join(objects, dir, name), { force: true });
+    for (const name of safeList(path20.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs22.rmSync(path20.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs21.readdirSync(dir);
+    return fs22.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs21.readFileSync(file2, "utf8");
+    return fs22.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
@@ -45882,15 +45894,15 @@ function readText2(file2) {
 
 // src/core/vcs/refs.ts
 import crypto9 from "node:crypto";
-import fs22 from "node:fs";
-import path20 from "node:path";
+import fs23 from "node:fs";
+import path21 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path20.join(gitdir, "HEAD"));
+  const text = readText3(path21.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -45902,9 +45914,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path20.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path21.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path20.join(gitdir, "packed-refs"));
+  const packed = readText3(path21.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -45913,27 +45925,27 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path20.join(gitdir, "HEAD") : path20.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path21.join(gitdir, "HEAD") : path21.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs22.mkdirSync(path20.dirname(target), { recursive: true });
-  const tmp = path20.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs22.openSync(tmp, fs22.constants.O_WRONLY | fs22.constants.O_CREAT | fs22.constants.O_EXCL, 420);
+  fs23.mkdirSync(path21.dirname(target), { recursive: true });
+  const tmp = path21.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs23.openSync(tmp, fs23.constants.O_WRONLY | fs23.constants.O_CREAT | fs23.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs22.closeSync(fd2);
+    fs23.closeSync(fd2);
   }
   try {
-    fs22.renameSync(tmp, target);
+    fs23.renameSync(tmp, target);
   } catch (err2) {
-    fs22.rmSync(tmp, { force: true });
+    fs23.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs22.readFileSync(file2, "utf8").trim();
+    return fs23.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
@@ -45941,11 +45953,11 @@ function readText3(file2) {
 
 // src/core/vcs/repo.ts
 import crypto10 from "node:crypto";
-import fs23 from "node:fs";
-import path21 from "node:path";
+import fs24 from "node:fs";
+import path22 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path21.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path22.join(zone.root, ".git"), label: zone.label };
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -45955,70 +45967,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path21.join(path21.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
+  const tmp = path22.join(path22.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs23, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs23.writeFileSync(path21.join(tmp, "config"), CONFIG);
-    fs23.rmSync(path21.join(tmp, "hooks"), { recursive: true, force: true });
-    fs23.mkdirSync(path21.join(tmp, "objects", "info"), { recursive: true });
-    fs23.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs24, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs24.writeFileSync(path22.join(tmp, "config"), CONFIG);
+    fs24.rmSync(path22.join(tmp, "hooks"), { recursive: true, force: true });
+    fs24.mkdirSync(path22.join(tmp, "objects", "info"), { recursive: true });
+    fs24.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs23.rmSync(tmp, { recursive: true, force: true });
+    fs24.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs23.lstatSync(repo.gitdir);
+    st = fs24.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs23.existsSync(path21.join(repo.gitdir, "HEAD"))) {
-    fs23.mkdirSync(path21.join(repo.gitdir, "objects"), { recursive: true });
-    fs23.mkdirSync(path21.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs23.existsSync(path21.join(repo.gitdir, "config"))) fs23.writeFileSync(path21.join(repo.gitdir, "config"), CONFIG);
-    fs23.writeFileSync(path21.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs24.existsSync(path22.join(repo.gitdir, "HEAD"))) {
+    fs24.mkdirSync(path22.join(repo.gitdir, "objects"), { recursive: true });
+    fs24.mkdirSync(path22.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs24.existsSync(path22.join(repo.gitdir, "config"))) fs24.writeFileSync(path22.join(repo.gitdir, "config"), CONFIG);
+    fs24.writeFileSync(path22.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
 import crypto11 from "node:crypto";
-import fs24 from "node:fs";
-import path22 from "node:path";
+import fs25 from "node:fs";
+import path23 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs24.lstatSync(abs, { bigint: true });
+    st = fs25.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path22.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs24.readlinkSync(abs, { encoding: "buffer" }));
+    if (path23.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs25.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs24.openSync(abs, fs24.constants.O_RDONLY | fs24.constants.O_NOFOLLOW | fs24.constants.O_NONBLOCK);
+    fd2 = fs25.openSync(abs, fs25.constants.O_RDONLY | fs25.constants.O_NOFOLLOW | fs25.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs24.fstatSync(fd2, { bigint: true });
+    const fst = fs25.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs24.closeSync(fd2);
+    fs25.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -46031,7 +46043,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs24.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs25.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -46039,10 +46051,10 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path22.join(gitdir, "objects");
+  const objects = path23.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs24.openSync(tmp, fs24.constants.O_WRONLY | fs24.constants.O_CREAT | fs24.constants.O_EXCL, 292);
+    const out = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
@@ -46058,7 +46070,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs24.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs25.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -46068,22 +46080,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs24.closeSync(out);
-      fs24.rmSync(tmp, { force: true });
+      fs25.closeSync(out);
+      fs25.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs24.closeSync(out);
+    fs25.closeSync(out);
     if (total !== size) {
-      fs24.rmSync(tmp, { force: true });
+      fs25.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs24.rmSync(tmp, { force: true });
+      fs25.rmSync(tmp, { force: true });
     } else {
-      fs24.mkdirSync(path22.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs24.renameSync(tmp, loosePath(gitdir, oid));
+      fs25.mkdirSync(path23.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs25.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46091,14 +46103,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs24.readdirSync(absDir, { withFileTypes: true });
+    names = fs25.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path22.join(absDir, d.name);
+    const abs = path23.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46117,17 +46129,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path22.join(current, parts[i2]);
+    const next = path23.join(current, parts[i2]);
     let st;
     try {
-      st = fs24.lstatSync(next);
+      st = fs25.lstatSync(next);
     } catch {
-      current = path22.join(next, ...parts.slice(i2 + 1, -1));
+      current = path23.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs24.realpathSync(next);
+        current = fs25.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46136,9 +46148,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path22.join(current, parts[parts.length - 1]);
+  const abs = path23.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path22.relative(root, abs).split(path22.sep).join("/");
+  const out = path23.relative(root, abs).split(path23.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46195,7 +46207,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path23.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path24.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46208,10 +46220,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path23.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path24.join(repo.root, rel);
   let st;
   try {
-    st = fs25.lstatSync(abs);
+    st = fs26.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -46277,8 +46289,8 @@ async function recordChange(zone, change, author, message) {
 }
 
 // src/core/vcs/snapshot.ts
-import fs26 from "node:fs";
-import path24 from "node:path";
+import fs27 from "node:fs";
+import path25 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -46289,7 +46301,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs26.readdirSync(rel === "" ? root : path24.join(root, rel), { withFileTypes: true });
+      names = fs27.readdirSync(rel === "" ? root : path25.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -46303,7 +46315,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs26.lstatSync(path24.join(root, child), { bigint: true });
+        st = fs27.lstatSync(path25.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -46370,8 +46382,8 @@ function countOption(sub, args, i2) {
 }
 
 // src/core/vcs/history/blame.ts
-import fs29 from "node:fs";
-import path27 from "node:path";
+import fs30 from "node:fs";
+import path28 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
@@ -46473,16 +46485,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path47, added, removed, oldPosInc, options) {
-    const last = path47.lastComponent;
+  addToPath(path48, added, removed, oldPosInc, options) {
+    const last = path48.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path47.oldPos + oldPosInc,
+        oldPos: path48.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path47.oldPos + oldPosInc,
+        oldPos: path48.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -46759,8 +46771,8 @@ function splitLines2(text) {
 }
 
 // src/core/vcs/history/render.ts
-import fs27 from "node:fs";
-import path25 from "node:path";
+import fs28 from "node:fs";
+import path26 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -46806,9 +46818,9 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path25.join(repo.root, fromKey(key));
+  const abs = path26.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs27.readlinkSync(abs, { encoding: "buffer" }) : fs27.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs28.readlinkSync(abs, { encoding: "buffer" }) : fs28.readFileSync(abs);
   } catch {
     return Buffer.alloc(0);
   }
@@ -47071,8 +47083,8 @@ async function isRevision(repo, text) {
 }
 
 // src/core/vcs/history/trees.ts
-import fs28 from "node:fs";
-import path26 from "node:path";
+import fs29 from "node:fs";
+import path27 from "node:path";
 function matches(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -47137,21 +47149,21 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs28.statSync(path26.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs29.statSync(path27.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
   const walk2 = (abs, prefix) => {
     let names;
     try {
-      names = fs28.readdirSync(abs, { withFileTypes: true });
+      names = fs29.readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path26.join(abs, d.name);
+      const child = path27.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -47167,19 +47179,19 @@ function worktreeFiles(repo, filters = []) {
 function fileState(abs, cached2, indexMtime) {
   let st;
   try {
-    st = fs28.lstatSync(abs, { bigint: true });
+    st = fs29.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path26.basename(abs) === ".gitmodules") return void 0;
-    return { mode: LINK_MODE, oid: hashObject("blob", fs28.readlinkSync(abs, { encoding: "buffer" })) };
+    if (path27.basename(abs) === ".gitmodules") return void 0;
+    return { mode: LINK_MODE, oid: hashObject("blob", fs29.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached2 !== void 0 && statMatches(cached2.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached2.oid };
   try {
-    return { mode, oid: hashObject("blob", fs28.readFileSync(abs)) };
+    return { mode, oid: hashObject("blob", fs29.readFileSync(abs)) };
   } catch {
     return void 0;
   }
@@ -47274,7 +47286,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs29.readFileSync(path27.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs30.readFileSync(path28.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -47305,8 +47317,8 @@ function lineMap(old, now) {
 }
 
 // src/core/vcs/history/log.ts
-import fs30 from "node:fs";
-import path28 from "node:path";
+import fs31 from "node:fs";
+import path29 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -47365,7 +47377,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs30.existsSync(path28.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs31.existsSync(path29.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -47593,8 +47605,8 @@ function collapseUntracked(keys, allTracked) {
 }
 
 // src/core/vcs/history/restore.ts
-import fs31 from "node:fs";
-import path29 from "node:path";
+import fs32 from "node:fs";
+import path30 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -47681,9 +47693,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path29.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path30.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path29.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path30.join(zone.root, fromKey(key)));
   refuseBadLinks(zone, writes, blobs);
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
@@ -47694,20 +47706,20 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
-      fs31.rmSync(p.abs, { force: true });
+      fs32.rmSync(p.abs, { force: true });
       continue;
     }
-    if (p.stat?.isDirectory()) fs31.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) fs32.rmSync(p.abs, { recursive: true, force: true });
     const bytes = blobs.get(key);
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
-      fs31.rmSync(tmp, { force: true });
-      fs31.mkdirSync(path29.dirname(p.abs), { recursive: true });
-      fs31.symlinkSync(bytes.toString("utf8"), tmp);
-      fs31.renameSync(tmp, p.abs);
+      fs32.rmSync(tmp, { force: true });
+      fs32.mkdirSync(path30.dirname(p.abs), { recursive: true });
+      fs32.symlinkSync(bytes.toString("utf8"), tmp);
+      fs32.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);
-      fs31.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
+      fs32.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
   }
 }
@@ -47716,7 +47728,7 @@ function refuseBadLinks(zone, writes, blobs) {
     if (state.mode !== LINK_MODE) continue;
     const rel = fromKey(key);
     const target = blobs.get(key).toString("utf8");
-    const why = linkProblem(zone.root, path29.join(zone.root, rel), target);
+    const why = linkProblem(zone.root, path30.join(zone.root, rel), target);
     if (why === void 0) continue;
     throw shedError("PATH_ESCAPE", `The history holds '${rel}' as a symbolic link to '${target}', which cannot be restored: ${why}. Nothing was restored.`, {
       details: { parameter: "args", path: rel },
@@ -47728,24 +47740,24 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path29.join(current, parts[i2]);
+    current = path30.join(current, parts[i2]);
     let st;
     try {
-      st = fs31.lstatSync(current);
+      st = fs32.lstatSync(current);
     } catch {
       return;
     }
     if (st.isDirectory()) continue;
-    fs31.rmSync(current, { force: true });
+    fs32.rmSync(current, { force: true });
     return;
   }
 }
 function zoneGitdir(zone) {
-  return path29.join(zone.root, ".git");
+  return path30.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
-    const st = fs31.lstatSync(abs);
+    const st = fs32.lstatSync(abs);
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
@@ -47968,7 +47980,7 @@ function openOutput(zone, input2, param, allowZoneInPath2, locked = []) {
   return { target, file: openAtomic(target.abs, 420) };
 }
 function commitOutput(out) {
-  const size = fs32.fstatSync(out.file.fd).size;
+  const size = fs33.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
 }
@@ -47986,8 +47998,8 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 }
 
 // src/functions/file_type.ts
-import fs33 from "node:fs";
-import path30 from "node:path";
+import fs34 from "node:fs";
+import path31 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -48176,7 +48188,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path30.basename(words2[0] ?? "");
+  let interp = path31.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -48232,13 +48244,13 @@ var shedFileType = defineFunction({
     if (stat === void 0) throw notFound(target);
     const common = { path: target.rel || ".", zone: target.zone.label };
     if (stat.isDirectory()) {
-      const entries = fs33.readdirSync(target.abs).length;
+      const entries = fs34.readdirSync(target.abs).length;
       return {
         data: { ...common, type: "directory", mime: "inode/directory", mime_type: "inode/directory", description: "Folder", entries },
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path30.extname(target.rel).slice(1).toLowerCase();
+    const extension = path31.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -48272,13 +48284,13 @@ function sameFamily(byExt, found) {
 }
 
 // src/core/locks/session.ts
-import fs34 from "node:fs";
-import path31 from "node:path";
+import fs35 from "node:fs";
+import path32 from "node:path";
 function editzoneRoot(zone) {
-  return path31.join(zone.workBase ?? "/nonexistent", "editzone");
+  return path32.join(zone.workBase ?? "/nonexistent", "editzone");
 }
 function workingCopyPath(zone, convId, rel) {
-  return path31.join(editzoneRoot(zone), convId, rel);
+  return path32.join(editzoneRoot(zone), convId, rel);
 }
 function sessionFor(zone, rel, owner) {
   const file2 = lockFile(zone, rel);
@@ -48289,7 +48301,7 @@ function sessionFor(zone, rel, owner) {
     lock,
     ours: lock !== void 0 && isEditLock(lock) && sameOwner(lock, owner),
     copy,
-    copyStat: fs34.lstatSync(copy, { throwIfNoEntry: false })
+    copyStat: fs35.lstatSync(copy, { throwIfNoEntry: false })
   };
 }
 function requireSession(zone, rel, owner, names) {
@@ -48323,20 +48335,20 @@ var CONV_ID = ID_RULE;
 function removeWorkingCopy(zone, convId, rel) {
   if (!CONV_ID.test(convId)) return false;
   const copy = workingCopyPath(zone, convId, rel);
-  const existed = fs34.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
-  fs34.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path31.dirname(copy), editzoneRoot(zone));
+  const existed = fs35.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
+  fs35.rmSync(copy, { recursive: true, force: true });
+  pruneEmpty(path32.dirname(copy), editzoneRoot(zone));
   return existed;
 }
 function allWorkingCopies(zone, rel) {
   const root = editzoneRoot(zone);
   let convs;
   try {
-    convs = fs34.readdirSync(root);
+    convs = fs35.readdirSync(root);
   } catch {
     return [];
   }
-  return convs.filter((conv) => fs34.lstatSync(path31.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+  return convs.filter((conv) => fs35.lstatSync(path32.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 
 // src/core/locks/edit-target.ts
@@ -48707,12 +48719,12 @@ var shedHexdump = defineFunction({
 
 // src/core/uploads/copy.ts
 import crypto12 from "node:crypto";
-import fs36 from "node:fs";
-import path33 from "node:path";
+import fs37 from "node:fs";
+import path34 from "node:path";
 
 // src/core/uploads/sources.ts
-import fs35 from "node:fs";
-import path32 from "node:path";
+import fs36 from "node:fs";
+import path33 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -48727,7 +48739,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path32.isAbsolute(dir)) {
+    if (!path33.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -48736,12 +48748,12 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path32.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path32.join(base, "users", userId) };
+  const base = realOrUndefined(path33.resolve(valves.storage_base_path));
+  return { allowed, base, ownHome: base === void 0 ? "" : path33.join(base, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
-    return fs35.realpathSync(p);
+    return fs36.realpathSync(p);
   } catch {
     return void 0;
   }
@@ -48749,35 +48761,35 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path32.relative(area.base, real).split(path32.sep)[0];
+  const first = path33.relative(area.base, real).split(path33.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path32.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path33.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs35.realpathSync(path32.dirname(given));
+    parent = fs36.realpathSync(path33.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path32.join(parent, path32.basename(given));
+  const candidate = path33.join(parent, path33.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
-  const st = fs35.lstatSync(candidate, { throwIfNoEntry: false });
+  const st = fs36.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   if (st.isSymbolicLink()) throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
   if (!st.isFile()) throw new Refusal("NOT_A_FILE", "it is not a regular file (a folder, device, pipe or socket)");
   let fd2;
   try {
-    fd2 = fs35.openSync(candidate, fs35.constants.O_RDONLY | fs35.constants.O_NOFOLLOW | fs35.constants.O_NONBLOCK);
+    fd2 = fs36.openSync(candidate, fs36.constants.O_RDONLY | fs36.constants.O_NOFOLLOW | fs36.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
     throw new Refusal("IMPORT_REFUSED", `it cannot be read (${code ?? "error"})`);
   }
-  const close = () => fs35.closeSync(fd2);
+  const close = () => fs36.closeSync(fd2);
   try {
-    const opened = fs35.fstatSync(fd2);
+    const opened = fs36.fstatSync(fd2);
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal("IMPORT_REFUSED", "it changed while being opened");
     const real = openedPath(fd2);
     if (real !== void 0 && !mayRead(area, real)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)");
@@ -48790,7 +48802,7 @@ function openSource(area, given, maxBytes) {
 }
 function openedPath(fd2) {
   try {
-    return fs35.readlinkSync(`/proc/self/fd/${fd2}`);
+    return fs36.readlinkSync(`/proc/self/fd/${fd2}`);
   } catch {
     return void 0;
   }
@@ -48802,30 +48814,30 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path33.dirname(dest);
-  fs36.mkdirSync(dir, { recursive: true });
-  const tmp = path33.join(dir, `.${path33.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const out = fs36.openSync(tmp, fs36.constants.O_WRONLY | fs36.constants.O_CREAT | fs36.constants.O_EXCL | fs36.constants.O_NOFOLLOW, 420);
+  const dir = path34.dirname(dest);
+  fs37.mkdirSync(dir, { recursive: true });
+  const tmp = path34.join(dir, `.${path34.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const out = fs37.openSync(tmp, fs37.constants.O_WRONLY | fs37.constants.O_CREAT | fs37.constants.O_EXCL | fs37.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
     const buf = Buffer.alloc(CHUNK2);
     for (; ; ) {
-      const n = fs36.readSync(fd2, buf, 0, CHUNK2, total);
+      const n = fs37.readSync(fd2, buf, 0, CHUNK2, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal("FILE_TOO_LARGE", "it grew beyond the size limit while being copied");
       let off = 0;
-      while (off < n) off += fs36.writeSync(out, buf, off, n - off);
+      while (off < n) off += fs37.writeSync(out, buf, off, n - off);
     }
-    fs36.fsyncSync(out);
-    fs36.closeSync(out);
-    fs36.renameSync(tmp, dest);
+    fs37.fsyncSync(out);
+    fs37.closeSync(out);
+    fs37.renameSync(tmp, dest);
   } catch (err2) {
     try {
-      fs36.closeSync(out);
+      fs37.closeSync(out);
     } catch {
     }
-    fs36.rmSync(tmp, { force: true });
+    fs37.rmSync(tmp, { force: true });
     throw err2;
   }
   syncDir(dir);
@@ -49023,10 +49035,10 @@ var shedLockeditCancel = defineFunction({
 });
 
 // src/core/locks/quota.ts
-import fs37 from "node:fs";
-import path34 from "node:path";
+import fs38 from "node:fs";
+import path35 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path34.join(path34.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path35.join(path35.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -49034,7 +49046,7 @@ function invalidateCopies(scope) {
 async function workingCopyBytes(scope) {
   let total = 0;
   for (const editzone of editzones(scope)) {
-    if (fs37.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
+    if (fs38.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
   }
   return total;
 }
@@ -49052,26 +49064,26 @@ async function ensureCopyRoom(scope, growth) {
 }
 
 // src/core/locks/scratch.ts
-import fs38 from "node:fs";
-import path35 from "node:path";
+import fs39 from "node:fs";
+import path36 from "node:path";
 function scratchBase(zone) {
-  return path35.join(zone.workBase ?? "/nonexistent", "scratch");
+  return path36.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
   const base = scratchBase(zone);
-  fs38.mkdirSync(base, { recursive: true });
-  const root = fs38.realpathSync(fs38.mkdtempSync(path35.join(base, `${convId.slice(0, 60)}-`)));
-  const remove = () => fs38.rmSync(root, { recursive: true, force: true });
+  fs39.mkdirSync(base, { recursive: true });
+  const root = fs39.realpathSync(fs39.mkdtempSync(path36.join(base, `${convId.slice(0, 60)}-`)));
+  const remove = () => fs39.rmSync(root, { recursive: true, force: true });
   try {
-    const file2 = path35.join(root, rel);
-    fs38.mkdirSync(path35.dirname(file2), { recursive: true });
+    const file2 = path36.join(root, rel);
+    fs39.mkdirSync(path36.dirname(file2), { recursive: true });
     try {
-      fs38.linkSync(copy, file2);
+      fs39.linkSync(copy, file2);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV" && errnoCode(err2) !== "EPERM") throw err2;
-      fs38.copyFileSync(copy, file2, fs38.constants.COPYFILE_EXCL);
+      fs39.copyFileSync(copy, file2, fs39.constants.COPYFILE_EXCL);
     }
-    const st = fs38.statSync(copy);
+    const st = fs39.statSync(copy);
     return { root, file: file2, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
   } catch (err2) {
     remove();
@@ -49079,9 +49091,9 @@ function openScratch(zone, convId, rel, copy) {
   }
 }
 function collectScratch(s, maxBytes) {
-  const left = fs38.lstatSync(s.file, { throwIfNoEntry: false });
+  const left = fs39.lstatSync(s.file, { throwIfNoEntry: false });
   const current = () => {
-    const st = fs38.statSync(s.copy);
+    const st = fs39.statSync(s.copy);
     return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
   };
   if (left === void 0 || !left.isFile()) {
@@ -49090,10 +49102,10 @@ function collectScratch(s, maxBytes) {
   if (left.ino !== s.before.ino) {
     if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
     try {
-      fs38.renameSync(s.file, s.copy);
+      fs39.renameSync(s.file, s.copy);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV") throw err2;
-      fs38.copyFileSync(s.file, s.copy);
+      fs39.copyFileSync(s.file, s.copy);
     }
   }
   return current();
@@ -49197,7 +49209,7 @@ var shedLockeditExec = defineFunction({
 });
 
 // src/functions/lockedit_open.ts
-import fs39 from "node:fs";
+import fs40 from "node:fs";
 var shedLockeditOpen = defineFunction({
   name: "shed_lockedit_open",
   category: "edit",
@@ -49226,14 +49238,14 @@ var shedLockeditOpen = defineFunction({
       continued = true;
     } else {
       try {
-        await ensureCopyRoom(t.zone.scope, fs39.statSync(t.target.abs).size);
+        await ensureCopyRoom(t.zone.scope, fs40.statSync(t.target.abs).size);
         copyIn(t.target.abs, before.copy);
       } catch (err2) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err2;
       }
     }
-    const copyStat = fs39.statSync(before.copy);
+    const copyStat = fs40.statSync(before.copy);
     const view = preview(before.copy, copyStat.size, outputLimit(ctx, void 0));
     const data = {
       zone: t.zone.label,
@@ -49263,7 +49275,7 @@ var shedLockeditOpen = defineFunction({
   }
 });
 function copyIn(src, copy) {
-  fs39.rmSync(copy, { recursive: true, force: true });
+  fs40.rmSync(copy, { recursive: true, force: true });
   atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
@@ -49282,7 +49294,7 @@ function staleNote(got, userId) {
 }
 
 // src/functions/lockedit_overwrite.ts
-import fs40 from "node:fs";
+import fs41 from "node:fs";
 var shedLockeditOverwrite = defineFunction({
   name: "shed_lockedit_overwrite",
   category: "edit",
@@ -49308,13 +49320,13 @@ var shedLockeditOverwrite = defineFunction({
     ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
     await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
     if (args.append) {
-      const fd2 = fs40.openSync(s.copy, fs40.constants.O_WRONLY | fs40.constants.O_APPEND | fs40.constants.O_NOFOLLOW);
+      const fd2 = fs41.openSync(s.copy, fs41.constants.O_WRONLY | fs41.constants.O_APPEND | fs41.constants.O_NOFOLLOW);
       try {
         let off = 0;
-        while (off < bytes.length) off += fs40.writeSync(fd2, bytes, off, bytes.length - off);
-        fs40.fsyncSync(fd2);
+        while (off < bytes.length) off += fs41.writeSync(fd2, bytes, off, bytes.length - off);
+        fs41.fsyncSync(fd2);
       } finally {
-        fs40.closeSync(fd2);
+        fs41.closeSync(fd2);
       }
     } else {
       atomicWrite(s.copy, bytes);
@@ -49329,8 +49341,8 @@ var shedLockeditOverwrite = defineFunction({
 });
 
 // src/functions/lockedit_save.ts
-import fs41 from "node:fs";
-import path36 from "node:path";
+import fs42 from "node:fs";
+import path37 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -49373,7 +49385,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path36.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path37.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -49384,10 +49396,10 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path36.dirname(dest);
-  fs41.mkdirSync(dir, { recursive: true });
+  const dir = path37.dirname(dest);
+  fs42.mkdirSync(dir, { recursive: true });
   try {
-    fs41.renameSync(copy, dest);
+    fs42.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
     atomicCopy(copy, dest);
@@ -49396,11 +49408,11 @@ function moveInto(copy, dest) {
 }
 
 // src/functions/maintenance.ts
-import fs43 from "node:fs";
+import fs44 from "node:fs";
 
 // src/core/locks/maintenance.ts
-import fs42 from "node:fs";
-import path37 from "node:path";
+import fs43 from "node:fs";
+import path38 from "node:path";
 function emptyCleaned() {
   return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
 }
@@ -49409,12 +49421,12 @@ function cleanLocks(zone, ages, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path37.basename(file2);
+    const name = path38.basename(file2);
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path37.relative(root, file2).split(path37.sep).join("/").slice(0, -".lock".length);
+    const rel = path38.relative(root, file2).split(path38.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -49428,10 +49440,10 @@ function cleanLocks(zone, ages, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base = path37.join(edits, conv);
+    const base = path38.join(edits, conv);
     for (const file2 of walkFiles(base)) {
-      const rel = path37.relative(base, file2).split(path37.sep).join("/");
-      if (path37.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path38.relative(base, file2).split(path38.sep).join("/");
+      if (path38.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages.tempMs, ages.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -49443,17 +49455,17 @@ function cleanLocks(zone, ages, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path37.join(scratch, name);
+    const dir = path38.join(scratch, name);
     if (olderThan(dir, ages.scratchMs, ages.now)) {
-      fs42.rmSync(dir, { recursive: true, force: true });
+      fs43.rmSync(dir, { recursive: true, force: true });
       out.internal++;
     }
   }
 }
 function cleanTempFiles(label, root, ages, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path37.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages.tempMs, ages.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path37.relative(root, file2).split(path37.sep).join("/")}`);
+    if (!path38.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages.tempMs, ages.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path38.relative(root, file2).split(path38.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -49469,18 +49481,18 @@ function* walkFiles(root, skip) {
 }
 function listDir(dir) {
   try {
-    return fs42.readdirSync(dir);
+    return fs43.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function olderThan(p, ms, now) {
-  const st = fs42.lstatSync(p, { throwIfNoEntry: false });
+  const st = fs43.lstatSync(p, { throwIfNoEntry: false });
   return st !== void 0 && now - st.mtimeMs > ms;
 }
 function rmQuiet(p) {
   try {
-    fs42.rmSync(p, { force: true });
+    fs43.rmSync(p, { force: true });
     return true;
   } catch {
     return false;
@@ -49503,7 +49515,7 @@ var shedMaintenance = defineFunction({
     const out = emptyCleaned();
     for (const name of ["storage", "documents"]) cleanLocks(ctx.zone(name, void 0), ages, out);
     for (const [label, root] of Object.entries(userScope(ctx.valves, ctx.user.id).trees)) {
-      if (fs43.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
+      if (fs44.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
     }
     const visible = out.expired_locks.length + out.corrupted_locks.length + out.orphan_editzones.length + out.temp_files.length;
     const total = visible + out.internal;
@@ -49594,10 +49606,10 @@ var shedParameters = defineFunction({
 });
 
 // src/functions/read.ts
-import fs44 from "node:fs";
+import fs45 from "node:fs";
 var CHUNK3 = 64 * 1024;
 function sliceLines(abs, start, end, budget) {
-  const fd2 = fs44.openSync(abs, "r");
+  const fd2 = fs45.openSync(abs, "r");
   const kept = [];
   let keptBytes = 0;
   let line = 1;
@@ -49606,7 +49618,7 @@ function sliceLines(abs, start, end, budget) {
   const buf = Buffer.alloc(CHUNK3);
   try {
     for (; ; ) {
-      const n = fs44.readSync(fd2, buf, 0, CHUNK3, null);
+      const n = fs45.readSync(fd2, buf, 0, CHUNK3, null);
       if (n === 0) break;
       let from = 0;
       while (from < n) {
@@ -49627,7 +49639,7 @@ function sliceLines(abs, start, end, budget) {
       }
     }
   } finally {
-    fs44.closeSync(fd2);
+    fs45.closeSync(fd2);
   }
   return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
 }
@@ -49661,11 +49673,11 @@ var shedRead = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     const head = Buffer.alloc(Math.min(8192, stat.size));
     if (head.length > 0) {
-      const fd2 = fs44.openSync(target.abs, "r");
+      const fd2 = fs45.openSync(target.abs, "r");
       try {
-        fs44.readSync(fd2, head, 0, head.length, 0);
+        fs45.readSync(fd2, head, 0, head.length, 0);
       } finally {
-        fs44.closeSync(fd2);
+        fs45.closeSync(fd2);
       }
     }
     if (looksBinary(head)) {
@@ -49772,8 +49784,8 @@ var shedReadBytes = defineFunction({
 });
 
 // src/functions/rename.ts
-import fs45 from "node:fs";
-import path38 from "node:path";
+import fs46 from "node:fs";
+import path39 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -49802,7 +49814,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call(`renamed-${path38.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call(`renamed-${path39.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -49811,7 +49823,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path38.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path39.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -49823,7 +49835,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path38.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path39.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -49836,15 +49848,15 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    if (srcStat.isSymbolicLink()) refuseMovedLink(zone.root, dst.abs, dst.abs, src.shown, dst.shown, fs45.readlinkSync(src.abs));
-    fs45.mkdirSync(path38.dirname(dst.abs), { recursive: true });
+    if (srcStat.isSymbolicLink()) refuseMovedLink(zone.root, dst.abs, dst.abs, src.shown, dst.shown, fs46.readlinkSync(src.abs));
+    fs46.mkdirSync(path39.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
-    fs45.renameSync(src.abs, dst.abs);
+    fs46.renameSync(src.abs, dst.abs);
     if (isFolder3) {
       try {
         for (const { full, entry } of walkEntries(dst.abs)) if (entry.isSymbolicLink()) refuseMovedLink(zone.root, full, dst.abs, src.shown, dst.shown);
       } catch (err2) {
-        fs45.renameSync(dst.abs, src.abs);
+        fs46.renameSync(dst.abs, src.abs);
         throw err2;
       }
     }
@@ -49861,10 +49873,10 @@ var shedRename = defineFunction({
 function refuseMovedLink(root, linkAbs, movedAbs, srcShown, dstShown, target) {
   const why = linkProblem(root, linkAbs, target);
   if (why === void 0) return;
-  const inner = path38.relative(movedAbs, linkAbs);
-  const which = inner === "" ? "the symbolic link" : `the symbolic link '${inner.split(path38.sep).join("/")}' inside it`;
+  const inner = path39.relative(movedAbs, linkAbs);
+  const which = inner === "" ? "the symbolic link" : `the symbolic link '${inner.split(path39.sep).join("/")}' inside it`;
   throw shedError("PATH_ESCAPE", `old_path ${srcShown} cannot be moved to new_path ${dstShown}: there ${which} would be refused (${why}). Nothing was moved.`, {
-    details: { parameter: "old_path", link: inner.split(path38.sep).join("/") || void 0 },
+    details: { parameter: "old_path", link: inner.split(path39.sep).join("/") || void 0 },
     hint: "Keep the link where it is, or delete it first with shed_delete and make the move again."
   });
 }
@@ -50499,7 +50511,7 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs46 from "node:fs";
+import fs47 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
@@ -52218,8 +52230,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs46.openSync(abs, "r");
-    this.size = fs46.fstatSync(this.fd).size;
+    this.fd = fs47.openSync(abs, "r");
+    this.size = fs47.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -52247,7 +52259,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs46.closeSync(this.fd);
+      fs47.closeSync(this.fd);
     } catch {
     }
   }
@@ -52261,7 +52273,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs46.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs47.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -52308,7 +52320,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs46.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs47.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -53146,7 +53158,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs47 from "node:fs";
+import fs48 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -53321,7 +53333,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs47.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs48.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -53353,7 +53365,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
 }
 
 // src/core/db/dbfile.ts
-import fs48 from "node:fs";
+import fs49 from "node:fs";
 var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
 var MIB6 = 1024 * 1024;
 function notSqlite(t) {
@@ -53363,14 +53375,14 @@ function notSqlite(t) {
   });
 }
 function readDbBytes(t) {
-  const bytes = fs48.readFileSync(t.abs);
+  const bytes = fs49.readFileSync(t.abs);
   if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
   return bytes;
 }
 function foreignJournal(abs) {
   for (const suffix of ["-wal", "-journal"]) {
     try {
-      if (fs48.statSync(abs + suffix).size > 0) return suffix;
+      if (fs49.statSync(abs + suffix).size > 0) return suffix;
     } catch {
     }
   }
@@ -53389,7 +53401,7 @@ async function withDbWrite(t, limits, fn) {
     let sizeBefore = 0;
     let created = true;
     try {
-      const st = fs48.lstatSync(t.abs);
+      const st = fs49.lstatSync(t.abs);
       if (!st.isFile()) {
         throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
       }
@@ -53793,10 +53805,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs49 from "node:fs";
+import fs50 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs49.statSync(p).isDirectory();
+    return fs50.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -53841,8 +53853,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs50 from "node:fs";
-import path39 from "node:path";
+import fs51 from "node:fs";
+import path40 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -53876,22 +53888,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs50.readlinkSync(abs);
+    text = fs51.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path39.resolve(path39.dirname(abs), text);
+  let leads = path40.resolve(path40.dirname(abs), text);
   try {
-    leads = fs50.realpathSync(abs);
+    leads = fs51.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path39.isAbsolute(text) && staysInside(path39.relative(root, path39.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path39.relative(root, leads).split(path39.sep).join("/"));
+  if (!path40.isAbsolute(text) && staysInside(path40.relative(root, path40.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path40.relative(root, leads).split(path40.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path39.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path40.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -53901,7 +53913,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs50.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs51.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -53913,7 +53925,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path39.join(dir, entry.name);
+    const abs = path40.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -53935,7 +53947,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs50.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs51.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -53980,7 +53992,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path39.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path40.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -53998,11 +54010,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs53 from "node:fs";
-import path41 from "node:path";
+import fs54 from "node:fs";
+import path42 from "node:path";
 
 // src/core/archive/central.ts
-import fs51 from "node:fs";
+import fs52 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -54022,16 +54034,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs51.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs52.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs51.openSync(abs, "r");
+  const fd2 = fs52.openSync(abs, "r");
   try {
-    const fileSize = fs51.fstatSync(fd2).size;
+    const fileSize = fs52.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -54130,7 +54142,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs51.closeSync(fd2);
+    fs52.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -54177,8 +54189,8 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs52 from "node:fs";
-import path40 from "node:path";
+import fs53 from "node:fs";
+import path41 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
@@ -55423,23 +55435,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs52.openSync(abs, "r");
-    this.size = fs52.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs52.readFileSync(this.fd) : void 0;
+    this.fd = fs53.openSync(abs, "r");
+    this.size = fs53.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs53.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs52.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs53.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs52.closeSync(this.fd);
+    fs53.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -55447,7 +55459,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs52.mkdirSync(path40.join(tempRoot, rel), { recursive: true });
+    fs53.mkdirSync(path41.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -55457,7 +55469,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path40.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path41.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -55472,7 +55484,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs52.openSync(out, fs52.constants.O_WRONLY | fs52.constants.O_CREAT | fs52.constants.O_EXCL | fs52.constants.O_NOFOLLOW, 420);
+  const fd2 = fs53.openSync(out, fs53.constants.O_WRONLY | fs53.constants.O_CREAT | fs53.constants.O_EXCL | fs53.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -55481,7 +55493,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs52.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs53.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -55508,22 +55520,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs52.closeSync(fd2);
+    fs53.closeSync(fd2);
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path40.join(base, "tmp");
-  fs52.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path41.join(base, "tmp");
+  fs53.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs52.mkdtempSync(path40.join(tmpBase, "unzip-"));
+  return fs53.mkdtempSync(path41.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs52.readdirSync(tmpBase)) {
+  for (const name of fs53.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path40.join(tmpBase, name);
+    const p = path41.join(tmpBase, name);
     try {
-      if (fs52.statSync(p).mtimeMs < cutoff) fs52.rmSync(p, { recursive: true, force: true });
+      if (fs53.statSync(p).mtimeMs < cutoff) fs53.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -55532,12 +55544,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs52.readdirSync(tmpDir).sort()) {
-      const from = path40.join(tmpDir, name);
-      const to = path40.join(destDir, name);
+    for (const name of fs53.readdirSync(tmpDir).sort()) {
+      const from = path41.join(tmpDir, name);
+      const to = path41.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat3(to);
-      const isDir = fs52.lstatSync(from).isDirectory();
+      const isDir = fs53.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -55566,22 +55578,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs52.mkdirSync(destAbs, { recursive: true });
+  fs53.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs52.renameSync(from, to);
+    fs53.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs52.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs52.rmSync(from, { recursive: true, force: true });
+    fs53.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs53.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat3(p) {
   try {
-    return fs52.lstatSync(p);
+    return fs53.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -55621,7 +55633,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path41.posix.dirname(src.rel) === "." ? "" : path41.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path42.posix.dirname(src.rel) === "." ? "" : path42.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -55652,7 +55664,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs53.rmSync(temp, { recursive: true, force: true });
+      fs54.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -55693,11 +55705,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path43 from "node:path";
+import path44 from "node:path";
 
 // src/core/archive/create.ts
-import fs54 from "node:fs";
-import path42 from "node:path";
+import fs55 from "node:fs";
+import path43 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -55749,7 +55761,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs54.statSync(srcAbs);
+  const st = fs55.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -55758,9 +55770,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs54.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs55.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path42.join(dirAbs, d.name);
+      const abs = path43.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -55773,8 +55785,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs54.realpathSync(abs);
-          ist = fs54.statSync(target);
+          target = fs55.realpathSync(abs);
+          ist = fs55.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -55792,7 +55804,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs54.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs55.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -55817,7 +55829,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs54.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs55.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -55837,7 +55849,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs54.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs55.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -55881,10 +55893,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs54.openSync(it.abs, "r");
+  const fd2 = fs55.openSync(it.abs, "r");
   try {
-    const st = fs54.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path42.extname(it.name).slice(1).toLowerCase());
+    const st = fs55.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path43.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -55904,13 +55916,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs54.closeSync(fd2);
+    fs55.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs54.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs55.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -55981,7 +55993,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path43.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path44.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -55993,7 +56005,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path43.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path44.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56129,8 +56141,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs55 from "node:fs";
-import path44 from "node:path";
+import fs56 from "node:fs";
+import path45 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56219,7 +56231,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs55.readdirSync(path44.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs56.readdirSync(path45.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56277,8 +56289,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs56 from "node:fs";
-import path45 from "node:path";
+import fs57 from "node:fs";
+import path46 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56299,12 +56311,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs56.readdirSync(path45.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs57.readdirSync(path46.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs56.lstatSync(path45.join(zone.root, child)).size;
+          const size = fs57.lstatSync(path46.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -56637,8 +56649,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs57 from "node:fs";
-import path46 from "node:path";
+import fs58 from "node:fs";
+import path47 from "node:path";
 
 // src/registry/serialize.ts
 var tails2 = /* @__PURE__ */ new Map();
@@ -56672,7 +56684,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     const user = def.needsUser === false && rawUser === void 0 ? ANONYMOUS : parseUser(rawUser);
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path46.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path47.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
@@ -56785,10 +56797,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base) {
-  const abs = path46.resolve(base);
+  const abs = path47.resolve(base);
   const out = [abs];
   try {
-    const real = fs57.realpathSync(abs);
+    const real = fs58.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }

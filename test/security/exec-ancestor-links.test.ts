@@ -142,6 +142,18 @@ describe.each(MODES)('%s mode', (mode) => {
     expect(JSON.stringify(read)).toContain('inside');
   });
 
+  it.each([
+    ['diff', ['--from-file=lnk', 'f.txt']],
+    ['diff', ['--from-file=a', 'f.txt']],
+    ['cmp', ['-ilnk', 'f.txt']],
+  ] as [string, string[]][])('a plain word attached to an option is checked when it names a link: %s %j', async (cmd, args) => {
+    fs.symlinkSync(a.outside, path.join(a.zone, 'lnk'));
+    fs.symlinkSync('.', path.join(a.zone, 'a'));
+    const r = await a.exec({ zone: 'storage', cmd, args });
+    if (args[0]!.includes('=a')) expect(r.error?.code).not.toBe('PATH_ESCAPE'); // a -> . leads nowhere outside by itself
+    else expectRefused(r, 'PATH_ESCAPE');
+  });
+
   describe('Documents: a link to an ancestor does not open .git', () => {
     beforeEach(async () => {
       expectOk(await a.call('shed_create_file', { zone: 'documents', path: 'f.txt', content: 'doc\n' }));

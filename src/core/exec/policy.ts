@@ -3,6 +3,8 @@
  * checks on every argument, plus the per-command rules of rules.ts. It never rewrites what the
  * user meant; it refuses with an error that says why and what to do instead.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
@@ -303,7 +305,8 @@ function checkText(w: Walk, value: string): void {
 function checkAttached(w: Walk, value: string, shown: string): void {
   if (URL_RE.test(value)) return checkUrl(w, value, undefined);
   if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, '$1://'), undefined);
-  if (looksLikePath(value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
+  // A plain word is checked too when it names a link in the zone root (one that got in must not be followed out).
+  if (looksLikePath(value) || namesLink(w.input.zone, value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
   if (w.rule.atFiles) checkAtFile(w, value);
 }
 
@@ -395,6 +398,15 @@ const READONLY_HINT = 'Move the file to Storage first: shed_move_uploads_to_stor
 /** A value attached to an unknown option that could name a file: checking a plain word is pointless, anything with a slash or .. is checked. */
 function looksLikePath(value: string): boolean {
   return value.includes('/') || value.startsWith('~') || value === '..' || value === '.git';
+}
+
+function namesLink(zone: Zone, value: string): boolean {
+  if (value === '' || value.includes('\0')) return false;
+  try {
+    return fs.lstatSync(path.join(zone.root, value)).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /**

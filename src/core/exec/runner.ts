@@ -61,6 +61,8 @@ function limitScript(req: RunRequest): string {
   parts.push(`ulimit -f ${Math.floor(req.maxFileBytes / 512)}`); // dash counts 512-byte blocks
   parts.push(`ulimit -p ${req.maxProcesses}`); // dash's name for RLIMIT_NPROC
   parts.push('ulimit -c 0');
+  // dash exports the working folder as PWD (the zone's server path without the sandbox): not passed on.
+  parts.push('unset PWD OLDPWD');
   // Merged capture needs one pipe for both streams; with an output file the same fd is passed twice instead.
   if (req.mergeStderr && req.stdoutFd === undefined) parts.unshift('exec 2>&1');
   // Joined with && so a limit that cannot be set stops the command instead of running it unlimited.
@@ -87,12 +89,15 @@ function privateTmp(): string {
 export function run(req: RunRequest): Promise<RunResult> {
   const started = performance.now();
   const inside = req.sandbox === 'bwrap';
-  const tmp = inside ? undefined : privateTmp();
-  const home = inside ? SANDBOX_ZONE : req.zoneRoot;
+  // Without the sandbox no variable may hold an absolute server path (a command can print its
+  // environment encoded, past the output scrubber): HOME is the working folder itself, ".", and
+  // TMPDIR the private temp folder reached relatively from it.
+  const tmp = inside ? '/tmp' : path.relative(req.zoneRoot, privateTmp()) || '.';
+  const home = inside ? SANDBOX_ZONE : '.';
   // HOME is the zone, where the user can put dotfiles: LESSSECURE and the empty lesskey files keep less
   // from taking an input preprocessor (a shell command) from ~/.lesskey.
   const env = {
-    PATH: SYSTEM_PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: home, TMPDIR: tmp ?? '/tmp', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
+    PATH: SYSTEM_PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: home, TMPDIR: tmp, TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
     LESSSECURE: '1', LESSKEYIN: '/dev/null', LESSKEY: '/dev/null', LESSHISTFILE: '-',
   };
   const shellArgs = ['-c', limitScript(req), req.program, ...req.args];

@@ -13,6 +13,7 @@ import { shedError } from '../../errors.js';
 import { atomicWrite } from '../../fs/atomic.js';
 import type { Identity } from '../../identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
+import { linkProblem } from '../../paths/links.js';
 import { resolvePath } from '../../paths/resolve.js';
 import { ensureFileSize, ensureQuota } from '../../quota/quota.js';
 import type { Zone } from '../../zones/zones.js';
@@ -124,6 +125,7 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
     growth += bytes.length - sizeOf(path.join(zone.root, fromKey(key)));
   }
   for (const key of removes) growth -= sizeOf(path.join(zone.root, fromKey(key)));
+  refuseBadLinks(zone, writes, blobs);
   await ensureQuota(zone.scope, growth);
 
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
@@ -150,6 +152,21 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
       atomicWrite(p.abs, bytes);
       fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644);
     }
+  }
+}
+
+/** A link blob is restored only if the one link rule allows it where it lands (not outside, not at itself or an ancestor). */
+function refuseBadLinks(zone: Zone, writes: Map<string, { mode: string; oid: string }>, blobs: Map<string, Buffer>): void {
+  for (const [key, state] of writes) {
+    if (state.mode !== LINK_MODE) continue;
+    const rel = fromKey(key);
+    const target = blobs.get(key)!.toString('utf8');
+    const why = linkProblem(zone.root, path.join(zone.root, rel), target);
+    if (why === undefined) continue;
+    throw shedError('PATH_ESCAPE', `The history holds '${rel}' as a symbolic link to '${target}', which cannot be restored: ${why}. Nothing was restored.`, {
+      details: { parameter: 'args', path: rel },
+      hint: 'Restore the other files by naming them, e.g. args=["checkout", "HEAD~1", "--", "notes.txt"].',
+    });
   }
 }
 

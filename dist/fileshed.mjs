@@ -43253,14 +43253,24 @@ function deniedError(zone, rec, reason, action) {
   });
 }
 async function guardWrite(ctx, p, action = "modify") {
-  const g = p.zone.group;
+  if (p.zone.group === void 0) return;
+  await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
+}
+async function guardDiskPath(userId, zone, rel, action = "modify") {
+  const g = zone.group;
   if (g === void 0) return;
-  const rel = diskRel(p);
-  const isFolder3 = fs10.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs10.lstatSync(path11.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
-    const reason = denial(rec, ctx.user.id);
-    if (reason !== void 0) throw deniedError(p.zone, rec, reason, action);
+    const reason = denial(rec, userId);
+    if (reason !== void 0) throw deniedError(zone, rec, reason, action);
+  }
+}
+async function recordWritten(ctx, zone, rels) {
+  const g = zone.group;
+  if (g === void 0) return;
+  for (const rel of rels) {
+    if (await getRecord(g.base, g.id, rel) === void 0) await setRecord(g.base, g.id, rel, ctx.user.id, newFileMode(ctx));
   }
 }
 function newFileMode(ctx) {
@@ -47559,7 +47569,8 @@ async function gitRestore(repo, zone, sub, args, author, limits) {
       for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
       for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
     }
-    await applyToWorktree(zone, writes, removes, limits);
+    const written = await applyToWorktree(zone, writes, removes, limits);
+    await limits.afterWrite?.(written);
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(", ")} from ${short} (${subject(commit)})`;
     const made = await commitPaths(repo, rels, author, message);
@@ -47582,16 +47593,31 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const [key, state] of writes) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
+    if (state.mode === LINK_MODE) refuseBadLink(zone, fromKey(key), bytes.toString("utf8"));
     blobs.set(key, bytes);
     growth += bytes.length - sizeOf(path28.join(zone.root, fromKey(key)));
   }
   for (const key of removes) growth -= sizeOf(path28.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
-  for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
-  const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
-  if (limits.lockOwner !== void 0) {
-    for (const t of targets) ensureNotLockedByOther(zone, t.p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  const blockers = /* @__PURE__ */ new Set();
+  for (const key of writes.keys()) {
+    const blocker = wayBlocker(zone.root, fromKey(key));
+    if (blocker !== void 0) blockers.add(blocker);
   }
+  const underBlocker = (rel) => [...blockers].some((b) => rel.startsWith(`${b}/`));
+  const checked = [...writes.keys(), ...removes].map(fromKey).filter((rel) => !underBlocker(rel));
+  const resolved = checked.map((rel) => resolvePath(zone, rel, { param: "args", intent: "delete" }));
+  if (limits.guard !== void 0) {
+    for (const rel of blockers) await limits.guard(rel, "remove");
+    for (const p of resolved) await limits.guard(path28.relative(zone.root, p.abs).split(path28.sep).join("/"), writes.has(toKey(p.rel)) ? "restore" : "remove");
+  }
+  if (limits.lockOwner !== void 0) {
+    for (const rel of blockers) ensureNotLockedByOther(zone, rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    for (const p of resolved) ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  }
+  for (const rel of blockers) fs30.rmSync(path28.join(zone.root, rel), { force: true });
+  const targets = [...removes, ...writes.keys()].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
+  const written = [];
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
@@ -47610,23 +47636,60 @@ async function applyToWorktree(zone, writes, removes, limits) {
       atomicWrite(p.abs, bytes);
       fs30.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
+    written.push(path28.relative(zone.root, p.abs).split(path28.sep).join("/"));
   }
+  return written;
 }
-function clearWay(root, rel) {
+function refuseBadLink(zone, rel, target) {
+  const why = badLinkReason(zone.root, rel, target);
+  if (why === void 0) return;
+  throw shedError("PATH_ESCAPE", `git restore refused: the history holds '${rel}' as a symbolic link to '${target}', which ${why}; nothing was restored.`, {
+    details: { parameter: "args", path: rel, link_target: target },
+    hint: 'Restore the other files by naming them, e.g. args=["restore", "--source=HEAD~1", "--", "notes.txt"]; look at the old link with args=["show", "REV:path"].'
+  });
+}
+function badLinkReason(root, rel, target) {
+  if (target === "" || target.includes("\0") || path28.posix.isAbsolute(target)) return "is absolute or empty";
+  const judge = (dest, linkAbs2) => {
+    if (!isInside(dest, root)) return "leads outside the zone";
+    if (dest === linkAbs2) return "points at itself";
+    if (isInside(linkAbs2, dest)) return "points at a folder that holds it";
+    return void 0;
+  };
+  const linkAbs = path28.join(root, rel);
+  const lexical = judge(path28.resolve(path28.dirname(linkAbs), target), linkAbs);
+  if (lexical !== void 0) return lexical;
+  let current = path28.dirname(linkAbs);
+  try {
+    current = fs30.realpathSync(current);
+  } catch {
+  }
+  for (const part of target.split("/")) {
+    if (part === "" || part === ".") continue;
+    current = part === ".." ? path28.dirname(current) : path28.join(current, part);
+    const st = fs30.lstatSync(current, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) {
+      try {
+        current = fs30.realpathSync(current);
+      } catch {
+        return "goes through a broken or looping link";
+      }
+    }
+    if (!isInside(current, root)) return "leads outside the zone";
+  }
+  return judge(current, linkAbs);
+}
+function wayBlocker(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
     current = path28.join(current, parts[i2]);
-    let st;
-    try {
-      st = fs30.lstatSync(current);
-    } catch {
-      return;
-    }
+    const st = fs30.lstatSync(current, { throwIfNoEntry: false });
+    if (st === void 0) return void 0;
     if (st.isDirectory()) continue;
-    fs30.rmSync(current, { force: true });
-    return;
+    return parts.slice(0, i2 + 1).join("/");
   }
+  return void 0;
 }
 function zoneGitdir(zone) {
   return path28.join(zone.root, ".git");
@@ -47810,8 +47873,12 @@ async function history(ctx, zone, gitArgs, limit) {
   const out = await gitCommand(zone, gitArgs, ctx.user, {
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
-    lockMaxAgeHours: ctx.valves.lock_max_age_hours
+    lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+    // Group spaces: restore/checkout pass the same ownership guard as every other write.
+    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    afterWrite: (written) => recordWritten(ctx, zone, written)
   });
+  await dropVanished(zone);
   const shown = (text, stream) => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, "stdout");
   const stderr = shown(out.stderr, "stderr");

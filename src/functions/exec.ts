@@ -17,7 +17,7 @@ import { outwardLinkSweep } from '../core/exec/links.js';
 import { scrubOutput, truncateText } from '../core/exec/output.js';
 import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
 import { diskRel } from '../core/files/entries.js';
-import { deniedError, dropVanished, lockedFiles } from '../core/groups/enforce.js';
+import { deniedError, dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
 
 const MIB = 1024 * 1024;
 /** Below this run time a command cannot have made enough file events to overflow inotify's queue. */
@@ -142,7 +142,11 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
     lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+    // Group spaces: restore/checkout pass the same ownership guard as every other write.
+    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    afterWrite: (written) => recordWritten(ctx, zone, written),
   });
+  await dropVanished(zone);
   const shown = (text: string, stream: 'stdout' | 'stderr') => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, 'stdout');
   const stderr = shown(out.stderr, 'stderr');

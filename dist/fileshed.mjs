@@ -42781,8 +42781,8 @@ import fs8 from "node:fs";
 import path8 from "node:path";
 import { Worker } from "node:worker_threads";
 var MAX_TREES = 64;
-function measureFiles(lstat3, dir, names) {
-  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+function measureFiles(lstat3, dir, names, withEntries) {
+  const out = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : void 0 };
   const prefix = dir.endsWith("/") ? dir : `${dir}/`;
   for (const name of names) {
     const st = lstat3(prefix + name, { throwIfNoEntry: false });
@@ -42793,7 +42793,11 @@ function measureFiles(lstat3, dir, names) {
     }
     out.bytes += st.size;
     out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+    if (st.nlink > 1 && st.isFile() || withEntries) {
+      const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (st.nlink > 1 && st.isFile()) out.linked.push([name, sig, st.ino]);
+      if (withEntries) out.entries.push([name, sig, Math.max(st.mtimeMs, st.ctimeMs)]);
+    }
   }
   return out;
 }
@@ -42805,15 +42809,12 @@ const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
   if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, dir, names, withEntries));
 });
 `;
 var MeasuringWorker = class {
-  worker;
-  sent = [];
-  batch = [];
-  seen = 0;
-  constructor() {
+  constructor(withEntries) {
+    this.withEntries = withEntries;
     try {
       this.worker = new Worker(WORKER_SOURCE, { eval: true });
       this.worker.unref();
@@ -42821,11 +42822,16 @@ var MeasuringWorker = class {
       this.worker = void 0;
     }
   }
+  withEntries;
+  worker;
+  sent = [];
+  batch = [];
+  seen = 0;
   /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
   take(listing) {
     if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
     this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
+    this.batch.push([listing.dir, listing.names, this.withEntries]);
     if (this.batch.length >= 16) this.flush();
     return true;
   }
@@ -42842,7 +42848,7 @@ var MeasuringWorker = class {
       worker.once("error", () => resolve(void 0));
     });
     worker.postMessage("end");
-    const measured = await answer ?? this.sent.map((l) => measureFiles(fs8.lstatSync, l.dir, l.names));
+    const measured = await answer ?? this.sent.map((l) => measureFiles(fs8.lstatSync, l.dir, l.names, this.withEntries));
     void worker.terminate();
     return this.sent.map((l, i2) => [l, measured[i2]]);
   }
@@ -42869,6 +42875,56 @@ var TreeUsage = class {
   scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
   unwatched = false;
+  /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
+  keepEntries = false;
+  trackers = /* @__PURE__ */ new Set();
+  track() {
+    const t = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: /* @__PURE__ */ new Map() };
+    this.trackers.add(t);
+    return t;
+  }
+  untrack(t) {
+    this.trackers.delete(t);
+  }
+  /** Zone-relative paths that changed in the folders `t` saw change (folders appearing or vanishing as themselves). */
+  changesOf(t) {
+    const reliable = this.scanned && !this.unwatched && watchEvents - t.eventsAtStart <= EVENT_BUDGET;
+    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : void 0 };
+  }
+  changedPaths(t) {
+    const out = /* @__PURE__ */ new Set();
+    const racyFrom = t.startedMs - RACY_MS;
+    for (const [dir, before] of t.before) {
+      const after = this.folders.get(dir);
+      const rel = dir === this.root ? "" : path8.relative(this.root, dir).split(path8.sep).join("/");
+      const at = (name) => rel === "" ? name : `${rel}/${name}`;
+      const was = before?.entries ?? NO_ENTRIES;
+      const now = after?.entries ?? NO_ENTRIES;
+      for (const [name, a] of was) {
+        const b = now.get(name);
+        if (b === void 0 || b.sig !== a.sig || a.newestMs >= racyFrom) out.add(at(name));
+      }
+      for (const name of now.keys()) if (!was.has(name)) out.add(at(name));
+      const wasFolders = before?.subfolders ?? NO_NAMES;
+      const nowFolders = after?.subfolders ?? NO_NAMES;
+      for (const name of wasFolders) if (!nowFolders.has(name)) out.add(at(name));
+      for (const name of nowFolders) if (!wasFolders.has(name)) out.add(at(name));
+    }
+    return [...out].sort();
+  }
+  /** Before a folder's record changes: every active watch keeps what it held at the watch's start. */
+  noteBefore(dir) {
+    if (this.trackers.size === 0) return;
+    const rec = this.folders.get(dir);
+    for (const t of this.trackers) {
+      if (t.before.has(dir)) continue;
+      t.before.set(dir, rec === void 0 ? void 0 : { entries: rec.entries ?? NO_ENTRIES, subfolders: rec.subfolders });
+      if (rec !== void 0 && rec.entries === void 0) t.trusted = false;
+    }
+  }
+  distrustWatches() {
+    for (const t of this.trackers) t.trusted = false;
+  }
   async usage() {
     const previous = this.busy;
     let release2;
@@ -42892,6 +42948,7 @@ var TreeUsage = class {
     this.scanned = false;
   }
   closeAll() {
+    this.distrustWatches();
     for (const rec of this.folders.values()) rec.watcher?.close();
     this.folders.clear();
     this.dirty.clear();
@@ -42918,10 +42975,10 @@ var TreeUsage = class {
       if (listing === void 0) continue;
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
       names += listing.names.length;
-      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
+      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(this.keepEntries);
       if (!helper?.take(listing)) mine.push(listing);
     }
-    for (const listing of mine) this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names));
+    for (const listing of mine) this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names, this.keepEntries));
     for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
@@ -42929,9 +42986,10 @@ var TreeUsage = class {
   }
   /** Records a folder from its listing and its measurement. */
   install(listing, m) {
-    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
+    const entries = m.entries === void 0 ? void 0 : new Map(m.entries.map(([name, sig, newestMs]) => [name, { sig, newestMs }]));
+    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher, entries };
+    for (const [name, sig, ino] of m.linked) {
+      rec.linked.set(name, sig);
       if (!this.linkedInodes.has(ino)) {
         this.linkedInodes.add(ino);
         this.sawNewLink = true;
@@ -42963,6 +43021,7 @@ var TreeUsage = class {
     const stack = [dir];
     while (stack.length > 0) {
       const current = stack.pop();
+      this.noteBefore(current);
       const rec = this.readFolder(current);
       if (rec === void 0) continue;
       for (const name of rec.subfolders) stack.push(`${current}/${name}`);
@@ -42971,6 +43030,7 @@ var TreeUsage = class {
   dropSubtree(dir) {
     const rec = this.folders.get(dir);
     if (rec === void 0) return;
+    this.noteBefore(dir);
     if (dir === this.root) this.scanned = false;
     this.folders.delete(dir);
     this.dirty.delete(dir);
@@ -42983,8 +43043,9 @@ var TreeUsage = class {
   checkLinkedFiles() {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir);
-      for (const [name, size] of rec.linked) {
-        if (fs8.lstatSync(path8.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      for (const [name, sig] of rec.linked) {
+        const st = fs8.lstatSync(path8.join(dir, name), { throwIfNoEntry: false });
+        if (st === void 0 || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
   }
@@ -42994,6 +43055,7 @@ var TreeUsage = class {
     for (const dir of todo) {
       const old = this.folders.get(dir);
       if (old === void 0) continue;
+      this.noteBefore(dir);
       this.total.bytes -= old.bytes;
       this.total.files -= old.files;
       this.withLinks.delete(dir);
@@ -43011,22 +43073,52 @@ var TreeUsage = class {
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
   readFolder(dir) {
     const listing = this.listFolder(dir);
-    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names));
+    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names, this.keepEntries));
   }
   watch(dir) {
     try {
-      const watcher = fs8.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      const watcher = fs8.watch(dir, { persistent: false }, () => {
+        watchEvents++;
+        this.dirty.add(dir);
+        for (const t of this.trackers) t.onEvent?.();
+      });
       watcher.on("error", () => {
         this.unwatched = true;
+        this.distrustWatches();
       });
       return watcher;
     } catch {
       this.unwatched = true;
+      this.distrustWatches();
       return void 0;
     }
   }
 };
 var trees = /* @__PURE__ */ new Map();
+var NO_ENTRIES = /* @__PURE__ */ new Map();
+var NO_NAMES = /* @__PURE__ */ new Set();
+var RACY_MS = 100;
+var watchEvents = 0;
+var EVENT_BUDGET = 8192;
+async function watchChanges(root, opts) {
+  const tree = treeFor(root);
+  if (opts.entries && !tree.keepEntries) {
+    tree.keepEntries = true;
+    tree.invalidate();
+  }
+  await tree.usage();
+  const tracker = tree.track();
+  return {
+    exact: tracker.trusted,
+    usage: () => tree.usage(),
+    onChange: (fn) => tracker.onEvent = fn,
+    async finish() {
+      await tree.usage();
+      tree.untrack(tracker);
+      return tree.changesOf(tracker);
+    }
+  };
+}
 function treeFor(root) {
   const key = path8.resolve(root);
   let tree = trees.get(key);
@@ -45038,10 +45130,36 @@ function run(req) {
       killGroup();
     }, req.timeoutSec * 1e3);
     let finished = false;
+    let stoppedFor;
+    let checking = false;
+    const monitor = req.monitor;
+    let again = false;
+    const check2 = () => {
+      if (finished || monitor === void 0) return;
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      again = false;
+      monitor.check().then(
+        (why) => {
+          checking = false;
+          if (why !== void 0 && !finished && stoppedFor === void 0) {
+            stoppedFor = why;
+            killGroup();
+          } else if (again) check2();
+        },
+        () => checking = false
+      );
+    };
+    const watch = monitor && setInterval(check2, monitor.everyMs);
+    monitor?.wake?.(check2);
     const finish = (code, signal, startError) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       killGroup();
       if (startError) err2.chunks.push(Buffer.from(`could not start: ${startError.message}`));
       const captured = (c) => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -45052,7 +45170,8 @@ function run(req) {
         flooded,
         stdout: captured(out),
         stderr: captured(err2),
-        durationMs: performance.now() - started
+        durationMs: performance.now() - started,
+        ...stoppedFor !== void 0 ? { stoppedFor } : {}
       });
     };
     child.on("error", (e) => finish(null, null, e));
@@ -45060,49 +45179,39 @@ function run(req) {
   });
 }
 
-// src/core/exec/links.ts
-import fs17 from "node:fs";
-import path15 from "node:path";
-function outwardLinkSweep(root) {
-  const removed = [];
-  for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
-    if (!entry.isSymbolicLink()) continue;
-    const dest = path15.resolve(dir, fs17.readlinkSync(full));
-    let real;
-    try {
-      real = fs17.realpathSync(full);
-    } catch {
-      real = void 0;
+// src/core/exec/callwatch.ts
+var QUOTA_POLL_MS = 20;
+async function watchCall(zone) {
+  if (zone.readonly) return void 0;
+  const treeRoot = zone.scope.trees[zone.label] ?? zone.root;
+  const watch = await watchChanges(treeRoot, { entries: zone.versioned });
+  const ceiling = Math.max(zone.scope.limitBytes, await scopeTotal(zone.scope));
+  return {
+    exact: watch.exact,
+    monitor: {
+      everyMs: QUOTA_POLL_MS,
+      check: async () => await scopeTotal(zone.scope) > ceiling ? "quota" : void 0,
+      // Every change event asks again at once: a fast writer is caught after the write that passed the quota.
+      wake: (now) => watch.onChange(now)
+    },
+    async finish() {
+      const { paths, reliable } = await watch.finish();
+      if (!reliable) invalidateTree(treeRoot);
+      const usedBytes = await scopeTotal(zone.scope);
+      const changed = paths?.filter((rel) => rel !== ".git" && !rel.startsWith(".git/"));
+      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - zone.scope.limitBytes : 0 };
     }
-    if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-      fs17.rmSync(full, { force: true });
-      removed.push(path15.relative(root, full));
-    }
-  }
-  return removed;
-}
-
-// src/core/exec/output.ts
-function scrubOutput(text, zone) {
-  return text.split(zone.root).join(SANDBOX_ZONE);
-}
-function truncateText(text, keptBytes, totalBytes, limit, stream) {
-  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
-  const shown = text.slice(0, limit);
-  const notice = `
-
-[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
-  return { text: shown + notice, truncated: true };
+  };
 }
 
 // src/core/vcs/commit.ts
-import fs24 from "node:fs";
-import path22 from "node:path";
+import fs23 from "node:fs";
+import path21 from "node:path";
 
 // src/core/vcs/gitindex.ts
 import crypto7 from "node:crypto";
-import fs19 from "node:fs";
-import path17 from "node:path";
+import fs18 from "node:fs";
+import path16 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45173,8 +45282,8 @@ function decodeEwah(buf, offset) {
 
 // src/core/vcs/objects.ts
 import crypto6 from "node:crypto";
-import fs18 from "node:fs";
-import path16 from "node:path";
+import fs17 from "node:fs";
+import path15 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45209,40 +45318,40 @@ function hashObject(type, body) {
   return crypto6.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path16.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path15.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs18.existsSync(loosePath(gitdir, oid));
+  return fs17.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs18.existsSync(final)) return oid;
+  if (fs17.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path16.join(gitdir, "objects", oid.slice(0, 2));
-  fs18.mkdirSync(dir, { recursive: true });
+  const dir = path15.join(gitdir, "objects", oid.slice(0, 2));
+  fs17.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs18.openSync(tmp, fs18.constants.O_WRONLY | fs18.constants.O_CREAT | fs18.constants.O_EXCL, 292);
+  const fd2 = fs17.openSync(tmp, fs17.constants.O_WRONLY | fs17.constants.O_CREAT | fs17.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs18.closeSync(fd2);
-    fs18.rmSync(tmp, { force: true });
+    fs17.closeSync(fd2);
+    fs17.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs18.closeSync(fd2);
-  fs18.renameSync(tmp, path16.join(dir, oid.slice(2)));
+  fs17.closeSync(fd2);
+  fs17.renameSync(tmp, path15.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path16.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
+  return path15.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs18.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs17.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -45257,7 +45366,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs18.readFileSync(loosePath(gitdir, oid));
+    raw = fs17.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -45274,7 +45383,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs18, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs17, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -45361,7 +45470,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs18.readdirSync(path16.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs17.readdirSync(path15.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -45370,7 +45479,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs18, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs17, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -45379,7 +45488,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs18.readdirSync(path16.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs17.readdirSync(path15.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -45389,7 +45498,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path17.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path16.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -45549,7 +45658,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path17.join(gitdir, "index")));
+  const main = layout(readFile2(path16.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -45571,7 +45680,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path17.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path16.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -45621,7 +45730,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path17.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path16.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -45629,38 +45738,38 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs19.existsSync(path17.join(gitdir, name))) writeIndexFile(path17.join(gitdir, name), gitdir, parts);
+  if (!fs18.existsSync(path16.join(gitdir, name))) writeIndexFile(path16.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs19.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs19.rmSync(path17.join(gitdir, old), { force: true });
+  for (const old of fs18.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs18.rmSync(path16.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto7.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path17.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs19.openSync(tmp, "wx");
+  const tmp = path16.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs18.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs19.writevSync(fd2, batch);
+      const written = fs18.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs19.closeSync(fd2);
+    fs18.closeSync(fd2);
   }
-  fs19.renameSync(tmp, target);
+  fs18.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path17.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  fs19.writeFileSync(tmp, text, { flag: "wx" });
-  fs19.renameSync(tmp, path17.join(gitdir, name));
+  const tmp = path16.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
+  fs18.writeFileSync(tmp, text, { flag: "wx" });
+  fs18.renameSync(tmp, path16.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs19.readFileSync(file2);
+    return fs18.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -45671,9 +45780,9 @@ function readText(file2) {
 
 // src/core/vcs/lock.ts
 import crypto8 from "node:crypto";
-import fs20 from "node:fs";
+import fs19 from "node:fs";
 import os5 from "node:os";
-import path18 from "node:path";
+import path17 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -45696,22 +45805,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path18.join(repo.gitdir, "fileshed.lock");
+  const file2 = path17.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto8.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs20.openSync(file2, fs20.constants.O_WRONLY | fs20.constants.O_CREAT | fs20.constants.O_EXCL, 420);
+      const fd2 = fs19.openSync(file2, fs19.constants.O_WRONLY | fs19.constants.O_CREAT | fs19.constants.O_EXCL, 420);
       try {
-        fs20.writeSync(fd2, token);
+        fs19.writeSync(fd2, token);
       } finally {
-        fs20.closeSync(fd2);
+        fs19.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs20.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs19.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -45735,7 +45844,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs20.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs19.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -45752,41 +45861,41 @@ function isAlive(pid) {
 function breakLock2(file2, held) {
   const aside = `${file2}.${crypto8.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs20.renameSync(file2, aside);
+    fs19.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs20.linkSync(aside, file2);
+      fs19.linkSync(aside, file2);
     } catch {
     }
   }
-  fs20.rmSync(aside, { force: true });
+  fs19.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs20.rmSync(path18.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs19.rmSync(path17.join(gitdir, name), { force: true });
   }
-  const objects = path18.join(gitdir, "objects");
+  const objects = path17.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs19.rmSync(path17.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path18.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir, name), { force: true });
+    for (const name of safeList(path17.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs19.rmSync(path17.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs20.readdirSync(dir);
+    return fs19.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs20.readFileSync(file2, "utf8");
+    return fs19.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
@@ -45794,15 +45903,15 @@ function readText2(file2) {
 
 // src/core/vcs/refs.ts
 import crypto9 from "node:crypto";
-import fs21 from "node:fs";
-import path19 from "node:path";
+import fs20 from "node:fs";
+import path18 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path19.join(gitdir, "HEAD"));
+  const text = readText3(path18.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -45814,9 +45923,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path19.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path18.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path19.join(gitdir, "packed-refs"));
+  const packed = readText3(path18.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -45825,27 +45934,27 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path19.join(gitdir, "HEAD") : path19.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path18.join(gitdir, "HEAD") : path18.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs21.mkdirSync(path19.dirname(target), { recursive: true });
-  const tmp = path19.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs21.openSync(tmp, fs21.constants.O_WRONLY | fs21.constants.O_CREAT | fs21.constants.O_EXCL, 420);
+  fs20.mkdirSync(path18.dirname(target), { recursive: true });
+  const tmp = path18.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs20.openSync(tmp, fs20.constants.O_WRONLY | fs20.constants.O_CREAT | fs20.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs21.closeSync(fd2);
+    fs20.closeSync(fd2);
   }
   try {
-    fs21.renameSync(tmp, target);
+    fs20.renameSync(tmp, target);
   } catch (err2) {
-    fs21.rmSync(tmp, { force: true });
+    fs20.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs21.readFileSync(file2, "utf8").trim();
+    return fs20.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
@@ -45853,11 +45962,11 @@ function readText3(file2) {
 
 // src/core/vcs/repo.ts
 import crypto10 from "node:crypto";
-import fs22 from "node:fs";
-import path20 from "node:path";
+import fs21 from "node:fs";
+import path19 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path20.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path19.join(zone.root, ".git"), label: zone.label };
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -45867,70 +45976,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path20.join(path20.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
+  const tmp = path19.join(path19.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs22, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs22.writeFileSync(path20.join(tmp, "config"), CONFIG);
-    fs22.rmSync(path20.join(tmp, "hooks"), { recursive: true, force: true });
-    fs22.mkdirSync(path20.join(tmp, "objects", "info"), { recursive: true });
-    fs22.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs21, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs21.writeFileSync(path19.join(tmp, "config"), CONFIG);
+    fs21.rmSync(path19.join(tmp, "hooks"), { recursive: true, force: true });
+    fs21.mkdirSync(path19.join(tmp, "objects", "info"), { recursive: true });
+    fs21.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs22.rmSync(tmp, { recursive: true, force: true });
+    fs21.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs22.lstatSync(repo.gitdir);
+    st = fs21.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs22.existsSync(path20.join(repo.gitdir, "HEAD"))) {
-    fs22.mkdirSync(path20.join(repo.gitdir, "objects"), { recursive: true });
-    fs22.mkdirSync(path20.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs22.existsSync(path20.join(repo.gitdir, "config"))) fs22.writeFileSync(path20.join(repo.gitdir, "config"), CONFIG);
-    fs22.writeFileSync(path20.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs21.existsSync(path19.join(repo.gitdir, "HEAD"))) {
+    fs21.mkdirSync(path19.join(repo.gitdir, "objects"), { recursive: true });
+    fs21.mkdirSync(path19.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs21.existsSync(path19.join(repo.gitdir, "config"))) fs21.writeFileSync(path19.join(repo.gitdir, "config"), CONFIG);
+    fs21.writeFileSync(path19.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
 import crypto11 from "node:crypto";
-import fs23 from "node:fs";
-import path21 from "node:path";
+import fs22 from "node:fs";
+import path20 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs23.lstatSync(abs, { bigint: true });
+    st = fs22.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path21.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs23.readlinkSync(abs, { encoding: "buffer" }));
+    if (path20.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs22.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs23.openSync(abs, fs23.constants.O_RDONLY | fs23.constants.O_NOFOLLOW | fs23.constants.O_NONBLOCK);
+    fd2 = fs22.openSync(abs, fs22.constants.O_RDONLY | fs22.constants.O_NOFOLLOW | fs22.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs23.fstatSync(fd2, { bigint: true });
+    const fst = fs22.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs23.closeSync(fd2);
+    fs22.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -45943,7 +46052,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs23.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs22.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -45951,10 +46060,10 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path21.join(gitdir, "objects");
+  const objects = path20.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs23.openSync(tmp, fs23.constants.O_WRONLY | fs23.constants.O_CREAT | fs23.constants.O_EXCL, 292);
+    const out = fs22.openSync(tmp, fs22.constants.O_WRONLY | fs22.constants.O_CREAT | fs22.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
@@ -45970,7 +46079,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs23.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs22.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -45980,22 +46089,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs23.closeSync(out);
-      fs23.rmSync(tmp, { force: true });
+      fs22.closeSync(out);
+      fs22.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs23.closeSync(out);
+    fs22.closeSync(out);
     if (total !== size) {
-      fs23.rmSync(tmp, { force: true });
+      fs22.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs23.rmSync(tmp, { force: true });
+      fs22.rmSync(tmp, { force: true });
     } else {
-      fs23.mkdirSync(path21.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs23.renameSync(tmp, loosePath(gitdir, oid));
+      fs22.mkdirSync(path20.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs22.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46003,14 +46112,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs23.readdirSync(absDir, { withFileTypes: true });
+    names = fs22.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path21.join(absDir, d.name);
+    const abs = path20.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46029,17 +46138,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path21.join(current, parts[i2]);
+    const next = path20.join(current, parts[i2]);
     let st;
     try {
-      st = fs23.lstatSync(next);
+      st = fs22.lstatSync(next);
     } catch {
-      current = path21.join(next, ...parts.slice(i2 + 1, -1));
+      current = path20.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs23.realpathSync(next);
+        current = fs22.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46048,9 +46157,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path21.join(current, parts[parts.length - 1]);
+  const abs = path20.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path21.relative(root, abs).split(path21.sep).join("/");
+  const out = path20.relative(root, abs).split(path20.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46107,7 +46216,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path22.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path21.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46120,10 +46229,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path22.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path21.join(repo.root, rel);
   let st;
   try {
-    st = fs24.lstatSync(abs);
+    st = fs23.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -46186,6 +46295,41 @@ async function recordChange(zone, change, author, message) {
     const why = err2 instanceof ShedError ? err2.message : `storage error ${errnoCode(err2) ?? (err2 instanceof Error ? err2.name : "unknown")}`;
     return { warning: `The change was saved but not recorded in the ${zone.label} history (${why}).` };
   }
+}
+
+// src/core/exec/links.ts
+import fs24 from "node:fs";
+import path22 from "node:path";
+function outwardLinkSweep(root) {
+  const removed = [];
+  for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
+    if (!entry.isSymbolicLink()) continue;
+    const dest = path22.resolve(dir, fs24.readlinkSync(full));
+    let real;
+    try {
+      real = fs24.realpathSync(full);
+    } catch {
+      real = void 0;
+    }
+    if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
+      fs24.rmSync(full, { force: true });
+      removed.push(path22.relative(root, full));
+    }
+  }
+  return removed;
+}
+
+// src/core/exec/output.ts
+function scrubOutput(text, zone) {
+  return text.split(zone.root).join(SANDBOX_ZONE);
+}
+function truncateText(text, keptBytes, totalBytes, limit, stream) {
+  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
+  const shown = text.slice(0, limit);
+  const notice = `
+
+[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
+  return { text: shown + notice, truncated: true };
 }
 
 // src/core/vcs/snapshot.ts
@@ -47769,7 +47913,6 @@ Example: ${EXAMPLE2}
 
 // src/functions/exec.ts
 var MIB3 = 1024 * 1024;
-var INOTIFY_SAFE_MS = 100;
 var shedExec = defineFunction({
   name: "shed_exec",
   category: "exec",
@@ -47804,7 +47947,8 @@ var shedExec = defineFunction({
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
-    const before = zone.versioned ? snapshot(zone.root) : void 0;
+    const watch = await watchCall(zone);
+    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : void 0;
     const outputs = [];
     let result3;
     let outFile;
@@ -47828,14 +47972,20 @@ var shedExec = defineFunction({
         captureBytes: limit * 4 + 4,
         stdoutFd: outFile?.file.fd,
         stderrFd: errFile?.file.fd,
-        mergeStderr: args.redirect_stderr_to_stdout
+        mergeStderr: args.redirect_stderr_to_stdout,
+        monitor: watch?.monitor
       });
     } catch (err2) {
       for (const out of outputs) out.file.abort();
       throw err2;
     }
     if (policy.sweepAfter) outwardLinkSweep(zone.root);
-    if (!zone.readonly && result3.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
+    const end = await watch?.finish();
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : end?.changed ?? [""];
+    if (end !== void 0 && (result3.stoppedFor === "quota" || end.overBytes > 0)) {
+      for (const out of outputs) out.file.abort();
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result3.stoppedFor === "quota");
+    }
     const files = {};
     for (const [key, file2] of [["stdout_file", outFile], ["stderr_file", errFile]]) {
       if (!file2) continue;
@@ -47863,7 +48013,6 @@ var shedExec = defineFunction({
     };
     if (result3.flooded) data.stopped = "endless output: the command was stopped after writing far more than max_output";
     const message = result3.returncode === 0 ? `${args.cmd} finished (exit code 0).` : `${args.cmd} FAILED with exit code ${result3.returncode}${result3.signal ? ` (signal ${result3.signal})` : ""}; see stderr.`;
-    const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(" ")}`.slice(0, 200);
     return { data, message, ...changed.length > 0 ? { change: { zone, paths: changed, summary } } : {} };
@@ -47896,6 +48045,24 @@ async function history(ctx, zone, gitArgs, limit) {
   const sub = gitArgs[0] ?? "";
   const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;
   return { data, message };
+}
+async function quotaStopped(ctx, zone, cmd, cmdArgs, changed, end, stopped) {
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(" ")} (stopped: quota exceeded)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, void 0) : {};
+  const limit = zone.scope.limitBytes;
+  throw shedError("QUOTA_EXCEEDED", `${cmd} ${stopped ? "was stopped: it wrote" : "finished, but wrote"} past the quota (${mb(end.usedBytes)} MB used of ${mb(limit)} MB). What it wrote so far is left in place${zone.versioned ? " (and committed)" : ""}.`, {
+    details: {
+      command: cmd,
+      stopped,
+      used_bytes: end.usedBytes,
+      quota_bytes: limit,
+      over_by_bytes: end.overBytes,
+      ...end.changed !== void 0 || changed.length > 0 ? { changed: (end.changed ?? changed).slice(0, 20) } : {},
+      ...saved.commit ? { commit: saved.commit } : {}
+    },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), then run it on less data.`
+  });
 }
 function clampTimeout(ctx, requested) {
   const { exec_timeout_default: def, exec_timeout_max: max2 } = ctx.valves;

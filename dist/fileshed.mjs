@@ -43497,8 +43497,8 @@ import fs16 from "node:fs";
 import path17 from "node:path";
 import { Worker } from "node:worker_threads";
 var MAX_TREES = 64;
-function measureFiles(lstat4, dir, names) {
-  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+function measureFiles(lstat4, dir, names, withEntries) {
+  const out = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : void 0 };
   const prefix = dir.endsWith("/") ? dir : `${dir}/`;
   for (const name of names) {
     const st = lstat4(prefix + name, { throwIfNoEntry: false });
@@ -43509,7 +43509,11 @@ function measureFiles(lstat4, dir, names) {
     }
     out.bytes += st.size;
     out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+    if (st.nlink > 1 && st.isFile() || withEntries) {
+      const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (st.nlink > 1 && st.isFile()) out.linked.push([name, sig, st.ino]);
+      if (withEntries) out.entries.push([name, sig, Math.max(st.mtimeMs, st.ctimeMs)]);
+    }
   }
   return out;
 }
@@ -43521,15 +43525,12 @@ const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
   if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, dir, names, withEntries));
 });
 `;
 var MeasuringWorker = class {
-  worker;
-  sent = [];
-  batch = [];
-  seen = 0;
-  constructor() {
+  constructor(withEntries) {
+    this.withEntries = withEntries;
     try {
       this.worker = new Worker(WORKER_SOURCE, { eval: true });
       this.worker.unref();
@@ -43537,11 +43538,16 @@ var MeasuringWorker = class {
       this.worker = void 0;
     }
   }
+  withEntries;
+  worker;
+  sent = [];
+  batch = [];
+  seen = 0;
   /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
   take(listing) {
     if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
     this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
+    this.batch.push([listing.dir, listing.names, this.withEntries]);
     if (this.batch.length >= 16) this.flush();
     return true;
   }
@@ -43558,7 +43564,7 @@ var MeasuringWorker = class {
       worker.once("error", () => resolve(void 0));
     });
     worker.postMessage("end");
-    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs16.lstatSync, l.dir, l.names));
+    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs16.lstatSync, l.dir, l.names, this.withEntries));
     void worker.terminate();
     return this.sent.map((l, i2) => [l, measured[i2]]);
   }
@@ -43585,6 +43591,56 @@ var TreeUsage = class {
   scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
   unwatched = false;
+  /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
+  keepEntries = false;
+  trackers = /* @__PURE__ */ new Set();
+  track() {
+    const t = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: /* @__PURE__ */ new Map() };
+    this.trackers.add(t);
+    return t;
+  }
+  untrack(t) {
+    this.trackers.delete(t);
+  }
+  /** Zone-relative paths that changed in the folders `t` saw change (folders appearing or vanishing as themselves). */
+  changesOf(t) {
+    const reliable = this.scanned && !this.unwatched && watchEvents - t.eventsAtStart <= EVENT_BUDGET;
+    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : void 0 };
+  }
+  changedPaths(t) {
+    const out = /* @__PURE__ */ new Set();
+    const racyFrom = t.startedMs - RACY_MS;
+    for (const [dir, before] of t.before) {
+      const after = this.folders.get(dir);
+      const rel = dir === this.root ? "" : path17.relative(this.root, dir).split(path17.sep).join("/");
+      const at = (name) => rel === "" ? name : `${rel}/${name}`;
+      const was = before?.entries ?? NO_ENTRIES;
+      const now = after?.entries ?? NO_ENTRIES;
+      for (const [name, a] of was) {
+        const b = now.get(name);
+        if (b === void 0 || b.sig !== a.sig || a.newestMs >= racyFrom) out.add(at(name));
+      }
+      for (const name of now.keys()) if (!was.has(name)) out.add(at(name));
+      const wasFolders = before?.subfolders ?? NO_NAMES;
+      const nowFolders = after?.subfolders ?? NO_NAMES;
+      for (const name of wasFolders) if (!nowFolders.has(name)) out.add(at(name));
+      for (const name of nowFolders) if (!wasFolders.has(name)) out.add(at(name));
+    }
+    return [...out].sort();
+  }
+  /** Before a folder's record changes: every active watch keeps what it held at the watch's start. */
+  noteBefore(dir) {
+    if (this.trackers.size === 0) return;
+    const rec = this.folders.get(dir);
+    for (const t of this.trackers) {
+      if (t.before.has(dir)) continue;
+      t.before.set(dir, rec === void 0 ? void 0 : { entries: rec.entries ?? NO_ENTRIES, subfolders: rec.subfolders });
+      if (rec !== void 0 && rec.entries === void 0) t.trusted = false;
+    }
+  }
+  distrustWatches() {
+    for (const t of this.trackers) t.trusted = false;
+  }
   async usage() {
     const previous = this.busy;
     let release2;
@@ -43608,6 +43664,7 @@ var TreeUsage = class {
     this.scanned = false;
   }
   closeAll() {
+    this.distrustWatches();
     for (const rec of this.folders.values()) rec.watcher?.close();
     this.folders.clear();
     this.dirty.clear();
@@ -43634,10 +43691,10 @@ var TreeUsage = class {
       if (listing === void 0) continue;
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
       names += listing.names.length;
-      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
+      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(this.keepEntries);
       if (!helper?.take(listing)) mine.push(listing);
     }
-    for (const listing of mine) this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names));
+    for (const listing of mine) this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names, this.keepEntries));
     for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
@@ -43645,9 +43702,10 @@ var TreeUsage = class {
   }
   /** Records a folder from its listing and its measurement. */
   install(listing, m) {
-    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
+    const entries = m.entries === void 0 ? void 0 : new Map(m.entries.map(([name, sig, newestMs]) => [name, { sig, newestMs }]));
+    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher, entries };
+    for (const [name, sig, ino] of m.linked) {
+      rec.linked.set(name, sig);
       if (!this.linkedInodes.has(ino)) {
         this.linkedInodes.add(ino);
         this.sawNewLink = true;
@@ -43679,6 +43737,7 @@ var TreeUsage = class {
     const stack = [dir];
     while (stack.length > 0) {
       const current = stack.pop();
+      this.noteBefore(current);
       const rec = this.readFolder(current);
       if (rec === void 0) continue;
       for (const name of rec.subfolders) stack.push(`${current}/${name}`);
@@ -43687,6 +43746,7 @@ var TreeUsage = class {
   dropSubtree(dir) {
     const rec = this.folders.get(dir);
     if (rec === void 0) return;
+    this.noteBefore(dir);
     if (dir === this.root) this.scanned = false;
     this.folders.delete(dir);
     this.dirty.delete(dir);
@@ -43699,8 +43759,9 @@ var TreeUsage = class {
   checkLinkedFiles() {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir);
-      for (const [name, size] of rec.linked) {
-        if (fs16.lstatSync(path17.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      for (const [name, sig] of rec.linked) {
+        const st = fs16.lstatSync(path17.join(dir, name), { throwIfNoEntry: false });
+        if (st === void 0 || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
   }
@@ -43710,6 +43771,7 @@ var TreeUsage = class {
     for (const dir of todo) {
       const old = this.folders.get(dir);
       if (old === void 0) continue;
+      this.noteBefore(dir);
       this.total.bytes -= old.bytes;
       this.total.files -= old.files;
       this.withLinks.delete(dir);
@@ -43727,22 +43789,52 @@ var TreeUsage = class {
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
   readFolder(dir) {
     const listing = this.listFolder(dir);
-    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names));
+    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names, this.keepEntries));
   }
   watch(dir) {
     try {
-      const watcher = fs16.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      const watcher = fs16.watch(dir, { persistent: false }, () => {
+        watchEvents++;
+        this.dirty.add(dir);
+        for (const t of this.trackers) t.onEvent?.();
+      });
       watcher.on("error", () => {
         this.unwatched = true;
+        this.distrustWatches();
       });
       return watcher;
     } catch {
       this.unwatched = true;
+      this.distrustWatches();
       return void 0;
     }
   }
 };
 var trees = /* @__PURE__ */ new Map();
+var NO_ENTRIES = /* @__PURE__ */ new Map();
+var NO_NAMES = /* @__PURE__ */ new Set();
+var RACY_MS = 100;
+var watchEvents = 0;
+var EVENT_BUDGET = 8192;
+async function watchChanges(root, opts) {
+  const tree = treeFor(root);
+  if (opts.entries && !tree.keepEntries) {
+    tree.keepEntries = true;
+    tree.invalidate();
+  }
+  await tree.usage();
+  const tracker = tree.track();
+  return {
+    exact: tracker.trusted,
+    usage: () => tree.usage(),
+    onChange: (fn) => tracker.onEvent = fn,
+    async finish() {
+      await tree.usage();
+      tree.untrack(tracker);
+      return tree.changesOf(tracker);
+    }
+  };
+}
 function treeFor(root) {
   const key = path17.resolve(root);
   let tree = trees.get(key);
@@ -43978,14 +44070,24 @@ function deniedError(zone, rec, reason, action) {
   });
 }
 async function guardWrite(ctx, p, action = "modify") {
-  const g = p.zone.group;
+  if (p.zone.group === void 0) return;
+  await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
+}
+async function guardDiskPath(userId, zone, rel, action = "modify") {
+  const g = zone.group;
   if (g === void 0) return;
-  const rel = diskRel(p);
-  const isFolder3 = fs18.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs18.lstatSync(path20.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
-    const reason = denial(rec, ctx.user.id);
-    if (reason !== void 0) throw deniedError(p.zone, rec, reason, action);
+    const reason = denial(rec, userId);
+    if (reason !== void 0) throw deniedError(zone, rec, reason, action);
+  }
+}
+async function recordWritten(ctx, zone, rels) {
+  const g = zone.group;
+  if (g === void 0) return;
+  for (const rel of rels) {
+    if (await getRecord(g.base, g.id, rel) === void 0) await setRecord(g.base, g.id, rel, ctx.user.id, newFileMode(ctx));
   }
 }
 function newFileMode(ctx) {
@@ -45779,10 +45881,36 @@ function run(req) {
       killGroup();
     }, req.timeoutSec * 1e3);
     let finished = false;
+    let stoppedFor;
+    let checking = false;
+    const monitor = req.monitor;
+    let again = false;
+    const check2 = () => {
+      if (finished || monitor === void 0) return;
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      again = false;
+      monitor.check().then(
+        (why) => {
+          checking = false;
+          if (why !== void 0 && !finished && stoppedFor === void 0) {
+            stoppedFor = why;
+            killGroup();
+          } else if (again) check2();
+        },
+        () => checking = false
+      );
+    };
+    const watch = monitor && setInterval(check2, monitor.everyMs);
+    monitor?.wake?.(check2);
     const finish = (code, signal, startError) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       killGroup();
       if (startError) err2.chunks.push(Buffer.from(`could not start: ${startError.message}`));
       const captured = (c) => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -45793,7 +45921,8 @@ function run(req) {
         flooded,
         stdout: captured(out),
         stderr: captured(err2),
-        durationMs: performance.now() - started
+        durationMs: performance.now() - started,
+        ...stoppedFor !== void 0 ? { stoppedFor } : {}
       });
     };
     child.on("error", (e) => finish(null, null, e));
@@ -45801,72 +45930,39 @@ function run(req) {
   });
 }
 
-// src/core/exec/links.ts
-import fs25 from "node:fs";
-import path24 from "node:path";
-
-// src/core/paths/links.ts
-import fs24 from "node:fs";
-import path23 from "node:path";
-function linkProblem(root, linkAbs, target = fs24.readlinkSync(linkAbs)) {
-  const folder = path23.relative(root, path23.dirname(linkAbs));
-  if (folder.startsWith("..") || path23.isAbsolute(folder)) return "it is not inside the zone";
-  const own2 = folder === "" ? [] : folder.split(path23.sep);
-  let text = target;
-  let start = own2;
-  if (path23.isAbsolute(target)) {
-    const normal = path23.normalize(target);
-    if (normal !== root && !normal.startsWith(root + path23.sep)) return "it leads outside the zone";
-    text = path23.relative(root, normal);
-    start = [];
-  }
-  const walked = walkInside(root, text, { followLast: true }, start);
-  if (!walked.inside) return walked.why.includes("loop") ? "it is a symbolic link loop" : "it leads outside the zone";
-  const dest = walked.parts.join("/");
-  const ownRel = own2.join("/");
-  if (dest === "" || ownRel === dest || ownRel.startsWith(`${dest}/`)) return dest === "" ? "it points at the zone root, an ancestor of itself" : `it points at '${dest}', its own folder or an ancestor of it`;
-  return void 0;
-}
-
-// src/core/exec/links.ts
-var MAX_ROUNDS = 8;
-function outwardLinkSweep(root) {
-  const removed = [];
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    let changed = false;
-    for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
-      if (!entry.isSymbolicLink()) continue;
-      if (linkProblem(root, full) === void 0) continue;
-      fs25.rmSync(full, { force: true });
-      removed.push(path24.relative(root, full));
-      changed = true;
+// src/core/exec/callwatch.ts
+var QUOTA_POLL_MS = 20;
+async function watchCall(zone) {
+  if (zone.readonly) return void 0;
+  const treeRoot = zone.scope.trees[zone.label] ?? zone.root;
+  const watch = await watchChanges(treeRoot, { entries: zone.versioned });
+  const ceiling = Math.max(zone.scope.limitBytes, await scopeTotal(zone.scope));
+  return {
+    exact: watch.exact,
+    monitor: {
+      everyMs: QUOTA_POLL_MS,
+      check: async () => await scopeTotal(zone.scope) > ceiling ? "quota" : void 0,
+      // Every change event asks again at once: a fast writer is caught after the write that passed the quota.
+      wake: (now) => watch.onChange(now)
+    },
+    async finish() {
+      const { paths, reliable } = await watch.finish();
+      if (!reliable) invalidateTree(treeRoot);
+      const usedBytes = await scopeTotal(zone.scope);
+      const changed = paths?.filter((rel) => rel !== ".git" && !rel.startsWith(".git/"));
+      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - zone.scope.limitBytes : 0 };
     }
-    if (!changed) break;
-  }
-  return removed;
-}
-
-// src/core/exec/output.ts
-function scrubOutput(text, zone) {
-  return text.split(zone.root).join(SANDBOX_ZONE);
-}
-function truncateText(text, keptBytes, totalBytes, limit, stream) {
-  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
-  const shown = text.slice(0, limit);
-  const notice = `
-
-[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
-  return { text: shown + notice, truncated: true };
+  };
 }
 
 // src/core/vcs/commit.ts
-import fs32 from "node:fs";
-import path31 from "node:path";
+import fs30 from "node:fs";
+import path29 from "node:path";
 
 // src/core/vcs/gitindex.ts
 import crypto8 from "node:crypto";
-import fs27 from "node:fs";
-import path26 from "node:path";
+import fs25 from "node:fs";
+import path24 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45937,8 +46033,8 @@ function decodeEwah(buf, offset) {
 
 // src/core/vcs/objects.ts
 import crypto7 from "node:crypto";
-import fs26 from "node:fs";
-import path25 from "node:path";
+import fs24 from "node:fs";
+import path23 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45973,40 +46069,40 @@ function hashObject(type, body) {
   return crypto7.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path25.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path23.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs26.existsSync(loosePath(gitdir, oid));
+  return fs24.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs26.existsSync(final)) return oid;
+  if (fs24.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path25.join(gitdir, "objects", oid.slice(0, 2));
-  fs26.mkdirSync(dir, { recursive: true });
+  const dir = path23.join(gitdir, "objects", oid.slice(0, 2));
+  fs24.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs26.openSync(tmp, fs26.constants.O_WRONLY | fs26.constants.O_CREAT | fs26.constants.O_EXCL, 292);
+  const fd2 = fs24.openSync(tmp, fs24.constants.O_WRONLY | fs24.constants.O_CREAT | fs24.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs26.closeSync(fd2);
-    fs26.rmSync(tmp, { force: true });
+    fs24.closeSync(fd2);
+    fs24.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs26.closeSync(fd2);
-  fs26.renameSync(tmp, path25.join(dir, oid.slice(2)));
+  fs24.closeSync(fd2);
+  fs24.renameSync(tmp, path23.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path25.join(dir, `tmp_obj_fileshed_${crypto7.randomBytes(6).toString("hex")}`);
+  return path23.join(dir, `tmp_obj_fileshed_${crypto7.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs26.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs24.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -46021,7 +46117,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs26.readFileSync(loosePath(gitdir, oid));
+    raw = fs24.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -46038,7 +46134,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs26, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs24, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -46125,7 +46221,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs26.readdirSync(path25.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs24.readdirSync(path23.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -46134,7 +46230,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs26, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs24, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -46143,7 +46239,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs26.readdirSync(path25.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs24.readdirSync(path23.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -46153,7 +46249,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path26.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path24.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46313,7 +46409,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path26.join(gitdir, "index")));
+  const main = layout(readFile2(path24.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46335,7 +46431,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path26.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path24.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46385,7 +46481,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path26.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path24.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -46393,38 +46489,38 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs27.existsSync(path26.join(gitdir, name))) writeIndexFile(path26.join(gitdir, name), gitdir, parts);
+  if (!fs25.existsSync(path24.join(gitdir, name))) writeIndexFile(path24.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs27.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs27.rmSync(path26.join(gitdir, old), { force: true });
+  for (const old of fs25.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs25.rmSync(path24.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto8.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path26.join(gitdir, `fileshed-index-${crypto8.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs27.openSync(tmp, "wx");
+  const tmp = path24.join(gitdir, `fileshed-index-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs25.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs27.writevSync(fd2, batch);
+      const written = fs25.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs27.closeSync(fd2);
+    fs25.closeSync(fd2);
   }
-  fs27.renameSync(tmp, target);
+  fs25.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path26.join(gitdir, `fileshed-${name}-${crypto8.randomBytes(6).toString("hex")}.tmp`);
-  fs27.writeFileSync(tmp, text, { flag: "wx" });
-  fs27.renameSync(tmp, path26.join(gitdir, name));
+  const tmp = path24.join(gitdir, `fileshed-${name}-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  fs25.writeFileSync(tmp, text, { flag: "wx" });
+  fs25.renameSync(tmp, path24.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs27.readFileSync(file2);
+    return fs25.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -46435,9 +46531,9 @@ function readText(file2) {
 
 // src/core/vcs/lock.ts
 import crypto9 from "node:crypto";
-import fs28 from "node:fs";
+import fs26 from "node:fs";
 import os5 from "node:os";
-import path27 from "node:path";
+import path25 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -46460,22 +46556,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path27.join(repo.gitdir, "fileshed.lock");
+  const file2 = path25.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto9.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs28.openSync(file2, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
+      const fd2 = fs26.openSync(file2, fs26.constants.O_WRONLY | fs26.constants.O_CREAT | fs26.constants.O_EXCL, 420);
       try {
-        fs28.writeSync(fd2, token);
+        fs26.writeSync(fd2, token);
       } finally {
-        fs28.closeSync(fd2);
+        fs26.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs28.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs26.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -46499,7 +46595,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs28.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs26.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -46516,41 +46612,41 @@ function isAlive(pid) {
 function breakLock2(file2, held) {
   const aside = `${file2}.${crypto9.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs28.renameSync(file2, aside);
+    fs26.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs28.linkSync(aside, file2);
+      fs26.linkSync(aside, file2);
     } catch {
     }
   }
-  fs28.rmSync(aside, { force: true });
+  fs26.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs28.rmSync(path27.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs26.rmSync(path25.join(gitdir, name), { force: true });
   }
-  const objects = path27.join(gitdir, "objects");
+  const objects = path25.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs26.rmSync(path25.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path27.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir, name), { force: true });
+    for (const name of safeList(path25.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs26.rmSync(path25.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs28.readdirSync(dir);
+    return fs26.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs28.readFileSync(file2, "utf8");
+    return fs26.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
@@ -46558,15 +46654,15 @@ function readText2(file2) {
 
 // src/core/vcs/refs.ts
 import crypto10 from "node:crypto";
-import fs29 from "node:fs";
-import path28 from "node:path";
+import fs27 from "node:fs";
+import path26 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path28.join(gitdir, "HEAD"));
+  const text = readText3(path26.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46578,9 +46674,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path28.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path26.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path28.join(gitdir, "packed-refs"));
+  const packed = readText3(path26.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46589,27 +46685,27 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path28.join(gitdir, "HEAD") : path28.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path26.join(gitdir, "HEAD") : path26.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs29.mkdirSync(path28.dirname(target), { recursive: true });
-  const tmp = path28.join(gitdir, `fileshed-ref-${crypto10.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs29.openSync(tmp, fs29.constants.O_WRONLY | fs29.constants.O_CREAT | fs29.constants.O_EXCL, 420);
+  fs27.mkdirSync(path26.dirname(target), { recursive: true });
+  const tmp = path26.join(gitdir, `fileshed-ref-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs27.openSync(tmp, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs29.closeSync(fd2);
+    fs27.closeSync(fd2);
   }
   try {
-    fs29.renameSync(tmp, target);
+    fs27.renameSync(tmp, target);
   } catch (err2) {
-    fs29.rmSync(tmp, { force: true });
+    fs27.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs29.readFileSync(file2, "utf8").trim();
+    return fs27.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
@@ -46617,11 +46713,11 @@ function readText3(file2) {
 
 // src/core/vcs/repo.ts
 import crypto11 from "node:crypto";
-import fs30 from "node:fs";
-import path29 from "node:path";
+import fs28 from "node:fs";
+import path27 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path29.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path27.join(zone.root, ".git"), label: zone.label };
 }
 function repoExists(repo) {
   return gitdirState(repo) === "ok";
@@ -46634,70 +46730,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path29.join(path29.dirname(repo.root), `.git-init-${crypto11.randomBytes(6).toString("hex")}`);
+  const tmp = path27.join(path27.dirname(repo.root), `.git-init-${crypto11.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs30, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs30.writeFileSync(path29.join(tmp, "config"), CONFIG);
-    fs30.rmSync(path29.join(tmp, "hooks"), { recursive: true, force: true });
-    fs30.mkdirSync(path29.join(tmp, "objects", "info"), { recursive: true });
-    fs30.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs28, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs28.writeFileSync(path27.join(tmp, "config"), CONFIG);
+    fs28.rmSync(path27.join(tmp, "hooks"), { recursive: true, force: true });
+    fs28.mkdirSync(path27.join(tmp, "objects", "info"), { recursive: true });
+    fs28.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs30.rmSync(tmp, { recursive: true, force: true });
+    fs28.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs30.lstatSync(repo.gitdir);
+    st = fs28.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs30.existsSync(path29.join(repo.gitdir, "HEAD"))) {
-    fs30.mkdirSync(path29.join(repo.gitdir, "objects"), { recursive: true });
-    fs30.mkdirSync(path29.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs30.existsSync(path29.join(repo.gitdir, "config"))) fs30.writeFileSync(path29.join(repo.gitdir, "config"), CONFIG);
-    fs30.writeFileSync(path29.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs28.existsSync(path27.join(repo.gitdir, "HEAD"))) {
+    fs28.mkdirSync(path27.join(repo.gitdir, "objects"), { recursive: true });
+    fs28.mkdirSync(path27.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs28.existsSync(path27.join(repo.gitdir, "config"))) fs28.writeFileSync(path27.join(repo.gitdir, "config"), CONFIG);
+    fs28.writeFileSync(path27.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
 import crypto12 from "node:crypto";
-import fs31 from "node:fs";
-import path30 from "node:path";
+import fs29 from "node:fs";
+import path28 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs31.lstatSync(abs, { bigint: true });
+    st = fs29.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path30.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs31.readlinkSync(abs, { encoding: "buffer" }));
+    if (path28.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs29.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs31.openSync(abs, fs31.constants.O_RDONLY | fs31.constants.O_NOFOLLOW | fs31.constants.O_NONBLOCK);
+    fd2 = fs29.openSync(abs, fs29.constants.O_RDONLY | fs29.constants.O_NOFOLLOW | fs29.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs31.fstatSync(fd2, { bigint: true });
+    const fst = fs29.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs31.closeSync(fd2);
+    fs29.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -46710,7 +46806,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs31.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs29.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -46718,10 +46814,10 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path30.join(gitdir, "objects");
+  const objects = path28.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs31.openSync(tmp, fs31.constants.O_WRONLY | fs31.constants.O_CREAT | fs31.constants.O_EXCL, 292);
+    const out = fs29.openSync(tmp, fs29.constants.O_WRONLY | fs29.constants.O_CREAT | fs29.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
@@ -46737,7 +46833,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs31.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs29.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -46747,22 +46843,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs31.closeSync(out);
-      fs31.rmSync(tmp, { force: true });
+      fs29.closeSync(out);
+      fs29.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs31.closeSync(out);
+    fs29.closeSync(out);
     if (total !== size) {
-      fs31.rmSync(tmp, { force: true });
+      fs29.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs31.rmSync(tmp, { force: true });
+      fs29.rmSync(tmp, { force: true });
     } else {
-      fs31.mkdirSync(path30.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs31.renameSync(tmp, loosePath(gitdir, oid));
+      fs29.mkdirSync(path28.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs29.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46770,14 +46866,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs31.readdirSync(absDir, { withFileTypes: true });
+    names = fs29.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path30.join(absDir, d.name);
+    const abs = path28.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46796,17 +46892,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path30.join(current, parts[i2]);
+    const next = path28.join(current, parts[i2]);
     let st;
     try {
-      st = fs31.lstatSync(next);
+      st = fs29.lstatSync(next);
     } catch {
-      current = path30.join(next, ...parts.slice(i2 + 1, -1));
+      current = path28.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs31.realpathSync(next);
+        current = fs29.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46815,9 +46911,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path30.join(current, parts[parts.length - 1]);
+  const abs = path28.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path30.relative(root, abs).split(path30.sep).join("/");
+  const out = path28.relative(root, abs).split(path28.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46874,7 +46970,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path31.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path29.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46887,10 +46983,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path31.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path29.join(repo.root, rel);
   let st;
   try {
-    st = fs32.lstatSync(abs);
+    st = fs30.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -46953,6 +47049,66 @@ async function recordChange(zone, change, author, message) {
     const why = err2 instanceof ShedError ? err2.message : `storage error ${errnoCode(err2) ?? (err2 instanceof Error ? err2.name : "unknown")}`;
     return { warning: `The change was saved but not recorded in the ${zone.label} history (${why}).` };
   }
+}
+
+// src/core/exec/links.ts
+import fs32 from "node:fs";
+import path31 from "node:path";
+
+// src/core/paths/links.ts
+import fs31 from "node:fs";
+import path30 from "node:path";
+function linkProblem(root, linkAbs, target = fs31.readlinkSync(linkAbs)) {
+  const folder = path30.relative(root, path30.dirname(linkAbs));
+  if (folder.startsWith("..") || path30.isAbsolute(folder)) return "it is not inside the zone";
+  const own2 = folder === "" ? [] : folder.split(path30.sep);
+  let text = target;
+  let start = own2;
+  if (path30.isAbsolute(target)) {
+    const normal = path30.normalize(target);
+    if (normal !== root && !normal.startsWith(root + path30.sep)) return "it leads outside the zone";
+    text = path30.relative(root, normal);
+    start = [];
+  }
+  const walked = walkInside(root, text, { followLast: true }, start);
+  if (!walked.inside) return walked.why.includes("loop") ? "it is a symbolic link loop" : "it leads outside the zone";
+  const dest = walked.parts.join("/");
+  const linkRel = [...own2, path30.basename(linkAbs)].join("/");
+  if (dest === linkRel || dest.startsWith(`${linkRel}/`)) return "it points at itself";
+  const ownRel = own2.join("/");
+  if (dest === "" || ownRel === dest || ownRel.startsWith(`${dest}/`)) return dest === "" ? "it points at the zone root, an ancestor of itself" : `it points at '${dest}', its own folder or an ancestor of it`;
+  return void 0;
+}
+
+// src/core/exec/links.ts
+var MAX_ROUNDS = 8;
+function outwardLinkSweep(root) {
+  const removed = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let changed = false;
+    for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
+      if (!entry.isSymbolicLink()) continue;
+      if (linkProblem(root, full) === void 0) continue;
+      fs32.rmSync(full, { force: true });
+      removed.push(path31.relative(root, full));
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return removed;
+}
+
+// src/core/exec/output.ts
+function scrubOutput(text, zone) {
+  return text.split(zone.root).join(SANDBOX_ZONE);
+}
+function truncateText(text, keptBytes, totalBytes, limit, stream) {
+  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
+  const shown = text.slice(0, limit);
+  const notice = `
+
+[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
+  return { text: shown + notice, truncated: true };
 }
 
 // src/core/vcs/snapshot.ts
@@ -48336,7 +48492,8 @@ async function gitRestore(repo, zone, sub, args, author, limits) {
       for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
       for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
     }
-    await applyToWorktree(zone, writes, removes, limits);
+    const written = await applyToWorktree(zone, writes, removes, limits);
+    await limits.afterWrite?.(written);
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(", ")} from ${short} (${subject(commit)})`;
     const made = await commitPaths(repo, rels, author, message);
@@ -48365,11 +48522,25 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const key of removes) growth -= sizeOf(path37.join(zone.root, fromKey(key)));
   refuseBadLinks(zone, writes, blobs);
   await ensureQuota(zone.scope, growth);
-  for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
-  const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
-  if (limits.lockOwner !== void 0) {
-    for (const t of targets) ensureNotLockedByOther(zone, t.p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  const blockers = /* @__PURE__ */ new Set();
+  for (const key of writes.keys()) {
+    const blocker = wayBlocker(zone.root, fromKey(key));
+    if (blocker !== void 0) blockers.add(blocker);
   }
+  const underBlocker = (rel) => [...blockers].some((b) => rel.startsWith(`${b}/`));
+  const checked = [...writes.keys(), ...removes].map(fromKey).filter((rel) => !underBlocker(rel));
+  const resolved = checked.map((rel) => resolvePath(zone, rel, { param: "args", intent: "delete" }));
+  if (limits.guard !== void 0) {
+    for (const rel of blockers) await limits.guard(rel, "remove");
+    for (const p of resolved) await limits.guard(path37.relative(zone.root, p.abs).split(path37.sep).join("/"), writes.has(toKey(p.rel)) ? "restore" : "remove");
+  }
+  if (limits.lockOwner !== void 0) {
+    for (const rel of blockers) ensureNotLockedByOther(zone, rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    for (const p of resolved) ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  }
+  for (const rel of blockers) fs38.rmSync(path37.join(zone.root, rel), { force: true });
+  const targets = [...removes, ...writes.keys()].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
+  const written = [];
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
@@ -48388,7 +48559,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
       atomicWrite(p.abs, bytes);
       fs38.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
+    written.push(path37.relative(zone.root, p.abs).split(path37.sep).join("/"));
   }
+  return written;
 }
 function refuseBadLinks(zone, writes, blobs) {
   for (const [key, state] of writes) {
@@ -48403,21 +48576,17 @@ function refuseBadLinks(zone, writes, blobs) {
     });
   }
 }
-function clearWay(root, rel) {
+function wayBlocker(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
     current = path37.join(current, parts[i2]);
-    let st;
-    try {
-      st = fs38.lstatSync(current);
-    } catch {
-      return;
-    }
+    const st = fs38.lstatSync(current, { throwIfNoEntry: false });
+    if (st === void 0) return void 0;
     if (st.isDirectory()) continue;
-    fs38.rmSync(current, { force: true });
-    return;
+    return parts.slice(0, i2 + 1).join("/");
   }
+  return void 0;
 }
 function zoneGitdir(zone) {
   return path37.join(zone.root, ".git");
@@ -48497,7 +48666,6 @@ Example: ${EXAMPLE2}
 
 // src/functions/exec.ts
 var MIB3 = 1024 * 1024;
-var INOTIFY_SAFE_MS = 100;
 var shedExec = defineFunction({
   name: "shed_exec",
   category: "exec",
@@ -48533,7 +48701,8 @@ var shedExec = defineFunction({
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
-    const before = zone.versioned ? snapshot(zone.root) : void 0;
+    const watch = await watchCall(zone);
+    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : void 0;
     const outputs = [];
     let result3;
     let outFile;
@@ -48557,14 +48726,20 @@ var shedExec = defineFunction({
         captureBytes: limit * 4 + 4,
         stdoutFd: outFile?.file.fd,
         stderrFd: errFile?.file.fd,
-        mergeStderr: args.redirect_stderr_to_stdout
+        mergeStderr: args.redirect_stderr_to_stdout,
+        monitor: watch?.monitor
       });
     } catch (err2) {
       for (const out of outputs) out.file.abort();
       throw err2;
     }
     if (policy.sweepAfter) outwardLinkSweep(zone.root);
-    if (!zone.readonly && result3.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
+    const end = await watch?.finish();
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : end?.changed ?? [""];
+    if (end !== void 0 && (result3.stoppedFor === "quota" || end.overBytes > 0)) {
+      for (const out of outputs) out.file.abort();
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result3.stoppedFor === "quota");
+    }
     const files = {};
     for (const [key, file2] of [["stdout_file", outFile], ["stderr_file", errFile]]) {
       if (!file2) continue;
@@ -48592,7 +48767,6 @@ var shedExec = defineFunction({
     };
     if (result3.flooded) data.stopped = "endless output: the command was stopped after writing far more than max_output";
     const message = result3.returncode === 0 ? `${args.cmd} finished (exit code 0).` : `${args.cmd} FAILED with exit code ${result3.returncode}${result3.signal ? ` (signal ${result3.signal})` : ""}; see stderr.`;
-    const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(" ")}`.slice(0, 200);
     return { data, message, ...changed.length > 0 ? { change: { zone, paths: changed, summary } } : {} };
@@ -48602,8 +48776,12 @@ async function history(ctx, zone, gitArgs, limit) {
   const out = await gitCommand(zone, gitArgs, ctx.user, {
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
-    lockMaxAgeHours: ctx.valves.lock_max_age_hours
+    lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+    // Group spaces: restore/checkout pass the same ownership guard as every other write.
+    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    afterWrite: (written) => recordWritten(ctx, zone, written)
   });
+  await dropVanished(zone);
   const shown = (text, stream) => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, "stdout");
   const stderr = shown(out.stderr, "stderr");
@@ -48621,6 +48799,24 @@ async function history(ctx, zone, gitArgs, limit) {
   const sub = gitArgs[0] ?? "";
   const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;
   return { data, message };
+}
+async function quotaStopped(ctx, zone, cmd, cmdArgs, changed, end, stopped) {
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(" ")} (stopped: quota exceeded)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, void 0) : {};
+  const limit = zone.scope.limitBytes;
+  throw shedError("QUOTA_EXCEEDED", `${cmd} ${stopped ? "was stopped: it wrote" : "finished, but wrote"} past the quota (${mb(end.usedBytes)} MB used of ${mb(limit)} MB). What it wrote so far is left in place${zone.versioned ? " (and committed)" : ""}.`, {
+    details: {
+      command: cmd,
+      stopped,
+      used_bytes: end.usedBytes,
+      quota_bytes: limit,
+      over_by_bytes: end.overBytes,
+      ...end.changed !== void 0 || changed.length > 0 ? { changed: (end.changed ?? changed).slice(0, 20) } : {},
+      ...saved.commit ? { commit: saved.commit } : {}
+    },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), then run it on less data.`
+  });
 }
 function clampTimeout(ctx, requested) {
   const { exec_timeout_default: def, exec_timeout_max: max2 } = ctx.valves;

@@ -32,6 +32,11 @@ export interface RunRequest {
   stdoutFd?: number;
   stderrFd?: number;
   mergeStderr: boolean;
+  /**
+   * Asked every `everyMs` while the command runs (never twice at once); a reason returned stops the
+   * whole process group (the per-call quota watch).
+   */
+  monitor?: { everyMs: number; check(): Promise<string | undefined>; wake?(now: () => void): void };
 }
 
 export interface Captured {
@@ -49,6 +54,8 @@ export interface RunResult {
   stdout: Captured;
   stderr: Captured;
   durationMs: number;
+  /** The monitor's reason, when it stopped the command. */
+  stoppedFor?: string;
 }
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
@@ -143,10 +150,36 @@ export function run(req: RunRequest): Promise<RunResult> {
       killGroup();
     }, req.timeoutSec * 1000);
     let finished = false;
+    let stoppedFor: string | undefined;
+    let checking = false;
+    const monitor = req.monitor;
+    let again = false;
+    const check = (): void => {
+      if (finished || monitor === undefined) return;
+      if (checking) {
+        again = true; // one more check right after the running one
+        return;
+      }
+      checking = true;
+      again = false;
+      monitor.check().then(
+        (why) => {
+          checking = false;
+          if (why !== undefined && !finished && stoppedFor === undefined) {
+            stoppedFor = why;
+            killGroup();
+          } else if (again) check();
+        },
+        () => (checking = false),
+      );
+    };
+    const watch = monitor && setInterval(check, monitor.everyMs);
+    monitor?.wake?.(check);
     const finish = (code: number | null, signal: NodeJS.Signals | null, startError?: Error) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       killGroup(); // leftovers of the group (a command that forked and exited)
       if (startError) err.chunks.push(Buffer.from(`could not start: ${startError.message}`));
       const captured = (c: typeof out): Captured => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -158,6 +191,7 @@ export function run(req: RunRequest): Promise<RunResult> {
         stdout: captured(out),
         stderr: captured(err),
         durationMs: performance.now() - started,
+        ...(stoppedFor !== undefined ? { stoppedFor } : {}),
       });
     };
     child.on('error', (e) => finish(null, null, e));

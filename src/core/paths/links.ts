@@ -28,6 +28,9 @@ export function linkProblem(root: string, linkAbs: string, target: string = fs.r
   const walked = walkInside(root, text, { followLast: true }, start);
   if (!walked.inside) return walked.why.includes('loop') ? 'it is a symbolic link loop' : 'it leads outside the zone';
   const dest = walked.parts.join('/');
+  // Through itself (`a -> a`, `a -> a/b`): judged before it exists on disk too (history restores).
+  const linkRel = [...own, path.basename(linkAbs)].join('/');
+  if (dest === linkRel || dest.startsWith(`${linkRel}/`)) return 'it points at itself';
   // The destination is the link's own folder or an ancestor of it (only folders can be).
   const ownRel = own.join('/');
   if (dest === '' || ownRel === dest || ownRel.startsWith(`${dest}/`)) return dest === '' ? 'it points at the zone root, an ancestor of itself' : `it points at '${dest}', its own folder or an ancestor of it`;

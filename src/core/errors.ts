@@ -54,6 +54,8 @@ export const ERROR_CODES = {
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
+  FUNCTION_DISABLED: 'The admin turned this function off (valve functions); shed_help lists the enabled ones.',
+  BLOCKED_PATH: 'The path matches a blocked pattern or has an extension that is not allowed (valves blocked_patterns, allowed_extensions).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -145,12 +145,11 @@ export const shedTree = defineFunction({
   name: 'shed_tree',
   category: 'files',
   summary: 'Show the folders and files of a zone (or one folder) as a tree, with sizes.',
-  description:
-    'List a zone or one folder as an indented tree: folders first, then files with their sizes, symbolic links as "name -> target". depth limits how many levels are shown (default 3, at most 10); each folder shows at most 100 entries. Use path to look inside a sub-folder instead of raising depth on a big zone.',
+  description: 'List a zone or folder as a tree with sizes; at most 100 entries per folder.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    path: z.string().default('.').describe('Folder to show, relative to the zone root. "." or "" = the zone root (default).'),
-    depth: z.number().int().default(3).describe('How many levels to show: 1 = only the folder\'s own entries. Default 3; values above 10 count as 10.'),
+    path: z.string().default('.').describe('Folder; "." is the zone root'),
+    depth: z.number().int().default(3).describe('Levels shown (at most 10)'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -5,6 +5,7 @@ import type { OwnershipRecord } from '../core/groups/access.js';
 import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
 import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
+import { checkSensitiveCommand, checkSensitiveGit } from '../core/exec/sensitive.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { scopeTotal } from '../core/quota/quota.js';
 import { invalidateTree } from '../core/quota/usage.js';
@@ -48,8 +49,12 @@ export const shedExec = defineFunction({
     const zone = ctx.zone(args.zone, args.group);
     const timeoutSec = clampTimeout(ctx, args.timeout);
     const limit = outputLimit(ctx, args.max_output);
-    if (args.cmd === 'git' && zone.versioned) return history(ctx, zone, args.args, limit);
+    if (args.cmd === 'git' && zone.versioned) {
+      checkSensitiveGit(zone, args.args);
+      return history(ctx, zone, args.args, limit);
+    }
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
+    const mask = checkSensitiveCommand(zone, args.cmd, args.args, sandbox.active);
     let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
     // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
     // sandbox nothing can protect single files, so the command must pass the read-only policy.
@@ -85,6 +90,7 @@ export const shedExec = defineFunction({
         stdoutFd: outFile?.file.fd,
         stderrFd: errFile?.file.fd,
         mergeStderr: args.redirect_stderr_to_stdout,
+        mask,
       });
     } catch (err) {
       for (const out of outputs) out.file.abort();

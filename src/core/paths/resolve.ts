@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
+import { requireNotBlocked } from './blocked.js';
 
 export type Intent = 'read' | 'write' | 'delete';
 
@@ -96,6 +97,13 @@ export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean
 }
 
 export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
+  const resolved = resolveLocation(zone, input, opts);
+  // Sensitive files (valves blocked_patterns, allowed_extensions): judged on the path as written and on where it really leads.
+  if (zone.blocked) requireNotBlocked(zone.blocked, zone.root, resolved.rel, resolved.abs, resolved.stat, opts.param, input);
+  return resolved;
+}
+
+function resolveLocation(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
   const rel = normalizeRelative(input, zone, opts);
   if (opts.intent !== 'read' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
   if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };

@@ -2,7 +2,7 @@
 
 // src/cli/main.ts
 import path from "node:path";
-import { admin, toolSpecs, Tools } from "./fileshed.mjs";
+import { admin, specsFor, Tools } from "./fileshed.mjs";
 var USAGE = `Usage:
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
   fileshed spec                      print the LLM tool specs (JSON)
@@ -45,12 +45,12 @@ async function main(argv) {
   }
   const [command, fn, json] = positional;
   if (command === "spec") {
-    process.stdout.write(`${JSON.stringify(toolSpecs, null, 2)}
+    process.stdout.write(`${JSON.stringify(specsFor(valves), null, 2)}
 `);
     return 0;
   }
   if (command === "list") {
-    for (const spec of toolSpecs) process.stdout.write(`${spec.function.name}
+    for (const spec of specsFor(valves)) process.stdout.write(`${spec.function.name}
 `);
     return 0;
   }

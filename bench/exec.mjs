@@ -13,11 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { median } from './lib.mjs';
+import { median, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS = Number(process.env.RUNS ?? 60);
-const WARMUP = 10;
+const RUNS = Number(process.env.RUNS ?? sized(60, 3));
+const WARMUP = sized(10, 1);
 const TARGET = 1.5;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);

@@ -23,3 +23,14 @@ export function printTable(list) {
   console.log(width.map((w) => '-'.repeat(w)).join('  '));
   for (const r of list) console.log(line(cols.map(([key]) => r[key])));
 }
+
+/**
+ * `npm run bench:smoke` sets BENCH_SMOKE=1: every script runs on tiny sizes, so CI proves the
+ * scripts still work (imports, build, calls) without spending minutes measuring.
+ */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/** The full-size value, or the tiny one in smoke mode. */
+export function sized(full, tiny) {
+  return SMOKE ? tiny : full;
+}

@@ -15,10 +15,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, printTable, SMOKE, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'fileshed.mjs');
-const cache = process.env.FILESHED_BENCH_DIR ?? path.join(os.tmpdir(), 'fileshed-bench');
+const cache = process.env.FILESHED_BENCH_DIR ?? path.join(os.tmpdir(), SMOKE ? 'fileshed-bench-smoke' : 'fileshed-bench');
 const csvFile = path.join(cache, 'csv1m.csv');
 const base = path.join(cache, 'sqlarc-base'); // storage_base_path for our side
 const user = 'bench';
@@ -27,8 +28,12 @@ const treeName = 'small10k';
 const treeDir = path.join(storage, treeName);
 const zipFile = path.join(cache, 'small10k.zip');
 const runsArg = process.argv.indexOf('--runs');
-const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5;
-const ROWS = 1_000_000;
+const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : sized(5, 1);
+const ROWS = sized(1_000_000, 2_000);
+// The archive tree: DIRS folders of FILES_PER files.
+const DIRS = sized(100, 5);
+const FILES_PER = sized(100, 10);
+const TREE_FILES = DIRS * FILES_PER;
 
 const log = (t) => process.stderr.write(`${t}\n`);
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
@@ -55,7 +60,7 @@ function ensureBuilt() {
 }
 
 function ensureCsv() {
-  if (fs.existsSync(csvFile) && fs.statSync(csvFile).size > 40e6) return;
+  if (fs.existsSync(csvFile) && fs.statSync(csvFile).size > ROWS * 40) return;
   log(`generating ${ROWS} rows into ${csvFile} (once) ...`);
   fs.mkdirSync(cache, { recursive: true });
   const fd = fs.openSync(`${csvFile}.part`, 'w');
@@ -78,24 +83,22 @@ function ensureCsv() {
 
 function ensureTree() {
   const marker = path.join(cache, 'small10k.complete');
-  if (!fs.existsSync(marker) || !fs.existsSync(treeDir)) {
+  if (!fs.existsSync(marker) || !fs.existsSync(treeDir) || fs.readFileSync(marker, 'utf8').trim() !== String(TREE_FILES)) {
     log(`creating 10,000 small files in ${treeDir} (once) ...`);
     fs.rmSync(treeDir, { recursive: true, force: true });
-    for (let d = 0; d < 100; d++) {
+    for (let d = 0; d < DIRS; d++) {
       const dir = path.join(treeDir, `d${String(d).padStart(2, '0')}`);
       fs.mkdirSync(dir, { recursive: true });
-      for (let f = 0; f < 100; f++) fs.writeFileSync(path.join(dir, `f${String(f).padStart(2, '0')}.txt`), `file ${d}/${f}\n`);
+      for (let f = 0; f < FILES_PER; f++) fs.writeFileSync(path.join(dir, `f${String(f).padStart(2, '0')}.txt`), `file ${d}/${f}\n`);
     }
     fs.rmSync(zipFile, { force: true });
-    fs.writeFileSync(marker, '10000\n');
+    fs.writeFileSync(marker, `${TREE_FILES}\n`);
   }
   if (!fs.existsSync(zipFile)) spawnSync('zip', ['-q', '-r', zipFile, treeName], { cwd: storage });
 }
 
 // The child that imports the CSV in a fresh process and reports its own figures.
 const childScript = `
-import fs from 'node:fs';
-import { median, printTable } from './lib.mjs';
 const [bundle, base, user] = process.argv.slice(2);
 const { Tools } = await import(bundle);
 const tools = new Tools();
@@ -182,7 +185,7 @@ if (!has('zip') || !has('unzip')) {
     const t0 = performance.now();
     const r = await call('shed_unzip', { zone: 'storage', src: 'small10k.zip', dest: 'unz' });
     const ms = performance.now() - t0;
-    if (r.data.files_count !== 10000) throw new Error(`extracted ${r.data.files_count} files`);
+    if (r.data.files_count !== TREE_FILES) throw new Error(`extracted ${r.data.files_count} files`);
     if (i > 0) {
       unzipCli.push(c.ms);
       unzipOurs.push(ms);
@@ -206,7 +209,7 @@ if (!has('zip') || !has('unzip')) {
     const t0 = performance.now();
     const r = await call('shed_zip', { zone: 'storage', src: treeName, dest: 'zipped.zip' });
     const ms = performance.now() - t0;
-    if (r.data.files_count !== 10000) throw new Error(`zipped ${r.data.files_count} files`);
+    if (r.data.files_count !== TREE_FILES) throw new Error(`zipped ${r.data.files_count} files`);
     if (i > 0) {
       zipCli.push(c.ms);
       zipOurs.push(ms);

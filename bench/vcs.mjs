@@ -16,11 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { median } from './lib.mjs';
+import { median, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS = Number(process.env.RUNS ?? 21);
-const WARMUP = 3;
+const RUNS = Number(process.env.RUNS ?? sized(21, 2));
+const WARMUP = sized(3, 1);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-vcs-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);
 const user = { id: 'bench', name: 'Bench', email: '', role: 'user' };
@@ -71,7 +71,7 @@ async function interleaved(scenarios) {
 }
 
 const zones = {};
-for (const [label, dirs, per] of [['small', 10, 10], ['big', 100, 100]]) {
+for (const [label, dirs, per] of sized([['small', 10, 10], ['big', 100, 100]], [['small', 2, 5], ['big', 4, 10]])) {
   log(`setting up ${dirs * per} files ...`);
   // Our Documents zone: files on disk, then the first call's commit takes them all (initial commit).
   const base = path.join(work, `shed-${dirs}`);

@@ -2,7 +2,7 @@
 
 // src/hosts/cli/main.ts
 import path from "node:path";
-import { admin, toolSpecs, Tools } from "./fileshed.mjs";
+import { admin, specsFor, Tools } from "./fileshed.mjs";
 var USAGE = `Usage:
   fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
                  [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
@@ -60,12 +60,12 @@ async function main(argv) {
   }
   const [command, fn, json] = positional;
   if (command === "spec") {
-    process.stdout.write(`${JSON.stringify(toolSpecs, null, 2)}
+    process.stdout.write(`${JSON.stringify(specsFor(valves), null, 2)}
 `);
     return 0;
   }
   if (command === "list") {
-    for (const spec of toolSpecs) process.stdout.write(`${spec.function.name}
+    for (const spec of specsFor(valves)) process.stdout.write(`${spec.function.name}
 `);
     return 0;
   }

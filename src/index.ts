@@ -10,12 +10,14 @@ import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import { recoverStorage } from './core/recovery/recover.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
-import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
 import './core/work/worker.js';
+import { enabledFunctions } from './registry/profiles.js';
+import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
+export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './host/bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
@@ -43,6 +45,20 @@ export const version = '0.1.0';
 
 /** OpenAI function-calling specs of every shed_* function (what dist/tools.json holds). */
 export const toolSpecs = FUNCTIONS.map(toolSpec);
+
+/**
+ * The specs of the functions the valves enable for a caller of this role (valves `functions` and
+ * `functions_admin`): what hosts (OpenAPI, MCP, the Open WebUI tool file) should expose.
+ */
+export function specsFor(valves: { functions?: unknown; functions_admin?: unknown } = {}, role: string = 'user'): ToolSpec[] {
+  const enabled = new Set<string>(enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name));
+  return toolSpecs.filter((s) => enabled.has(s.function.name));
+}
+
+/** Names of the functions the valves enable for this role, in registry order. */
+export function enabledFunctionNames(valves: { functions?: unknown; functions_admin?: unknown } = {}, role: string = 'user'): string[] {
+  return enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name);
+}
 
 /** JSON Schema of the admin valves, user valves under $defs.UserValves (what valves.schema.json holds). */
 export const valvesSchema = valvesJsonSchema();

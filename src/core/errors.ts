@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
   QUERY_TIMEOUT: 'The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.',
   RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
+  FUNCTION_DISABLED: 'The admin turned this function off (valve functions); shed_help lists the enabled ones.',
+  BLOCKED_PATH: 'The path matches a blocked pattern or has an extension that is not allowed (valves blocked_patterns, allowed_extensions).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -126,6 +126,24 @@ export const ValvesSchema = z.object({
     title: 'SQLite timeout (s)',
     description: 'Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
   }),
+  functions: z.string().default('all').meta({
+    title: 'Enabled functions',
+    description:
+      'Added: which shed_* functions the model sees and may call: all, core (about a dozen for everyday work), or a comma-separated list of function names (with or without shed_) and categories, e.g. "core,sqlite,archives". shed_help is always on. Unknown names are ignored with a warning.',
+  }),
+  functions_admin: z.string().default('').meta({
+    title: 'Enabled functions (admins)',
+    description: 'Added: the same for users whose role is admin; empty means the same as functions.',
+  }),
+  blocked_patterns: z.string().default('').meta({
+    title: 'Blocked file patterns',
+    description:
+      'Added: comma-separated, case-insensitive globs of files no function or command may touch, e.g. ".env, *.pem, *.key, id_rsa*, .ssh/, .git/config". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.',
+  }),
+  allowed_extensions: z.string().default('').meta({
+    title: 'Allowed file extensions',
+    description: 'Added: comma-separated extensions (e.g. "txt,md,csv,json") that files must have to be read or written by a function; folders are not affected. Empty: every extension.',
+  }),
 });
 
 export const UserValvesSchema = z.object({

@@ -23,8 +23,7 @@ export const shedAllowedCommands = defineFunction({
   name: 'shed_allowed_commands',
   category: 'info',
   summary: 'Commands shed_exec may run per zone, network rules, sandbox.',
-  description:
-    'List which programs shed_exec can run in each zone and which are allowed but not installed (with the Debian package an admin would install), what the network mode permits, and whether commands run in the bubblewrap sandbox. Takes no parameters.',
+  description: 'Programs shed_exec can run in each zone, the network mode and the sandbox.',
   params: {},
   example: {},
   needsUser: false,

@@ -63,12 +63,11 @@ export const shedConvertEol = defineFunction({
   name: 'shed_convert_eol',
   category: 'files',
   summary: 'Convert the line endings of a text file to Unix (LF) or Windows/DOS (CRLF).',
-  description:
-    'Convert line endings of a text file. to="unix" (or "lf") gives LF, to="dos" (or "crlf", "windows") gives CRLF; old Mac CR endings are converted too. Reports the original style (unix, dos, mac, mixed, none) and how many lines changed; a file already in the wanted style is left untouched. Binary files are refused.',
+  description: 'Convert the line endings of a text file to unix (LF) or dos (CRLF).',
   params: {
     zone: zoneParam(WRITE_ZONES),
     path: pathParam(),
-    to: z.enum(['unix', 'lf', 'dos', 'crlf', 'windows']).default('unix').describe('Target line endings: unix or lf (LF, default); dos, crlf or windows (CRLF). Case-insensitive.'),
+    to: z.enum(['unix', 'lf', 'dos', 'crlf', 'windows']).default('unix').describe('Target line endings'),
     group: groupParam,
     message: messageParam,
     allow_zone_in_path: allowZoneInPath,

@@ -6,6 +6,5 @@ export const shedCopyStorageToDocuments = defineBridge({
   to: 'documents',
   move: false,
   summary: 'Storage -> Documents (copy, commit).',
-  description:
-    'Copy a finished file or folder from Storage to Documents, where it is versioned: the copy is committed (message= sets the commit message). The Storage original stays. dest is the full new path in Documents; an existing dest needs overwrite=true (it becomes a new version). Counts against the quota.',
+  description: 'Copy a file or folder from Storage to Documents (versioned); the original stays.',
 });

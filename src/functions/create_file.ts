@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineFunction } from '../registry/define.js';
 import { parseArgs } from '../registry/args.js';
-import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, zoneParam } from '../registry/params.js';
 import { shedPatchBytes } from './patch_bytes.js';
-import { modeParam, shedPatchText } from './patch_text.js';
+import { shedPatchText } from './patch_text.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 
@@ -12,14 +12,13 @@ export const shedCreateFile = defineFunction({
   name: 'shed_create_file',
   category: 'write',
   summary: 'Create a file (or replace it) with the given content; folders are created as needed.',
-  description:
-    'Create or replace a whole file. file_type="text" (default) writes content exactly as given; file_type="bytes" decodes content from content_format hex (default), base64 or raw. Parent folders are created. To change part of a file use shed_patch_text.',
+  description: 'Create or replace a whole file; parent folders are created.',
   params: {
     zone: zoneParam(WRITE_ZONES),
     path: pathParam(),
-    content: z.string().describe('The whole file content (text, or encoded bytes when file_type="bytes").'),
-    file_type: z.enum(['text', 'bytes']).default('text').describe('text (default) or bytes.'),
-    content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('Encoding of content when file_type="bytes": hex | base64 | raw.'),
+    content: z.string().describe('Whole file content'),
+    file_type: z.enum(['text', 'bytes']).default('text').describe('bytes: content is encoded bytes'),
+    content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('Encoding of bytes content'),
     group: groupParam,
     message: messageParam,
     mode: modeParam,

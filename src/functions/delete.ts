@@ -11,11 +11,10 @@ export const shedDelete = defineFunction({
   name: 'shed_delete',
   category: 'files',
   summary: 'Delete a file or a folder (with everything in it); the only change allowed in Uploads.',
-  description:
-    'Delete a file, a symbolic link (the link only, never what it points to) or a folder with everything in it. Works in every zone, including uploads. There is no undo outside Documents (whose history keeps old versions), so check the path with shed_tree first.',
+  description: 'Delete a file, a link or a folder with its contents, in any zone. No undo outside Documents.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    path: pathParam('File or folder to delete, relative to the zone root, e.g. "old/report.txt". Never the zone root itself.'),
+    path: pathParam('File or folder'),
     group: groupParam,
     message: messageParam,
     allow_zone_in_path: allowZoneInPath,

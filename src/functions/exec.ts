@@ -5,6 +5,7 @@ import type { OwnershipRecord } from '../core/groups/access.js';
 import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
 import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
+import { checkSensitiveCommand, checkSensitiveGit } from '../core/exec/sensitive.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { scopeTotal } from '../core/quota/quota.js';
 import { watchCall, type CallWatchEnd } from '../core/exec/callwatch.js';
@@ -27,17 +28,16 @@ export const shedExec = defineFunction({
   name: 'shed_exec',
   category: 'exec',
   summary: 'Run a whitelisted command (ls, cat, grep, sed, awk, sort, cp, mv, mkdir, tar, git log...) in a zone.',
-  description:
-    'Run one whitelisted command-line program in a zone: cmd is the program name, args its arguments as a list (no shell: no pipes, no >, no globs). Paths are relative to the zone root. Use stdout_file to save output to a file. A non-zero returncode means the command failed (see stderr). In Documents, git log/show/diff/status/restore are served built in.',
+  description: 'Run a whitelisted program in the zone, no shell (no pipes, >, globs). Check data.returncode and stderr. In Documents, git log/show/diff/restore work.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    cmd: z.string().min(1).describe('Program name, e.g. "ls", "grep", "sort". Options go in args.'),
-    args: z.array(z.string()).default([]).describe('Arguments, one per item, e.g. ["-la", "reports"].'),
-    timeout: z.number().int().optional().describe('Seconds before the command is stopped (default and maximum set by the admin).'),
-    max_output: z.number().int().optional().describe('Characters kept per output stream; 0 = the admin maximum.'),
-    stdout_file: z.string().optional().describe('Save standard output to this file in the zone instead of returning it (binary-safe).'),
-    stderr_file: z.string().optional().describe('Save standard error to this file in the zone.'),
-    redirect_stderr_to_stdout: z.boolean().default(false).describe('Merge standard error into standard output (like 2>&1).'),
+    cmd: z.string().min(1).describe('Program, e.g. "grep"'),
+    args: z.array(z.string()).default([]).describe('Arguments, e.g. ["-n", "TODO", "a.txt"]'),
+    timeout: z.number().int().optional().describe('Seconds (the admin caps it)'),
+    max_output: z.number().int().optional().describe('Characters kept; 0 = admin max'),
+    stdout_file: z.string().optional().describe('Save stdout to this file'),
+    stderr_file: z.string().optional().describe('Save stderr to this file'),
+    redirect_stderr_to_stdout: z.boolean().default(false).describe('Like 2>&1'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },
@@ -50,8 +50,12 @@ export const shedExec = defineFunction({
     const zone = ctx.zone(args.zone, args.group);
     const timeoutSec = clampTimeout(ctx, args.timeout);
     const limit = outputLimit(ctx, args.max_output);
-    if (args.cmd === 'git' && zone.versioned) return history(ctx, zone, args.args, limit);
+    if (args.cmd === 'git' && zone.versioned) {
+      checkSensitiveGit(zone, args.args);
+      return history(ctx, zone, args.args, limit);
+    }
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
+    const mask = checkSensitiveCommand(zone, args.cmd, args.args, sandbox.active);
     let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
     // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
     // sandbox nothing can protect single files, so the command must pass the read-only policy.
@@ -90,6 +94,7 @@ export const shedExec = defineFunction({
         stderrFd: errFile?.file.fd,
         mergeStderr: args.redirect_stderr_to_stdout,
         monitor: watch?.monitor,
+        mask,
       });
     } catch (err) {
       for (const out of outputs) out.file.abort();

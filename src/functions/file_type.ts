@@ -199,11 +199,10 @@ export const shedFileType = defineFunction({
   name: 'shed_file_type',
   category: 'data',
   summary: 'Identify a file: real type (magic bytes), MIME, encoding, line endings.',
-  description:
-    'Identify what a file really is from its content (PNG, JPEG, PDF, ZIP/DOCX/XLSX, gzip, ELF, SQLite, MP3, MP4...), not only its extension. Returns mime, a description, and for text files the encoding (ascii, utf-8, utf-16...) and line endings (unix, dos, mac, mixed). Use it before reading an unknown file; path="." describes the zone root folder.',
+  description: 'Identify a file from its content (PNG, PDF, ZIP, SQLite...): mime type, text encoding, line endings.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    path: z.string().default('.').describe('File or folder path relative to the zone root, e.g. "uploads/photo.jpg"; "." is the zone root.'),
+    path: z.string().default('.').describe('File or folder'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -8,11 +8,10 @@ export const shedForceUnlock = defineFunction({
   name: 'shed_force_unlock',
   category: 'edit',
   summary: 'Remove an abandoned lock.',
-  description:
-    'Recovery tool: removes the lock of a file, whoever holds it, and discards the working copies of every conversation that had it open (their unsaved changes are lost; the file itself is not touched). Use it when shed_lockedit_open or a write says FILE_LOCKED for an edit that was abandoned. Succeeds even when nothing was locked.',
+  description: 'Remove a file\'s lock and all its working copies (unsaved edits are lost), e.g. of an abandoned edit.',
   params: {
     zone: zoneParam(EDIT_ZONES),
-    path: pathParam('The locked file, relative to the zone root, e.g. "report.md".'),
+    path: pathParam('The locked file'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

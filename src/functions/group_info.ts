@@ -13,10 +13,9 @@ export const shedGroupInfo = defineFunction({
   name: 'shed_group_info',
   category: 'groups',
   summary: 'Members and files (owner, mode).',
-  description:
-    'Shows a group you belong to: its members and its files with size, owner and write mode (owner, group, owner_ro; "group" when no owner was recorded, e.g. files made by shed_exec).',
+  description: 'A group\'s members and files (size, owner, write mode).',
   params: {
-    group: z.string().describe('Group name or id, e.g. "team" (see shed_group_list).'),
+    group: z.string().describe('Group name or id'),
   },
   example: { group: 'team' },
   async handler(args, ctx) {

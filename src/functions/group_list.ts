@@ -5,8 +5,7 @@ export const shedGroupList = defineFunction({
   name: 'shed_group_list',
   category: 'groups',
   summary: 'Your groups.',
-  description:
-    'Lists the groups you are a member of, with id, name, description and member count. Use a group name or id with zone="group", group="..." in the file functions, or with shed_group_info.',
+  description: 'The groups you belong to (use one with zone="group", group="...").',
   params: {},
   example: {},
   async handler(_args, ctx) {

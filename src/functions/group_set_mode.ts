@@ -6,17 +6,17 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, pathParam } from '../registry/params.js';
 import { locate, requireNotRoot } from '../core/files/located.js';
 import { diskRel } from '../core/files/entries.js';
-import { groupZone, modeHelp } from '../core/groups/zone.js';
+import { groupZone } from '../core/groups/zone.js';
 
 export const shedGroupSetMode = defineFunction({
   name: 'shed_group_set_mode',
   category: 'groups',
   summary: 'Set who may edit your file.',
-  description: `Changes the write mode of a group file you own: ${modeHelp}. Only the owner may change it.`,
+  description: 'Set who may change a group file you own: owner, group (every member) or owner_ro (nobody).',
   params: {
-    group: z.string().describe('Group name or id, e.g. "team".'),
-    path: pathParam('File in the group space, e.g. "plan.md".'),
-    mode: z.enum(OWNERSHIP_MODES).describe('owner | group | owner_ro'),
+    group: z.string().describe('Group name or id'),
+    path: pathParam('File in the group'),
+    mode: z.enum(OWNERSHIP_MODES).describe('Who may change it'),
     allow_zone_in_path: allowZoneInPath,
   },
   example: { group: 'team', path: 'plan.md', mode: 'owner' },

@@ -45,7 +45,7 @@ const MISTAKES: readonly Tip[] = [
   { text: 'path="Storage/a.txt" is wrong: the zone is zone=, the path is "a.txt".', needs: [] },
   { text: 'Lines start at 1, not 0.', needs: [] },
   { text: 'To replace a whole file use overwrite=true (there is no position="overwrite").', needs: ['shed_patch_text'] },
-  { text: 'args is a list: args=["-la"], not args="-la".', needs: ['shed_exec'] },
+  { text: 'args is a list: args=["-n", "TODO", "a.txt"], not "-n TODO a.txt".', needs: ['shed_exec'] },
   { text: 'Uploads is read-only: move a file to Storage before changing it.', needs: [] },
   { text: 'Big file? Read a range: shed_read(zone="storage", path="big.log", start_line=1, end_line=100).', needs: ['shed_read'] },
   { text: 'Read the error hint: it shows a corrected call.', needs: [] },
@@ -173,6 +173,8 @@ ${PATHS}
   - A real folder named like the zone (Storage/storage/x): pass allow_zone_in_path=true, only when the user says so.
   - No control characters or NUL bytes; symbolic links may not lead outside the zone.
   - In Documents the .git folder is protected.
+  - Parameters the function specs leave out (the error that needs one names it): allow_zone_in_path,
+    safe=false (write while this conversation has a locked edit open), mode= for new group files.
   - To see what exists: shed_tree(zone="storage").`,
   },
   large_files: {
@@ -248,13 +250,12 @@ export const shedHelp = defineFunction({
   name: 'shed_help',
   category: 'info',
   summary: 'This quick reference; shed_help(howto="edit") for a topic.',
-  description:
-    'Quick reference of Fileshed: zones, every function, workflows, path rules and common mistakes. Call it first when unsure. howto gives one topic in detail (e.g. "edit", "paths", "errors"); "full" gives everything.',
+  description: 'Fileshed reference: zones, functions, rules, mistakes; howto= explains a topic. Call it when unsure. Paths are relative to the zone root; zone="group" needs group=.',
   params: {
     howto: z
       .enum(TOPIC_NAMES)
       .optional()
-      .describe(`Topic to explain: ${TOPIC_NAMES.join(', ')}. Omit for the quick reference.`),
+      .describe('Topic; omit for the overview'),
   },
   example: { howto: 'edit' },
   paramHints: { howto: `Topics: ${TOPIC_NAMES.join(', ')}.` },

@@ -35,13 +35,12 @@ export const shedHexdump = defineFunction({
   name: 'shed_hexdump',
   category: 'read',
   summary: 'xxd-style hex dump of a file (up to 4096 bytes per call).',
-  description:
-    'Show part of any file as a hex dump: each line is the byte offset, 16 bytes in hex, and their ASCII (other bytes as "."). offset is the first byte (default 0), length the number of bytes (default 256, at most 4096). Use it to inspect binary files or invisible characters; data.next_offset tells where to continue.',
+  description: 'Hex dump of part of any file: offset, 16 bytes in hex, ASCII. data.next_offset continues.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     path: pathParam(),
-    offset: z.number().int().min(0, { message: 'byte offsets start at 0; negative values are not allowed' }).default(0).describe('First byte to show (0 = start of file).'),
-    length: z.number().int().optional().describe(`Number of bytes to show: default ${DEFAULT_LENGTH}, clamped to 1..${MAX_LENGTH}.`),
+    offset: z.number().int().min(0, { message: 'byte offsets start at 0; negative values are not allowed' }).default(0).describe('First byte (from 0)'),
+    length: z.number().int().optional().describe('Bytes (default 256, max 4096)'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -35,12 +35,11 @@ export const shedImport = defineFunction({
   name: 'shed_import',
   category: 'bridges',
   summary: 'Copy chat attachments into Uploads.',
-  description:
-    'Bring the files the user attached in this conversation into the Uploads zone: import_all=true takes every attached file, filename="report.csv" only that one. Then list them with shed_tree(zone="uploads"), read them there, or move them to Storage/Documents to change them. Each file that cannot be imported (too large, quota, not allowed) is reported while the others are imported.',
+  description: 'Copy files the user attached in this chat into Uploads (import_all=true, or one filename).',
   params: {
-    filename: z.string().default('').describe('Import only the attached file with exactly this name, e.g. "report.csv". Empty: see import_all.'),
-    import_all: z.boolean().default(false).describe('Import every attached file. Default false (then give filename).'),
-    dest_subdir: z.string().default('').describe('Folder inside Uploads to put the files in, e.g. "batch1". Default: the Uploads root.'),
+    filename: z.string().default('').describe('Name of one attached file'),
+    import_all: z.boolean().default(false).describe('Import every attached file'),
+    dest_subdir: z.string().default('').describe('Folder inside Uploads'),
     allow_zone_in_path: allowZoneInPath,
   },
   mutates: true,

@@ -9,11 +9,10 @@ export const shedLockeditCancel = defineFunction({
   name: 'shed_lockedit_cancel',
   category: 'edit',
   summary: 'Discard the working copy; unlock.',
-  description:
-    'Abandon a locked edit opened in this conversation: the working copy and its changes are discarded, the file stays as it was, the lock is released and edit mode ends. Only the conversation that opened the edit can cancel it; for an abandoned edit of another conversation use shed_force_unlock.',
+  description: 'Drop this conversation\'s locked edit: the file stays as it was, the lock is released.',
   params: {
     zone: zoneParam(EDIT_ZONES),
-    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
+    path: pathParam('The file being edited'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

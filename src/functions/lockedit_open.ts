@@ -14,11 +14,10 @@ export const shedLockeditOpen = defineFunction({
   name: 'shed_lockedit_open',
   category: 'edit',
   summary: 'Lock a file; get a working copy.',
-  description:
-    'Start a locked edit: locks the file for this conversation and makes a private working copy, returned as content. Change the copy with shed_lockedit_overwrite or shed_lockedit_exec, then shed_lockedit_save (writes it back, closes edit mode) or shed_lockedit_cancel. Others get FILE_LOCKED meanwhile. Opening again in the same conversation continues the open edit.',
+  description: 'Lock a file and get a working copy: change it with shed_lockedit_overwrite or shed_lockedit_exec, then shed_lockedit_save or shed_lockedit_cancel.',
   params: {
     zone: zoneParam(EDIT_ZONES),
-    path: pathParam('File to edit, relative to the zone root, e.g. "report.md". It must exist.'),
+    path: pathParam('File to edit'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

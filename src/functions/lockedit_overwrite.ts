@@ -13,13 +13,12 @@ export const shedLockeditOverwrite = defineFunction({
   name: 'shed_lockedit_overwrite',
   category: 'edit',
   summary: 'Replace/append the working copy.',
-  description:
-    'Write content into the working copy of a file opened with shed_lockedit_open: it replaces the whole copy, or is added at its end with append=true. Nothing reaches the real file until shed_lockedit_save. The text is written exactly as given (add your own final newline).',
+  description: 'Replace the working copy of a locked edit with content (append=true adds it at the end). Written exactly as given.',
   params: {
     zone: zoneParam(EDIT_ZONES),
-    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
-    content: z.string().describe('The new text of the working copy (or the text to add with append=true).'),
-    append: z.boolean().default(false).describe('Add content at the end of the working copy instead of replacing it. Default false.'),
+    path: pathParam('The file being edited'),
+    content: z.string().describe('New text of the working copy'),
+    append: z.boolean().default(false).describe('Add at the end instead'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -15,11 +15,10 @@ export const shedLockeditSave = defineFunction({
   name: 'shed_lockedit_save',
   category: 'edit',
   summary: 'Save the working copy; unlock.',
-  description:
-    'Finish a locked edit: the working copy replaces the file in one atomic step (committed in Documents), the lock is released and edit mode ends. To change the file again, open it again. If the save is refused (quota, size), the edit stays open: fix the working copy and save again, or cancel.',
+  description: 'Finish a locked edit: the working copy replaces the file, the lock is released.',
   params: {
     zone: zoneParam(EDIT_ZONES),
-    path: pathParam('The file opened with shed_lockedit_open, e.g. "report.md".'),
+    path: pathParam('The file being edited'),
     group: groupParam,
     message: messageParam,
     allow_zone_in_path: allowZoneInPath,

@@ -8,8 +8,7 @@ export const shedMaintenance = defineFunction({
   name: 'shed_maintenance',
   category: 'info',
   summary: 'Clean stale locks and leftovers.',
-  description:
-    'Housekeeping of your zones: removes locks older than the lock expiry (and their working copies), corrupt locks, working copies whose edit has no lock any more, and temp files left by interrupted writes (older than one hour). Open edits that are still valid are never touched. Takes no parameters; reports what it removed.',
+  description: 'Remove expired or corrupt locks, orphan working copies and stale temp files.',
   params: {},
   example: {},
   mutates: true,

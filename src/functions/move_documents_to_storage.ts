@@ -6,6 +6,5 @@ export const shedMoveDocumentsToStorage = defineBridge({
   to: 'storage',
   move: true,
   summary: 'Documents -> Storage (move, commit).',
-  description:
-    'Move a file or folder out of Documents into Storage (to work on it freely, or to stop versioning it). Its removal from Documents is committed (message= sets the commit message); older versions stay in the history. dest is the full new path in Storage; an existing dest needs overwrite=true.',
+  description: 'Move a file or folder from Documents to Storage (its history stays).',
 });

@@ -6,6 +6,5 @@ export const shedMoveUploadsToStorage = defineBridge({
   to: 'storage',
   move: true,
   summary: 'Uploads -> Storage (move).',
-  description:
-    'Move a file or folder from Uploads (files imported from this chat with shed_import) to Storage, where it can be edited and used by commands. dest is the full new path in Storage. The file leaves Uploads. An existing dest needs overwrite=true.',
+  description: 'Move a file or folder from Uploads to Storage, where it can be changed.',
 });

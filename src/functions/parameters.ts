@@ -5,8 +5,7 @@ export const shedParameters = defineFunction({
   name: 'shed_parameters',
   category: 'info',
   summary: 'Limits and settings in effect (quota, sizes, timeouts, network).',
-  description:
-    'Show the settings an admin chose that limit what you can do: quotas, largest file, lock expiry, command timeouts and memory/CPU limits, output limits, network mode, SQLite mode. Takes no parameters. Use it to pick a valid timeout or max_output, or to learn whether downloads are allowed.',
+  description: 'The admin limits: quotas, file size, timeouts, output, network and SQLite modes.',
   params: {},
   example: {},
   needsUser: false,

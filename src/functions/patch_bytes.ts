@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
 import { humanSize } from '../core/quota/quota.js';
 import { defineFunction, renderCall } from '../registry/define.js';
-import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/files/located.js';
 import { plural } from '../core/text/format.js';
 import { underLock, writeChecked } from '../core/files/write.js';
@@ -99,21 +99,20 @@ export const shedPatchBytes = defineFunction({
   name: 'shed_patch_bytes',
   category: 'write',
   summary: 'Write binary data (hex, base64, text) at a byte offset, or append/overwrite.',
-  description:
-    'Write bytes into a file. content is hex by default ("89504e47"), or base64 / raw (UTF-8 text) with content_format. position: "end" (append, default), "start", "at" (insert at offset), "replace" (replace length bytes at offset); overwrite=true replaces the whole file and creates it if missing. Offsets count bytes from 0. For text edits prefer shed_patch_text; to look at bytes use shed_hexdump.',
+  description: 'Write bytes into a file: end, start, at (insert at offset) or replace (length bytes at offset); overwrite=true replaces the file.',
   params: {
     zone: zoneParam(WRITE_ZONES),
     path: pathParam(),
-    content: z.string().describe('The bytes to write, encoded as content_format says. Hex example: "89504e470d0a1a0a" (spaces and 0x prefixes are ignored).'),
-    content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('How content is encoded: hex (default), base64 (standard or URL-safe), raw (text written as UTF-8).'),
-    position: z.enum(['start', 'end', 'at', 'replace']).default('end').describe('Where to write: end (append, default), start, at (insert at offset), replace (replace length bytes at offset). Ignored with overwrite=true.'),
-    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).optional().describe('Byte offset for position="at" or "replace" (0 = first byte).'),
-    length: z.number().int().min(0, { message: 'length cannot be negative' }).optional().describe('Number of bytes to replace, for position="replace".'),
-    overwrite: z.boolean().default(false).describe('true: replace the whole file with content (created if missing); position/offset/length are ignored.'),
-    safe: z.boolean().default(true).describe('true (default): lock the file during the write and refuse if a locked edit is open on it. false: only refuse locks of other conversations.'),
+    content: z.string().describe('Bytes, e.g. hex "89504e47"'),
+    content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('Encoding of content'),
+    position: z.enum(['start', 'end', 'at', 'replace']).default('end').describe('Where to write'),
+    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).optional().describe('Byte offset (from 0) for at/replace'),
+    length: z.number().int().min(0, { message: 'length cannot be negative' }).optional().describe('Bytes to replace'),
+    overwrite: z.boolean().default(false).describe('Replace the whole file'),
+    safe: unlisted(z.boolean().default(true).describe('true: lock the file during the write; false: write even while this conversation has a locked edit open on it.')),
     group: groupParam,
     message: messageParam,
-    mode: z.enum(['owner', 'group', 'owner_ro']).optional().describe('Group zone only: write mode of a newly created file (owner, group, owner_ro). Default: the admin setting.'),
+    mode: modeParam,
     allow_zone_in_path: allowZoneInPath,
   },
   zones: { accepted: WRITE_ZONES, writes: true },

@@ -4,33 +4,31 @@ import { readFile } from '../core/fs/atomic.js';
 import { applyTextPatch, compilePattern, splitLines, type Position, type TextPatch } from '../core/text/patch.js';
 import type { CallContext } from '../registry/define.js';
 import { defineFunction } from '../registry/define.js';
-import { allowZoneInPath, groupParam, lineNumber, messageParam, pathParam, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, lineNumber, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
 import { locate, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
 import { looksBinary } from '../core/text/format.js';
 import { underLock, writeChecked } from '../core/files/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 
-export const modeParam = z.enum(['owner', 'group', 'owner_ro']).optional().describe('Group zone only: who may change a NEW file (owner | group | owner_ro).');
 
 export const shedPatchText = defineFunction({
   name: 'shed_patch_text',
   category: 'write',
   summary: 'Insert, append, or replace text in a file (by line number or regex); overwrite=true replaces the whole file.',
-  description:
-    'Edit a text file. position: start | end (append) | before/after (a line number or the first line matching pattern) | replace (lines line..end_line, or the text matched by pattern). Line positions treat content as whole lines (a final newline is added); pattern replace substitutes exactly the matched text. overwrite=true writes content as the whole file. Lines start at 1.',
+  description: 'Edit a text file. position: start | end | before/after (line, or first line matching pattern) | replace (lines line..end_line, or the pattern\'s match). overwrite=true replaces the file.',
   params: {
     zone: zoneParam(WRITE_ZONES),
     path: pathParam(),
-    content: z.string().describe('Text to write. For line positions it is whole lines; a missing final newline is added.'),
-    position: z.enum(['start', 'end', 'before', 'after', 'replace']).default('end').describe('Where to write: start | end | before | after | replace.'),
-    line: lineNumber('Line number (1-based) for before/after/replace.'),
-    end_line: lineNumber('Last line (inclusive) to replace, with position="replace" and line.'),
-    pattern: z.string().optional().describe('Regular expression (JavaScript syntax) instead of line: before/after the first matching line, or replace the matched text.'),
-    regex_flags: z.string().optional().describe('Pattern flags: i (ignore case), m (multi-line), s (dot matches newline).'),
-    match_all: z.boolean().default(false).describe('Apply at every match instead of the first.'),
-    overwrite: z.boolean().default(false).describe('Replace the whole file with content (positioning parameters are ignored).'),
-    safe: z.boolean().default(true).describe('Hold the file lock during the edit (refused while another conversation edits it).'),
+    content: z.string().describe('Text; whole lines for line positions'),
+    position: z.enum(['start', 'end', 'before', 'after', 'replace']).default('end').describe('Where to write'),
+    line: lineNumber('Line number'),
+    end_line: lineNumber('Last line to replace'),
+    pattern: z.string().optional().describe('Regex (JavaScript), instead of line'),
+    regex_flags: z.string().optional().describe('Any of i, m, s'),
+    match_all: z.boolean().default(false).describe('Every match, not only the first'),
+    overwrite: z.boolean().default(false).describe('Replace the whole file'),
+    safe: unlisted(z.boolean().default(true).describe('true: lock the file during the edit; false: write even while this conversation has a locked edit open on it.')),
     group: groupParam,
     message: messageParam,
     mode: modeParam,

@@ -60,14 +60,13 @@ export const shedRead = defineFunction({
   name: 'shed_read',
   category: 'read',
   summary: 'Read a text file, whole or a range of lines, truncated to max_output characters.',
-  description:
-    'Read a text file. Use start_line/end_line (first line is 1) for part of a large file; output is cut at max_output characters with a notice telling which start_line to continue from. Binary files are refused: use shed_read_bytes or shed_hexdump.',
+  description: 'Read a text file, or its lines start_line..end_line. A cut output says where to continue. Binary: shed_read_bytes, shed_hexdump.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     path: pathParam(),
-    start_line: lineNumber('First line to return (1-based). Default 1.'),
-    end_line: lineNumber('Last line to return (inclusive). Default: end of file.'),
-    max_output: z.number().int().optional().describe('Character limit of the returned content; 0 = the admin maximum.'),
+    start_line: lineNumber('First line'),
+    end_line: lineNumber('Last line (inclusive)'),
+    max_output: z.number().int().optional().describe('Character limit; 0 = admin maximum'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -16,14 +16,13 @@ export const shedReadBytes = defineFunction({
   name: 'shed_read_bytes',
   category: 'read',
   summary: 'Read raw bytes (hex or base64) from a byte offset.',
-  description:
-    'Read bytes of any file, encoded as hex (default) or base64. offset is the first byte (0-based), length the number of bytes (default: to the end). Large reads are cut to the output limit; data.next_offset tells where to continue. For a readable view of bytes use shed_hexdump; for text files use shed_read.',
+  description: 'Read bytes of any file as hex or base64, length bytes from offset. A cut read gives data.next_offset to continue.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     path: pathParam(),
-    output_format: z.enum(['hex', 'base64']).default('hex').describe('Encoding of the returned content: hex (default) or base64.'),
-    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).default(0).describe('First byte to read (0 = start of file).'),
-    length: z.number().int().min(1, { message: 'read at least 1 byte' }).optional().describe('Number of bytes to read. Default: to the end of the file (within the output limit).'),
+    output_format: z.enum(['hex', 'base64']).default('hex').describe('Encoding of the bytes'),
+    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).default(0).describe('First byte (from 0)'),
+    length: z.number().int().min(1, { message: 'read at least 1 byte' }).optional().describe('Bytes (default: to the end)'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

@@ -15,8 +15,7 @@ export const shedStats = defineFunction({
   name: 'shed_stats',
   category: 'info',
   summary: 'Show disk usage per zone (Uploads, Storage, Documents) against your quota.',
-  description:
-    'Show how much space you use: bytes and file count for Uploads (all conversations), Storage and Documents (including its version history), and the total against your quota with the bytes remaining. Takes no parameters. Use it before large writes or when a write fails with QUOTA_EXCEEDED.',
+  description: 'Your space use per zone and what is left of your quota.',
   params: {},
   example: {},
   async handler(_args, ctx) {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
 import { TEMP_SUFFIX } from '../core/fs/atomic.js';
+import { blockedPattern } from '../core/paths/blocked.js';
 import { isInside } from '../core/paths/resolve.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
@@ -43,6 +44,8 @@ interface Walk {
   truncated: boolean;
   folders: number;
   files: number;
+  /** Entries left out because they match blocked_patterns (hidden, only counted: their names can be secrets too). */
+  hidden: number;
 }
 
 /** Adds a line if it fits in the character budget; false once the budget is spent. */
@@ -95,9 +98,15 @@ function staysInside(fromRel: string, text: string): boolean {
 
 function visibleEntries(walk: Walk, dir: string): fs.Dirent[] {
   const atVersionedRoot = walk.zone.versioned && dir === walk.zone.root;
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === '.git'));
+  const entries = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === '.git'));
+  const rules = walk.zone.blocked;
+  if (!rules) return entries;
+  const relDir = path.relative(walk.zone.root, dir).split(path.sep).join('/');
+  return entries.filter((e) => {
+    const blocked = blockedPattern(rules, relDir ? `${relDir}/${e.name}` : e.name) !== undefined;
+    if (blocked) walk.hidden++;
+    return !blocked;
+  });
 }
 
 function listFolder(walk: Walk, dir: string, prefix: string, level: number, entries: fs.Dirent[]): void {
@@ -145,12 +154,11 @@ export const shedTree = defineFunction({
   name: 'shed_tree',
   category: 'files',
   summary: 'Show the folders and files of a zone (or one folder) as a tree, with sizes.',
-  description:
-    'List a zone or one folder as an indented tree: folders first, then files with their sizes, symbolic links as "name -> target". depth limits how many levels are shown (default 3, at most 10); each folder shows at most 100 entries. Use path to look inside a sub-folder instead of raising depth on a big zone.',
+  description: 'List a zone or folder as a tree with sizes; at most 100 entries per folder.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    path: z.string().default('.').describe('Folder to show, relative to the zone root. "." or "" = the zone root (default).'),
-    depth: z.number().int().default(3).describe('How many levels to show: 1 = only the folder\'s own entries. Default 3; values above 10 count as 10.'),
+    path: z.string().default('.').describe('Folder; "." is the zone root'),
+    depth: z.number().int().default(3).describe('Levels shown (at most 10)'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },
@@ -179,6 +187,7 @@ export const shedTree = defineFunction({
       truncated: false,
       folders: 0,
       files: 0,
+      hidden: 0,
     };
     const rootName = target.rel === '' ? zone.label : path.posix.basename(target.rel);
     if (push(walk, `${rootName}/`)) {
@@ -189,12 +198,12 @@ export const shedTree = defineFunction({
     const tree = walk.truncated ? [...walk.lines, notice].join('\n') : walk.lines.join('\n');
 
     const where = shownPath(zone, target.rel);
-    const counts = `${plural(walk.folders, 'folder')}, ${plural(walk.files, 'file')}`;
+    const counts = `${plural(walk.folders, 'folder')}, ${plural(walk.files, 'file')}${walk.hidden > 0 ? ` (${walk.hidden} hidden by blocked_patterns)` : ''}`;
     const message = walk.truncated
       ? `Tree of ${where} (depth=${depth}) TRUNCATED at ${limit} characters after ${counts}; show a sub-folder with path=... or lower depth.`
       : `Tree of ${where} (depth=${depth}): ${counts}.`;
     return {
-      data: { zone: zone.label, path: target.rel || '.', depth, tree, folders: walk.folders, files: walk.files, truncated: walk.truncated },
+      data: { zone: zone.label, path: target.rel || '.', depth, tree, folders: walk.folders, files: walk.files, truncated: walk.truncated, ...(walk.hidden > 0 ? { hidden_blocked: walk.hidden } : {}) },
       message,
     };
   },

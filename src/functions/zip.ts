@@ -5,6 +5,7 @@ import { shedError } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { humanSize, scopeTotal } from '../core/quota/quota.js';
 import type { ZoneName } from '../core/zones/zones.js';
+import { findBlocked } from '../core/paths/blocked.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
@@ -17,14 +18,13 @@ export const shedZip = defineFunction({
   name: 'shed_zip',
   category: 'archives',
   summary: 'Create a ZIP archive of a file or folder (dotfiles included) inside the same zone.',
-  description:
-    'Create a .zip of a file or a folder in Storage or Documents. The archive keeps the folder name as its top level (src="reports" gives reports/...); src="." zips the whole zone into storage.zip / documents.zip at the zone root. Hidden files are included; the archive never includes itself. An existing dest is refused unless overwrite=true.',
+  description: 'Zip a file or folder (src="." zips the whole zone).',
   params: {
     zone: zoneParam(ZONES),
-    src: pathParam('File or folder to archive, relative to the zone root, e.g. "reports" (or "." for the whole zone).'),
-    dest: z.string().optional().describe('Archive path, e.g. "backup/reports.zip" (".zip" is added if missing). Default: src + ".zip" beside it.'),
-    include_empty_dirs: z.boolean().default(false).describe('Also store folders that contain no files (default false).'),
-    overwrite: z.boolean().default(false).describe('Replace dest if it already exists (default false).'),
+    src: pathParam('File or folder'),
+    dest: z.string().optional().describe('Archive path (default: src.zip)'),
+    include_empty_dirs: z.boolean().default(false).describe('Keep empty folders'),
+    overwrite: z.boolean().default(false).describe('Replace dest'),
     message: messageParam,
     allow_zone_in_path: allowZoneInPath,
   },
@@ -65,9 +65,12 @@ export const shedZip = defineFunction({
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
 
     const prefix = isRoot ? '' : path.posix.basename(src.rel);
+    // Blocked files (valve blocked_patterns) never go into an archive: its bytes could be read back.
+    const blocked = zone.blocked && src.stat?.isDirectory() ? findBlocked(zone.blocked, zone.root, src.rel, { skipRootGit: zone.versioned }) : undefined;
+    const blockedAbs = blocked ? [...blocked.files, ...blocked.dirs].map((rel) => path.join(zone.root, rel)) : [];
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
-      exclude: new Set([dest.abs]),
+      exclude: new Set([dest.abs, ...blockedAbs]),
       skipGit: zone.versioned && isRoot,
       includeEmptyDirs: args.include_empty_dirs,
     });
@@ -95,7 +98,10 @@ export const shedZip = defineFunction({
       data.skipped_count = found.skipped.length;
     }
     if (oldSize > 0 || dest.stat !== undefined) data.replaced = true;
-    const notes = found.skipped.length > 0 ? ` Skipped ${plural(found.skipped.length, 'link or special file')} (see data.skipped).` : '';
+    if (blockedAbs.length > 0) data.blocked_left_out = blockedAbs.length;
+    const notes =
+      (found.skipped.length > 0 ? ` Skipped ${plural(found.skipped.length, 'link or special file')} (see data.skipped).` : '') +
+      (blockedAbs.length > 0 ? ` Left out ${blockedAbs.length} blocked file(s) or folder(s) (admin setting blocked_patterns).` : '');
     return {
       data,
       message: `Created ${dest.shown} (${humanSize(size)}) with ${plural(found.files, 'file')}${found.emptyDirs ? ` and ${plural(found.emptyDirs, 'empty folder')}` : ''} from ${src.shown}.${notes}`,

@@ -16,11 +16,10 @@ export const shedZipinfo = defineFunction({
   name: 'shed_zipinfo',
   category: 'archives',
   summary: 'List a ZIP archive and say whether shed_unzip accepts it.',
-  description:
-    'List what a .zip holds without extracting it: names, sizes, compressed sizes, dates (first 100 entries), totals, and unzip_check, which says whether shed_unzip would accept the archive or why not (unsafe paths, links, limits). Works in every zone.',
+  description: 'List a .zip without extracting it; unzip_check says whether shed_unzip accepts it.',
   params: {
     zone: zoneParam(ZONE_NAMES),
-    path: pathParam('The .zip file, relative to the zone root, e.g. "data.zip".'),
+    path: pathParam('The .zip file'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
   },

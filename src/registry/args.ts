@@ -67,6 +67,8 @@ export function coerceValue(info: FieldInfo, value: unknown): unknown {
           return value;
         }
       }
+      // args: "-la" can only mean one item; "-n TODO a.txt" is ambiguous (quoting) and stays an error.
+      if (typeof value === 'string' && !/\s/.test(value)) return [value];
       return value;
     case 'enum':
       if (typeof value === 'string') {

@@ -4,22 +4,42 @@
 import { z } from 'zod';
 import { ZONE_NAMES, type ZoneName } from '../core/zones/zones.js';
 
-export function zoneParam(accepted: readonly ZoneName[]) {
-  return z.enum(ZONE_NAMES).describe(`Zone: ${accepted.join(' | ')}. Case-insensitive.${accepted.includes('group') ? ' "group" also needs group=.' : ''}`);
+/**
+ * The zone. Its schema accepts every zone name (a wrong zone gets a teaching error from the zone
+ * policy, e.g. ZONE_READONLY for uploads); the tool spec lists only the accepted ones (specs.ts).
+ * No description: the enum says it, and shed_help explains the zones once for all functions.
+ */
+export function zoneParam(_accepted: readonly ZoneName[]) {
+  return z.enum(ZONE_NAMES);
 }
 
-export const groupParam = z.string().optional().describe('Group name or id; only with zone="group".');
+/**
+ * Parameters every function accepts but the tool specs do not list: escape hatches that the error
+ * needing them teaches (PATH_STARTS_WITH_ZONE names allow_zone_in_path). Keeps each spec short.
+ */
+export const UNLISTED = new WeakSet<z.ZodType>();
 
-export function pathParam(what = 'File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.') {
+/** Marks a parameter as accepted but not listed in the tool specs (see UNLISTED). */
+export function unlisted<T extends z.ZodType>(schema: T): T {
+  UNLISTED.add(schema);
+  return schema;
+}
+
+export const groupParam = z.string().optional().describe('Group name or id');
+
+export function pathParam(what = 'Path in the zone, e.g. "docs/a.md"') {
   return z.string().min(1).describe(what);
 }
 
-export const allowZoneInPath = z
+export const allowZoneInPath = unlisted(z
   .boolean()
   .default(false)
-  .describe('Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).');
+  .describe('Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).'));
 
-export const messageParam = z.string().optional().describe('Commit message in Documents and group zones (default: a description of the change).');
+export const messageParam = z.string().optional().describe('Commit message');
 
 export const lineNumber = (what: string) =>
   z.number().int().min(1, { message: 'line numbers start at 1, not 0' }).optional().describe(what);
+
+/** Write mode of a new group file. Unlisted: the admin's default fits nearly always, and shed_group_set_mode changes it later. */
+export const modeParam = unlisted(z.enum(['owner', 'group', 'owner_ro']).optional().describe('Group zone only: who may change a NEW file (owner | group | owner_ro).'));

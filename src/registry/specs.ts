@@ -5,15 +5,25 @@
 import { z } from 'zod';
 import { UserValvesSchema, ValvesSchema } from '../core/valves.js';
 import type { FunctionDef, ToolHints } from './define.js';
+import { UNLISTED } from './params.js';
 
 export interface ToolSpec {
   type: 'function';
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+/**
+ * Every chat turn sends these specs to the model, so they stay lean (issue 16, 24 KiB for all
+ * functions): unlisted parameters are left out, the zone enum lists only the zones the function
+ * accepts, and minLength: 1 is dropped (an empty string gets a MISSING_PARAMETER error anyway).
+ * No additionalProperties: an unknown parameter gets a "did you mean" error, and hosts that need
+ * the flag (strict modes) add it themselves.
+ */
 export function toolSpec(def: FunctionDef): ToolSpec {
-  const schema = cleanSchema(z.toJSONSchema(z.object(def.params), { io: 'input' }));
-  schema.additionalProperties = false;
+  const listed = Object.fromEntries(Object.entries(def.params).filter(([, s]) => !UNLISTED.has(s as z.ZodType)));
+  const schema = cleanSchema(z.toJSONSchema(z.object(listed), { io: 'input' }), { dropMinLength1: true });
+  const zone = (schema.properties as Record<string, Record<string, unknown>> | undefined)?.zone;
+  if (zone && def.zones) zone.enum = [...def.zones.accepted];
   return { type: 'function', function: { name: def.name, description: def.description, parameters: schema } };
 }
 
@@ -28,9 +38,10 @@ export function valvesJsonSchema(): Record<string, unknown> {
 }
 
 /** Drops the draft marker and the meaningless ±2^53 bounds zod adds to integers. */
-function cleanSchema(schema: Record<string, unknown>): Record<string, unknown> {
+function cleanSchema(schema: Record<string, unknown>, opts: { dropMinLength1?: boolean } = {}): Record<string, unknown> {
   const json = JSON.stringify(schema, (key, value: unknown) => {
     if (key === '$schema') return undefined;
+    if (opts.dropMinLength1 && key === 'minLength' && value === 1) return undefined;
     if ((key === 'maximum' || key === 'minimum') && typeof value === 'number' && Math.abs(value) >= Number.MAX_SAFE_INTEGER) return undefined;
     return value;
   });

@@ -132,6 +132,9 @@ const BAD: Bad[] = [
   { fn: 'shed_convert_eol', args: { ...txt, to: ['unix'] }, code: 'INVALID_PARAMETER', names: 'to', shows: '["unix"]' },
   { fn: 'shed_convert_eol', args: { zone: 'uploads', path: 'in.csv', to: 'unix' }, code: 'ZONE_READONLY', names: 'zone', shows: 'uploads' },
 
+  // --- shed_exec: a list given as one string with spaces is ambiguous (quoting), so it stays an error
+  { fn: 'shed_exec', args: { ...st, cmd: 'ls', args: '-l notes.txt' }, code: 'INVALID_PARAMETER', names: 'args', shows: "'-l notes.txt'", says: /\["-la"\]/ },
+
   // --- shed_help
   { fn: 'shed_help', args: { howto: 'nope' }, code: 'INVALID_PARAMETER', names: 'howto', shows: "'nope'", says: /edit/ },
   { fn: 'shed_help', args: { howto: 5 }, code: 'INVALID_PARAMETER', names: 'howto', shows: '5' },
@@ -221,6 +224,7 @@ const GOOD: Good[] = [
   },
   { what: "'' for an optional message means the default", fn: 'shed_create_file', args: { ...st, path: 'm.txt', content: 'hi', message: '' }, check: () => expect(disk('m.txt')).toBe('hi') },
   { what: 'file_type is case-insensitive', fn: 'shed_create_file', args: { ...st, path: 'ft.txt', content: 'hi', file_type: 'TEXT' }, check: () => expect(disk('ft.txt')).toBe('hi') },
+  { what: 'a list parameter given as one word is a one-item list', fn: 'shed_exec', args: { ...st, cmd: 'ls', args: '-a' }, check: (r) => expect(String(r.data!.stdout)).toMatch(/^\.\.?$/m) },
   { what: 'numeric depth string', fn: 'shed_tree', args: { ...st, depth: '2' }, check: (r) => expect(JSON.stringify(r.data)).toContain('notes.txt') },
   { what: "howto '' gives the quick reference", fn: 'shed_help', args: { howto: '' }, check: (r) => expect(r.data!.help).toContain('QUICK REFERENCE') },
   { what: 'howto null gives the quick reference', fn: 'shed_help', args: { howto: null }, check: (r) => expect(r.data!.topic).toBeUndefined() },

@@ -56,10 +56,10 @@ export function defineBridge(spec: BridgeSpec) {
     summary: spec.summary,
     description: spec.description,
     params: {
-      src: z.string().min(1).describe(`File or folder in ${LABELS[spec.from]}, relative to its root, e.g. "report.csv". Never start it with "${LABELS[spec.from]}/".`),
-      dest: z.string().min(1).describe(`New path in ${LABELS[spec.to]} (the full path of the file or folder, not its parent), e.g. "${example.dest}".`),
+      src: z.string().min(1).describe(`Path in ${LABELS[spec.from]}`),
+      dest: z.string().min(1).describe(`Full new path in ${LABELS[spec.to]}`),
       ...(versioned ? { message: messageParam } : {}),
-      overwrite: z.boolean().default(false).describe('Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.'),
+      overwrite: z.boolean().default(false).describe('Replace an existing dest'),
       allow_zone_in_path: allowZoneInPath,
     },
     example,

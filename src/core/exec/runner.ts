@@ -37,6 +37,8 @@ export interface RunRequest {
    * whole process group (the per-call quota watch).
    */
   monitor?: { everyMs: number; check(): Promise<string | undefined>; wake?(now: () => void): void };
+  /** Blocked files and folders (zone-relative) the sandbox hides (valve blocked_patterns). */
+  mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;
 }
 
 export interface Captured {
@@ -109,7 +111,7 @@ export function run(req: RunRequest): Promise<RunResult> {
   };
   const shellArgs = ['-c', limitScript(req), req.program, ...req.args];
   const [file, argv] = inside
-    ? ['bwrap', [...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect }), '--', '/bin/sh', ...shellArgs]]
+    ? ['bwrap', [...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), '--', '/bin/sh', ...shellArgs]]
     : ['/bin/sh', shellArgs];
   const stdout = req.stdoutFd ?? 'pipe';
   const stderr = req.mergeStderr ? stdout : (req.stderrFd ?? 'pipe');

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
 import { walkInside } from './walk.js';
+import { requireNotBlocked } from './blocked.js';
 
 export type Intent = 'read' | 'write' | 'delete';
 
@@ -104,6 +105,13 @@ export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean
 }
 
 export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
+  const resolved = resolveLocation(zone, input, opts);
+  // Sensitive files (valves blocked_patterns, allowed_extensions): judged on the path as written and on where it really leads.
+  if (zone.blocked) requireNotBlocked(zone.blocked, zone.root, resolved.rel, resolved.abs, resolved.stat, opts.param, input);
+  return resolved;
+}
+
+function resolveLocation(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
   const escape = (why: string) =>
     shedError('PATH_ESCAPE', `${opts.param} ${showValue(input)} ${why}, which leads outside ${zone.label}.`, {
       details: { parameter: opts.param, received: input },

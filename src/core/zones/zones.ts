@@ -8,6 +8,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Identity } from '../identity.js';
 import type { Valves } from '../valves.js';
+import { blockRules, type BlockRules } from '../paths/blocked.js';
 
 export const ZONE_NAMES = ['uploads', 'storage', 'documents', 'group'] as const;
 export type ZoneName = (typeof ZONE_NAMES)[number];
@@ -33,6 +34,8 @@ export interface Zone {
   scope: QuotaScope;
   /** Group zones: the group and the storage base holding its access database. */
   group?: { id: string; name: string; base: string };
+  /** Sensitive-file rules (valves blocked_patterns, allowed_extensions); absent when both are off. */
+  blocked?: BlockRules;
 }
 
 export interface ZoneRequest {
@@ -92,6 +95,7 @@ export function openZone(req: ZoneRequest, name: ZoneName, group: string | undef
     versioned: name === 'documents',
     readonly: name === 'uploads',
     scope,
+    ...withBlockRules(req.valves),
   };
 }
 
@@ -118,5 +122,11 @@ export function openGroupZone(valves: Valves, group: { id: string; name: string 
     readonly: false,
     scope: groupScope(valves, group),
     group: { id: group.id, name: group.name, base: path.resolve(valves.storage_base_path) },
+    ...withBlockRules(valves),
   };
+}
+
+function withBlockRules(valves: Valves): { blocked?: BlockRules } {
+  const blocked = blockRules(valves);
+  return blocked ? { blocked } : {};
 }

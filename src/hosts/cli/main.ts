@@ -5,7 +5,7 @@
  * Storage defaults to ./data, the user to $FILESHED_USER or "local".
  */
 import path from 'node:path';
-import { admin, toolSpecs, Tools } from '../../index.js';
+import { admin, specsFor, Tools } from '../../index.js';
 
 const USAGE = `Usage:
   fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
@@ -62,11 +62,11 @@ async function main(argv: string[]): Promise<number> {
   }
   const [command, fn, json] = positional;
   if (command === 'spec') {
-    process.stdout.write(`${JSON.stringify(toolSpecs, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(specsFor(valves), null, 2)}\n`); // --valve functions=core narrows it
     return 0;
   }
   if (command === 'list') {
-    for (const spec of toolSpecs) process.stdout.write(`${spec.function.name}\n`);
+    for (const spec of specsFor(valves)) process.stdout.write(`${spec.function.name}\n`);
     return 0;
   }
   if (command === 'groups') return groupsCommand(positional.slice(1), options);

@@ -21440,7 +21440,13 @@ var ERROR_CODES = {
   CSV_PARSE_ERROR: "The CSV file could not be parsed (bad quoting, undecodable text, an overlong record).",
   ZIP_BOMB: "The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).",
   IO_ERROR: "The storage reported an error (disk full, permission, ...).",
-  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed."
+  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed.",
+  // Returned by the Open WebUI tool file (dist/fileshed_openwebui.py) when it cannot reach `fileshed serve`.
+  SERVER_UNAVAILABLE: "Open WebUI tool file: the Fileshed server does not answer at the server_url valve.",
+  SERVER_TIMEOUT: "Open WebUI tool file: the Fileshed server did not answer within the timeout_seconds valve.",
+  SERVER_AUTH_FAILED: "Open WebUI tool file: the Fileshed server refused the api_key valve (401).",
+  SERVER_REFUSED: "Open WebUI tool file: the Fileshed server refused the request (403), e.g. valve overrides outside api-key mode.",
+  SERVER_ERROR: "Open WebUI tool file: the Fileshed server answered with an HTTP error or an unreadable answer."
 };
 var ShedError = class extends Error {
   code;
@@ -43591,6 +43597,8 @@ function defineBridge(spec) {
     },
     example,
     mutates: true,
+    hostArgs: ["__event_emitter__"],
+    // large copies report progress
     async handler(args, ctx) {
       return runBridge(spec, args, ctx);
     }
@@ -48767,6 +48775,7 @@ var shedImport = defineFunction({
     allow_zone_in_path: allowZoneInPath
   },
   mutates: true,
+  hostArgs: ["__files__", "__event_emitter__"],
   example: { import_all: true },
   async handler(args, ctx) {
     let attached;
@@ -53330,6 +53339,7 @@ var shedSqlite = defineFunction({
     limit: "limit=0 returns up to the admin maximum; use output_csv for more."
   },
   mutates: true,
+  hostArgs: ["__event_emitter__"],
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const query = args.query?.trim() ? args.query : void 0;
@@ -55479,6 +55489,7 @@ var shedUnzip = defineFunction({
   zones: { accepted: DEST_ZONES, writes: true },
   example: { zone: "storage", src: "data.zip", dest: "data", src_zone: "uploads" },
   mutates: true,
+  hostArgs: ["__event_emitter__"],
   async handler(args, ctx) {
     const destZone = ctx.zone(args.zone, void 0);
     const srcZone = sourceZone(ctx, args.src_zone, args.zone, destZone);
@@ -55830,6 +55841,7 @@ var shedZip = defineFunction({
   zones: { accepted: ZONES3, writes: true },
   example: { zone: "storage", src: "reports", dest: "reports.zip" },
   mutates: true,
+  hostArgs: ["__event_emitter__"],
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, void 0);
     const src = locate(zone, args.src, "src", "read", args.allow_zone_in_path);
@@ -56698,10 +56710,12 @@ var catalog = {
   functions: FUNCTIONS.map(({ name, category, summary }) => ({ name, category, summary })),
   errorCodes: { ...ERROR_CODES }
 };
+var hostArguments = Object.fromEntries(FUNCTIONS.map((f) => [f.name, f.hostArgs ?? []]));
 export {
   Tools,
   admin,
   catalog,
+  hostArguments,
   toolSpecs,
   valvesSchema,
   version2 as version

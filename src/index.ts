@@ -5,6 +5,7 @@
 import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
 import { FUNCTIONS } from './functions/index.js';
+import type { HostArg } from './registry/define.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
@@ -30,3 +31,9 @@ export const catalog = {
   functions: FUNCTIONS.map(({ name, category, summary }) => ({ name, category, summary })),
   errorCodes: { ...ERROR_CODES } as Record<string, string>,
 };
+
+/**
+ * Host arguments each function reads beyond the caller's identity and conversation (`__files__`,
+ * `__event_emitter__`), for hosts that declare them per function (the Open WebUI tool file).
+ */
+export const hostArguments: Record<string, readonly HostArg[]> = Object.fromEntries(FUNCTIONS.map((f) => [f.name, f.hostArgs ?? []]));

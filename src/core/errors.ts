@@ -54,6 +54,12 @@ export const ERROR_CODES = {
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
+  // Returned by the Open WebUI tool file (dist/fileshed_openwebui.py) when it cannot reach `fileshed serve`.
+  SERVER_UNAVAILABLE: 'Open WebUI tool file: the Fileshed server does not answer at the server_url valve.',
+  SERVER_TIMEOUT: 'Open WebUI tool file: the Fileshed server did not answer within the timeout_seconds valve.',
+  SERVER_AUTH_FAILED: 'Open WebUI tool file: the Fileshed server refused the api_key valve (401).',
+  SERVER_REFUSED: 'Open WebUI tool file: the Fileshed server refused the request (403), e.g. valve overrides outside api-key mode.',
+  SERVER_ERROR: 'Open WebUI tool file: the Fileshed server answered with an HTTP error or an unreadable answer.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -12,6 +12,8 @@
 const RUNTIME_CODES = ['SERVER_UNAVAILABLE', 'SERVER_TIMEOUT', 'SERVER_AUTH_FAILED', 'SERVER_REFUSED', 'SERVER_ERROR'];
 const FORBIDDEN = /from (utils|apps|main|config)/i;
 const CLIENT_VALVES = ['server_url', 'api_key', 'timeout_seconds'];
+// fileshed serve always keeps its own storage base (an override would choose which disk it serves).
+const SERVER_OWNED_VALVES = ['storage_base_path'];
 
 /** A Python literal for a JSON value (JSON string escapes are valid Python string escapes). */
 function py(value) {
@@ -129,7 +131,7 @@ function valveField(key, schema, optional) {
  */
 export function generateOpenWebUITool(mod, pkg) {
   for (const code of RUNTIME_CODES) if (!(code in mod.catalog.errorCodes)) fail(`error code ${code} is not in the catalog (src/core/errors.ts)`);
-  const valves = mod.valvesSchema.properties;
+  const valves = Object.fromEntries(Object.entries(mod.valvesSchema.properties).filter(([k]) => !SERVER_OWNED_VALVES.includes(k)));
   const userValves = mod.valvesSchema.$defs?.UserValves?.properties ?? {};
   for (const key of CLIENT_VALVES) if (key in valves) fail(`plugin valve ${key} collides with the tool file's own valve`);
   const maxFileMb = valves.max_file_size_mb?.default ?? fail('valve max_file_size_mb is needed for the attachment cap');
@@ -221,11 +223,11 @@ async def _forward(
             cap = (valves.max_file_size_mb or _DEFAULT_MAX_FILE_MB) * 1024 * 1024
             parts, not_sent = _attachments(files, body, cap)
             if parts:
-                form = aiohttp.FormData()
+                form = aiohttp.FormData(quote_fields=False)
                 form.add_field("arguments", data)
                 for filename, handle in parts:
                     opened.append(handle)
-                    form.add_field("files", handle, filename=filename, content_type="application/octet-stream")
+                    form.add_field("files", handle, filename=_part_filename(filename), content_type="application/octet-stream")
                 data = form
             elif not_sent:
                 first = not_sent[0]
@@ -325,22 +327,31 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         items = chosen or items
     parts: list[tuple[str, Any]] = []
     not_sent: list[dict[str, Any]] = []
+    budget = cap  # the server refuses bodies over max_file_size_mb + 1 MiB: one request carries at most cap bytes
     for name, path, content in items:
+        raw: Optional[bytes] = None
         if path is not None and os.path.isfile(path):
             size = os.path.getsize(path)
-            if size > cap:
-                not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{size} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
-                continue
-            parts.append((name, open(path, "rb")))
         elif content is not None:
             raw = content.encode("utf-8")
-            if len(raw) > cap:
-                not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{len(raw)} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
-                continue
-            parts.append((name, io.BytesIO(raw)))
+            size = len(raw)
         else:
             not_sent.append({"name": name, "code": "FILE_NOT_FOUND", "reason": "the tool file cannot read this upload (no local file and no text content)"})
+            continue
+        if size > cap:
+            not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{size} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
+            continue
+        if size > budget:
+            not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"too large together with the other attachments: import it alone with filename={json.dumps(name, ensure_ascii=False)}"})
+            continue
+        budget -= size
+        parts.append((name, io.BytesIO(raw) if raw is not None else open(path or "", "rb")))
     return parts, not_sent
+
+
+def _part_filename(name: str) -> str:
+    """A multipart file name as browsers write it (what the server's WHATWG parser reads back)."""
+    return name.replace("\\", "_").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _report_not_sent(result: dict[str, Any], not_sent: list[dict[str, Any]]) -> None:

@@ -30,7 +30,6 @@ class Tools:
         server_url: str = Field(default="http://localhost:8765", title="Fileshed server URL", description="Base URL of fileshed serve, e.g. http://fileshed:8765 (no trailing path).")
         api_key: str = Field(default="", title="API key", description="One of the keys given to fileshed serve --auth api-key --api-key KEY.", json_schema_extra={"input": {"type": "password"}})
         timeout_seconds: int = Field(default=600, ge=1, title="Timeout (s)", description="Longest wait for one call; keep it above the server's exec_timeout_max.")
-        storage_base_path: Optional[str] = Field(default=None, title="Storage base path", description="Folder holding users/, groups/ and access_auth.sqlite. Created on first use.", min_length=1)
         quota_per_user_mb: Optional[int] = Field(default=None, title="Quota per user (MB)", description="Uploads (all conversations) + Storage + Documents (including git history), in MiB.", ge=0)
         quota_per_group_mb: Optional[int] = Field(default=None, title="Quota per group (MB)", description="Size limit of each group space (including git history), in MiB.", ge=0)
         max_file_size_mb: Optional[int] = Field(default=None, title="Max file size (MB)", description="Largest file any write may produce, in MiB.", ge=1)
@@ -1167,7 +1166,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("storage_base_path", "quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 
@@ -1197,11 +1196,11 @@ async def _forward(
             cap = (valves.max_file_size_mb or _DEFAULT_MAX_FILE_MB) * 1024 * 1024
             parts, not_sent = _attachments(files, body, cap)
             if parts:
-                form = aiohttp.FormData()
+                form = aiohttp.FormData(quote_fields=False)
                 form.add_field("arguments", data)
                 for filename, handle in parts:
                     opened.append(handle)
-                    form.add_field("files", handle, filename=filename, content_type="application/octet-stream")
+                    form.add_field("files", handle, filename=_part_filename(filename), content_type="application/octet-stream")
                 data = form
             elif not_sent:
                 first = not_sent[0]
@@ -1301,22 +1300,31 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         items = chosen or items
     parts: list[tuple[str, Any]] = []
     not_sent: list[dict[str, Any]] = []
+    budget = cap  # the server refuses bodies over max_file_size_mb + 1 MiB: one request carries at most cap bytes
     for name, path, content in items:
+        raw: Optional[bytes] = None
         if path is not None and os.path.isfile(path):
             size = os.path.getsize(path)
-            if size > cap:
-                not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{size} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
-                continue
-            parts.append((name, open(path, "rb")))
         elif content is not None:
             raw = content.encode("utf-8")
-            if len(raw) > cap:
-                not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{len(raw)} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
-                continue
-            parts.append((name, io.BytesIO(raw)))
+            size = len(raw)
         else:
             not_sent.append({"name": name, "code": "FILE_NOT_FOUND", "reason": "the tool file cannot read this upload (no local file and no text content)"})
+            continue
+        if size > cap:
+            not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"{size} bytes, over the limit of {cap} bytes (valve max_file_size_mb)"})
+            continue
+        if size > budget:
+            not_sent.append({"name": name, "code": "FILE_TOO_LARGE", "reason": f"too large together with the other attachments: import it alone with filename={json.dumps(name, ensure_ascii=False)}"})
+            continue
+        budget -= size
+        parts.append((name, io.BytesIO(raw) if raw is not None else open(path or "", "rb")))
     return parts, not_sent
+
+
+def _part_filename(name: str) -> str:
+    """A multipart file name as browsers write it (what the server's WHATWG parser reads back)."""
+    return name.replace("\\", "_").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _report_not_sent(result: dict[str, Any], not_sent: list[dict[str, Any]]) -> None:

@@ -52,6 +52,11 @@ class Tools:
         zip_max_total_mb: Optional[int] = Field(default=None, title="Unzip: max total size (MB)", description="Archives whose declared uncompressed total exceeds this (MiB) are refused by shed_unzip.", ge=1)
         zip_max_ratio: Optional[int] = Field(default=None, title="Unzip: max compression ratio", description="Archives over 1 MiB uncompressed whose total/compressed ratio exceeds this are refused; 0 disables the check.", ge=0)
         import_allowed_paths: Optional[str] = Field(default=None, title="Import: allowed folders", description="Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted.")
+        audit_log: Optional[bool] = Field(default=None, title="Audit log", description="Added: one JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.")
+        audit_max_mb: Optional[int] = Field(default=None, title="Audit log file size (MB)", description="Added: the audit file is rotated when it reaches this size.", ge=1)
+        audit_retention_days: Optional[int] = Field(default=None, title="Audit log retention (days)", description="Added: rotated audit files older than this are deleted; 0 keeps them forever.", ge=0)
+        uploads_retention_days: Optional[int] = Field(default=None, title="Uploads retention (days)", description="Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.", ge=0)
+        maintenance_interval_hours: Optional[int] = Field(default=None, title="Maintenance interval (hours)", description="Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.", ge=0)
 
     class UserValves(BaseModel):
         encryption_key: str = Field(default="", title="Encryption key", description="Personal key for encryption at rest (shown once by shed_encryption_setup).", json_schema_extra={"input": {"type": "password"}})
@@ -1166,7 +1171,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 

@@ -4,6 +4,9 @@
  */
 import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
+import { readAudit } from './core/audit/audit.js';
+import { maintainAll } from './core/maintenance/maintain.js';
+import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
@@ -11,12 +14,20 @@ import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
+export type { AttachedFile } from './host/bridge.js';
+export { hostApi, type HostFunction } from './hosts/api.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
  * members live in {storage_base_path}/access_auth.sqlite. Each function takes the storage base.
  */
-export const admin = { groups: groupAdmin };
+export const admin = {
+  groups: groupAdmin,
+  /** Maintenance of every user and group of the storage (the server's schedule, the admin page's "run now"). */
+  maintainAll: (valves: Record<string, unknown>) => maintainAll(parseValves(ValvesSchema, valves, 'valve')),
+  /** The newest audit entries of a storage base, filtered (admin page). */
+  readAudit,
+};
 
 export const version = '0.1.0';
 

@@ -302,7 +302,7 @@ def test_server_down_is_an_error_string_not_an_exception(tool_module: types.Modu
 
 def test_a_slow_server_times_out_into_an_envelope(tool_module: types.ModuleType) -> None:
     async def slow(request: web.Request) -> web.StreamResponse:
-        await asyncio.sleep(3)
+        await asyncio.sleep(2)
         return web.json_response(OK)
 
     out = json.loads(with_server(tool_module, Recorder(slow), lambda t: t.shed_stats(), timeout_seconds=1))

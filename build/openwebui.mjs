@@ -52,9 +52,22 @@ function fail(message) {
   throw new Error(`openwebui: ${message}`);
 }
 
-/** Text inside a non-raw """ docstring: backslashes and quotes escaped, line breaks as \n escapes. */
+/**
+ * Text inside a non-raw """ docstring: backslashes escaped, line breaks as \n escapes, and a double
+ * quote escaped only when another follows it or it ends the text (so no """ can close the string early).
+ */
 function docText(text) {
-  return text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '"' && (i === text.length - 1 || text[i + 1] === '"')) out += '\\"';
+    else if (ch < ' ' && ch !== '\t') out += `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`; // NUL and other controls
+    else out += ch;
+  }
+  return out;
 }
 
 function checkDescription(text, where, oneLine) {

@@ -82,15 +82,15 @@ class Tools:
     ) -> str:
         """Run one whitelisted command-line program in a zone: cmd is the program name, args its arguments as a list (no shell: no pipes, no >, no globs). Paths are relative to the zone root. Use stdout_file to save output to a file. A non-zero returncode means the command failed (see stderr). In Documents, git log/show/diff/status/restore are served built in.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param cmd: Program name, e.g. \"ls\", \"grep\", \"sort\". Options go in args.
-        :param args: Arguments, one per item, e.g. [\"-la\", \"reports\"].
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param cmd: Program name, e.g. "ls", "grep", "sort". Options go in args.
+        :param args: Arguments, one per item, e.g. ["-la", "reports"].
         :param timeout: Seconds before the command is stopped (default and maximum set by the admin).
         :param max_output: Characters kept per output stream; 0 = the admin maximum.
         :param stdout_file: Save standard output to this file in the zone instead of returning it (binary-safe).
         :param stderr_file: Save standard error to this file in the zone.
         :param redirect_stderr_to_stdout: Merge standard error into standard output (like 2>&1).
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -118,14 +118,14 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Create or replace a whole file. file_type=\"text\" (default) writes content exactly as given; file_type=\"bytes\" decodes content from content_format hex (default), base64 or raw. Parent folders are created. To change part of a file use shed_patch_text.
+        """Create or replace a whole file. file_type="text" (default) writes content exactly as given; file_type="bytes" decodes content from content_format hex (default), base64 or raw. Parent folders are created. To change part of a file use shed_patch_text.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
-        :param content: The whole file content (text, or encoded bytes when file_type=\"bytes\").
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
+        :param content: The whole file content (text, or encoded bytes when file_type="bytes").
         :param file_type: text (default) or bytes.
-        :param content_format: Encoding of content when file_type=\"bytes\": hex | base64 | raw.
-        :param group: Group name or id; only with zone=\"group\".
+        :param content_format: Encoding of content when file_type="bytes": hex | base64 | raw.
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param mode: Group zone only: who may change a NEW file (owner | group | owner_ro).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -163,18 +163,18 @@ class Tools:
     ) -> str:
         """Edit a text file. position: start | end (append) | before/after (a line number or the first line matching pattern) | replace (lines line..end_line, or the text matched by pattern). Line positions treat content as whole lines (a final newline is added); pattern replace substitutes exactly the matched text. overwrite=true writes content as the whole file. Lines start at 1.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
         :param content: Text to write. For line positions it is whole lines; a missing final newline is added.
         :param position: Where to write: start | end | before | after | replace.
         :param line: Line number (1-based) for before/after/replace.
-        :param end_line: Last line (inclusive) to replace, with position=\"replace\" and line.
+        :param end_line: Last line (inclusive) to replace, with position="replace" and line.
         :param pattern: Regular expression (JavaScript syntax) instead of line: before/after the first matching line, or replace the matched text.
         :param regex_flags: Pattern flags: i (ignore case), m (multi-line), s (dot matches newline).
         :param match_all: Apply at every match instead of the first.
         :param overwrite: Replace the whole file with content (positioning parameters are ignored).
         :param safe: Hold the file lock during the edit (refused while another conversation edits it).
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param mode: Group zone only: who may change a NEW file (owner | group | owner_ro).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -208,18 +208,18 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Write bytes into a file. content is hex by default (\"89504e47\"), or base64 / raw (UTF-8 text) with content_format. position: \"end\" (append, default), \"start\", \"at\" (insert at offset), \"replace\" (replace length bytes at offset); overwrite=true replaces the whole file and creates it if missing. Offsets count bytes from 0. For text edits prefer shed_patch_text; to look at bytes use shed_hexdump.
+        """Write bytes into a file. content is hex by default ("89504e47"), or base64 / raw (UTF-8 text) with content_format. position: "end" (append, default), "start", "at" (insert at offset), "replace" (replace length bytes at offset); overwrite=true replaces the whole file and creates it if missing. Offsets count bytes from 0. For text edits prefer shed_patch_text; to look at bytes use shed_hexdump.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
-        :param content: The bytes to write, encoded as content_format says. Hex example: \"89504e470d0a1a0a\" (spaces and 0x prefixes are ignored).
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
+        :param content: The bytes to write, encoded as content_format says. Hex example: "89504e470d0a1a0a" (spaces and 0x prefixes are ignored).
         :param content_format: How content is encoded: hex (default), base64 (standard or URL-safe), raw (text written as UTF-8).
         :param position: Where to write: end (append, default), start, at (insert at offset), replace (replace length bytes at offset). Ignored with overwrite=true.
-        :param offset: Byte offset for position=\"at\" or \"replace\" (0 = first byte).
-        :param length: Number of bytes to replace, for position=\"replace\".
+        :param offset: Byte offset for position="at" or "replace" (0 = first byte).
+        :param length: Number of bytes to replace, for position="replace".
         :param overwrite: true: replace the whole file with content (created if missing); position/offset/length are ignored.
         :param safe: true (default): lock the file during the write and refuse if a locked edit is open on it. false: only refuse locks of other conversations.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param mode: Group zone only: write mode of a newly created file (owner, group, owner_ro). Default: the admin setting.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -249,12 +249,12 @@ class Tools:
     ) -> str:
         """Read a text file. Use start_line/end_line (first line is 1) for part of a large file; output is cut at max_output characters with a notice telling which start_line to continue from. Binary files are refused: use shed_read_bytes or shed_hexdump.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
         :param start_line: First line to return (1-based). Default 1.
         :param end_line: Last line to return (inclusive). Default: end of file.
         :param max_output: Character limit of the returned content; 0 = the admin maximum.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -282,12 +282,12 @@ class Tools:
     ) -> str:
         """Read bytes of any file, encoded as hex (default) or base64. offset is the first byte (0-based), length the number of bytes (default: to the end). Large reads are cut to the output limit; data.next_offset tells where to continue. For a readable view of bytes use shed_hexdump; for text files use shed_read.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
         :param output_format: Encoding of the returned content: hex (default) or base64.
         :param offset: First byte to read (0 = start of file).
         :param length: Number of bytes to read. Default: to the end of the file (within the output limit).
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -313,9 +313,9 @@ class Tools:
     ) -> str:
         """Delete a file, a symbolic link (the link only, never what it points to) or a folder with everything in it. Works in every zone, including uploads. There is no undo outside Documents (whose history keeps old versions), so check the path with shed_tree first.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File or folder to delete, relative to the zone root, e.g. \"old/report.txt\". Never the zone root itself.
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File or folder to delete, relative to the zone root, e.g. "old/report.txt". Never the zone root itself.
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -344,10 +344,10 @@ class Tools:
     ) -> str:
         """Rename or move a file or folder within the same zone; missing folders of new_path are created. An existing destination is refused unless it is a file and overwrite=true (folders are never replaced). To move between zones use the bridge functions (e.g. shed_move_uploads_to_storage).
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param old_path: Current path of the file or folder, relative to the zone root, e.g. \"draft.txt\".
-        :param new_path: New path, relative to the same zone root, e.g. \"archive/final.txt\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param old_path: Current path of the file or folder, relative to the zone root, e.g. "draft.txt".
+        :param new_path: New path, relative to the same zone root, e.g. "archive/final.txt".
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         :param overwrite: Replace new_path if it is an existing FILE. Folders are never replaced. Default false.
@@ -373,12 +373,12 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """List a zone or one folder as an indented tree: folders first, then files with their sizes, symbolic links as \"name -> target\". depth limits how many levels are shown (default 3, at most 10); each folder shows at most 100 entries. Use path to look inside a sub-folder instead of raising depth on a big zone.
+        """List a zone or one folder as an indented tree: folders first, then files with their sizes, symbolic links as "name -> target". depth limits how many levels are shown (default 3, at most 10); each folder shows at most 100 entries. Use path to look inside a sub-folder instead of raising depth on a big zone.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: Folder to show, relative to the zone root. \".\" or \"\" = the zone root (default).
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: Folder to show, relative to the zone root. "." or \"" = the zone root (default).
         :param depth: How many levels to show: 1 = only the folder's own entries. Default 3; values above 10 count as 10.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -403,9 +403,9 @@ class Tools:
     ) -> str:
         """Start a locked edit: locks the file for this conversation and makes a private working copy, returned as content. Change the copy with shed_lockedit_overwrite or shed_lockedit_exec, then shed_lockedit_save (writes it back, closes edit mode) or shed_lockedit_cancel. Others get FILE_LOCKED meanwhile. Opening again in the same conversation continues the open edit.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File to edit, relative to the zone root, e.g. \"report.md\". It must exist.
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File to edit, relative to the zone root, e.g. "report.md". It must exist.
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -432,15 +432,15 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Run one whitelisted command on the working copy of a file opened with shed_lockedit_open, e.g. cmd=\"sed\", args=[\"-i\", \"s/old/new/g\", \"report.md\"]. The command sees only that one file, at its path (an argument \".\" also stands for it); other files it creates are discarded. Same rules as shed_exec: no shell, relative paths only. Nothing reaches the real file until shed_lockedit_save.
+        """Run one whitelisted command on the working copy of a file opened with shed_lockedit_open, e.g. cmd="sed", args=["-i", "s/old/new/g", "report.md"]. The command sees only that one file, at its path (an argument "." also stands for it); other files it creates are discarded. Same rules as shed_exec: no shell, relative paths only. Nothing reaches the real file until shed_lockedit_save.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The file opened with shed_lockedit_open, e.g. \"report.md\".
-        :param cmd: Program name, e.g. \"sed\", \"awk\", \"sort\". Options go in args.
-        :param args: Arguments, one per item; name the file by its path (or \".\"), e.g. [\"-i\", \"s/a/b/\", \"report.md\"].
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The file opened with shed_lockedit_open, e.g. "report.md".
+        :param cmd: Program name, e.g. "sed", "awk", "sort". Options go in args.
+        :param args: Arguments, one per item; name the file by its path (or "."), e.g. ["-i", "s/a/b/", "report.md"].
         :param timeout: Seconds before the command is stopped (default and maximum set by the admin).
         :param max_output: Characters kept per output stream; 0 = the admin maximum.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -467,11 +467,11 @@ class Tools:
     ) -> str:
         """Write content into the working copy of a file opened with shed_lockedit_open: it replaces the whole copy, or is added at its end with append=true. Nothing reaches the real file until shed_lockedit_save. The text is written exactly as given (add your own final newline).
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The file opened with shed_lockedit_open, e.g. \"report.md\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The file opened with shed_lockedit_open, e.g. "report.md".
         :param content: The new text of the working copy (or the text to add with append=true).
         :param append: Add content at the end of the working copy instead of replacing it. Default false.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -497,9 +497,9 @@ class Tools:
     ) -> str:
         """Finish a locked edit: the working copy replaces the file in one atomic step (committed in Documents), the lock is released and edit mode ends. To change the file again, open it again. If the save is refused (quota, size), the edit stays open: fix the working copy and save again, or cancel.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The file opened with shed_lockedit_open, e.g. \"report.md\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The file opened with shed_lockedit_open, e.g. "report.md".
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -525,9 +525,9 @@ class Tools:
     ) -> str:
         """Abandon a locked edit opened in this conversation: the working copy and its changes are discarded, the file stays as it was, the lock is released and edit mode ends. Only the conversation that opened the edit can cancel it; for an abandoned edit of another conversation use shed_force_unlock.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The file opened with shed_lockedit_open, e.g. \"report.md\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The file opened with shed_lockedit_open, e.g. "report.md".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -553,8 +553,8 @@ class Tools:
     ) -> str:
         """Move a file or folder from Uploads (files imported from this chat with shed_import) to Storage, where it can be edited and used by commands. dest is the full new path in Storage. The file leaves Uploads. An existing dest needs overwrite=true.
 
-        :param src: File or folder in Uploads, relative to its root, e.g. \"report.csv\". Never start it with \"Uploads/\".
-        :param dest: New path in Storage (the full path of the file or folder, not its parent), e.g. \"report.csv\".
+        :param src: File or folder in Uploads, relative to its root, e.g. "report.csv". Never start it with "Uploads/".
+        :param dest: New path in Storage (the full path of the file or folder, not its parent), e.g. "report.csv".
         :param overwrite: Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -582,8 +582,8 @@ class Tools:
     ) -> str:
         """Move a file or folder from Uploads (files imported from this chat with shed_import) to Documents, where every change is versioned; the move is committed (message= sets the commit message). dest is the full new path in Documents. An existing dest needs overwrite=true.
 
-        :param src: File or folder in Uploads, relative to its root, e.g. \"report.csv\". Never start it with \"Uploads/\".
-        :param dest: New path in Documents (the full path of the file or folder, not its parent), e.g. \"reports/report.csv\".
+        :param src: File or folder in Uploads, relative to its root, e.g. "report.csv". Never start it with "Uploads/".
+        :param dest: New path in Documents (the full path of the file or folder, not its parent), e.g. "reports/report.csv".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param overwrite: Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -612,8 +612,8 @@ class Tools:
     ) -> str:
         """Copy a finished file or folder from Storage to Documents, where it is versioned: the copy is committed (message= sets the commit message). The Storage original stays. dest is the full new path in Documents; an existing dest needs overwrite=true (it becomes a new version). Counts against the quota.
 
-        :param src: File or folder in Storage, relative to its root, e.g. \"report.csv\". Never start it with \"Storage/\".
-        :param dest: New path in Documents (the full path of the file or folder, not its parent), e.g. \"reports/report.csv\".
+        :param src: File or folder in Storage, relative to its root, e.g. "report.csv". Never start it with "Storage/".
+        :param dest: New path in Documents (the full path of the file or folder, not its parent), e.g. "reports/report.csv".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param overwrite: Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -642,8 +642,8 @@ class Tools:
     ) -> str:
         """Move a file or folder out of Documents into Storage (to work on it freely, or to stop versioning it). Its removal from Documents is committed (message= sets the commit message); older versions stay in the history. dest is the full new path in Storage; an existing dest needs overwrite=true.
 
-        :param src: File or folder in Documents, relative to its root, e.g. \"report.csv\". Never start it with \"Documents/\".
-        :param dest: New path in Storage (the full path of the file or folder, not its parent), e.g. \"report.csv\".
+        :param src: File or folder in Documents, relative to its root, e.g. "report.csv". Never start it with "Documents/".
+        :param dest: New path in Storage (the full path of the file or folder, not its parent), e.g. "report.csv".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param overwrite: Replace dest if it exists (a file by a file, a folder by a whole folder). Default false.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
@@ -670,11 +670,11 @@ class Tools:
         __files__: Optional[list[Any]] = None,
         __event_emitter__: Any = None,
     ) -> str:
-        """Bring the files the user attached in this conversation into the Uploads zone: import_all=true takes every attached file, filename=\"report.csv\" only that one. Then list them with shed_tree(zone=\"uploads\"), read them there, or move them to Storage/Documents to change them. Each file that cannot be imported (too large, quota, not allowed) is reported while the others are imported.
+        """Bring the files the user attached in this conversation into the Uploads zone: import_all=true takes every attached file, filename="report.csv" only that one. Then list them with shed_tree(zone="uploads"), read them there, or move them to Storage/Documents to change them. Each file that cannot be imported (too large, quota, not allowed) is reported while the others are imported.
 
-        :param filename: Import only the attached file with exactly this name, e.g. \"report.csv\". Empty: see import_all.
+        :param filename: Import only the attached file with exactly this name, e.g. "report.csv". Empty: see import_all.
         :param import_all: Import every attached file. Default false (then give filename).
-        :param dest_subdir: Folder inside Uploads to put the files in, e.g. \"batch1\". Default: the Uploads root.
+        :param dest_subdir: Folder inside Uploads to put the files in, e.g. "batch1". Default: the Uploads root.
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -697,11 +697,11 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Identify what a file really is from its content (PNG, JPEG, PDF, ZIP/DOCX/XLSX, gzip, ELF, SQLite, MP3, MP4...), not only its extension. Returns mime, a description, and for text files the encoding (ascii, utf-8, utf-16...) and line endings (unix, dos, mac, mixed). Use it before reading an unknown file; path=\".\" describes the zone root folder.
+        """Identify what a file really is from its content (PNG, JPEG, PDF, ZIP/DOCX/XLSX, gzip, ELF, SQLite, MP3, MP4...), not only its extension. Returns mime, a description, and for text files the encoding (ascii, utf-8, utf-16...) and line endings (unix, dos, mac, mixed). Use it before reading an unknown file; path="." describes the zone root folder.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File or folder path relative to the zone root, e.g. \"uploads/photo.jpg\"; \".\" is the zone root.
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File or folder path relative to the zone root, e.g. "uploads/photo.jpg"; "." is the zone root.
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -726,12 +726,12 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Convert line endings of a text file. to=\"unix\" (or \"lf\") gives LF, to=\"dos\" (or \"crlf\", \"windows\") gives CRLF; old Mac CR endings are converted too. Reports the original style (unix, dos, mac, mixed, none) and how many lines changed; a file already in the wanted style is left untouched. Binary files are refused.
+        """Convert line endings of a text file. to="unix" (or "lf") gives LF, to="dos" (or "crlf", "windows") gives CRLF; old Mac CR endings are converted too. Reports the original style (unix, dos, mac, mixed, none) and how many lines changed; a file already in the wanted style is left untouched. Binary files are refused.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
         :param to: Target line endings: unix or lf (LF, default); dos, crlf or windows (CRLF). Case-insensitive.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -757,13 +757,13 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Show part of any file as a hex dump: each line is the byte offset, 16 bytes in hex, and their ASCII (other bytes as \".\"). offset is the first byte (default 0), length the number of bytes (default 256, at most 4096). Use it to inspect binary files or invisible characters; data.next_offset tells where to continue.
+        """Show part of any file as a hex dump: each line is the byte offset, 16 bytes in hex, and their ASCII (other bytes as "."). offset is the first byte (default 0), length the number of bytes (default 256, at most 4096). Use it to inspect binary files or invisible characters; data.next_offset tells where to continue.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: File path relative to the zone root, e.g. \"reports/q3.md\". Never start it with the zone name.
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: File path relative to the zone root, e.g. "reports/q3.md". Never start it with the zone name.
         :param offset: First byte to show (0 = start of file).
         :param length: Number of bytes to show: default 256, clamped to 1..4096.
-        :param group: Group name or id; only with zone=\"group\".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -801,25 +801,25 @@ class Tools:
         __metadata__: Optional[dict[str, Any]] = None,
         __event_emitter__: Any = None,
     ) -> str:
-        """Query or change a SQLite database file: query=\"SELECT ...\" returns columns and rows (10 rows by default: set limit=N, add LIMIT/OFFSET, or write all rows to a file with output_csv=\"out.csv\"). Values go in params with ? placeholders. One statement per call. Or import a CSV: import_csv=\"data.csv\", table=\"data\" (delimiter, encoding and column types INTEGER/REAL/TEXT/DATE are detected; decimal=\",\" and date_columns for European files). Uploads is read-only: move files to Storage first.
+        """Query or change a SQLite database file: query="SELECT ..." returns columns and rows (10 rows by default: set limit=N, add LIMIT/OFFSET, or write all rows to a file with output_csv="out.csv"). Values go in params with ? placeholders. One statement per call. Or import a CSV: import_csv="data.csv", table="data" (delimiter, encoding and column types INTEGER/REAL/TEXT/DATE are detected; decimal="," and date_columns for European files). Uploads is read-only: move files to Storage first.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: Database file relative to the zone root, e.g. \"sales.db\". A new path creates a new database on the first write or import.
-        :param query: ONE SQL statement, e.g. \"SELECT region, SUM(total) FROM sales GROUP BY region\". Put values in params with ? placeholders.
-        :param params: Values for the ? placeholders of query, in order, e.g. [\"North\", 100].
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: Database file relative to the zone root, e.g. "sales.db". A new path creates a new database on the first write or import.
+        :param query: ONE SQL statement, e.g. "SELECT region, SUM(total) FROM sales GROUP BY region". Put values in params with ? placeholders.
+        :param params: Values for the ? placeholders of query, in order, e.g. ["North", 100].
         :param limit: Rows to return (default 10; 0 = the admin maximum, 10000 by default). Ignored with output_csv.
         :param output_csv: Write ALL result rows of a SELECT to this CSV file in the same zone (header row, comma, LF line ends) instead of returning them.
         :param import_csv: CSV file in the same zone to import into table (instead of query). Delimiter, encoding and column types are detected.
         :param table: Table to create or fill from import_csv: letters, digits and _, not starting with a digit.
         :param if_exists: When the table exists: fail (default), replace (drop and recreate), append (add rows).
-        :param delimiter: CSV delimiter: \",\" \";\" \"\\t\" (tab) \"|\". Default: detected.
+        :param delimiter: CSV delimiter: "," ";" "\\t" (tab) "|". Default: detected.
         :param encoding: CSV encoding: utf-8, utf-8-sig, latin-1 / windows-1252, utf-16. Default: detected.
         :param has_header: First CSV line holds column names (default true); false names columns col_1, col_2, ...
         :param skip_rows: Lines to skip at the start of the CSV before the header (default 0).
-        :param decimal: Decimal mark of CSV numbers: \".\" (default) or \",\" (European: 1.234,56).
-        :param date_columns: CSV columns holding dates to store as ISO text (YYYY-MM-DD), e.g. [\"order_date\"].
-        :param date_format: How those dates are written: \"dayfirst\" (31/12/2024), \"monthfirst\" (12/31/2024) or a pattern like \"%d.%m.%Y\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param decimal: Decimal mark of CSV numbers: "." (default) or "," (European: 1.234,56).
+        :param date_columns: CSV columns holding dates to store as ISO text (YYYY-MM-DD), e.g. ["order_date"].
+        :param date_format: How those dates are written: "dayfirst" (31/12/2024), "monthfirst" (12/31/2024) or a pattern like "%d.%m.%Y".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -846,11 +846,11 @@ class Tools:
         __metadata__: Optional[dict[str, Any]] = None,
         __event_emitter__: Any = None,
     ) -> str:
-        """Create a .zip of a file or a folder in Storage or Documents. The archive keeps the folder name as its top level (src=\"reports\" gives reports/...); src=\".\" zips the whole zone into storage.zip / documents.zip at the zone root. Hidden files are included; the archive never includes itself. An existing dest is refused unless overwrite=true.
+        """Create a .zip of a file or a folder in Storage or Documents. The archive keeps the folder name as its top level (src="reports" gives reports/...); src="." zips the whole zone into storage.zip / documents.zip at the zone root. Hidden files are included; the archive never includes itself. An existing dest is refused unless overwrite=true.
 
         :param zone: Zone: storage | documents. Case-insensitive.
-        :param src: File or folder to archive, relative to the zone root, e.g. \"reports\" (or \".\" for the whole zone).
-        :param dest: Archive path, e.g. \"backup/reports.zip\" (\".zip\" is added if missing). Default: src + \".zip\" beside it.
+        :param src: File or folder to archive, relative to the zone root, e.g. "reports" (or "." for the whole zone).
+        :param dest: Archive path, e.g. "backup/reports.zip" (".zip" is added if missing). Default: src + ".zip" beside it.
         :param include_empty_dirs: Also store folders that contain no files (default false).
         :param overwrite: Replace dest if it already exists (default false).
         :param message: Commit message in Documents and group zones (default: a description of the change).
@@ -883,8 +883,8 @@ class Tools:
         """Extract a .zip into zone (storage or documents). src_zone says where the archive is (uploads, storage, documents; default: zone). dest is the folder to extract into (default: the folder holding the archive). The whole archive is checked before anything is written: unsafe paths, links, too many entries or too large are refused. Existing files are not replaced unless overwrite=true.
 
         :param zone: Zone to extract INTO: storage | documents. Case-insensitive.
-        :param src: The .zip file, relative to the root of src_zone, e.g. \"data.zip\".
-        :param dest: Folder to extract into, e.g. \"data\" (created if missing). Default: the folder holding the archive.
+        :param src: The .zip file, relative to the root of src_zone, e.g. "data.zip".
+        :param dest: Folder to extract into, e.g. "data" (created if missing). Default: the folder holding the archive.
         :param src_zone: Zone holding the archive: uploads | storage | documents. Default: the same as zone.
         :param overwrite: Replace files that already exist in dest (default false: refuse).
         :param message: Commit message in Documents and group zones (default: a description of the change).
@@ -912,9 +912,9 @@ class Tools:
     ) -> str:
         """List what a .zip holds without extracting it: names, sizes, compressed sizes, dates (first 100 entries), totals, and unzip_check, which says whether shed_unzip would accept the archive or why not (unsafe paths, links, limits). Works in every zone.
 
-        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The .zip file, relative to the zone root, e.g. \"data.zip\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: uploads | storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The .zip file, relative to the zone root, e.g. "data.zip".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -956,9 +956,9 @@ class Tools:
     ) -> str:
         """Recovery tool: removes the lock of a file, whoever holds it, and discards the working copies of every conversation that had it open (their unsaved changes are lost; the file itself is not touched). Use it when shed_lockedit_open or a write says FILE_LOCKED for an edit that was abandoned. Succeeds even when nothing was locked.
 
-        :param zone: Zone: storage | documents | group. Case-insensitive. \"group\" also needs group=.
-        :param path: The locked file, relative to the zone root, e.g. \"report.md\".
-        :param group: Group name or id; only with zone=\"group\".
+        :param zone: Zone: storage | documents | group. Case-insensitive. "group" also needs group=.
+        :param path: The locked file, relative to the zone root, e.g. "report.md".
+        :param group: Group name or id; only with zone="group".
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
         return await _forward(
@@ -1028,7 +1028,7 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Lists the groups you are a member of, with id, name, description and member count. Use a group name or id with zone=\"group\", group=\"...\" in the file functions, or with shed_group_info."""
+        """Lists the groups you are a member of, with id, name, description and member count. Use a group name or id with zone="group", group="..." in the file functions, or with shed_group_info."""
         return await _forward(
             self.valves,
             "shed_group_list",
@@ -1046,9 +1046,9 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Shows a group you belong to: its members and its files with size, owner and write mode (owner, group, owner_ro; \"group\" when no owner was recorded, e.g. files made by shed_exec).
+        """Shows a group you belong to: its members and its files with size, owner and write mode (owner, group, owner_ro; "group" when no owner was recorded, e.g. files made by shed_exec).
 
-        :param group: Group name or id, e.g. \"team\" (see shed_group_list).
+        :param group: Group name or id, e.g. "team" (see shed_group_list).
         """
         return await _forward(
             self.valves,
@@ -1072,8 +1072,8 @@ class Tools:
     ) -> str:
         """Changes the write mode of a group file you own: owner (only the owner changes it) | group (every member) | owner_ro (nobody; the owner may change the mode back). Only the owner may change it.
 
-        :param group: Group name or id, e.g. \"team\".
-        :param path: File in the group space, e.g. \"plan.md\".
+        :param group: Group name or id, e.g. "team".
+        :param path: File in the group space, e.g. "plan.md".
         :param mode: owner | group | owner_ro
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -1099,8 +1099,8 @@ class Tools:
     ) -> str:
         """Transfers ownership of a group file you own to another member of the group (its mode is kept).
 
-        :param group: Group name or id, e.g. \"team\".
-        :param path: File in the group space, e.g. \"plan.md\".
+        :param group: Group name or id, e.g. "team".
+        :param path: File in the group space, e.g. "plan.md".
         :param new_owner: User id of the new owner, a member of the group (see shed_group_info).
         :param allow_zone_in_path: Set true only if the user really has a folder named like the zone (e.g. Storage/storage/x).
         """
@@ -1131,9 +1131,9 @@ class Tools:
         """Copies a file or folder from uploads, storage or documents into a group space (committed as you). You own the copies; mode sets who may change them (default: the admin setting). An existing dest is replaced only with overwrite=true and only if you may change it.
 
         :param src_zone: Where the source is: uploads | storage | documents.
-        :param src_path: File or folder in src_zone, e.g. \"report.pdf\".
-        :param group: Group name or id, e.g. \"team\".
-        :param dest_path: Full new path in the group space, e.g. \"reports/report.pdf\".
+        :param src_path: File or folder in src_zone, e.g. "report.pdf".
+        :param group: Group name or id, e.g. "team".
+        :param dest_path: Full new path in the group space, e.g. "reports/report.pdf".
         :param message: Commit message in Documents and group zones (default: a description of the change).
         :param mode: owner | group | owner_ro for the copies.
         :param overwrite: Replace dest_path if it exists (needs write permission on it).
@@ -1156,7 +1156,7 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Quick reference of Fileshed: zones, every function, workflows, path rules and common mistakes. Call it first when unsure. howto gives one topic in detail (e.g. \"edit\", \"paths\", \"errors\"); \"full\" gives everything.
+        """Quick reference of Fileshed: zones, every function, workflows, path rules and common mistakes. Call it first when unsure. howto gives one topic in detail (e.g. "edit", "paths", "errors"); "full" gives everything.
 
         :param howto: Topic to explain: download, csv_to_sqlite, upload, share, edit, commands, network, paths, large_files, errors, full. Omit for the quick reference.
         """

@@ -52,7 +52,7 @@ def test_escaped_texts_reach_the_docstring_unchanged() -> None:
     script = SCRIPT.split("console.log")[0] + r'''
 const m = clone();
 const fn = first(m);
-fn.description = 'Say """hi""" to C:\\temp\\new\nthen "stop"';
+fn.description = '"Say """hi""" to C:\\temp\\new\nthen\u0000 "stop"';
 process.stdout.write(JSON.stringify({ name: fn.name, text: generateOpenWebUITool(m, pkg) }));
 '''
     done = subprocess.run(["node", "--input-type=module", "-e", script], cwd=owui.ROOT, capture_output=True, text=True, timeout=120)
@@ -60,4 +60,4 @@ process.stdout.write(JSON.stringify({ name: fn.name, text: generateOpenWebUITool
     out = json.loads(done.stdout)
     module = owui.load_tool_module(out["text"], "fileshed_escapes")
     func = getattr(module.Tools(), out["name"])
-    assert owui.chat_spec(func)["description"].rstrip() == 'Say """hi""" to C:\\temp\\new\nthen "stop"'
+    assert owui.chat_spec(func)["description"].rstrip() == '"Say """hi""" to C:\\temp\\new\nthen\x00 "stop"'

@@ -247,7 +247,9 @@ async def _forward(
                 return _error(first["code"], "Nothing was imported: " + "; ".join(f"{f['name']}: {f['reason']}" for f in not_sent) + ".", "An admin can raise the max_file_size_mb valve; otherwise ask the user for a smaller file.", {"errors": not_sent})
         if not isinstance(data, aiohttp.FormData):
             headers["Content-Type"] = "application/json"
-        timeout = aiohttp.ClientTimeout(total=float(valves.timeout_seconds), sock_connect=min(10.0, float(valves.timeout_seconds)))
+        # A server that does not even accept the connection is unavailable, not slow: connecting gets
+        # at most 10 s (half the budget when that is shorter), the whole call timeout_seconds.
+        timeout = aiohttp.ClientTimeout(total=float(valves.timeout_seconds), sock_connect=min(10.0, valves.timeout_seconds / 2))
         async with aiohttp.ClientSession(timeout=timeout) as session:
             async with session.post(f"{url}/{name}", data=data, headers=headers, allow_redirects=False) as response:
                 if response.status != 200:
@@ -261,7 +263,9 @@ async def _forward(
         if not_sent:
             _report_not_sent(result, not_sent)
         return json.dumps(result, ensure_ascii=False, indent=2)
-    except asyncio.TimeoutError:
+    except asyncio.TimeoutError as err:
+        if type(err).__name__ == "ConnectionTimeoutError":  # aiohttp >= 3.10: the connection never opened
+            return _error("SERVER_UNAVAILABLE", "The Fileshed server did not accept a connection.", "An admin must check that fileshed serve is running and that the valve server_url is its address as seen from Open WebUI.")
         return _error("SERVER_TIMEOUT", f"The Fileshed server did not answer {name} within {valves.timeout_seconds} s.", "An admin can raise the valve timeout_seconds; for commands, pass a smaller timeout.")
     except (aiohttp.ClientConnectionError, OSError) as err:
         return _error("SERVER_UNAVAILABLE", f"The Fileshed server cannot be reached ({type(err).__name__}).", "An admin must check that fileshed serve is running and that the valve server_url is its address as seen from Open WebUI.")

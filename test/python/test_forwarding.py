@@ -335,3 +335,28 @@ def test_every_function_forwards_to_its_path_with_its_arguments(tool_module: typ
         props = spec["function"]["parameters"]["properties"]
         want = {**{k: v["default"] for k, v in props.items() if "default" in v}, **sample_arguments(spec)}
         assert req["body"] == want, spec["function"]["name"]
+
+
+def test_a_server_that_never_accepts_is_unavailable_not_slow(tool_module: types.ModuleType) -> None:
+    # A listening socket whose backlog is full: connection attempts hang, as with a dropped route.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        fillers = []
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            try:
+                filler.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fillers.append(filler)
+        try:
+            tools = tool_module.Tools()
+            tools.valves = tool_module.Tools.Valves(server_url=f"http://127.0.0.1:{port}", timeout_seconds=1)
+            err = json.loads(call(tools, "shed_stats"))["error"]
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert err["code"] == "SERVER_UNAVAILABLE" and "server_url" in err["hint"]

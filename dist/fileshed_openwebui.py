@@ -57,6 +57,7 @@ class Tools:
         audit_retention_days: Optional[int] = Field(default=None, title="Audit log retention (days)", description="Added: rotated audit files older than this are deleted; 0 keeps them forever.", ge=0)
         uploads_retention_days: Optional[int] = Field(default=None, title="Uploads retention (days)", description="Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.", ge=0)
         maintenance_interval_hours: Optional[int] = Field(default=None, title="Maintenance interval (hours)", description="Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.", ge=0)
+        sqlite_timeout_seconds: Optional[int] = Field(default=None, title="SQLite timeout (s)", description="Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.", ge=1)
 
     class UserValves(BaseModel):
         encryption_key: str = Field(default="", title="Encryption key", description="Personal key for encryption at rest (shown once by shed_encryption_setup).", json_schema_extra={"input": {"type": "password"}})
@@ -1171,7 +1172,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 

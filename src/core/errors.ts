@@ -54,6 +54,8 @@ export const ERROR_CODES = {
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
+  QUERY_TIMEOUT: 'The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.',
+  RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
   // Returned by the Open WebUI tool file (dist/fileshed_openwebui.py) when it cannot reach `fileshed serve`.
   SERVER_UNAVAILABLE: 'Open WebUI tool file: the Fileshed server does not answer at the server_url valve.',
   SERVER_TIMEOUT: 'Open WebUI tool file: the Fileshed server did not answer within the timeout_seconds valve.',

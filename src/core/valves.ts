@@ -122,6 +122,10 @@ export const ValvesSchema = z.object({
     title: 'Maintenance interval (hours)',
     description: 'Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.',
   }),
+  sqlite_timeout_seconds: int(1).default(30).meta({
+    title: 'SQLite timeout (s)',
+    description: 'Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
+  }),
 });
 
 export const UserValvesSchema = z.object({

@@ -134,6 +134,8 @@ function valveField(key, schema, optional) {
   if (typeof schema.maximum === 'number') args.push(`le=${schema.maximum}`);
   if (typeof schema.minLength === 'number') args.push(`min_length=${schema.minLength}`);
   if (schema.format === 'password') args.push('json_schema_extra={"input": {"type": "password"}}');
+  // An optional enum is an anyOf in JSON Schema, which Open WebUI renders as free text: ask for a select.
+  else if (optional && Array.isArray(schema.enum)) args.push(`json_schema_extra={"input": {"type": "select", "options": ${py(schema.enum)}}}`);
   if (optional) type = `Optional[${type}]`;
   return `        ${key}: ${type} = Field(${args.join(', ')})`;
 }

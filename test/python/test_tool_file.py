@@ -61,6 +61,8 @@ def test_valves_render_in_the_admin_ui(tool_module: types.ModuleType, valves_sch
         assert props[key]["title"] == plugin[key]["title"], key
         assert props[key]["description"] == plugin[key]["description"], key
         assert schema.get("required", []) == []
+        if "enum" in plugin[key]:  # Optional[Literal] is an anyOf: without this the admin UI shows free text
+            assert props[key]["input"] == {"type": "select", "options": plugin[key]["enum"]}, key
     # Every override accepts the registry's default, and pydantic enforces the registry's bounds and enums.
     tool_module.Tools.Valves(**{k: plugin[k]["default"] for k in overridable})
     for key, spec in plugin.items():

@@ -103,7 +103,8 @@ function method(spec, hostArgs) {
   sig.push('__user__: Optional[dict[str, Any]] = None', '__metadata__: Optional[dict[str, Any]] = None');
   const files = hostArgs.includes('__files__');
   const events = hostArgs.includes('__event_emitter__');
-  // Typed loosely on purpose: Open WebUI's pydantic model of the signature must not meet a Callable.
+  // Typed loosely on purpose: Open WebUI builds a pydantic model of the whole signature, and a Callable
+  // annotation has no JSON Schema (today's pydantic skips __ fields; older ones might not).
   if (files) sig.push('__files__: Optional[list[Any]] = None');
   if (events) sig.push('__event_emitter__: Any = None');
   const docstring = doc.length > 0 ? `"""${docText(description)}\n\n        ${doc.join('\n        ')}\n        """` : `"""${docText(description)}"""`;
@@ -146,6 +147,7 @@ function valveField(key, schema, optional) {
  */
 export function generateOpenWebUITool(mod, pkg) {
   for (const code of RUNTIME_CODES) if (!(code in mod.catalog.errorCodes)) fail(`error code ${code} is not in the catalog (src/core/errors.ts)`);
+  for (const key of SERVER_OWNED_VALVES) if (!(key in mod.valvesSchema.properties)) fail(`valve ${key} (kept by the server) is gone: update SERVER_OWNED_VALVES`);
   const valves = Object.fromEntries(Object.entries(mod.valvesSchema.properties).filter(([k]) => !SERVER_OWNED_VALVES.includes(k)));
   const userValves = mod.valvesSchema.$defs?.UserValves?.properties ?? {};
   for (const key of CLIENT_VALVES) if (key in valves) fail(`plugin valve ${key} collides with the tool file's own valve`);

@@ -123,3 +123,7 @@ if (fs.existsSync(readmePath)) {
 
 const size = fs.statSync(path.join(dist, 'fileshed.mjs')).size;
 console.log(`dist/fileshed.mjs ${(size / 1024).toFixed(1)} KiB, ${mod.toolSpecs.length} functions`);
+
+// The Open WebUI tool file (a thin client of `fileshed serve`), generated from the same registry.
+const { generateOpenWebUITool } = await import('./build/openwebui.mjs');
+fs.writeFileSync(path.join(dist, 'fileshed_openwebui.py'), generateOpenWebUITool(mod, JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))));

@@ -8,6 +8,7 @@ import { readAudit } from './core/audit/audit.js';
 import { maintainAll } from './core/maintenance/maintain.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
+import type { HostArg } from './registry/define.js';
 import { recoverStorage } from './core/recovery/recover.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
@@ -68,3 +69,9 @@ export const catalog = {
   functions: FUNCTIONS.map(({ name, category, summary }) => ({ name, category, summary })),
   errorCodes: { ...ERROR_CODES } as Record<string, string>,
 };
+
+/**
+ * Host arguments each function reads beyond the caller's identity and conversation (`__files__`,
+ * `__event_emitter__`), for hosts that declare them per function (the Open WebUI tool file).
+ */
+export const hostArguments: Record<string, readonly HostArg[]> = Object.fromEntries(FUNCTIONS.map((f) => [f.name, f.hostArgs ?? []]));

@@ -58,6 +58,12 @@ export const ERROR_CODES = {
   RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
   FUNCTION_DISABLED: 'The admin turned this function off (valve functions); shed_help lists the enabled ones.',
   BLOCKED_PATH: 'The path matches a blocked pattern or has an extension that is not allowed (valves blocked_patterns, allowed_extensions).',
+  // Returned by the Open WebUI tool file (dist/fileshed_openwebui.py) when it cannot reach `fileshed serve`.
+  SERVER_UNAVAILABLE: 'Open WebUI tool file: the Fileshed server does not answer at the server_url valve.',
+  SERVER_TIMEOUT: 'Open WebUI tool file: the Fileshed server did not answer within the timeout_seconds valve.',
+  SERVER_AUTH_FAILED: 'Open WebUI tool file: the Fileshed server refused the api_key valve (401).',
+  SERVER_REFUSED: 'Open WebUI tool file: the Fileshed server refused the request (403), e.g. valve overrides outside api-key mode.',
+  SERVER_ERROR: 'Open WebUI tool file: the Fileshed server answered with an HTTP error or an unreadable answer.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

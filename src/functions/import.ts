@@ -43,6 +43,7 @@ export const shedImport = defineFunction({
     allow_zone_in_path: allowZoneInPath,
   },
   mutates: true,
+  hostArgs: ['__files__', '__event_emitter__'],
   example: { import_all: true },
   async handler(args, ctx) {
     let attached: AttachedFile[];

@@ -57,6 +57,7 @@ export const shedSqlite = defineFunction({
     limit: 'limit=0 returns up to the admin maximum; use output_csv for more.',
   },
   mutates: true,
+  hostArgs: ['__event_emitter__'],
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const query = args.query?.trim() ? args.query : undefined;

@@ -36,6 +36,7 @@ export const shedUnzip = defineFunction({
   zones: { accepted: DEST_ZONES, writes: true },
   example: { zone: 'storage', src: 'data.zip', dest: 'data', src_zone: 'uploads' },
   mutates: true,
+  hostArgs: ['__event_emitter__'],
   async handler(args, ctx) {
     const destZone = ctx.zone(args.zone, undefined);
     const srcZone = sourceZone(ctx, args.src_zone, args.zone, destZone);

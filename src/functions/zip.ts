@@ -31,6 +31,7 @@ export const shedZip = defineFunction({
   zones: { accepted: ZONES, writes: true },
   example: { zone: 'storage', src: 'reports', dest: 'reports.zip' },
   mutates: true,
+  hostArgs: ['__event_emitter__'],
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, undefined);
     const src = locate(zone, args.src, 'src', 'read', args.allow_zone_in_path);

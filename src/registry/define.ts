@@ -51,6 +51,8 @@ export interface HandlerResult extends Outcome {
   change?: Change & { zone: Zone };
 }
 
+export type HostArg = '__files__' | '__event_emitter__';
+
 export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: `shed_${string}`;
   category: Category;
@@ -71,6 +73,13 @@ export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
   needsUser?: boolean;
   /** True when the function modifies files: calls in one quota scope are serialised. */
   mutates?: boolean;
+  /**
+   * Host arguments the function reads beyond the caller's identity and conversation (__user__,
+   * __metadata__, which every function gets): hosts that build per-function signatures (the Open
+   * WebUI tool file) declare only these. Keep it true to the handler: `__event_emitter__` when it
+   * sends status events, `__files__` when it reads attached files.
+   */
+  hostArgs?: readonly HostArg[];
   /**
    * What a client may assume about a call (MCP tool annotations). Unset fields derive from the rest
    * of the definition (see toolHints in specs.ts): read-only unless it mutates or writes a zone.

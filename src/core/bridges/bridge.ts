@@ -64,6 +64,7 @@ export function defineBridge(spec: BridgeSpec) {
     },
     example,
     mutates: true,
+    hostArgs: ['__event_emitter__'], // large copies report progress
     async handler(args, ctx) {
       return runBridge(spec, args as BridgeArgs, ctx);
     },

@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs59 = __require("node:fs");
+          var fs60 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs59.readFileSync(a);
+            return fs60.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs59.readFileSync(a, void 0);
+            return fs60.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs59.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs60.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path49, originalPath, doThrow) => {
-      if (!isString(path49)) {
+    var checkPath = (path50, originalPath, doThrow) => {
+      if (!isString(path50)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path49) {
+      if (!path50) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path49)) {
+      if (checkPath.isNotRelative(path50)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path49) => REGEX_TEST_INVALID_PATH.test(path49);
+    var isNotRelative = (path50) => REGEX_TEST_INVALID_PATH.test(path50);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path49, checkUnignored) {
+      _testOne(path50, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path49);
+          const matched = rule.regex.test(path50);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path49 = originalPath && checkPath.convert(originalPath);
+        const path50 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path49,
+          path50,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path49, cache, checkUnignored, slices);
+        return this._t(path50, cache, checkUnignored, slices);
       }
-      _t(path49, cache, checkUnignored, slices) {
-        if (path49 in cache) {
-          return cache[path49];
+      _t(path50, cache, checkUnignored, slices) {
+        if (path50 in cache) {
+          return cache[path50];
         }
         if (!slices) {
-          slices = path49.split(SLASH2);
+          slices = path50.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path49] = this._testOne(path49, checkUnignored);
+          return cache[path50] = this._testOne(path50, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path49] = parent.ignored ? parent : this._testOne(path49, checkUnignored);
+        return cache[path50] = parent.ignored ? parent : this._testOne(path50, checkUnignored);
       }
-      ignores(path49) {
-        return this._test(path49, this._ignoreCache, false).ignored;
+      ignores(path50) {
+        return this._test(path50, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path49) => !this.ignores(path49);
+        return (path50) => !this.ignores(path50);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path49) {
-        return this._test(path49, this._testCache, true);
+      test(path50) {
+        return this._test(path50, this._testCache, true);
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path49) => checkPath(path49 && checkPath.convert(path49), path49, RETURN_FALSE);
+    var isPathValid = (path50) => checkPath(path50 && checkPath.convert(path50), path50, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path49) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path49) || isNotRelative(path49);
+      checkPath.isNotRelative = (path50) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path50) || isNotRelative(path50);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path49 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path50 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path49[k - 1 + offset];
+          r = path50[k - 1 + offset];
         } else {
-          r = path49[k + 1 + offset];
+          r = path50[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path49[k + offset] = pathposi.length;
+        path50[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path49[i2] = -1;
+            path50[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path49[delta + offset];
+          r = path50[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs59, filepath, cache) {
+    async function updateCachedIndexFile(fs60, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs59.lstat(filepath),
-        fs59.read(filepath)
+        fs60.lstat(filepath),
+        fs60.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs59, filepath, cache) {
+    async function isIndexStale(fs60, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs59.lstat(filepath);
+      const currStats = await fs60.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs59, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs60, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs59, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs59, filepath, theIndexCache);
+          if (await isIndexStale(fs60, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs60, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs59.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs59.lstat(filepath));
+            await fs60.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs60.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path49) {
-      const last = Math.max(path49.lastIndexOf("/"), path49.lastIndexOf("\\"));
+    function basename(path50) {
+      const last = Math.max(path50.lastIndexOf("/"), path50.lastIndexOf("\\"));
       if (last > -1) {
-        path49 = path49.slice(last + 1);
+        path50 = path50.slice(last + 1);
       }
-      return path49;
+      return path50;
     }
-    function dirname(path49) {
-      const last = Math.max(path49.lastIndexOf("/"), path49.lastIndexOf("\\"));
+    function dirname(path50) {
+      const last = Math.max(path50.lastIndexOf("/"), path50.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path49.slice(0, last);
+      return path50.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs59, gitdir, cache }) {
+      constructor({ fs: fs60, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs59, gitdir, cache },
+          { fs: fs60, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs59, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs59, gitdir, cache });
+        value: function({ fs: fs60, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs60, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path49, aar) {
+    function normalizeString(path50, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path49.length; ++i2) {
-        if (i2 < path49.length) char = path49[i2];
+      for (let i2 = 0; i2 <= path50.length; ++i2) {
+        if (i2 < path50.length) char = path50[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path49.slice(lastSlash + 1, i2);
-            else res = path49.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path50.slice(lastSlash + 1, i2);
+            else res = path50.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path49) {
-      if (path49.length >= 2 && /^[a-zA-Z]:/.test(path49)) {
-        return path49.slice(0, 2);
+    function getWindowsDrivePrefix(path50) {
+      if (path50.length >= 2 && /^[a-zA-Z]:/.test(path50)) {
+        return path50.slice(0, 2);
       }
       return null;
     }
-    function normalize(path49) {
-      if (!path49.length) return ".";
-      path49 = path49.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path49);
-      const isAbsolute2 = path49[0] === "/" || drivePrefix !== null && path49[2] === "/";
-      const trailingSeparator = path49.at(-1) === "/";
-      const pathBody = drivePrefix ? path49.slice(2) : path49;
+    function normalize(path50) {
+      if (!path50.length) return ".";
+      path50 = path50.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path50);
+      const isAbsolute2 = path50[0] === "/" || drivePrefix !== null && path50[2] === "/";
+      const trailingSeparator = path50.at(-1) === "/";
+      const pathBody = drivePrefix ? path50.slice(2) : path50;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path49) => {
-      const pathSegments = path49.split(".");
+    var normalizePath = (path50) => {
+      const pathSegments = path50.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path49 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path49 };
+          const path50 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path50 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path49, getall = false) {
-        const normalizedPath = normalizePath(path49).path;
+      async get(path50, getall = false) {
+        const normalizedPath = normalizePath(path50).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path49) {
-        return this.get(path49, true);
+      async getall(path50) {
+        return this.get(path50, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path49, value) {
-        return this.set(path49, value, true);
+      async append(path50, value) {
+        return this.set(path50, value, true);
       }
-      async set(path49, value, append = false) {
+      async set(path50, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path49);
+        } = normalizePath(path50);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs59, gitdir }) {
-        const text = await fs59.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs60, gitdir }) {
+        const text = await fs60.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs59, gitdir, config: config2 }) {
-        await fs59.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs60, gitdir, config: config2 }) {
+        await fs60.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs59, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs60, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs59, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs60, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs59.write(join(gitdir, key), `${value.trim()}
+            async () => fs60.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs59, gitdir, ref, value }) {
+      static async writeRef({ fs: fs60, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs59.write(join(gitdir, ref), `${value.trim()}
+          async () => fs60.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs59, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs60, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs59.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs60.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs59, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs59, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs60, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs60, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs59, gitdir, refs }) {
+      static async deleteRefs({ fs: fs60, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs59.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs60.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs59.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs60.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs59.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs60.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs59, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs60, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs60, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs59.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs60.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs59, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs60, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs59, gitdir, ref }) {
+      static async exists({ fs: fs60, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs59, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs60, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs59, gitdir, ref }) {
+      static async expand({ fs: fs60, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs60, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs59.exists(`${gitdir}/${ref2}`)
+            async () => fs60.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs59, gitdir }) {
+      static async packedRefs({ fs: fs60, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs59.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs60.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs59, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs59, gitdir });
+      static async listRefs({ fs: fs60, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs60, gitdir });
         let files = null;
         try {
-          files = await fs59.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs60.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs59, gitdir, remote }) {
+      static async listBranches({ fs: fs60, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs59, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs60, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs59, gitdir }) {
+      static async listTags({ fs: fs60, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path49 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path49.replace(
+        const path50 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path50.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path49.includes("\\") || path49.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path49);
+        if (path50.includes("\\") || path50.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path50);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path49, oid, type });
+        _entries.push({ mode, path: path50, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path49 = Buffer.from(entry.path, "utf8");
+            const path50 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path49, nullchar, oid]);
+            return Buffer.concat([mode, space, path50, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs59, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs60, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs59.read(`${gitdir}/${source}`);
+      const file2 = await fs60.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs59,
+      fs: fs60,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs59.read(filename);
+      const idx = await fs60.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs59,
+      fs: fs60,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs59,
+          fs: fs60,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs59.readdir(join(gitdir, "objects/pack"));
+      let list = await fs60.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs59,
+          fs: fs60,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs59.read(packFile);
+            const read = fs60.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs60, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs59, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs60, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           oid,
@@ -12885,18 +12885,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs59, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs60, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs59, cache, gitdir, oid });
+        return resolveTree({ fs: fs60, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs59, cache, gitdir, oid });
+        return resolveTree({ fs: fs60, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs59, gitdir, ref, cache }) {
-        this.fs = fs59;
+      constructor({ fs: fs60, gitdir, ref, cache }) {
+        this.fs = fs60;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs60, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs59, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs60, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs59, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs60, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs59, cache, gitdir } = this;
+        const { fs: fs60, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj2 = map2.get(filepath);
         if (!obj2) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (obj2.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
         if (type !== obj2.type) {
           throw new ObjectTypeError(oid, type, obj2.type);
         }
@@ -12995,10 +12995,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs59, cache, gitdir } = this;
+          const { fs: fs60, cache, gitdir } = this;
           const obj2 = map2.get(entry._fullpath);
           const oid = obj2.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs59, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs59, gitdir, ref, cache });
+        value: function({ fs: fs60, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs60, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs59, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs59;
+      constructor({ fs: fs60, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs60;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs59, dir } = this;
-        const names = await fs59.readdir(join(dir, filepath));
+        const { fs: fs60, dir } = this;
+        const names = await fs60.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs59, dir } = this;
-          let stat = await fs59.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs60, dir } = this;
+          let stat = await fs60.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs59, dir, gitdir } = this;
+          const { fs: fs60, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs59.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs60.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs59, gitdir);
+              const config2 = await this._getGitConfig(fs60, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs59.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs60.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs59, gitdir, cache } = this;
+          const { fs: fs60, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs59, gitdir, cache },
+            { fs: fs60, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs59, gitdir);
+              const config2 = await self2._getGitConfig(fs60, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs59, gitdir, cache, refreshQueue } = this;
+        const { fs: fs60, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs59, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs60, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs59, gitdir) {
+      async _getGitConfig(fs60, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs59, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs60, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs59, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs59, dir, gitdir, cache, refresh });
+        value: function({ fs: fs60, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs60, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs59, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs60, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs59, filepath) {
-      const entries = await fs59.readdir(filepath);
+    async function rmRecursive(fs60, filepath) {
+      const entries = await fs60.readdir(filepath);
       if (entries == null) {
-        await fs59.rm(filepath);
+        await fs60.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs59.lstat(subpath).then((stat) => {
+            return fs60.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs59, subpath) : fs59.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs60, subpath) : fs60.rm(subpath);
             });
           })
-        ).then(() => fs59.rmdir(filepath));
+        ).then(() => fs60.rmdir(filepath));
       } else {
-        await fs59.rmdir(filepath);
+        await fs60.rmdir(filepath);
       }
     }
     function isPromiseLike(obj2) {
@@ -13374,7 +13374,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs59) {
+    function isPromiseFs(fs60) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs59));
+      return isPromiseLike(test(fs60));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs59) {
-      if (isPromiseFs(fs59)) {
+    function bindFs(target, fs60) {
+      if (isPromiseFs(fs60)) {
         for (const command of commands) {
-          target[`_${command}`] = fs59[command].bind(fs59);
+          target[`_${command}`] = fs60[command].bind(fs60);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs59[command].bind(fs59));
+          target[`_${command}`] = pify(fs60[command].bind(fs60));
         }
       }
-      if (isPromiseFs(fs59)) {
-        if (fs59.cp) target._cp = fs59.cp.bind(fs59);
-        if (fs59.rm) target._rm = fs59.rm.bind(fs59);
-        else if (fs59.rmdir.length > 1) target._rm = fs59.rmdir.bind(fs59);
+      if (isPromiseFs(fs60)) {
+        if (fs60.cp) target._cp = fs60.cp.bind(fs60);
+        if (fs60.rm) target._rm = fs60.rm.bind(fs60);
+        else if (fs60.rmdir.length > 1) target._rm = fs60.rmdir.bind(fs60);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs59.cp) target._cp = pify(fs59.cp.bind(fs59));
-        if (fs59.rm) target._rm = pify(fs59.rm.bind(fs59));
-        else if (fs59.rmdir.length > 2) target._rm = pify(fs59.rmdir.bind(fs59));
+        if (fs60.cp) target._cp = pify(fs60.cp.bind(fs60));
+        if (fs60.rm) target._rm = pify(fs60.rm.bind(fs60));
+        else if (fs60.rmdir.length > 2) target._rm = pify(fs60.rmdir.bind(fs60));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs59) {
-        if (typeof fs59._original_unwrapped_fs !== "undefined") return fs59;
-        const promises = Object.getOwnPropertyDescriptor(fs59, "promises");
+      constructor(fs60) {
+        if (typeof fs60._original_unwrapped_fs !== "undefined") return fs60;
+        const promises = Object.getOwnPropertyDescriptor(fs60, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs59.promises);
+          bindFs(this, fs60.promises);
         } else {
-          bindFs(this, fs59);
+          bindFs(this, fs60);
         }
-        this._original_unwrapped_fs = fs59;
+        this._original_unwrapped_fs = fs60;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13676,29 +13676,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs59 = new FileSystem(_fs);
+        const fs60 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs59,
+          fs: fs60,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path49, [head, workdir, index2]) {
+          map: async function(path50, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path49);
+            const unmerged = unmergedPaths.includes(path50);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path49,
+                path: path50,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path49);
+            else throw new IndexResetError(path50);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs59.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs60.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs59.write(`${dir}/${entry.path}`, content, {
+                await fs60.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs59, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs60, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs59.exists(excludesFile)) {
-          excludes = await fs59.read(excludesFile, "utf8");
+        if (await fs60.exists(excludesFile)) {
+          excludes = await fs60.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs59.read(p.gitignore, "utf8");
+          const file2 = await fs60.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs59, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs60, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs59.exists(filepath)) await fs59.write(filepath, object2);
+      if (!await fs60.exists(filepath)) await fs60.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs59,
+      fs: fs60,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs59, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs60, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs60, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs59,
+              fs: fs60,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs59,
+      fs: fs60,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs59,
+            fs: fs60,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs59.lstat(join(dir, currentFilepath));
+        const stats = await fs60.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs59.readdir(join(dir, currentFilepath));
+          const children = await fs60.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs59,
+                fs: fs60,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs59,
+                fs: fs60,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs59.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs59.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs60.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs60.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs59, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs60, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs59, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs60, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs59.exists(`${gitdir}/${source}`);
+      return fs60.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs59.readdir(join(gitdir, "objects/pack"));
+      let list = await fs60.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs59,
+          fs: fs60,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs59, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs60, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs60, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs59, gitdir, path: path49 }) {
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
-      return config2.get(path49);
+    async function _getConfig({ fs: fs60, gitdir, path: path50 }) {
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
+      return config2.get(path50);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs59, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs60, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs59, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs59, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs60, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs60, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs59,
+      fs: fs60,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs59, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs59, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs60, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs60, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs59, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs60, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs59, cache, gitdir, oid });
+        return resolveCommit({ fs: fs60, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs59, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs60, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs59,
+      fs: fs60,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs59.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs60.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs59, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs60, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs59, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs59,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs60, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs60,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs59, gitdir, cache, allowUnmerged: false },
+        { fs: fs60, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs59, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs60, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs59, gitdir, ref: p });
-                while (await hasObject({ fs: fs59, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs60, gitdir, ref: p });
+                while (await hasObject({ fs: fs60, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs59,
+                    fs: fs60,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs59, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs60, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs59, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs60, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs60, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs59, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs60, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs60, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs59, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs60, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs59, gitdir, tree }) {
+    async function _writeTree({ fs: fs60, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs59,
+      fs: fs60,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs60, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs59,
+        fs: fs60,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs59 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs59, gitdir, author: _author });
+        const fs60 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs60, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         return await _addNote({
-          fs: fs59,
+          fs: fs60,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs59, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs60, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs60, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs59,
+      fs: fs60,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs59, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs60, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs59, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs60, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs59, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs60, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs59,
+          fs: fs60,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs59,
+      fs: fs60,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs59, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs60, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs60, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs59, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs59, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs60, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs60, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs59, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs60, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs59.lstat(current);
+        const stats = await fs60.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath.startsWith(`${base}/`);
     };
     async function _checkout({
-      fs: fs59,
+      fs: fs60,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs59, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs60, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs60, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs60, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs59, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs60, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs59,
+            fs: fs60,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir, cache },
+          { fs: fs60, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs59.rm(filepath);
+                  await fs60.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir, cache },
+          { fs: fs60, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs59.rmdir(filepath);
+                    await fs60.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
-            await fs59.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs60, dir, fullpath);
+            await fs60.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs59, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs60, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs59, gitdir, cache, allowUnmerged: true },
+            { fs: fs60, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs59, gitdir, cache, allowUnmerged: true },
+            { fs: fs60, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs60, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs59,
+                      fs: fs60,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs59.rm(filepath);
+                      await fs60.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs59.write(filepath, object2);
+                      await fs60.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs59.write(filepath, object2, { mode: 511 });
+                      await fs60.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs59.writelink(filepath, object2);
+                      await fs60.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs59.lstat(filepath);
+                  const stats = await fs60.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs60, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs59,
+            fs: fs60,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs60, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs59,
+      fs: fs60,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs59,
+        fs: fs60,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs59, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs60, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs59, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs60, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
         if (chmod) {
-          await fs59.rm(filepath);
+          await fs60.rm(filepath);
         }
         if (mode === 33188) {
-          await fs59.write(filepath, object2);
+          await fs60.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs59.write(filepath, object2, { mode: 511 });
+          await fs60.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs59.writelink(filepath, object2);
+          await fs60.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs59.lstat(filepath);
+      const stats = await fs60.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs59,
+      fs: fs60,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs59,
+        fs: fs60,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base, theirs]) {
-          const path49 = basename(filepath);
+          const path50 = basename(filepath);
           const ourChange = await modified(ours, base);
           const theirChange = await modified(theirs, base);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base.mode(),
-                path: path49,
+                path: path50,
                 oid: await base.oid(),
                 type: await base.type()
               };
@@ -15469,14 +15469,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path49,
+                  path: path50,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path49,
+                path: path50,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path49,
+                  path: path50,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path49,
+                path: path50,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path49,
+                  path: path50,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs59,
+                  fs: fs60,
                   gitdir,
-                  path: path49,
+                  path: path50,
                   ours,
                   base,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path49
+                  path: path50
                 };
               }
               if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path49
+                  path: path50
                 };
               }
               if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs59,
+            fs: fs60,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path49 = `${dir}/${filepath}`;
+              const path50 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs59.write(path49, content, { mode });
+                await fs60.write(path50, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs59,
+      fs: fs60,
       gitdir,
-      path: path49,
+      path: path50,
       ours,
       base,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path49, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path50, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path49, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path50, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path49, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path50, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path49
+        path: path50
       });
       const oid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path49, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path50, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs59, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs60, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs59.lstat(currentFilepath);
+      const stats = await fs60.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs59, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs60, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs59.readlink(currentFilepath).then(posixifyPathBuffer) : await fs59.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs60.readlink(currentFilepath).then(posixifyPathBuffer) : await fs60.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs59, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs60, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs59, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs60, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs59,
+            fs60,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs59, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs60, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs59.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs60.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs59,
+        fs: fs60,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs59, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs60, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs59,
+        fs: fs60,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs59, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs60, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs59.lstat(join(dir, filepath))
+                  stats: await fs60.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs59.rmdir(currentFilepath);
+              await fs60.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs59, dir, op.filepath);
-              await fs59.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs60, dir, op.filepath);
+              await fs60.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs59.rm(currentFilepath);
+              await fs60.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs59, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs60, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs59,
+                  fs: fs60,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs59.exists(currentFilepath)) {
-                  await fs59.rm(currentFilepath);
+                if (await fs60.exists(currentFilepath)) {
+                  await fs60.rm(currentFilepath);
                 }
-                await fs59.write(currentFilepath, object2);
+                await fs60.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs59, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs60, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs59,
+          fs: fs60,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs59, gitdir, cache, allowUnmerged: false },
+        { fs: fs60, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs59,
+            fs: fs60,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs59,
+          fs: fs60,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs59,
+        fs: fs60,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs59,
+        fs: fs60,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path49) => worthWalking(filepath, path49))) {
+          if (!allTracked && !changed.some((path50) => worthWalking(filepath, path50))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs59,
+            fs: fs60,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs59,
+          fs: fs60,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs59,
+      fs: fs60,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs59, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs60, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16596,11 +16596,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs59, gitdir }) {
+      static async read({ fs: fs60, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs59.read(filepath, { encoding: "utf8" });
+          const text = await fs60.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs59, gitdir, oids }) {
+      static async write({ fs: fs60, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs59.write(filepath, text, {
+            await fs60.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs59.rm(filepath);
+            await fs60.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs59,
+      fs: fs60,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs59, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs60, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs59, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs59, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs59, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs60, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs60, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs60, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs59, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs60, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs59, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs60, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs59, gitdir, oids });
+      await GitShallowManager.write({ fs: fs60, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs59.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs59, cache, gitdir, oid: oid2 });
+        await fs60.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs60, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs59.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs60.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs59,
+      fs: fs60,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs59.exists(gitdir + "/config")) return;
+      if (await fs60.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs59.mkdir(folder);
+        await fs60.mkdir(folder);
       }
-      await fs59.write(
+      await fs60.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs59.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs60.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs59,
+      fs: fs60,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs59, gitdir });
-        await _addRemote({ fs: fs59, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs60, gitdir });
+        await _addRemote({ fs: fs60, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs60, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs59,
+          fs: fs60,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs59,
+          fs: fs60,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs59.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs60.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs59,
+      fs: fs60,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         return await _commit({
-          fs: fs59,
+          fs: fs60,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs59, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs60, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs59, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs60, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs59, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs60, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs60, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs59, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs59, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs60, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs60, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs60, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs60, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs60, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs59, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+    async function _deleteRemote({ fs: fs60, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs59, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs60, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs59, gitdir, ref }) {
+    async function _deleteTag({ fs: fs60, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs60, gitdir, ref });
     }
-    async function deleteTag({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs60, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs59, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs60, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs59.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs60.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs59.readdir(join(gitdir, "objects/pack"));
+      let list = await fs60.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs59,
+          fs: fs60,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs59, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs59, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs59, gitdir, oid: short });
+    async function _expandOid({ fs: fs60, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs60, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs60, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs59, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs60, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs59, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs60, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs60, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs60, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs59, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs60, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs59, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs60, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs60, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs59, gitdir, cache, allowUnmerged: false },
+          { fs: fs60, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs59,
+              fs: fs60,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs59,
+      fs: fs60,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs59, gitdir });
+          const head = await _currentBranch({ fs: fs60, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs59,
+          fs: fs60,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs59,
+          fs: fs60,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs59,
+      fs: fs60,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs59,
+      fs: fs60,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs59, filepath }) {
-      if (await fs59.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs60, filepath }) {
+      if (await fs60.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs59, filepath: parent });
+        return _findRoot({ fs: fs60, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs59, filepath }) {
+    async function findRoot({ fs: fs60, filepath }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs59), filepath });
+        return await _findRoot({ fs: new FileSystem(fs60), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs59, dir, gitdir = join(dir, ".git"), path: path49 }) {
+    async function getConfig({ fs: fs60, dir, gitdir = join(dir, ".git"), path: path50 }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path49);
-        const fsp = new FileSystem(fs59);
+        assertParameter("path", path50);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path49
+          path: path50
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs59, gitdir, path: path49 }) {
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
-      return config2.getall(path49);
+    async function _getConfigAll({ fs: fs60, gitdir, path: path50 }) {
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
+      return config2.getall(path50);
     }
     async function getConfigAll({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
-      path: path49
+      path: path50
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path49);
-        const fsp = new FileSystem(fs59);
+        assertParameter("path", path50);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path49
+          path: path50
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path49, value) {
-      const parts = path49.split("/");
+    function assignRefPath(root, path50, value) {
+      const parts = path50.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs59,
+      fs: fs60,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs59.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs59, cache, gitdir, oid });
+        const pack = await fs60.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs60, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs59.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs60.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs59,
+      fs: fs60,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs59,
+      fs: fs60,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs60, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18381,7 +18381,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const oid2 = queue.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           oid: oid2
@@ -18405,7 +18405,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs59, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs60, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs60, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs59, gitdir, cache },
+          { fs: fs60, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs59, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs60, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs59, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs60, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs60, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs59, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+    async function _listRemotes({ fs: fs60, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs60, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs60, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs59, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs60, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs59, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs60, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs59, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs59, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs60, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs60, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs60, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs59,
+                  fs: fs60,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs59,
+                        fs: fs60,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs59, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs60, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs59, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs60, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs59,
+          fs: fs60,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs59, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs59, cache, gitdir, oids });
+    async function _packObjects({ fs: fs60, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs60, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs59.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs60.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs59,
+          fs: fs60,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs59, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs60, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs59, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs60, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs59, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs60, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs59,
+      fs: fs60,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj2 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs59,
+      fs: fs60,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs59, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs60, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs59, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs60, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs59, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs59, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs60, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs60, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs59, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs60, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs59, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs60, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs59,
+              fs: fs60,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs59, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs60, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs60, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs59, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs60, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs59,
+      fs: fs60,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs59, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs59, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs60, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs60, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs59, cache, gitdir, oid });
+        return resolveBlob({ fs: fs60, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs59, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs60, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs59,
+      fs: fs60,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs60, ref });
       const { blob } = await _readBlob({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs59, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs60, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs59,
+      fs: fs60,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs59, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs60, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs59,
+        fs: fs60,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs59,
+        fs: fs60,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs59,
+          fs: fs60,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs59,
+      fs: fs60,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs59, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs60, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs59, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs59, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs60, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs60, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs59,
+          fs: fs60,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs59,
+            fs: fs60,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs59,
+              fs: fs60,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs59.read(join(dir, filepath));
+        const object2 = dir && await fs60.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs59.lstat(join(dir, filepath));
+            stats = await fs60.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path49,
+      path: path50,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path49);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
+        assertParameter("path", path50);
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs60, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path49, value);
+          await config2.append(path50, value);
         } else {
-          await config2.set(path49, value);
+          await config2.set(path50, value);
         }
-        await GitConfigManager.save({ fs: fs59, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs60, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs59, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs60, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs59, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs60, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs59,
+          fs: fs60,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs59, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
+    async function _createStashCommit({ fs: fs60, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs60, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs59, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs60, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs59, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs60, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs59, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs60, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs59,
+        fs: fs60,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs59, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
+    async function _stashApply({ fs: fs60, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs60, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs59,
+          fs: fs60,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs59,
+          fs: fs60,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs59, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
+    async function _stashDrop({ fs: fs60, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs60, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs59.exists(stashRefPath)) {
-          await fs59.rm(stashRefPath);
+        if (await fs60.exists(stashRefPath)) {
+          await fs60.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs59.write(
+          await fs60.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs59.rm(stashReflogPath);
+          await fs60.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs59, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
+    async function _stashList({ fs: fs60, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs60, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs59, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs59, dir, gitdir });
+    async function _stashClear({ fs: fs60, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs60, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path49) => {
-            if (await fs59.exists(path49)) {
-              return fs59.rm(path49);
+          stashRefPath.map(async (path50) => {
+            if (await fs60.exists(path50)) {
+              return fs60.rm(path50);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs59, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs59, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs59, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs60, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs60, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs60, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs59);
+      assertParameter("fs", fs60);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs59);
+        const _fs = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs59, cache, gitdir: updatedGitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs60, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs59,
+          fs: fs60,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs59,
+            fs: fs60,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs59.lstat(join(dir, filepath));
+        const stats = await fs60.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs59, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs60, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs59, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs60, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs59.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs60.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs59, gitdir: updatedGitdir, cache },
+                  { fs: fs60, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs59, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs60, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs59._readdir(parent);
+          entries = await fs60._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs59, cache, gitdir: updatedGitdir, tree, path: path49 }) {
-      if (typeof path49 === "string") path49 = path49.split("/");
-      const dirname2 = path49.shift();
+    async function getOidAtPath({ fs: fs60, cache, gitdir: updatedGitdir, tree, path: path50 }) {
+      if (typeof path50 === "string") path50 = path50.split("/");
+      const dirname2 = path50.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path49.length === 0) {
+          if (path50.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs59,
+            fs: fs60,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs59, cache, gitdir: updatedGitdir, tree: tree2, path: path49 });
+            return getOidAtPath({ fs: fs60, cache, gitdir: updatedGitdir, tree: tree2, path: path50 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path49.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path50.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs59, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs60, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs59, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs60, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         return await _walk({
-          fs: fs59,
+          fs: fs60,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs59,
+                  fs: fs60,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs59 = new FileSystem(_fs);
+        const fs60 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs59, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs60, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs59, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs60, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs59, gitdir: updatedGitdir, cache },
+            { fs: fs60, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs59.lstat(join(dir, filepath));
+                const fileStats2 = await fs60.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs59.lstat(join(dir, filepath));
+          fileStats = await fs60.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs59, gitdir: updatedGitdir, cache },
+          { fs: fs60, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs59.readlink(join(dir, filepath)) : await fs59.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs60.readlink(join(dir, filepath)) : await fs60.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs59,
+                fs: fs60,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs59, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs60, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs59,
+      fs: fs60,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs59 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
+        const fs60 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs59,
+          fs: fs60,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs59 = new FileSystem(_fs);
+        const fs60 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs59, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs59, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs60, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs60, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs59,
+            fs: fs60,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs59,
+            fs: fs60,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs59,
+            fs: fs60,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs59, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs60, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs59,
+        fs: fs60,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs59, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs60, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs59, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs60, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs59);
+        assertParameter("fs", fs60);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs59);
+        const fsp = new FileSystem(fs60);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -22184,42 +22184,564 @@ function matches(e, q) {
   return true;
 }
 
+// src/core/quota/records.ts
+import crypto4 from "node:crypto";
+import fs8 from "node:fs";
+import path8 from "node:path";
+
+// src/core/zones/zones.ts
+import fs6 from "node:fs";
+import path6 from "node:path";
+var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
+var MIB = 1024 * 1024;
+function userHome(valves, userId) {
+  return path6.join(path6.resolve(valves.storage_base_path), "users", userId);
+}
+function userScope(valves, userId) {
+  const home = userHome(valves, userId);
+  return {
+    key: `user:${home}`,
+    limitBytes: valves.quota_per_user_mb * MIB,
+    trees: {
+      Uploads: path6.join(home, "Uploads"),
+      Storage: path6.join(home, "Storage", "data"),
+      Documents: path6.join(home, "Documents", "data")
+    }
+  };
+}
+function openZone(req, name, group) {
+  if (name === "group") {
+    if (!group) {
+      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
+        details: { parameter: "group" },
+        hint: 'Example: shed_tree(zone="group", group="team")'
+      });
+    }
+    if (req.group === void 0) {
+      throw shedError("GROUP_NOT_AVAILABLE", "This function cannot open a group space.", { hint: 'Use zone="storage" or zone="documents".' });
+    }
+    return openGroupZone(req.valves, req.group);
+  }
+  const home = userHome(req.valves, req.user.id);
+  const scope = userScope(req.valves, req.user.id);
+  const layout2 = {
+    uploads: { label: "Uploads", root: path6.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path6.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path6.join(home, "Documents") }
+  }[name];
+  fs6.mkdirSync(layout2.root, { recursive: true });
+  return {
+    name,
+    label: layout2.label,
+    root: fs6.realpathSync(layout2.root),
+    workBase: layout2.workBase,
+    versioned: name === "documents",
+    readonly: name === "uploads",
+    scope
+  };
+}
+function groupHome(valves, groupId) {
+  return path6.join(path6.resolve(valves.storage_base_path), "groups", groupId);
+}
+function groupScope(valves, group) {
+  const home = groupHome(valves, group.id);
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path6.join(home, "data") } };
+}
+function openGroupZone(valves, group) {
+  const home = groupHome(valves, group.id);
+  const root = path6.join(home, "data");
+  fs6.mkdirSync(root, { recursive: true });
+  return {
+    name: "group",
+    label: `Group:${group.name}`,
+    root: fs6.realpathSync(root),
+    workBase: home,
+    versioned: true,
+    readonly: false,
+    scope: groupScope(valves, group),
+    group: { id: group.id, name: group.name, base: path6.resolve(valves.storage_base_path) }
+  };
+}
+
+// src/core/quota/usage.ts
+import fs7 from "node:fs";
+import path7 from "node:path";
+import { Worker } from "node:worker_threads";
+var MAX_TREES = 64;
+function measureFiles(lstat3, dir, names) {
+  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  for (const name of names) {
+    const st = lstat3(prefix + name, { throwIfNoEntry: false });
+    if (st === void 0) continue;
+    if (st.isDirectory()) {
+      out.becameFolders.push(name);
+      continue;
+    }
+    out.bytes += st.size;
+    out.files += 1;
+    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+  }
+  return out;
+}
+var PARALLEL_MIN_FILES = 2e4;
+var WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { lstatSync } = require('node:fs');
+const measureFiles = ${measureFiles.toString()};
+const results = [];
+parentPort.on('message', (jobs) => {
+  if (jobs === 'end') parentPort.postMessage(results);
+  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+});
+`;
+var MeasuringWorker = class {
+  worker;
+  sent = [];
+  batch = [];
+  seen = 0;
+  constructor() {
+    try {
+      this.worker = new Worker(WORKER_SOURCE, { eval: true });
+      this.worker.unref();
+    } catch {
+      this.worker = void 0;
+    }
+  }
+  /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
+  take(listing) {
+    if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
+    this.sent.push(listing);
+    this.batch.push([listing.dir, listing.names]);
+    if (this.batch.length >= 16) this.flush();
+    return true;
+  }
+  /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
+  async results() {
+    const worker = this.worker;
+    if (worker === void 0 || this.sent.length === 0) {
+      void worker?.terminate();
+      return [];
+    }
+    this.flush();
+    const answer2 = new Promise((resolve) => {
+      worker.once("message", (result3) => resolve(result3));
+      worker.once("error", () => resolve(void 0));
+    });
+    worker.postMessage("end");
+    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs7.lstatSync, l.dir, l.names));
+    void worker.terminate();
+    return this.sent.map((l, i2) => [l, measured[i2]]);
+  }
+  flush() {
+    if (this.batch.length === 0) return;
+    this.worker?.postMessage(this.batch);
+    this.batch = [];
+  }
+};
+var TreeUsage = class {
+  constructor(root) {
+    this.root = root;
+  }
+  root;
+  folders = /* @__PURE__ */ new Map();
+  dirty = /* @__PURE__ */ new Set();
+  /** Folders holding multi-linked files, re-checked by stat on every question. */
+  withLinks = /* @__PURE__ */ new Set();
+  /** Inodes known to have several links; a new one means another folder may hold it too. */
+  linkedInodes = /* @__PURE__ */ new Set();
+  sawNewLink = false;
+  busy = Promise.resolve();
+  total = { bytes: 0, files: 0 };
+  scanned = false;
+  /** True when watches cannot be trusted: every question walks the tree again. */
+  unwatched = false;
+  async usage() {
+    const previous = this.busy;
+    let release2;
+    this.busy = new Promise((resolve) => release2 = resolve);
+    await previous;
+    try {
+      if (this.scanned && !this.unwatched) {
+        await turnEventLoop();
+        this.checkLinkedFiles();
+        this.refreshDirty();
+        if (this.sawNewLink) await this.rescan();
+      }
+      if (!this.scanned || this.unwatched) await this.rescan();
+      return { ...this.total };
+    } finally {
+      release2();
+    }
+  }
+  invalidate() {
+    this.closeAll();
+    this.scanned = false;
+  }
+  closeAll() {
+    for (const rec of this.folders.values()) rec.watcher?.close();
+    this.folders.clear();
+    this.dirty.clear();
+    this.withLinks.clear();
+    this.linkedInodes.clear();
+    this.total = { bytes: 0, files: 0 };
+  }
+  /**
+   * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
+   * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
+   * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
+   */
+  async rescan() {
+    this.closeAll();
+    if (!isFolder(this.root)) return;
+    this.scanned = true;
+    let helper;
+    let names = 0;
+    const mine = [];
+    const stack = [this.root];
+    while (stack.length > 0) {
+      const dir = stack.pop();
+      const listing = this.listFolder(dir);
+      if (listing === void 0) continue;
+      for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
+      names += listing.names.length;
+      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
+      if (!helper?.take(listing)) mine.push(listing);
+    }
+    for (const listing of mine) this.install(listing, measureFiles(fs7.lstatSync, listing.dir, listing.names));
+    for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
+    this.sawNewLink = false;
+    if (!this.unwatched) return;
+    for (const rec of this.folders.values()) rec.watcher?.close();
+  }
+  /** Records a folder from its listing and its measurement. */
+  install(listing, m) {
+    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
+    for (const [name, size, ino] of m.linked) {
+      rec.linked.set(name, size);
+      if (!this.linkedInodes.has(ino)) {
+        this.linkedInodes.add(ino);
+        this.sawNewLink = true;
+      }
+    }
+    for (const name of m.becameFolders) rec.subfolders.add(name);
+    this.folders.set(listing.dir, rec);
+    if (rec.linked.size > 0) this.withLinks.add(listing.dir);
+    this.total.bytes += rec.bytes;
+    this.total.files += rec.files;
+    return rec;
+  }
+  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
+  listFolder(dir) {
+    const watcher = this.unwatched ? void 0 : this.watch(dir);
+    let entries;
+    try {
+      entries = fs7.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      watcher?.close();
+      return void 0;
+    }
+    const subfolders = [];
+    const names = [];
+    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
+    return { dir, watcher, subfolders, names };
+  }
+  addSubtree(dir) {
+    const stack = [dir];
+    while (stack.length > 0) {
+      const current = stack.pop();
+      const rec = this.readFolder(current);
+      if (rec === void 0) continue;
+      for (const name of rec.subfolders) stack.push(`${current}/${name}`);
+    }
+  }
+  dropSubtree(dir) {
+    const rec = this.folders.get(dir);
+    if (rec === void 0) return;
+    if (dir === this.root) this.scanned = false;
+    this.folders.delete(dir);
+    this.dirty.delete(dir);
+    this.withLinks.delete(dir);
+    rec.watcher?.close();
+    this.total.bytes -= rec.bytes;
+    this.total.files -= rec.files;
+    for (const name of rec.subfolders) this.dropSubtree(path7.join(dir, name));
+  }
+  checkLinkedFiles() {
+    for (const dir of this.withLinks) {
+      const rec = this.folders.get(dir);
+      for (const [name, size] of rec.linked) {
+        if (fs7.lstatSync(path7.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      }
+    }
+  }
+  refreshDirty() {
+    const todo = [...this.dirty].sort((a, b) => a.length - b.length);
+    this.dirty.clear();
+    for (const dir of todo) {
+      const old = this.folders.get(dir);
+      if (old === void 0) continue;
+      this.total.bytes -= old.bytes;
+      this.total.files -= old.files;
+      this.withLinks.delete(dir);
+      const fresh = this.readFolder(dir);
+      old.watcher?.close();
+      if (fresh === void 0) {
+        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: void 0 });
+        this.dropSubtree(dir);
+        continue;
+      }
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path7.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path7.join(dir, name));
+    }
+  }
+  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
+  readFolder(dir) {
+    const listing = this.listFolder(dir);
+    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs7.lstatSync, listing.dir, listing.names));
+  }
+  watch(dir) {
+    try {
+      const watcher = fs7.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      watcher.on("error", () => {
+        this.unwatched = true;
+      });
+      return watcher;
+    } catch {
+      this.unwatched = true;
+      return void 0;
+    }
+  }
+};
+var trees = /* @__PURE__ */ new Map();
+function treeFor(root) {
+  const key = path7.resolve(root);
+  let tree = trees.get(key);
+  if (tree !== void 0) {
+    trees.delete(key);
+  } else {
+    tree = new TreeUsage(key);
+    if (trees.size >= MAX_TREES) {
+      const [oldestKey, oldest] = trees.entries().next().value;
+      oldest.closeAll();
+      trees.delete(oldestKey);
+    }
+  }
+  trees.set(key, tree);
+  return tree;
+}
+function treeUsage(root) {
+  return treeFor(root).usage();
+}
+function invalidateTree(root) {
+  trees.get(path7.resolve(root))?.invalidate();
+}
+function turnEventLoop() {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+function isFolder(p) {
+  try {
+    return fs7.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// src/core/quota/quota.ts
+var MIB2 = 1024 * 1024;
+async function scopeUsage(scope) {
+  const out = {};
+  for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
+  return out;
+}
+async function scopeTotal(scope) {
+  let total = 0;
+  for (const usage of Object.values(await scopeUsage(scope))) total += usage.bytes;
+  return total;
+}
+async function ensureQuota(scope, growth) {
+  if (growth <= 0) return;
+  const used = await scopeTotal(scope);
+  if (used + growth <= scope.limitBytes) return;
+  throw shedError(
+    "QUOTA_EXCEEDED",
+    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
+    {
+      details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
+      hint: "Free space first: shed_stats shows usage per zone; shed_delete removes files."
+    }
+  );
+}
+function ensureFileSize(bytes, maxMb, what) {
+  if (bytes <= maxMb * MIB2) return;
+  throw shedError("FILE_TOO_LARGE", `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
+    details: { size_bytes: bytes, max_file_size_mb: maxMb },
+    hint: "Split the content into several files, or write less at once."
+  });
+}
+function mb(bytes) {
+  return (bytes / MIB2).toFixed(2);
+}
+function humanSize(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1024;
+  let i2 = 0;
+  while (value >= 1024 && i2 < units.length - 1) {
+    value /= 1024;
+    i2++;
+  }
+  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i2]}`;
+}
+
+// src/core/quota/records.ts
+function usageDir(storageBase) {
+  return path8.join(path8.resolve(storageBase), "usage");
+}
+function recordFile(storageBase, kind, id) {
+  return path8.join(usageDir(storageBase), `${kind}s`, `${id}.json`);
+}
+var READ_REFRESH_MS = 6e4;
+var lastWritten = /* @__PURE__ */ new Map();
+async function measure(scope, kind, id, activity) {
+  const zones = await scopeUsage(scope);
+  let bytes = 0;
+  let files = 0;
+  for (const u of Object.values(zones)) {
+    bytes += u.bytes;
+    files += u.files;
+  }
+  const now = (/* @__PURE__ */ new Date()).toISOString();
+  return { kind, id, zones, total_bytes: bytes, total_files: files, quota_bytes: scope.limitBytes, last_activity: activity ?? now, measured_at: now };
+}
+function save(storageBase, record2) {
+  const file2 = recordFile(storageBase, record2.kind, record2.id);
+  fs8.mkdirSync(path8.dirname(file2), { recursive: true, mode: 448 });
+  const tmp = `${file2}.${process.pid}.${crypto4.randomBytes(4).toString("hex")}.tmp`;
+  fs8.writeFileSync(tmp, JSON.stringify(record2), { mode: 384 });
+  fs8.renameSync(tmp, file2);
+}
+async function noteActivity(valves, userId, group, wrote) {
+  const now = Date.now();
+  const targets = [];
+  if (fs8.existsSync(userHome(valves, userId))) targets.push([userScope(valves, userId), "user", userId, userHome(valves, userId)]);
+  if (group !== void 0 && fs8.existsSync(groupHome(valves, group.id))) targets.push([groupScope(valves, group), "group", group.id, groupHome(valves, group.id)]);
+  for (const [scope, kind, id] of targets) {
+    const key = `${path8.resolve(valves.storage_base_path)}:${kind}:${id}`;
+    if (!wrote && now - (lastWritten.get(key) ?? 0) < READ_REFRESH_MS) continue;
+    try {
+      save(valves.storage_base_path, await measure(scope, kind, id, new Date(now).toISOString()));
+      lastWritten.set(key, now);
+      if (lastWritten.size > 1e4) lastWritten.delete(lastWritten.keys().next().value);
+    } catch {
+    }
+  }
+}
+function readUsageRecords(storageBase) {
+  const out = [];
+  for (const kind of ["user", "group"]) {
+    const dir = path8.join(usageDir(storageBase), `${kind}s`);
+    let names;
+    try {
+      names = fs8.readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!name.endsWith(".json")) continue;
+      try {
+        const r = JSON.parse(fs8.readFileSync(path8.join(dir, name), "utf8"));
+        if (r.kind === kind && typeof r.id === "string") out.push(r);
+      } catch {
+      }
+    }
+  }
+  return out;
+}
+async function measureUsage(valves, all = false) {
+  const started = performance.now();
+  const base = path8.resolve(valves.storage_base_path);
+  const have = new Set(readUsageRecords(base).map((r) => `${r.kind}:${r.id}`));
+  let measured = 0;
+  for (const kind of ["user", "group"]) {
+    for (const id of listIds(path8.join(base, `${kind}s`))) {
+      if (!all && have.has(`${kind}:${id}`)) continue;
+      const home = kind === "user" ? userHome(valves, id) : groupHome(valves, id);
+      const scope = kind === "user" ? userScope(valves, id) : groupScope(valves, { id, name: id });
+      const previous = readRecord(base, kind, id)?.last_activity;
+      try {
+        save(base, await measure(scope, kind, id, previous ?? newestMtime(home)));
+        measured++;
+      } catch {
+      }
+    }
+  }
+  return { measured, ms: Math.round(performance.now() - started) };
+}
+function readRecord(base, kind, id) {
+  try {
+    return JSON.parse(fs8.readFileSync(recordFile(base, kind, id), "utf8"));
+  } catch {
+    return void 0;
+  }
+}
+function newestMtime(home) {
+  let newest = 0;
+  const visit2 = (p) => {
+    const st = fs8.statSync(p, { throwIfNoEntry: false });
+    if (st !== void 0 && st.mtimeMs > newest) newest = st.mtimeMs;
+  };
+  visit2(home);
+  try {
+    for (const name of fs8.readdirSync(home)) visit2(path8.join(home, name));
+  } catch {
+  }
+  return new Date(newest || Date.now()).toISOString();
+}
+function listIds(dir) {
+  try {
+    return fs8.readdirSync(dir).filter((n) => ID_RULE.test(n) && fs8.statSync(path8.join(dir, n), { throwIfNoEntry: false })?.isDirectory());
+  } catch {
+    return [];
+  }
+}
+
 // src/core/maintenance/maintain.ts
+import fs15 from "node:fs";
+import path15 from "node:path";
+
+// src/core/locks/maintenance.ts
 import fs13 from "node:fs";
 import path13 from "node:path";
 
-// src/core/locks/maintenance.ts
-import fs10 from "node:fs";
-import path10 from "node:path";
-
 // src/core/locks/locks.ts
-import crypto4 from "node:crypto";
-import fs6 from "node:fs";
+import crypto5 from "node:crypto";
+import fs9 from "node:fs";
 import os2 from "node:os";
-import path6 from "node:path";
+import path9 from "node:path";
 var MAX_LOCK_BYTES = 64 * 1024;
 var HOST = os2.hostname();
 function lockFile(zone, rel) {
-  return zone.workBase === void 0 ? void 0 : path6.join(zone.workBase, "locks", `${rel}.lock`);
+  return zone.workBase === void 0 ? void 0 : path9.join(zone.workBase, "locks", `${rel}.lock`);
 }
 function inspectLock(file2) {
   let fd2;
   try {
-    fd2 = fs6.openSync(file2, fs6.constants.O_RDONLY | fs6.constants.O_NOFOLLOW | fs6.constants.O_NONBLOCK);
+    fd2 = fs9.openSync(file2, fs9.constants.O_RDONLY | fs9.constants.O_NOFOLLOW | fs9.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ENOENT" || code === "ENOTDIR") return { state: "none" };
-    if (code === "ELOOP") return { state: "corrupt", ino: fs6.lstatSync(file2).ino };
+    if (code === "ELOOP") return { state: "corrupt", ino: fs9.lstatSync(file2).ino };
     throw err2;
   }
   try {
-    const st = fs6.fstatSync(fd2);
+    const st = fs9.fstatSync(fd2);
     if (st.isDirectory()) return { state: "blocked" };
     if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: "corrupt", ino: st.ino };
-    const lock = parseLock(fs6.readFileSync(fd2, "utf8"));
+    const lock = parseLock(fs9.readFileSync(fd2, "utf8"));
     return lock === void 0 ? { state: "corrupt", ino: st.ino } : { state: "held", lock, ino: st.ino };
   } finally {
-    fs6.closeSync(fd2);
+    fs9.closeSync(fd2);
   }
 }
 function parseLock(text) {
@@ -22268,19 +22790,19 @@ function isEditLock(lock) {
 function acquireLock(zone, rel, owner, maxAgeHours, kind) {
   const file2 = lockFile(zone, rel);
   if (file2 === void 0) throw lockError(rel, "this zone has no locks");
-  const dir = path6.dirname(file2);
+  const dir = path9.dirname(file2);
   const mine = {
     ...owner,
     locked_at: (/* @__PURE__ */ new Date()).toISOString(),
     path: rel,
     kind,
-    token: crypto4.randomBytes(12).toString("hex"),
+    token: crypto5.randomBytes(12).toString("hex"),
     ...kind === "write" ? { pid: process.pid, host: HOST } : {}
   };
-  const tmp = path6.join(dir, `.${path6.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
+  const tmp = path9.join(dir, `.${path9.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
   for (let attempt = 0; ; attempt++) {
     try {
-      fs6.mkdirSync(dir, { recursive: true });
+      fs9.mkdirSync(dir, { recursive: true });
       writePrivate(tmp, mine);
       break;
     } catch (err2) {
@@ -22292,7 +22814,7 @@ function acquireLock(zone, rel, owner, maxAgeHours, kind) {
     let tookOver;
     for (let attempt = 0; attempt < 200; attempt++) {
       try {
-        fs6.linkSync(tmp, file2);
+        fs9.linkSync(tmp, file2);
         syncDir(dir);
         return { file: file2, lock: mine, reentered: false };
       } catch (err2) {
@@ -22321,35 +22843,35 @@ function acquireLock(zone, rel, owner, maxAgeHours, kind) {
     }
     throw lockError(rel, "it changed hands too often while acquiring; try again");
   } finally {
-    fs6.rmSync(tmp, { force: true });
+    fs9.rmSync(tmp, { force: true });
   }
 }
 function writePrivate(file2, lock) {
-  const fd2 = fs6.openSync(file2, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+  const fd2 = fs9.openSync(file2, fs9.constants.O_WRONLY | fs9.constants.O_CREAT | fs9.constants.O_EXCL | fs9.constants.O_NOFOLLOW, 420);
   try {
-    fs6.writeSync(fd2, JSON.stringify(lock, null, 2));
-    fs6.fsyncSync(fd2);
+    fs9.writeSync(fd2, JSON.stringify(lock, null, 2));
+    fs9.fsyncSync(fd2);
   } finally {
-    fs6.closeSync(fd2);
+    fs9.closeSync(fd2);
   }
 }
 function replaceStale(file2, ino, mine) {
   const guard = `${file2}.takeover`;
   let fd2;
   try {
-    fd2 = fs6.openSync(guard, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+    fd2 = fs9.openSync(guard, fs9.constants.O_WRONLY | fs9.constants.O_CREAT | fs9.constants.O_EXCL | fs9.constants.O_NOFOLLOW, 420);
   } catch {
-    const st = fs6.lstatSync(guard, { throwIfNoEntry: false });
-    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs6.rmSync(guard, { force: true });
+    const st = fs9.lstatSync(guard, { throwIfNoEntry: false });
+    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs9.rmSync(guard, { force: true });
     return false;
   }
   try {
-    if (fs6.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
-    fs6.renameSync(mine, file2);
+    if (fs9.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
+    fs9.renameSync(mine, file2);
     return true;
   } finally {
-    fs6.closeSync(fd2);
-    fs6.rmSync(guard, { force: true });
+    fs9.closeSync(fd2);
+    fs9.rmSync(guard, { force: true });
   }
 }
 var GUARD_STALE_MS = 1e4;
@@ -22361,12 +22883,12 @@ function refreshLock(file2, lock) {
   const current = inspectLock(file2);
   if (current.state !== "held" || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return void 0;
   const renewed = { ...current.lock, locked_at: (/* @__PURE__ */ new Date()).toISOString() };
-  const tmp = path6.join(path6.dirname(file2), `.${path6.basename(file2).slice(0, 180)}.${crypto4.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path9.join(path9.dirname(file2), `.${path9.basename(file2).slice(0, 180)}.${crypto5.randomBytes(6).toString("hex")}.tmp`);
   try {
     writePrivate(tmp, renewed);
-    fs6.renameSync(tmp, file2);
+    fs9.renameSync(tmp, file2);
   } catch {
-    fs6.rmSync(tmp, { force: true });
+    fs9.rmSync(tmp, { force: true });
     return void 0;
   }
   return renewed;
@@ -22376,8 +22898,8 @@ function releaseLock(zone, rel, token) {
   if (file2 === void 0) return false;
   const state = inspectLock(file2);
   if (state.state !== "held" || state.lock.token !== token) return false;
-  fs6.rmSync(file2, { force: true });
-  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  fs9.rmSync(file2, { force: true });
+  pruneEmpty(path9.dirname(file2), locksRoot(zone));
   return true;
 }
 function removeLock(zone, rel) {
@@ -22390,22 +22912,22 @@ function removeLock(zone, rel) {
     state = { state: "corrupt", ino: 0 };
   }
   if (state.state === "none" || state.state === "blocked") return state;
-  fs6.rmSync(file2, { force: true });
-  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  fs9.rmSync(file2, { force: true });
+  pruneEmpty(path9.dirname(file2), locksRoot(zone));
   return state;
 }
 function locksRoot(zone) {
-  return path6.join(zone.workBase ?? "/nonexistent", "locks");
+  return path9.join(zone.workBase ?? "/nonexistent", "locks");
 }
 function pruneEmpty(dir, stop) {
   let current = dir;
-  while (current.startsWith(stop + path6.sep)) {
+  while (current.startsWith(stop + path9.sep)) {
     try {
-      fs6.rmdirSync(current);
+      fs9.rmdirSync(current);
     } catch {
       return;
     }
-    current = path6.dirname(current);
+    current = path9.dirname(current);
   }
 }
 async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
@@ -22448,26 +22970,26 @@ function lockError(rel, why) {
 }
 
 // src/core/locks/scratch.ts
-import fs7 from "node:fs";
-import path7 from "node:path";
+import fs10 from "node:fs";
+import path10 from "node:path";
 function scratchBase(zone) {
-  return path7.join(zone.workBase ?? "/nonexistent", "scratch");
+  return path10.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
   const base = scratchBase(zone);
-  fs7.mkdirSync(base, { recursive: true });
-  const root = fs7.realpathSync(fs7.mkdtempSync(path7.join(base, `${convId.slice(0, 60)}-`)));
-  const remove = () => fs7.rmSync(root, { recursive: true, force: true });
+  fs10.mkdirSync(base, { recursive: true });
+  const root = fs10.realpathSync(fs10.mkdtempSync(path10.join(base, `${convId.slice(0, 60)}-`)));
+  const remove = () => fs10.rmSync(root, { recursive: true, force: true });
   try {
-    const file2 = path7.join(root, rel);
-    fs7.mkdirSync(path7.dirname(file2), { recursive: true });
+    const file2 = path10.join(root, rel);
+    fs10.mkdirSync(path10.dirname(file2), { recursive: true });
     try {
-      fs7.linkSync(copy, file2);
+      fs10.linkSync(copy, file2);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV" && errnoCode(err2) !== "EPERM") throw err2;
-      fs7.copyFileSync(copy, file2, fs7.constants.COPYFILE_EXCL);
+      fs10.copyFileSync(copy, file2, fs10.constants.COPYFILE_EXCL);
     }
-    const st = fs7.statSync(copy);
+    const st = fs10.statSync(copy);
     return { root, file: file2, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
   } catch (err2) {
     remove();
@@ -22475,9 +22997,9 @@ function openScratch(zone, convId, rel, copy) {
   }
 }
 function collectScratch(s, maxBytes) {
-  const left = fs7.lstatSync(s.file, { throwIfNoEntry: false });
+  const left = fs10.lstatSync(s.file, { throwIfNoEntry: false });
   const current = () => {
-    const st = fs7.statSync(s.copy);
+    const st = fs10.statSync(s.copy);
     return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
   };
   if (left === void 0 || !left.isFile()) {
@@ -22486,23 +23008,23 @@ function collectScratch(s, maxBytes) {
   if (left.ino !== s.before.ino) {
     if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
     try {
-      fs7.renameSync(s.file, s.copy);
+      fs10.renameSync(s.file, s.copy);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV") throw err2;
-      fs7.copyFileSync(s.file, s.copy);
+      fs10.copyFileSync(s.file, s.copy);
     }
   }
   return current();
 }
 
 // src/core/locks/session.ts
-import fs8 from "node:fs";
-import path8 from "node:path";
+import fs11 from "node:fs";
+import path11 from "node:path";
 function editzoneRoot(zone) {
-  return path8.join(zone.workBase ?? "/nonexistent", "editzone");
+  return path11.join(zone.workBase ?? "/nonexistent", "editzone");
 }
 function workingCopyPath(zone, convId, rel) {
-  return path8.join(editzoneRoot(zone), convId, rel);
+  return path11.join(editzoneRoot(zone), convId, rel);
 }
 function sessionFor(zone, rel, owner) {
   const file2 = lockFile(zone, rel);
@@ -22513,7 +23035,7 @@ function sessionFor(zone, rel, owner) {
     lock,
     ours: lock !== void 0 && isEditLock(lock) && sameOwner(lock, owner),
     copy,
-    copyStat: fs8.lstatSync(copy, { throwIfNoEntry: false })
+    copyStat: fs11.lstatSync(copy, { throwIfNoEntry: false })
   };
 }
 function requireSession(zone, rel, owner, names) {
@@ -22547,38 +23069,38 @@ var CONV_ID = ID_RULE;
 function removeWorkingCopy(zone, convId, rel) {
   if (!CONV_ID.test(convId)) return false;
   const copy = workingCopyPath(zone, convId, rel);
-  const existed = fs8.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
-  fs8.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path8.dirname(copy), editzoneRoot(zone));
+  const existed = fs11.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
+  fs11.rmSync(copy, { recursive: true, force: true });
+  pruneEmpty(path11.dirname(copy), editzoneRoot(zone));
   return existed;
 }
 function allWorkingCopies(zone, rel) {
   const root = editzoneRoot(zone);
   let convs;
   try {
-    convs = fs8.readdirSync(root);
+    convs = fs11.readdirSync(root);
   } catch {
     return [];
   }
-  return convs.filter((conv) => fs8.lstatSync(path8.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+  return convs.filter((conv) => fs11.lstatSync(path11.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 
 // src/core/fs/walk.ts
-import fs9 from "node:fs";
-import path9 from "node:path";
+import fs12 from "node:fs";
+import path12 from "node:path";
 function* walkEntries(root, skip) {
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop();
     let entries;
     try {
-      entries = fs9.readdirSync(dir, { withFileTypes: true });
+      entries = fs12.readdirSync(dir, { withFileTypes: true });
     } catch {
       continue;
     }
     for (const entry of entries) {
       if (skip?.(dir, entry.name)) continue;
-      const full = path9.join(dir, entry.name);
+      const full = path12.join(dir, entry.name);
       if (entry.isDirectory()) stack.push(full);
       else yield { full, dir, entry };
     }
@@ -22594,12 +23116,12 @@ function cleanLocks(zone, ages2, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path10.basename(file2);
+    const name = path13.basename(file2);
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages2.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path10.relative(root, file2).split(path10.sep).join("/").slice(0, -".lock".length);
+    const rel = path13.relative(root, file2).split(path13.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -22613,10 +23135,10 @@ function cleanLocks(zone, ages2, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base = path10.join(edits, conv);
+    const base = path13.join(edits, conv);
     for (const file2 of walkFiles(base)) {
-      const rel = path10.relative(base, file2).split(path10.sep).join("/");
-      if (path10.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path13.relative(base, file2).split(path13.sep).join("/");
+      if (path13.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages2.tempMs, ages2.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -22628,17 +23150,17 @@ function cleanLocks(zone, ages2, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path10.join(scratch, name);
+    const dir = path13.join(scratch, name);
     if (olderThan(dir, ages2.scratchMs, ages2.now)) {
-      fs10.rmSync(dir, { recursive: true, force: true });
+      fs13.rmSync(dir, { recursive: true, force: true });
       out.internal++;
     }
   }
 }
 function cleanTempFiles(label, root, ages2, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path10.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path10.relative(root, file2).split(path10.sep).join("/")}`);
+    if (!path13.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path13.relative(root, file2).split(path13.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -22654,18 +23176,18 @@ function* walkFiles(root, skip) {
 }
 function listDir(dir) {
   try {
-    return fs10.readdirSync(dir);
+    return fs13.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function olderThan(p, ms, now) {
-  const st = fs10.lstatSync(p, { throwIfNoEntry: false });
+  const st = fs13.lstatSync(p, { throwIfNoEntry: false });
   return st !== void 0 && now - st.mtimeMs > ms;
 }
 function rmQuiet(p) {
   try {
-    fs10.rmSync(p, { force: true });
+    fs13.rmSync(p, { force: true });
     return true;
   } catch {
     return false;
@@ -22673,24 +23195,24 @@ function rmQuiet(p) {
 }
 
 // src/core/uploads/retention.ts
-import fs11 from "node:fs";
-import path11 from "node:path";
+import fs14 from "node:fs";
+import path14 from "node:path";
 var DAY = 864e5;
 function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
   if (retentionDays <= 0) return [];
   const removed = [];
   let names;
   try {
-    names = fs11.readdirSync(uploadsRoot);
+    names = fs14.readdirSync(uploadsRoot);
   } catch {
     return [];
   }
   for (const conv of names.sort()) {
-    const dir = path11.join(uploadsRoot, conv);
-    const st = fs11.lstatSync(dir, { throwIfNoEntry: false });
+    const dir = path14.join(uploadsRoot, conv);
+    const st = fs14.lstatSync(dir, { throwIfNoEntry: false });
     if (st === void 0 || !st.isDirectory()) continue;
     if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
-    fs11.rmSync(dir, { recursive: true, force: true });
+    fs14.rmSync(dir, { recursive: true, force: true });
     removed.push(conv);
   }
   return removed;
@@ -22698,84 +23220,10 @@ function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
 function newestChange(dir, own2) {
   let newest = own2;
   for (const { full } of walkEntries(dir)) {
-    const st = fs11.lstatSync(full, { throwIfNoEntry: false });
+    const st = fs14.lstatSync(full, { throwIfNoEntry: false });
     if (st !== void 0 && st.mtimeMs > newest) newest = st.mtimeMs;
   }
   return newest;
-}
-
-// src/core/zones/zones.ts
-import fs12 from "node:fs";
-import path12 from "node:path";
-var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
-var MIB = 1024 * 1024;
-function userHome(valves, userId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "users", userId);
-}
-function userScope(valves, userId) {
-  const home = userHome(valves, userId);
-  return {
-    key: `user:${home}`,
-    limitBytes: valves.quota_per_user_mb * MIB,
-    trees: {
-      Uploads: path12.join(home, "Uploads"),
-      Storage: path12.join(home, "Storage", "data"),
-      Documents: path12.join(home, "Documents", "data")
-    }
-  };
-}
-function openZone(req, name, group) {
-  if (name === "group") {
-    if (!group) {
-      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
-        details: { parameter: "group" },
-        hint: 'Example: shed_tree(zone="group", group="team")'
-      });
-    }
-    if (req.group === void 0) {
-      throw shedError("GROUP_NOT_AVAILABLE", "This function cannot open a group space.", { hint: 'Use zone="storage" or zone="documents".' });
-    }
-    return openGroupZone(req.valves, req.group);
-  }
-  const home = userHome(req.valves, req.user.id);
-  const scope = userScope(req.valves, req.user.id);
-  const layout2 = {
-    uploads: { label: "Uploads", root: path12.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path12.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path12.join(home, "Documents") }
-  }[name];
-  fs12.mkdirSync(layout2.root, { recursive: true });
-  return {
-    name,
-    label: layout2.label,
-    root: fs12.realpathSync(layout2.root),
-    workBase: layout2.workBase,
-    versioned: name === "documents",
-    readonly: name === "uploads",
-    scope
-  };
-}
-function groupHome(valves, groupId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "groups", groupId);
-}
-function groupScope(valves, group) {
-  const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path12.join(home, "data") } };
-}
-function openGroupZone(valves, group) {
-  const home = groupHome(valves, group.id);
-  const root = path12.join(home, "data");
-  fs12.mkdirSync(root, { recursive: true });
-  return {
-    name: "group",
-    label: `Group:${group.name}`,
-    root: fs12.realpathSync(root),
-    workBase: home,
-    versioned: true,
-    readonly: false,
-    scope: groupScope(valves, group),
-    group: { id: group.id, name: group.name, base: path12.resolve(valves.storage_base_path) }
-  };
 }
 
 // src/core/maintenance/maintain.ts
@@ -22791,17 +23239,17 @@ function maintainUser(valves, userId, now = Date.now(), out = emptyReport()) {
   const identity = { id: userId, name: userId, email: "", role: "user" };
   const home = userHome(valves, userId);
   for (const name of ["storage", "documents"]) {
-    const workBase = path13.join(home, name === "storage" ? "Storage" : "Documents");
+    const workBase = path15.join(home, name === "storage" ? "Storage" : "Documents");
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: "maintenance" }, name, void 0), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
     if (isDir(root)) cleanTempFiles(label, root, a, out);
   }
-  for (const conv of removeExpiredUploads(path13.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
+  for (const conv of removeExpiredUploads(path15.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
 function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
-  if (!isDir(path13.join(groupHome(valves, groupId), "data"))) return out;
+  if (!isDir(path15.join(groupHome(valves, groupId), "data"))) return out;
   const zone = openGroupZone(valves, { id: groupId, name: groupId });
   const a = ages(valves, now);
   cleanLocks(zone, a, out);
@@ -22810,7 +23258,7 @@ function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
 }
 function maintainAll(valves, now = Date.now()) {
   const started = performance.now();
-  const base = path13.resolve(valves.storage_base_path);
+  const base = path15.resolve(valves.storage_base_path);
   const result3 = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
   const record2 = (key, report) => {
     const n = reportCount(report);
@@ -22818,11 +23266,11 @@ function maintainAll(valves, now = Date.now()) {
     result3.cleaned[key] = report;
     result3.total += n;
   };
-  for (const id of listIds(path13.join(base, "users"))) {
+  for (const id of listIds2(path15.join(base, "users"))) {
     result3.users++;
     record2(`user:${id}`, maintainUser(valves, id, now));
   }
-  for (const id of listIds(path13.join(base, "groups"))) {
+  for (const id of listIds2(path15.join(base, "groups"))) {
     result3.groups++;
     record2(`group:${id}`, maintainGroup(valves, id, now));
   }
@@ -22832,15 +23280,15 @@ function maintainAll(valves, now = Date.now()) {
 function reportCount(r) {
   return r.expired_locks.length + r.corrupted_locks.length + r.orphan_editzones.length + r.temp_files.length + r.expired_uploads.length + r.internal;
 }
-function listIds(dir) {
+function listIds2(dir) {
   try {
-    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path13.join(dir, n))).sort();
+    return fs15.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path15.join(dir, n))).sort();
   } catch {
     return [];
   }
 }
 function isDir(p) {
-  return fs13.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return fs15.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -23660,10 +24108,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path49) {
-  if (!path49)
+function getElementAtPath(obj2, path50) {
+  if (!path50)
     return obj2;
-  return path49.reduce((acc, key) => acc?.[key], obj2);
+  return path50.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -24003,11 +24451,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path49, issues) {
+function prefixIssues(path50, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path49);
+    iss.path.unshift(path50);
     return iss;
   });
 }
@@ -24469,16 +24917,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path49 = []) => {
+  const processError = (error63, path50 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path49, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path50, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path49, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path50, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path49, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path50, ...issue2.path]);
       } else {
-        const fullpath = [...path49, ...issue2.path];
+        const fullpath = [...path50, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24517,17 +24965,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path49 = []) => {
+  const processError = (error63, path50 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path49, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path50, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path49, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path50, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path49, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path50, ...issue2.path]);
       } else {
-        const fullpath = [...path49, ...issue2.path];
+        const fullpath = [...path50, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24566,8 +25014,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path49 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path49) {
+  const path50 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path50) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -41705,13 +42153,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path49 = ref.slice(1).split("/").filter(Boolean);
-  if (path49.length === 0) {
+  const path50 = ref.slice(1).split("/").filter(Boolean);
+  if (path50.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path49[0] === defsKey) {
-    const key = path49[1] === void 0 ? void 0 : decodeJSONPointerSegment(path49[1]);
+  if (path50[0] === defsKey) {
+    const key = path50[1] === void 0 ? void 0 : decodeJSONPointerSegment(path50[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -43124,9 +43572,9 @@ function ruleFor(cmd) {
 
 // src/core/exec/sandbox.ts
 import { spawn } from "node:child_process";
-import fs14 from "node:fs";
+import fs16 from "node:fs";
 import os3 from "node:os";
-import path14 from "node:path";
+import path16 from "node:path";
 var SANDBOX_ZONE = "/zone";
 var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
@@ -43135,8 +43583,8 @@ function bwrapArgs(opts) {
   const args = ["--ro-bind", "/usr", "/usr"];
   for (const dir of ["bin", "sbin", "lib", "lib64", "lib32"]) {
     const host = `/${dir}`;
-    const st = fs14.lstatSync(host, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) args.push("--symlink", fs14.readlinkSync(host), host);
+    const st = fs16.lstatSync(host, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push("--symlink", fs16.readlinkSync(host), host);
     else if (st?.isDirectory()) args.push("--ro-bind", host, host);
   }
   for (const p of [...ETC_READONLY, ...opts.network ? ETC_NETWORK : []]) args.push("--ro-bind-try", p, p);
@@ -43148,15 +43596,15 @@ function bwrapArgs(opts) {
     for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
   }
   for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
-    const inside = path14.join(opts.zoneRoot, rel);
-    if (!fs14.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
-    const real = fs14.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path14.sep}`)) continue;
-    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path14.posix.join(SANDBOX_ZONE, rel));
+    const inside = path16.join(opts.zoneRoot, rel);
+    if (!fs16.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
+    const real = fs16.realpathSync(inside);
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path16.sep}`)) continue;
+    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path16.posix.join(SANDBOX_ZONE, rel));
   }
   for (const rel of opts.protect) {
-    const inside = path14.join(opts.zoneRoot, rel);
-    if (fs14.existsSync(inside)) args.push("--ro-bind", inside, path14.posix.join(SANDBOX_ZONE, rel));
+    const inside = path16.join(opts.zoneRoot, rel);
+    if (fs16.existsSync(inside)) args.push("--ro-bind", inside, path16.posix.join(SANDBOX_ZONE, rel));
   }
   args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
   if (opts.network) args.push("--share-net");
@@ -43171,7 +43619,7 @@ function probeBwrap() {
       resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
       return;
     }
-    const dir = fs14.mkdtempSync(path14.join(os3.tmpdir(), "shed-probe-"));
+    const dir = fs16.mkdtempSync(path16.join(os3.tmpdir(), "shed-probe-"));
     const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
       stdio: ["ignore", "ignore", "pipe"],
       env: { PATH: SYSTEM_PATH }
@@ -43181,7 +43629,7 @@ function probeBwrap() {
     const timer = setTimeout(() => child.kill("SIGKILL"), 5e3);
     const done = (ok2, reason) => {
       clearTimeout(timer);
-      fs14.rmSync(dir, { recursive: true, force: true });
+      fs16.rmSync(dir, { recursive: true, force: true });
       resolve({ ok: ok2, reason });
     };
     child.on("error", (err2) => done(false, `bwrap could not start: ${err2.message}`));
@@ -43215,10 +43663,10 @@ function findProgram(name) {
   if (cached2 !== void 0) return cached2;
   let found;
   for (const dir of SYSTEM_PATH.split(":")) {
-    const candidate = path14.join(dir, name);
+    const candidate = path16.join(dir, name);
     try {
-      fs14.accessSync(candidate, fs14.constants.X_OK);
-      if (fs14.statSync(candidate).isFile()) {
+      fs16.accessSync(candidate, fs16.constants.X_OK);
+      if (fs16.statSync(candidate).isFile()) {
         found = candidate;
         break;
       }
@@ -43308,7 +43756,7 @@ var shedAllowedCommands = defineFunction({
 });
 
 // src/functions/convert_eol.ts
-import fs18 from "node:fs";
+import fs19 from "node:fs";
 
 // src/registry/params.ts
 function zoneParam(accepted) {
@@ -43389,340 +43837,9 @@ function looksBinary(bytes) {
 // src/core/files/write.ts
 import nodeFs from "node:fs";
 
-// src/core/quota/usage.ts
-import fs15 from "node:fs";
-import path15 from "node:path";
-import { Worker } from "node:worker_threads";
-var MAX_TREES = 64;
-function measureFiles(lstat3, dir, names) {
-  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
-  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
-  for (const name of names) {
-    const st = lstat3(prefix + name, { throwIfNoEntry: false });
-    if (st === void 0) continue;
-    if (st.isDirectory()) {
-      out.becameFolders.push(name);
-      continue;
-    }
-    out.bytes += st.size;
-    out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
-  }
-  return out;
-}
-var PARALLEL_MIN_FILES = 2e4;
-var WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { lstatSync } = require('node:fs');
-const measureFiles = ${measureFiles.toString()};
-const results = [];
-parentPort.on('message', (jobs) => {
-  if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
-});
-`;
-var MeasuringWorker = class {
-  worker;
-  sent = [];
-  batch = [];
-  seen = 0;
-  constructor() {
-    try {
-      this.worker = new Worker(WORKER_SOURCE, { eval: true });
-      this.worker.unref();
-    } catch {
-      this.worker = void 0;
-    }
-  }
-  /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
-  take(listing) {
-    if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
-    this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
-    if (this.batch.length >= 16) this.flush();
-    return true;
-  }
-  /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
-  async results() {
-    const worker = this.worker;
-    if (worker === void 0 || this.sent.length === 0) {
-      void worker?.terminate();
-      return [];
-    }
-    this.flush();
-    const answer2 = new Promise((resolve) => {
-      worker.once("message", (result3) => resolve(result3));
-      worker.once("error", () => resolve(void 0));
-    });
-    worker.postMessage("end");
-    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs15.lstatSync, l.dir, l.names));
-    void worker.terminate();
-    return this.sent.map((l, i2) => [l, measured[i2]]);
-  }
-  flush() {
-    if (this.batch.length === 0) return;
-    this.worker?.postMessage(this.batch);
-    this.batch = [];
-  }
-};
-var TreeUsage = class {
-  constructor(root) {
-    this.root = root;
-  }
-  root;
-  folders = /* @__PURE__ */ new Map();
-  dirty = /* @__PURE__ */ new Set();
-  /** Folders holding multi-linked files, re-checked by stat on every question. */
-  withLinks = /* @__PURE__ */ new Set();
-  /** Inodes known to have several links; a new one means another folder may hold it too. */
-  linkedInodes = /* @__PURE__ */ new Set();
-  sawNewLink = false;
-  busy = Promise.resolve();
-  total = { bytes: 0, files: 0 };
-  scanned = false;
-  /** True when watches cannot be trusted: every question walks the tree again. */
-  unwatched = false;
-  async usage() {
-    const previous = this.busy;
-    let release2;
-    this.busy = new Promise((resolve) => release2 = resolve);
-    await previous;
-    try {
-      if (this.scanned && !this.unwatched) {
-        await turnEventLoop();
-        this.checkLinkedFiles();
-        this.refreshDirty();
-        if (this.sawNewLink) await this.rescan();
-      }
-      if (!this.scanned || this.unwatched) await this.rescan();
-      return { ...this.total };
-    } finally {
-      release2();
-    }
-  }
-  invalidate() {
-    this.closeAll();
-    this.scanned = false;
-  }
-  closeAll() {
-    for (const rec of this.folders.values()) rec.watcher?.close();
-    this.folders.clear();
-    this.dirty.clear();
-    this.withLinks.clear();
-    this.linkedInodes.clear();
-    this.total = { bytes: 0, files: 0 };
-  }
-  /**
-   * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
-   * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
-   * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
-   */
-  async rescan() {
-    this.closeAll();
-    if (!isFolder(this.root)) return;
-    this.scanned = true;
-    let helper;
-    let names = 0;
-    const mine = [];
-    const stack = [this.root];
-    while (stack.length > 0) {
-      const dir = stack.pop();
-      const listing = this.listFolder(dir);
-      if (listing === void 0) continue;
-      for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
-      names += listing.names.length;
-      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
-      if (!helper?.take(listing)) mine.push(listing);
-    }
-    for (const listing of mine) this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
-    for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
-    this.sawNewLink = false;
-    if (!this.unwatched) return;
-    for (const rec of this.folders.values()) rec.watcher?.close();
-  }
-  /** Records a folder from its listing and its measurement. */
-  install(listing, m) {
-    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
-      if (!this.linkedInodes.has(ino)) {
-        this.linkedInodes.add(ino);
-        this.sawNewLink = true;
-      }
-    }
-    for (const name of m.becameFolders) rec.subfolders.add(name);
-    this.folders.set(listing.dir, rec);
-    if (rec.linked.size > 0) this.withLinks.add(listing.dir);
-    this.total.bytes += rec.bytes;
-    this.total.files += rec.files;
-    return rec;
-  }
-  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
-  listFolder(dir) {
-    const watcher = this.unwatched ? void 0 : this.watch(dir);
-    let entries;
-    try {
-      entries = fs15.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      watcher?.close();
-      return void 0;
-    }
-    const subfolders = [];
-    const names = [];
-    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
-    return { dir, watcher, subfolders, names };
-  }
-  addSubtree(dir) {
-    const stack = [dir];
-    while (stack.length > 0) {
-      const current = stack.pop();
-      const rec = this.readFolder(current);
-      if (rec === void 0) continue;
-      for (const name of rec.subfolders) stack.push(`${current}/${name}`);
-    }
-  }
-  dropSubtree(dir) {
-    const rec = this.folders.get(dir);
-    if (rec === void 0) return;
-    if (dir === this.root) this.scanned = false;
-    this.folders.delete(dir);
-    this.dirty.delete(dir);
-    this.withLinks.delete(dir);
-    rec.watcher?.close();
-    this.total.bytes -= rec.bytes;
-    this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path15.join(dir, name));
-  }
-  checkLinkedFiles() {
-    for (const dir of this.withLinks) {
-      const rec = this.folders.get(dir);
-      for (const [name, size] of rec.linked) {
-        if (fs15.lstatSync(path15.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
-      }
-    }
-  }
-  refreshDirty() {
-    const todo = [...this.dirty].sort((a, b) => a.length - b.length);
-    this.dirty.clear();
-    for (const dir of todo) {
-      const old = this.folders.get(dir);
-      if (old === void 0) continue;
-      this.total.bytes -= old.bytes;
-      this.total.files -= old.files;
-      this.withLinks.delete(dir);
-      const fresh = this.readFolder(dir);
-      old.watcher?.close();
-      if (fresh === void 0) {
-        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: void 0 });
-        this.dropSubtree(dir);
-        continue;
-      }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path15.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path15.join(dir, name));
-    }
-  }
-  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
-  readFolder(dir) {
-    const listing = this.listFolder(dir);
-    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
-  }
-  watch(dir) {
-    try {
-      const watcher = fs15.watch(dir, { persistent: false }, () => this.dirty.add(dir));
-      watcher.on("error", () => {
-        this.unwatched = true;
-      });
-      return watcher;
-    } catch {
-      this.unwatched = true;
-      return void 0;
-    }
-  }
-};
-var trees = /* @__PURE__ */ new Map();
-function treeFor(root) {
-  const key = path15.resolve(root);
-  let tree = trees.get(key);
-  if (tree !== void 0) {
-    trees.delete(key);
-  } else {
-    tree = new TreeUsage(key);
-    if (trees.size >= MAX_TREES) {
-      const [oldestKey, oldest] = trees.entries().next().value;
-      oldest.closeAll();
-      trees.delete(oldestKey);
-    }
-  }
-  trees.set(key, tree);
-  return tree;
-}
-function treeUsage(root) {
-  return treeFor(root).usage();
-}
-function invalidateTree(root) {
-  trees.get(path15.resolve(root))?.invalidate();
-}
-function turnEventLoop() {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
-}
-function isFolder(p) {
-  try {
-    return fs15.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-// src/core/quota/quota.ts
-var MIB2 = 1024 * 1024;
-async function scopeUsage(scope) {
-  const out = {};
-  for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
-  return out;
-}
-async function scopeTotal(scope) {
-  let total = 0;
-  for (const usage of Object.values(await scopeUsage(scope))) total += usage.bytes;
-  return total;
-}
-async function ensureQuota(scope, growth) {
-  if (growth <= 0) return;
-  const used = await scopeTotal(scope);
-  if (used + growth <= scope.limitBytes) return;
-  throw shedError(
-    "QUOTA_EXCEEDED",
-    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
-    {
-      details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
-      hint: "Free space first: shed_stats shows usage per zone; shed_delete removes files."
-    }
-  );
-}
-function ensureFileSize(bytes, maxMb, what) {
-  if (bytes <= maxMb * MIB2) return;
-  throw shedError("FILE_TOO_LARGE", `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
-    details: { size_bytes: bytes, max_file_size_mb: maxMb },
-    hint: "Split the content into several files, or write less at once."
-  });
-}
-function mb(bytes) {
-  return (bytes / MIB2).toFixed(2);
-}
-function humanSize(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let i2 = 0;
-  while (value >= 1024 && i2 < units.length - 1) {
-    value /= 1024;
-    i2++;
-  }
-  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i2]}`;
-}
-
 // src/core/groups/enforce.ts
-import fs16 from "node:fs";
-import path17 from "node:path";
+import fs17 from "node:fs";
+import path18 from "node:path";
 
 // src/core/groups/access.ts
 var SAFE_ID = ID_RULE;
@@ -43809,9 +43926,9 @@ function moveRecords(base, groupId, from, to) {
 }
 
 // src/core/files/entries.ts
-import path16 from "node:path";
+import path17 from "node:path";
 function diskRel(p) {
-  return path16.relative(p.zone.root, p.abs).split(path16.sep).join("/");
+  return path17.relative(p.zone.root, p.abs).split(path17.sep).join("/");
 }
 function countFiles(abs) {
   let count2 = 0;
@@ -43825,10 +43942,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base = path16.join(zone.workBase, "locks", rel);
+  const base = path17.join(zone.workBase, "locks", rel);
   for (const { full, entry } of walkEntries(base)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path16.relative(base, full).split(path16.sep).join("/").slice(0, -".lock".length);
+    const inner = path17.relative(base, full).split(path17.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -43845,7 +43962,7 @@ async function guardWrite(ctx, p, action = "modify") {
   const g = p.zone.group;
   if (g === void 0) return;
   const rel = diskRel(p);
-  const isFolder3 = fs16.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs17.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
     const reason = denial(rec, ctx.user.id);
@@ -43870,10 +43987,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs16.lstatSync(path17.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs17.lstatSync(path18.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs16.statSync(path17.join(zone.root, r.path));
+    const st = fs17.statSync(path18.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -43883,7 +44000,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs16.readdirSync(path17.join(zone.root, rel), { withFileTypes: true });
+      entries = fs17.readdirSync(path18.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -43892,7 +44009,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs16.statSync(path17.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs17.statSync(path18.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -43903,7 +44020,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs16.existsSync(path17.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs17.existsSync(path18.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 
@@ -43924,7 +44041,7 @@ async function underLock(ctx, target, safe, fn) {
 }
 
 // src/functions/patch_bytes.ts
-import fs17 from "node:fs";
+import fs18 from "node:fs";
 var WRITE_ZONES = ["storage", "documents", "group"];
 var EXAMPLE = { zone: "storage", path: "image.png", content: "89504e470d0a1a0a", content_format: "hex", overwrite: true };
 function existingFileSize(target) {
@@ -44029,7 +44146,7 @@ var shedPatchBytes = defineFunction({
     requireNotRoot(target);
     const write = async () => {
       const before = existingFileSize(target);
-      const old = before === void 0 ? void 0 : fs17.readFileSync(target.abs);
+      const old = before === void 0 ? void 0 : fs18.readFileSync(target.abs);
       if (old !== void 0 && (position === "at" || position === "replace") && args.offset > old.length) {
         throw positionError("INVALID_PARAMETER", "offset", `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }
@@ -44124,7 +44241,7 @@ var shedConvertEol = defineFunction({
     requireNotRoot(target);
     const before = existingFileSize(target);
     if (before === void 0) throw notFound(target);
-    const bytes = fs18.readFileSync(target.abs);
+    const bytes = fs19.readFileSync(target.abs);
     if (bytes.includes(0)) {
       throw shedError("INVALID_FORMAT", `${target.shown} looks binary (it contains NUL bytes); line endings are only converted in text files.`, {
         details: { path: target.rel, size: bytes.length },
@@ -44160,9 +44277,9 @@ var shedConvertEol = defineFunction({
 });
 
 // src/core/bridges/bridge.ts
-import crypto5 from "node:crypto";
-import fs19 from "node:fs";
-import path18 from "node:path";
+import crypto6 from "node:crypto";
+import fs20 from "node:fs";
+import path19 from "node:path";
 var LABELS = { uploads: "Uploads", storage: "Storage", documents: "Documents" };
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
@@ -44221,13 +44338,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path18.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path18.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -44274,11 +44391,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs19.readdirSync(path18.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs20.readdirSync(path19.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs19.lstatSync(path18.join(abs, child)).size;
+        const size = fs20.lstatSync(path19.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -44288,92 +44405,92 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path18.join(path18.dirname(dest), `.${path18.basename(dest).slice(0, 180)}.${tag}${crypto5.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path19.join(path19.dirname(dest), `.${path19.basename(dest).slice(0, 180)}.${tag}${crypto6.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs19.mkdirSync(path18.dirname(dest), { recursive: true });
-  const folder = fs19.lstatSync(from).isDirectory();
+  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
+  const folder = fs20.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
-      fs19.renameSync(from, dest);
+      fs20.renameSync(from, dest);
     } else {
       const aside = tempBeside(dest, "old.");
-      fs19.renameSync(dest, aside);
+      fs20.renameSync(dest, aside);
       try {
-        fs19.renameSync(from, dest);
+        fs20.renameSync(from, dest);
       } catch (err2) {
-        fs19.renameSync(aside, dest);
+        fs20.renameSync(aside, dest);
         throw err2;
       }
-      fs19.rmSync(aside, { recursive: true, force: true });
+      fs20.rmSync(aside, { recursive: true, force: true });
     }
   } catch (err2) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path18.dirname(dest));
+  syncDir(path19.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs19.mkdirSync(path18.dirname(dest), { recursive: true });
+  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
     else copyOne(src, tmp, true);
     if (!renameInto(tmp, dest, replace)) throw shedError("IO_ERROR", "The copy could not be put in place.");
   } catch (err2) {
-    fs19.rmSync(tmp, { recursive: true, force: true });
+    fs20.rmSync(tmp, { recursive: true, force: true });
     throw err2;
   }
 }
 function copyOne(src, dest, sync) {
-  fs19.copyFileSync(src, dest, fs19.constants.COPYFILE_EXCL);
+  fs20.copyFileSync(src, dest, fs20.constants.COPYFILE_EXCL);
   if (!sync) return;
-  const fd2 = fs19.openSync(dest, "r");
+  const fd2 = fs20.openSync(dest, "r");
   try {
-    fs19.fsyncSync(fd2);
+    fs20.fsyncSync(fd2);
   } finally {
-    fs19.closeSync(fd2);
+    fs20.closeSync(fd2);
   }
 }
 function copyFolder(src, dest) {
-  fs19.mkdirSync(dest);
+  fs20.mkdirSync(dest);
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs19.readdirSync(path18.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path18.join(rel, entry.name) : entry.name;
+    for (const entry of fs20.readdirSync(path19.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path19.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs19.mkdirSync(path18.join(dest, child));
+        fs20.mkdirSync(path19.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path18.join(src, child), path18.join(dest, child), false);
+        copyOne(path19.join(src, child), path19.join(dest, child), false);
       }
     }
   }
 }
 function removeCopied(src, scan) {
   if (scan.skipped.length === 0) {
-    fs19.rmSync(src, { recursive: true, force: true });
+    fs20.rmSync(src, { recursive: true, force: true });
     return;
   }
   const removeIn = (rel) => {
-    const dir = path18.join(src, rel);
+    const dir = path19.join(src, rel);
     let empty2 = true;
-    for (const entry of fs19.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path18.join(rel, entry.name) : entry.name;
+    for (const entry of fs20.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? path19.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs19.rmdirSync(path18.join(src, child));
+        if (removeIn(child)) fs20.rmdirSync(path19.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs19.unlinkSync(path18.join(src, child));
+        fs20.unlinkSync(path19.join(src, child));
       } else {
         empty2 = false;
       }
     }
     return empty2;
   };
-  if (removeIn("")) fs19.rmdirSync(src);
+  if (removeIn("")) fs20.rmdirSync(src);
 }
 
 // src/functions/copy_storage_to_documents.ts
@@ -44872,7 +44989,7 @@ var shedCreateFile = defineFunction({
 });
 
 // src/functions/delete.ts
-import fs20 from "node:fs";
+import fs21 from "node:fs";
 var shedDelete = defineFunction({
   name: "shed_delete",
   category: "files",
@@ -44901,10 +45018,10 @@ var shedDelete = defineFunction({
     let filesRemoved;
     if (isFolder3) {
       filesRemoved = countFiles(target.abs);
-      fs20.rmSync(target.abs, { recursive: true });
+      fs21.rmSync(target.abs, { recursive: true });
     } else {
       filesRemoved = 1;
-      fs20.unlinkSync(target.abs);
+      fs21.unlinkSync(target.abs);
     }
     await forgetEntry(zone, diskRel(target));
     let message;
@@ -44926,11 +45043,11 @@ var shedDelete = defineFunction({
 });
 
 // src/functions/exec.ts
-import fs37 from "node:fs";
+import fs38 from "node:fs";
 
 // src/core/exec/policy.ts
-import fs21 from "node:fs";
-import path19 from "node:path";
+import fs22 from "node:fs";
+import path20 from "node:path";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -45509,21 +45626,21 @@ function checkPathArgument(zone, value, cmd, option) {
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
   }
-  const lexical = path19.resolve(zone.root, value);
+  const lexical = path20.resolve(zone.root, value);
   let probe2 = lexical;
   for (; ; ) {
     let real;
     try {
-      real = fs21.realpathSync(probe2);
+      real = fs22.realpathSync(probe2);
     } catch (err2) {
       const code = err2.code;
       if (code === "ELOOP") throw escape("is a symbolic link loop");
-      if (fs21.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path19.resolve(path19.dirname(probe2), fs21.readlinkSync(probe2));
+      if (fs22.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        const dest = path20.resolve(path20.dirname(probe2), fs22.readlinkSync(probe2));
         if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
       }
       if (probe2 === zone.root) return;
-      probe2 = path19.dirname(probe2);
+      probe2 = path20.dirname(probe2);
       continue;
     }
     if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
@@ -45546,9 +45663,9 @@ function requireDownloadTarget(cmd, options, hasOutputFile) {
 
 // src/core/exec/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import fs22 from "node:fs";
+import fs23 from "node:fs";
 import os4 from "node:os";
-import path20 from "node:path";
+import path21 from "node:path";
 var FLOOD_BYTES = 64 * 1024 * 1024;
 function limitScript(req) {
   const parts = [];
@@ -45562,10 +45679,10 @@ function limitScript(req) {
 }
 var sharedTmp;
 function privateTmp() {
-  if (sharedTmp === void 0 || !fs22.existsSync(sharedTmp)) {
-    const dir = fs22.mkdtempSync(path20.join(os4.tmpdir(), "shed-exec-"));
-    fs22.chmodSync(dir, 448);
-    process.once("exit", () => fs22.rmSync(dir, { recursive: true, force: true }));
+  if (sharedTmp === void 0 || !fs23.existsSync(sharedTmp)) {
+    const dir = fs23.mkdtempSync(path21.join(os4.tmpdir(), "shed-exec-"));
+    fs23.chmodSync(dir, 448);
+    process.once("exit", () => fs23.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
   }
   return sharedTmp;
@@ -45652,22 +45769,22 @@ function run(req) {
 }
 
 // src/core/exec/links.ts
-import fs23 from "node:fs";
-import path21 from "node:path";
+import fs24 from "node:fs";
+import path22 from "node:path";
 function outwardLinkSweep(root) {
   const removed = [];
   for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
     if (!entry.isSymbolicLink()) continue;
-    const dest = path21.resolve(dir, fs23.readlinkSync(full));
+    const dest = path22.resolve(dir, fs24.readlinkSync(full));
     let real;
     try {
-      real = fs23.realpathSync(full);
+      real = fs24.realpathSync(full);
     } catch {
       real = void 0;
     }
     if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-      fs23.rmSync(full, { force: true });
-      removed.push(path21.relative(root, full));
+      fs24.rmSync(full, { force: true });
+      removed.push(path22.relative(root, full));
     }
   }
   return removed;
@@ -45687,13 +45804,13 @@ function truncateText(text, keptBytes, totalBytes, limit, stream) {
 }
 
 // src/core/vcs/commit.ts
-import fs30 from "node:fs";
-import path28 from "node:path";
+import fs31 from "node:fs";
+import path29 from "node:path";
 
 // src/core/vcs/gitindex.ts
-import crypto7 from "node:crypto";
-import fs25 from "node:fs";
-import path23 from "node:path";
+import crypto8 from "node:crypto";
+import fs26 from "node:fs";
+import path24 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45763,9 +45880,9 @@ function decodeEwah(buf, offset) {
 }
 
 // src/core/vcs/objects.ts
-import crypto6 from "node:crypto";
-import fs24 from "node:fs";
-import path22 from "node:path";
+import crypto7 from "node:crypto";
+import fs25 from "node:fs";
+import path23 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45797,43 +45914,43 @@ var isomorphicGit = () => Promise.resolve().then(() => __toESM(require_isomorphi
 var EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 var LOOSE_LEVEL = 1;
 function hashObject(type, body) {
-  return crypto6.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
+  return crypto7.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path22.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path23.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs24.existsSync(loosePath(gitdir, oid));
+  return fs25.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs24.existsSync(final)) return oid;
+  if (fs25.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path22.join(gitdir, "objects", oid.slice(0, 2));
-  fs24.mkdirSync(dir, { recursive: true });
+  const dir = path23.join(gitdir, "objects", oid.slice(0, 2));
+  fs25.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs24.openSync(tmp, fs24.constants.O_WRONLY | fs24.constants.O_CREAT | fs24.constants.O_EXCL, 292);
+  const fd2 = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs24.closeSync(fd2);
-    fs24.rmSync(tmp, { force: true });
+    fs25.closeSync(fd2);
+    fs25.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs24.closeSync(fd2);
-  fs24.renameSync(tmp, path22.join(dir, oid.slice(2)));
+  fs25.closeSync(fd2);
+  fs25.renameSync(tmp, path23.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path22.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
+  return path23.join(dir, `tmp_obj_fileshed_${crypto7.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs24.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs25.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -45848,7 +45965,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs24.readFileSync(loosePath(gitdir, oid));
+    raw = fs25.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -45865,7 +45982,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs24, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs25, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -45952,7 +46069,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs24.readdirSync(path22.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs25.readdirSync(path23.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -45961,7 +46078,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs24, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs25, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -45970,7 +46087,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs24.readdirSync(path22.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs25.readdirSync(path23.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -45980,7 +46097,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path23.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path24.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46140,7 +46257,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path23.join(gitdir, "index")));
+  const main = layout(readFile2(path24.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46162,7 +46279,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path23.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path24.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46212,46 +46329,46 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path23.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path24.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
-  const hash2 = crypto7.createHash("sha1");
+  const hash2 = crypto8.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs25.existsSync(path23.join(gitdir, name))) writeIndexFile(path23.join(gitdir, name), gitdir, parts);
+  if (!fs26.existsSync(path24.join(gitdir, name))) writeIndexFile(path24.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs25.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs25.rmSync(path23.join(gitdir, old), { force: true });
+  for (const old of fs26.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path24.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
-  const hash2 = crypto7.createHash("sha1");
+  const hash2 = crypto8.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path23.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs25.openSync(tmp, "wx");
+  const tmp = path24.join(gitdir, `fileshed-index-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs26.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs25.writevSync(fd2, batch);
+      const written = fs26.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs25.closeSync(fd2);
+    fs26.closeSync(fd2);
   }
-  fs25.renameSync(tmp, target);
+  fs26.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path23.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  fs25.writeFileSync(tmp, text, { flag: "wx" });
-  fs25.renameSync(tmp, path23.join(gitdir, name));
+  const tmp = path24.join(gitdir, `fileshed-${name}-${crypto8.randomBytes(6).toString("hex")}.tmp`);
+  fs26.writeFileSync(tmp, text, { flag: "wx" });
+  fs26.renameSync(tmp, path24.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs25.readFileSync(file2);
+    return fs26.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -46261,10 +46378,10 @@ function readText(file2) {
 }
 
 // src/core/vcs/lock.ts
-import crypto8 from "node:crypto";
-import fs26 from "node:fs";
+import crypto9 from "node:crypto";
+import fs27 from "node:fs";
 import os5 from "node:os";
-import path24 from "node:path";
+import path25 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -46287,22 +46404,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path24.join(repo.gitdir, "fileshed.lock");
-  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto8.randomBytes(8).toString("hex")}`;
+  const file2 = path25.join(repo.gitdir, "fileshed.lock");
+  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto9.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs26.openSync(file2, fs26.constants.O_WRONLY | fs26.constants.O_CREAT | fs26.constants.O_EXCL, 420);
+      const fd2 = fs27.openSync(file2, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
       try {
-        fs26.writeSync(fd2, token);
+        fs27.writeSync(fd2, token);
       } finally {
-        fs26.closeSync(fd2);
+        fs27.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs26.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs27.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -46326,7 +46443,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs26.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs27.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -46341,59 +46458,59 @@ function isAlive(pid) {
   }
 }
 function breakLock2(file2, held) {
-  const aside = `${file2}.${crypto8.randomBytes(6).toString("hex")}.stale`;
+  const aside = `${file2}.${crypto9.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs26.renameSync(file2, aside);
+    fs27.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs26.linkSync(aside, file2);
+      fs27.linkSync(aside, file2);
     } catch {
     }
   }
-  fs26.rmSync(aside, { force: true });
+  fs27.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs26.rmSync(path24.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path25.join(gitdir, name), { force: true });
   }
-  const objects = path24.join(gitdir, "objects");
+  const objects = path25.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs26.rmSync(path24.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path24.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs26.rmSync(path24.join(objects, dir, name), { force: true });
+    for (const name of safeList(path25.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs26.readdirSync(dir);
+    return fs27.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs26.readFileSync(file2, "utf8");
+    return fs27.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/refs.ts
-import crypto9 from "node:crypto";
-import fs27 from "node:fs";
-import path25 from "node:path";
+import crypto10 from "node:crypto";
+import fs28 from "node:fs";
+import path26 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path25.join(gitdir, "HEAD"));
+  const text = readText3(path26.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46405,9 +46522,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path25.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path26.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path25.join(gitdir, "packed-refs"));
+  const packed = readText3(path26.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46416,39 +46533,39 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path25.join(gitdir, "HEAD") : path25.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path26.join(gitdir, "HEAD") : path26.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs27.mkdirSync(path25.dirname(target), { recursive: true });
-  const tmp = path25.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs27.openSync(tmp, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
+  fs28.mkdirSync(path26.dirname(target), { recursive: true });
+  const tmp = path26.join(gitdir, `fileshed-ref-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs27.closeSync(fd2);
+    fs28.closeSync(fd2);
   }
   try {
-    fs27.renameSync(tmp, target);
+    fs28.renameSync(tmp, target);
   } catch (err2) {
-    fs27.rmSync(tmp, { force: true });
+    fs28.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs27.readFileSync(file2, "utf8").trim();
+    return fs28.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/repo.ts
-import crypto10 from "node:crypto";
-import fs28 from "node:fs";
-import path26 from "node:path";
+import crypto11 from "node:crypto";
+import fs29 from "node:fs";
+import path27 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path26.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path27.join(zone.root, ".git"), label: zone.label };
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -46458,70 +46575,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path26.join(path26.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
+  const tmp = path27.join(path27.dirname(repo.root), `.git-init-${crypto11.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs28, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs28.writeFileSync(path26.join(tmp, "config"), CONFIG);
-    fs28.rmSync(path26.join(tmp, "hooks"), { recursive: true, force: true });
-    fs28.mkdirSync(path26.join(tmp, "objects", "info"), { recursive: true });
-    fs28.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs29, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs29.writeFileSync(path27.join(tmp, "config"), CONFIG);
+    fs29.rmSync(path27.join(tmp, "hooks"), { recursive: true, force: true });
+    fs29.mkdirSync(path27.join(tmp, "objects", "info"), { recursive: true });
+    fs29.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs28.rmSync(tmp, { recursive: true, force: true });
+    fs29.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs28.lstatSync(repo.gitdir);
+    st = fs29.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs28.existsSync(path26.join(repo.gitdir, "HEAD"))) {
-    fs28.mkdirSync(path26.join(repo.gitdir, "objects"), { recursive: true });
-    fs28.mkdirSync(path26.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs28.existsSync(path26.join(repo.gitdir, "config"))) fs28.writeFileSync(path26.join(repo.gitdir, "config"), CONFIG);
-    fs28.writeFileSync(path26.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs29.existsSync(path27.join(repo.gitdir, "HEAD"))) {
+    fs29.mkdirSync(path27.join(repo.gitdir, "objects"), { recursive: true });
+    fs29.mkdirSync(path27.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs29.existsSync(path27.join(repo.gitdir, "config"))) fs29.writeFileSync(path27.join(repo.gitdir, "config"), CONFIG);
+    fs29.writeFileSync(path27.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
-import crypto11 from "node:crypto";
-import fs29 from "node:fs";
-import path27 from "node:path";
+import crypto12 from "node:crypto";
+import fs30 from "node:fs";
+import path28 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs29.lstatSync(abs, { bigint: true });
+    st = fs30.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path27.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs29.readlinkSync(abs, { encoding: "buffer" }));
+    if (path28.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs30.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs29.openSync(abs, fs29.constants.O_RDONLY | fs29.constants.O_NOFOLLOW | fs29.constants.O_NONBLOCK);
+    fd2 = fs30.openSync(abs, fs30.constants.O_RDONLY | fs30.constants.O_NOFOLLOW | fs30.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs29.fstatSync(fd2, { bigint: true });
+    const fst = fs30.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs29.closeSync(fd2);
+    fs30.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -46534,7 +46651,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs29.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs30.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -46542,14 +46659,14 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path27.join(gitdir, "objects");
+  const objects = path28.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs29.openSync(tmp, fs29.constants.O_WRONLY | fs29.constants.O_CREAT | fs29.constants.O_EXCL, 292);
+    const out = fs30.openSync(tmp, fs30.constants.O_WRONLY | fs30.constants.O_CREAT | fs30.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
-      const hash2 = crypto11.createHash("sha1");
+      const hash2 = crypto12.createHash("sha1");
       const deflate = zlib2.createDeflate({ level: 1 });
       deflate.on("data", (c) => writeAll(out, c));
       const ended = new Promise((resolve, reject) => {
@@ -46561,7 +46678,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs29.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs30.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -46571,22 +46688,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs29.closeSync(out);
-      fs29.rmSync(tmp, { force: true });
+      fs30.closeSync(out);
+      fs30.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs29.closeSync(out);
+    fs30.closeSync(out);
     if (total !== size) {
-      fs29.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs29.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
     } else {
-      fs29.mkdirSync(path27.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs29.renameSync(tmp, loosePath(gitdir, oid));
+      fs30.mkdirSync(path28.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs30.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46594,14 +46711,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs29.readdirSync(absDir, { withFileTypes: true });
+    names = fs30.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path27.join(absDir, d.name);
+    const abs = path28.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46620,17 +46737,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path27.join(current, parts[i2]);
+    const next = path28.join(current, parts[i2]);
     let st;
     try {
-      st = fs29.lstatSync(next);
+      st = fs30.lstatSync(next);
     } catch {
-      current = path27.join(next, ...parts.slice(i2 + 1, -1));
+      current = path28.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs29.realpathSync(next);
+        current = fs30.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46639,9 +46756,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path27.join(current, parts[parts.length - 1]);
+  const abs = path28.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path27.relative(root, abs).split(path27.sep).join("/");
+  const out = path28.relative(root, abs).split(path28.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46698,7 +46815,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path28.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path29.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46711,10 +46828,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path28.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path29.join(repo.root, rel);
   let st;
   try {
-    st = fs30.lstatSync(abs);
+    st = fs31.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -46780,8 +46897,8 @@ async function recordChange(zone, change, author, message) {
 }
 
 // src/core/vcs/snapshot.ts
-import fs31 from "node:fs";
-import path29 from "node:path";
+import fs32 from "node:fs";
+import path30 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -46792,7 +46909,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs31.readdirSync(rel === "" ? root : path29.join(root, rel), { withFileTypes: true });
+      names = fs32.readdirSync(rel === "" ? root : path30.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -46806,7 +46923,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs31.lstatSync(path29.join(root, child), { bigint: true });
+        st = fs32.lstatSync(path30.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -46873,8 +46990,8 @@ function countOption(sub, args, i2) {
 }
 
 // src/core/vcs/history/blame.ts
-import fs34 from "node:fs";
-import path32 from "node:path";
+import fs35 from "node:fs";
+import path33 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
@@ -46976,16 +47093,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path49, added, removed, oldPosInc, options) {
-    const last = path49.lastComponent;
+  addToPath(path50, added, removed, oldPosInc, options) {
+    const last = path50.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path49.oldPos + oldPosInc,
+        oldPos: path50.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path49.oldPos + oldPosInc,
+        oldPos: path50.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -47262,8 +47379,8 @@ function splitLines2(text) {
 }
 
 // src/core/vcs/history/render.ts
-import fs32 from "node:fs";
-import path30 from "node:path";
+import fs33 from "node:fs";
+import path31 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -47309,9 +47426,9 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path30.join(repo.root, fromKey(key));
+  const abs = path31.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs32.readlinkSync(abs, { encoding: "buffer" }) : fs32.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs33.readlinkSync(abs, { encoding: "buffer" }) : fs33.readFileSync(abs);
   } catch {
     return Buffer.alloc(0);
   }
@@ -47574,8 +47691,8 @@ async function isRevision(repo, text) {
 }
 
 // src/core/vcs/history/trees.ts
-import fs33 from "node:fs";
-import path31 from "node:path";
+import fs34 from "node:fs";
+import path32 from "node:path";
 function matches2(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -47640,21 +47757,21 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs33.statSync(path31.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs34.statSync(path32.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
   const walk2 = (abs, prefix) => {
     let names;
     try {
-      names = fs33.readdirSync(abs, { withFileTypes: true });
+      names = fs34.readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path31.join(abs, d.name);
+      const child = path32.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -47670,19 +47787,19 @@ function worktreeFiles(repo, filters = []) {
 function fileState(abs, cached2, indexMtime) {
   let st;
   try {
-    st = fs33.lstatSync(abs, { bigint: true });
+    st = fs34.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path31.basename(abs) === ".gitmodules") return void 0;
-    return { mode: LINK_MODE, oid: hashObject("blob", fs33.readlinkSync(abs, { encoding: "buffer" })) };
+    if (path32.basename(abs) === ".gitmodules") return void 0;
+    return { mode: LINK_MODE, oid: hashObject("blob", fs34.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached2 !== void 0 && statMatches(cached2.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached2.oid };
   try {
-    return { mode, oid: hashObject("blob", fs33.readFileSync(abs)) };
+    return { mode, oid: hashObject("blob", fs34.readFileSync(abs)) };
   } catch {
     return void 0;
   }
@@ -47777,7 +47894,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs34.readFileSync(path32.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs35.readFileSync(path33.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -47808,8 +47925,8 @@ function lineMap(old, now) {
 }
 
 // src/core/vcs/history/log.ts
-import fs35 from "node:fs";
-import path33 from "node:path";
+import fs36 from "node:fs";
+import path34 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -47868,7 +47985,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs35.existsSync(path33.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs36.existsSync(path34.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -48096,8 +48213,8 @@ function collapseUntracked(keys, allTracked) {
 }
 
 // src/core/vcs/history/restore.ts
-import fs36 from "node:fs";
-import path34 from "node:path";
+import fs37 from "node:fs";
+import path35 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -48184,9 +48301,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path34.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path35.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path34.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path35.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
   const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
@@ -48196,20 +48313,20 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
-      fs36.rmSync(p.abs, { force: true });
+      fs37.rmSync(p.abs, { force: true });
       continue;
     }
-    if (p.stat?.isDirectory()) fs36.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) fs37.rmSync(p.abs, { recursive: true, force: true });
     const bytes = blobs.get(key);
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
-      fs36.rmSync(tmp, { force: true });
-      fs36.mkdirSync(path34.dirname(p.abs), { recursive: true });
-      fs36.symlinkSync(bytes.toString("utf8"), tmp);
-      fs36.renameSync(tmp, p.abs);
+      fs37.rmSync(tmp, { force: true });
+      fs37.mkdirSync(path35.dirname(p.abs), { recursive: true });
+      fs37.symlinkSync(bytes.toString("utf8"), tmp);
+      fs37.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);
-      fs36.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
+      fs37.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
   }
 }
@@ -48217,24 +48334,24 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path34.join(current, parts[i2]);
+    current = path35.join(current, parts[i2]);
     let st;
     try {
-      st = fs36.lstatSync(current);
+      st = fs37.lstatSync(current);
     } catch {
       return;
     }
     if (st.isDirectory()) continue;
-    fs36.rmSync(current, { force: true });
+    fs37.rmSync(current, { force: true });
     return;
   }
 }
 function zoneGitdir(zone) {
-  return path34.join(zone.root, ".git");
+  return path35.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
-    const st = fs36.lstatSync(abs);
+    const st = fs37.lstatSync(abs);
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
@@ -48458,7 +48575,7 @@ function openOutput(zone, input2, param, allowZoneInPath2, locked = []) {
   return { target, file: openAtomic(target.abs, 420) };
 }
 function commitOutput(out) {
-  const size = fs37.fstatSync(out.file.fd).size;
+  const size = fs38.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
 }
@@ -48476,8 +48593,8 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 }
 
 // src/functions/file_type.ts
-import fs38 from "node:fs";
-import path35 from "node:path";
+import fs39 from "node:fs";
+import path36 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -48666,7 +48783,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path35.basename(words2[0] ?? "");
+  let interp = path36.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -48722,13 +48839,13 @@ var shedFileType = defineFunction({
     if (stat === void 0) throw notFound(target);
     const common = { path: target.rel || ".", zone: target.zone.label };
     if (stat.isDirectory()) {
-      const entries = fs38.readdirSync(target.abs).length;
+      const entries = fs39.readdirSync(target.abs).length;
       return {
         data: { ...common, type: "directory", mime: "inode/directory", mime_type: "inode/directory", description: "Folder", entries },
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path35.extname(target.rel).slice(1).toLowerCase();
+    const extension = path36.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -49129,13 +49246,13 @@ var shedHexdump = defineFunction({
 });
 
 // src/core/uploads/copy.ts
-import crypto12 from "node:crypto";
-import fs40 from "node:fs";
-import path37 from "node:path";
+import crypto13 from "node:crypto";
+import fs41 from "node:fs";
+import path38 from "node:path";
 
 // src/core/uploads/sources.ts
-import fs39 from "node:fs";
-import path36 from "node:path";
+import fs40 from "node:fs";
+import path37 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -49150,7 +49267,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path36.isAbsolute(dir)) {
+    if (!path37.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -49159,12 +49276,12 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path36.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path36.join(base, "users", userId) };
+  const base = realOrUndefined(path37.resolve(valves.storage_base_path));
+  return { allowed, base, ownHome: base === void 0 ? "" : path37.join(base, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
-    return fs39.realpathSync(p);
+    return fs40.realpathSync(p);
   } catch {
     return void 0;
   }
@@ -49172,35 +49289,35 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path36.relative(area.base, real).split(path36.sep)[0];
+  const first = path37.relative(area.base, real).split(path37.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path36.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path37.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs39.realpathSync(path36.dirname(given));
+    parent = fs40.realpathSync(path37.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path36.join(parent, path36.basename(given));
+  const candidate = path37.join(parent, path37.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
-  const st = fs39.lstatSync(candidate, { throwIfNoEntry: false });
+  const st = fs40.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   if (st.isSymbolicLink()) throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
   if (!st.isFile()) throw new Refusal("NOT_A_FILE", "it is not a regular file (a folder, device, pipe or socket)");
   let fd2;
   try {
-    fd2 = fs39.openSync(candidate, fs39.constants.O_RDONLY | fs39.constants.O_NOFOLLOW | fs39.constants.O_NONBLOCK);
+    fd2 = fs40.openSync(candidate, fs40.constants.O_RDONLY | fs40.constants.O_NOFOLLOW | fs40.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
     throw new Refusal("IMPORT_REFUSED", `it cannot be read (${code ?? "error"})`);
   }
-  const close = () => fs39.closeSync(fd2);
+  const close = () => fs40.closeSync(fd2);
   try {
-    const opened = fs39.fstatSync(fd2);
+    const opened = fs40.fstatSync(fd2);
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal("IMPORT_REFUSED", "it changed while being opened");
     const real = openedPath(fd2);
     if (real !== void 0 && !mayRead(area, real)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)");
@@ -49213,7 +49330,7 @@ function openSource(area, given, maxBytes) {
 }
 function openedPath(fd2) {
   try {
-    return fs39.readlinkSync(`/proc/self/fd/${fd2}`);
+    return fs40.readlinkSync(`/proc/self/fd/${fd2}`);
   } catch {
     return void 0;
   }
@@ -49225,30 +49342,30 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path37.dirname(dest);
-  fs40.mkdirSync(dir, { recursive: true });
-  const tmp = path37.join(dir, `.${path37.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const out = fs40.openSync(tmp, fs40.constants.O_WRONLY | fs40.constants.O_CREAT | fs40.constants.O_EXCL | fs40.constants.O_NOFOLLOW, 420);
+  const dir = path38.dirname(dest);
+  fs41.mkdirSync(dir, { recursive: true });
+  const tmp = path38.join(dir, `.${path38.basename(dest).slice(0, 180)}.${crypto13.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const out = fs41.openSync(tmp, fs41.constants.O_WRONLY | fs41.constants.O_CREAT | fs41.constants.O_EXCL | fs41.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
     const buf = Buffer.alloc(CHUNK2);
     for (; ; ) {
-      const n = fs40.readSync(fd2, buf, 0, CHUNK2, total);
+      const n = fs41.readSync(fd2, buf, 0, CHUNK2, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal("FILE_TOO_LARGE", "it grew beyond the size limit while being copied");
       let off = 0;
-      while (off < n) off += fs40.writeSync(out, buf, off, n - off);
+      while (off < n) off += fs41.writeSync(out, buf, off, n - off);
     }
-    fs40.fsyncSync(out);
-    fs40.closeSync(out);
-    fs40.renameSync(tmp, dest);
+    fs41.fsyncSync(out);
+    fs41.closeSync(out);
+    fs41.renameSync(tmp, dest);
   } catch (err2) {
     try {
-      fs40.closeSync(out);
+      fs41.closeSync(out);
     } catch {
     }
-    fs40.rmSync(tmp, { force: true });
+    fs41.rmSync(tmp, { force: true });
     throw err2;
   }
   syncDir(dir);
@@ -49458,10 +49575,10 @@ var shedLockeditCancel = defineFunction({
 });
 
 // src/core/locks/quota.ts
-import fs41 from "node:fs";
-import path38 from "node:path";
+import fs42 from "node:fs";
+import path39 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path38.join(path38.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path39.join(path39.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -49469,7 +49586,7 @@ function invalidateCopies(scope) {
 async function workingCopyBytes(scope) {
   let total = 0;
   for (const editzone of editzones(scope)) {
-    if (fs41.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
+    if (fs42.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
   }
   return total;
 }
@@ -49584,7 +49701,7 @@ var shedLockeditExec = defineFunction({
 });
 
 // src/functions/lockedit_open.ts
-import fs42 from "node:fs";
+import fs43 from "node:fs";
 var shedLockeditOpen = defineFunction({
   name: "shed_lockedit_open",
   category: "edit",
@@ -49614,14 +49731,14 @@ var shedLockeditOpen = defineFunction({
       continued = true;
     } else {
       try {
-        await ensureCopyRoom(t.zone.scope, fs42.statSync(t.target.abs).size);
+        await ensureCopyRoom(t.zone.scope, fs43.statSync(t.target.abs).size);
         copyIn(t.target.abs, before.copy);
       } catch (err2) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err2;
       }
     }
-    const copyStat = fs42.statSync(before.copy);
+    const copyStat = fs43.statSync(before.copy);
     const view = preview(before.copy, copyStat.size, outputLimit(ctx, void 0));
     const data = {
       zone: t.zone.label,
@@ -49651,7 +49768,7 @@ var shedLockeditOpen = defineFunction({
   }
 });
 function copyIn(src, copy) {
-  fs42.rmSync(copy, { recursive: true, force: true });
+  fs43.rmSync(copy, { recursive: true, force: true });
   atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
@@ -49670,7 +49787,7 @@ function staleNote(got, userId) {
 }
 
 // src/functions/lockedit_overwrite.ts
-import fs43 from "node:fs";
+import fs44 from "node:fs";
 var shedLockeditOverwrite = defineFunction({
   name: "shed_lockedit_overwrite",
   category: "edit",
@@ -49696,13 +49813,13 @@ var shedLockeditOverwrite = defineFunction({
     ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
     await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
     if (args.append) {
-      const fd2 = fs43.openSync(s.copy, fs43.constants.O_WRONLY | fs43.constants.O_APPEND | fs43.constants.O_NOFOLLOW);
+      const fd2 = fs44.openSync(s.copy, fs44.constants.O_WRONLY | fs44.constants.O_APPEND | fs44.constants.O_NOFOLLOW);
       try {
         let off = 0;
-        while (off < bytes.length) off += fs43.writeSync(fd2, bytes, off, bytes.length - off);
-        fs43.fsyncSync(fd2);
+        while (off < bytes.length) off += fs44.writeSync(fd2, bytes, off, bytes.length - off);
+        fs44.fsyncSync(fd2);
       } finally {
-        fs43.closeSync(fd2);
+        fs44.closeSync(fd2);
       }
     } else {
       atomicWrite(s.copy, bytes);
@@ -49717,8 +49834,8 @@ var shedLockeditOverwrite = defineFunction({
 });
 
 // src/functions/lockedit_save.ts
-import fs44 from "node:fs";
-import path39 from "node:path";
+import fs45 from "node:fs";
+import path40 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -49761,7 +49878,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path39.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path40.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -49772,10 +49889,10 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path39.dirname(dest);
-  fs44.mkdirSync(dir, { recursive: true });
+  const dir = path40.dirname(dest);
+  fs45.mkdirSync(dir, { recursive: true });
   try {
-    fs44.renameSync(copy, dest);
+    fs45.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
     atomicCopy(copy, dest);
@@ -49883,10 +50000,10 @@ var shedParameters = defineFunction({
 });
 
 // src/functions/read.ts
-import fs45 from "node:fs";
+import fs46 from "node:fs";
 var CHUNK3 = 64 * 1024;
 function sliceLines(abs, start, end, budget) {
-  const fd2 = fs45.openSync(abs, "r");
+  const fd2 = fs46.openSync(abs, "r");
   const kept = [];
   let keptBytes = 0;
   let line = 1;
@@ -49895,7 +50012,7 @@ function sliceLines(abs, start, end, budget) {
   const buf = Buffer.alloc(CHUNK3);
   try {
     for (; ; ) {
-      const n = fs45.readSync(fd2, buf, 0, CHUNK3, null);
+      const n = fs46.readSync(fd2, buf, 0, CHUNK3, null);
       if (n === 0) break;
       let from = 0;
       while (from < n) {
@@ -49916,7 +50033,7 @@ function sliceLines(abs, start, end, budget) {
       }
     }
   } finally {
-    fs45.closeSync(fd2);
+    fs46.closeSync(fd2);
   }
   return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
 }
@@ -49950,11 +50067,11 @@ var shedRead = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     const head = Buffer.alloc(Math.min(8192, stat.size));
     if (head.length > 0) {
-      const fd2 = fs45.openSync(target.abs, "r");
+      const fd2 = fs46.openSync(target.abs, "r");
       try {
-        fs45.readSync(fd2, head, 0, head.length, 0);
+        fs46.readSync(fd2, head, 0, head.length, 0);
       } finally {
-        fs45.closeSync(fd2);
+        fs46.closeSync(fd2);
       }
     }
     if (looksBinary(head)) {
@@ -50061,8 +50178,8 @@ var shedReadBytes = defineFunction({
 });
 
 // src/functions/rename.ts
-import fs46 from "node:fs";
-import path40 from "node:path";
+import fs47 from "node:fs";
+import path41 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -50091,7 +50208,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call(`renamed-${path40.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call(`renamed-${path41.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -50100,7 +50217,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path40.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path41.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -50112,7 +50229,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path40.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path41.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -50125,9 +50242,9 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    fs46.mkdirSync(path40.dirname(dst.abs), { recursive: true });
+    fs47.mkdirSync(path41.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
-    fs46.renameSync(src.abs, dst.abs);
+    fs47.renameSync(src.abs, dst.abs);
     if (replaced) await forgetEntry(zone, diskRel(dst));
     await moveEntry(zone, fromRel, diskRel(dst));
     const kind = isFolder3 ? "the folder " : srcStat.isSymbolicLink() ? "the link " : "";
@@ -50769,7 +50886,7 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs47 from "node:fs";
+import fs48 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
@@ -52488,8 +52605,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs47.openSync(abs, "r");
-    this.size = fs47.fstatSync(this.fd).size;
+    this.fd = fs48.openSync(abs, "r");
+    this.size = fs48.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -52517,7 +52634,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs47.closeSync(this.fd);
+      fs48.closeSync(this.fd);
     } catch {
     }
   }
@@ -52531,7 +52648,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs47.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs48.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -52578,7 +52695,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs47.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs48.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -53416,7 +53533,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs48 from "node:fs";
+import fs49 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -53591,7 +53708,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs48.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs49.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -53623,7 +53740,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
 }
 
 // src/core/db/dbfile.ts
-import fs49 from "node:fs";
+import fs50 from "node:fs";
 var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
 var MIB6 = 1024 * 1024;
 function notSqlite(t) {
@@ -53633,14 +53750,14 @@ function notSqlite(t) {
   });
 }
 function readDbBytes(t) {
-  const bytes = fs49.readFileSync(t.abs);
+  const bytes = fs50.readFileSync(t.abs);
   if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
   return bytes;
 }
 function foreignJournal(abs) {
   for (const suffix of ["-wal", "-journal"]) {
     try {
-      if (fs49.statSync(abs + suffix).size > 0) return suffix;
+      if (fs50.statSync(abs + suffix).size > 0) return suffix;
     } catch {
     }
   }
@@ -53659,7 +53776,7 @@ async function withDbWrite(t, limits, fn) {
     let sizeBefore = 0;
     let created = true;
     try {
-      const st = fs49.lstatSync(t.abs);
+      const st = fs50.lstatSync(t.abs);
       if (!st.isFile()) {
         throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
       }
@@ -54063,10 +54180,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs50 from "node:fs";
+import fs51 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs50.statSync(p).isDirectory();
+    return fs51.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -54111,8 +54228,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs51 from "node:fs";
-import path41 from "node:path";
+import fs52 from "node:fs";
+import path42 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -54146,22 +54263,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs51.readlinkSync(abs);
+    text = fs52.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path41.resolve(path41.dirname(abs), text);
+  let leads = path42.resolve(path42.dirname(abs), text);
   try {
-    leads = fs51.realpathSync(abs);
+    leads = fs52.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path41.isAbsolute(text) && staysInside(path41.relative(root, path41.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path41.relative(root, leads).split(path41.sep).join("/"));
+  if (!path42.isAbsolute(text) && staysInside(path42.relative(root, path42.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path42.relative(root, leads).split(path42.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path41.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path42.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -54171,7 +54288,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs51.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs52.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -54183,7 +54300,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path41.join(dir, entry.name);
+    const abs = path42.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -54205,7 +54322,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs51.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs52.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -54250,7 +54367,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path41.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path42.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -54268,11 +54385,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs54 from "node:fs";
-import path43 from "node:path";
+import fs55 from "node:fs";
+import path44 from "node:path";
 
 // src/core/archive/central.ts
-import fs52 from "node:fs";
+import fs53 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -54292,16 +54409,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs52.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs53.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs52.openSync(abs, "r");
+  const fd2 = fs53.openSync(abs, "r");
   try {
-    const fileSize = fs52.fstatSync(fd2).size;
+    const fileSize = fs53.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -54400,7 +54517,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs52.closeSync(fd2);
+    fs53.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -54447,8 +54564,8 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs53 from "node:fs";
-import path42 from "node:path";
+import fs54 from "node:fs";
+import path43 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
@@ -55693,23 +55810,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs53.openSync(abs, "r");
-    this.size = fs53.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs53.readFileSync(this.fd) : void 0;
+    this.fd = fs54.openSync(abs, "r");
+    this.size = fs54.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs54.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs53.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs54.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs53.closeSync(this.fd);
+    fs54.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -55717,7 +55834,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs53.mkdirSync(path42.join(tempRoot, rel), { recursive: true });
+    fs54.mkdirSync(path43.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -55727,7 +55844,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path42.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path43.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -55742,7 +55859,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs53.openSync(out, fs53.constants.O_WRONLY | fs53.constants.O_CREAT | fs53.constants.O_EXCL | fs53.constants.O_NOFOLLOW, 420);
+  const fd2 = fs54.openSync(out, fs54.constants.O_WRONLY | fs54.constants.O_CREAT | fs54.constants.O_EXCL | fs54.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -55751,7 +55868,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs53.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs54.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -55778,22 +55895,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs53.closeSync(fd2);
+    fs54.closeSync(fd2);
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path42.join(base, "tmp");
-  fs53.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path43.join(base, "tmp");
+  fs54.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs53.mkdtempSync(path42.join(tmpBase, "unzip-"));
+  return fs54.mkdtempSync(path43.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs53.readdirSync(tmpBase)) {
+  for (const name of fs54.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path42.join(tmpBase, name);
+    const p = path43.join(tmpBase, name);
     try {
-      if (fs53.statSync(p).mtimeMs < cutoff) fs53.rmSync(p, { recursive: true, force: true });
+      if (fs54.statSync(p).mtimeMs < cutoff) fs54.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -55802,12 +55919,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs53.readdirSync(tmpDir).sort()) {
-      const from = path42.join(tmpDir, name);
-      const to = path42.join(destDir, name);
+    for (const name of fs54.readdirSync(tmpDir).sort()) {
+      const from = path43.join(tmpDir, name);
+      const to = path43.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
-      const isDir2 = fs53.lstatSync(from).isDirectory();
+      const isDir2 = fs54.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -55836,22 +55953,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs53.mkdirSync(destAbs, { recursive: true });
+  fs54.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs53.renameSync(from, to);
+    fs54.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs53.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs53.rmSync(from, { recursive: true, force: true });
+    fs54.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs54.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat2(p) {
   try {
-    return fs53.lstatSync(p);
+    return fs54.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -55891,7 +56008,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path43.posix.dirname(src.rel) === "." ? "" : path43.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path44.posix.dirname(src.rel) === "." ? "" : path44.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -55922,7 +56039,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs54.rmSync(temp, { recursive: true, force: true });
+      fs55.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -55963,11 +56080,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path45 from "node:path";
+import path46 from "node:path";
 
 // src/core/archive/create.ts
-import fs55 from "node:fs";
-import path44 from "node:path";
+import fs56 from "node:fs";
+import path45 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -56019,7 +56136,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs55.statSync(srcAbs);
+  const st = fs56.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -56028,9 +56145,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs55.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs56.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path44.join(dirAbs, d.name);
+      const abs = path45.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -56043,8 +56160,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs55.realpathSync(abs);
-          ist = fs55.statSync(target);
+          target = fs56.realpathSync(abs);
+          ist = fs56.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -56062,7 +56179,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs55.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs56.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -56087,7 +56204,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs55.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs56.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -56107,7 +56224,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs55.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs56.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -56151,10 +56268,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs55.openSync(it.abs, "r");
+  const fd2 = fs56.openSync(it.abs, "r");
   try {
-    const st = fs55.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path44.extname(it.name).slice(1).toLowerCase());
+    const st = fs56.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path45.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -56174,13 +56291,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs55.closeSync(fd2);
+    fs56.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs55.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs56.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -56251,7 +56368,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path45.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path46.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -56263,7 +56380,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path45.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path46.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56399,8 +56516,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs56 from "node:fs";
-import path46 from "node:path";
+import fs57 from "node:fs";
+import path47 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56489,7 +56606,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs56.readdirSync(path46.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs57.readdirSync(path47.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56548,8 +56665,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs57 from "node:fs";
-import path47 from "node:path";
+import fs58 from "node:fs";
+import path48 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56570,12 +56687,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs57.readdirSync(path47.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs58.readdirSync(path48.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs57.lstatSync(path47.join(zone.root, child)).size;
+          const size = fs58.lstatSync(path48.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -56783,8 +56900,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs58 from "node:fs";
-import path48 from "node:path";
+import fs59 from "node:fs";
+import path49 from "node:path";
 
 // src/registry/serialize.ts
 var tails2 = /* @__PURE__ */ new Map();
@@ -56811,6 +56928,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     const entry = auditEntry(def.name, args, seen.user ?? "-", seen.convId ?? "unknown", code, performance.now() - started);
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
+  if (seen.valves && seen.user && seen.user !== ANONYMOUS.id) await noteActivity(seen.valves, seen.user, seen.group, def.mutates === true);
   return json2;
 }
 async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
@@ -56831,10 +56949,11 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
     seen.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path48.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path49.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
+      seen.group = group;
     }
     seen.convId = conversationId(raw.__metadata__, raw.__chat_id__);
     const ctx = {
@@ -56946,10 +57065,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base) {
-  const abs = path48.resolve(base);
+  const abs = path49.resolve(base);
   const out = [abs];
   try {
-    const real = fs58.realpathSync(abs);
+    const real = fs59.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }
@@ -57024,7 +57143,19 @@ var admin = {
   /** Maintenance of every user and group of the storage (the server's schedule, the admin page's "run now"). */
   maintainAll: (valves) => maintainAll(parseValves(ValvesSchema, valves, "valve")),
   /** The newest audit entries of a storage base, filtered (admin page). */
-  readAudit
+  readAudit,
+  /** Usage records per user and group (admin page), and measuring the scopes that have none yet. */
+  usage: {
+    read: readUsageRecords,
+    measure: (valves, all = false) => measureUsage(parseValves(ValvesSchema, valves, "valve"), all)
+  },
+  /** One audit line for an admin-page event (saves, sign-ins, refused requests); follows the audit_log valve. */
+  auditEvent(valves, event) {
+    const v = parseValves(ValvesSchema, valves, "valve");
+    if (!v.audit_log) return;
+    const entry = { time: (/* @__PURE__ */ new Date()).toISOString(), user: event.user, conversation: "admin", function: event.action, code: event.code, ms: 0, ...event.paths ? { paths: event.paths } : {}, ...event.flagged ? { flagged: true } : {} };
+    appendAudit({ storageBase: v.storage_base_path, maxBytes: v.audit_max_mb * 1024 * 1024, retentionDays: v.audit_retention_days }, entry);
+  }
 };
 var version2 = "0.1.0";
 var toolSpecs = FUNCTIONS.map(toolSpec);

@@ -20896,10 +20896,10 @@ function adminRoutes(ctx, schedule) {
     const body = what ? `<form method="post" action="/admin/login"><p><label for="key">Sign in with ${esc2(what)}</label></p><p><input type="password" id="key" name="key" autocomplete="current-password" required></p><p><button type="submit" class="primary">Sign in</button></p></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
     sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
-  const section = (path5, title, render) => ({
-    methods: ["GET", "HEAD"],
+  const section = (path5, title, render, act) => ({
+    methods: act ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"],
     path: path5,
-    handler: admin2(async (req, res, a) => page(res, a, path5, title, await render(req, a), noticeFromQuery(req)))
+    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page(res, a, path5, title, await render(req, a), noticeFromQuery(req)))
   });
   return [
     { methods: ["GET", "HEAD"], path: "/admin/assets/admin.css", handler: (_req, res) => sendCss(res) },
@@ -20942,59 +20942,39 @@ function adminRoutes(ctx, schedule) {
       path: "/admin/logout",
       handler: admin2((req, res) => redirect2(res, ctx.settings.auth.includes("local") ? "/admin" : "/admin/login", { "Set-Cookie": guard.close(req) }))
     },
-    section("/admin/usage", "Usage", (req, a) => usagePage(ctx.storageBase, query(req), a.csrf)),
-    section("/admin/groups", "Groups", (_req, a) => groupsPage(ctx, a.csrf)),
-    section("/admin/links", "Links", (_req, a) => linksPage(ctx.storageBase, a.csrf)),
+    section("/admin/usage", "Usage", (req, a) => usagePage(ctx.storageBase, query(req), a.csrf), async (_req, res, a, form) => {
+      const r = await pluginAdmin5.usage.measure(ctx.valves(), form.get("what") === "all");
+      audit(a.user, "admin:usage-measure", "OK");
+      redirect2(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
+    }),
+    section("/admin/groups", "Groups", (_req, a) => groupsPage(ctx, a.csrf), async (_req, res, a, form) => {
+      const r = await groupAction(ctx, form);
+      audit(a.user, `admin:groups-${(form.get("action") ?? "").slice(0, 20)}`, r.ok ? "OK" : "REFUSED", { paths: [form.get("group") ?? "", form.get("user") ?? ""].filter(Boolean).map((s) => s.slice(0, 128)) });
+      redirect2(res, `/admin/groups?${r.ok ? "done" : "error"}=${encodeURIComponent(r.text)}`);
+    }),
+    section("/admin/links", "Links", (_req, a) => linksPage(ctx.storageBase, a.csrf), async (_req, res, a, form) => {
+      const links = linksModule();
+      const id = form.get("link_id") ?? "";
+      if (!links) return redirect2(res, `/admin/links?error=${encodeURIComponent("Links are not part of this build.")}`);
+      let text = `Link ${id} revoked.`;
+      let ok = true;
+      try {
+        await links.revoke(ctx.storageBase, id);
+      } catch (err) {
+        ok = false;
+        text = `Nothing was revoked: ${err.message}`;
+      }
+      audit(a.user, "admin:link-revoke", ok ? "OK" : "REFUSED", { paths: [id.slice(0, 128)] });
+      redirect2(res, `/admin/links?${ok ? "done" : "error"}=${encodeURIComponent(text)}`);
+    }),
     section("/admin/sandbox", "Sandbox", (_req, a) => sandboxPage(ctx, a.user)),
     section("/admin/audit", "Audit log", (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === "true")),
-    section("/admin/maintenance", "Maintenance", (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days)),
-    {
-      methods: ["POST"],
-      path: "/admin/usage",
-      handler: admin2(async (_req, res, a, form) => {
-        const r = await pluginAdmin5.usage.measure(ctx.valves(), form.get("what") === "all");
-        audit(a.user, "admin:usage-measure", "OK");
-        redirect2(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
-      })
-    },
-    {
-      methods: ["POST"],
-      path: "/admin/groups",
-      handler: admin2(async (_req, res, a, form) => {
-        const r = await groupAction(ctx, form);
-        audit(a.user, `admin:groups-${(form.get("action") ?? "").slice(0, 20)}`, r.ok ? "OK" : "REFUSED", { paths: [form.get("group") ?? "", form.get("user") ?? ""].filter(Boolean).map((s) => s.slice(0, 128)) });
-        redirect2(res, `/admin/groups?${r.ok ? "done" : "error"}=${encodeURIComponent(r.text)}`);
-      })
-    },
-    {
-      methods: ["POST"],
-      path: "/admin/links",
-      handler: admin2(async (_req, res, a, form) => {
-        const links = linksModule();
-        const id = form.get("link_id") ?? "";
-        if (!links) return redirect2(res, `/admin/links?error=${encodeURIComponent("Links are not part of this build.")}`);
-        let text = `Link ${id} revoked.`;
-        let ok = true;
-        try {
-          await links.revoke(ctx.storageBase, id);
-        } catch (err) {
-          ok = false;
-          text = `Nothing was revoked: ${err.message}`;
-        }
-        audit(a.user, "admin:link-revoke", ok ? "OK" : "REFUSED", { paths: [id.slice(0, 128)] });
-        redirect2(res, `/admin/links?${ok ? "done" : "error"}=${encodeURIComponent(text)}`);
-      })
-    },
-    {
-      methods: ["POST"],
-      path: "/admin/maintenance",
-      handler: admin2((_req, res, a) => {
-        const run = schedule.run("admin");
-        audit(a.user, "admin:maintenance", run ? run.error ? "FAILED" : "OK" : "BUSY");
-        const notice = run ? [] : [{ kind: "warn", text: "A maintenance run is already in progress; its report appears here when it ends." }];
-        page(res, a, "/admin/maintenance", "Maintenance", maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
-      })
-    },
+    section("/admin/maintenance", "Maintenance", (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
+      const run = schedule.run("admin");
+      audit(a.user, "admin:maintenance", run ? run.error ? "FAILED" : "OK" : "BUSY");
+      const notice = run ? [] : [{ kind: "warn", text: "A maintenance run is already in progress; its report appears here when it ends." }];
+      page(res, a, "/admin/maintenance", "Maintenance", maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
+    }),
     {
       methods: ["*"],
       path: /^\/admin\/.+$/,

@@ -86,10 +86,11 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     sendHtml(res, status, layout(body, { title: 'Sign in', notice: error ? [{ kind: 'error', text: error }] : [] }));
   }
 
-  const section = (path: string, title: string, render: (req: IncomingMessage, admin: Admin) => Promise<string> | string): Route => ({
-    methods: ['GET', 'HEAD'],
+  /** One route per path (the router answers 405 for a second route on the same path): GET renders, POST acts. */
+  const section = (path: string, title: string, render: (req: IncomingMessage, admin: Admin) => Promise<string> | string, act?: Handler): Route => ({
+    methods: act ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD'],
     path,
-    handler: admin(async (req, res, a) => page(res, a, path, title, await render(req, a), noticeFromQuery(req))),
+    handler: admin(async (req, res, a, form) => (req.method === 'POST' && act ? act(req, res, a, form) : page(res, a, path, title, await render(req, a), noticeFromQuery(req)))),
   });
 
   return [
@@ -133,34 +134,17 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
       path: '/admin/logout',
       handler: admin((req, res) => redirect(res, ctx.settings.auth.includes('local') ? '/admin' : '/admin/login', { 'Set-Cookie': guard.close(req) })),
     },
-    section('/admin/usage', 'Usage', (req, a) => usagePage(ctx.storageBase, query(req), a.csrf)),
-    section('/admin/groups', 'Groups', (_req, a) => groupsPage(ctx, a.csrf)),
-    section('/admin/links', 'Links', (_req, a) => linksPage(ctx.storageBase, a.csrf)),
-    section('/admin/sandbox', 'Sandbox', (_req, a) => sandboxPage(ctx, a.user)),
-    section('/admin/audit', 'Audit log', (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === 'true')),
-    section('/admin/maintenance', 'Maintenance', (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days)),
-    {
-      methods: ['POST'],
-      path: '/admin/usage',
-      handler: admin(async (_req, res, a, form) => {
+    section('/admin/usage', 'Usage', (req, a) => usagePage(ctx.storageBase, query(req), a.csrf), async (_req, res, a, form) => {
         const r = await pluginAdmin.usage.measure(ctx.valves(), form!.get('what') === 'all');
         audit(a.user, 'admin:usage-measure', 'OK');
         redirect(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
       }),
-    },
-    {
-      methods: ['POST'],
-      path: '/admin/groups',
-      handler: admin(async (_req, res, a, form) => {
+    section('/admin/groups', 'Groups', (_req, a) => groupsPage(ctx, a.csrf), async (_req, res, a, form) => {
         const r = await groupAction(ctx, form!);
         audit(a.user, `admin:groups-${(form!.get('action') ?? '').slice(0, 20)}`, r.ok ? 'OK' : 'REFUSED', { paths: [form!.get('group') ?? '', form!.get('user') ?? ''].filter(Boolean).map((s) => s.slice(0, 128)) });
         redirect(res, `/admin/groups?${r.ok ? 'done' : 'error'}=${encodeURIComponent(r.text)}`);
       }),
-    },
-    {
-      methods: ['POST'],
-      path: '/admin/links',
-      handler: admin(async (_req, res, a, form) => {
+    section('/admin/links', 'Links', (_req, a) => linksPage(ctx.storageBase, a.csrf), async (_req, res, a, form) => {
         const links = linksModule();
         const id = form!.get('link_id') ?? '';
         if (!links) return redirect(res, `/admin/links?error=${encodeURIComponent('Links are not part of this build.')}`);
@@ -175,17 +159,14 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
         audit(a.user, 'admin:link-revoke', ok ? 'OK' : 'REFUSED', { paths: [id.slice(0, 128)] });
         redirect(res, `/admin/links?${ok ? 'done' : 'error'}=${encodeURIComponent(text)}`);
       }),
-    },
-    {
-      methods: ['POST'],
-      path: '/admin/maintenance',
-      handler: admin((_req, res, a) => {
+    section('/admin/sandbox', 'Sandbox', (_req, a) => sandboxPage(ctx, a.user)),
+    section('/admin/audit', 'Audit log', (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === 'true')),
+    section('/admin/maintenance', 'Maintenance', (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
         const run = schedule.run('admin');
         audit(a.user, 'admin:maintenance', run ? (run.error ? 'FAILED' : 'OK') : 'BUSY');
         const notice: PageOptions['notice'] = run ? [] : [{ kind: 'warn', text: 'A maintenance run is already in progress; its report appears here when it ends.' }];
         page(res, a, '/admin/maintenance', 'Maintenance', maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
       }),
-    },
     {
       methods: ['*'],
       path: /^\/admin\/.+$/,

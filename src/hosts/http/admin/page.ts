@@ -11,7 +11,8 @@ const HEADERS = {
   'Content-Security-Policy': CSP,
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the page's own form posts.
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
 };
 

@@ -227,3 +227,28 @@ describe('records and maintenance', () => {
     expect(page).toMatch(/<h2>Storage<\/h2><p>\d+ available: .*<code>ls<\/code>/);
   });
 });
+
+describe('usage with 1,000 users', () => {
+  it('the usage page reads records, not trees: a view of 1,000 users stays fast', async () => {
+    const dir = path.join(srv.base, 'usage', 'users');
+    fs.mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 1000; i++) {
+      const id = `user-${String(i).padStart(4, '0')}`;
+      const zones = { Uploads: { bytes: i * 10, files: 1 }, Storage: { bytes: i * 1000, files: i % 50 }, Documents: { bytes: 0, files: 0 } };
+      fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify({ kind: 'user', id, zones, total_bytes: i * 1010, total_files: 1 + (i % 50), quota_bytes: 1000 * 1024 * 1024, last_activity: new Date(Date.now() - i * 60_000).toISOString(), measured_at: new Date().toISOString() }));
+    }
+    const times: number[] = [];
+    let html = '';
+    for (let n = 0; n < 3; n++) {
+      const t = performance.now();
+      html = await (await fetch(`${srv.url}/admin/usage?sort=files&dir=desc`, { headers: { Cookie: s.cookie } })).text();
+      times.push(performance.now() - t);
+    }
+    const median = times.sort((a, b) => a - b)[1]!;
+    console.log(`usage page with 1,000 users: median ${median.toFixed(1)} ms (${times.map((x) => x.toFixed(1)).join(', ')})`);
+    expect((html.match(/<td>user-\d{4}<\/td>/g) ?? []).length).toBe(1000);
+    // Sorted by file count, descending: the first rows have 50 files (i % 50 = 49).
+    expect(/<td>(user-\d{4})<\/td>/.exec(html)![1]).toMatch(/user-\d\d(49|99)/);
+    expect(median).toBeLessThan(1500);
+  });
+});

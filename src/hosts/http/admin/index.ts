@@ -135,38 +135,38 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
       handler: admin((req, res) => redirect(res, ctx.settings.auth.includes('local') ? '/admin' : '/admin/login', { 'Set-Cookie': guard.close(req) })),
     },
     section('/admin/usage', 'Usage', (req, a) => usagePage(ctx.storageBase, query(req), a.csrf), async (_req, res, a, form) => {
-        const r = await pluginAdmin.usage.measure(ctx.valves(), form!.get('what') === 'all');
-        audit(a.user, 'admin:usage-measure', 'OK');
-        redirect(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
-      }),
+      const r = await pluginAdmin.usage.measure(ctx.valves(), form!.get('what') === 'all');
+      audit(a.user, 'admin:usage-measure', 'OK');
+      redirect(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
+    }),
     section('/admin/groups', 'Groups', (_req, a) => groupsPage(ctx, a.csrf), async (_req, res, a, form) => {
-        const r = await groupAction(ctx, form!);
-        audit(a.user, `admin:groups-${(form!.get('action') ?? '').slice(0, 20)}`, r.ok ? 'OK' : 'REFUSED', { paths: [form!.get('group') ?? '', form!.get('user') ?? ''].filter(Boolean).map((s) => s.slice(0, 128)) });
-        redirect(res, `/admin/groups?${r.ok ? 'done' : 'error'}=${encodeURIComponent(r.text)}`);
-      }),
+      const r = await groupAction(ctx, form!);
+      audit(a.user, `admin:groups-${(form!.get('action') ?? '').slice(0, 20)}`, r.ok ? 'OK' : 'REFUSED', { paths: [form!.get('group') ?? '', form!.get('user') ?? ''].filter(Boolean).map((s) => s.slice(0, 128)) });
+      redirect(res, `/admin/groups?${r.ok ? 'done' : 'error'}=${encodeURIComponent(r.text)}`);
+    }),
     section('/admin/links', 'Links', (_req, a) => linksPage(ctx.storageBase, a.csrf), async (_req, res, a, form) => {
-        const links = linksModule();
-        const id = form!.get('link_id') ?? '';
-        if (!links) return redirect(res, `/admin/links?error=${encodeURIComponent('Links are not part of this build.')}`);
-        let text = `Link ${id} revoked.`;
-        let ok = true;
-        try {
-          await links.revoke(ctx.storageBase, id);
-        } catch (err) {
-          ok = false;
-          text = `Nothing was revoked: ${(err as Error).message}`;
-        }
-        audit(a.user, 'admin:link-revoke', ok ? 'OK' : 'REFUSED', { paths: [id.slice(0, 128)] });
-        redirect(res, `/admin/links?${ok ? 'done' : 'error'}=${encodeURIComponent(text)}`);
-      }),
+      const links = linksModule();
+      const id = form!.get('link_id') ?? '';
+      if (!links) return redirect(res, `/admin/links?error=${encodeURIComponent('Links are not part of this build.')}`);
+      let text = `Link ${id} revoked.`;
+      let ok = true;
+      try {
+        await links.revoke(ctx.storageBase, id);
+      } catch (err) {
+        ok = false;
+        text = `Nothing was revoked: ${(err as Error).message}`;
+      }
+      audit(a.user, 'admin:link-revoke', ok ? 'OK' : 'REFUSED', { paths: [id.slice(0, 128)] });
+      redirect(res, `/admin/links?${ok ? 'done' : 'error'}=${encodeURIComponent(text)}`);
+    }),
     section('/admin/sandbox', 'Sandbox', (_req, a) => sandboxPage(ctx, a.user)),
     section('/admin/audit', 'Audit log', (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === 'true')),
     section('/admin/maintenance', 'Maintenance', (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
-        const run = schedule.run('admin');
-        audit(a.user, 'admin:maintenance', run ? (run.error ? 'FAILED' : 'OK') : 'BUSY');
-        const notice: PageOptions['notice'] = run ? [] : [{ kind: 'warn', text: 'A maintenance run is already in progress; its report appears here when it ends.' }];
-        page(res, a, '/admin/maintenance', 'Maintenance', maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
-      }),
+      const run = schedule.run('admin');
+      audit(a.user, 'admin:maintenance', run ? (run.error ? 'FAILED' : 'OK') : 'BUSY');
+      const notice: PageOptions['notice'] = run ? [] : [{ kind: 'warn', text: 'A maintenance run is already in progress; its report appears here when it ends.' }];
+      page(res, a, '/admin/maintenance', 'Maintenance', maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
+    }),
     {
       methods: ['*'],
       path: /^\/admin\/.+$/,

@@ -22595,11 +22595,9 @@ function humanSize(bytes) {
 }
 
 // src/core/quota/records.ts
-function usageDir(storageBase) {
-  return path8.join(path8.resolve(storageBase), "usage");
-}
+var RECORD = "usage.json";
 function recordFile(storageBase, kind, id) {
-  return path8.join(usageDir(storageBase), `${kind}s`, `${id}.json`);
+  return path8.join(path8.resolve(storageBase), `${kind}s`, id, RECORD);
 }
 var READ_REFRESH_MS = 6e4;
 var lastWritten = /* @__PURE__ */ new Map();
@@ -22616,7 +22614,6 @@ async function measure(scope, kind, id, activity) {
 }
 function save(storageBase, record2) {
   const file2 = recordFile(storageBase, record2.kind, record2.id);
-  fs8.mkdirSync(path8.dirname(file2), { recursive: true, mode: 448 });
   const tmp = `${file2}.${process.pid}.${crypto4.randomBytes(4).toString("hex")}.tmp`;
   fs8.writeFileSync(tmp, JSON.stringify(record2), { mode: 384 });
   fs8.renameSync(tmp, file2);
@@ -22640,18 +22637,18 @@ async function noteActivity(valves, userId, group, wrote) {
 function readUsageRecords(storageBase) {
   const out = [];
   for (const kind of ["user", "group"]) {
-    const dir = path8.join(usageDir(storageBase), `${kind}s`);
-    let names;
+    const dir = path8.join(path8.resolve(storageBase), `${kind}s`);
+    let ids;
     try {
-      names = fs8.readdirSync(dir);
+      ids = fs8.readdirSync(dir);
     } catch {
       continue;
     }
-    for (const name of names) {
-      if (!name.endsWith(".json")) continue;
+    for (const id of ids) {
+      if (!ID_RULE.test(id)) continue;
       try {
-        const r = JSON.parse(fs8.readFileSync(path8.join(dir, name), "utf8"));
-        if (r.kind === kind && typeof r.id === "string") out.push(r);
+        const r = JSON.parse(fs8.readFileSync(path8.join(dir, id, RECORD), "utf8"));
+        if (r.kind === kind && r.id === id) out.push(r);
       } catch {
       }
     }

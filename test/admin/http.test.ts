@@ -230,12 +230,12 @@ describe('records and maintenance', () => {
 
 describe('usage with 1,000 users', () => {
   it('the usage page reads records, not trees: a view of 1,000 users stays fast', async () => {
-    const dir = path.join(srv.base, 'usage', 'users');
-    fs.mkdirSync(dir, { recursive: true });
+    const dir = path.join(srv.base, 'users');
     for (let i = 0; i < 1000; i++) {
       const id = `user-${String(i).padStart(4, '0')}`;
       const zones = { Uploads: { bytes: i * 10, files: 1 }, Storage: { bytes: i * 1000, files: i % 50 }, Documents: { bytes: 0, files: 0 } };
-      fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify({ kind: 'user', id, zones, total_bytes: i * 1010, total_files: 1 + (i % 50), quota_bytes: 1000 * 1024 * 1024, last_activity: new Date(Date.now() - i * 60_000).toISOString(), measured_at: new Date().toISOString() }));
+      fs.mkdirSync(path.join(dir, id));
+      fs.writeFileSync(path.join(dir, id, 'usage.json'), JSON.stringify({ kind: 'user', id, zones, total_bytes: i * 1010, total_files: 1 + (i % 50), quota_bytes: 1000 * 1024 * 1024, last_activity: new Date(Date.now() - i * 60_000).toISOString(), measured_at: new Date().toISOString() }));
     }
     const times: number[] = [];
     let html = '';

@@ -1,6 +1,6 @@
 /**
- * Usage records: one small JSON file per user or group ({base}/usage/users/{id}.json,
- * {base}/usage/groups/{id}.json) holding zone sizes, file counts and the last activity. The
+ * Usage records: one small JSON file per user or group, beside its zones and outside all of them
+ * ({base}/users/{id}/usage.json, {base}/groups/{id}/usage.json), holding zone sizes, file counts and the last activity. The
  * dispatcher refreshes the caller's record after calls (treeUsage makes that cheap), so the admin
  * page lists 1,000 users by reading 1,000 small files instead of walking 1,000 trees per view.
  * Records are a cache: losing one loses nothing (the next call or "measure" rebuilds it).
@@ -26,12 +26,10 @@ export interface UsageRecord {
   measured_at: string;
 }
 
-export function usageDir(storageBase: string): string {
-  return path.join(path.resolve(storageBase), 'usage');
-}
+const RECORD = 'usage.json';
 
 function recordFile(storageBase: string, kind: 'user' | 'group', id: string): string {
-  return path.join(usageDir(storageBase), `${kind}s`, `${id}.json`);
+  return path.join(path.resolve(storageBase), `${kind}s`, id, RECORD);
 }
 
 /** Reads-only calls refresh a record at most this often (writes always do). */
@@ -52,7 +50,7 @@ async function measure(scope: QuotaScope, kind: 'user' | 'group', id: string, ac
 
 function save(storageBase: string, record: UsageRecord): void {
   const file = recordFile(storageBase, record.kind, record.id);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // Only for scopes whose folder exists (callers check): a record never creates a user or group.
   // temp + rename: a reader sees the old or the new record, never half of one (no fsync: a cache).
   const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
   fs.writeFileSync(tmp, JSON.stringify(record), { mode: 0o600 });
@@ -85,20 +83,20 @@ export async function noteActivity(valves: Valves, userId: string, group: { id: 
 export function readUsageRecords(storageBase: string): UsageRecord[] {
   const out: UsageRecord[] = [];
   for (const kind of ['user', 'group'] as const) {
-    const dir = path.join(usageDir(storageBase), `${kind}s`);
-    let names: string[];
+    const dir = path.join(path.resolve(storageBase), `${kind}s`);
+    let ids: string[];
     try {
-      names = fs.readdirSync(dir);
+      ids = fs.readdirSync(dir);
     } catch {
       continue;
     }
-    for (const name of names) {
-      if (!name.endsWith('.json')) continue;
+    for (const id of ids) {
+      if (!ID_RULE.test(id)) continue;
       try {
-        const r = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as UsageRecord;
-        if (r.kind === kind && typeof r.id === 'string') out.push(r);
+        const r = JSON.parse(fs.readFileSync(path.join(dir, id, RECORD), 'utf8')) as UsageRecord;
+        if (r.kind === kind && r.id === id) out.push(r);
       } catch {
-        // torn or foreign file: skipped
+        // no record yet, or a torn one: skipped
       }
     }
   }

@@ -7346,12 +7346,12 @@ var require_dist = __commonJS({
         throw new Error(`Unknown format "${name}"`);
       return f;
     };
-    function addFormats(ajv, list, fs4, exportName) {
+    function addFormats(ajv, list, fs5, exportName) {
       var _a3;
       var _b;
       (_a3 = (_b = ajv.opts.code).formats) !== null && _a3 !== void 0 ? _a3 : _b.formats = (0, codegen_1._)`require("ajv-formats/dist/formats").${exportName}`;
       for (const f of list)
-        ajv.addFormat(f, fs4[f]);
+        ajv.addFormat(f, fs5[f]);
     }
     module.exports = exports = formatsPlugin;
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -8107,9 +8107,9 @@ var Class = class {
   constructor(..._args) {
   }
 };
-function members(proto, table2) {
-  for (const key in table2) {
-    const desc = Object.getOwnPropertyDescriptor(table2, key);
+function members(proto, table3) {
+  for (const key in table3) {
+    const desc = Object.getOwnPropertyDescriptor(table3, key);
     if (desc.get)
       Object.defineProperty(proto, key, { ...desc, enumerable: false });
     else
@@ -8124,10 +8124,10 @@ function hide(inst, key, value) {
   return own(inst, key, value, false);
 }
 // @__NO_SIDE_EFFECTS__
-function derived(computes, table2) {
+function derived(computes, table3) {
   for (const key in computes) {
     const compute = computes[key];
-    Object.defineProperty(table2, key, {
+    Object.defineProperty(table3, key, {
       configurable: true,
       enumerable: true,
       get() {
@@ -8138,7 +8138,7 @@ function derived(computes, table2) {
       }
     });
   }
-  return table2;
+  return table3;
 }
 function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
@@ -9789,14 +9789,14 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     const shape = zod.def.shape;
     const propValues = {};
     for (const key in shape) {
-      const field = shape[key]._zod;
-      if (field.values) {
+      const field2 = shape[key]._zod;
+      if (field2.values) {
         if (!Object.prototype.hasOwnProperty.call(propValues, key)) {
           assignProp(propValues, key, /* @__PURE__ */ new Set());
         }
-        for (const v of field.values)
+        for (const v of field2.values)
           propValues[key].add(v);
-        if (field.optin !== void 0)
+        if (field2.optin !== void 0)
           propValues[key].add(void 0);
       }
     }
@@ -12495,8 +12495,8 @@ var objectProcessor = (schema, ctx, _json, params) => {
   }
   const requiredKeys = [];
   for (const key of Object.keys(shape)) {
-    const field = def.shape[key];
-    if (ctx.io === "input" ? inputOptin(field) === void 0 : field._zod.optout === void 0) {
+    const field2 = def.shape[key];
+    if (ctx.io === "input" ? inputOptin(field2) === void 0 : field2._zod.optout === void 0) {
       requiredKeys.push(key);
     }
   }
@@ -15397,7 +15397,7 @@ import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
-import { hostApi, version as version2 } from "./fileshed.mjs";
+import { admin, hostApi, version as version2 } from "./fileshed.mjs";
 
 // src/hosts/mcp/http.ts
 import { randomUUID } from "node:crypto";
@@ -15592,8 +15592,8 @@ var reValidHost = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 var validateRequestTarget = (target) => {
   const backslash = target.indexOf("\\");
   if (backslash !== -1) {
-    const query = target.indexOf("?");
-    if (query === -1 || backslash < query) throw new RequestError("Backslash in request path");
+    const query2 = target.indexOf("?");
+    if (query2 === -1 || backslash < query2) throw new RequestError("Backslash in request path");
   }
 };
 var buildUrl = (scheme, host, incomingUrl) => {
@@ -20253,11 +20253,391 @@ function sendJsonRpcError(res, status, message2) {
   res.end(text);
 }
 
-// src/hosts/valves.ts
+// src/hosts/http/admin/index.ts
+import { admin as pluginAdmin5 } from "./fileshed.mjs";
+
+// src/hosts/http/admin/assets.ts
+var ADMIN_CSS = `
+:root{--bg:#fff;--fg:#1b1f23;--muted:#57606a;--line:#d0d7de;--card:#f6f8fa;--accent:#0969da;--ok:#1a7f37;--err:#cf222e;--warn:#9a6700}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#8d96a0;--line:#30363d;--card:#161b22;--accent:#4493f8;--ok:#3fb950;--err:#f85149;--warn:#d29922}}
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}
+header{display:flex;justify-content:space-between;align-items:center;gap:.5rem;padding:.6rem 1rem;border-bottom:1px solid var(--line);flex-wrap:wrap}
+.brand{font-size:1.05rem}.signout{display:flex;gap:.5rem;align-items:center;margin:0}.signout span{color:var(--muted)}
+nav{display:flex;gap:.25rem;overflow-x:auto;padding:.4rem 1rem;border-bottom:1px solid var(--line)}
+nav a{padding:.35rem .7rem;border-radius:6px;color:var(--fg);text-decoration:none;white-space:nowrap}nav a[aria-current]{background:var(--card);font-weight:600;box-shadow:inset 0 -2px var(--accent)}
+main{max-width:1100px;margin:0 auto;padding:1rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem;padding-bottom:.3rem;border-bottom:1px solid var(--line)}
+a{color:var(--accent)}.muted,small{color:var(--muted)}
+.notice{padding:.6rem .8rem;border-radius:6px;border:1px solid var(--line);background:var(--card)}.notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--err);color:var(--err)}.notice.warn{border-color:var(--warn)}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .4rem}
+.field{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.25rem 1rem;padding:.7rem 0;border-top:1px solid var(--line)}.field:first-of-type{border-top:0}
+.field label{font-weight:600}.field .desc{grid-column:1;color:var(--muted);font-size:.9rem}.field .control{grid-column:2;grid-row:1/span 3;display:flex;flex-direction:column;gap:.3rem}
+.field .row{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
+.field.invalid input,.field.invalid select{border-color:var(--err);outline:1px solid var(--err)}.error{color:var(--err);font-size:.9rem;margin:0}
+input[type=text],input[type=number],input[type=password],input[type=search],select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.4rem .5rem;width:100%;max-width:28rem}
+button{font:inherit;color:var(--fg);background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.35rem .8rem;cursor:pointer}
+button.primary{background:var(--accent);border-color:var(--accent);color:#fff}button.link{background:none;border:0;color:var(--accent);padding:.2rem;text-decoration:underline;font-size:.85rem}
+.switch{position:relative;display:inline-block;width:2.6rem;height:1.5rem}.switch input{opacity:0;width:100%;height:100%;margin:0;position:absolute;cursor:pointer;z-index:1}
+.switch span{position:absolute;inset:0;border-radius:1rem;background:var(--line);transition:.15s}.switch span::after{content:"";position:absolute;left:.2rem;top:.2rem;width:1.1rem;height:1.1rem;border-radius:50%;background:#fff;transition:.15s}
+.switch input:checked+span{background:var(--accent)}.switch input:checked+span::after{transform:translateX(1.1rem)}.switch input:focus-visible+span{outline:2px solid var(--accent);outline-offset:2px}
+.actions{position:sticky;bottom:0;background:var(--bg);padding:.7rem 0;border-top:1px solid var(--line);display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
+.table{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}th a{color:var(--fg)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+meter{width:8rem;max-width:30vw;height:.8rem;vertical-align:middle}
+.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0;flex-wrap:wrap}.grid{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.7rem 1rem}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}pre{background:var(--card);padding:.7rem;border-radius:6px;overflow-x:auto}
+.tag{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid var(--line);font-size:.8rem}.tag.flag{border-color:var(--err);color:var(--err)}
+@media (max-width:640px){.field{grid-template-columns:1fr}.field .control{grid-column:1;grid-row:auto}main{padding:.7rem}th,td{padding:.35rem}}
+`;
+
+// src/hosts/http/admin/audit-page.ts
+import { admin as pluginAdmin } from "./fileshed.mjs";
+
+// src/hosts/http/admin/page.ts
+var CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+var HEADERS = {
+  "Content-Security-Policy": CSP,
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the page's own form posts.
+  "Referrer-Policy": "same-origin",
+  "Cache-Control": "no-store"
+};
+function esc2(value) {
+  return String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+var SECTIONS = [
+  ["/admin", "Settings"],
+  ["/admin/usage", "Usage"],
+  ["/admin/groups", "Groups"],
+  ["/admin/links", "Links"],
+  ["/admin/sandbox", "Sandbox"],
+  ["/admin/audit", "Audit log"],
+  ["/admin/maintenance", "Maintenance"]
+];
+function layout(body, o) {
+  const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.filter(([p]) => !o.hidden?.includes(p)).map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label)}</a>`).join("")}</nav>`;
+  const signOut = o.user !== void 0 && o.csrf !== void 0 ? `<form method="post" action="/admin/logout" class="signout"><input type="hidden" name="_csrf" value="${esc2(o.csrf)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>` : "";
+  const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === "ok" ? "status" : "alert"}">${esc2(n.text)}</p>`).join("");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>${esc2(o.title)} \xB7 Fileshed admin</title>
+<link rel="stylesheet" href="/admin/assets/admin.css"></head>
+<body><header><strong class="brand">Fileshed admin</strong>${signOut}</header>${nav}
+<main><h1>${esc2(o.title)}</h1>${notices}${body}</main></body></html>`;
+}
+function sendHtml(res, status, html, headers = {}) {
+  res.writeHead(status, { "Content-Type": "text/html; charset=utf-8", "Content-Length": Buffer.byteLength(html), ...HEADERS, ...headers });
+  res.end(html);
+}
+function redirect2(res, to, headers = {}) {
+  res.writeHead(303, { Location: to, "Content-Length": 0, ...HEADERS, ...headers });
+  res.end();
+}
+function csrfField(token) {
+  return `<input type="hidden" name="_csrf" value="${esc2(token)}">`;
+}
+function formatBytes(bytes) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+}
+
+// src/hosts/http/admin/audit-page.ts
+function auditPage(storageBase, q, auditOn) {
+  const user = (q.get("user") ?? "").trim();
+  const fn = (q.get("function") ?? "").trim();
+  const errorsOnly = q.get("errors") === "1";
+  const flaggedOnly = q.get("flagged") === "1";
+  const limit = Math.max(1, Math.min(Number(q.get("limit")) || 200, 2e3));
+  const entries = pluginAdmin.readAudit(storageBase, { ...user ? { user } : {}, ...fn ? { function: fn } : {}, errorsOnly, flaggedOnly, limit });
+  const filters = `<form method="get" action="/admin/audit" class="inline"><input type="search" name="user" value="${esc2(user)}" placeholder="user" aria-label="User"><input type="search" name="function" value="${esc2(fn)}" placeholder="function (e.g. shed_exec)" aria-label="Function">
+<label><input type="checkbox" name="errors" value="1"${errorsOnly ? " checked" : ""}> errors only</label><label><input type="checkbox" name="flagged" value="1"${flaggedOnly ? " checked" : ""}> flagged only</label><button type="submit">Filter</button></form>`;
+  const off = auditOn ? "" : '<p class="notice warn">The audit log is off (valve audit_log): no new entries are written.</p>';
+  const rows = entries.map((e) => `<tr${e.flagged ? ' class="flagged"' : ""}><td>${esc2(e.time.replace("T", " ").slice(0, 19))}</td><td>${esc2(e.user)}</td><td>${esc2(e.conversation)}</td><td><code>${esc2(e.function)}</code>${e.command ? ` <code>${esc2(e.command)}</code>` : ""}</td><td>${esc2([e.zone, e.group].filter(Boolean).join(" "))}</td><td>${(e.paths ?? []).map((p) => `<code>${esc2(p)}</code>`).join("<br>")}</td><td>${esc2(e.code)}${e.flagged ? ' <span class="tag flag">flagged</span>' : ""}</td><td class="num">${esc2(e.ms)}</td></tr>`).join("");
+  const table3 = entries.length ? `<div class="table"><table><thead><tr><th>Time (UTC)</th><th>User</th><th>Conversation</th><th>Function</th><th>Zone</th><th>Paths</th><th>Result</th><th class="num">ms</th></tr></thead><tbody>${rows}</tbody></table></div>` : '<p class="muted">No matching entries.</p>';
+  return `${off}${filters}<p class="muted">${entries.length} entries shown (newest first, at most ${limit}).</p>${table3}`;
+}
+
+// src/hosts/http/admin/guard.ts
+import crypto4 from "node:crypto";
+var COOKIE = "fileshed_admin";
+var SESSION_MS = 8 * 36e5;
+var MAX_SESSIONS2 = 1e3;
+var AdminGuard = class {
+  constructor(ctx) {
+    this.ctx = ctx;
+  }
+  ctx;
+  sessions = /* @__PURE__ */ new Map();
+  secret = crypto4.randomBytes(32);
+  /** Recognises the admin of a request; `open` creates a session (cookie) for callers without one (local mode, GET). */
+  async check(req, open2) {
+    const sid = cookieOf(req, COOKIE);
+    const session = sid ? this.sessions.get(sid) : void 0;
+    if (session && session.expires > Date.now()) return { kind: "admin", admin: { user: session.user, via: "session", csrf: this.csrfFor(`s:${sid}`) } };
+    if (sid && session) this.sessions.delete(sid);
+    const bearer = /^Bearer\s+(.*)$/i.exec(header(req.headers, "authorization") ?? "")?.[1]?.trim() ?? "";
+    if (bearer) {
+      const who = await this.credential(bearer);
+      if (who.kind !== "admin") return who;
+      return { kind: "admin", admin: { ...who.admin, csrf: this.csrfFor(`b:${sha256(bearer)}`) } };
+    }
+    if (this.ctx.settings.auth.includes("local")) {
+      if (!open2) return { kind: "admin", admin: { user: this.ctx.settings.localUser, via: "local", csrf: this.csrfFor("local:no-session") } };
+      return { kind: "admin", admin: this.open(req, this.ctx.settings.localUser, "local") };
+    }
+    return { kind: "signin" };
+  }
+  /** An API key or an Open WebUI token, given in a header or in the sign-in form. */
+  async credential(secret) {
+    const settings = this.ctx.settings;
+    if (settings.apiKeys.length > 0 && keyMatches(settings.apiKeys, secret)) return { kind: "admin", admin: { user: "api-key", via: "api-key", csrf: "" } };
+    if (settings.auth.includes("openwebui-session")) {
+      const who = await this.ctx.identify({ authorization: `Bearer ${secret}` });
+      if (who.ok && who.caller.mode === "openwebui-session") {
+        if (who.caller.user.role === "admin") return { kind: "admin", admin: { user: who.caller.user.id, via: "openwebui-session", csrf: "" } };
+        return { kind: "forbidden", user: who.caller.user.id, why: `Open WebUI says your role is '${who.caller.user.role}'; the admin page needs the role admin.` };
+      }
+      if (!who.ok && who.status === 503) return { kind: "signin", error: who.detail };
+    }
+    return { kind: "signin", error: "That key or token is not valid." };
+  }
+  /** Opens a session for a recognised admin; the answer must send `setCookie`. */
+  open(req, user, via) {
+    this.prune();
+    const sid = crypto4.randomBytes(32).toString("base64url");
+    this.sessions.set(sid, { user, via, expires: Date.now() + SESSION_MS });
+    const secure = isHttps(req) ? "; Secure" : "";
+    return { user, via, csrf: this.csrfFor(`s:${sid}`), setCookie: `${COOKIE}=${sid}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${SESSION_MS / 1e3}${secure}` };
+  }
+  /** Ends the request's session; returns the Set-Cookie header that clears the cookie. */
+  close(req) {
+    const sid = cookieOf(req, COOKIE);
+    if (sid) this.sessions.delete(sid);
+    return `${COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0${isHttps(req) ? "; Secure" : ""}`;
+  }
+  /**
+   * The checks of a state-changing request, before its form is acted on: where it comes from,
+   * then the CSRF token. Returns why it is refused, or undefined when it may proceed.
+   */
+  refusal(req, admin2, token) {
+    const cross = crossSite(req, this.ctx.publicUrl());
+    if (cross) return cross;
+    if (admin2.via === "local" && cookieOf(req, COOKIE) === void 0) return "this form was not sent from a page of this admin session (no session cookie)";
+    if (!token || !sameSecret(token, admin2.csrf)) return "the form carries no valid CSRF token (reload the page and try again)";
+    return void 0;
+  }
+  csrfFor(binding) {
+    return crypto4.createHmac("sha256", this.secret).update(binding).digest("base64url");
+  }
+  prune() {
+    const now = Date.now();
+    for (const [id, s] of this.sessions) if (s.expires <= now) this.sessions.delete(id);
+    while (this.sessions.size >= MAX_SESSIONS2) this.sessions.delete(this.sessions.keys().next().value);
+  }
+};
+function crossSite(req, publicUrl) {
+  const site = header(req.headers, "sec-fetch-site");
+  if (site !== void 0 && site !== "same-origin" && site !== "none") return `the request came from another site (Sec-Fetch-Site: ${site})`;
+  const origin = header(req.headers, "origin");
+  if (origin === void 0) return void 0;
+  const own2 = `${isHttps(req) ? "https" : "http"}://${header(req.headers, "host") ?? ""}`;
+  let publicOrigin = "";
+  try {
+    publicOrigin = new URL(publicUrl).origin;
+  } catch {
+  }
+  if (origin === own2 || origin === publicOrigin) return void 0;
+  return `the request came from another origin (${origin.slice(0, 100)})`;
+}
+function isHttps(req) {
+  const encrypted = req.socket.encrypted === true;
+  return encrypted || (header(req.headers, "x-forwarded-proto") ?? "").split(",")[0]?.trim().toLowerCase() === "https";
+}
+function cookieOf(req, name) {
+  for (const part of (header(req.headers, "cookie") ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || void 0;
+  }
+  return void 0;
+}
+function sha256(s) {
+  return crypto4.createHash("sha256").update(s).digest("hex");
+}
+function sameSecret(a, b) {
+  const x = crypto4.createHash("sha256").update(a).digest();
+  const y = crypto4.createHash("sha256").update(b).digest();
+  return crypto4.timingSafeEqual(x, y) && b !== "";
+}
+
+// src/hosts/http/admin/groups.ts
+import { admin as pluginAdmin2 } from "./fileshed.mjs";
+function groupsReadOnly(ctx) {
+  return ctx.settings.auth.every((m) => m === "openwebui-session");
+}
+async function groupsPage(ctx, csrf) {
+  const base = ctx.storageBase;
+  const readOnly = groupsReadOnly(ctx);
+  const list = await pluginAdmin2.groups.list(base);
+  const note = readOnly ? '<p class="notice warn">Group membership comes from Open WebUI for every caller of this server (auth mode openwebui-session): this is a read-only view of the standalone directory; manage groups in Open WebUI.</p>' : ctx.settings.auth.includes("openwebui-session") ? '<p class="muted">Callers with an Open WebUI session get their groups from Open WebUI; the groups below apply to the other callers (local, API key, JWT).</p>' : "";
+  const rows = [];
+  for (const g of list) {
+    const members2 = await pluginAdmin2.groups.members(base, g.id);
+    const memberList = members2.map((m) => readOnly ? `<li>${esc2(m)}</li>` : `<li><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="remove-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="hidden" name="user" value="${esc2(m)}">${esc2(m)} <button type="submit" class="link">remove</button></form></li>`).join("");
+    const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="text" name="user" placeholder="user id" aria-label="User id to add to ${esc2(g.name)}" required><button type="submit">Add member</button></form>`;
+    const del = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="delete"><input type="hidden" name="group" value="${esc2(g.id)}"><button type="submit">Delete group</button></form>`;
+    rows.push(`<div class="card" data-group="${esc2(g.id)}"><h3>${esc2(g.name)} <small><code>${esc2(g.id)}</code></small></h3><p class="muted">${esc2(g.description)} ${members2.length} member(s). Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
+  }
+  const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><input type="text" name="group" placeholder="id (e.g. team-a)" aria-label="Group id" required><input type="text" name="name" placeholder="display name" aria-label="Group name"><button type="submit" class="primary">Create group</button></form>`;
+  return `${note}${create}<h2>Groups (${list.length})</h2>${rows.length ? `<div class="grid">${rows.join("")}</div>` : '<p class="muted">No groups yet.</p>'}`;
+}
+async function groupAction(ctx, form) {
+  if (groupsReadOnly(ctx)) return { ok: false, text: "Groups are managed in Open WebUI on this server; nothing was changed." };
+  const base = ctx.storageBase;
+  const group = (form.get("group") ?? "").trim();
+  const user = (form.get("user") ?? "").trim();
+  try {
+    switch (form.get("action")) {
+      case "create":
+        await pluginAdmin2.groups.add(base, group, (form.get("name") ?? "").trim() || group);
+        return { ok: true, text: `Group '${group}' created.` };
+      case "delete":
+        await pluginAdmin2.groups.remove(base, group);
+        return { ok: true, text: `Group '${group}' deleted (its files stay on disk).` };
+      case "add-member":
+        await pluginAdmin2.groups.addMember(base, group, user);
+        return { ok: true, text: `'${user}' added to '${group}'.` };
+      case "remove-member":
+        await pluginAdmin2.groups.removeMember(base, group, user);
+        return { ok: true, text: `'${user}' removed from '${group}'.` };
+      default:
+        return { ok: false, text: "Unknown action; nothing was changed." };
+    }
+  } catch (err) {
+    return { ok: false, text: `Nothing was changed: ${err.message}.` };
+  }
+}
+
+// src/hosts/http/admin/links.ts
+import { admin as pluginAdmin3 } from "./fileshed.mjs";
+function linksModule() {
+  const candidate = pluginAdmin3.links;
+  return typeof candidate?.list === "function" && typeof candidate.revoke === "function" ? candidate : void 0;
+}
+async function linksPage(storageBase, csrf) {
+  const links = linksModule();
+  if (!links) return '<p class="muted">Download links are not part of this build.</p>';
+  const list = await links.list(storageBase);
+  if (list.length === 0) return '<p class="muted">No links.</p>';
+  const rows = list.map((l) => `<tr><td>${esc2(l.user)}</td><td>${esc2(l.zone)}</td><td><code>${esc2(l.path)}</code></td><td>${esc2(l.kind ?? "")}</td><td>${esc2(l.created_at ?? "")}</td><td>${esc2(l.expires_at ?? "")}</td><td><form method="post" action="/admin/links" class="inline">${csrfField(csrf)}<input type="hidden" name="link_id" value="${esc2(l.link_id)}"><button type="submit">Revoke</button></form></td></tr>`).join("");
+  return `<div class="table"><table><thead><tr><th>User</th><th>Zone</th><th>Path</th><th>Kind</th><th>Created</th><th>Expires</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+// src/hosts/http/admin/maintenance.ts
+function maintenancePage(schedule, csrf, uploadsRetentionDays, justRan) {
+  const h = schedule.intervalHours();
+  const next = schedule.nextAt();
+  const last = justRan ?? schedule.last;
+  const info = `<div class="grid"><div class="card"><strong>Schedule</strong><p>${h === 0 ? "off (valve maintenance_interval_hours = 0)" : `every ${h} h`}</p><p class="muted">Next run: ${next === void 0 ? "\u2014" : esc2(new Date(next).toISOString().replace("T", " ").slice(0, 16))} UTC${schedule.isRunning() ? " (running now)" : ""}</p></div>
+<div class="card"><strong>Uploads retention</strong><p>${Number(uploadsRetentionDays) > 0 ? `${esc2(uploadsRetentionDays)} days` : "keep forever"}</p><p class="muted">Conversation upload folders untouched for longer are removed.</p></div>
+<div class="card"><strong>Last run</strong><p>${last ? `${esc2(last.at.replace("T", " ").slice(0, 19))} UTC (${esc2(last.trigger)})` : "not yet"}</p></div></div>`;
+  const run = `<form method="post" action="/admin/maintenance">${csrfField(csrf)}<p><button type="submit" class="primary">Run now for all users</button> <span class="muted">Stale locks and working copies, temp files of interrupted writes, expired uploads.</span></p></form>`;
+  return `${info}${run}${last ? report(last) : ""}`;
+}
+function report(run) {
+  if (run.error) return `<p class="notice error">The run failed: ${esc2(run.error)}</p>`;
+  const r = run.report;
+  const items = Object.entries(r.cleaned).map(([scope, rep]) => {
+    const parts = Object.entries(rep).filter(([, v]) => Array.isArray(v) ? v.length > 0 : typeof v === "number" && v > 0).map(([k, v]) => `<li><strong>${esc2(k)}</strong>: ${Array.isArray(v) ? v.map((x) => `<code>${esc2(typeof x === "string" ? x : JSON.stringify(x))}</code>`).join(", ") : esc2(v)}</li>`).join("");
+    return `<li><strong>${esc2(scope)}</strong><ul>${parts}</ul></li>`;
+  }).join("");
+  return `<h2>Report</h2><p id="maintenance-summary">${r.users} users and ${r.groups} groups checked; ${r.total} items cleaned in ${r.ms} ms.</p>${items ? `<ul class="report">${items}</ul>` : '<p class="muted">Nothing to clean.</p>'}`;
+}
+
+// src/hosts/http/admin/sandbox.ts
+async function sandboxPage(ctx, adminUser) {
+  const json2 = await ctx.api.call("shed_allowed_commands", { __user__: { id: adminUser, name: adminUser, email: "", role: "admin" } }, ctx.valves());
+  const env = JSON.parse(json2);
+  if (!env.success || !env.data) return `<p class="notice error">${esc2(env.error?.message ?? "shed_allowed_commands failed")}</p>`;
+  const d = env.data;
+  const zone = (name, a) => {
+    const missing = Object.entries(a.missing);
+    return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
+  };
+  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
+<div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div></div>
+${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
+<h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
+}
+
+// src/hosts/http/admin/usage.ts
+import { admin as pluginAdmin4 } from "./fileshed.mjs";
+var COLUMNS = [
+  ["id", "Name"],
+  ["total", "Total"],
+  ["quota", "Quota used"],
+  ["files", "Files"],
+  ["activity", "Last activity"]
+];
+function sortValue(r, key) {
+  switch (key) {
+    case "id":
+      return r.id.toLowerCase();
+    case "total":
+      return r.total_bytes;
+    case "quota":
+      return r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
+    case "files":
+      return r.total_files;
+    case "activity":
+      return r.last_activity;
+  }
+}
+function usagePage(storageBase, query2, csrf) {
+  const sort = COLUMNS.find(([k]) => k === query2.get("sort"))?.[0] ?? "total";
+  const dir = query2.get("dir") === "asc" ? "asc" : "desc";
+  const records = pluginAdmin4.usage.read(storageBase);
+  const sorted = (kind) => records.filter((r) => r.kind === kind).sort((a, b) => {
+    const x = sortValue(a, sort);
+    const y = sortValue(b, sort);
+    const c = x < y ? -1 : x > y ? 1 : a.id.localeCompare(b.id);
+    return dir === "asc" ? c : -c;
+  });
+  const users = sorted("user");
+  const groups = sorted("group");
+  const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
+  return `<p class="muted">From the usage records (updated after each call); ${users.length} users and ${groups.length} groups recorded.</p>${measure}
+<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
+}
+function table2(rows, sort, dir, zones) {
+  if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
+  const head = COLUMNS.map(([k, label]) => {
+    const next = k === sort && dir === "desc" ? "asc" : "desc";
+    const mark = k === sort ? dir === "asc" ? " \u25B2" : " \u25BC" : "";
+    return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label)}${mark}</a></th>`;
+  });
+  const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("");
+  const body = rows.map((r) => {
+    const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
+    const pct = Math.min(100, Math.round(ratio * 100));
+    const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatBytes(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
+    const zoneCells = zones.map((z) => `<td class="num">${esc2(formatBytes(r.zones[z]?.bytes ?? 0))}<br><small>${r.zones[z]?.files ?? 0} files</small></td>`).join("");
+    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatBytes(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${esc2(r.last_activity.replace("T", " ").slice(0, 16))}</td>${zoneCells}</tr>`;
+  }).join("");
+  return `<div class="table"><table><thead><tr>${head.join("")}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+
+// src/hosts/http/admin/valves.ts
+import crypto6 from "node:crypto";
 import fs2 from "node:fs";
+import { valvesSchema } from "./fileshed.mjs";
 
 // src/hosts/http/config-file.ts
-import crypto4 from "node:crypto";
+import crypto5 from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 function readConfigFile(file) {
@@ -20279,7 +20659,7 @@ function readConfigFile(file) {
 }
 function writeConfigFile(file, config2) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${crypto4.randomBytes(4).toString("hex")}.tmp`;
+  const tmp = `${file}.${process.pid}.${crypto5.randomBytes(4).toString("hex")}.tmp`;
   const fd = fs.openSync(tmp, "wx", 384);
   try {
     fs.writeSync(fd, `${JSON.stringify(config2, null, 2)}
@@ -20292,17 +20672,420 @@ function writeConfigFile(file, config2) {
   fs.chmodSync(file, 384);
 }
 function newSecret(prefix = "") {
-  return `${prefix}${crypto4.randomBytes(32).toString("base64url")}`;
+  return `${prefix}${crypto5.randomBytes(32).toString("base64url")}`;
 }
 
+// src/hosts/http/admin/valves-form.ts
+var SECTIONS2 = [
+  ["storage_", "Storage and quotas"],
+  ["quota_", "Storage and quotas"],
+  ["max_file", "Storage and quotas"],
+  ["lock_", "Storage and quotas"],
+  ["sandbox", "Commands"],
+  ["exec_", "Commands"],
+  ["network_", "Commands"],
+  ["max_output", "Output"],
+  ["group_", "Groups"],
+  ["sqlite_", "SQLite"],
+  ["zip_", "Archives"],
+  ["import_", "Import"],
+  ["openwebui_", "Open WebUI and links"],
+  ["public_url", "Open WebUI and links"],
+  ["link_", "Open WebUI and links"],
+  ["audit_", "Audit log"],
+  ["uploads_", "Maintenance"],
+  ["maintenance_", "Maintenance"]
+];
+function sectionOf(key) {
+  return SECTIONS2.find(([prefix]) => key.startsWith(prefix))?.[1] ?? "Other";
+}
+function isSecret(p) {
+  return p.format === "password";
+}
+function valvesForm(properties, state, hidden, disabled) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const [key, prop] of Object.entries(properties)) {
+    const section = sectionOf(key);
+    const html = field(key, prop, state(key));
+    groups.set(section, [...groups.get(section) ?? [], html]);
+  }
+  const order = [.../* @__PURE__ */ new Set([...SECTIONS2.map(([, s]) => s), "Other"])].filter((s) => groups.has(s));
+  const sections = order.map((s) => `<fieldset><legend>${esc2(s)}</legend>${groups.get(s).join("")}</fieldset>`).join("");
+  const submit = disabled ? '<p class="notice error">Saving is disabled until the config file is valid JSON again.</p>' : '<button type="submit" class="primary" name="_save" value="1">Save settings</button><span class="muted">Saved to the config file; in effect for the next call.</span>';
+  return `<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form>`;
+}
+function shown(v) {
+  if (v === "" || v === void 0) return "(empty)";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+function field(key, p, s) {
+  const id = `v-${key}`;
+  const errId = `err-${key}`;
+  const aria = s.error ? ` aria-invalid="true" aria-describedby="${errId}"` : "";
+  const ro = s.fixed ? " readonly" : "";
+  let control;
+  if (p.type === "boolean") {
+    const on = s.value === true || s.value === "true";
+    control = `<input type="hidden" name="${esc2(key)}" value="false"><label class="switch"><input type="checkbox" role="switch" id="${id}" name="${esc2(key)}" value="true"${on ? " checked" : ""}${aria}${s.fixed ? " disabled" : ""}><span></span></label>`;
+  } else if (Array.isArray(p.enum)) {
+    const opts = p.enum.map((o) => `<option value="${esc2(o)}"${String(o) === String(s.value) ? " selected" : ""}>${esc2(o)}</option>`).join("");
+    control = `<select id="${id}" name="${esc2(key)}"${aria}${s.fixed ? " disabled" : ""}>${opts}</select>`;
+  } else if (isSecret(p)) {
+    const set = s.stored && s.value !== "" && s.value !== void 0;
+    control = `<input type="password" id="${id}" name="${esc2(key)}" value="" autocomplete="new-password" placeholder="${set ? "\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022 (set; leave empty to keep)" : "(not set)"}"${aria}${ro}>`;
+  } else if (p.type === "integer" || p.type === "number") {
+    const min = p.minimum !== void 0 ? ` min="${p.minimum}"` : "";
+    const max = p.maximum !== void 0 ? ` max="${p.maximum}"` : "";
+    control = `<input type="number" id="${id}" name="${esc2(key)}" value="${esc2(s.value)}" step="${p.type === "integer" ? "1" : "any"}"${min}${max} inputmode="${p.type === "integer" ? "numeric" : "decimal"}"${aria}${ro}>`;
+  } else {
+    control = `<input type="text" id="${id}" name="${esc2(key)}" value="${esc2(s.value)}"${aria}${ro}>`;
+  }
+  const dflt = isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
+  const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc2(key)}" title="Remove ${esc2(key)} from the config file">Reset to default</button>` : "";
+  const notes = [s.flag ? "<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>" : "", s.fixed ? `<small>${esc2(s.fixed)}</small>` : ""].join("");
+  const error2 = s.error ? `<p class="error" id="${errId}">${esc2(s.error)}</p>` : "";
+  return `<div class="field${s.error ? " invalid" : ""}" data-valve="${esc2(key)}"><label for="${id}">${esc2(p.title ?? key)} <small><code>${esc2(key)}</code></small></label>
+<div class="control">${control}${error2}<div class="row"><small>${dflt}</small>${reset}</div>${notes}</div>
+<p class="desc">${esc2(p.description ?? "")}</p></div>`;
+}
+
+// src/hosts/http/admin/valves.ts
+var PROPERTIES = valvesSchema.properties;
+function loadConfig(file) {
+  let text = "";
+  try {
+    text = fs2.readFileSync(file, "utf8");
+  } catch (err) {
+    if (err.code !== "ENOENT") return { config: void 0, version: "unreadable", error: `The config file cannot be read: ${err.message}` };
+  }
+  const version4 = text === "" ? "absent" : crypto6.createHash("sha256").update(text).digest("hex").slice(0, 32);
+  try {
+    return { config: readConfigFile(file), version: version4 };
+  } catch (err) {
+    return { config: void 0, version: version4, error: `${err.message}. The server keeps running with the last valid settings; fix the file by hand (or restore it) to save here again.` };
+  }
+}
+function defaults(ctx) {
+  return { ...ctx.api.defaultValves(), ...ctx.valveDefaults };
+}
+function stateOf(ctx, stored, submitted, errors) {
+  const effective = ctx.valves();
+  const dflt = defaults(ctx);
+  return (key) => ({
+    value: submitted && key in submitted && !isSecret(PROPERTIES[key]) ? submitted[key] : effective[key] ?? dflt[key],
+    defaultValue: dflt[key],
+    stored: Object.hasOwn(stored, key),
+    ...errors[key] ? { error: errors[key] } : {},
+    ...Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {},
+    ...key === "storage_base_path" ? { fixed: `The server's storage folder (--base): ${ctx.storageBase}` } : {}
+  });
+}
+function renderValves(ctx, admin2, opts = {}) {
+  const loaded = loadConfig(ctx.settings.configFile);
+  const notice = [...opts.notice ?? []];
+  if (loaded.error) notice.unshift({ kind: "error", text: loaded.error });
+  const stored = loaded.config?.valves ?? {};
+  const hidden = `${csrfField(admin2.csrf)}<input type="hidden" name="_version" value="${esc2(loaded.version)}">`;
+  const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== void 0);
+  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc2(ctx.settings.configFile)}</code>.</p>`;
+  return layout(intro + form, { title: "Settings", section: "/admin", user: admin2.user, csrf: admin2.csrf, notice, ...opts.hidden ? { hidden: opts.hidden } : {} });
+}
+var FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
+function saveValves(req, res, form, ctx, admin2, hidden, audit) {
+  const loaded = loadConfig(ctx.settings.configFile);
+  const submitted = {};
+  for (const key of Object.keys(PROPERTIES)) {
+    const all = form.getAll(key);
+    if (all.length > 0) submitted[key] = all[all.length - 1];
+  }
+  const page = (status, opts) => sendHtml(res, status, renderValves(ctx, admin2, { ...opts, hidden }));
+  if (loaded.error || loaded.config === void 0) {
+    audit("admin:valves", "CONFIG_INVALID");
+    page(409, { submitted, notice: [{ kind: "error", text: "Nothing was saved." }] });
+    return;
+  }
+  const stored = { ...loaded.config.valves ?? {} };
+  if (form.get("_version") !== loaded.version) {
+    const differs = Object.keys(PROPERTIES).filter((k) => k in submitted && !isSecret(PROPERTIES[k]) && String(stored[k] ?? defaults(ctx)[k]) !== submitted[k]);
+    audit("admin:valves", "VERSION_CONFLICT");
+    page(409, {
+      submitted,
+      notice: [{ kind: "warn", text: `Nothing was saved: the config file changed since this form was opened (another admin or a hand edit). Your values are kept below${differs.length ? `; they differ from the saved ones for: ${differs.join(", ")}` : ""}. Check them and save again to overwrite.` }]
+    });
+    return;
+  }
+  const reset = form.get("_reset") ?? void 0;
+  const candidate = { ...stored };
+  const errors = {};
+  for (const [key, prop] of Object.entries(PROPERTIES)) {
+    if (key === "storage_base_path") continue;
+    if (key === reset) {
+      delete candidate[key];
+      continue;
+    }
+    const raw = submitted[key];
+    if (raw === void 0 || isSecret(prop) && raw === "") continue;
+    const one = ctx.api.checkValves({ [key]: raw });
+    if (!one.ok) errors[key] = one.message.replace(FIELD_PREFIX, "");
+    else candidate[key] = raw;
+  }
+  if (Object.keys(errors).length > 0) {
+    audit("admin:valves", "INVALID_VALVES", Object.keys(errors));
+    page(400, { submitted, errors, notice: [{ kind: "error", text: `Nothing was saved: ${Object.keys(errors).length} field(s) need a correction (marked below).` }] });
+    return;
+  }
+  const whole = ctx.api.checkValves({ ...candidate, storage_base_path: ctx.storageBase });
+  if (!whole.ok) {
+    page(400, { submitted, notice: [{ kind: "error", text: `Nothing was saved: ${whole.message}` }] });
+    return;
+  }
+  const dflt = defaults(ctx);
+  const next = {};
+  for (const key of Object.keys(candidate)) {
+    const typed = whole.valves[key];
+    if (!(key in PROPERTIES)) next[key] = candidate[key];
+    else if (key !== "storage_base_path" && JSON.stringify(typed) !== JSON.stringify(dflt[key])) next[key] = typed;
+  }
+  const changed = [.../* @__PURE__ */ new Set([...Object.keys(next), ...Object.keys(stored)])].filter((k) => JSON.stringify(next[k]) !== JSON.stringify(stored[k]));
+  writeConfigFile(ctx.settings.configFile, { ...loaded.config, valves: next });
+  audit("admin:valves", "OK", changed);
+  res.writeHead(303, { Location: `/admin?saved=${encodeURIComponent(changed.join(",") || "-")}`, "Content-Length": 0, "Cache-Control": "no-store" });
+  res.end();
+  void req;
+}
+
+// src/hosts/http/admin/index.ts
+var FORM_LIMIT = 256 * 1024;
+function adminRoutes(ctx, schedule) {
+  const guard = new AdminGuard(ctx);
+  const hidden = () => linksModule() ? [] : ["/admin/links"];
+  const audit = (user, action, code, extra = {}) => {
+    try {
+      pluginAdmin5.auditEvent(ctx.valves(), { user, action, code, ...extra });
+    } catch {
+    }
+  };
+  const page = (res, admin3, section2, title, body, notice = [], status = 200) => sendHtml(res, status, layout(body, { title, section: section2, user: admin3.user, csrf: admin3.csrf, hidden: hidden(), notice }), admin3.setCookie ? { "Set-Cookie": admin3.setCookie } : {});
+  const admin2 = (handler) => async (req, res) => {
+    const post = req.method === "POST";
+    if (post) {
+      const cross = crossSite(req, ctx.publicUrl());
+      if (cross) return refuse(req, res, "-", cross);
+    }
+    const who = await guard.check(req, !post);
+    if (who.kind === "signin") return signIn(res, 401, who.error);
+    if (who.kind === "forbidden") {
+      audit(who.user, `admin:${pathOf(req)}`, "FORBIDDEN", { flagged: true });
+      return sendHtml(res, 403, layout(`<p>${esc2(who.why)}</p><p><a href="/admin/login">Sign in as someone else</a></p>`, { title: "Not an admin" }));
+    }
+    let form;
+    if (post) {
+      try {
+        form = await readForm(req);
+      } catch (err) {
+        if (err instanceof BodyTooLarge) {
+          res.setHeader("Connection", "close");
+          sendHtml(res, 413, layout("<p>The form is too large.</p>", { title: "Too large" }));
+          req.destroy();
+          return;
+        }
+        throw err;
+      }
+      const why = guard.refusal(req, who.admin, form.get("_csrf") ?? void 0);
+      if (why) return refuse(req, res, who.admin.user, why);
+    }
+    await handler(req, res, who.admin, form);
+  };
+  function refuse(req, res, user, why) {
+    audit(user, `admin:${pathOf(req)}`, "CSRF_REFUSED", { flagged: true });
+    ctx.log.info(`admin: refused POST ${pathOf(req)}: ${why}`);
+    sendHtml(res, 403, layout(`<p>Refused: ${esc2(why)}. Nothing was changed.</p><p><a href="/admin">Back to the admin page</a></p>`, { title: "Request refused" }));
+  }
+  function signIn(res, status, error2) {
+    const modes = ctx.settings.auth;
+    const what = [modes.includes("api-key") || ctx.settings.apiKeys.length > 0 ? "the server's API key" : "", modes.includes("openwebui-session") ? "an Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(" or ");
+    const body = what ? `<form method="post" action="/admin/login"><p><label for="key">Sign in with ${esc2(what)}</label></p><p><input type="password" id="key" name="key" autocomplete="current-password" required></p><p><button type="submit" class="primary">Sign in</button></p></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
+    sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
+  }
+  const section = (path5, title, render, act) => ({
+    methods: act ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"],
+    path: path5,
+    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page(res, a, path5, title, await render(req, a), noticeFromQuery(req)))
+  });
+  return [
+    { methods: ["GET", "HEAD"], path: "/admin/assets/admin.css", handler: (_req, res) => sendCss(res) },
+    {
+      methods: ["GET", "HEAD"],
+      path: "/admin",
+      handler: admin2((req, res, a) => sendHtml(res, 200, renderValves(ctx, a, { notice: noticeFromQuery(req), hidden: hidden() }), a.setCookie ? { "Set-Cookie": a.setCookie } : {}))
+    },
+    { methods: ["GET", "HEAD"], path: "/admin/", handler: (_req, res) => redirect2(res, "/admin") },
+    { methods: ["POST"], path: "/admin/valves", handler: admin2((req, res, a, form) => saveValves(req, res, form, ctx, a, hidden(), (action, code, paths) => audit(a.user, action, code, paths ? { paths } : {}))) },
+    {
+      methods: ["GET", "HEAD", "POST"],
+      path: "/admin/login",
+      handler: async (req, res) => {
+        if (req.method !== "POST") {
+          const who2 = await guard.check(req, false);
+          if (who2.kind === "admin" && who2.admin.via !== "local") return redirect2(res, "/admin");
+          return signIn(res, 200);
+        }
+        const cross = crossSite(req, ctx.publicUrl());
+        if (cross) return refuse(req, res, "-", cross);
+        const form = await readForm(req).catch(() => new URLSearchParams());
+        const key = (form.get("key") ?? "").trim();
+        const who = key ? await guard.credential(key) : { kind: "signin", error: "Enter the key or token." };
+        if (who.kind === "signin") {
+          audit("-", "admin:login", "SIGNIN_FAILED", { flagged: true });
+          return signIn(res, 401, who.error);
+        }
+        if (who.kind === "forbidden") {
+          audit(who.user, "admin:login", "FORBIDDEN", { flagged: true });
+          return sendHtml(res, 403, layout(`<p>${esc2(who.why)}</p>`, { title: "Not an admin" }));
+        }
+        const session = guard.open(req, who.admin.user, who.admin.via);
+        audit(who.admin.user, "admin:login", "OK");
+        redirect2(res, "/admin", { "Set-Cookie": session.setCookie });
+      }
+    },
+    {
+      methods: ["POST"],
+      path: "/admin/logout",
+      handler: admin2((req, res) => redirect2(res, ctx.settings.auth.includes("local") ? "/admin" : "/admin/login", { "Set-Cookie": guard.close(req) }))
+    },
+    section("/admin/usage", "Usage", (req, a) => usagePage(ctx.storageBase, query(req), a.csrf), async (_req, res, a, form) => {
+      const r = await pluginAdmin5.usage.measure(ctx.valves(), form.get("what") === "all");
+      audit(a.user, "admin:usage-measure", "OK");
+      redirect2(res, `/admin/usage?done=${encodeURIComponent(`Measured ${r.measured} users and groups in ${r.ms} ms.`)}`);
+    }),
+    section("/admin/groups", "Groups", (_req, a) => groupsPage(ctx, a.csrf), async (_req, res, a, form) => {
+      const r = await groupAction(ctx, form);
+      audit(a.user, `admin:groups-${(form.get("action") ?? "").slice(0, 20)}`, r.ok ? "OK" : "REFUSED", { paths: [form.get("group") ?? "", form.get("user") ?? ""].filter(Boolean).map((s) => s.slice(0, 128)) });
+      redirect2(res, `/admin/groups?${r.ok ? "done" : "error"}=${encodeURIComponent(r.text)}`);
+    }),
+    section("/admin/links", "Links", (_req, a) => linksPage(ctx.storageBase, a.csrf), async (_req, res, a, form) => {
+      const links = linksModule();
+      const id = form.get("link_id") ?? "";
+      if (!links) return redirect2(res, `/admin/links?error=${encodeURIComponent("Links are not part of this build.")}`);
+      let text = `Link ${id} revoked.`;
+      let ok = true;
+      try {
+        await links.revoke(ctx.storageBase, id);
+      } catch (err) {
+        ok = false;
+        text = `Nothing was revoked: ${err.message}`;
+      }
+      audit(a.user, "admin:link-revoke", ok ? "OK" : "REFUSED", { paths: [id.slice(0, 128)] });
+      redirect2(res, `/admin/links?${ok ? "done" : "error"}=${encodeURIComponent(text)}`);
+    }),
+    section("/admin/sandbox", "Sandbox", (_req, a) => sandboxPage(ctx, a.user)),
+    section("/admin/audit", "Audit log", (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === "true")),
+    section("/admin/maintenance", "Maintenance", (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
+      const run = schedule.run("admin");
+      audit(a.user, "admin:maintenance", run ? run.error ? "FAILED" : "OK" : "BUSY");
+      const notice = run ? [] : [{ kind: "warn", text: "A maintenance run is already in progress; its report appears here when it ends." }];
+      page(res, a, "/admin/maintenance", "Maintenance", maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
+    }),
+    {
+      methods: ["*"],
+      path: /^\/admin\/.+$/,
+      handler: (_req, res) => sendHtml(res, 404, layout('<p><a href="/admin">Back to the admin page</a></p>', { title: "Not found" }))
+    }
+  ];
+}
+function pathOf(req) {
+  return new URL(req.url ?? "/", "http://x").pathname.slice(0, 64);
+}
+function query(req) {
+  return new URL(req.url ?? "/", "http://x").searchParams;
+}
+function noticeFromQuery(req) {
+  const q = query(req);
+  const out = [];
+  const done = q.get("done");
+  const error2 = q.get("error");
+  const saved = q.get("saved");
+  if (done) out.push({ kind: "ok", text: done.slice(0, 300) });
+  if (error2) out.push({ kind: "error", text: error2.slice(0, 300) });
+  if (saved) out.push({ kind: "ok", text: saved === "-" ? "Saved (no value changed)." : `Saved: ${saved.slice(0, 300)}. In effect for the next call.` });
+  return out;
+}
+async function readForm(req) {
+  const type = header(req.headers, "content-type") ?? "";
+  const body = await readBody(req, FORM_LIMIT);
+  if (!/^application\/x-www-form-urlencoded/i.test(type)) return new URLSearchParams();
+  return new URLSearchParams(body.toString("utf8"));
+}
+function sendCss(res) {
+  res.writeHead(200, { "Content-Type": "text/css; charset=utf-8", "Content-Length": Buffer.byteLength(ADMIN_CSS), "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" });
+  res.end(ADMIN_CSS);
+}
+
+// src/hosts/http/admin/schedule.ts
+var MaintenanceSchedule = class {
+  constructor(ctx, maintainAll, times = { firstDelayMs: 5 * 6e4, tickMs: 6e4 }) {
+    this.ctx = ctx;
+    this.maintainAll = maintainAll;
+    this.times = times;
+  }
+  ctx;
+  maintainAll;
+  times;
+  last;
+  running = false;
+  timer;
+  startedAt = Date.now();
+  start() {
+    this.timer = setInterval(() => {
+      const due = this.nextAt();
+      if (due !== void 0 && due <= Date.now()) this.run("schedule");
+    }, this.times.tickMs);
+    this.timer.unref();
+  }
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+  }
+  intervalHours() {
+    const h = Number(this.ctx.valves().maintenance_interval_hours ?? 24);
+    return Number.isFinite(h) && h > 0 ? h : 0;
+  }
+  /** When the next scheduled run is due (ms since epoch), or undefined when the schedule is off. */
+  nextAt() {
+    const h = this.intervalHours();
+    if (h === 0) return void 0;
+    const lastScheduled = this.last ? Date.parse(this.last.at) : void 0;
+    return lastScheduled !== void 0 ? lastScheduled + h * 36e5 : this.startedAt + this.times.firstDelayMs;
+  }
+  isRunning() {
+    return this.running;
+  }
+  /** One run now; undefined when another run is in progress. */
+  run(trigger) {
+    if (this.running) return void 0;
+    this.running = true;
+    const at = (/* @__PURE__ */ new Date()).toISOString();
+    try {
+      this.last = { at, trigger, report: this.maintainAll(this.ctx.valves()) };
+      if (trigger === "schedule") this.ctx.log.info(`scheduled maintenance: ${this.last.report.users} users, ${this.last.report.groups} groups, ${this.last.report.total} items cleaned in ${this.last.report.ms} ms`);
+    } catch (err) {
+      this.last = { at, trigger, error: err.message };
+      this.ctx.log.info(`maintenance failed: ${err.message}`);
+    } finally {
+      this.running = false;
+    }
+    return this.last;
+  }
+};
+
 // src/hosts/valves.ts
+import fs3 from "node:fs";
 function valvesSource(configFile, base, flagValves, extra = {}) {
   let stamp = "";
   let current = {};
   return () => {
     let now = "missing";
     try {
-      const st = fs2.statSync(configFile);
+      const st = fs3.statSync(configFile);
       now = `${st.mtimeMs}:${st.size}:${st.ino}`;
     } catch {
     }
@@ -20321,7 +21104,7 @@ function valvesSource(configFile, base, flagValves, extra = {}) {
 }
 
 // src/hosts/http/log.ts
-import fs3 from "node:fs";
+import fs4 from "node:fs";
 import path2 from "node:path";
 function createLogger(target, base) {
   let write = () => {
@@ -20330,10 +21113,10 @@ function createLogger(target, base) {
   if (target === "stderr") write = (line) => process.stderr.write(line);
   else if (target !== "off") {
     const file = path2.resolve(base, target);
-    fs3.mkdirSync(path2.dirname(file), { recursive: true });
-    fd = fs3.openSync(file, "a", 384);
+    fs4.mkdirSync(path2.dirname(file), { recursive: true });
+    fd = fs4.openSync(file, "a", 384);
     const f = fd;
-    write = (line) => fs3.writeSync(f, line);
+    write = (line) => fs4.writeSync(f, line);
   }
   return {
     access(entry) {
@@ -20345,7 +21128,7 @@ function createLogger(target, base) {
 `);
     },
     close() {
-      if (fd !== void 0) fs3.closeSync(fd);
+      if (fd !== void 0) fs4.closeSync(fd);
     }
   };
 }
@@ -20652,10 +21435,12 @@ function isLoopback(host) {
 async function startServer(settings, options = {}) {
   const log = options.logger ?? createLogger(settings.accessLog, settings.base);
   let port = settings.port;
+  const valveDefaults = { audit_log: true, openwebui_api_url: settings.openwebuiUrl };
   const ctx = {
     settings,
     storageBase: settings.base,
-    valves: valvesSource(settings.configFile, settings.base, settings.flagValves, { openwebui_api_url: settings.openwebuiUrl }),
+    valveDefaults,
+    valves: valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults),
     identify: identityResolver(settings, options.fetchImpl),
     log,
     api: hostApi,
@@ -20702,13 +21487,16 @@ async function startServer(settings, options = {}) {
     server.listen(settings.port, settings.host, () => resolve());
   });
   port = server.address().port;
-  routes = [...basicRoutes(ctx), ...mcp.routes, ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
+  const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
+  schedule.start();
+  routes = [...basicRoutes(ctx), ...mcp.routes, ...adminRoutes(ctx, schedule), ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
   let closing;
   return {
     url: `http://${hostForUrl(settings.host)}:${port}`,
     port,
     ctx,
     close: () => closing ??= (async () => {
+      schedule.stop();
       const done = new Promise((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (inFlight > 0) {

@@ -4,7 +4,8 @@
  */
 import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
-import { readAudit } from './core/audit/audit.js';
+import { appendAudit, readAudit } from './core/audit/audit.js';
+import { measureUsage, readUsageRecords } from './core/quota/records.js';
 import { maintainAll } from './core/maintenance/maintain.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
@@ -34,7 +35,22 @@ export const admin = {
   maintainAll: (valves: Record<string, unknown>) => maintainAll(parseValves(ValvesSchema, valves, 'valve')),
   /** The newest audit entries of a storage base, filtered (admin page). */
   readAudit,
+  /** Usage records per user and group (admin page), and measuring the scopes that have none yet. */
+  usage: {
+    read: readUsageRecords,
+    measure: (valves: Record<string, unknown>, all = false) => measureUsage(parseValves(ValvesSchema, valves, 'valve'), all),
+  },
+  /** One audit line for an admin-page event (saves, sign-ins, refused requests); follows the audit_log valve. */
+  auditEvent(valves: Record<string, unknown>, event: { user: string; action: string; code: string; flagged?: boolean; paths?: string[] }): void {
+    const v = parseValves(ValvesSchema, valves, 'valve');
+    if (!v.audit_log) return;
+    const entry = { time: new Date().toISOString(), user: event.user, conversation: 'admin', function: event.action, code: event.code, ms: 0, ...(event.paths ? { paths: event.paths } : {}), ...(event.flagged ? { flagged: true as const } : {}) };
+    appendAudit({ storageBase: v.storage_base_path, maxBytes: v.audit_max_mb * 1024 * 1024, retentionDays: v.audit_retention_days }, entry);
+  },
 };
+export type { UsageRecord } from './core/quota/records.js';
+export type { AuditEntry } from './core/audit/audit.js';
+export type { StorageMaintenance } from './core/maintenance/maintain.js';
 
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind

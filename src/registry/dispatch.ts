@@ -10,6 +10,7 @@ import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
+import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
@@ -32,6 +33,8 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     const entry = auditEntry(def.name, args, seen.user ?? '-', seen.convId ?? 'unknown', code, performance.now() - started);
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
+  // Usage records for the admin page (core/quota/records.ts): the caller's scope after its call.
+  if (seen.valves && seen.user && seen.user !== ANONYMOUS.id) await noteActivity(seen.valves, seen.user, seen.group, def.mutates === true);
   return json;
 }
 
@@ -40,6 +43,8 @@ interface Seen {
   valves?: Valves;
   user?: string;
   convId?: string;
+  /** The group space the call used (usage records). */
+  group?: GroupInfo;
 }
 
 async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge, functions: readonly FunctionDef[], seen: Seen): Promise<{ json: string; code: string }> {
@@ -69,6 +74,7 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
     let group: GroupInfo | undefined;
     if (args.zone === 'group' && typeof args.group === 'string' && args.group !== '' && (!def.zones || def.zones.accepted.includes('group'))) {
       group = await resolveGroup(directory, args.group, user, def.name);
+      seen.group = group;
     }
     seen.convId = conversationId(raw.__metadata__, raw.__chat_id__);
     const ctx: CallContext = {

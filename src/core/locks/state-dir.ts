@@ -1,5 +1,5 @@
 /**
- * Where a quota scope keeps its internal state (the call lock, the change stamp): inside the
+ * Where a quota scope keeps its internal state (the call lock, the change stamp, the usage record): inside the
  * `locks/` folder of the storage layout (SPEC section 4) — `users/{id}/Storage/locks/` for a user,
  * `groups/{id}/locks/` for a group — so nothing new appears beside the zones. The names used there
  * never end in `.lock`, so the lock scans (maintenance, folder deletes) never take them for file locks.
@@ -12,6 +12,7 @@ export function scopeStateDir(home: string): string {
 
 export const CALL_LOCK_NAME = '.shed-call.lck';
 export const STAMP_NAME = '.shed-stamp';
+export const USAGE_RECORD_NAME = '.shed-usage.json';
 
 /** Names of the scope state files, skipped by the lock scans. */
-export const SCOPE_STATE_NAMES: ReadonlySet<string> = new Set([CALL_LOCK_NAME, STAMP_NAME]);
+export const SCOPE_STATE_NAMES: ReadonlySet<string> = new Set([CALL_LOCK_NAME, STAMP_NAME, USAGE_RECORD_NAME]);

@@ -29,6 +29,8 @@ export interface ServerContext {
   publicUrl(): string;
   /** Plugin version, for /healthz and the OpenAPI document. */
   version: string;
+  /** Valve defaults this server applies above the plugin's (audit log on, Open WebUI URL); the admin form shows them. */
+  valveDefaults: Record<string, unknown>;
 }
 
 export interface Route {

@@ -5,8 +5,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostApi, version } from '../../index.js';
+import { admin, hostApi, version } from '../../index.js';
 import { mcpRoutes } from '../mcp/http.js';
+import { adminRoutes } from './admin/index.js';
+import { MaintenanceSchedule, type ScheduleTimes } from './admin/schedule.js';
 import { valvesSource } from '../valves.js';
 import { identityResolver } from './identity/index.js';
 import { createLogger, type Logger } from './log.js';
@@ -29,15 +31,20 @@ export interface ServeOptions {
   extraRoutes?: (ctx: ServerContext) => Route[];
   fetchImpl?: typeof fetch;
   logger?: Logger;
+  /** Scheduled maintenance timing (tests shorten it). */
+  maintenance?: ScheduleTimes;
 }
 
 export async function startServer(settings: ServerSettings, options: ServeOptions = {}): Promise<RunningServer> {
   const log = options.logger ?? createLogger(settings.accessLog, settings.base);
   let port = settings.port;
+  // The server audits calls unless the config file or a flag turns audit_log off.
+  const valveDefaults = { audit_log: true, openwebui_api_url: settings.openwebuiUrl };
   const ctx: ServerContext = {
     settings,
     storageBase: settings.base,
-    valves: valvesSource(settings.configFile, settings.base, settings.flagValves, { openwebui_api_url: settings.openwebuiUrl }),
+    valveDefaults,
+    valves: valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults),
     identify: identityResolver(settings, options.fetchImpl),
     log,
     api: hostApi,
@@ -87,7 +94,9 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     server.listen(settings.port, settings.host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
-  routes = [...basicRoutes(ctx), ...mcp.routes, ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
+  const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
+  schedule.start();
+  routes = [...basicRoutes(ctx), ...mcp.routes, ...adminRoutes(ctx, schedule), ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
 
   let closing: Promise<void> | undefined;
   return {
@@ -96,6 +105,7 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     ctx,
     close: () =>
       (closing ??= (async () => {
+        schedule.stop();
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (inFlight > 0) {

@@ -1,0 +1,87 @@
+/**
+ * HTML of the admin page: one layout (navigation, banners), escaping, and the answer with the
+ * security headers every admin response carries. No framework, no script, no external request:
+ * the only other resource is the same-origin stylesheet, so the CSP can be `default-src 'none'`.
+ */
+import type { ServerResponse } from 'node:http';
+
+export const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const HEADERS = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the page's own form posts.
+  'Referrer-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+export function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+export const SECTIONS = [
+  ['/admin', 'Settings'],
+  ['/admin/usage', 'Usage'],
+  ['/admin/groups', 'Groups'],
+  ['/admin/links', 'Links'],
+  ['/admin/sandbox', 'Sandbox'],
+  ['/admin/audit', 'Audit log'],
+  ['/admin/maintenance', 'Maintenance'],
+] as const;
+
+export interface PageOptions {
+  title: string;
+  /** Current section path (highlighted in the navigation); omitted on sign-in and error pages. */
+  section?: string;
+  /** Who is signed in, shown with the sign-out button. */
+  user?: string;
+  csrf?: string;
+  /** Sections to leave out of the navigation (links when the module is absent). */
+  hidden?: readonly string[];
+  notice?: { kind: 'ok' | 'error' | 'warn'; text: string }[];
+}
+
+export function layout(body: string, o: PageOptions): string {
+  const nav = o.section === undefined
+    ? ''
+    : `<nav aria-label="Sections">${SECTIONS.filter(([p]) => !o.hidden?.includes(p))
+        .map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ''}>${esc(label)}</a>`)
+        .join('')}</nav>`;
+  const signOut = o.user !== undefined && o.csrf !== undefined
+    ? `<form method="post" action="/admin/logout" class="signout"><input type="hidden" name="_csrf" value="${esc(o.csrf)}"><span>${esc(o.user)}</span> <button type="submit">Sign out</button></form>`
+    : '';
+  const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === 'ok' ? 'status' : 'alert'}">${esc(n.text)}</p>`).join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>${esc(o.title)} · Fileshed admin</title>
+<link rel="stylesheet" href="/admin/assets/admin.css"></head>
+<body><header><strong class="brand">Fileshed admin</strong>${signOut}</header>${nav}
+<main><h1>${esc(o.title)}</h1>${notices}${body}</main></body></html>`;
+}
+
+export function sendHtml(res: ServerResponse, status: number, html: string, headers: Record<string, string | string[]> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': Buffer.byteLength(html), ...HEADERS, ...headers });
+  res.end(html);
+}
+
+/** Post/redirect/get: a saved form answers 303 so reloading the page does not send it again. */
+export function redirect(res: ServerResponse, to: string, headers: Record<string, string | string[]> = {}): void {
+  res.writeHead(303, { Location: to, 'Content-Length': 0, ...HEADERS, ...headers });
+  res.end();
+}
+
+export function csrfField(token: string): string {
+  return `<input type="hidden" name="_csrf" value="${esc(token)}">`;
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+}

@@ -1,0 +1,31 @@
+/**
+ * Sandbox status and allowed commands, from shed_allowed_commands called through the dispatcher
+ * (the same data the model sees): active mode and why, commands per zone, missing tools with
+ * their Debian package, network rules.
+ */
+import type { ServerContext } from '../route.js';
+import { esc } from './page.js';
+
+interface Availability {
+  available: string[];
+  missing: Record<string, string>;
+}
+
+export async function sandboxPage(ctx: ServerContext, adminUser: string): Promise<string> {
+  const json = await ctx.api.call('shed_allowed_commands', { __user__: { id: adminUser, name: adminUser, email: '', role: 'admin' } }, ctx.valves());
+  const env = JSON.parse(json) as { success: boolean; data?: Record<string, unknown>; error?: { message: string } };
+  if (!env.success || !env.data) return `<p class="notice error">${esc(env.error?.message ?? 'shed_allowed_commands failed')}</p>`;
+  const d = env.data as { sandbox: { configured: string; active: string; reason: string }; network: { mode: string }; forbidden: string[] } & Record<string, Availability>;
+  const zone = (name: string, a: Availability) => {
+    const missing = Object.entries(a.missing);
+    return `<h2>${esc(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>${
+      missing.length
+        ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc(c)}</code></td><td><code>${esc(p)}</code></td></tr>`).join('')}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc([...new Set(missing.map(([, p]) => p))].join(' '))}</code></p></details>`
+        : ''
+    }`;
+  };
+  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
+<div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div></div>
+${zone('Uploads (read-only)', d.uploads!)}${zone('Storage', d.storage!)}${zone('Documents', d.documents!)}
+<h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>`;
+}

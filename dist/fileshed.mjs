@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs57 = __require("node:fs");
+          var fs58 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs57.readFileSync(a);
+            return fs58.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs57.readFileSync(a, void 0);
+            return fs58.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs57.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs58.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -2480,7 +2480,7 @@ var require_sign = __commonJS({
   "node_modules/math-intrinsics/sign.js"(exports, module) {
     "use strict";
     var $isNaN = require_isNaN();
-    module.exports = function sign(number4) {
+    module.exports = function sign2(number4) {
       if ($isNaN(number4) || number4 === 0) {
         return number4;
       }
@@ -2540,7 +2540,7 @@ var require_shams = __commonJS({
       if (typeof Symbol.iterator === "symbol") {
         return true;
       }
-      var obj2 = {};
+      var obj3 = {};
       var sym = /* @__PURE__ */ Symbol("test");
       var symObj = Object(sym);
       if (typeof sym === "string") {
@@ -2553,27 +2553,27 @@ var require_shams = __commonJS({
         return false;
       }
       var symVal = 42;
-      obj2[sym] = symVal;
-      for (var _ in obj2) {
+      obj3[sym] = symVal;
+      for (var _ in obj3) {
         return false;
       }
-      if (typeof Object.keys === "function" && Object.keys(obj2).length !== 0) {
+      if (typeof Object.keys === "function" && Object.keys(obj3).length !== 0) {
         return false;
       }
-      if (typeof Object.getOwnPropertyNames === "function" && Object.getOwnPropertyNames(obj2).length !== 0) {
+      if (typeof Object.getOwnPropertyNames === "function" && Object.getOwnPropertyNames(obj3).length !== 0) {
         return false;
       }
-      var syms = Object.getOwnPropertySymbols(obj2);
+      var syms = Object.getOwnPropertySymbols(obj3);
       if (syms.length !== 1 || syms[0] !== sym) {
         return false;
       }
-      if (!Object.prototype.propertyIsEnumerable.call(obj2, sym)) {
+      if (!Object.prototype.propertyIsEnumerable.call(obj3, sym)) {
         return false;
       }
       if (typeof Object.getOwnPropertyDescriptor === "function") {
         var descriptor = (
           /** @type {PropertyDescriptor} */
-          Object.getOwnPropertyDescriptor(obj2, sym)
+          Object.getOwnPropertyDescriptor(obj3, sym)
         );
         if (descriptor.value !== symVal || descriptor.enumerable !== true) {
           return false;
@@ -2857,10 +2857,10 @@ var require_async_generator_function = __commonJS({
 var require_hasown = __commonJS({
   "node_modules/hasown/index.js"(exports, module) {
     "use strict";
-    var call = Function.prototype.call;
+    var call2 = Function.prototype.call;
     var $hasOwn = Object.prototype.hasOwnProperty;
     var bind = require_function_bind();
-    module.exports = bind.call(call, $hasOwn);
+    module.exports = bind.call(call2, $hasOwn);
   }
 });
 
@@ -2883,7 +2883,7 @@ var require_get_intrinsic = __commonJS({
     var min = require_min();
     var pow = require_pow();
     var round = require_round();
-    var sign = require_sign();
+    var sign2 = require_sign();
     var $gOPD = require_gopd();
     var $defineProperty = require_es_define_property();
     var throwTypeError = function() {
@@ -2990,7 +2990,7 @@ var require_get_intrinsic = __commonJS({
       "%Math.min%": min,
       "%Math.pow%": pow,
       "%Math.round%": round,
-      "%Math.sign%": sign,
+      "%Math.sign%": sign2,
       "%Reflect.getPrototypeOf%": $ReflectGPO
     };
     if (getProto) {
@@ -3439,8 +3439,8 @@ var require_define_data_property = __commonJS({
     var $SyntaxError = require_syntax();
     var $TypeError = require_type();
     var gopd = require_gopd();
-    module.exports = function defineDataProperty(obj2, property, value) {
-      if (!obj2 || typeof obj2 !== "object" && typeof obj2 !== "function") {
+    module.exports = function defineDataProperty(obj3, property, value) {
+      if (!obj3 || typeof obj3 !== "object" && typeof obj3 !== "function") {
         throw new $TypeError("`obj` must be an object or a function`");
       }
       if (typeof property !== "string" && typeof property !== "symbol") {
@@ -3462,16 +3462,16 @@ var require_define_data_property = __commonJS({
       var nonWritable = arguments.length > 4 ? arguments[4] : null;
       var nonConfigurable = arguments.length > 5 ? arguments[5] : null;
       var loose = arguments.length > 6 ? arguments[6] : false;
-      var desc = !!gopd && gopd(obj2, property);
+      var desc = !!gopd && gopd(obj3, property);
       if ($defineProperty) {
-        $defineProperty(obj2, property, {
+        $defineProperty(obj3, property, {
           configurable: nonConfigurable === null && desc ? desc.configurable : !nonConfigurable,
           enumerable: nonEnumerable === null && desc ? desc.enumerable : !nonEnumerable,
           value,
           writable: nonWritable === null && desc ? desc.writable : !nonWritable
         });
       } else if (loose || !nonEnumerable && !nonWritable && !nonConfigurable) {
-        obj2[property] = value;
+        obj3[property] = value;
       } else {
         throw new $SyntaxError("This environment does not support defining a property as non-configurable, non-writable, or non-enumerable.");
       }
@@ -3763,9 +3763,9 @@ var require_to_buffer = __commonJS({
     var Buffer2 = require_safe_buffer().Buffer;
     var isArray = require_isarray();
     var typedArrayBuffer = require_typed_array_buffer();
-    var isView = ArrayBuffer.isView || function isView2(obj2) {
+    var isView = ArrayBuffer.isView || function isView2(obj3) {
       try {
-        typedArrayBuffer(obj2);
+        typedArrayBuffer(obj3);
         return true;
       } catch (e) {
         return false;
@@ -4345,10 +4345,10 @@ var require_common = __commonJS({
   "node_modules/pako/lib/utils/common.js"(exports) {
     "use strict";
     var TYPED_OK = typeof Uint8Array !== "undefined" && typeof Uint16Array !== "undefined" && typeof Int32Array !== "undefined";
-    function _has(obj2, key) {
-      return Object.prototype.hasOwnProperty.call(obj2, key);
+    function _has(obj3, key) {
+      return Object.prototype.hasOwnProperty.call(obj3, key);
     }
-    exports.assign = function(obj2) {
+    exports.assign = function(obj3) {
       var sources = Array.prototype.slice.call(arguments, 1);
       while (sources.length) {
         var source = sources.shift();
@@ -4360,11 +4360,11 @@ var require_common = __commonJS({
         }
         for (var p in source) {
           if (_has(source, p)) {
-            obj2[p] = source[p];
+            obj3[p] = source[p];
           }
         }
       }
-      return obj2;
+      return obj3;
     };
     exports.shrinkBuf = function(buf, size) {
       if (buf.length === size) {
@@ -4558,7 +4558,7 @@ var require_trees = __commonJS({
       var stree = desc.stat_desc.static_tree;
       var has_stree = desc.stat_desc.has_stree;
       var extra = desc.stat_desc.extra_bits;
-      var base = desc.stat_desc.extra_base;
+      var base2 = desc.stat_desc.extra_base;
       var max_length = desc.stat_desc.max_length;
       var h;
       var n, m;
@@ -4583,8 +4583,8 @@ var require_trees = __commonJS({
         }
         s.bl_count[bits2]++;
         xbits = 0;
-        if (n >= base) {
-          xbits = extra[n - base];
+        if (n >= base2) {
+          xbits = extra[n - base2];
         }
         f = tree[n * 2];
         s.opt_len += f * (bits2 + xbits);
@@ -6918,7 +6918,7 @@ var require_inftrees = __commonJS({
       var low;
       var mask;
       var next;
-      var base = null;
+      var base2 = null;
       var base_index = 0;
       var end;
       var count2 = new utils.Buf16(MAXBITS + 1);
@@ -6976,16 +6976,16 @@ var require_inftrees = __commonJS({
         }
       }
       if (type === CODES) {
-        base = extra = work;
+        base2 = extra = work;
         end = 19;
       } else if (type === LENS) {
-        base = lbase;
+        base2 = lbase;
         base_index -= 257;
         extra = lext;
         extra_index -= 257;
         end = 256;
       } else {
-        base = dbase;
+        base2 = dbase;
         extra = dext;
         end = -1;
       }
@@ -7008,7 +7008,7 @@ var require_inftrees = __commonJS({
           here_val = work[sym];
         } else if (work[sym] > end) {
           here_op = extra[extra_index + work[sym]];
-          here_val = base[base_index + work[sym]];
+          here_val = base2[base_index + work[sym]];
         } else {
           here_op = 32 + 64;
           here_val = 0;
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path46, originalPath, doThrow) => {
-      if (!isString(path46)) {
+    var checkPath = (path48, originalPath, doThrow) => {
+      if (!isString(path48)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path46) {
+      if (!path48) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path46)) {
+      if (checkPath.isNotRelative(path48)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path46) => REGEX_TEST_INVALID_PATH.test(path46);
+    var isNotRelative = (path48) => REGEX_TEST_INVALID_PATH.test(path48);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path46, checkUnignored) {
+      _testOne(path48, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path46);
+          const matched = rule.regex.test(path48);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path46 = originalPath && checkPath.convert(originalPath);
+        const path48 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path46,
+          path48,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path46, cache, checkUnignored, slices);
+        return this._t(path48, cache, checkUnignored, slices);
       }
-      _t(path46, cache, checkUnignored, slices) {
-        if (path46 in cache) {
-          return cache[path46];
+      _t(path48, cache, checkUnignored, slices) {
+        if (path48 in cache) {
+          return cache[path48];
         }
         if (!slices) {
-          slices = path46.split(SLASH2);
+          slices = path48.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path46] = this._testOne(path46, checkUnignored);
+          return cache[path48] = this._testOne(path48, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path46] = parent.ignored ? parent : this._testOne(path46, checkUnignored);
+        return cache[path48] = parent.ignored ? parent : this._testOne(path48, checkUnignored);
       }
-      ignores(path46) {
-        return this._test(path46, this._ignoreCache, false).ignored;
+      ignores(path48) {
+        return this._test(path48, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path46) => !this.ignores(path46);
+        return (path48) => !this.ignores(path48);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path46) {
-        return this._test(path46, this._testCache, true);
+      test(path48) {
+        return this._test(path48, this._testCache, true);
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path46) => checkPath(path46 && checkPath.convert(path46), path46, RETURN_FALSE);
+    var isPathValid = (path48) => checkPath(path48 && checkPath.convert(path48), path48, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path46) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path46) || isNotRelative(path46);
+      checkPath.isNotRelative = (path48) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path48) || isNotRelative(path48);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path46 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path48 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path46[k - 1 + offset];
+          r = path48[k - 1 + offset];
         } else {
-          r = path46[k + 1 + offset];
+          r = path48[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path46[k + offset] = pathposi.length;
+        path48[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path46[i2] = -1;
+            path48[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path46[delta + offset];
+          r = path48[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs57, filepath, cache) {
+    async function updateCachedIndexFile(fs58, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs57.lstat(filepath),
-        fs57.read(filepath)
+        fs58.lstat(filepath),
+        fs58.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs57, filepath, cache) {
+    async function isIndexStale(fs58, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs57.lstat(filepath);
+      const currStats = await fs58.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs57, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs58, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs57, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs57, filepath, theIndexCache);
+          if (await isIndexStale(fs58, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs58, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs57.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs57.lstat(filepath));
+            await fs58.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs58.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path46) {
-      const last = Math.max(path46.lastIndexOf("/"), path46.lastIndexOf("\\"));
+    function basename(path48) {
+      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
       if (last > -1) {
-        path46 = path46.slice(last + 1);
+        path48 = path48.slice(last + 1);
       }
-      return path46;
+      return path48;
     }
-    function dirname(path46) {
-      const last = Math.max(path46.lastIndexOf("/"), path46.lastIndexOf("\\"));
+    function dirname(path48) {
+      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path46.slice(0, last);
+      return path48.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs57, gitdir, cache }) {
+      constructor({ fs: fs58, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs57, gitdir, cache });
+        value: function({ fs: fs58, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs58, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path46, aar) {
+    function normalizeString(path48, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path46.length; ++i2) {
-        if (i2 < path46.length) char = path46[i2];
+      for (let i2 = 0; i2 <= path48.length; ++i2) {
+        if (i2 < path48.length) char = path48[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path46.slice(lastSlash + 1, i2);
-            else res = path46.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path48.slice(lastSlash + 1, i2);
+            else res = path48.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path46) {
-      if (path46.length >= 2 && /^[a-zA-Z]:/.test(path46)) {
-        return path46.slice(0, 2);
+    function getWindowsDrivePrefix(path48) {
+      if (path48.length >= 2 && /^[a-zA-Z]:/.test(path48)) {
+        return path48.slice(0, 2);
       }
       return null;
     }
-    function normalize(path46) {
-      if (!path46.length) return ".";
-      path46 = path46.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path46);
-      const isAbsolute2 = path46[0] === "/" || drivePrefix !== null && path46[2] === "/";
-      const trailingSeparator = path46.at(-1) === "/";
-      const pathBody = drivePrefix ? path46.slice(2) : path46;
+    function normalize(path48) {
+      if (!path48.length) return ".";
+      path48 = path48.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path48);
+      const isAbsolute2 = path48[0] === "/" || drivePrefix !== null && path48[2] === "/";
+      const trailingSeparator = path48.at(-1) === "/";
+      const pathBody = drivePrefix ? path48.slice(2) : path48;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path46) => {
-      const pathSegments = path46.split(".");
+    var normalizePath = (path48) => {
+      const pathSegments = path48.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path46 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path46 };
+          const path48 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path48 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path46, getall = false) {
-        const normalizedPath = normalizePath(path46).path;
+      async get(path48, getall = false) {
+        const normalizedPath = normalizePath(path48).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path46) {
-        return this.get(path46, true);
+      async getall(path48) {
+        return this.get(path48, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path46, value) {
-        return this.set(path46, value, true);
+      async append(path48, value) {
+        return this.set(path48, value, true);
       }
-      async set(path46, value, append = false) {
+      async set(path48, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path46);
+        } = normalizePath(path48);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs57, gitdir }) {
-        const text = await fs57.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs58, gitdir }) {
+        const text = await fs58.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs57, gitdir, config: config2 }) {
-        await fs57.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs58, gitdir, config: config2 }) {
+        await fs58.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs57, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs58, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs57, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs57.write(join(gitdir, key), `${value.trim()}
+            async () => fs58.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs57, gitdir, ref, value }) {
+      static async writeRef({ fs: fs58, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs57.write(join(gitdir, ref), `${value.trim()}
+          async () => fs58.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs57, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs58, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs57.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs58.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs57, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs57, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs58, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs57, gitdir, refs }) {
+      static async deleteRefs({ fs: fs58, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs57.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs58.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs57.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs57.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs58.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs57, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs58, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs57.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs58.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs57, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs58, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs57, gitdir, ref }) {
+      static async exists({ fs: fs58, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs57, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs58, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs57, gitdir, ref }) {
+      static async expand({ fs: fs58, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs57.exists(`${gitdir}/${ref2}`)
+            async () => fs58.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs57, gitdir }) {
+      static async packedRefs({ fs: fs58, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs57.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs57, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs57, gitdir });
+      static async listRefs({ fs: fs58, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
         let files = null;
         try {
-          files = await fs57.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs58.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs57, gitdir, remote }) {
+      static async listBranches({ fs: fs58, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs57, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs58, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs57, gitdir }) {
+      static async listTags({ fs: fs58, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path46 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path46.replace(
+        const path48 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path48.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path46.includes("\\") || path46.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path46);
+        if (path48.includes("\\") || path48.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path48);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path46, oid, type });
+        _entries.push({ mode, path: path48, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path46 = Buffer.from(entry.path, "utf8");
+            const path48 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path46, nullchar, oid]);
+            return Buffer.concat([mode, space, path48, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs57, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs58, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs57.read(`${gitdir}/${source}`);
+      const file2 = await fs58.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -11741,12 +11741,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       const object2 = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
       if (type !== "ofs-delta" && type !== "ref-delta") return { type, object: object2 };
       const baseOffset = type === "ofs-delta" ? offset - decodeVarInt(new BufferCursor(reference)) : offsetByOid.get(reference.toString("hex"));
-      const base = cache.get(baseOffset);
-      if (!base) return null;
+      const base2 = cache.get(baseOffset);
+      if (!base2) return null;
       try {
         return {
-          type: base.type,
-          object: Buffer.from(applyDelta(object2, base.object))
+          type: base2.type,
+          object: Buffer.from(applyDelta(object2, base2.object))
         };
       } catch (err2) {
         if (err2 instanceof InternalError || err2 instanceof RangeError) return null;
@@ -11997,16 +11997,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (multibyte) {
           length = otherVarIntDecode(reader, lastFour);
         }
-        let base = null;
+        let base2 = null;
         let object2 = null;
         if (type === "ofs_delta") {
           const offset = decodeVarInt(reader);
           const baseOffset = start - offset;
-          ({ object: base, type } = await this.readSlice({ start: baseOffset }));
+          ({ object: base2, type } = await this.readSlice({ start: baseOffset }));
         }
         if (type === "ref_delta") {
           const oid = reader.slice(20).toString("hex");
-          ({ object: base, type } = await this.read({ oid }));
+          ({ object: base2, type } = await this.read({ oid }));
         }
         const buffer = raw.slice(reader.tell());
         object2 = Buffer.from(await inflate(buffer));
@@ -12015,8 +12015,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             `Packfile told us object would have length ${length} but it had length ${object2.byteLength}`
           );
         }
-        if (base) {
-          object2 = Buffer.from(applyDelta(object2, base));
+        if (base2) {
+          object2 = Buffer.from(applyDelta(object2, base2));
         }
         if (this.readDepth > 3) {
           this.offsetCache[start] = { type, object: object2 };
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs57,
+      fs: fs58,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs57.read(filename);
+      const idx = await fs58.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs57,
+      fs: fs58,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs57,
+          fs: fs58,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs57.read(packFile);
+            const read = fs58.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs57, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs58, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -12595,7 +12595,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return `${name} <${email3}> ${timestamp} ${timezoneOffset}`;
     }
     function formatTimezoneOffset(minutes) {
-      const sign = simpleSign(negateExceptForZero(minutes));
+      const sign2 = simpleSign(negateExceptForZero(minutes));
       minutes = Math.abs(minutes);
       const hours = Math.floor(minutes / 60);
       minutes -= hours * 60;
@@ -12603,7 +12603,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let strMinutes = String(minutes);
       if (strHours.length < 2) strHours = "0" + strHours;
       if (strMinutes.length < 2) strMinutes = "0" + strMinutes;
-      return (sign === -1 ? "-" : "+") + strHours + strMinutes;
+      return (sign2 === -1 ? "-" : "+") + strHours + strMinutes;
     }
     function simpleSign(n) {
       return Math.sign(n) || (Object.is(n, -0) ? -1 : 1);
@@ -12629,8 +12629,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       };
     }
     function parseTimezoneOffset(offset) {
-      let [, sign, hours, minutes] = offset.match(/(\+|-)(\d\d)(\d\d)/);
-      minutes = (sign === "+" ? 1 : -1) * (Number(hours) * 60 + Number(minutes));
+      let [, sign2, hours, minutes] = offset.match(/(\+|-)(\d\d)(\d\d)/);
+      minutes = (sign2 === "+" ? 1 : -1) * (Number(hours) * 60 + Number(minutes));
       return negateExceptForZero$1(minutes);
     }
     function negateExceptForZero$1(n) {
@@ -12653,14 +12653,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       static from(tag2) {
         return new _GitAnnotatedTag(tag2);
       }
-      static render(obj2) {
-        return `object ${obj2.object}
-type ${obj2.type}
-tag ${obj2.tag}
-tagger ${formatAuthor(obj2.tagger)}
+      static render(obj3) {
+        return `object ${obj3.object}
+type ${obj3.type}
+tag ${obj3.tag}
+tagger ${formatAuthor(obj3.tagger)}
 
-${obj2.message}
-${obj2.gpgsig ? obj2.gpgsig : ""}`;
+${obj3.message}
+${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       justHeaders() {
         return this._tag.slice(0, this._tag.indexOf("\n\n"));
@@ -12688,23 +12688,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             hs.push(h);
           }
         }
-        const obj2 = {};
+        const obj3 = {};
         const seen = /* @__PURE__ */ new Set();
         for (const h of hs) {
           const key = h.slice(0, h.indexOf(" "));
           const value = h.slice(h.indexOf(" ") + 1);
           if (!seen.has(key)) {
             seen.add(key);
-            obj2[key] = value;
+            obj3[key] = value;
           }
         }
-        if (obj2.tagger) {
-          obj2.tagger = parseAuthor(obj2.tagger);
+        if (obj3.tagger) {
+          obj3.tagger = parseAuthor(obj3.tagger);
         }
-        if (obj2.committer) {
-          obj2.committer = parseAuthor(obj2.committer);
+        if (obj3.committer) {
+          obj3.committer = parseAuthor(obj3.committer);
         }
-        return obj2;
+        return obj3;
       }
       withoutSignature() {
         const tag2 = normalizeNewlines(this._tag);
@@ -12725,9 +12725,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       toObject() {
         return Buffer.from(this._tag, "utf8");
       }
-      static async sign(tag2, sign, secretKey) {
+      static async sign(tag2, sign2, secretKey) {
         const payload = tag2.payload();
-        let { signature } = await sign({ payload, secretKey });
+        let { signature } = await sign2({ payload, secretKey });
         signature = normalizeNewlines(signature);
         const signedTag = payload + signature;
         return _GitAnnotatedTag.from(signedTag);
@@ -12792,7 +12792,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             hs.push(h);
           }
         }
-        const obj2 = {
+        const obj3 = {
           parent: []
         };
         const keyOf = (h) => h.slice(0, h.indexOf(" "));
@@ -12803,10 +12803,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             keyOf(hs[0] || "")
           );
         }
-        obj2.tree = valueOf(hs[0]);
+        obj3.tree = valueOf(hs[0]);
         let index2 = 1;
         while (index2 < hs.length && keyOf(hs[index2]) === "parent") {
-          obj2.parent.push(valueOf(hs[index2]));
+          obj3.parent.push(valueOf(hs[index2]));
           index2++;
         }
         const seen = /* @__PURE__ */ new Set(["tree", "parent"]);
@@ -12814,47 +12814,47 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const key = keyOf(hs[index2]);
           if (seen.has(key)) continue;
           seen.add(key);
-          obj2[key] = valueOf(hs[index2]);
+          obj3[key] = valueOf(hs[index2]);
         }
-        if (obj2.author) {
-          obj2.author = parseAuthor(obj2.author);
+        if (obj3.author) {
+          obj3.author = parseAuthor(obj3.author);
         }
-        if (obj2.committer) {
-          obj2.committer = parseAuthor(obj2.committer);
+        if (obj3.committer) {
+          obj3.committer = parseAuthor(obj3.committer);
         }
-        return obj2;
+        return obj3;
       }
-      static renderHeaders(obj2) {
+      static renderHeaders(obj3) {
         let headers = "";
-        if (obj2.tree) {
-          headers += `tree ${obj2.tree}
+        if (obj3.tree) {
+          headers += `tree ${obj3.tree}
 `;
         } else {
           headers += `tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904
 `;
         }
-        if (obj2.parent) {
-          if (obj2.parent.length === void 0) {
+        if (obj3.parent) {
+          if (obj3.parent.length === void 0) {
             throw new InternalError(`commit 'parent' property should be an array`);
           }
-          for (const p of obj2.parent) {
+          for (const p of obj3.parent) {
             headers += `parent ${p}
 `;
           }
         }
-        const author = obj2.author;
+        const author = obj3.author;
         headers += `author ${formatAuthor(author)}
 `;
-        const committer = obj2.committer || obj2.author;
+        const committer = obj3.committer || obj3.author;
         headers += `committer ${formatAuthor(committer)}
 `;
-        if (obj2.gpgsig) {
-          headers += "gpgsig" + indent(obj2.gpgsig);
+        if (obj3.gpgsig) {
+          headers += "gpgsig" + indent(obj3.gpgsig);
         }
         return headers;
       }
-      static render(obj2) {
-        return _GitCommit.renderHeaders(obj2) + "\n" + normalizeNewlines(obj2.message);
+      static render(obj3) {
+        return _GitCommit.renderHeaders(obj3) + "\n" + normalizeNewlines(obj3.message);
       }
       render() {
         return this._commit;
@@ -12875,28 +12875,28 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         );
         return outdent(signature);
       }
-      static async sign(commit2, sign, secretKey) {
+      static async sign(commit2, sign2, secretKey) {
         const payload = commit2.withoutSignature();
         const message = _GitCommit.justMessage(commit2._commit);
-        let { signature } = await sign({ payload, secretKey });
+        let { signature } = await sign2({ payload, secretKey });
         signature = normalizeNewlines(signature);
         const headers = _GitCommit.justHeaders(commit2._commit);
         const signedCommit = headers + "\ngpgsig" + indent(signature) + "\n" + message;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs57, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs58, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs57, cache, gitdir, oid });
+        return resolveTree({ fs: fs58, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs57, cache, gitdir, oid });
+        return resolveTree({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs57, gitdir, ref, cache }) {
-        this.fs = fs57;
+      constructor({ fs: fs58, gitdir, ref, cache }) {
+        this.fs = fs58;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs57, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs58, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs57, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs58, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,18 +12955,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs57, cache, gitdir } = this;
+        const { fs: fs58, cache, gitdir } = this;
         const map2 = await this.mapPromise;
-        const obj2 = map2.get(filepath);
-        if (!obj2) throw new Error(`No obj for ${filepath}`);
-        const oid = obj2.oid;
-        if (!oid) throw new Error(`No oid for obj ${JSON.stringify(obj2)}`);
-        if (obj2.type !== "tree") {
+        const obj3 = map2.get(filepath);
+        if (!obj3) throw new Error(`No obj for ${filepath}`);
+        const oid = obj3.oid;
+        if (!oid) throw new Error(`No oid for obj ${JSON.stringify(obj3)}`);
+        if (obj3.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
-        if (type !== obj2.type) {
-          throw new ObjectTypeError(oid, type, obj2.type);
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        if (type !== obj3.type) {
+          throw new ObjectTypeError(oid, type, obj3.type);
         }
         const tree = GitTree.from(object2);
         for (const entry2 of tree) {
@@ -12995,10 +12995,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs57, cache, gitdir } = this;
-          const obj2 = map2.get(entry._fullpath);
-          const oid = obj2.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+          const { fs: fs58, cache, gitdir } = this;
+          const obj3 = map2.get(entry._fullpath);
+          const oid = obj3.oid;
+          const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13010,8 +13010,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const map2 = await this.mapPromise;
-          const obj2 = map2.get(entry._fullpath);
-          entry._oid = obj2.oid;
+          const obj3 = map2.get(entry._fullpath);
+          entry._oid = obj3.oid;
         }
         return entry._oid;
       }
@@ -13019,16 +13019,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs57, gitdir, ref, cache });
+        value: function({ fs: fs58, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs58, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs57, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs57;
+      constructor({ fs: fs58, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs58;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs57, dir } = this;
-        const names = await fs57.readdir(join(dir, filepath));
+        const { fs: fs58, dir } = this;
+        const names = await fs58.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs57, dir } = this;
-          let stat = await fs57.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs58, dir } = this;
+          let stat = await fs58.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs57, dir, gitdir } = this;
+          const { fs: fs58, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs57.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs58.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs57, gitdir);
+              const config2 = await this._getGitConfig(fs58, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs57.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs58.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs57, gitdir, cache } = this;
+          const { fs: fs58, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache },
+            { fs: fs58, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs57, gitdir);
+              const config2 = await self2._getGitConfig(fs58, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs57, gitdir, cache, refreshQueue } = this;
+        const { fs: fs58, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs57, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs58, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs57, gitdir) {
+      async _getGitConfig(fs58, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs57, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs58, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs57, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs57, dir, gitdir, cache, refresh });
+        value: function({ fs: fs58, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs58, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs57, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs58, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,39 +13342,39 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs57, filepath) {
-      const entries = await fs57.readdir(filepath);
+    async function rmRecursive(fs58, filepath) {
+      const entries = await fs58.readdir(filepath);
       if (entries == null) {
-        await fs57.rm(filepath);
+        await fs58.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs57.lstat(subpath).then((stat) => {
+            return fs58.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs57, subpath) : fs57.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs58, subpath) : fs58.rm(subpath);
             });
           })
-        ).then(() => fs57.rmdir(filepath));
+        ).then(() => fs58.rmdir(filepath));
       } else {
-        await fs57.rmdir(filepath);
+        await fs58.rmdir(filepath);
       }
     }
-    function isPromiseLike(obj2) {
-      return isObject3(obj2) && isFunction(obj2.then) && isFunction(obj2.catch);
+    function isPromiseLike(obj3) {
+      return isObject3(obj3) && isFunction(obj3.then) && isFunction(obj3.catch);
     }
-    function isObject3(obj2) {
-      return obj2 && typeof obj2 === "object";
+    function isObject3(obj3) {
+      return obj3 && typeof obj3 === "object";
     }
-    function isFunction(obj2) {
-      return typeof obj2 === "function";
+    function isFunction(obj3) {
+      return typeof obj3 === "function";
     }
     function isNotFoundError(err2) {
       const code = err2.code;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs57) {
+    function isPromiseFs(fs58) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs57));
+      return isPromiseLike(test(fs58));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs57) {
-      if (isPromiseFs(fs57)) {
+    function bindFs(target, fs58) {
+      if (isPromiseFs(fs58)) {
         for (const command of commands) {
-          target[`_${command}`] = fs57[command].bind(fs57);
+          target[`_${command}`] = fs58[command].bind(fs58);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs57[command].bind(fs57));
+          target[`_${command}`] = pify(fs58[command].bind(fs58));
         }
       }
-      if (isPromiseFs(fs57)) {
-        if (fs57.cp) target._cp = fs57.cp.bind(fs57);
-        if (fs57.rm) target._rm = fs57.rm.bind(fs57);
-        else if (fs57.rmdir.length > 1) target._rm = fs57.rmdir.bind(fs57);
+      if (isPromiseFs(fs58)) {
+        if (fs58.cp) target._cp = fs58.cp.bind(fs58);
+        if (fs58.rm) target._rm = fs58.rm.bind(fs58);
+        else if (fs58.rmdir.length > 1) target._rm = fs58.rmdir.bind(fs58);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs57.cp) target._cp = pify(fs57.cp.bind(fs57));
-        if (fs57.rm) target._rm = pify(fs57.rm.bind(fs57));
-        else if (fs57.rmdir.length > 2) target._rm = pify(fs57.rmdir.bind(fs57));
+        if (fs58.cp) target._cp = pify(fs58.cp.bind(fs58));
+        if (fs58.rm) target._rm = pify(fs58.rm.bind(fs58));
+        else if (fs58.rmdir.length > 2) target._rm = pify(fs58.rmdir.bind(fs58));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs57) {
-        if (typeof fs57._original_unwrapped_fs !== "undefined") return fs57;
-        const promises = Object.getOwnPropertyDescriptor(fs57, "promises");
+      constructor(fs58) {
+        if (typeof fs58._original_unwrapped_fs !== "undefined") return fs58;
+        const promises = Object.getOwnPropertyDescriptor(fs58, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs57.promises);
+          bindFs(this, fs58.promises);
         } else {
-          bindFs(this, fs57);
+          bindFs(this, fs58);
         }
-        this._original_unwrapped_fs = fs57;
+        this._original_unwrapped_fs = fs58;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13653,14 +13653,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return dotgit;
       }
     }
-    async function modified(entry, base) {
-      if (!entry && !base) return false;
-      if (entry && !base) return true;
-      if (!entry && base) return true;
-      if (await entry.type() === "tree" && await base.type() === "tree") {
+    async function modified(entry, base2) {
+      if (!entry && !base2) return false;
+      if (entry && !base2) return true;
+      if (!entry && base2) return true;
+      if (await entry.type() === "tree" && await base2.type() === "tree") {
         return false;
       }
-      if (await entry.type() === await base.type() && await entry.mode() === await base.mode() && await entry.oid() === await base.oid()) {
+      if (await entry.type() === await base2.type() && await entry.mode() === await base2.mode() && await entry.oid() === await base2.oid()) {
         return false;
       }
       return true;
@@ -13676,29 +13676,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path46, [head, workdir, index2]) {
+          map: async function(path48, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path46);
+            const unmerged = unmergedPaths.includes(path48);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path46,
+                path: path48,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path46);
+            else throw new IndexResetError(path48);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs57.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs58.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs57.write(`${dir}/${entry.path}`, content, {
+                await fs58.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs57, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs58, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs57.exists(excludesFile)) {
-          excludes = await fs57.read(excludesFile, "utf8");
+        if (await fs58.exists(excludesFile)) {
+          excludes = await fs58.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs57.read(p.gitignore, "utf8");
+          const file2 = await fs58.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs57, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs58, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs57.exists(filepath)) await fs57.write(filepath, object2);
+      if (!await fs58.exists(filepath)) await fs58.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs57, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs58, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs57,
+              fs: fs58,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs57,
+      fs: fs58,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs57,
+            fs: fs58,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs57.lstat(join(dir, currentFilepath));
+        const stats = await fs58.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs57.readdir(join(dir, currentFilepath));
+          const children = await fs58.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs57,
+                fs: fs58,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs57,
+                fs: fs58,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs57.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs57.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs58.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs57, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs57, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs58, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs57.exists(`${gitdir}/${source}`);
+      return fs58.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs57, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs58, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs57, gitdir, path: path46 }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
-      return config2.get(path46);
+    async function _getConfig({ fs: fs58, gitdir, path: path48 }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      return config2.get(path48);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs57, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs58, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs57, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs57, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs57, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs57, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs57, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs58, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs57, cache, gitdir, oid });
+        return resolveCommit({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs57, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs58, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs57.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs58.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs57, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs58, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs57, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs57,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs58, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs58,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs57, gitdir, cache, allowUnmerged: false },
+        { fs: fs58, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs57, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs58, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs57, gitdir, ref: p });
-                while (await hasObject({ fs: fs57, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: p });
+                while (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs57,
+                    fs: fs58,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs57, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs58, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs57, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs58, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs57, gitdir, tree }) {
+    async function _writeTree({ fs: fs58, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs57, gitdir, author: _author });
+        const fs58 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs58, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _addNote({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs57, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs58, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs57, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs58, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs57, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs58, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs57, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs58, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs57, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs57, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs57, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs58, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs57, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs58, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs57.lstat(current);
+        const stats = await fs58.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14714,17 +14714,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (filepath === "." || root == null || root.length === 0 || root === ".") {
         return true;
       }
-      const base = root.endsWith("/") ? root.slice(0, -1) : root;
-      if (base === ".") {
+      const base2 = root.endsWith("/") ? root.slice(0, -1) : root;
+      if (base2 === ".") {
         return true;
       }
-      if (base.length >= filepath.length) {
-        return base === filepath || base.startsWith(`${filepath}/`);
+      if (base2.length >= filepath.length) {
+        return base2 === filepath || base2.startsWith(`${filepath}/`);
       }
-      return filepath.startsWith(`${base}/`);
+      return filepath.startsWith(`${base2}/`);
     };
     async function _checkout({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs57, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs57, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs58, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs57,
+            fs: fs58,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs57.rm(filepath);
+                  await fs58.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs57.rmdir(filepath);
+                    await fs58.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
-            await fs57.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+            await fs58.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs57, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache, allowUnmerged: true },
+            { fs: fs58, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs57, gitdir, cache, allowUnmerged: true },
+            { fs: fs58, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs57,
+                      fs: fs58,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs57.rm(filepath);
+                      await fs58.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs57.write(filepath, object2);
+                      await fs58.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs57.write(filepath, object2, { mode: 511 });
+                      await fs58.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs57.writelink(filepath, object2);
+                      await fs58.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs57.lstat(filepath);
+                  const stats = await fs58.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs57,
+            fs: fs58,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       dir,
@@ -15030,14 +15030,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [restoreFromIndex ? STAGE() : TREE({ ref }), WORKDIR(), STAGE()],
         map: async function(fullpath, [commit2, workdir, stage]) {
           if (fullpath === ".") return;
-          if (filepaths && !filepaths.some((base) => worthWalking(fullpath, base))) {
+          if (filepaths && !filepaths.some((base2) => worthWalking(fullpath, base2))) {
             return null;
           }
           if (onProgress) {
@@ -15282,27 +15282,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs57, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs57, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (chmod) {
-          await fs57.rm(filepath);
+          await fs58.rm(filepath);
         }
         if (mode === 33188) {
-          await fs57.write(filepath, object2);
+          await fs58.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs57.write(filepath, object2, { mode: 511 });
+          await fs58.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs57.writelink(filepath, object2);
+          await fs58.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs57.lstat(filepath);
+      const stats = await fs58.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs57,
+      fs: fs58,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15399,9 +15399,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const ourContent = contents[1];
       const theirContent = contents[2];
       const ours = ourContent.match(LINEBREAKS);
-      const base = baseContent.match(LINEBREAKS);
+      const base2 = baseContent.match(LINEBREAKS);
       const theirs = theirContent.match(LINEBREAKS);
-      const result3 = diff3Merge(ours, base, theirs);
+      const result3 = diff3Merge(ours, base2, theirs);
       const markerSize = 7;
       let mergedText = "";
       let cleanMerge = true;
@@ -15424,7 +15424,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,36 +15447,36 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
-        map: async function(filepath, [ours, base, theirs]) {
-          const path46 = basename(filepath);
-          const ourChange = await modified(ours, base);
-          const theirChange = await modified(theirs, base);
+        map: async function(filepath, [ours, base2, theirs]) {
+          const path48 = basename(filepath);
+          const ourChange = await modified(ours, base2);
+          const theirChange = await modified(theirs, base2);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
-                mode: await base.mode(),
-                path: path46,
-                oid: await base.oid(),
-                type: await base.type()
+                mode: await base2.mode(),
+                path: path48,
+                oid: await base2.oid(),
+                type: await base2.type()
               };
             }
             case "false-true": {
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path46,
+                  path: path48,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path46,
+                path: path48,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path46,
+                  path: path48,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path46,
+                path: path48,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,18 +15501,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path46,
+                  path: path48,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs57,
+                  fs: fs58,
                   gitdir,
-                  path: path46,
+                  path: path48,
                   ours,
-                  base,
+                  base: base2,
                   theirs,
                   ourName,
                   baseName,
@@ -15524,8 +15524,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                     bothModified.push(filepath);
                     if (!abortOnConflict) {
                       let baseOid2 = "";
-                      if (base && await base.type() === "blob") {
-                        baseOid2 = await base.oid();
+                      if (base2 && await base2.type() === "blob") {
+                        baseOid2 = await base2.oid();
                       }
                       const ourOid2 = await ours.oid();
                       const theirOid2 = await theirs.oid();
@@ -15542,11 +15542,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   return r.mergeResult;
                 });
               }
-              if (base && !ours && theirs && await base.type() === "blob" && await theirs.type() === "blob") {
+              if (base2 && !ours && theirs && await base2.type() === "blob" && await theirs.type() === "blob") {
                 unmergedFiles.push(filepath);
                 deleteByUs.push(filepath);
                 if (!abortOnConflict) {
-                  const baseOid2 = await base.oid();
+                  const baseOid2 = await base2.oid();
                   const theirOid2 = await theirs.oid();
                   index2.delete({ filepath });
                   index2.insert({ filepath, oid: baseOid2, stage: 1 });
@@ -15556,14 +15556,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path46
+                  path: path48
                 };
               }
-              if (base && ours && !theirs && await base.type() === "blob" && await ours.type() === "blob") {
+              if (base2 && ours && !theirs && await base2.type() === "blob" && await ours.type() === "blob") {
                 unmergedFiles.push(filepath);
                 deleteByTheirs.push(filepath);
                 if (!abortOnConflict) {
-                  const baseOid2 = await base.oid();
+                  const baseOid2 = await base2.oid();
                   const ourOid2 = await ours.oid();
                   index2.delete({ filepath });
                   index2.insert({ filepath, oid: baseOid2, stage: 1 });
@@ -15573,10 +15573,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path46
+                  path: path48
                 };
               }
-              if (base && !ours && !theirs && (await base.type() === "blob" || await base.type() === "tree")) {
+              if (base2 && !ours && !theirs && (await base2.type() === "blob" || await base2.type() === "tree")) {
                 return void 0;
               }
               throw new MergeNotSupportedError();
@@ -15596,7 +15596,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path46 = `${dir}/${filepath}`;
+              const path48 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs57.write(path46, content, { mode });
+                await fs58.write(path48, content, { mode });
               }
               return true;
             }
@@ -15636,11 +15636,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs57,
+      fs: fs58,
       gitdir,
-      path: path46,
+      path: path48,
       ours,
-      base,
+      base: base2,
       theirs,
       ourName,
       theirName,
@@ -15652,28 +15652,28 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let baseMode = "100755";
       let baseOid = "";
       let baseContent = "";
-      if (base && await base.type() === "blob") {
-        baseMode = await base.mode();
-        baseOid = await base.oid();
-        baseContent = Buffer.from(await base.content()).toString("utf8");
+      if (base2 && await base2.type() === "blob") {
+        baseMode = await base2.mode();
+        baseOid = await base2.oid();
+        baseContent = Buffer.from(await base2.content()).toString("utf8");
       }
       const mode = baseMode === await ours.mode() ? await theirs.mode() : await ours.mode();
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path48, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path46, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path46
+        path: path48
       });
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path46, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path48, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs57, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs58, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs57.lstat(currentFilepath);
+      const stats = await fs58.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs57, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs58, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs57.readlink(currentFilepath).then(posixifyPathBuffer) : await fs57.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs58.readlink(currentFilepath).then(posixifyPathBuffer) : await fs58.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs57, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs57, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs58, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs57,
+            fs58,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs57, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs57.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs58.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs57, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs58, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs57, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs57.lstat(join(dir, filepath))
+                  stats: await fs58.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs57.rmdir(currentFilepath);
+              await fs58.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs57, dir, op.filepath);
-              await fs57.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
+              await fs58.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs57.rm(currentFilepath);
+              await fs58.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs57, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs57,
+                  fs: fs58,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs57.exists(currentFilepath)) {
-                  await fs57.rm(currentFilepath);
+                if (await fs58.exists(currentFilepath)) {
+                  await fs58.rm(currentFilepath);
                 }
-                await fs57.write(currentFilepath, object2);
+                await fs58.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs57, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs58, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs57, gitdir, cache, allowUnmerged: false },
+        { fs: fs58, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -16036,18 +16036,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: baseTree }), TREE({ ref: theirTree })],
-        map: async (filepath, [base, their]) => {
+        map: async (filepath, [base2, their]) => {
           if (filepath === ".") return;
-          if (base && their && await base.oid() === await their.oid()) {
+          if (base2 && their && await base2.oid() === await their.oid()) {
             return null;
           }
           const types2 = [
-            base ? await base.type() : void 0,
+            base2 ? await base2.type() : void 0,
             their ? await their.type() : void 0
           ];
           if (types2.includes("blob")) return filepath;
@@ -16055,14 +16055,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path46) => worthWalking(filepath, path46))) {
+          if (!allTracked && !changed.some((path48) => worthWalking(filepath, path48))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs57,
+            fs: fs58,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs58, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16596,11 +16596,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs57, gitdir }) {
+      static async read({ fs: fs58, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs57.read(filepath, { encoding: "utf8" });
+          const text = await fs58.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs57, gitdir, oids }) {
+      static async write({ fs: fs58, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs57.write(filepath, text, {
+            await fs58.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs57.rm(filepath);
+            await fs58.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs57, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs58, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs57, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs57, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs57, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs58, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs57, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs58, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs57, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs58, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs57, gitdir, oids });
+      await GitShallowManager.write({ fs: fs58, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs57.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs57, cache, gitdir, oid: oid2 });
+        await fs58.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs57.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs58.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs57,
+      fs: fs58,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs57.exists(gitdir + "/config")) return;
+      if (await fs58.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs57.mkdir(folder);
+        await fs58.mkdir(folder);
       }
-      await fs57.write(
+      await fs58.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs57.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs58.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs57, gitdir });
-        await _addRemote({ fs: fs57, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs58, gitdir });
+        await _addRemote({ fs: fs58, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs57,
+          fs: fs58,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs57.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs58.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _commit({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs57, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs58, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs57, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs57, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs58, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs57, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs57, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs57, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+    async function _deleteRemote({ fs: fs58, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs57, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs57, gitdir, ref }) {
+    async function _deleteTag({ fs: fs58, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref });
     }
-    async function deleteTag({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs57, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs58, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs57.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs58.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs57.readdir(join(gitdir, "objects/pack"));
+      let list = await fs58.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs57,
+          fs: fs58,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs57, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs57, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs57, gitdir, oid: short });
+    async function _expandOid({ fs: fs58, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs58, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs57, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs57, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs58, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs57, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs58, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs57, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs58, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache, allowUnmerged: false },
+          { fs: fs58, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs57,
+              fs: fs58,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs57, gitdir });
+          const head = await _currentBranch({ fs: fs58, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs57,
+          fs: fs58,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs57, filepath }) {
-      if (await fs57.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs58, filepath }) {
+      if (await fs58.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs57, filepath: parent });
+        return _findRoot({ fs: fs58, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs57, filepath }) {
+    async function findRoot({ fs: fs58, filepath }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs57), filepath });
+        return await _findRoot({ fs: new FileSystem(fs58), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs57, dir, gitdir = join(dir, ".git"), path: path46 }) {
+    async function getConfig({ fs: fs58, dir, gitdir = join(dir, ".git"), path: path48 }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fsp = new FileSystem(fs57);
+        assertParameter("path", path48);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path46
+          path: path48
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs57, gitdir, path: path46 }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
-      return config2.getall(path46);
+    async function _getConfigAll({ fs: fs58, gitdir, path: path48 }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      return config2.getall(path48);
     }
     async function getConfigAll({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
-      path: path46
+      path: path48
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fsp = new FileSystem(fs57);
+        assertParameter("path", path48);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path46
+          path: path48
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path46, value) {
-      const parts = path46.split("/");
+    function assignRefPath(root, path48, value) {
+      const parts = path48.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs57,
+      fs: fs58,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs57.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs57, cache, gitdir, oid });
+        const pack = await fs58.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs57.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs58.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs57,
+      fs: fs58,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs57,
+      fs: fs58,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18381,7 +18381,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const oid2 = queue.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid: oid2
@@ -18405,7 +18405,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs57, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs58, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs57, gitdir, cache },
+          { fs: fs58, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs57, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs58, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs57, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs58, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs57, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+    async function _listRemotes({ fs: fs58, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs57, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs58, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs57, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs57, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs57, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs58, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs58, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs57,
+                  fs: fs58,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs57,
+                        fs: fs58,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs57, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs58, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs57, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs58, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs57, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs57, cache, gitdir, oids });
+    async function _packObjects({ fs: fs58, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs58, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs57.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs58.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs57,
+          fs: fs58,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs57, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs57, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs58, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs57, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs57,
+      fs: fs58,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,11 +19303,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
-          const obj2 = tag2.headers().object;
-          await walk3(obj2);
+          const obj3 = tag2.headers().object;
+          await walk3(obj3);
         } else if (type === "commit") {
           const commit2 = GitCommit.from(object2);
           const tree = commit2.headers().tree;
@@ -19382,7 +19382,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs57,
+      fs: fs58,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs57, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs58, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs57, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs57, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs57, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs57, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs58, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs57, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs58, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs57,
+              fs: fs58,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs57, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs58, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs57, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs57,
+      fs: fs58,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs57, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs57, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs58, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs57, cache, gitdir, oid });
+        return resolveBlob({ fs: fs58, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs57, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       const { blob } = await _readBlob({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs57, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs58, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs57,
+      fs: fs58,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs57, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs57,
+        fs: fs58,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs57,
+        fs: fs58,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs57,
+          fs: fs58,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs57,
+      fs: fs58,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs57, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs57, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs57, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs57,
+          fs: fs58,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs57,
+              fs: fs58,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs57.read(join(dir, filepath));
+        const object2 = dir && await fs58.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs57.lstat(join(dir, filepath));
+            stats = await fs58.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path46,
+      path: path48,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path46);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+        assertParameter("path", path48);
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path46, value);
+          await config2.append(path48, value);
         } else {
-          await config2.set(path46, value);
+          await config2.set(path48, value);
         }
-        await GitConfigManager.save({ fs: fs57, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs58, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs57, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs58, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "commit",
         object: object2,
@@ -20243,8 +20243,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         const offsetMinutes = (/* @__PURE__ */ new Date()).getTimezoneOffset();
         const offsetHours = Math.abs(Math.floor(offsetMinutes / 60));
         const offsetMinutesFormatted = Math.abs(offsetMinutes % 60).toString().padStart(2, "0");
-        const sign = offsetMinutes > 0 ? "-" : "+";
-        return `${sign}${offsetHours.toString().padStart(2, "0")}${offsetMinutesFormatted}`;
+        const sign2 = offsetMinutes > 0 ? "-" : "+";
+        return `${sign2}${offsetHours.toString().padStart(2, "0")}${offsetMinutesFormatted}`;
       }
       static createStashReflogEntry(author, stashCommit, message) {
         const nameNoSpace = author.name.replace(/\s/g, "");
@@ -20271,9 +20271,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs57, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs57, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _createStashCommit({ fs: fs58, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs57, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs58, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs57, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs58, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs57, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs58, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs57,
+        fs: fs58,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashApply({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs57,
+          fs: fs58,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs57,
+          fs: fs58,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashDrop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs57.exists(stashRefPath)) {
-          await fs57.rm(stashRefPath);
+        if (await fs58.exists(stashRefPath)) {
+          await fs58.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs57.write(
+          await fs58.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs57.rm(stashReflogPath);
+          await fs58.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs57, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashList({ fs: fs58, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs57, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs57, dir, gitdir });
+    async function _stashClear({ fs: fs58, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path46) => {
-            if (await fs57.exists(path46)) {
-              return fs57.rm(path46);
+          stashRefPath.map(async (path48) => {
+            if (await fs58.exists(path48)) {
+              return fs58.rm(path48);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs57, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs57, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs57, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs58, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs58, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs57);
+      assertParameter("fs", fs58);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs57);
+        const _fs = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs57, cache, gitdir: updatedGitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs57,
+          fs: fs58,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs57.lstat(join(dir, filepath));
+        const stats = await fs58.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs57, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs58, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs57, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs57.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs58.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs57, gitdir: updatedGitdir, cache },
+                  { fs: fs58, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs57, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs58, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs57._readdir(parent);
+          entries = await fs58._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs57, cache, gitdir: updatedGitdir, tree, path: path46 }) {
-      if (typeof path46 === "string") path46 = path46.split("/");
-      const dirname2 = path46.shift();
+    async function getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree, path: path48 }) {
+      if (typeof path48 === "string") path48 = path48.split("/");
+      const dirname2 = path48.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path46.length === 0) {
+          if (path48.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs57,
+            fs: fs58,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs57, cache, gitdir: updatedGitdir, tree: tree2, path: path46 });
+            return getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree: tree2, path: path48 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path46.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path48.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs57, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs57, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs58, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         return await _walk({
-          fs: fs57,
+          fs: fs58,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs57,
+                  fs: fs58,
                   dir,
                   filepath
                 });
@@ -20860,7 +20860,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
                 }
               }
             }
-            if (!filepaths.some((base) => worthWalking(filepath, base))) {
+            if (!filepaths.some((base2) => worthWalking(filepath, base2))) {
               return null;
             }
             if (filter) {
@@ -20909,21 +20909,21 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs57, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs57, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs58, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs57, gitdir: updatedGitdir, cache },
+            { fs: fs58, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs57.lstat(join(dir, filepath));
+                const fileStats2 = await fs58.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs57.lstat(join(dir, filepath));
+          fileStats = await fs58.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs57, gitdir: updatedGitdir, cache },
+          { fs: fs58, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs57.readlink(join(dir, filepath)) : await fs57.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, filepath)) : await fs58.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs57,
+                fs: fs58,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs57, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs58, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs57,
+      fs: fs58,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs57 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
+        const fs58 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs57,
+          fs: fs58,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs57 = new FileSystem(_fs);
+        const fs58 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs57, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs57, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs57,
+            fs: fs58,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs57, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs58, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs57,
+        fs: fs58,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs57, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs58, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs57, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs58, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs57);
+        assertParameter("fs", fs58);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs57);
+        const fsp = new FileSystem(fs58);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -21440,7 +21440,13 @@ var ERROR_CODES = {
   CSV_PARSE_ERROR: "The CSV file could not be parsed (bad quoting, undecodable text, an overlong record).",
   ZIP_BOMB: "The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).",
   IO_ERROR: "The storage reported an error (disk full, permission, ...).",
-  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed."
+  INTERNAL_ERROR: "An unexpected internal error; the operation was not completed.",
+  ACCESS_DENIED: "The download link belongs to another user.",
+  LINK_NOT_FOUND: "No download link has this id (shed_link_list shows yours).",
+  NOT_A_FILESHED_LINK: "The Open WebUI file was not created by Fileshed, so Fileshed does not delete it.",
+  OPENWEBUI_API_UNAVAILABLE: "Open WebUI links need an Open WebUI session (the server passes the user's token) and a reachable openwebui_api_url.",
+  OPENWEBUI_INSERT_ERROR: "Open WebUI refused or failed the upload of the linked file.",
+  OPENWEBUI_DELETE_ERROR: "Open WebUI refused or failed to delete the linked file."
 };
 var ShedError = class extends Error {
   code;
@@ -21945,10 +21951,28 @@ var MIGRATIONS = [
    CREATE TABLE IF NOT EXISTS group_members (
      group_id TEXT NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
      user_id TEXT NOT NULL,
-     PRIMARY KEY (group_id, user_id));`
+     PRIMARY KEY (group_id, user_id));`,
+  // Download links (src/core/links): one row per link, never the token itself (it is recomputed
+  // from the id with the signing secret), and the signing secrets (current + previous).
+  `CREATE TABLE IF NOT EXISTS links (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     zone TEXT NOT NULL CHECK (zone IN ('uploads','storage','documents','group')),
+     group_id TEXT,
+     conv_id TEXT NOT NULL DEFAULT '',
+     path TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('file','folder')),
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL,
+     revoked_at TEXT);
+   CREATE INDEX IF NOT EXISTS idx_links_user ON links(user_id);
+   CREATE TABLE IF NOT EXISTS keys (
+     name TEXT PRIMARY KEY,
+     secret TEXT NOT NULL,
+     created_at TEXT NOT NULL);`
 ];
-function accessDbPath(base) {
-  return path4.join(path4.resolve(base), ACCESS_DB);
+function accessDbPath(base2) {
+  return path4.join(path4.resolve(base2), ACCESS_DB);
 }
 function migrate(db) {
   const version3 = Number(scalar(db, "PRAGMA user_version") ?? 0);
@@ -21965,8 +21989,8 @@ function readBytes(abs) {
     throw err2;
   }
 }
-async function readAccess(base, fn) {
-  const db = await openDatabase(readBytes(accessDbPath(base)));
+async function readAccess(base2, fn) {
+  const db = await openDatabase(readBytes(accessDbPath(base2)));
   try {
     migrate(db);
     db.exec("PRAGMA foreign_keys = ON");
@@ -21975,8 +21999,8 @@ async function readAccess(base, fn) {
     db.close();
   }
 }
-async function writeAccess(base, fn) {
-  const abs = accessDbPath(base);
+async function writeAccess(base2, fn) {
+  const abs = accessDbPath(base2);
   fs4.mkdirSync(path4.dirname(abs), { recursive: true });
   return withDbLock(dbLockPath(path4.dirname(abs), abs), ACCESS_DB, async () => {
     const db = await openDatabase(readBytes(abs));
@@ -22029,50 +22053,50 @@ function conversationId(metadata, chatId) {
 
 // src/core/groups/directory.ts
 var asInfo = (r) => ({ id: String(r.id), name: String(r.name), description: String(r.description ?? "") });
-function standaloneDirectory(base) {
+function standaloneDirectory(base2) {
   return {
-    groupsOf: (userId) => readAccess(base, (db) => rows(db, "SELECT g.* FROM groups g JOIN group_members m ON m.group_id = g.id WHERE m.user_id = ? ORDER BY g.name", [userId]).map(asInfo)),
-    byId: (id) => readAccess(base, (db) => rows(db, "SELECT * FROM groups WHERE id = ?", [id]).map(asInfo)[0]),
-    byNameIgnoringCase: (name) => readAccess(base, (db) => rows(db, "SELECT * FROM groups WHERE lower(name) = lower(?) ORDER BY name", [name]).map(asInfo)),
-    members: (groupId) => readAccess(base, (db) => rows(db, "SELECT user_id FROM group_members WHERE group_id = ? ORDER BY user_id", [groupId]).map((r) => String(r.user_id)))
+    groupsOf: (userId) => readAccess(base2, (db) => rows(db, "SELECT g.* FROM groups g JOIN group_members m ON m.group_id = g.id WHERE m.user_id = ? ORDER BY g.name", [userId]).map(asInfo)),
+    byId: (id) => readAccess(base2, (db) => rows(db, "SELECT * FROM groups WHERE id = ?", [id]).map(asInfo)[0]),
+    byNameIgnoringCase: (name) => readAccess(base2, (db) => rows(db, "SELECT * FROM groups WHERE lower(name) = lower(?) ORDER BY name", [name]).map(asInfo)),
+    members: (groupId) => readAccess(base2, (db) => rows(db, "SELECT user_id FROM group_members WHERE group_id = ? ORDER BY user_id", [groupId]).map((r) => String(r.user_id)))
   };
 }
 var groupAdmin = {
-  async add(base, id, name = id, description = "") {
+  async add(base2, id, name = id, description = "") {
     checkAdminId(id, "group id");
     if (!name.trim()) throw new Error("the group name must not be empty");
-    return writeAccess(base, (db) => {
+    return writeAccess(base2, (db) => {
       if (rows(db, "SELECT 1 FROM groups WHERE id = ?", [id]).length > 0) throw new Error(`group '${id}' already exists`);
       if (rows(db, "SELECT 1 FROM groups WHERE name = ?", [name]).length > 0) throw new Error(`a group named '${name}' already exists`);
       db.run("INSERT INTO groups (id, name, description) VALUES (?, ?, ?)", [id, name, description]);
       return { id, name, description };
     });
   },
-  async remove(base, id) {
-    await writeAccess(base, (db) => {
+  async remove(base2, id) {
+    await writeAccess(base2, (db) => {
       if (rows(db, "SELECT 1 FROM groups WHERE id = ?", [id]).length === 0) throw new Error(`no group '${id}'`);
       db.run("DELETE FROM group_members WHERE group_id = ?", [id]);
       db.run("DELETE FROM groups WHERE id = ?", [id]);
     });
   },
-  list(base) {
+  list(base2) {
     return readAccess(
-      base,
+      base2,
       (db) => rows(db, "SELECT g.*, (SELECT count(*) FROM group_members m WHERE m.group_id = g.id) AS members FROM groups g ORDER BY g.name").map((r) => ({ ...asInfo(r), members: Number(r.members) }))
     );
   },
-  members(base, id) {
-    return standaloneDirectory(base).members(id);
+  members(base2, id) {
+    return standaloneDirectory(base2).members(id);
   },
-  async addMember(base, id, user) {
+  async addMember(base2, id, user) {
     checkAdminId(user, "user id");
-    await writeAccess(base, (db) => {
+    await writeAccess(base2, (db) => {
       if (rows(db, "SELECT 1 FROM groups WHERE id = ?", [id]).length === 0) throw new Error(`no group '${id}'`);
       db.run("INSERT OR IGNORE INTO group_members (group_id, user_id) VALUES (?, ?)", [id, user]);
     });
   },
-  async removeMember(base, id, user) {
-    await writeAccess(base, (db) => {
+  async removeMember(base2, id, user) {
+    await writeAccess(base2, (db) => {
       db.run("DELETE FROM group_members WHERE group_id = ? AND user_id = ?", [id, user]);
     });
   }
@@ -23396,8 +23420,8 @@ function defineLazy(object2, key, getter) {
     configurable: true
   });
 }
-function objectClone(obj2) {
-  return Object.create(Object.getPrototypeOf(obj2), Object.getOwnPropertyDescriptors(obj2));
+function objectClone(obj3) {
+  return Object.create(Object.getPrototypeOf(obj3), Object.getOwnPropertyDescriptors(obj3));
 }
 function assignProp(target, prop, value) {
   Object.defineProperty(target, prop, {
@@ -23468,10 +23492,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj2, path46) {
-  if (!path46)
-    return obj2;
-  return path46.reduce((acc, key) => acc?.[key], obj2);
+function getElementAtPath(obj3, path48) {
+  if (!path48)
+    return obj3;
+  return path48.reduce((acc, key) => acc?.[key], obj3);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23811,11 +23835,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path46, issues) {
+function prefixIssues(path48, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path46);
+    iss.path.unshift(path48);
     return iss;
   });
 }
@@ -23907,9 +23931,9 @@ function parsedType(data) {
       if (Array.isArray(data)) {
         return "array";
       }
-      const obj2 = data;
-      if (obj2 && Object.getPrototypeOf(obj2) !== Object.prototype && "constructor" in obj2 && obj2.constructor) {
-        return obj2.constructor.name;
+      const obj3 = data;
+      if (obj3 && Object.getPrototypeOf(obj3) !== Object.prototype && "constructor" in obj3 && obj3.constructor) {
+        return obj3.constructor.name;
       }
     }
   }
@@ -23927,8 +23951,8 @@ function issue(...args) {
   }
   return { ...iss };
 }
-function cleanEnum(obj2) {
-  return Object.entries(obj2).filter(([k, _]) => {
+function cleanEnum(obj3) {
+  return Object.entries(obj3).filter(([k, _]) => {
     return Number.isNaN(Number.parseInt(k, 10));
   }).map((el) => el[1]);
 }
@@ -24253,15 +24277,15 @@ var $ZodError = $constructor("$ZodError", initializer);
 var $ZodRealError = $constructor("$ZodError", initializer, void 0, {
   Parent: Error
 });
-function node(obj2, key, make) {
-  if (!Object.prototype.hasOwnProperty.call(obj2, key)) {
+function node(obj3, key, make) {
+  if (!Object.prototype.hasOwnProperty.call(obj3, key)) {
     if (key === "__proto__") {
-      Object.defineProperty(obj2, key, { value: make(), writable: true, enumerable: true, configurable: true });
+      Object.defineProperty(obj3, key, { value: make(), writable: true, enumerable: true, configurable: true });
     } else {
-      obj2[key] = make();
+      obj3[key] = make();
     }
   }
-  return obj2[key];
+  return obj3[key];
 }
 function flattenError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = {};
@@ -24277,16 +24301,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path46 = []) => {
+  const processError = (error63, path48 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path46, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else {
-        const fullpath = [...path46, ...issue2.path];
+        const fullpath = [...path48, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24325,17 +24349,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path46 = []) => {
+  const processError = (error63, path48 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path46, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path46, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
       } else {
-        const fullpath = [...path46, ...issue2.path];
+        const fullpath = [...path48, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24374,8 +24398,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path46 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path46) {
+  const path48 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path48) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -27883,14 +27907,14 @@ var memo = {
     var _a4;
     (_a4 = inst._zod).deferred ?? (_a4.deferred = []);
     inst._zod.deferred.push(() => {
-      const base = inst._zod.parse;
+      const base2 = inst._zod.parse;
       const wrapped = (payload, ctx) => {
         if (ctx.direction !== "backward" && isBackEdge(ctx, payload.value))
           throw new $ZodCyclicError();
-        return base(payload, ctx);
+        return base2(payload, ctx);
       };
       inst._zod.parse = wrapped;
-      if (inst._zod.run === base)
+      if (inst._zod.run === base2)
         inst._zod.run = wrapped;
     });
   },
@@ -27902,15 +27926,15 @@ var memo = {
     let lastBucket;
     (_a4 = inst._zod).deferred ?? (_a4.deferred = []);
     inst._zod.deferred.push(() => {
-      const base = inst._zod.parse;
+      const base2 = inst._zod.parse;
       const wrapped = (payload, ctx) => {
         if (isRecursiveInst === void 0) {
           const walked = isRecursive(inst, /* @__PURE__ */ new Set(), false);
           if (walked === NONE) {
-            inst._zod.parse = base;
+            inst._zod.parse = base2;
             if (inst._zod.run === wrapped)
-              inst._zod.run = base;
-            return base(payload, ctx);
+              inst._zod.run = base2;
+            return base2(payload, ctx);
           }
           if (walked === PROVEN || rechecked)
             isRecursiveInst = true;
@@ -27919,7 +27943,7 @@ var memo = {
         }
         const input2 = payload.value;
         if (!isRef(input2))
-          return base(payload, ctx);
+          return base2(payload, ctx);
         let state = ctx[STATE];
         if (!state) {
           state = { buckets: /* @__PURE__ */ new WeakMap(), backEdges: void 0 };
@@ -27948,7 +27972,7 @@ var memo = {
         }
         handoff = bucket;
         const depth = open.length;
-        const result3 = base(payload, ctx);
+        const result3 = base2(payload, ctx);
         handoff = void 0;
         const entry = open.length > depth ? open.pop() : void 0;
         if (result3 instanceof Promise) {
@@ -27963,7 +27987,7 @@ var memo = {
         return result3;
       };
       inst._zod.parse = wrapped;
-      if (inst._zod.run === base)
+      if (inst._zod.run === base2)
         inst._zod.run = wrapped;
     });
   }
@@ -41513,13 +41537,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path46 = ref.slice(1).split("/").filter(Boolean);
-  if (path46.length === 0) {
+  const path48 = ref.slice(1).split("/").filter(Boolean);
+  if (path48.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path46[0] === defsKey) {
-    const key = path46[1] === void 0 ? void 0 : decodeJSONPointerSegment(path46[1]);
+  if (path48[0] === defsKey) {
+    const key = path48[1] === void 0 ? void 0 : decodeJSONPointerSegment(path48[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -43152,21 +43176,21 @@ function denial(rec, userId) {
   if (rec.mode === "owner_ro") return "FILE_READ_ONLY";
   return rec.owner === userId ? void 0 : "FILE_OWNER_ONLY";
 }
-function getRecord(base, groupId, rel) {
-  return readAccess(base, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, rel]).map(asRecord)[0]);
+function getRecord(base2, groupId, rel) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, rel]).map(asRecord)[0]);
 }
-function recordsUnder(base, groupId, rel) {
-  return readAccess(base, (db) => recordsBelow(db, groupId, rel));
+function recordsUnder(base2, groupId, rel) {
+  return readAccess(base2, (db) => recordsBelow(db, groupId, rel));
 }
-function allRecords(base, groupId) {
-  return readAccess(base, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path", [groupId]).map(asRecord));
+function allRecords(base2, groupId) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path", [groupId]).map(asRecord));
 }
 function recordsBelow(db, groupId, rel) {
   if (rel === "") return rows(db, "SELECT * FROM file_ownership WHERE group_id = ?", [groupId]).map(asRecord);
   return rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND (file_path = ? OR substr(file_path, 1, ?) = ?)", [groupId, rel, rel.length + 1, `${rel}/`]).map(asRecord);
 }
-function setRecord(base, groupId, rel, owner, mode) {
-  return writeAccess(base, (db) => {
+function setRecord(base2, groupId, rel, owner, mode) {
+  return writeAccess(base2, (db) => {
     db.run(
       `INSERT INTO file_ownership (group_id, file_path, owner_id, write_access) VALUES (?, ?, ?, ?)
        ON CONFLICT(group_id, file_path) DO UPDATE SET owner_id = excluded.owner_id, write_access = excluded.write_access, updated_at = CURRENT_TIMESTAMP`,
@@ -43174,19 +43198,19 @@ function setRecord(base, groupId, rel, owner, mode) {
     );
   });
 }
-function updateRecord(base, groupId, rel, change) {
-  return writeAccess(base, (db) => {
+function updateRecord(base2, groupId, rel, change) {
+  return writeAccess(base2, (db) => {
     if (change.mode !== void 0) db.run("UPDATE file_ownership SET write_access = ?, updated_at = CURRENT_TIMESTAMP WHERE group_id = ? AND file_path = ?", [change.mode, groupId, rel]);
     if (change.owner !== void 0) db.run("UPDATE file_ownership SET owner_id = ?, updated_at = CURRENT_TIMESTAMP WHERE group_id = ? AND file_path = ?", [change.owner, groupId, rel]);
   });
 }
-function removeRecords(base, groupId, rel) {
-  return writeAccess(base, (db) => {
+function removeRecords(base2, groupId, rel) {
+  return writeAccess(base2, (db) => {
     for (const r of recordsBelow(db, groupId, rel)) db.run("DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, r.path]);
   });
 }
-function moveRecords(base, groupId, from, to) {
-  return writeAccess(base, (db) => {
+function moveRecords(base2, groupId, from, to) {
+  return writeAccess(base2, (db) => {
     for (const r of recordsBelow(db, groupId, from)) {
       const dest = to + r.path.slice(from.length);
       db.run("DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, dest]);
@@ -43236,10 +43260,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base = path10.join(zone.workBase, "locks", rel);
-  for (const { full, entry } of walkEntries(base)) {
+  const base2 = path10.join(zone.workBase, "locks", rel);
+  for (const { full, entry } of walkEntries(base2)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path10.relative(base, full).split(path10.sep).join("/").slice(0, -".lock".length);
+    const inner = path10.relative(base2, full).split(path10.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -43599,7 +43623,7 @@ function defineBridge(spec) {
 async function runBridge(spec, args, ctx) {
   const from = ctx.zone(spec.from, void 0);
   const to = ctx.zone(spec.to, void 0);
-  const call = (extra) => renderCall(spec.name, { src: args.src, dest: args.dest, ...extra });
+  const call2 = (extra) => renderCall(spec.name, { src: args.src, dest: args.dest, ...extra });
   const src = locate(from, args.src, "src", spec.move ? "delete" : "read", args.allow_zone_in_path);
   requireNotRoot(src, "src");
   const dst = locate(to, args.dest, "dest", "write", args.allow_zone_in_path);
@@ -43618,7 +43642,7 @@ async function runBridge(spec, args, ctx) {
     });
   }
   if (!st.isFile() && !st.isDirectory()) {
-    throw shedError("NOT_A_FILE", `src ${src.shown} is not a regular file or folder.`, { details: { parameter: "src", path: src.rel }, hint: `Example: ${call({})}` });
+    throw shedError("NOT_A_FILE", `src ${src.shown} is not a regular file or folder.`, { details: { parameter: "src", path: src.rel }, hint: `Example: ${call2({})}` });
   }
   const scan = scanTree(src.abs, st);
   const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -43631,13 +43655,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -44155,38 +44179,38 @@ var shedPatchText = defineFunction({
 });
 function checkPositioning(args) {
   const { position } = args;
-  const call = (extra) => `shed_patch_text(zone="${args.zone}", path="${args.path}", content="...", ${extra})`;
+  const call2 = (extra) => `shed_patch_text(zone="${args.zone}", path="${args.path}", content="...", ${extra})`;
   const needsAnchor = position === "before" || position === "after" || position === "replace";
   if (needsAnchor && args.line === void 0 && args.pattern === void 0) {
     throw shedError("MISSING_PARAMETER", `position="${position}" needs line= (a line number) or pattern= (a regular expression).`, {
       details: { parameter: "line", position },
-      hint: `Example: ${call(`position="${position}", line=3`)}`
+      hint: `Example: ${call2(`position="${position}", line=3`)}`
     });
   }
   if (args.line !== void 0 && args.pattern !== void 0) {
     throw shedError("INVALID_PARAMETER", `Give either 'line' or 'pattern', not both (got line=${args.line} and pattern="${args.pattern}").`, {
       details: { parameter: "pattern", received: args.pattern },
-      hint: `Example: ${call(`position="${position}", line=${args.line}`)}`
+      hint: `Example: ${call2(`position="${position}", line=${args.line}`)}`
     });
   }
   if (args.end_line !== void 0) {
     if (position !== "replace" || args.line === void 0) {
       throw shedError("INVALID_PARAMETER", `'end_line' only works with position="replace" and line= (got position="${position}"${args.line === void 0 ? ", no line" : ""}).`, {
         details: { parameter: "end_line", received: args.end_line },
-        hint: `Example: ${call('position="replace", line=2, end_line=4')}`
+        hint: `Example: ${call2('position="replace", line=2, end_line=4')}`
       });
     }
     if (args.end_line < args.line) {
       throw shedError("INVALID_PARAMETER", `'end_line' (${args.end_line}) is before 'line' (${args.line}).`, {
         details: { parameter: "end_line", received: args.end_line },
-        hint: `Example: ${call(`position="replace", line=${args.line}, end_line=${args.line + 1}`)}`
+        hint: `Example: ${call2(`position="replace", line=${args.line}, end_line=${args.line + 1}`)}`
       });
     }
   }
   if ((position === "start" || position === "end") && (args.line !== void 0 || args.pattern !== void 0)) {
     throw shedError("INVALID_PARAMETER", `position="${position}" does not use line or pattern; use position="before", "after" or "replace" with them.`, {
       details: { parameter: "position", received: position },
-      hint: `Example: ${call(`position="after", line=${args.line ?? 1}`)}`
+      hint: `Example: ${call2(`position="after", line=${args.line ?? 1}`)}`
     });
   }
   const patch = { position, line: args.line, endLine: args.end_line, matchAll: args.match_all };
@@ -44735,8 +44759,8 @@ function checkOption(w, arg, next) {
   const { rule } = w;
   if (rule.wordOptions) {
     const word = rule.doubleDashWords && arg.startsWith("--") ? arg.slice(1) : arg;
-    const base = word.split(":")[0];
-    for (const name of /* @__PURE__ */ new Set([word, base])) refuseOption(w, name, false, arg);
+    const base2 = word.split(":")[0];
+    for (const name of /* @__PURE__ */ new Set([word, base2])) refuseOption(w, name, false, arg);
     w.options.push(word);
     return takeValue(w, word, false, void 0, next, arg);
   }
@@ -45271,22 +45295,22 @@ async function readTree(gitdir, oid) {
   const key = `${gitdir}\0${oid}`;
   const hit = treeCache.get(key);
   if (hit !== void 0) return hit;
-  const obj2 = await readObject(gitdir, oid);
-  if (obj2.type !== "tree") throw new Error(`object ${oid} is a ${obj2.type}, not a tree`);
-  return remember(treeCache, key, parseTree(obj2.body));
+  const obj3 = await readObject(gitdir, oid);
+  if (obj3.type !== "tree") throw new Error(`object ${oid} is a ${obj3.type}, not a tree`);
+  return remember(treeCache, key, parseTree(obj3.body));
 }
 async function readCommit(gitdir, oid) {
   const key = `${gitdir}\0${oid}`;
   const hit = commitCache.get(key);
   if (hit !== void 0) return hit;
-  const obj2 = await readObject(gitdir, oid);
-  if (obj2.type !== "commit") throw new Error(`object ${oid} is a ${obj2.type}, not a commit`);
-  return remember(commitCache, key, parseCommit(oid, obj2.body));
+  const obj3 = await readObject(gitdir, oid);
+  if (obj3.type !== "commit") throw new Error(`object ${oid} is a ${obj3.type}, not a commit`);
+  return remember(commitCache, key, parseCommit(oid, obj3.body));
 }
 async function readBlob(gitdir, oid) {
-  const obj2 = await readObject(gitdir, oid);
-  if (obj2.type !== "blob") throw new Error(`object ${oid} is a ${obj2.type}, not a blob`);
-  return obj2.body;
+  const obj3 = await readObject(gitdir, oid);
+  if (obj3.type !== "blob") throw new Error(`object ${oid} is a ${obj3.type}, not a blob`);
+  return obj3.body;
 }
 function parseTree(body) {
   const out = [];
@@ -45470,13 +45494,13 @@ function mergedEntries(state) {
     const e = mainEntries[k];
     if (e !== void 0) replaced.set(pos, e.name.length > 0 ? e : { name: nameAt(shared, pos), raw: withName(e.raw, nameAt(shared, pos)) });
   });
-  const base = [];
+  const base2 = [];
   for (let i2 = 0; i2 < shared.count; i2++) {
     const r = replaced.get(i2);
-    if (r !== void 0) base.push(r);
-    else if (!deletes.has(i2)) base.push({ name: nameAt(shared, i2), raw: rawAt(shared, i2) });
+    if (r !== void 0) base2.push(r);
+    else if (!deletes.has(i2)) base2.push({ name: nameAt(shared, i2), raw: rawAt(shared, i2) });
   }
-  return mergeSorted(base, mainEntries.slice(state.link.replaces.length));
+  return mergeSorted(base2, mainEntries.slice(state.link.replaces.length));
 }
 async function rebuild(gitdir, tree, blobs) {
   const fresh = new Map(blobs.map((b) => [Buffer.from(b.path).toString("latin1"), b]));
@@ -46375,16 +46399,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path46, added, removed, oldPosInc, options) {
-    const last = path46.lastComponent;
+  addToPath(path48, added, removed, oldPosInc, options) {
+    const last = path48.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path46.oldPos + oldPosInc,
+        oldPos: path48.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path46.oldPos + oldPosInc,
+        oldPos: path48.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -46675,8 +46699,8 @@ function lineCount(bytes) {
   return bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? n + 1 : n;
 }
 function local(time3, tz) {
-  const sign = tz.startsWith("-") ? -1 : 1;
-  const minutes = sign * (Number(tz.slice(1, 3)) * 60 + Number(tz.slice(3, 5)));
+  const sign2 = tz.startsWith("-") ? -1 : 1;
+  const minutes = sign2 * (Number(tz.slice(1, 3)) * 60 + Number(tz.slice(3, 5)));
   return new Date((time3 + minutes * 60) * 1e3);
 }
 function gitDate(time3, tz) {
@@ -46913,27 +46937,27 @@ async function parentOf(repo, oid, nth, text) {
   }
   return parent;
 }
-async function resolveBase(repo, base, text) {
-  if (base === "HEAD" || base === "@") {
+async function resolveBase(repo, base2, text) {
+  if (base2 === "HEAD" || base2 === "@") {
     const head = readHead(repo.gitdir);
     if (head.oid === void 0) throw invalid(text, `cannot be used yet: ${repo.label} has no commits`);
     return head.oid;
   }
-  if (/^[A-Za-z0-9._/-]+$/.test(base)) {
-    for (const ref of [`refs/heads/${base}`, `refs/tags/${base}`]) {
+  if (/^[A-Za-z0-9._/-]+$/.test(base2)) {
+    for (const ref of [`refs/heads/${base2}`, `refs/tags/${base2}`]) {
       const oid = readRef(repo.gitdir, ref);
       if (oid !== void 0) return peelToCommit(repo, oid, text);
     }
   }
-  if (/^[0-9a-fA-F]{4,40}$/.test(base)) {
-    const prefix = base.toLowerCase();
+  if (/^[0-9a-fA-F]{4,40}$/.test(base2)) {
+    const prefix = base2.toLowerCase();
     const found = await expandPrefix(repo.gitdir, prefix);
     const commits = [];
     for (const oid of found.oids) if (await isCommit(repo, oid)) commits.push(oid);
     if (commits.length === 1 && !found.ambiguous) return commits[0];
     if (commits.length > 1 || found.ambiguous) throw invalid(text, `is ambiguous: several objects start with '${prefix}'`, "Give more digits of the id.");
     if (found.oids.length > 0) throw invalid(text, "names an object that is not a commit");
-  } else if (/^[0-9a-fA-F]{1,3}$/.test(base)) {
+  } else if (/^[0-9a-fA-F]{1,3}$/.test(base2)) {
     throw invalid(text, "is too short: a commit id needs at least 4 hex digits");
   }
   throw invalid(text, "is not a commit id or branch of this history");
@@ -46948,10 +46972,10 @@ async function isCommit(repo, oid) {
 }
 async function peelToCommit(repo, oid, text) {
   for (let depth = 0; depth < 10; depth++) {
-    const obj2 = await readObject(repo.gitdir, oid);
-    if (obj2.type === "commit") return oid;
-    if (obj2.type !== "tag") break;
-    const m = /^object ([0-9a-f]{40})/.exec(obj2.body.toString("latin1"));
+    const obj3 = await readObject(repo.gitdir, oid);
+    if (obj3.type === "commit") return oid;
+    if (obj3.type !== "tag") break;
+    const m = /^object ([0-9a-f]{40})/.exec(obj3.body.toString("latin1"));
     if (m === null) break;
     oid = m[1];
   }
@@ -47091,14 +47115,14 @@ function statMatches(raw, st, mode) {
   return raw.readUInt32BE(0) === u32(st.ctimeNs / 1000000000n) && raw.readUInt32BE(4) === u32(st.ctimeNs % 1000000000n) && raw.readUInt32BE(8) === u32(st.mtimeNs / 1000000000n) && raw.readUInt32BE(12) === u32(st.mtimeNs % 1000000000n) && raw.readUInt32BE(20) === u32(st.ino) && raw.readUInt32BE(36) === u32(st.size) && raw.readUInt32BE(24) === (mode === EXEC_MODE ? 33261 : 33188);
 }
 async function diffWorktree(repo, tree, filters = []) {
-  const base = await flatten(repo, tree, filters);
+  const base2 = await flatten(repo, tree, filters);
   const work = worktreeFiles(repo, filters);
   const out = [];
-  for (const [key, old] of base) {
+  for (const [key, old] of base2) {
     const now = work.get(key);
     if (now === void 0 || now.oid !== old.oid || now.mode !== old.mode) out.push({ path: key, old, new: now && { mode: now.mode, oid: now.oid } });
   }
-  for (const [key, now] of work) if (!base.has(key)) out.push({ path: key, old: void 0, new: { mode: now.mode, oid: now.oid } });
+  for (const [key, now] of work) if (!base2.has(key)) out.push({ path: key, old: void 0, new: { mode: now.mode, oid: now.oid } });
   return out.sort((p, q) => p.path < q.path ? -1 : p.path > q.path ? 1 : 0);
 }
 var filterKey = (rel) => toKey(rel);
@@ -47382,14 +47406,14 @@ var DIFF_OPTIONS = "--stat, --name-only, --name-status, --cached/--staged, REV, 
 var STATUS_OPTIONS = "--short (-s), --porcelain, --long, -- path";
 async function gitDiff(repo, zone, args) {
   const { before, paths } = splitDashDash(args);
-  let detail = "patch";
+  let detail2 = "patch";
   let cached2 = false;
   const revs = [];
   const filters = [];
   for (const a of before) {
-    if (a === "--stat") detail = "stat";
-    else if (a === "--name-only") detail = "name-only";
-    else if (a === "--name-status") detail = "name-status";
+    if (a === "--stat") detail2 = "stat";
+    else if (a === "--name-only") detail2 = "name-only";
+    else if (a === "--name-status") detail2 = "name-status";
     else if (a === "--cached" || a === "--staged") cached2 = true;
     else if (a === "-p" || a === "--patch" || a === "-u" || a === "--no-color") continue;
     else if (a.startsWith("-")) throw badOption("diff", a, DIFF_OPTIONS);
@@ -47411,15 +47435,15 @@ async function gitDiff(repo, zone, args) {
   } else if (cached2) {
     changes = revs.length === 1 ? await diffTrees(repo, await treeOf(repo, revs[0]), headTree, filters) : [];
   } else {
-    const base = revs.length === 1 ? await treeOf(repo, revs[0]) : headTree;
-    changes = await diffWorktree(repo, base, filters);
-    const tracked = base === headTree ? void 0 : await flatten(repo, headTree, filters);
+    const base2 = revs.length === 1 ? await treeOf(repo, revs[0]) : headTree;
+    changes = await diffWorktree(repo, base2, filters);
+    const tracked = base2 === headTree ? void 0 : await flatten(repo, headTree, filters);
     changes = changes.filter((c) => c.old !== void 0 || tracked?.has(c.path));
     worktree = true;
   }
-  if (detail === "stat") return ok(await statBlock(repo, changes, worktree));
-  if (detail === "name-only") return ok(nameOnly(changes));
-  if (detail === "name-status") return ok(nameStatus(changes));
+  if (detail2 === "stat") return ok(await statBlock(repo, changes, worktree));
+  if (detail2 === "name-only") return ok(nameOnly(changes));
+  if (detail2 === "name-status") return ok(nameStatus(changes));
   return ok(await patchText(repo, changes, worktree));
 }
 async function treeOf(repo, rev2) {
@@ -48234,16 +48258,16 @@ function editTarget(ctx, args, intent) {
   const target = locate(zone, args.path, "path", intent, args.allow_zone_in_path);
   requireNotRoot(target);
   const key = diskRel(target);
-  const base = { zone: args.zone, ...args.group ? { group: args.group } : {}, path: target.rel };
+  const base2 = { zone: args.zone, ...args.group ? { group: args.group } : {}, path: target.rel };
   return {
     zone,
     target,
     key,
     owner: { user_id: ctx.user.id, conv_id: ctx.convId },
     names: {
-      open: renderCall("shed_lockedit_open", base),
-      cancel: renderCall("shed_lockedit_cancel", base),
-      save: renderCall("shed_lockedit_save", base),
+      open: renderCall("shed_lockedit_open", base2),
+      cancel: renderCall("shed_lockedit_cancel", base2),
+      save: renderCall("shed_lockedit_save", base2),
       shown: target.shown
     }
   };
@@ -48576,16 +48600,16 @@ var shedHexdump = defineFunction({
     let length = Math.min(Math.max(asked, 1), MAX_LENGTH);
     const fitting = Math.max(1, Math.floor(outputLimit(ctx, void 0) / LINE_CHARS)) * PER_LINE;
     length = Math.min(length, fitting);
-    const base = { path: target.rel, zone: target.zone.label, offset: args.offset, file_size: size };
+    const base2 = { path: target.rel, zone: target.zone.label, offset: args.offset, file_size: size };
     if (args.offset >= size) {
       return {
-        data: { ...base, length: 0, hexdump: "" },
+        data: { ...base2, length: 0, hexdump: "" },
         message: `Nothing to show: offset ${args.offset} is at or past the end of ${target.shown} (${plural2(size, "byte")}).${size > 0 ? ` Use an offset below ${size}.` : ""}`
       };
     }
     const bytes = readRange(target.abs, args.offset, length);
     const end = args.offset + bytes.length;
-    const data = { ...base, length: bytes.length, hexdump: hexdump(bytes, args.offset) };
+    const data = { ...base2, length: bytes.length, hexdump: hexdump(bytes, args.offset) };
     if (end < size) data.next_offset = end;
     const clamped = asked !== length ? ` (length ${asked} adjusted to ${length})` : "";
     const more = end < size ? ` ${plural2(size - end, "more byte")}: continue with offset=${end}.` : "";
@@ -48624,8 +48648,8 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base = realOrUndefined(path31.resolve(valves.storage_base_path));
-  return { allowed, base, ownHome: base === void 0 ? "" : path31.join(base, "users", userId) };
+  const base2 = realOrUndefined(path31.resolve(valves.storage_base_path));
+  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path31.join(base2, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
@@ -48844,7 +48868,7 @@ var shedImport = defineFunction({
 async function importOne(ctx, zone, area, file2, target, maxBytes) {
   if (target.stat?.isDirectory()) throw new Refusal("FILE_EXISTS", `a folder named ${target.shown} already exists in Uploads`);
   const oldSize = target.stat?.isFile() ? target.stat.size : 0;
-  const base = { name: target.rel.split("/").pop(), path: target.rel, replaced: target.stat !== void 0 };
+  const base2 = { name: target.rel.split("/").pop(), path: target.rel, replaced: target.stat !== void 0 };
   let note;
   if (file2.path !== void 0) {
     try {
@@ -48852,7 +48876,7 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
       try {
         await ensureQuota(zone.scope, src.size - oldSize);
         const size = copyFromFd(src.fd, target.abs, maxBytes);
-        return { ...base, size, source: "file" };
+        return { ...base2, size, source: "file" };
       } finally {
         src.close();
       }
@@ -48866,7 +48890,7 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(zone.scope, bytes.length - oldSize);
   atomicWrite(target.abs, bytes);
-  return { ...base, size: bytes.length, source: "inline", ...note ? { note } : {} };
+  return { ...base2, size: bytes.length, source: "inline", ...note ? { note } : {} };
 }
 
 // src/functions/lockedit_cancel.ts
@@ -48946,9 +48970,9 @@ function scratchBase(zone) {
   return path34.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
-  const base = scratchBase(zone);
-  fs37.mkdirSync(base, { recursive: true });
-  const root = fs37.realpathSync(fs37.mkdtempSync(path34.join(base, `${convId.slice(0, 60)}-`)));
+  const base2 = scratchBase(zone);
+  fs37.mkdirSync(base2, { recursive: true });
+  const root = fs37.realpathSync(fs37.mkdtempSync(path34.join(base2, `${convId.slice(0, 60)}-`)));
   const remove = () => fs37.rmSync(root, { recursive: true, force: true });
   try {
     const file2 = path34.join(root, rel);
@@ -49010,7 +49034,7 @@ var shedLockeditExec = defineFunction({
   paramHints: { args: 'Each argument is its own item: args=["-i", "s/a/b/", "report.md"].' },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, "write");
-    const session = requireSession(t.zone, t.key, t.owner, t.names);
+    const session2 = requireSession(t.zone, t.key, t.owner, t.names);
     if (args.cmd === "git") {
       throw shedError("COMMAND_FORBIDDEN", "git has nothing to work on in a locked edit (the command sees only the working copy).", {
         details: { parameter: "cmd", received: "git" },
@@ -49021,8 +49045,8 @@ var shedLockeditExec = defineFunction({
     const timeoutSec = Math.min(Math.max(args.timeout ?? ctx.valves.exec_timeout_default, 1), ctx.valves.exec_timeout_max);
     const limit = outputLimit(ctx, args.max_output);
     const argv = args.args.map((a) => a === "." ? t.target.rel : a);
-    const maxFile = Math.min(ctx.valves.max_file_size_mb * MIB5, Math.max(0, await roomWithCopies(t.zone.scope)) + session.copyStat.size);
-    const scratch = openScratch(t.zone, ctx.convId, t.target.rel, session.copy);
+    const maxFile = Math.min(ctx.valves.max_file_size_mb * MIB5, Math.max(0, await roomWithCopies(t.zone.scope)) + session2.copyStat.size);
+    const scratch = openScratch(t.zone, ctx.convId, t.target.rel, session2.copy);
     try {
       const view = { ...t.zone, root: scratch.root, workBase: void 0, versioned: false, readonly: false };
       const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
@@ -49048,7 +49072,7 @@ var shedLockeditExec = defineFunction({
       if (policy.sweepAfter) outwardLinkSweep(scratch.root);
       const copy = collectScratch(scratch, maxFile);
       invalidateCopies(t.zone.scope);
-      refreshLock(lockFile(t.zone, t.key), session.lock);
+      refreshLock(lockFile(t.zone, t.key), session2.lock);
       if (result3.timedOut) {
         throw shedError("TIMEOUT", `${args.cmd} was stopped after ${timeoutSec}s (timeout); the working copy may be partly changed.`, {
           details: { command: args.cmd, timeout: timeoutSec },
@@ -49316,9 +49340,9 @@ function cleanLocks(zone, ages, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base = path36.join(edits, conv);
-    for (const file2 of walkFiles(base)) {
-      const rel = path36.relative(base, file2).split(path36.sep).join("/");
+    const base2 = path36.join(edits, conv);
+    for (const file2 of walkFiles(base2)) {
+      const rel = path36.relative(base2, file2).split(path36.sep).join("/");
       if (path36.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages.tempMs, ages.now) && rmQuiet(file2)) out.internal++;
         continue;
@@ -49634,10 +49658,10 @@ var shedReadBytes = defineFunction({
   async handler(args, ctx) {
     const target = locate(ctx.zone(args.zone, args.group), args.path, "path", "read", args.allow_zone_in_path);
     const size = requireFile(target).size;
-    const base = { path: target.rel, zone: target.zone.label, content_format: args.output_format, offset: args.offset, total_size: size };
+    const base2 = { path: target.rel, zone: target.zone.label, content_format: args.output_format, offset: args.offset, total_size: size };
     if (args.offset >= size) {
       return {
-        data: { ...base, content: "", bytes_read: 0, truncated: false },
+        data: { ...base2, content: "", bytes_read: 0, truncated: false },
         message: `Nothing to read: offset ${args.offset} is at or past the end of ${target.shown} (${plural2(size, "byte")}).`
       };
     }
@@ -49646,7 +49670,7 @@ var shedReadBytes = defineFunction({
     const bytes = readRange(target.abs, args.offset, Math.min(wanted, cap));
     const truncated = bytes.length < wanted;
     const data = {
-      ...base,
+      ...base2,
       content: bytes.toString(args.output_format),
       bytes_read: bytes.length,
       truncated
@@ -49686,11 +49710,11 @@ var shedRename = defineFunction({
     const dst = locate(zone, args.new_path, "new_path", "write", args.allow_zone_in_path);
     requireNotRoot(src, "old_path");
     requireNotRoot(dst, "new_path");
-    const call = (newPath, extra = {}) => renderCall("shed_rename", { zone: args.zone, old_path: src.rel, new_path: newPath, ...extra });
+    const call2 = (newPath, extra = {}) => renderCall("shed_rename", { zone: args.zone, old_path: src.rel, new_path: newPath, ...extra });
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call(`renamed-${path37.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call2(`renamed-${path37.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -49699,7 +49723,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call(`${path37.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path37.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -49711,13 +49735,13 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call(`${dst.rel}/${path37.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path37.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists.`, {
           details: { parameter: "new_path", path: dst.rel },
-          hint: `To replace that file: ${call(dst.rel, { overwrite: true })}; otherwise pick another new_path.`
+          hint: `To replace that file: ${call2(dst.rel, { overwrite: true })}; otherwise pick another new_path.`
         });
       }
       ensureNoForeignLock(dst, false, owner, ctx.valves.lock_max_age_hours);
@@ -50389,8 +50413,8 @@ var CsvError = class _CsvError extends Error {
 };
 
 // node_modules/csv-parse/lib/utils/is_object.js
-var is_object = function(obj2) {
-  return typeof obj2 === "object" && obj2 !== null && !Array.isArray(obj2);
+var is_object = function(obj3) {
+  return typeof obj3 === "object" && obj3 !== null && !Array.isArray(obj3);
 };
 
 // node_modules/csv-parse/lib/api/normalize_columns_array.js
@@ -51721,17 +51745,17 @@ var transform2 = function(original_options = {}) {
       if (from === 1 || this.info.records >= from) {
         const { objname } = this.options;
         if (columns !== false) {
-          const obj2 = {};
+          const obj3 = {};
           for (let i2 = 0, l = record2.length; i2 < l; i2++) {
             if (columns[i2] === void 0 || columns[i2].disabled) continue;
-            if (group_columns_by_name === true && Object.hasOwn(obj2, columns[i2].name)) {
-              if (Array.isArray(obj2[columns[i2].name])) {
-                obj2[columns[i2].name] = obj2[columns[i2].name].concat(record2[i2]);
+            if (group_columns_by_name === true && Object.hasOwn(obj3, columns[i2].name)) {
+              if (Array.isArray(obj3[columns[i2].name])) {
+                obj3[columns[i2].name] = obj3[columns[i2].name].concat(record2[i2]);
               } else {
-                obj2[columns[i2].name] = [obj2[columns[i2].name], record2[i2]];
+                obj3[columns[i2].name] = [obj3[columns[i2].name], record2[i2]];
               }
             } else {
-              Object.defineProperty(obj2, columns[i2].name, {
+              Object.defineProperty(obj3, columns[i2].name, {
                 value: record2[i2],
                 enumerable: true,
                 writable: true,
@@ -51741,12 +51765,12 @@ var transform2 = function(original_options = {}) {
           }
           if (raw === true || info2 === true) {
             const extRecord = Object.assign(
-              { record: obj2 },
+              { record: obj3 },
               raw === true ? { raw: this.state.rawBuffer.toString(encoding) } : {},
               info2 === true ? { info: this.__infoRecord() } : {}
             );
             const err2 = this.__push(
-              objname === void 0 ? extRecord : [obj2[objname], extRecord],
+              objname === void 0 ? extRecord : [obj3[objname], extRecord],
               push2
             );
             if (err2) {
@@ -51754,7 +51778,7 @@ var transform2 = function(original_options = {}) {
             }
           } else {
             const err2 = this.__push(
-              objname === void 0 ? obj2 : [obj2[objname], obj2],
+              objname === void 0 ? obj3 : [obj3[objname], obj3],
               push2
             );
             if (err2) {
@@ -53450,8 +53474,8 @@ function readMessage(res, ctx, args) {
   if (res.truncated === void 0) return `${plural2(res.rows.length, "row")} returned.`;
   const total = `${res.totalIsLowerBound ? "at least " : ""}${res.totalRows}`;
   const why = res.truncated === "limit" ? `the row limit (${res.rows.length})` : `the output size limit (${ctx.valves.max_output_default} characters)`;
-  const call = renderCall("shed_sqlite", { zone: args.zone, path: args.path, query: (args.query ?? "").slice(0, 120), output_csv: "result.csv" });
-  return `Showing ${res.rows.length} of ${total} rows: cut at ${why}. For more rows set limit=N (up to ${ctx.valves.sqlite_max_rows}), page with LIMIT/OFFSET, or export them all: ${call}`;
+  const call2 = renderCall("shed_sqlite", { zone: args.zone, path: args.path, query: (args.query ?? "").slice(0, 120), output_csv: "result.csv" });
+  return `Showing ${res.rows.length} of ${total} rows: cut at ${why}. For more rows set limit=N (up to ${ctx.valves.sqlite_max_rows}), page with LIMIT/OFFSET, or export them all: ${call2}`;
 }
 async function exportMode(args, ctx, zone, target, query) {
   if (zone.readonly) {
@@ -53650,8 +53674,8 @@ function parseDelimiter(raw) {
   return d;
 }
 function suggestTable(csvPath) {
-  const base = csvPath.split("/").pop() ?? "data";
-  return safeTableName(base.replace(/\.[^.]*$/, "")) || "data";
+  const base2 = csvPath.split("/").pop() ?? "data";
+  return safeTableName(base2.replace(/\.[^.]*$/, "")) || "data";
 }
 function safeTableName(raw) {
   let t = raw.replace(/[^A-Za-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
@@ -55380,8 +55404,8 @@ function extractOne(src, shown, e, rel, out) {
     fs51.closeSync(fd2);
   }
 }
-function makeTempDir(base) {
-  const tmpBase = path39.join(base, "tmp");
+function makeTempDir(base2) {
+  const tmpBase = path39.join(base2, "tmp");
   fs51.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
   return fs51.mkdtempSync(path39.join(tmpBase, "unzip-"));
@@ -56069,12 +56093,12 @@ var shedCopyToGroup = defineFunction({
     const rel = diskRel(dst);
     const mode = newFileMode(ctx);
     if (existing !== void 0) await forgetEntry(zone, rel);
-    const base = zone.group.base;
+    const base2 = zone.group.base;
     if (scan.folder) {
       const copied = scanFiles(dst.abs);
-      for (const f of copied) await setRecord(base, group.id, `${rel}/${f}`, ctx.user.id, mode);
+      for (const f of copied) await setRecord(base2, group.id, `${rel}/${f}`, ctx.user.id, mode);
     } else {
-      await setRecord(base, group.id, rel, ctx.user.id, mode);
+      await setRecord(base2, group.id, rel, ctx.user.id, mode);
     }
     return {
       data: { src_zone: args.src_zone, src_path: src.rel, group: group.name, dest_path: rel, mode, kind: scan.folder ? "folder" : "file", files: scan.files, replaced: existing !== void 0 },
@@ -56246,6 +56270,339 @@ var shedGroupSetMode = defineFunction({
   }
 });
 
+// src/core/links/openwebui.ts
+import fs56 from "node:fs";
+import path45 from "node:path";
+
+// src/core/links/tokens.ts
+import crypto13 from "node:crypto";
+var ID_BYTES = 16;
+function newLinkId() {
+  return crypto13.randomBytes(ID_BYTES).toString("base64url");
+}
+function sign(secret, id) {
+  return crypto13.createHmac("sha256", secret).update(`fileshed-link:${id}`).digest();
+}
+function tokenFor(keys, id) {
+  return `${id}.${sign(keys.current, id).toString("base64url")}`;
+}
+
+// src/core/links/urls.ts
+function linkUrl(publicUrl, keys, id, kind) {
+  return `${publicUrl.replace(/\/+$/, "")}/files/${tokenFor(keys, id)}${kind === "folder" ? "/" : ""}`;
+}
+function clickable(name, url2, kind) {
+  const label = name.replace(/[\\[\]]/g, (c) => `\\${c}`);
+  return kind === "folder" ? `[\u{1F4C2} Open ${label}](${url2})` : `[\u{1F4E5} Download ${label}](${url2})`;
+}
+
+// src/core/links/openwebui.ts
+var TIMEOUT_MS = 3e4;
+function session(ctx) {
+  const owui = ctx.host.openWebUI;
+  if (owui === void 0 || owui.token === "") {
+    throw shedError("OPENWEBUI_API_UNAVAILABLE", 'link_backend is "openwebui" but this call carries no Open WebUI session token.', {
+      hint: 'Call through fileshed serve with auth openwebui-session, or ask an admin to set the valve link_backend="standalone".'
+    });
+  }
+  const trim = (u) => u.replace(/\/+$/, "");
+  return { api: trim(owui.url ?? ctx.valves.openwebui_api_url), token: owui.token, public: trim(ctx.valves.openwebui_api_url) };
+}
+var obj = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+async function call(s, method, route, body) {
+  let res;
+  try {
+    res = await fetch(`${s.api}${route}`, { method, headers: { Authorization: `Bearer ${s.token}`, Accept: "application/json" }, body, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (err2) {
+    throw shedError("OPENWEBUI_API_UNAVAILABLE", `Open WebUI did not answer ${method} ${route}: ${err2.message}.`, { hint: "Check the valve openwebui_api_url." });
+  }
+  const text = await res.text();
+  let json2;
+  try {
+    json2 = text === "" ? void 0 : JSON.parse(text);
+  } catch {
+    json2 = void 0;
+  }
+  return { status: res.status, json: json2 };
+}
+var isMarked = (file2) => obj(obj(file2.meta).data).fileshed_link === true;
+function detail(json2) {
+  const d = obj(json2).detail;
+  return typeof d === "string" ? `: ${d.slice(0, 200)}` : "";
+}
+async function createOpenWebUILink(ctx, target) {
+  const s = session(ctx);
+  const name = path45.posix.basename(target.rel);
+  const form = new FormData();
+  form.append("file", await fs56.openAsBlob(target.abs), name);
+  form.append("metadata", JSON.stringify({ fileshed_link: true, source_zone: target.zone.label, source_path: target.rel }));
+  const { status, json: json2 } = await call(s, "POST", "/api/v1/files/?process=false", form);
+  const id = obj(json2).id;
+  if (status >= 300 || typeof id !== "string" || id === "") {
+    throw shedError("OPENWEBUI_INSERT_ERROR", `Open WebUI refused the upload (HTTP ${status}${detail(json2)}).`, { hint: "Check that the file type and size are accepted by Open WebUI." });
+  }
+  const url2 = `${s.public}/api/v1/files/${encodeURIComponent(id)}/content`;
+  const link = clickable(name, url2, "file");
+  return {
+    data: { link_id: id, url: url2, clickable_link: link, kind: "file", expires_at: null, zone: target.zone.label, path: target.rel },
+    message: `Link ready: ${link} (an Open WebUI file: it works for your Open WebUI session until you delete it).`
+  };
+}
+async function listOpenWebUILinks(ctx) {
+  const s = session(ctx);
+  const { status, json: json2 } = await call(s, "GET", "/api/v1/files/");
+  if (status >= 300) throw shedError("OPENWEBUI_API_UNAVAILABLE", `Open WebUI refused the file list (HTTP ${status}${detail(json2)}).`);
+  const files = (Array.isArray(json2) ? json2 : Array.isArray(obj(json2).items) ? obj(json2).items : []).map(obj);
+  const links = files.filter((f) => isMarked(f) && (f.user_id === void 0 || f.user_id === ctx.user.id)).map((f) => {
+    const data = obj(obj(f.meta).data);
+    const created = typeof f.created_at === "number" ? new Date(f.created_at * 1e3).toISOString() : String(f.created_at ?? "");
+    return {
+      link_id: String(f.id),
+      zone: String(data.source_zone ?? ""),
+      path: String(data.source_path ?? f.filename ?? ""),
+      kind: "file",
+      url: `${s.public}/api/v1/files/${encodeURIComponent(String(f.id))}/content`,
+      created_at: created,
+      expires_at: null
+    };
+  });
+  return { data: { links, count: links.length }, message: links.length === 0 ? "No download links." : `${links.length} download link(s).` };
+}
+async function deleteOpenWebUILink(ctx, id) {
+  const s = session(ctx);
+  const route = `/api/v1/files/${encodeURIComponent(id)}`;
+  const got = await call(s, "GET", route);
+  if (got.status === 404) throw shedError("LINK_NOT_FOUND", `No Open WebUI file has the id ${showValue(id)}.`, { details: { parameter: "link_id", received: id }, hint: "shed_link_list() shows your links." });
+  if (got.status === 401 || got.status === 403) throw shedError("ACCESS_DENIED", "Open WebUI does not let you read this file: it is not yours.", { details: { link_id: id } });
+  if (got.status >= 300) throw shedError("OPENWEBUI_API_UNAVAILABLE", `Open WebUI refused to read the file (HTTP ${got.status}${detail(got.json)}).`);
+  const file2 = obj(got.json);
+  if (typeof file2.user_id === "string" && file2.user_id !== ctx.user.id) throw shedError("ACCESS_DENIED", "This download link belongs to another user; only its creator can delete it.", { details: { link_id: id } });
+  if (!isMarked(file2)) {
+    throw shedError("NOT_A_FILESHED_LINK", `The Open WebUI file ${showValue(id)} was not created by Fileshed; it is left alone.`, { details: { link_id: id, filename: file2.filename } });
+  }
+  const del = await call(s, "DELETE", route);
+  if (del.status >= 300) throw shedError("OPENWEBUI_DELETE_ERROR", `Open WebUI refused the deletion (HTTP ${del.status}${detail(del.json)}).`);
+  return { data: { link_id: id, deleted: true }, message: `Link ${id} deleted from Open WebUI.` };
+}
+
+// src/core/links/standalone.ts
+import path46 from "node:path";
+
+// src/core/links/secret.ts
+import crypto14 from "node:crypto";
+var CURRENT = "link_current";
+var PREVIOUS = "link_previous";
+var ROTATION_GRACE_MS = 7 * 24 * 3600 * 1e3;
+function load(db, now) {
+  const byName2 = new Map(rows(db, "SELECT name, secret, created_at FROM keys WHERE name IN (?, ?)", [CURRENT, PREVIOUS]).map((r) => [String(r.name), r]));
+  const cur = byName2.get(CURRENT);
+  if (cur === void 0) return void 0;
+  const keys = { current: Buffer.from(String(cur.secret), "base64url") };
+  const prev = byName2.get(PREVIOUS);
+  if (prev !== void 0 && now - Date.parse(String(prev.created_at)) < ROTATION_GRACE_MS) keys.previous = Buffer.from(String(prev.secret), "base64url");
+  return keys;
+}
+async function signingKeys(base2, now = Date.now()) {
+  const existing = await readAccess(base2, (db) => load(db, now));
+  if (existing !== void 0) return existing;
+  return writeAccess(base2, (db) => {
+    const again = load(db, now);
+    if (again !== void 0) return again;
+    db.run("INSERT INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, crypto14.randomBytes(32).toString("base64url"), new Date(now).toISOString()]);
+    return load(db, now);
+  });
+}
+
+// src/core/links/store.ts
+var KEEP_DEAD_MS = 30 * 24 * 3600 * 1e3;
+var asRecord2 = (r) => ({
+  id: String(r.id),
+  userId: String(r.user_id),
+  zone: String(r.zone),
+  groupId: r.group_id === null ? void 0 : String(r.group_id),
+  convId: String(r.conv_id ?? ""),
+  path: String(r.path),
+  kind: String(r.kind),
+  createdAt: String(r.created_at),
+  expiresAt: String(r.expires_at),
+  revokedAt: r.revoked_at === null ? void 0 : String(r.revoked_at)
+});
+async function insertLink(base2, rec, now = Date.now()) {
+  await writeAccess(base2, (db) => {
+    const cutoff = new Date(now - KEEP_DEAD_MS).toISOString();
+    db.run("DELETE FROM links WHERE expires_at < ? OR (revoked_at IS NOT NULL AND revoked_at < ?)", [cutoff, cutoff]);
+    db.run("INSERT INTO links (id, user_id, zone, group_id, conv_id, path, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+      rec.id,
+      rec.userId,
+      rec.zone,
+      rec.groupId ?? null,
+      rec.convId,
+      rec.path,
+      rec.kind,
+      rec.createdAt,
+      rec.expiresAt
+    ]);
+  });
+}
+function getLink(base2, id) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE id = ?", [id]).map(asRecord2)[0]);
+}
+function linksOf(base2, userId) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [userId]).map(asRecord2));
+}
+async function revokeLink(base2, id, now = Date.now()) {
+  return writeAccess(base2, (db) => {
+    db.run("UPDATE links SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [new Date(now).toISOString(), id]);
+    return db.getRowsModified() > 0;
+  });
+}
+
+// src/core/links/standalone.ts
+var base = (ctx) => path46.resolve(ctx.valves.storage_base_path);
+async function createStandaloneLink(ctx, target, kind, hours) {
+  const now = Date.now();
+  const keys = await signingKeys(base(ctx));
+  const id = newLinkId();
+  const expiresAt = new Date(now + hours * 3600 * 1e3).toISOString();
+  await insertLink(base(ctx), {
+    id,
+    userId: ctx.user.id,
+    zone: target.zone.name,
+    groupId: target.zone.group?.id,
+    convId: target.zone.name === "uploads" ? ctx.convId : "",
+    path: target.rel,
+    kind,
+    createdAt: new Date(now).toISOString(),
+    expiresAt
+  });
+  const url2 = linkUrl(ctx.valves.public_url, keys, id, kind);
+  const name = target.rel === "" ? target.zone.label : path46.posix.basename(target.rel);
+  const link = clickable(name, url2, kind);
+  return {
+    data: { link_id: id, url: url2, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
+    message: `Link ready: ${link} (works until ${expiresAt}; served by \`fileshed serve\` on the same storage at ${ctx.valves.public_url}).`
+  };
+}
+async function listStandaloneLinks(ctx) {
+  const keys = await signingKeys(base(ctx));
+  const now = Date.now();
+  const records = await linksOf(base(ctx), ctx.user.id);
+  const links = records.map((r) => ({
+    link_id: r.id,
+    zone: r.zone,
+    ...r.groupId !== void 0 ? { group: r.groupId } : {},
+    path: r.path,
+    kind: r.kind,
+    url: linkUrl(ctx.valves.public_url, keys, r.id, r.kind),
+    created_at: r.createdAt,
+    expires_at: r.expiresAt,
+    expired: Date.parse(r.expiresAt) <= now
+  }));
+  return {
+    data: { links, count: links.length },
+    message: links.length === 0 ? "No download links." : `${links.length} download link${links.length === 1 ? "" : "s"}.`
+  };
+}
+async function deleteStandaloneLink(ctx, id) {
+  const rec = await getLink(base(ctx), id);
+  if (rec === void 0 || rec.revokedAt !== void 0) {
+    throw shedError("LINK_NOT_FOUND", `No download link has the id ${showValue(id)}.`, {
+      details: { parameter: "link_id", received: id },
+      hint: "shed_link_list() shows your links and their ids."
+    });
+  }
+  if (rec.userId !== ctx.user.id) {
+    throw shedError("ACCESS_DENIED", "This download link belongs to another user; only its creator can delete it.", { details: { link_id: id } });
+  }
+  await revokeLink(base(ctx), id);
+  return { data: { link_id: id, deleted: true }, message: `Link ${id} deleted: its URL no longer works.` };
+}
+
+// src/functions/link_create.ts
+var shedLinkCreate = defineFunction({
+  name: "shed_link_create",
+  category: "links",
+  summary: "Create a download link to a file or folder.",
+  description: "Create an expiring download link to a file or folder (a folder opens a page listing it). Show clickable_link to the user.",
+  params: {
+    zone: zoneParam(ZONE_NAMES),
+    path: external_exports.string().min(1).describe('File or folder, e.g. "report.pdf" ("." = zone root).'),
+    group: groupParam,
+    expires_hours: external_exports.number().optional().describe("Hours the link works (default 24, max 168).")
+  },
+  zones: { accepted: ZONE_NAMES, writes: false },
+  example: { zone: "storage", path: "report.pdf" },
+  async handler(args, ctx) {
+    const max2 = ctx.valves.link_max_hours;
+    const hours = args.expires_hours ?? ctx.valves.link_default_hours;
+    if (!Number.isFinite(hours) || hours <= 0 || hours > max2) {
+      throw shedError("INVALID_PARAMETER", `expires_hours must be more than 0 and at most ${max2}; got ${showValue(args.expires_hours)}.`, {
+        details: { parameter: "expires_hours", received: args.expires_hours, expected: `0 < expires_hours <= ${max2}` },
+        hint: `Example: shed_link_create(zone="${args.zone}", path=${JSON.stringify(args.path)}, expires_hours=${Math.min(24, max2)})`
+      });
+    }
+    const target = locate(ctx.zone(args.zone, args.group), args.path, "path", "read");
+    if (target.stat === void 0) throw notFound(target);
+    if (isProtected(target.zone, target.rel)) {
+      throw shedError("PROTECTED_PATH", `${target.shown} is version history; it cannot be shared.`, { details: { parameter: "path" }, hint: "Link a file or folder outside .git." });
+    }
+    const isFolder3 = target.stat.isDirectory();
+    if (!isFolder3 && !target.stat.isFile()) throw shedError("NOT_A_FILE", `${target.shown} is not a regular file or folder.`, { details: { parameter: "path", path: target.rel } });
+    if (ctx.valves.link_backend === "openwebui") {
+      if (isFolder3) {
+        throw shedError("NOT_A_FILE", `${target.shown} is a folder; Open WebUI links hold single files.`, {
+          details: { parameter: "path", path: target.rel },
+          hint: `Zip it first: shed_zip(zone="${args.zone}", src=${JSON.stringify(target.rel || ".")}, dest="folder.zip"), then link the zip.`
+        });
+      }
+      return createOpenWebUILink(ctx, target);
+    }
+    return createStandaloneLink(ctx, target, isFolder3 ? "folder" : "file", hours);
+  }
+});
+
+// src/functions/link_delete.ts
+var shedLinkDelete = defineFunction({
+  name: "shed_link_delete",
+  category: "links",
+  summary: "Delete (revoke) one of your download links.",
+  description: "Delete one of your download links; its URL stops working.",
+  params: {
+    link_id: external_exports.string().optional().describe("From shed_link_list."),
+    file_id: external_exports.string().optional().describe("Old name of link_id.")
+  },
+  example: { link_id: "Xy3..." },
+  async handler(args, ctx) {
+    const id = (args.link_id ?? args.file_id ?? "").trim();
+    if (id === "") {
+      throw shedError("MISSING_PARAMETER", "link_id is required: the id of the link to delete.", {
+        details: { parameter: "link_id", received: args.link_id },
+        hint: 'shed_link_list() shows your links; then shed_link_delete(link_id="...").'
+      });
+    }
+    if (args.link_id !== void 0 && args.file_id !== void 0 && args.link_id.trim() !== args.file_id.trim()) {
+      throw shedError("INVALID_PARAMETER", `link_id ${showValue(args.link_id)} and file_id ${showValue(args.file_id)} differ; give only link_id.`, {
+        details: { parameter: "file_id", received: args.file_id },
+        hint: `shed_link_delete(link_id=${JSON.stringify(args.link_id)})`
+      });
+    }
+    return ctx.valves.link_backend === "openwebui" ? deleteOpenWebUILink(ctx, id) : deleteStandaloneLink(ctx, id);
+  }
+});
+
+// src/functions/link_list.ts
+var shedLinkList = defineFunction({
+  name: "shed_link_list",
+  category: "links",
+  summary: "List your download links.",
+  description: "List your download links with their ids, URLs and expiry.",
+  params: {},
+  example: {},
+  async handler(_args, ctx) {
+    return ctx.valves.link_backend === "openwebui" ? listOpenWebUILinks(ctx) : listStandaloneLinks(ctx);
+  }
+});
+
 // src/functions/index.ts
 var FUNCTIONS = [
   shedExec,
@@ -56284,6 +56641,9 @@ var FUNCTIONS = [
   shedGroupSetMode,
   shedGroupChown,
   shedCopyToGroup,
+  shedLinkCreate,
+  shedLinkList,
+  shedLinkDelete,
   shedHelp
 ];
 
@@ -56381,6 +56741,22 @@ var ValvesSchema = external_exports.object({
   import_allowed_paths: external_exports.string().default("").meta({
     title: "Import: allowed folders",
     description: "Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted."
+  }),
+  public_url: external_exports.string().url().default("http://localhost:8765").meta({
+    title: "Public URL",
+    description: "Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}."
+  }),
+  link_default_hours: external_exports.number().positive().default(24).meta({
+    title: "Link lifetime (hours)",
+    description: "Added: how long a download link works when shed_link_create gives no expires_hours."
+  }),
+  link_max_hours: external_exports.number().positive().default(168).meta({
+    title: "Link max lifetime (hours)",
+    description: "Added: the longest expires_hours a link may ask for (longer is refused, not shortened)."
+  }),
+  link_backend: external_exports.enum(["standalone", "openwebui"]).default("standalone").meta({
+    title: "Link backend",
+    description: "Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token)."
   })
 });
 var UserValvesSchema = external_exports.object({
@@ -56477,20 +56853,20 @@ function scrubDetails(details, prefixes) {
 
 // src/host/bridge.ts
 var str = (v) => typeof v === "string" && v !== "" ? v : void 0;
-var obj = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+var obj2 = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
 function readAttachedFiles(files, metadata) {
-  const list = Array.isArray(files) && files.length > 0 ? files : obj(metadata) && Array.isArray(obj(metadata).files) ? obj(metadata).files : [];
+  const list = Array.isArray(files) && files.length > 0 ? files : obj2(metadata) && Array.isArray(obj2(metadata).files) ? obj2(metadata).files : [];
   const out = [];
   for (const entry of list.slice(0, 1e3)) {
     if (typeof entry === "string") {
       out.push({ name: entry, path: entry });
       continue;
     }
-    const e = obj(entry);
+    const e = obj2(entry);
     if (e === void 0) continue;
-    const f = obj(e.file) ?? {};
-    const meta3 = obj(f.meta) ?? {};
-    const data = obj(f.data) ?? obj(e.data) ?? {};
+    const f = obj2(e.file) ?? {};
+    const meta3 = obj2(f.meta) ?? {};
+    const data = obj2(f.data) ?? obj2(e.data) ?? {};
     const file2 = {
       name: str(e.name) ?? str(e.filename) ?? str(f.filename) ?? str(f.name) ?? str(meta3.name) ?? ""
     };
@@ -56506,8 +56882,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs56 from "node:fs";
-import path45 from "node:path";
+import fs57 from "node:fs";
+import path47 from "node:path";
 
 // src/registry/serialize.ts
 var tails2 = /* @__PURE__ */ new Map();
@@ -56541,7 +56917,7 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     const user = def.needsUser === false && rawUser === void 0 ? ANONYMOUS : parseUser(rawUser);
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path45.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path47.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
@@ -56600,12 +56976,12 @@ function withExampleCall(err2, def, rawArgs) {
   if (!CALL_FIXABLE.has(err2.code) || /shed_\w+\(/.test(err2.hint ?? "")) return err2;
   const param = err2.details?.parameter;
   const suggested = err2.details?.suggested;
-  let call = `Example: ${renderCall(def.name, def.example)}`;
+  let call2 = `Example: ${renderCall(def.name, def.example)}`;
   if (typeof param === "string" && suggested !== void 0 && isObject2(rawArgs)) {
     const own2 = Object.fromEntries(Object.entries(rawArgs).filter(([k]) => !k.startsWith("__")).map(([k, v]) => [k, shorten2(v)]));
-    call = `Corrected call: ${renderCall(def.name, { ...own2, [param]: suggested })}`;
+    call2 = `Corrected call: ${renderCall(def.name, { ...own2, [param]: suggested })}`;
   }
-  return new ShedError(err2.code, err2.message, { details: err2.details, hint: err2.hint ? `${err2.hint} ${call}` : call });
+  return new ShedError(err2.code, err2.message, { details: err2.details, hint: err2.hint ? `${err2.hint} ${call2}` : call2 });
 }
 function shorten2(value) {
   return typeof value === "string" && value.length > 60 ? `${value.slice(0, 57)}...` : value;
@@ -56653,11 +57029,11 @@ function asShedError(err2, fn) {
     hint: "The operation was not completed. If it keeps happening, report it to the admin."
   });
 }
-function diskPrefixes(base) {
-  const abs = path45.resolve(base);
+function diskPrefixes(base2) {
+  const abs = path47.resolve(base2);
   const out = [abs];
   try {
-    const real = fs56.realpathSync(abs);
+    const real = fs57.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }

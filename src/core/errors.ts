@@ -54,6 +54,12 @@ export const ERROR_CODES = {
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
+  ACCESS_DENIED: 'The download link belongs to another user.',
+  LINK_NOT_FOUND: 'No download link has this id (shed_link_list shows yours).',
+  NOT_A_FILESHED_LINK: 'The Open WebUI file was not created by Fileshed, so Fileshed does not delete it.',
+  OPENWEBUI_API_UNAVAILABLE: 'Open WebUI links need an Open WebUI session (the server passes the user\'s token) and a reachable openwebui_api_url.',
+  OPENWEBUI_INSERT_ERROR: 'Open WebUI refused or failed the upload of the linked file.',
+  OPENWEBUI_DELETE_ERROR: 'Open WebUI refused or failed to delete the linked file.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

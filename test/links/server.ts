@@ -3,7 +3,7 @@
  * (used until the real server mounts it, and for the handler's own tests), plus a fetch helper
  * that never follows redirects.
  */
-import http from 'node:http';
+import http, { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleFilesRequest, type FilesOptions } from '../../src/hosts/http/files/index.js';
 
@@ -43,4 +43,19 @@ export function onServer(server: FilesServer, url: string): string {
 
 export function get(url: string, init: RequestInit = {}): Promise<Response> {
   return fetch(url, { redirect: 'manual', ...init });
+}
+
+/** A request whose path is sent exactly as given (fetch would normalise '.' and '..' away first). */
+export function rawGet(base: string, rawPath: string, method = 'GET'): Promise<{ status: number; body: Buffer; headers: import('node:http').IncomingHttpHeaders }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path: rawPath, method, insecureHTTPParser: true }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

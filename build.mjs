@@ -43,15 +43,24 @@ const common = {
 
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/fileshed.mjs', banner: { js: banner }, plugins: [nodePrefix] });
 
-// The CLI reuses the plugin module instead of bundling a second copy of it.
-const usePluginModule = {
-  name: 'use-plugin-module',
+// The hosts reuse the plugin module instead of bundling a second copy of it, and the CLI loads the
+// server bundle (HTTP, MCP) only for `serve` and `mcp`.
+const siblingBundles = {
+  name: 'sibling-bundles',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({ path: './fileshed.mjs', external: true }));
+    const bundles = { [path.join(root, 'src/index.js')]: './fileshed.mjs', [path.join(root, 'src/hosts/server.js')]: './server.mjs' };
+    b.onResolve({ filter: /(index|server)\.js$/ }, (args) => {
+      const target = bundles[path.resolve(args.resolveDir, args.path)];
+      return target ? { path: target, external: true } : undefined;
+    });
   },
 };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.mjs', banner: { js: '#!/usr/bin/env node' }, plugins: [usePluginModule, nodePrefix] });
+await build({ ...common, entryPoints: ['src/hosts/cli/main.ts'], outfile: 'dist/cli.mjs', banner: { js: '#!/usr/bin/env node' }, plugins: [siblingBundles, nodePrefix] });
 fs.chmodSync(path.join(dist, 'cli.mjs'), 0o755);
+const serverBuild = await build({ ...common, entryPoints: ['src/hosts/server.ts'], outfile: 'dist/server.mjs', banner: { js: banner }, plugins: [siblingBundles, nodePrefix], metafile: true });
+// Hosts are thin adapters: the server bundle must not carry its own copy of the core.
+const strayCore = Object.keys(serverBuild.metafile.inputs).filter((f) => /^src\/(core|registry|functions|host)\//.test(f));
+if (strayCore.length > 0) throw new Error(`dist/server.mjs bundles core sources (import them through src/index.ts): ${strayCore.join(', ')}`);
 
 const mod = await import(`${pathToFileURL(path.join(dist, 'fileshed.mjs')).href}?build=${Date.now()}`);
 fs.writeFileSync(path.join(dist, 'tools.json'), `${JSON.stringify(mod.toolSpecs, null, 2)}\n`);

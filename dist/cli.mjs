@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 
-// src/cli/main.ts
+// src/hosts/cli/main.ts
 import path from "node:path";
 import { admin, toolSpecs, Tools } from "./fileshed.mjs";
 var USAGE = `Usage:
+  fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
+                 [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
+                 [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
+                 OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
+  fileshed mcp [--base DIR] [--user ID] [--valve key=value]...    MCP over stdio (one user)
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions
@@ -21,6 +26,16 @@ ${USAGE}
   process.exit(2);
 }
 async function main(argv) {
+  if (argv[0] === "serve" || argv[0] === "mcp") {
+    const server = await import("./server.mjs");
+    try {
+      if (argv[0] === "serve") await server.runServe(argv.slice(1));
+      else await server.runMcpStdio(argv.slice(1));
+    } catch (err) {
+      fail(`fileshed ${argv[0]}: ${err.message}`);
+    }
+    return -1;
+  }
   const positional = [];
   const options = {};
   const valves = {};
@@ -121,7 +136,7 @@ async function groupsCommand(rest, options) {
 }
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    if (code >= 0) process.exitCode = code;
   },
   (err) => {
     process.stderr.write(`fileshed: ${err.message}

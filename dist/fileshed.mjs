@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs58 = __require("node:fs");
+          var fs61 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs58.readFileSync(a);
+            return fs61.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs58.readFileSync(a, void 0);
+            return fs61.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs58.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs61.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path48, originalPath, doThrow) => {
-      if (!isString(path48)) {
+    var checkPath = (path52, originalPath, doThrow) => {
+      if (!isString(path52)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path48) {
+      if (!path52) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path48)) {
+      if (checkPath.isNotRelative(path52)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path48) => REGEX_TEST_INVALID_PATH.test(path48);
+    var isNotRelative = (path52) => REGEX_TEST_INVALID_PATH.test(path52);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path48, checkUnignored) {
+      _testOne(path52, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path48);
+          const matched = rule.regex.test(path52);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path48 = originalPath && checkPath.convert(originalPath);
+        const path52 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path48,
+          path52,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path48, cache, checkUnignored, slices);
+        return this._t(path52, cache, checkUnignored, slices);
       }
-      _t(path48, cache, checkUnignored, slices) {
-        if (path48 in cache) {
-          return cache[path48];
+      _t(path52, cache, checkUnignored, slices) {
+        if (path52 in cache) {
+          return cache[path52];
         }
         if (!slices) {
-          slices = path48.split(SLASH2);
+          slices = path52.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path48] = this._testOne(path48, checkUnignored);
+          return cache[path52] = this._testOne(path52, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path48] = parent.ignored ? parent : this._testOne(path48, checkUnignored);
+        return cache[path52] = parent.ignored ? parent : this._testOne(path52, checkUnignored);
       }
-      ignores(path48) {
-        return this._test(path48, this._ignoreCache, false).ignored;
+      ignores(path52) {
+        return this._test(path52, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path48) => !this.ignores(path48);
+        return (path52) => !this.ignores(path52);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path48) {
-        return this._test(path48, this._testCache, true);
+      test(path52) {
+        return this._test(path52, this._testCache, true);
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path48) => checkPath(path48 && checkPath.convert(path48), path48, RETURN_FALSE);
+    var isPathValid = (path52) => checkPath(path52 && checkPath.convert(path52), path52, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path48) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path48) || isNotRelative(path48);
+      checkPath.isNotRelative = (path52) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path52) || isNotRelative(path52);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path48 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path52 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path48[k - 1 + offset];
+          r = path52[k - 1 + offset];
         } else {
-          r = path48[k + 1 + offset];
+          r = path52[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path48[k + offset] = pathposi.length;
+        path52[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path48[i2] = -1;
+            path52[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path48[delta + offset];
+          r = path52[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs58, filepath, cache) {
+    async function updateCachedIndexFile(fs61, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs58.lstat(filepath),
-        fs58.read(filepath)
+        fs61.lstat(filepath),
+        fs61.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs58, filepath, cache) {
+    async function isIndexStale(fs61, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs58.lstat(filepath);
+      const currStats = await fs61.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs58, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs61, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs58, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs58, filepath, theIndexCache);
+          if (await isIndexStale(fs61, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs61, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs58.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs58.lstat(filepath));
+            await fs61.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs61.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path48) {
-      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
+    function basename(path52) {
+      const last = Math.max(path52.lastIndexOf("/"), path52.lastIndexOf("\\"));
       if (last > -1) {
-        path48 = path48.slice(last + 1);
+        path52 = path52.slice(last + 1);
       }
-      return path48;
+      return path52;
     }
-    function dirname(path48) {
-      const last = Math.max(path48.lastIndexOf("/"), path48.lastIndexOf("\\"));
+    function dirname(path52) {
+      const last = Math.max(path52.lastIndexOf("/"), path52.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path48.slice(0, last);
+      return path52.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs58, gitdir, cache }) {
+      constructor({ fs: fs61, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs61, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs58, gitdir, cache });
+        value: function({ fs: fs61, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs61, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path48, aar) {
+    function normalizeString(path52, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path48.length; ++i2) {
-        if (i2 < path48.length) char = path48[i2];
+      for (let i2 = 0; i2 <= path52.length; ++i2) {
+        if (i2 < path52.length) char = path52[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path48.slice(lastSlash + 1, i2);
-            else res = path48.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path52.slice(lastSlash + 1, i2);
+            else res = path52.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path48) {
-      if (path48.length >= 2 && /^[a-zA-Z]:/.test(path48)) {
-        return path48.slice(0, 2);
+    function getWindowsDrivePrefix(path52) {
+      if (path52.length >= 2 && /^[a-zA-Z]:/.test(path52)) {
+        return path52.slice(0, 2);
       }
       return null;
     }
-    function normalize(path48) {
-      if (!path48.length) return ".";
-      path48 = path48.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path48);
-      const isAbsolute2 = path48[0] === "/" || drivePrefix !== null && path48[2] === "/";
-      const trailingSeparator = path48.at(-1) === "/";
-      const pathBody = drivePrefix ? path48.slice(2) : path48;
+    function normalize(path52) {
+      if (!path52.length) return ".";
+      path52 = path52.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path52);
+      const isAbsolute2 = path52[0] === "/" || drivePrefix !== null && path52[2] === "/";
+      const trailingSeparator = path52.at(-1) === "/";
+      const pathBody = drivePrefix ? path52.slice(2) : path52;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10476,17 +10476,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var VARIABLE_LINE_REGEX = /^([A-Za-z][A-Za-z0-9-]*)(?:\s*=\s*(.*))?$/;
     var VARIABLE_NAME_REGEX = /^[A-Za-z][A-Za-z0-9-]*$/;
     var extractSectionLine = (line) => {
-      const matches2 = SECTION_LINE_REGEX.exec(line);
-      if (matches2 != null) {
-        const [section, subsection] = matches2.slice(1);
+      const matches3 = SECTION_LINE_REGEX.exec(line);
+      if (matches3 != null) {
+        const [section, subsection] = matches3.slice(1);
         return [section, subsection && subsection.replace(/\\(.)/g, "$1")];
       }
       return null;
     };
     var extractVariableLine = (line) => {
-      const matches2 = VARIABLE_LINE_REGEX.exec(line);
-      if (matches2 != null) {
-        const [name, rawValue = "true"] = matches2.slice(1);
+      const matches3 = VARIABLE_LINE_REGEX.exec(line);
+      if (matches3 != null) {
+        const [name, rawValue = "true"] = matches3.slice(1);
         return [name, parseValue(rawValue)];
       }
       return null;
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path48) => {
-      const pathSegments = path48.split(".");
+    var normalizePath = (path52) => {
+      const pathSegments = path52.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path48 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path48 };
+          const path52 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path52 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path48, getall = false) {
-        const normalizedPath = normalizePath(path48).path;
+      async get(path52, getall = false) {
+        const normalizedPath = normalizePath(path52).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path48) {
-        return this.get(path48, true);
+      async getall(path52) {
+        return this.get(path52, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path48, value) {
-        return this.set(path48, value, true);
+      async append(path52, value) {
+        return this.set(path52, value, true);
       }
-      async set(path48, value, append = false) {
+      async set(path52, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path48);
+        } = normalizePath(path52);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs58, gitdir }) {
-        const text = await fs58.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs61, gitdir }) {
+        const text = await fs61.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs58, gitdir, config: config2 }) {
-        await fs58.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs61, gitdir, config: config2 }) {
+        await fs61.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs58, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs61, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs61, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs58.write(join(gitdir, key), `${value.trim()}
+            async () => fs61.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs58, gitdir, ref, value }) {
+      static async writeRef({ fs: fs61, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs58.write(join(gitdir, ref), `${value.trim()}
+          async () => fs61.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs58, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs61, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs58.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs61.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs58, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs58, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs61, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs61, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs58, gitdir, refs }) {
+      static async deleteRefs({ fs: fs61, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs58.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs61.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs61.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs58.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs61.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs58, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs61, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs58.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs61.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs58, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs61, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs58, gitdir, ref }) {
+      static async exists({ fs: fs61, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs58, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs61, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs58, gitdir, ref }) {
+      static async expand({ fs: fs61, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs58.exists(`${gitdir}/${ref2}`)
+            async () => fs61.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs58, gitdir }) {
+      static async packedRefs({ fs: fs61, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs58.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs61.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs58, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs58, gitdir });
+      static async listRefs({ fs: fs61, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
         let files = null;
         try {
-          files = await fs58.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs61.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs58, gitdir, remote }) {
+      static async listBranches({ fs: fs61, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs58, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs61, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs58, gitdir }) {
+      static async listTags({ fs: fs61, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path48 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path48.replace(
+        const path52 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path52.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path48.includes("\\") || path48.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path48);
+        if (path52.includes("\\") || path52.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path52);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path48, oid, type });
+        _entries.push({ mode, path: path52, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path48 = Buffer.from(entry.path, "utf8");
+            const path52 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path48, nullchar, oid]);
+            return Buffer.concat([mode, space, path52, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs58, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs61, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs58.read(`${gitdir}/${source}`);
+      const file2 = await fs61.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs58,
+      fs: fs61,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs58.read(filename);
+      const idx = await fs61.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs58,
+      fs: fs61,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs58,
+          fs: fs61,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs61.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs61,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs58.read(packFile);
+            const read = fs61.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs58, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs61, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           oid,
@@ -12209,14 +12209,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} short
        * @param {string[]} matches
        */
-      constructor(nouns, short, matches2) {
+      constructor(nouns, short, matches3) {
         super(
-          `Found multiple ${nouns} matching "${short}" (${matches2.join(
+          `Found multiple ${nouns} matching "${short}" (${matches3.join(
             ", "
           )}). Use a longer abbreviation length to disambiguate them.`
         );
         this.code = this.name = _AmbiguousError.code;
-        this.data = { nouns, short, matches: matches2 };
+        this.data = { nouns, short, matches: matches3 };
       }
     };
     AmbiguousError.code = "AmbiguousError";
@@ -12885,18 +12885,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs58, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs61, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs58, cache, gitdir, oid });
+        return resolveTree({ fs: fs61, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs58, cache, gitdir, oid });
+        return resolveTree({ fs: fs61, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs58, gitdir, ref, cache }) {
-        this.fs = fs58;
+      constructor({ fs: fs61, gitdir, ref, cache }) {
+        this.fs = fs61;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs58, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs61, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs58, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs61, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs58, cache, gitdir } = this;
+        const { fs: fs61, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj3 = map2.get(filepath);
         if (!obj3) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (obj3.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
         if (type !== obj3.type) {
           throw new ObjectTypeError(oid, type, obj3.type);
         }
@@ -12995,10 +12995,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs58, cache, gitdir } = this;
+          const { fs: fs61, cache, gitdir } = this;
           const obj3 = map2.get(entry._fullpath);
           const oid = obj3.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs58, gitdir, ref, cache });
+        value: function({ fs: fs61, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs61, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs58, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs58;
+      constructor({ fs: fs61, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs61;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs58, dir } = this;
-        const names = await fs58.readdir(join(dir, filepath));
+        const { fs: fs61, dir } = this;
+        const names = await fs61.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs58, dir } = this;
-          let stat = await fs58.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs61, dir } = this;
+          let stat = await fs61.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs58, dir, gitdir } = this;
+          const { fs: fs61, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs58.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs61.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs58, gitdir);
+              const config2 = await this._getGitConfig(fs61, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs58.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs61.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs58, gitdir, cache } = this;
+          const { fs: fs61, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache },
+            { fs: fs61, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs58, gitdir);
+              const config2 = await self2._getGitConfig(fs61, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs58, gitdir, cache, refreshQueue } = this;
+        const { fs: fs61, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs58, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs61, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs58, gitdir) {
+      async _getGitConfig(fs61, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs58, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs61, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs58, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs58, dir, gitdir, cache, refresh });
+        value: function({ fs: fs61, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs61, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs58, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs61, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs58, filepath) {
-      const entries = await fs58.readdir(filepath);
+    async function rmRecursive(fs61, filepath) {
+      const entries = await fs61.readdir(filepath);
       if (entries == null) {
-        await fs58.rm(filepath);
+        await fs61.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs58.lstat(subpath).then((stat) => {
+            return fs61.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs58, subpath) : fs58.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs61, subpath) : fs61.rm(subpath);
             });
           })
-        ).then(() => fs58.rmdir(filepath));
+        ).then(() => fs61.rmdir(filepath));
       } else {
-        await fs58.rmdir(filepath);
+        await fs61.rmdir(filepath);
       }
     }
     function isPromiseLike(obj3) {
@@ -13374,7 +13374,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs58) {
+    function isPromiseFs(fs61) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs58));
+      return isPromiseLike(test(fs61));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs58) {
-      if (isPromiseFs(fs58)) {
+    function bindFs(target, fs61) {
+      if (isPromiseFs(fs61)) {
         for (const command of commands) {
-          target[`_${command}`] = fs58[command].bind(fs58);
+          target[`_${command}`] = fs61[command].bind(fs61);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs58[command].bind(fs58));
+          target[`_${command}`] = pify(fs61[command].bind(fs61));
         }
       }
-      if (isPromiseFs(fs58)) {
-        if (fs58.cp) target._cp = fs58.cp.bind(fs58);
-        if (fs58.rm) target._rm = fs58.rm.bind(fs58);
-        else if (fs58.rmdir.length > 1) target._rm = fs58.rmdir.bind(fs58);
+      if (isPromiseFs(fs61)) {
+        if (fs61.cp) target._cp = fs61.cp.bind(fs61);
+        if (fs61.rm) target._rm = fs61.rm.bind(fs61);
+        else if (fs61.rmdir.length > 1) target._rm = fs61.rmdir.bind(fs61);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs58.cp) target._cp = pify(fs58.cp.bind(fs58));
-        if (fs58.rm) target._rm = pify(fs58.rm.bind(fs58));
-        else if (fs58.rmdir.length > 2) target._rm = pify(fs58.rmdir.bind(fs58));
+        if (fs61.cp) target._cp = pify(fs61.cp.bind(fs61));
+        if (fs61.rm) target._rm = pify(fs61.rm.bind(fs61));
+        else if (fs61.rmdir.length > 2) target._rm = pify(fs61.rmdir.bind(fs61));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs58) {
-        if (typeof fs58._original_unwrapped_fs !== "undefined") return fs58;
-        const promises = Object.getOwnPropertyDescriptor(fs58, "promises");
+      constructor(fs61) {
+        if (typeof fs61._original_unwrapped_fs !== "undefined") return fs61;
+        const promises = Object.getOwnPropertyDescriptor(fs61, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs58.promises);
+          bindFs(this, fs61.promises);
         } else {
-          bindFs(this, fs58);
+          bindFs(this, fs61);
         }
-        this._original_unwrapped_fs = fs58;
+        this._original_unwrapped_fs = fs61;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13676,29 +13676,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs58 = new FileSystem(_fs);
+        const fs61 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs58,
+          fs: fs61,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path48, [head, workdir, index2]) {
+          map: async function(path52, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path48);
+            const unmerged = unmergedPaths.includes(path52);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path48,
+                path: path52,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path48);
+            else throw new IndexResetError(path52);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs58.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs61.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs58.write(`${dir}/${entry.path}`, content, {
+                await fs61.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs58, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs61, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs58.exists(excludesFile)) {
-          excludes = await fs58.read(excludesFile, "utf8");
+        if (await fs61.exists(excludesFile)) {
+          excludes = await fs61.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs58.read(p.gitignore, "utf8");
+          const file2 = await fs61.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs58, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs61, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs58.exists(filepath)) await fs58.write(filepath, object2);
+      if (!await fs61.exists(filepath)) await fs61.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs58,
+      fs: fs61,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs58, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs61, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs58,
+              fs: fs61,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs58,
+      fs: fs61,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs58,
+            fs: fs61,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs58.lstat(join(dir, currentFilepath));
+        const stats = await fs61.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs58.readdir(join(dir, currentFilepath));
+          const children = await fs61.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs58,
+                fs: fs61,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs58,
+                fs: fs61,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs58.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs61.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs61.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs61, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs58, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs61, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs58.exists(`${gitdir}/${source}`);
+      return fs61.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs61.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs61,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs58, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs61, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs58, gitdir, path: path48 }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
-      return config2.get(path48);
+    async function _getConfig({ fs: fs61, gitdir, path: path52 }) {
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      return config2.get(path52);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs58, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs61, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs61, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs61, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs58,
+      fs: fs61,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs58, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs58, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs61, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs61, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs58, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs61, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs58, cache, gitdir, oid });
+        return resolveCommit({ fs: fs61, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs58, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs61, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs58,
+      fs: fs61,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs58.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs61.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs58, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs61, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs58, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs58,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs61, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs61,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs58, gitdir, cache, allowUnmerged: false },
+        { fs: fs61, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs58, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs61, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: p });
-                while (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs61, gitdir, ref: p });
+                while (await hasObject({ fs: fs61, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs58,
+                    fs: fs61,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs58, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs61, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs58, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs61, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs61, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs61, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs58, gitdir, tree }) {
+    async function _writeTree({ fs: fs61, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs58,
+      fs: fs61,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs58,
+        fs: fs61,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs58, gitdir, author: _author });
+        const fs61 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs61, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         return await _addNote({
-          fs: fs58,
+          fs: fs61,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs58, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs61, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs58,
+      fs: fs61,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs58, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs61, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs58, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs61, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs58, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs61, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs58,
+          fs: fs61,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs58,
+      fs: fs61,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs61, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs58, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs61, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs61, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs58, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs61, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs58.lstat(current);
+        const stats = await fs61.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath.startsWith(`${base2}/`);
     };
     async function _checkout({
-      fs: fs58,
+      fs: fs61,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs58, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs61, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs58, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs61, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs58,
+            fs: fs61,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs61, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs58.rm(filepath);
+                  await fs61.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs61, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs58.rmdir(filepath);
+                    await fs61.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
-            await fs58.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
+            await fs61.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs61, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache, allowUnmerged: true },
+            { fs: fs61, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs58, gitdir, cache, allowUnmerged: true },
+            { fs: fs61, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs58,
+                      fs: fs61,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs58.rm(filepath);
+                      await fs61.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs58.write(filepath, object2);
+                      await fs61.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs58.write(filepath, object2, { mode: 511 });
+                      await fs61.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs58.writelink(filepath, object2);
+                      await fs61.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs58.lstat(filepath);
+                  const stats = await fs61.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs58,
+            fs: fs61,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs58,
+      fs: fs61,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs58,
+        fs: fs61,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs58, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs61, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs58, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
         if (chmod) {
-          await fs58.rm(filepath);
+          await fs61.rm(filepath);
         }
         if (mode === 33188) {
-          await fs58.write(filepath, object2);
+          await fs61.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs58.write(filepath, object2, { mode: 511 });
+          await fs61.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs58.writelink(filepath, object2);
+          await fs61.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs58.lstat(filepath);
+      const stats = await fs61.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs58,
+      fs: fs61,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs58,
+        fs: fs61,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base2, theirs]) {
-          const path48 = basename(filepath);
+          const path52 = basename(filepath);
           const ourChange = await modified(ours, base2);
           const theirChange = await modified(theirs, base2);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base2.mode(),
-                path: path48,
+                path: path52,
                 oid: await base2.oid(),
                 type: await base2.type()
               };
@@ -15469,14 +15469,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path48,
+                  path: path52,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path48,
+                path: path52,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path48,
+                  path: path52,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path48,
+                path: path52,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path48,
+                  path: path52,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs58,
+                  fs: fs61,
                   gitdir,
-                  path: path48,
+                  path: path52,
                   ours,
                   base: base2,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path48
+                  path: path52
                 };
               }
               if (base2 && ours && !theirs && await base2.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path48
+                  path: path52
                 };
               }
               if (base2 && !ours && !theirs && (await base2.type() === "blob" || await base2.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs58,
+            fs: fs61,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path48 = `${dir}/${filepath}`;
+              const path52 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs58.write(path48, content, { mode });
+                await fs61.write(path52, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs58,
+      fs: fs61,
       gitdir,
-      path: path48,
+      path: path52,
       ours,
       base: base2,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path52, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path48, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path52, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path48, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path52, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path48
+        path: path52
       });
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path48, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path52, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs58, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs61, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs58.lstat(currentFilepath);
+      const stats = await fs61.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs58, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs61, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs58.readlink(currentFilepath).then(posixifyPathBuffer) : await fs58.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs61.readlink(currentFilepath).then(posixifyPathBuffer) : await fs61.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs58, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs61, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs58, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs61, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs58,
+            fs61,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs61, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs58.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs61.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs58,
+        fs: fs61,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs58, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs61, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs58,
+        fs: fs61,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs58, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs61, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs58.lstat(join(dir, filepath))
+                  stats: await fs61.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs58.rmdir(currentFilepath);
+              await fs61.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
-              await fs58.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs61, dir, op.filepath);
+              await fs61.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs58.rm(currentFilepath);
+              await fs61.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs58, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs61, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs58,
+                  fs: fs61,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs58.exists(currentFilepath)) {
-                  await fs58.rm(currentFilepath);
+                if (await fs61.exists(currentFilepath)) {
+                  await fs61.rm(currentFilepath);
                 }
-                await fs58.write(currentFilepath, object2);
+                await fs61.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs58, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs61, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs58,
+          fs: fs61,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs58, gitdir, cache, allowUnmerged: false },
+        { fs: fs61, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs58,
+            fs: fs61,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs58,
+          fs: fs61,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs58,
+        fs: fs61,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs58,
+        fs: fs61,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path48) => worthWalking(filepath, path48))) {
+          if (!allTracked && !changed.some((path52) => worthWalking(filepath, path52))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs58,
+            fs: fs61,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs58,
+          fs: fs61,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs58,
+      fs: fs61,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs61, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16572,18 +16572,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           address: url2
         };
       }
-      const matches2 = url2.match(/(\w+)(:\/\/|::)(.*)/);
-      if (matches2 === null) return;
-      if (matches2[2] === "://") {
+      const matches3 = url2.match(/(\w+)(:\/\/|::)(.*)/);
+      if (matches3 === null) return;
+      if (matches3[2] === "://") {
         return {
-          transport: matches2[1],
-          address: matches2[0]
+          transport: matches3[1],
+          address: matches3[0]
         };
       }
-      if (matches2[2] === "::") {
+      if (matches3[2] === "::") {
         return {
-          transport: matches2[1],
-          address: matches2[3]
+          transport: matches3[1],
+          address: matches3[3]
         };
       }
     }
@@ -16596,11 +16596,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs58, gitdir }) {
+      static async read({ fs: fs61, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs58.read(filepath, { encoding: "utf8" });
+          const text = await fs61.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs58, gitdir, oids }) {
+      static async write({ fs: fs61, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs58.write(filepath, text, {
+            await fs61.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs58.rm(filepath);
+            await fs61.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs58,
+      fs: fs61,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs58, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs61, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs58, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs58, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs58, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs61, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs61, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs61, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs58, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs61, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs58, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs61, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs58, gitdir, oids });
+      await GitShallowManager.write({ fs: fs61, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17160,12 +17160,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         forAwait(lines, async (line) => {
           if (onMessage) await onMessage(line);
           if (onProgress) {
-            const matches2 = line.match(/([^:]*).*\((\d+?)\/(\d+?)\)/);
-            if (matches2) {
+            const matches3 = line.match(/([^:]*).*\((\d+?)\/(\d+?)\)/);
+            if (matches3) {
               await onProgress({
-                phase: matches2[1].trim(),
-                loaded: parseInt(matches2[2], 10),
-                total: parseInt(matches2[3], 10)
+                phase: matches3[1].trim(),
+                loaded: parseInt(matches3[2], 10),
+                total: parseInt(matches3[3], 10)
               });
             }
           }
@@ -17188,25 +17188,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs58.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs58, cache, gitdir, oid: oid2 });
+        await fs61.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs58.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs61.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs58,
+      fs: fs61,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs58.exists(gitdir + "/config")) return;
+      if (await fs61.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs58.mkdir(folder);
+        await fs61.mkdir(folder);
       }
-      await fs58.write(
+      await fs61.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs58.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs61.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs58,
+      fs: fs61,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs58, gitdir });
-        await _addRemote({ fs: fs58, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs61, gitdir });
+        await _addRemote({ fs: fs61, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs58,
+          fs: fs61,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs58,
+          fs: fs61,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs58.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs61.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs58,
+      fs: fs61,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         return await _commit({
-          fs: fs58,
+          fs: fs61,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs58, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs61, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs58, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs61, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs58, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs61, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs58, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs61, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs61, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs58, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+    async function _deleteRemote({ fs: fs61, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs58, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs58, gitdir, ref }) {
+    async function _deleteTag({ fs: fs61, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref });
     }
-    async function deleteTag({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs58, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs61, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs58.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs61.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs58.readdir(join(gitdir, "objects/pack"));
+      let list = await fs61.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs58,
+          fs: fs61,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs58, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs58, gitdir, oid: short });
+    async function _expandOid({ fs: fs61, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs61, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs61, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs58, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs58, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs61, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs61, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs58, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs61, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs58, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs61, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache, allowUnmerged: false },
+          { fs: fs61, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs58,
+              fs: fs61,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs58,
+      fs: fs61,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs58, gitdir });
+          const head = await _currentBranch({ fs: fs61, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs58,
+          fs: fs61,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs58,
+          fs: fs61,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs58,
+      fs: fs61,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs58,
+      fs: fs61,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs58, filepath }) {
-      if (await fs58.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs61, filepath }) {
+      if (await fs61.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs58, filepath: parent });
+        return _findRoot({ fs: fs61, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs58, filepath }) {
+    async function findRoot({ fs: fs61, filepath }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs58), filepath });
+        return await _findRoot({ fs: new FileSystem(fs61), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs58, dir, gitdir = join(dir, ".git"), path: path48 }) {
+    async function getConfig({ fs: fs61, dir, gitdir = join(dir, ".git"), path: path52 }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path48);
-        const fsp = new FileSystem(fs58);
+        assertParameter("path", path52);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path48
+          path: path52
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs58, gitdir, path: path48 }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
-      return config2.getall(path48);
+    async function _getConfigAll({ fs: fs61, gitdir, path: path52 }) {
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      return config2.getall(path52);
     }
     async function getConfigAll({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
-      path: path48
+      path: path52
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path48);
-        const fsp = new FileSystem(fs58);
+        assertParameter("path", path52);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path48
+          path: path52
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path48, value) {
-      const parts = path48.split("/");
+    function assignRefPath(root, path52, value) {
+      const parts = path52.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs58,
+      fs: fs61,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs58.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs58, cache, gitdir, oid });
+        const pack = await fs61.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs61, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs58.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs61.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs58,
+      fs: fs61,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs58,
+      fs: fs61,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18381,7 +18381,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         const oid2 = queue.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           oid: oid2
@@ -18405,7 +18405,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs58, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs61, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs58, gitdir, cache },
+          { fs: fs61, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs58, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs61, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs58, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs61, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs58, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+    async function _listRemotes({ fs: fs61, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs58, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs61, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs58, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs61, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs58, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs58, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs61, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs61, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs58,
+                  fs: fs61,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs58,
+                        fs: fs61,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs58, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs61, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs58, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs61, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs58,
+          fs: fs61,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs58, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs58, cache, gitdir, oids });
+    async function _packObjects({ fs: fs61, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs61, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs58.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs61.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs58,
+          fs: fs61,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs58, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs58, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs61, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs58, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs58,
+      fs: fs61,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj3 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs58,
+      fs: fs61,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs58, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs61, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs58, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs58, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs58, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs61, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs58, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs61, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs58, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs61, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs58,
+              fs: fs61,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs58, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs61, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs58, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs58,
+      fs: fs61,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs58, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs58, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs61, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs58, cache, gitdir, oid });
+        return resolveBlob({ fs: fs61, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs58, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs58,
+      fs: fs61,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
       const { blob } = await _readBlob({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs58, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs61, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs58,
+      fs: fs61,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs58, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs58,
+        fs: fs61,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs58,
+        fs: fs61,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs58,
+          fs: fs61,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs58,
+      fs: fs61,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs58, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs61, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs58, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs58, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs61, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs58,
+          fs: fs61,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs58,
+            fs: fs61,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs58,
+              fs: fs61,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs58.read(join(dir, filepath));
+        const object2 = dir && await fs61.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs58.lstat(join(dir, filepath));
+            stats = await fs61.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path48,
+      path: path52,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path48);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+        assertParameter("path", path52);
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path48, value);
+          await config2.append(path52, value);
         } else {
-          await config2.set(path48, value);
+          await config2.set(path52, value);
         }
-        await GitConfigManager.save({ fs: fs58, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs61, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs58, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs61, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs58, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs58,
+          fs: fs61,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs58, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _createStashCommit({ fs: fs61, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs58, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs61, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs58, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs61, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs58, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs61, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs58,
+        fs: fs61,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashApply({ fs: fs61, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs58,
+          fs: fs61,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs58,
+          fs: fs61,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashDrop({ fs: fs61, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs58.exists(stashRefPath)) {
-          await fs58.rm(stashRefPath);
+        if (await fs61.exists(stashRefPath)) {
+          await fs61.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs58.write(
+          await fs61.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs58.rm(stashReflogPath);
+          await fs61.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs58, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashList({ fs: fs61, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs58, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs58, dir, gitdir });
+    async function _stashClear({ fs: fs61, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path48) => {
-            if (await fs58.exists(path48)) {
-              return fs58.rm(path48);
+          stashRefPath.map(async (path52) => {
+            if (await fs61.exists(path52)) {
+              return fs61.rm(path52);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs58, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs58, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs58, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs61, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs61, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs61, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs58);
+      assertParameter("fs", fs61);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs58);
+        const _fs = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs61, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs58,
+          fs: fs61,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs58,
+            fs: fs61,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs58.lstat(join(dir, filepath));
+        const stats = await fs61.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs58, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs61, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs58, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs58.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs61.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs58, gitdir: updatedGitdir, cache },
+                  { fs: fs61, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs58, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs61, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs58._readdir(parent);
+          entries = await fs61._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree, path: path48 }) {
-      if (typeof path48 === "string") path48 = path48.split("/");
-      const dirname2 = path48.shift();
+    async function getOidAtPath({ fs: fs61, cache, gitdir: updatedGitdir, tree, path: path52 }) {
+      if (typeof path52 === "string") path52 = path52.split("/");
+      const dirname2 = path52.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path48.length === 0) {
+          if (path52.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs58,
+            fs: fs61,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs58, cache, gitdir: updatedGitdir, tree: tree2, path: path48 });
+            return getOidAtPath({ fs: fs61, cache, gitdir: updatedGitdir, tree: tree2, path: path52 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path48.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path52.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs58, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs61, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs58, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs61, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         return await _walk({
-          fs: fs58,
+          fs: fs61,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs58,
+                  fs: fs61,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs58 = new FileSystem(_fs);
+        const fs61 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs61, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs58, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs61, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs58, gitdir: updatedGitdir, cache },
+            { fs: fs61, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs58.lstat(join(dir, filepath));
+                const fileStats2 = await fs61.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs58.lstat(join(dir, filepath));
+          fileStats = await fs61.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs58, gitdir: updatedGitdir, cache },
+          { fs: fs61, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs58.readlink(join(dir, filepath)) : await fs58.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs61.readlink(join(dir, filepath)) : await fs61.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs58,
+                fs: fs61,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs58, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs61, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs58,
+      fs: fs61,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs58 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
+        const fs61 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs58,
+          fs: fs61,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs58 = new FileSystem(_fs);
+        const fs61 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs58, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs58, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs61, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs58,
+            fs: fs61,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs58,
+            fs: fs61,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs58,
+            fs: fs61,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs58, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs61, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs58,
+        fs: fs61,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs58, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs61, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs58, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs61, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs58);
+        assertParameter("fs", fs61);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs58);
+        const fsp = new FileSystem(fs61);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -22105,575 +22105,880 @@ function checkAdminId(id, what) {
   if (!ID_RULE.test(id)) throw new Error(`invalid ${what} '${id}': use 1-128 characters from A-Z a-z 0-9 _ - (not starting with -)`);
 }
 
-// src/core/exec/commands.ts
-var READONLY_LIST = `
-cat head tail less more nl wc stat file du tac
-ls tree find
-grep egrep fgrep rg awk gawk mawk sed
-sort uniq cut paste tr fold fmt column rev shuf expand unexpand pr join
-diff diff3 cmp comm
-tar unzip zipinfo 7z
-zcat bzcat xzcat
-md5sum sha1sum sha256sum sha512sum b2sum cksum
-base32 base64 basenc
-strings od hexdump xxd
-jq xmllint yq
-iconv
-bc dc expr factor numfmt
-basename dirname realpath
-echo printf
-ffprobe identify exiftool
-sqlite3`;
-var WRITE_EXTRA = `
-df locate which whereis
-split csplit
-sdiff patch colordiff
-zip 7za
-gzip gunzip bzip2 bunzip2 xz unxz lz4 zstd
-sum
-uuencode uudecode
-touch mkdir rm rmdir mv cp truncate mktemp install shred
-pandoc dos2unix unix2dos recode
-seq date cal readlink pathchk pwd uname nproc sleep yes tee gettext tsort true false
-ffmpeg magick convert
-git`;
-var words = (text) => text.split(/\s+/).filter(Boolean);
-var READONLY_COMMANDS = new Set(words(READONLY_LIST));
-var READWRITE_COMMANDS = /* @__PURE__ */ new Set([...READONLY_COMMANDS, ...words(WRITE_EXTRA)]);
-var DOWNLOADERS = /* @__PURE__ */ new Set(["curl", "wget"]);
-var BLACKLIST = new Set(
-  words(`bash sh zsh fish dash csh tcsh ksh busybox python python2 python3 perl ruby node nodejs deno bun php lua tclsh wish
-  exec eval source env xargs timeout nohup disown setsid nice ionice chroot unshare nsenter screen tmux at batch crontab
-  sudo su doas pkexec chown chgrp chmod chattr ln rename fetch ssh scp sftp rsync nc netcat ncat socat telnet ftp ping
-  traceroute dd mount umount kill killall pkill reboot shutdown halt poweroff systemctl service mkfs fdisk parted
-  iptables nft firewall-cmd gdb strace ltrace vim vi nano emacs ed ex`)
-);
-var PACKAGES = {
-  rg: "ripgrep",
-  "7z": "p7zip-full",
-  "7za": "p7zip-full",
-  xmllint: "libxml2-utils",
-  pandoc: "pandoc",
-  ffmpeg: "ffmpeg",
-  ffprobe: "ffmpeg",
-  identify: "imagemagick",
-  convert: "imagemagick",
-  magick: "imagemagick (IM7; Debian 12 ships IM6 only)",
-  exiftool: "libimage-exiftool-perl",
-  dos2unix: "dos2unix",
-  unix2dos: "dos2unix",
-  tree: "tree",
-  jq: "jq",
-  yq: "yq",
-  sqlite3: "sqlite3",
-  zip: "zip",
-  unzip: "unzip",
-  zipinfo: "unzip",
-  file: "file",
-  xxd: "xxd",
-  hexdump: "bsdextrautils",
-  column: "bsdextrautils",
-  colordiff: "colordiff",
-  recode: "recode",
-  uuencode: "sharutils",
-  uudecode: "sharutils",
-  lz4: "lz4",
-  zstd: "zstd",
-  bc: "bc",
-  dc: "dc",
-  git: "git",
-  curl: "curl",
-  wget: "wget",
-  locate: "plocate",
-  gettext: "gettext-base",
-  gawk: "gawk",
-  mawk: "mawk",
-  strings: "binutils",
-  patch: "patch",
-  less: "less",
-  cal: "ncal",
-  more: "util-linux"
-};
-function packageFor(cmd) {
-  return PACKAGES[cmd] ?? "coreutils";
-}
-var MEDIA_NETWORK = /* @__PURE__ */ new Set(["ffmpeg", "ffprobe", "pandoc", "magick", "convert", "identify"]);
-
-// src/core/exec/rules.ts
-var positionals = (args) => args.filter((a) => !a.startsWith("-"));
-function filesBesideValues(args, valued) {
-  const files = [];
-  for (let i2 = 0; i2 < args.length; i2++) {
-    const a = args[i2];
-    if (valued.includes(a)) i2++;
-    else if (!a.startsWith("-") || a === "-") files.push(a);
-  }
-  return files;
-}
-var GREP = {
-  textPositionals: 1,
-  scriptOptions: ["-e", "--regexp", "-f", "--file"],
-  pathOptions: ["-f", "--file", "--exclude-from"],
-  textOptions: ["--include", "--exclude", "--exclude-dir", "--label", "-m", "--max-count", "-A", "-B", "-C", "--context", "--after-context", "--before-context", "-d", "--directories", "-D", "--devices", "--binary-files", "--group-separator"],
-  dereference: ["-R", "--dereference-recursive"],
-  textLanguage: true
-};
-var AWK = {
-  textPositionals: 1,
-  scriptOptions: ["-e", "--source"],
-  textOptions: ["-F", "--field-separator", "-v", "--assign"],
-  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code.
-  forbid: ["-f", "--file", "-E", "--exec", "-l", "--load", "-i", "--include", "-W"],
-  script: "awk",
-  textLanguage: true
-};
-var JQ = {
-  textPositionals: 1,
-  textOptions: ["--indent"],
-  pairOptions: ["--arg", "--argjson"],
-  forbid: ["--rawfile", "--slurpfile", "-L", "--from-file", "-f"],
-  script: "jq",
-  textLanguage: true
-};
-var CHECKSUM = { listsFiles: ["-c", "--check"] };
-var MEDIA = "media tools follow references inside their input files (playlists, concat lists, SVG or HTML links) and read configuration that can run programs";
-var RULES = {
-  grep: GREP,
-  egrep: GREP,
-  fgrep: GREP,
-  rg: {
-    ...GREP,
-    pathOptions: ["-f", "--file", "--ignore-file"],
-    forbid: ["--pre", "--pre-glob", "--search-zip", "-z", "--hostname-bin"],
-    textOptions: [...GREP.textOptions ?? [], "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "-r", "--replace", "-M", "--max-columns", "-j", "--threads", "--sort", "--sortr", "-E", "--encoding", "--type-add"],
-    noScriptWith: ["--files", "--type-list"],
-    dereference: ["-L", "--follow"]
-  },
-  awk: AWK,
-  gawk: AWK,
-  mawk: AWK,
-  sed: {
-    textPositionals: 1,
-    scriptOptions: ["-e", "--expression"],
-    textOptions: ["-l", "--line-length"],
-    forbid: ["-f", "--file"],
-    forbidReadonly: ["-i", "--in-place"],
-    script: "sed",
-    textLanguage: true
-  },
-  jq: JQ,
-  yq: { ...JQ, forbidReadonly: ["-i", "--in-place"] },
-  xmllint: {
-    textOptions: ["--xpath", "--encode", "--pattern", "--maxmem"],
-    // External entities, DTDs, XInclude and catalogs make libxml2 open other files or URLs.
-    forbid: ["--output", "-o", "--shell", "--dtdvalid", "--dtdvalidfpi", "--path", "--load-trace", "--noent", "--xinclude", "--loaddtd", "--dtdattr", "--valid", "--postvalid", "--catalogs", "--relaxng", "--schema", "--schematron", "--huge"],
-    prefixArgs: ["--nonet"],
-    textLanguage: true
-  },
-  find: {
-    wordOptions: true,
-    textOptions: ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-size", "-printf", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth", "-regextype", "-newermt", "-newerat", "-newerct", "-links", "-inum", "-used", "-fstype", "-context"],
-    forbid: ["-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"],
-    forbidReadonly: ["-delete"],
-    dereference: ["-L", "-follow"],
-    listsFiles: ["-files0-from"],
-    textLanguage: true
-  },
-  tar: {
-    forbid: ["--to-command", "-I", "--use-compress-program", "-P", "--absolute-names", "--checkpoint-action", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--transform", "--xform", "--force-local"],
-    forbidLetters: "PIF",
-    oldStyleFirst: "bCfFgHIKLNTVX",
-    pathOptions: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-g", "--listed-incremental", "--index-file", "--volno-file"],
-    textOptions: ["-b", "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "--after-date", "-V", "--label", "-L", "--tape-length", "--exclude", "--owner", "--group", "--mode", "--mtime", "--strip-components", "--wildcards-match-slash", "--occurrence", "--record-size", "--checkpoint", "--quoting-style", "--sort"],
-    listsFiles: ["-T", "--files-from"],
-    forbidReadonly: ["--extract", "--get", "--create", "--append", "--update", "--delete", "--catenate", "--concatenate"],
-    // Old-style "xzf" and clusters like "-xzf": extraction or creation letters write.
-    readonlyCheck: (args) => args.some((a, i2) => /^-?[A-Za-z]+$/.test(a) && (a.startsWith("-") || i2 === 0) && /[xcruA]/.test(a)) ? "tar would extract or write an archive" : void 0,
-    prefixArgs: ["--force-local", "--no-same-owner", "--no-same-permissions"],
-    dereference: ["-h", "--dereference"],
-    makesLinks: true
-  },
-  unzip: {
-    textOptions: ["-P"],
-    pathOptions: ["-d"],
-    // -: keeps ../ in member names (extraction above the target folder); -^ keeps control characters.
-    forbid: ["-:", "-^"],
-    forbidLetters: ":^",
-    readonlyCheck: (args) => args.some((a) => /^-[lvtpZzc]/.test(a)) ? void 0 : "unzip extracts unless -l (list), -v, -t (test), -p or -c (print) is given",
-    makesLinks: true
-  },
-  zipinfo: {},
-  zip: {
-    followsLinks: true,
-    forbid: ["-TT", "--unzip-command", "-T", "--test"],
-    textOptions: ["-P", "--password", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date"],
-    pathOptions: ["-b", "--temp-path", "-O", "--output-file"]
-  },
-  "7z": {
-    sandboxOnly: "7-Zip reads list files (@file) and archive links that argument checks cannot follow",
-    makesLinks: true,
-    readonlyCheck: (args) => ["l", "t", "i", "h"].includes(positionals(args)[0] ?? "") ? void 0 : "only 7z l (list) and t (test) leave files alone"
-  },
-  "7za": { sandboxOnly: "7-Zip reads list files (@file) and archive links that argument checks cannot follow", makesLinks: true },
-  sort: {
-    forbid: ["--compress-program"],
-    textOptions: ["-t", "--field-separator", "-k", "--key", "-S", "--buffer-size", "--parallel", "--batch-size"],
-    pathOptions: ["-o", "--output", "-T", "--temporary-directory", "--random-source"],
-    forbidReadonly: ["-o", "--output"],
-    listsFiles: ["--files0-from"]
-  },
-  split: { forbid: ["--filter"], textOptions: ["-b", "--bytes", "-l", "--lines", "-n", "--number", "-a", "--suffix-length", "--additional-suffix", "-C", "--line-bytes", "-t", "--separator"] },
-  csplit: { textPositionals: "all", textFrom: 1, textOptions: ["-b", "--suffix-format", "-n", "--digits"], pathOptions: ["-f", "--prefix"] },
-  uniq: { textOptions: ["-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"], readonlyCheck: (args) => positionals(args).length > 1 ? "uniq's second file name is an output file" : void 0 },
-  shuf: { forbidReadonly: ["-o", "--output"], textOptions: ["-n", "--head-count", "-i", "--input-range"], pathOptions: ["-o", "--output", "--random-source"] },
-  cut: { textOptions: ["-d", "--delimiter", "-f", "--fields", "-b", "--bytes", "-c", "--characters", "--output-delimiter"] },
-  tr: { textPositionals: "all", textLanguage: true },
-  paste: { textOptions: ["-d", "--delimiters"] },
-  join: { textOptions: ["-t", "-j", "-1", "-2", "-o", "-e", "-a", "-v"] },
-  column: { textOptions: ["-s", "--separator", "-o", "--output-separator", "-c", "--output-width", "-N", "--table-columns", "-R", "--table-right", "-E", "--table-noextreme", "-H", "--table-hide", "-W", "--table-wrap", "-T", "--table-truncate", "-n", "--table-name", "-O", "--table-order", "-d"] },
-  fold: { textOptions: ["-w", "--width"] },
-  fmt: { textOptions: ["-w", "--width", "-p", "--prefix", "-g", "--goal"] },
-  pr: { textOptions: ["-h", "--header", "-w", "--width", "-l", "--length", "-W", "--page-width", "-o", "--indent", "-s", "-S", "--sep-string", "-N", "--first-line-number"] },
-  nl: { textOptions: ["-s", "--number-separator", "-b", "--body-numbering", "-d", "--section-delimiter", "-f", "--footer-numbering", "-h", "--header-numbering", "-i", "--line-increment", "-l", "--join-blank-lines", "-n", "--number-format", "-v", "--starting-line-number", "-w", "--number-width"] },
-  tac: { textOptions: ["-s", "--separator"] },
-  expand: { textOptions: ["-t", "--tabs"] },
-  unexpand: { textOptions: ["-t", "--tabs"] },
-  numfmt: { textPositionals: "all", textOptions: ["--to", "--from", "--format", "--suffix", "-d", "--delimiter", "--field", "--padding", "--round", "--from-unit", "--to-unit", "--invalid"] },
-  echo: { textPositionals: "all", textLanguage: true },
-  printf: { textPositionals: "all", textLanguage: true },
-  expr: { textPositionals: "all", textLanguage: true },
-  factor: { textPositionals: "all" },
-  seq: { textPositionals: "all", textOptions: ["-s", "--separator", "-f", "--format"] },
-  bc: { textLanguage: true, forbid: ["-f", "--file"] },
-  dc: {
-    scriptOptions: ["-e", "--expression"],
-    forbid: ["-f", "--file"],
-    script: "dc",
-    textLanguage: true,
-    // A positional is a program file the scanner cannot see.
-    check: (args) => filesBesideValues(args, ["-e", "--expression"]).length > 0 ? "dc runs program files, which cannot be checked; give the program with -e" : void 0
-  },
-  date: {
-    textPositionals: "all",
-    textOptions: ["-d", "--date", "--rfc-3339"],
-    pathOptions: ["-f", "--file", "-r", "--reference"],
-    forbid: ["-s", "--set"],
-    textLanguage: true
-  },
-  cal: { textPositionals: "all" },
-  sqlite3: {
-    // The first positional is the database file; the rest are SQL or dot-commands.
-    textFrom: 1,
-    textPositionals: "all",
-    wordOptions: true,
-    doubleDashWords: true,
-    textOptions: ["-separator", "-newline", "-nullvalue", "-escape", "-mmap", "-maxsize"],
-    forbid: ["-cmd", "-init", "-A", "-archive", "-append", "-deserialize", "-memtrace", "-safe-off", "-unsafe-testing", "-vfs", "-zip", "-lookaside", "-pagecache", "-heap", "-nonce", "-sorterref", "-multiplex", "-pcachetrace"],
-    script: "sqlite3",
-    textLanguage: true,
-    // -safe: no .shell/.system/.load/.output/ATTACH/readfile...; -init: never read the home folder's .sqliterc.
-    prefixArgs: ["-safe", "-init", "/dev/null"],
-    readonlyPrefix: ["-readonly"],
-    // The CLI opens file: URIs, which name any file on the server.
-    check: (args) => positionals(args)[0]?.toLowerCase().startsWith("file:") ? "sqlite3 would open a file: URI, which can name files outside the zone" : void 0
-  },
-  cp: {
-    forbid: ["-s", "--symbolic-link", "-l", "--link"],
-    forbidLetters: "sl",
-    pathOptions: ["-t", "--target-directory"],
-    textOptions: ["-S", "--suffix"],
-    dereference: ["-L", "--dereference", "-H"],
-    makesLinks: true
-  },
-  mv: { pathOptions: ["-t", "--target-directory"], textOptions: ["-S", "--suffix"], makesLinks: true },
-  install: { forbid: ["-m", "--mode", "-o", "--owner", "-g", "--group", "-s", "--strip", "--strip-program"], pathOptions: ["-t", "--target-directory"], textOptions: ["-S", "--suffix"] },
-  ls: { dereference: ["-L", "--dereference", "-H", "--dereference-command-line"], textOptions: ["-I", "--ignore", "--hide", "-w", "--width", "-T", "--tabsize", "--time-style", "--format", "--sort", "--time", "--block-size", "--quoting-style", "--indicator-style"] },
-  du: { dereference: ["-L", "--dereference"], listsFiles: ["--files0-from"], textOptions: ["-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude", "--time-style", "--time"], pathOptions: ["-X", "--exclude-from"] },
-  wc: { listsFiles: ["--files0-from"] },
-  stat: { textOptions: ["-c", "--format", "--printf"], dereference: ["-L", "--dereference"] },
-  file: { forbid: ["-m", "--magic-file", "-C", "--compile"], listsFiles: ["-f", "--files-from"], pathOptions: ["-f", "--files-from"], textOptions: ["-F", "--separator", "-e", "--exclude", "-P", "--parameter"], dereference: ["-L", "--dereference"] },
-  tree: { forbidReadonly: ["-o"], pathOptions: ["-o"], textOptions: ["-P", "-I", "-L", "-H", "-T", "--charset", "--filelimit", "--timefmt", "--sort"], dereference: ["-l"], forbid: ["--fromfile"] },
-  iconv: { textOptions: ["-f", "--from-code", "-t", "--to-code"], pathOptions: ["-o", "--output"], forbidReadonly: ["-o", "--output"] },
-  touch: { textOptions: ["-d", "--date", "-t"], pathOptions: ["-r", "--reference"] },
-  truncate: { textOptions: ["-s", "--size"], pathOptions: ["-r", "--reference"] },
-  mktemp: { textOptions: ["--suffix"], pathOptions: ["-p"] },
-  head: { textOptions: ["-n", "--lines", "-c", "--bytes"] },
-  tail: { textOptions: ["-n", "--lines", "-c", "--bytes", "-s", "--sleep-interval", "--pid", "--max-unchanged-stats"] },
-  xxd: {
-    textOptions: ["-c", "-g", "-l", "-s", "-o", "-n"],
-    forbidReadonly: ["-r", "-revert"],
-    // xxd INFILE OUTFILE writes the second file.
-    readonlyCheck: (args) => positionals(args).length > 1 ? "xxd's second file name is an output file" : void 0
-  },
-  od: { textOptions: ["-A", "--address-radix", "-t", "--format", "-j", "--skip-bytes", "-N", "--read-bytes", "-w", "--width", "-S", "--strings"] },
-  hexdump: { textOptions: ["-e", "-n", "-s"], forbid: ["-f"] },
-  strings: { textOptions: ["-n", "--bytes", "-t", "--radix", "-e", "--encoding", "-s", "--output-separator", "-T", "--target"] },
-  md5sum: CHECKSUM,
-  sha1sum: CHECKSUM,
-  sha256sum: CHECKSUM,
-  sha512sum: CHECKSUM,
-  b2sum: { ...CHECKSUM, textOptions: ["-l", "--length"] },
-  cksum: { ...CHECKSUM, textOptions: ["-a", "--algorithm", "-l", "--length"] },
-  uudecode: {
-    pathOptions: ["-o", "--output-file"],
-    // Without -o the output file is named inside the encoded data (any path on the server).
-    check: (args) => args.some((a) => /^-[A-Za-z]*o/.test(a) || a.startsWith("--output-file") || a.startsWith("--o")) ? void 0 : "uudecode without -o writes to the file named inside the encoded data; give the output file with -o"
-  },
-  // The subcommand comes first, so git's global options (-c, -C, --git-dir) cannot be given at all; these are the
-  // subcommand options that run programs or set configuration (git runs only in the sandbox anyway).
-  git: { makesLinks: true, forbid: ["-c", "--config", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--separate-git-dir", "--upload-pack", "--receive-pack", "--exec", "--template", "--ext-diff", "--textconv"], textLanguage: true, textPositionals: "all" },
-  pandoc: {
-    sandboxOnly: "pandoc reads files named inside documents (images, includes, LaTeX) and runs Lua from custom readers and writers",
-    forbid: ["--filter", "-F", "--lua-filter", "-L", "--extract-media", "--pdf-engine", "--pdf-engine-opt", "--data-dir", "--resource-path", "--include-in-header", "-H", "--include-before-body", "-B", "--include-after-body", "-A", "--template", "--reference-doc", "-d", "--defaults", "--embed-resources", "--self-contained"],
-    textOptions: ["-f", "--from", "-r", "--read", "-t", "--to", "-w", "--write", "-M", "--metadata", "-V", "--variable", "--toc-depth"]
-  },
-  ffmpeg: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-filter_complex_script", "-filter_script", "-dump_attachment", "-attach", "-report"], textOptions: ["-f", "-c", "-c:v", "-c:a", "-codec", "-vf", "-af", "-filter:v", "-filter:a", "-ss", "-t", "-to", "-r", "-b:v", "-b:a", "-s", "-ar", "-ac", "-q:v", "-q:a", "-crf", "-preset", "-map", "-metadata", "-loglevel", "-v"], textLanguage: true },
-  ffprobe: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-report"], textOptions: ["-show_entries", "-of", "-print_format", "-select_streams", "-v", "-loglevel", "-f"] },
-  convert: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-script", "-write"] },
-  magick: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-script", "-write"] },
-  identify: { sandboxOnly: MEDIA, wordOptions: true, textOptions: ["-format"] },
-  exiftool: {
-    sandboxOnly: "exiftool runs Perl from ~/.ExifTool_config and copies tags from files named in its arguments (-TAG<=FILE)",
-    wordOptions: true,
-    forbid: ["-@", "-config", "-o", "-out", "-w", "-W", "-tagsFromFile"],
-    textOptions: ["-p", "-d"],
-    readonlyCheck: (args) => args.some((a) => a.startsWith("-") && a.includes("=")) ? "exiftool tag assignments rewrite the file" : void 0
-  },
-  colordiff: { sandboxOnly: "colordiff reads ~/.colordiffrc, which names the program it runs" },
-  locate: { sandboxOnly: "locate searches the server's whole file list, not the zone" },
-  less: { forbid: ["-k", "--lesskey-file", "-o", "--log-file", "-O", "--LOG-FILE", "--lesskey-src", "-T", "--tag-file"] },
-  patch: {
-    forbid: ["--merge", "-o", "--output", "-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix", "-r", "--reject-file", "--follow-symlinks"],
-    textOptions: ["-p", "--strip", "-F", "--fuzz", "-D", "--ifdef", "-V", "--version-control", "--quoting-style"],
-    pathOptions: ["-i", "--input", "-d", "--directory"],
-    // git-style patches can create symbolic links.
-    makesLinks: true
-  },
-  tee: {},
-  diff: {
-    followsLinks: true,
-    textOptions: ["-U", "--unified", "-C", "--context", "--label", "-I", "--ignore-matching-lines", "-W", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--old-group-format", "--new-group-format", "--changed-group-format", "--unchanged-group-format", "-F", "--show-function-line", "-D", "--ifdef", "--tabsize", "-x", "--exclude", "--horizon-lines", "--palette"],
-    pathOptions: ["--to-file", "--from-file", "-X", "--exclude-from", "-S", "--starting-file"],
-    textLanguage: true
-  },
-  diff3: { forbid: ["--diff-program"], textOptions: ["-L", "--label"] },
-  sdiff: { forbid: ["-o", "--output", "--diff-program"], textOptions: ["-w", "--width", "-I", "--ignore-matching-lines", "--tabsize"] },
-  more: {},
-  base64: { textOptions: ["-w", "--wrap"] },
-  base32: { textOptions: ["-w", "--wrap"] },
-  basenc: { textOptions: ["-w", "--wrap"] },
-  gzip: { textOptions: ["-S", "--suffix"] },
-  curl: {
-    textLanguage: true,
-    atFiles: true,
-    // -q (first) keeps curl from reading ~/.curlrc in the zone.
-    prefixArgs: ["-q"],
-    textOptions: ["-H", "--header", "-A", "--user-agent", "-e", "--referer", "-r", "--range", "-m", "--max-time", "--connect-timeout", "--retry", "-w", "--write-out", "-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-u", "--user", "-x", "--proxy", "-U", "--proxy-user", "-z", "--time-cond", "-C", "--continue-at", "-Y", "--speed-limit", "-y", "--speed-time", "--limit-rate", "--max-filesize", "--max-redirs", "-Q", "--quote", "-P", "--ftp-port", "-t", "--telnet-option", "--retry-delay", "--retry-max-time", "--resolve", "--connect-to", "--proto", "--proto-redir"],
-    pathOptions: ["-o", "--output", "--output-dir", "-T", "--upload-file", "-c", "--cookie-jar", "-b", "--cookie", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "-E", "--cert", "--key", "--cacert", "--capath", "--netrc-file", "--etag-save", "--etag-compare", "--hsts", "--alt-svc"],
-    forbid: ["-K", "--config", "--engine", "--unix-socket", "--abstract-unix-socket"],
-    forbidNetworkSafe: ["-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F", "--form", "--form-string", "-T", "--upload-file", "--post301", "--post302", "--post303", "--json", "-u", "--user"]
-  },
-  wget: {
-    textLanguage: true,
-    // --no-config keeps wget from reading ~/.wgetrc in the zone.
-    prefixArgs: ["--no-config"],
-    textOptions: ["-U", "--user-agent", "--header", "-t", "--tries", "-T", "--timeout", "-l", "--level", "-w", "--wait", "-Q", "--quota", "--limit-rate", "-A", "--accept", "-R", "--reject", "-D", "--domains", "--user", "--password", "--method", "--post-data", "--body-data"],
-    pathOptions: ["-O", "--output-document", "-P", "--directory-prefix", "--post-file", "--body-file", "--load-cookies", "--save-cookies", "--ca-certificate", "--certificate", "--private-key", "-a", "--append-output", "-o", "--output-file"],
-    forbid: ["-e", "--execute", "--config", "-i", "--input-file", "--use-askpass", "-B", "--base"],
-    forbidNetworkSafe: ["--post-data", "--post-file", "--body-data", "--body-file", "--method"]
-  }
-};
-function ruleFor(cmd) {
-  return RULES[cmd] ?? {};
-}
-
-// src/core/exec/sandbox.ts
-import { spawn } from "node:child_process";
+// src/core/audit/audit.ts
 import fs5 from "node:fs";
-import os2 from "node:os";
 import path5 from "node:path";
-var SANDBOX_ZONE = "/zone";
-var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
-var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
-var ETC_NETWORK = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf"];
-function bwrapArgs(opts) {
-  const args = ["--ro-bind", "/usr", "/usr"];
-  for (const dir of ["bin", "sbin", "lib", "lib64", "lib32"]) {
-    const host = `/${dir}`;
-    const st = fs5.lstatSync(host, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) args.push("--symlink", fs5.readlinkSync(host), host);
-    else if (st?.isDirectory()) args.push("--ro-bind", host, host);
-  }
-  for (const p of [...ETC_READONLY, ...opts.network ? ETC_NETWORK : []]) args.push("--ro-bind-try", p, p);
-  args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
-  args.push(opts.readonly ? "--ro-bind" : "--bind", opts.zoneRoot, SANDBOX_ZONE);
-  const pins = /* @__PURE__ */ new Set();
-  for (const rel of opts.protect) {
-    const parts = rel.split("/").filter(Boolean);
-    for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
-  }
-  for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
-    const inside = path5.join(opts.zoneRoot, rel);
-    if (!fs5.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
-    const real = fs5.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path5.sep}`)) continue;
-    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path5.posix.join(SANDBOX_ZONE, rel));
-  }
-  for (const rel of opts.protect) {
-    const inside = path5.join(opts.zoneRoot, rel);
-    if (fs5.existsSync(inside)) args.push("--ro-bind", inside, path5.posix.join(SANDBOX_ZONE, rel));
-  }
-  args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
-  if (opts.network) args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  return args;
+var FLAGGED = /* @__PURE__ */ new Set(["PATH_ESCAPE", "PROTECTED_PATH", "COMMAND_FORBIDDEN", "ARGUMENT_FORBIDDEN", "GROUP_ACCESS_DENIED", "PERMISSION_DENIED", "NOT_FILE_OWNER", "BLOCKED_PATH"]);
+var PATH_KEYS = ["path", "src", "dest", "old_path", "new_path", "src_path", "dest_path", "dest_subdir", "filename", "stdout_file", "stderr_file", "output_csv", "import_csv"];
+var FILE = "audit.jsonl";
+function auditDir(storageBase) {
+  return path5.join(path5.resolve(storageBase), "audit");
 }
-var probe;
-function probeBwrap() {
-  probe ??= new Promise((resolve) => {
-    const bwrap = findProgram("bwrap");
-    if (bwrap === void 0) {
-      resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
+function auditEntry(fn, args, user, conversation, code, ms) {
+  const entry = { time: (/* @__PURE__ */ new Date()).toISOString(), user, conversation, function: fn, code, ms: Math.round(ms * 10) / 10 };
+  if (typeof args.zone === "string") entry.zone = args.zone.slice(0, 32);
+  if (typeof args.group === "string" && args.group !== "") entry.group = args.group.slice(0, 128);
+  const paths = PATH_KEYS.filter((k) => typeof args[k] === "string" && args[k] !== "").map((k) => args[k].slice(0, 256));
+  if (paths.length > 0) entry.paths = paths;
+  if ((fn === "shed_exec" || fn === "shed_lockedit_exec") && typeof args.cmd === "string") entry.command = args.cmd.slice(0, 64);
+  if (FLAGGED.has(code)) entry.flagged = true;
+  return entry;
+}
+function appendAudit(settings, entry) {
+  const dir = auditDir(settings.storageBase);
+  const file2 = path5.join(dir, FILE);
+  try {
+    const size = fs5.statSync(file2, { throwIfNoEntry: false })?.size;
+    if (size === void 0) fs5.mkdirSync(dir, { recursive: true, mode: 448 });
+    else if (size >= settings.maxBytes) rotate(dir, settings.retentionDays);
+    fs5.appendFileSync(file2, `${JSON.stringify(entry)}
+`, { mode: 384 });
+  } catch {
+  }
+}
+function rotate(dir, retentionDays) {
+  const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
+  const current = path5.join(dir, FILE);
+  for (let n = 0; n < 100; n++) {
+    try {
+      fs5.linkSync(current, path5.join(dir, `audit-${stamp}-${String(n).padStart(2, "0")}.jsonl`));
+    } catch (err2) {
+      if (err2.code === "EEXIST") continue;
       return;
     }
-    const dir = fs5.mkdtempSync(path5.join(os2.tmpdir(), "shed-probe-"));
-    const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { PATH: SYSTEM_PATH }
-    });
-    let stderr = "";
-    child.stderr.on("data", (d) => stderr += d.toString());
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5e3);
-    const done = (ok2, reason) => {
-      clearTimeout(timer);
-      fs5.rmSync(dir, { recursive: true, force: true });
-      resolve({ ok: ok2, reason });
-    };
-    child.on("error", (err2) => done(false, `bwrap could not start: ${err2.message}`));
-    child.on("close", (code) => done(code === 0, code === 0 ? "bubblewrap works on this server" : `bubblewrap failed its test run: ${stderr.trim().split("\n")[0] ?? `exit ${code}`}`));
-  });
-  return probe;
-}
-async function sandboxStatus(configured) {
-  if (configured === "validated") return { configured, active: "validated", reason: 'the admin chose argument validation only (valve sandbox="validated")' };
-  const { ok: ok2, reason } = await probeBwrap();
-  if (ok2) return { configured, active: "bwrap", reason };
-  if (configured === "bwrap") {
-    throw shedError("SANDBOX_UNAVAILABLE", `Commands are disabled: the admin requires the bubblewrap sandbox, but ${reason}.`, {
-      details: { sandbox: configured },
-      hint: 'An admin must install bubblewrap or set the valve sandbox to "auto". File functions (shed_read, shed_create_file, ...) still work.'
-    });
+    fs5.rmSync(current, { force: true });
+    break;
   }
-  return { configured, active: "validated", reason: `${reason}; falling back to argument validation` };
+  pruneAudit(dir, retentionDays);
 }
-async function sandboxReport(configured) {
-  try {
-    return await sandboxStatus(configured);
-  } catch {
-    const { reason } = await probeBwrap();
-    return { configured, active: "none (commands refused)", reason: `the admin requires bubblewrap, but ${reason}` };
-  }
-}
-var programCache = /* @__PURE__ */ new Map();
-function findProgram(name) {
-  const cached2 = programCache.get(name);
-  if (cached2 !== void 0) return cached2;
-  let found;
-  for (const dir of SYSTEM_PATH.split(":")) {
-    const candidate = path5.join(dir, name);
-    try {
-      fs5.accessSync(candidate, fs5.constants.X_OK);
-      if (fs5.statSync(candidate).isFile()) {
-        found = candidate;
-        break;
-      }
-    } catch {
+function pruneAudit(dir, retentionDays, now = Date.now()) {
+  if (retentionDays <= 0) return 0;
+  let removed = 0;
+  for (const name of rotatedFiles(dir)) {
+    const full = path5.join(dir, name);
+    const st = fs5.statSync(full, { throwIfNoEntry: false });
+    if (st !== void 0 && now - st.mtimeMs > retentionDays * 864e5) {
+      fs5.rmSync(full, { force: true });
+      removed++;
     }
   }
-  if (found !== void 0) programCache.set(name, found);
-  return found;
+  return removed;
 }
-function requireProgram(cmd) {
-  const found = findProgram(cmd);
-  if (found !== void 0) return found;
-  throw shedError("COMMAND_NOT_FOUND", `The command '${cmd}' is allowed but not installed on this server.`, {
-    details: { parameter: "cmd", received: cmd, package: packageFor(cmd) },
-    hint: `An admin can install the Debian package '${packageFor(cmd)}'. shed_allowed_commands() lists what is available.`
+function rotatedFiles(dir) {
+  try {
+    return fs5.readdirSync(dir).filter((n) => /^audit-[\w-]+\.jsonl$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+}
+function readAudit(storageBase, query = {}) {
+  const dir = auditDir(storageBase);
+  const limit = Math.max(1, Math.min(query.limit ?? 200, 5e3));
+  const out = [];
+  for (const name of [FILE, ...rotatedFiles(dir).reverse()]) {
+    let text;
+    try {
+      text = fs5.readFileSync(path5.join(dir, name), "utf8");
+    } catch {
+      continue;
+    }
+    const lines = text.split("\n");
+    for (let i2 = lines.length - 1; i2 >= 0 && out.length < limit; i2--) {
+      const entry = parseLine(lines[i2]);
+      if (entry !== void 0 && matches(entry, query)) out.push(entry);
+    }
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+function parseLine(line) {
+  if (line.trim() === "") return void 0;
+  try {
+    const v = JSON.parse(line);
+    return typeof v === "object" && v !== null && typeof v.function === "string" ? v : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function matches(e, q) {
+  if (q.user && e.user !== q.user) return false;
+  if (q.function && e.function !== q.function) return false;
+  if (q.errorsOnly && e.code === "OK") return false;
+  if (q.flaggedOnly && !e.flagged) return false;
+  return true;
+}
+
+// src/core/maintenance/maintain.ts
+import fs13 from "node:fs";
+import path13 from "node:path";
+
+// src/core/locks/maintenance.ts
+import fs10 from "node:fs";
+import path10 from "node:path";
+
+// src/core/locks/locks.ts
+import crypto4 from "node:crypto";
+import fs6 from "node:fs";
+import os2 from "node:os";
+import path6 from "node:path";
+var MAX_LOCK_BYTES = 64 * 1024;
+var HOST = os2.hostname();
+function lockFile(zone, rel) {
+  return zone.workBase === void 0 ? void 0 : path6.join(zone.workBase, "locks", `${rel}.lock`);
+}
+function inspectLock(file2) {
+  let fd2;
+  try {
+    fd2 = fs6.openSync(file2, fs6.constants.O_RDONLY | fs6.constants.O_NOFOLLOW | fs6.constants.O_NONBLOCK);
+  } catch (err2) {
+    const code = errnoCode(err2);
+    if (code === "ENOENT" || code === "ENOTDIR") return { state: "none" };
+    if (code === "ELOOP") return { state: "corrupt", ino: fs6.lstatSync(file2).ino };
+    throw err2;
+  }
+  try {
+    const st = fs6.fstatSync(fd2);
+    if (st.isDirectory()) return { state: "blocked" };
+    if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: "corrupt", ino: st.ino };
+    const lock = parseLock(fs6.readFileSync(fd2, "utf8"));
+    return lock === void 0 ? { state: "corrupt", ino: st.ino } : { state: "held", lock, ino: st.ino };
+  } finally {
+    fs6.closeSync(fd2);
+  }
+}
+function parseLock(text) {
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed === null || typeof parsed !== "object") return void 0;
+    if (typeof parsed.user_id !== "string" || typeof parsed.conv_id !== "string" || typeof parsed.locked_at !== "string") return void 0;
+    if (parsed.kind !== void 0 && parsed.kind !== "edit" && parsed.kind !== "write") return void 0;
+    return parsed;
+  } catch {
+    return void 0;
+  }
+}
+function readLock(file2) {
+  try {
+    const st = inspectLock(file2);
+    return st.state === "held" ? st.lock : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function isExpired(lock, maxAgeHours, now = Date.now()) {
+  const at = Date.parse(lock.locked_at);
+  return Number.isNaN(at) || now - at > maxAgeHours * 36e5;
+}
+function staleReason(lock, maxAgeHours, now = Date.now()) {
+  if (isExpired(lock, maxAgeHours, now)) return "expired";
+  if (lock.kind === "write" && lock.host === HOST && typeof lock.pid === "number" && !processAlive(lock.pid)) return "abandoned";
+  return void 0;
+}
+function processAlive(pid) {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err2) {
+    return errnoCode(err2) === "EPERM";
+  }
+}
+function sameOwner(a, b) {
+  return a.user_id === b.user_id && a.conv_id === b.conv_id;
+}
+function isEditLock(lock) {
+  return (lock.kind ?? "edit") === "edit";
+}
+function acquireLock(zone, rel, owner, maxAgeHours, kind) {
+  const file2 = lockFile(zone, rel);
+  if (file2 === void 0) throw lockError(rel, "this zone has no locks");
+  const dir = path6.dirname(file2);
+  const mine = {
+    ...owner,
+    locked_at: (/* @__PURE__ */ new Date()).toISOString(),
+    path: rel,
+    kind,
+    token: crypto4.randomBytes(12).toString("hex"),
+    ...kind === "write" ? { pid: process.pid, host: HOST } : {}
+  };
+  const tmp = path6.join(dir, `.${path6.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs6.mkdirSync(dir, { recursive: true });
+      writePrivate(tmp, mine);
+      break;
+    } catch (err2) {
+      if (errnoCode(err2) === "ENOENT" && attempt < 5) continue;
+      throw lockError(rel, `its lock file cannot be written (${errnoCode(err2) ?? "error"})`);
+    }
+  }
+  try {
+    let tookOver;
+    for (let attempt = 0; attempt < 200; attempt++) {
+      try {
+        fs6.linkSync(tmp, file2);
+        syncDir(dir);
+        return { file: file2, lock: mine, reentered: false };
+      } catch (err2) {
+        if (errnoCode(err2) !== "EEXIST") throw lockError(rel, `the lock file cannot be created (${errnoCode(err2) ?? "error"})`);
+      }
+      const state = inspectLock(file2);
+      if (state.state === "none") continue;
+      if (state.state === "blocked") throw lockError(rel, `the name '${rel}.lock' is taken by the locks of a folder with that name`);
+      if (state.state === "held") {
+        const { lock } = state;
+        if (kind === "edit" && isEditLock(lock) && sameOwner(lock, owner)) {
+          const refreshed = refreshLock(file2, lock) ?? lock;
+          return { file: file2, lock: refreshed, reentered: true };
+        }
+        const why = staleReason(lock, maxAgeHours);
+        if (why === void 0) throw lockedError(rel, lock, owner);
+        tookOver = { previous: lock, why };
+      } else {
+        tookOver = { previous: void 0, why: "corrupt" };
+      }
+      if (replaceStale(file2, state.ino, tmp)) {
+        syncDir(dir);
+        return { file: file2, lock: mine, reentered: false, tookOver };
+      }
+      pause(2);
+    }
+    throw lockError(rel, "it changed hands too often while acquiring; try again");
+  } finally {
+    fs6.rmSync(tmp, { force: true });
+  }
+}
+function writePrivate(file2, lock) {
+  const fd2 = fs6.openSync(file2, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+  try {
+    fs6.writeSync(fd2, JSON.stringify(lock, null, 2));
+    fs6.fsyncSync(fd2);
+  } finally {
+    fs6.closeSync(fd2);
+  }
+}
+function replaceStale(file2, ino, mine) {
+  const guard = `${file2}.takeover`;
+  let fd2;
+  try {
+    fd2 = fs6.openSync(guard, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+  } catch {
+    const st = fs6.lstatSync(guard, { throwIfNoEntry: false });
+    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs6.rmSync(guard, { force: true });
+    return false;
+  }
+  try {
+    if (fs6.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
+    fs6.renameSync(mine, file2);
+    return true;
+  } finally {
+    fs6.closeSync(fd2);
+    fs6.rmSync(guard, { force: true });
+  }
+}
+var GUARD_STALE_MS = 1e4;
+var sleeper = new Int32Array(new SharedArrayBuffer(4));
+function pause(ms) {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+function refreshLock(file2, lock) {
+  const current = inspectLock(file2);
+  if (current.state !== "held" || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return void 0;
+  const renewed = { ...current.lock, locked_at: (/* @__PURE__ */ new Date()).toISOString() };
+  const tmp = path6.join(path6.dirname(file2), `.${path6.basename(file2).slice(0, 180)}.${crypto4.randomBytes(6).toString("hex")}.tmp`);
+  try {
+    writePrivate(tmp, renewed);
+    fs6.renameSync(tmp, file2);
+  } catch {
+    fs6.rmSync(tmp, { force: true });
+    return void 0;
+  }
+  return renewed;
+}
+function releaseLock(zone, rel, token) {
+  const file2 = lockFile(zone, rel);
+  if (file2 === void 0) return false;
+  const state = inspectLock(file2);
+  if (state.state !== "held" || state.lock.token !== token) return false;
+  fs6.rmSync(file2, { force: true });
+  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  return true;
+}
+function removeLock(zone, rel) {
+  const file2 = lockFile(zone, rel);
+  if (file2 === void 0) return { state: "none" };
+  let state;
+  try {
+    state = inspectLock(file2);
+  } catch {
+    state = { state: "corrupt", ino: 0 };
+  }
+  if (state.state === "none" || state.state === "blocked") return state;
+  fs6.rmSync(file2, { force: true });
+  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  return state;
+}
+function locksRoot(zone) {
+  return path6.join(zone.workBase ?? "/nonexistent", "locks");
+}
+function pruneEmpty(dir, stop) {
+  let current = dir;
+  while (current.startsWith(stop + path6.sep)) {
+    try {
+      fs6.rmdirSync(current);
+    } catch {
+      return;
+    }
+    current = path6.dirname(current);
+  }
+}
+async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
+  if (zone.workBase === void 0) return fn();
+  const held = acquireLock(zone, rel, owner, maxAgeHours, "write");
+  try {
+    return await fn();
+  } finally {
+    releaseLock(zone, rel, held.lock.token);
+  }
+}
+function ensureNotLockedByOther(zone, rel, owner, maxAgeHours) {
+  const file2 = lockFile(zone, rel);
+  if (file2 === void 0) return;
+  const lock = readLock(file2);
+  if (lock !== void 0 && staleReason(lock, maxAgeHours) === void 0 && !sameOwner(lock, owner)) throw lockedError(rel, lock, owner);
+}
+function lockedError(rel, lock, owner) {
+  const mine = sameOwner(lock, owner);
+  const edit = isEditLock(lock);
+  let message;
+  let hint;
+  if (!edit) {
+    message = `'${rel}' is being written by another call right now.`;
+    hint = "Try again in a moment.";
+  } else if (mine) {
+    message = `'${rel}' is open in a locked edit in this conversation; a direct write would discard it.`;
+    hint = "Finish the edit first: shed_lockedit_save(...) or shed_lockedit_cancel(...), or pass safe=false to write anyway.";
+  } else {
+    message = `'${rel}' is locked by another conversation since ${lock.locked_at}.`;
+    hint = "Wait for the other conversation to save, or use shed_force_unlock(zone=..., path=...) if that edit was abandoned.";
+  }
+  return shedError("FILE_LOCKED", message, { details: { path: rel, locked_at: lock.locked_at, ...edit ? {} : { kind: "write" } }, hint });
+}
+function lockError(rel, why) {
+  return shedError("LOCK_ERROR", `Cannot lock '${rel}': ${why}.`, {
+    details: { path: rel },
+    hint: "Retry once; if it persists, shed_maintenance() cleans broken locks, or an admin checks the storage."
   });
 }
 
-// src/registry/define.ts
-function defineFunction(def) {
-  return def;
+// src/core/locks/scratch.ts
+import fs7 from "node:fs";
+import path7 from "node:path";
+function scratchBase(zone) {
+  return path7.join(zone.workBase ?? "/nonexistent", "scratch");
 }
-function renderCall(name, args) {
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return `${name}(${parts.join(", ")})`;
+function openScratch(zone, convId, rel, copy) {
+  const base2 = scratchBase(zone);
+  fs7.mkdirSync(base2, { recursive: true });
+  const root = fs7.realpathSync(fs7.mkdtempSync(path7.join(base2, `${convId.slice(0, 60)}-`)));
+  const remove = () => fs7.rmSync(root, { recursive: true, force: true });
+  try {
+    const file2 = path7.join(root, rel);
+    fs7.mkdirSync(path7.dirname(file2), { recursive: true });
+    try {
+      fs7.linkSync(copy, file2);
+    } catch (err2) {
+      if (errnoCode(err2) !== "EXDEV" && errnoCode(err2) !== "EPERM") throw err2;
+      fs7.copyFileSync(copy, file2, fs7.constants.COPYFILE_EXCL);
+    }
+    const st = fs7.statSync(copy);
+    return { root, file: file2, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
+  } catch (err2) {
+    remove();
+    throw err2;
+  }
+}
+function collectScratch(s, maxBytes) {
+  const left = fs7.lstatSync(s.file, { throwIfNoEntry: false });
+  const current = () => {
+    const st = fs7.statSync(s.copy);
+    return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
+  };
+  if (left === void 0 || !left.isFile()) {
+    return { ...current(), note: "the command left no regular file at the path, so the working copy was kept as it was" };
+  }
+  if (left.ino !== s.before.ino) {
+    if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
+    try {
+      fs7.renameSync(s.file, s.copy);
+    } catch (err2) {
+      if (errnoCode(err2) !== "EXDEV") throw err2;
+      fs7.copyFileSync(s.file, s.copy);
+    }
+  }
+  return current();
 }
 
-// src/functions/allowed_commands.ts
-function availability(commands) {
-  const available2 = [];
-  const missing = {};
-  for (const cmd of [...commands].sort()) {
-    if (findProgram(cmd) !== void 0) available2.push(cmd);
-    else missing[cmd] = packageFor(cmd);
-  }
-  return { available: available2, missing };
+// src/core/locks/session.ts
+import fs8 from "node:fs";
+import path8 from "node:path";
+function editzoneRoot(zone) {
+  return path8.join(zone.workBase ?? "/nonexistent", "editzone");
 }
-function sandboxOnlyCommands() {
-  const out = { git: "a repository's own configuration and hooks can run programs" };
-  for (const [cmd, rule] of Object.entries(RULES)) if (rule.sandboxOnly) out[cmd] = rule.sandboxOnly;
+function workingCopyPath(zone, convId, rel) {
+  return path8.join(editzoneRoot(zone), convId, rel);
+}
+function sessionFor(zone, rel, owner) {
+  const file2 = lockFile(zone, rel);
+  const state = inspectLock(file2);
+  const lock = state.state === "held" ? state.lock : void 0;
+  const copy = workingCopyPath(zone, owner.conv_id, rel);
+  return {
+    lock,
+    ours: lock !== void 0 && isEditLock(lock) && sameOwner(lock, owner),
+    copy,
+    copyStat: fs8.lstatSync(copy, { throwIfNoEntry: false })
+  };
+}
+function requireSession(zone, rel, owner, names) {
+  const s = sessionFor(zone, rel, owner);
+  const haveCopy = s.copyStat?.isFile() === true;
+  if (s.ours && haveCopy) return s;
+  if (s.ours) {
+    throw shedError("NOT_IN_EDIT_MODE", `${names.shown} is locked by this conversation but its working copy is missing (an earlier save may have been interrupted after writing the file).`, {
+      details: { path: rel, locked_at: s.lock.locked_at },
+      hint: `Release the lock with ${names.cancel}, or start again with ${names.open}.`
+    });
+  }
+  if (s.lock !== void 0 && !sameOwner(s.lock, owner)) {
+    throw shedError("NOT_LOCK_OWNER", `${names.shown} is locked by ${s.lock.user_id === owner.user_id ? "another conversation" : "another user"} since ${s.lock.locked_at}${haveCopy ? "; the lock of this conversation was lost (it expired and was taken over, or was force-unlocked), so these unsaved changes cannot be saved safely" : ""}.`, {
+      details: { path: rel, locked_at: s.lock.locked_at, lost_session: haveCopy },
+      hint: haveCopy ? `Discard this working copy with ${names.cancel}; once the other edit is finished, reopen with ${names.open} and redo the change.` : `Only the conversation that opened it can change it. If that edit was abandoned: shed_force_unlock(zone=..., path=...).`
+    });
+  }
+  if (haveCopy) {
+    throw shedError("NOT_LOCK_OWNER", `The lock of ${names.shown} was lost (it expired and was taken over, or was removed by shed_force_unlock or shed_maintenance); the unsaved changes cannot be saved safely because the file may have changed since.`, {
+      details: { path: rel, lost_session: true },
+      hint: `Reopen it with ${names.open} (a fresh copy of the current file replaces the old working copy), then redo the change; or drop it with ${names.cancel}.`
+    });
+  }
+  throw shedError("NOT_IN_EDIT_MODE", `${names.shown} is not open for editing in this conversation.`, {
+    details: { path: rel },
+    hint: `Open it first with ${names.open}. shed_lockedit_save and shed_lockedit_cancel close edit mode, so a second save needs a new open.`
+  });
+}
+var CONV_ID = ID_RULE;
+function removeWorkingCopy(zone, convId, rel) {
+  if (!CONV_ID.test(convId)) return false;
+  const copy = workingCopyPath(zone, convId, rel);
+  const existed = fs8.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
+  fs8.rmSync(copy, { recursive: true, force: true });
+  pruneEmpty(path8.dirname(copy), editzoneRoot(zone));
+  return existed;
+}
+function allWorkingCopies(zone, rel) {
+  const root = editzoneRoot(zone);
+  let convs;
+  try {
+    convs = fs8.readdirSync(root);
+  } catch {
+    return [];
+  }
+  return convs.filter((conv) => fs8.lstatSync(path8.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+}
+
+// src/core/fs/walk.ts
+import fs9 from "node:fs";
+import path9 from "node:path";
+function* walkEntries(root, skip) {
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop();
+    let entries;
+    try {
+      entries = fs9.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (skip?.(dir, entry.name)) continue;
+      const full = path9.join(dir, entry.name);
+      if (entry.isDirectory()) stack.push(full);
+      else yield { full, dir, entry };
+    }
+  }
+}
+
+// src/core/locks/maintenance.ts
+function emptyCleaned() {
+  return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
+}
+function cleanLocks(zone, ages2, out) {
+  if (zone.workBase === void 0) return;
+  const shown = (rel) => `${zone.label}/${rel}`;
+  const root = locksRoot(zone);
+  for (const file2 of walkFiles(root)) {
+    const name = path10.basename(file2);
+    if (!name.endsWith(".lock")) {
+      if (olderThan(file2, 6e4, ages2.now) && rmQuiet(file2)) out.internal++;
+      continue;
+    }
+    const rel = path10.relative(root, file2).split(path10.sep).join("/").slice(0, -".lock".length);
+    const state = inspectLock(file2);
+    if (state.state === "corrupt") {
+      removeLock(zone, rel);
+      out.corrupted_locks.push(shown(rel));
+    } else if (state.state === "held" && staleReason(state.lock, ages2.maxLockAgeHours, ages2.now) !== void 0) {
+      removeLock(zone, rel);
+      if (isEditLock(state.lock)) removeWorkingCopy(zone, state.lock.conv_id, rel);
+      out.expired_locks.push(shown(rel));
+    }
+  }
+  const edits = editzoneRoot(zone);
+  for (const conv of listDir(edits)) {
+    if (!CONV_ID.test(conv)) continue;
+    const base2 = path10.join(edits, conv);
+    for (const file2 of walkFiles(base2)) {
+      const rel = path10.relative(base2, file2).split(path10.sep).join("/");
+      if (path10.basename(file2).endsWith(TEMP_SUFFIX)) {
+        if (olderThan(file2, ages2.tempMs, ages2.now) && rmQuiet(file2)) out.internal++;
+        continue;
+      }
+      const lock = readHeld(zone, rel);
+      if (lock !== void 0 && isEditLock(lock) && lock.conv_id === conv) continue;
+      removeWorkingCopy(zone, conv, rel);
+      out.orphan_editzones.push(shown(rel));
+    }
+  }
+  const scratch = scratchBase(zone);
+  for (const name of listDir(scratch)) {
+    const dir = path10.join(scratch, name);
+    if (olderThan(dir, ages2.scratchMs, ages2.now)) {
+      fs10.rmSync(dir, { recursive: true, force: true });
+      out.internal++;
+    }
+  }
+}
+function cleanTempFiles(label, root, ages2, out) {
+  for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
+    if (!path10.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path10.relative(root, file2).split(path10.sep).join("/")}`);
+  }
+}
+function readHeld(zone, rel) {
+  try {
+    const state = inspectLock(lockFile(zone, rel));
+    return state.state === "held" ? state.lock : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function* walkFiles(root, skip) {
+  for (const { full } of walkEntries(root, skip)) yield full;
+}
+function listDir(dir) {
+  try {
+    return fs10.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+function olderThan(p, ms, now) {
+  const st = fs10.lstatSync(p, { throwIfNoEntry: false });
+  return st !== void 0 && now - st.mtimeMs > ms;
+}
+function rmQuiet(p) {
+  try {
+    fs10.rmSync(p, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// src/core/uploads/retention.ts
+import fs11 from "node:fs";
+import path11 from "node:path";
+var DAY = 864e5;
+function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
+  if (retentionDays <= 0) return [];
+  const removed = [];
+  let names;
+  try {
+    names = fs11.readdirSync(uploadsRoot);
+  } catch {
+    return [];
+  }
+  for (const conv of names.sort()) {
+    const dir = path11.join(uploadsRoot, conv);
+    const st = fs11.lstatSync(dir, { throwIfNoEntry: false });
+    if (st === void 0 || !st.isDirectory()) continue;
+    if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
+    fs11.rmSync(dir, { recursive: true, force: true });
+    removed.push(conv);
+  }
+  return removed;
+}
+function newestChange(dir, own2) {
+  let newest = own2;
+  for (const { full } of walkEntries(dir)) {
+    const st = fs11.lstatSync(full, { throwIfNoEntry: false });
+    if (st !== void 0 && st.mtimeMs > newest) newest = st.mtimeMs;
+  }
+  return newest;
+}
+
+// src/core/zones/zones.ts
+import fs12 from "node:fs";
+import path12 from "node:path";
+var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
+var MIB = 1024 * 1024;
+function userHome(valves, userId) {
+  return path12.join(path12.resolve(valves.storage_base_path), "users", userId);
+}
+function userScope(valves, userId) {
+  const home = userHome(valves, userId);
+  return {
+    key: `user:${home}`,
+    limitBytes: valves.quota_per_user_mb * MIB,
+    trees: {
+      Uploads: path12.join(home, "Uploads"),
+      Storage: path12.join(home, "Storage", "data"),
+      Documents: path12.join(home, "Documents", "data")
+    }
+  };
+}
+function openZone(req, name, group) {
+  if (name === "group") {
+    if (!group) {
+      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
+        details: { parameter: "group" },
+        hint: 'Example: shed_tree(zone="group", group="team")'
+      });
+    }
+    if (req.group === void 0) {
+      throw shedError("GROUP_NOT_AVAILABLE", "This function cannot open a group space.", { hint: 'Use zone="storage" or zone="documents".' });
+    }
+    return openGroupZone(req.valves, req.group);
+  }
+  const home = userHome(req.valves, req.user.id);
+  const scope = userScope(req.valves, req.user.id);
+  const layout2 = {
+    uploads: { label: "Uploads", root: path12.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path12.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path12.join(home, "Documents") }
+  }[name];
+  fs12.mkdirSync(layout2.root, { recursive: true });
+  return {
+    name,
+    label: layout2.label,
+    root: fs12.realpathSync(layout2.root),
+    workBase: layout2.workBase,
+    versioned: name === "documents",
+    readonly: name === "uploads",
+    scope
+  };
+}
+function groupHome(valves, groupId) {
+  return path12.join(path12.resolve(valves.storage_base_path), "groups", groupId);
+}
+function groupScope(valves, group) {
+  const home = groupHome(valves, group.id);
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path12.join(home, "data") } };
+}
+function openGroupZone(valves, group) {
+  const home = groupHome(valves, group.id);
+  const root = path12.join(home, "data");
+  fs12.mkdirSync(root, { recursive: true });
+  return {
+    name: "group",
+    label: `Group:${group.name}`,
+    root: fs12.realpathSync(root),
+    workBase: home,
+    versioned: true,
+    readonly: false,
+    scope: groupScope(valves, group),
+    group: { id: group.id, name: group.name, base: path12.resolve(valves.storage_base_path) }
+  };
+}
+
+// src/core/maintenance/maintain.ts
+var HOUR = 36e5;
+function emptyReport() {
+  return { ...emptyCleaned(), expired_uploads: [] };
+}
+function ages(valves, now) {
+  return { maxLockAgeHours: valves.lock_max_age_hours, scratchMs: (valves.exec_timeout_max + 120) * 1e3, tempMs: HOUR, now };
+}
+function maintainUser(valves, userId, now = Date.now(), out = emptyReport()) {
+  const a = ages(valves, now);
+  const identity = { id: userId, name: userId, email: "", role: "user" };
+  const home = userHome(valves, userId);
+  for (const name of ["storage", "documents"]) {
+    const workBase = path13.join(home, name === "storage" ? "Storage" : "Documents");
+    if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: "maintenance" }, name, void 0), a, out);
+  }
+  for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
+    if (isDir(root)) cleanTempFiles(label, root, a, out);
+  }
+  for (const conv of removeExpiredUploads(path13.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
-var shedAllowedCommands = defineFunction({
-  name: "shed_allowed_commands",
-  category: "info",
-  summary: "Commands shed_exec may run per zone, network rules, sandbox.",
-  description: "List which programs shed_exec can run in each zone and which are allowed but not installed (with the Debian package an admin would install), what the network mode permits, and whether commands run in the bubblewrap sandbox. Takes no parameters.",
-  params: {},
-  example: {},
-  needsUser: false,
-  async handler(_args, ctx) {
-    const network = ctx.valves.network_mode;
-    const readonly2 = availability(READONLY_COMMANDS);
-    const readwrite = availability(READWRITE_COMMANDS);
-    const sandbox = await sandboxReport(ctx.valves.sandbox);
-    const installed = (cmd) => findProgram(cmd) !== void 0;
-    const data = {
-      uploads: readonly2,
-      storage: readwrite,
-      documents: { ...readwrite, note: "git log/show/diff/status/restore are built in here (no git binary needed)." },
-      network: {
-        mode: network,
-        curl: { installed: installed("curl"), enabled: network !== "disabled", get_only: network === "safe" },
-        wget: { installed: installed("wget"), enabled: network !== "disabled", get_only: network === "safe" },
-        git_clone_fetch_pull: network !== "disabled",
-        git_push: network === "all",
-        media_urls: network !== "disabled",
-        downloaders: [...DOWNLOADERS]
-      },
-      sandbox: {
-        ...sandbox,
-        // Commands whose inputs or configuration can reach beyond what argument checks see.
-        sandbox_only: { usable_now: sandbox.active === "bwrap", commands: sandboxOnlyCommands() }
-      },
-      forbidden: [...BLACKLIST].sort(),
-      summary: {
-        whitelist: READWRITE_COMMANDS.size,
-        available: readwrite.available.length,
-        missing: Object.keys(readwrite.missing).length
-      }
-    };
-    return {
-      data,
-      message: `${readwrite.available.length} of ${READWRITE_COMMANDS.size} allowed commands are installed; sandbox: ${sandbox.active}; network: ${network}.`
-    };
+function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
+  if (!isDir(path13.join(groupHome(valves, groupId), "data"))) return out;
+  const zone = openGroupZone(valves, { id: groupId, name: groupId });
+  const a = ages(valves, now);
+  cleanLocks(zone, a, out);
+  cleanTempFiles(zone.label, zone.root, a, out);
+  return out;
+}
+function maintainAll(valves, now = Date.now()) {
+  const started = performance.now();
+  const base2 = path13.resolve(valves.storage_base_path);
+  const result3 = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
+  const record2 = (key, report) => {
+    const n = reportCount(report);
+    if (n === 0) return;
+    result3.cleaned[key] = report;
+    result3.total += n;
+  };
+  for (const id of listIds(path13.join(base2, "users"))) {
+    result3.users++;
+    record2(`user:${id}`, maintainUser(valves, id, now));
   }
-});
+  for (const id of listIds(path13.join(base2, "groups"))) {
+    result3.groups++;
+    record2(`group:${id}`, maintainGroup(valves, id, now));
+  }
+  result3.ms = Math.round(performance.now() - started);
+  return result3;
+}
+function reportCount(r) {
+  return r.expired_locks.length + r.corrupted_locks.length + r.orphan_editzones.length + r.temp_files.length + r.expired_uploads.length + r.internal;
+}
+function listIds(dir) {
+  try {
+    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path13.join(dir, n))).sort();
+  } catch {
+    return [];
+  }
+}
+function isDir(p) {
+  return fs13.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
 
-// src/functions/convert_eol.ts
-import fs12 from "node:fs";
+// src/core/links/secret.ts
+import crypto5 from "node:crypto";
+var CURRENT = "link_current";
+var PREVIOUS = "link_previous";
+var ROTATION_GRACE_MS = 7 * 24 * 3600 * 1e3;
+function load(db, now) {
+  const byName3 = new Map(rows(db, "SELECT name, secret, created_at FROM keys WHERE name IN (?, ?)", [CURRENT, PREVIOUS]).map((r) => [String(r.name), r]));
+  const cur = byName3.get(CURRENT);
+  if (cur === void 0) return void 0;
+  const keys = { current: Buffer.from(String(cur.secret), "base64url") };
+  const prev = byName3.get(PREVIOUS);
+  if (prev !== void 0 && now - Date.parse(String(prev.created_at)) < ROTATION_GRACE_MS) keys.previous = Buffer.from(String(prev.secret), "base64url");
+  return keys;
+}
+async function signingKeys(base2, now = Date.now()) {
+  const existing = await readAccess(base2, (db) => load(db, now));
+  if (existing !== void 0) return existing;
+  return writeAccess(base2, (db) => {
+    const again = load(db, now);
+    if (again !== void 0) return again;
+    db.run("INSERT INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, crypto5.randomBytes(32).toString("base64url"), new Date(now).toISOString()]);
+    return load(db, now);
+  });
+}
+async function adoptSecret(base2, secret, now = Date.now()) {
+  if (Buffer.byteLength(secret) < 16) throw new Error("the link-signing secret must be at least 16 bytes long");
+  const encoded = Buffer.from(secret, "utf8").toString("base64url");
+  return writeAccess(base2, (db) => {
+    const cur = rows(db, "SELECT secret FROM keys WHERE name = ?", [CURRENT])[0];
+    if (cur !== void 0 && String(cur.secret) === encoded) return load(db, now);
+    const stamp = new Date(now).toISOString();
+    if (cur !== void 0) db.run("INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [PREVIOUS, String(cur.secret), stamp]);
+    db.run("INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, encoded, stamp]);
+    return load(db, now);
+  });
+}
+
+// src/core/links/serving.ts
+import fs14 from "node:fs";
+import path14 from "node:path";
+
+// src/core/links/store.ts
+var KEEP_DEAD_MS = 30 * 24 * 3600 * 1e3;
+var asRecord = (r) => ({
+  id: String(r.id),
+  userId: String(r.user_id),
+  zone: String(r.zone),
+  groupId: r.group_id === null ? void 0 : String(r.group_id),
+  convId: String(r.conv_id ?? ""),
+  path: String(r.path),
+  kind: String(r.kind),
+  createdAt: String(r.created_at),
+  expiresAt: String(r.expires_at),
+  revokedAt: r.revoked_at === null ? void 0 : String(r.revoked_at)
+});
+async function insertLink(base2, rec, now = Date.now()) {
+  await writeAccess(base2, (db) => {
+    const cutoff = new Date(now - KEEP_DEAD_MS).toISOString();
+    db.run("DELETE FROM links WHERE expires_at < ? OR (revoked_at IS NOT NULL AND revoked_at < ?)", [cutoff, cutoff]);
+    db.run("INSERT INTO links (id, user_id, zone, group_id, conv_id, path, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+      rec.id,
+      rec.userId,
+      rec.zone,
+      rec.groupId ?? null,
+      rec.convId,
+      rec.path,
+      rec.kind,
+      rec.createdAt,
+      rec.expiresAt
+    ]);
+  });
+}
+function getLink(base2, id) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE id = ?", [id]).map(asRecord)[0]);
+}
+function linksOf(base2, userId) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [userId]).map(asRecord));
+}
+async function revokeLink(base2, id, now = Date.now()) {
+  return writeAccess(base2, (db) => {
+    db.run("UPDATE links SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [new Date(now).toISOString(), id]);
+    return db.getRowsModified() > 0;
+  });
+}
+
+// src/core/links/tokens.ts
+import crypto6 from "node:crypto";
+var ID_BYTES = 16;
+var ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+var SIG_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+function newLinkId() {
+  return crypto6.randomBytes(ID_BYTES).toString("base64url");
+}
+function sign(secret, id) {
+  return crypto6.createHmac("sha256", secret).update(`fileshed-link:${id}`).digest();
+}
+function tokenFor(keys, id) {
+  return `${id}.${sign(keys.current, id).toString("base64url")}`;
+}
+function verifyToken(keys, token) {
+  const dot = token.indexOf(".");
+  if (dot < 0) return void 0;
+  const id = token.slice(0, dot);
+  const sigText = token.slice(dot + 1);
+  if (!ID_PATTERN.test(id) || !SIG_PATTERN.test(sigText)) return void 0;
+  const given = Buffer.from(sigText, "base64url");
+  if (given.toString("base64url") !== sigText) return void 0;
+  for (const secret of [keys.current, keys.previous]) {
+    if (secret !== void 0 && crypto6.timingSafeEqual(sign(secret, id), given)) return id;
+  }
+  return void 0;
+}
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -23492,10 +23797,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj3, path48) {
-  if (!path48)
+function getElementAtPath(obj3, path52) {
+  if (!path52)
     return obj3;
-  return path48.reduce((acc, key) => acc?.[key], obj3);
+  return path52.reduce((acc, key) => acc?.[key], obj3);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23835,11 +24140,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path48, issues) {
+function prefixIssues(path52, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path48);
+    iss.path.unshift(path52);
     return iss;
   });
 }
@@ -24301,16 +24606,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path48 = []) => {
+  const processError = (error63, path52 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path52, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
       } else {
-        const fullpath = [...path48, ...issue2.path];
+        const fullpath = [...path52, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24349,17 +24654,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path48 = []) => {
+  const processError = (error63, path52 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path48, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path52, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path48, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
       } else {
-        const fullpath = [...path48, ...issue2.path];
+        const fullpath = [...path52, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24398,8 +24703,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path48 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path48) {
+  const path52 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path52) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -26476,16 +26781,16 @@ var $ZodUnion = /* @__PURE__ */ $constructor("$ZodUnion", (inst, def) => {
   };
 });
 function handleExclusiveUnionResults(results, final, inst, ctx) {
-  const matches2 = [];
+  const matches3 = [];
   for (let i2 = 0; i2 < results.length; i2++) {
     if (results[i2].issues.length === 0)
-      matches2.push(i2);
+      matches3.push(i2);
   }
-  if (matches2.length === 1) {
-    final.value = results[matches2[0]].value;
+  if (matches3.length === 1) {
+    final.value = results[matches3[0]].value;
     return final;
   }
-  if (matches2.length === 0) {
+  if (matches3.length === 0) {
     final.issues.push({
       code: "invalid_union",
       input: final.value,
@@ -26499,7 +26804,7 @@ function handleExclusiveUnionResults(results, final, inst, ctx) {
       inst,
       errors: [],
       inclusive: false,
-      matches: matches2
+      matches: matches3
     });
   }
   return final;
@@ -27752,26 +28057,26 @@ function isRecursive(inst, stack, resolve) {
   let result3 = NONE;
   const check2 = (child) => {
     if (result3 !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve);
-      if (answer > result3)
-        result3 = answer;
+      const answer2 = isRecursive(child, stack, resolve);
+      if (answer2 > result3)
+        result3 = answer2;
     }
   };
   const shape = (sh, spread) => {
-    let answer = NONE;
+    let answer2 = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
       const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve) : NONE;
-      if (child > answer)
-        answer = child;
+      if (child > answer2)
+        answer2 = child;
     }
-    return answer;
+    return answer2;
   };
-  const merge2 = (answer) => {
-    if (answer > result3)
-      result3 = answer;
+  const merge2 = (answer2) => {
+    if (answer2 > result3)
+      result3 = answer2;
   };
   const def = inst._zod.def;
   const kind = def.type;
@@ -27874,10 +28179,10 @@ function isRecursive(inst, stack, resolve) {
   stack.delete(inst);
   return settle(inst, result3);
 }
-function settle(inst, answer) {
-  if (answer !== ASSUMED)
-    recursive.set(inst, answer === PROVEN);
-  return answer;
+function settle(inst, answer2) {
+  if (answer2 !== ASSUMED)
+    recursive.set(inst, answer2 === PROVEN);
+  return answer2;
 }
 function isRecursiveSchema(inst) {
   return isRecursive(inst, /* @__PURE__ */ new Set(), true) !== NONE;
@@ -41537,13 +41842,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path48 = ref.slice(1).split("/").filter(Boolean);
-  if (path48.length === 0) {
+  const path52 = ref.slice(1).split("/").filter(Boolean);
+  if (path52.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path48[0] === defsKey) {
-    const key = path48[1] === void 0 ? void 0 : decodeJSONPointerSegment(path48[1]);
+  if (path52[0] === defsKey) {
+    const key = path52[1] === void 0 ? void 0 : decodeJSONPointerSegment(path52[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -41708,20 +42013,20 @@ function checkArrayGuards(arraySchema, guards) {
     if (guards.containsSchema) {
       const minContains = guards.minContains ?? 1;
       const ceiling = guards.maxContains !== void 0 ? guards.maxContains + 1 : Number.POSITIVE_INFINITY;
-      let matches2 = 0;
+      let matches3 = 0;
       for (const item of items) {
-        if (guards.containsSchema.safeParse(item).success && ++matches2 >= ceiling)
+        if (guards.containsSchema.safeParse(item).success && ++matches3 >= ceiling)
           break;
       }
-      if (matches2 < minContains) {
+      if (matches3 < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches2}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches3}`,
           input: items,
           continue: true
         });
       }
-      if (guards.maxContains !== void 0 && matches2 > guards.maxContains) {
+      if (guards.maxContains !== void 0 && matches3 > guards.maxContains) {
         payload.issues.push({
           code: "custom",
           message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
@@ -42392,79 +42697,1245 @@ function date4(params2) {
   return _coercedDate(ZodDate, params2);
 }
 
-// src/core/zones/zones.ts
-import fs6 from "node:fs";
-import path6 from "node:path";
-var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
-var MIB = 1024 * 1024;
-function userHome(valves, userId) {
-  return path6.join(path6.resolve(valves.storage_base_path), "users", userId);
+// src/core/valves.ts
+var int2 = (min) => external_exports.number().int().min(min);
+var ValvesSchema = external_exports.object({
+  storage_base_path: external_exports.string().min(1).default("/app/backend/data/user_files").meta({
+    title: "Storage base path",
+    description: "Folder holding users/, groups/ and access_auth.sqlite. Created on first use."
+  }),
+  quota_per_user_mb: int2(0).default(1e3).meta({
+    title: "Quota per user (MB)",
+    description: "Uploads (all conversations) + Storage + Documents (including git history), in MiB."
+  }),
+  quota_per_group_mb: int2(0).default(2e3).meta({
+    title: "Quota per group (MB)",
+    description: "Size limit of each group space (including git history), in MiB."
+  }),
+  max_file_size_mb: int2(1).default(300).meta({
+    title: "Max file size (MB)",
+    description: "Largest file any write may produce, in MiB."
+  }),
+  lock_max_age_hours: int2(1).default(24).meta({
+    title: "Lock max age (hours)",
+    description: "A lock older than this counts as expired and can be taken over."
+  }),
+  exec_timeout_default: int2(1).default(30).meta({
+    title: "Command timeout (s)",
+    description: "Timeout of shed_exec when the call gives none."
+  }),
+  exec_timeout_max: int2(1).default(300).meta({
+    title: "Command timeout ceiling (s)",
+    description: "Largest timeout a call may ask for."
+  }),
+  group_default_mode: external_exports.enum(["owner", "group", "owner_ro"]).default("group").meta({
+    title: "Default group file mode",
+    description: "Write mode of new group files: owner (only the owner writes), group (all members), owner_ro (nobody)."
+  }),
+  network_mode: external_exports.enum(["disabled", "safe", "all"]).default("disabled").meta({
+    title: "Network mode",
+    description: "disabled: no network; safe: downloads only (curl/wget GET, git clone/fetch/pull); all: everything (allows exfiltration)."
+  }),
+  openwebui_api_url: external_exports.string().default("http://localhost:8080").meta({
+    title: "Open WebUI URL",
+    description: "Base URL of Open WebUI (no /api suffix), used for download links and group lookups."
+  }),
+  max_output_default: int2(1).default(5e4).meta({
+    title: "Output limit (characters)",
+    description: "Characters returned per output stream or read when the call gives no max_output."
+  }),
+  max_output_absolute: int2(1).default(5e6).meta({
+    title: "Output ceiling (characters)",
+    description: "Largest max_output a call may ask for (max_output=0 means this ceiling)."
+  }),
+  exec_memory_limit_mb: int2(0).default(512).meta({
+    title: "Command memory limit (MB)",
+    description: "Address-space limit of each command; 0 means no limit."
+  }),
+  exec_cpu_limit_seconds: int2(0).default(60).meta({
+    title: "Command CPU limit (s)",
+    description: "CPU seconds each command may use; 0 means no limit."
+  }),
+  sqlite_readonly: external_exports.boolean().default(false).meta({
+    title: "SQLite read-only",
+    description: "Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed."
+  }),
+  sqlite_journal_mode: external_exports.enum(["wal", "delete", "truncate", "memory"]).default("wal").meta({
+    title: "SQLite journal mode",
+    description: "Journal mode of databases (use delete on NFS)."
+  }),
+  sandbox: external_exports.enum(["auto", "bwrap", "validated"]).default("auto").meta({
+    title: "Command sandbox",
+    description: "Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only)."
+  }),
+  sqlite_default_limit: int2(1).default(10).meta({
+    title: "SQLite default row limit",
+    description: "Rows a query returns when the call gives no limit and the SQL has no LIMIT."
+  }),
+  sqlite_max_rows: int2(1).default(1e4).meta({
+    title: "SQLite row ceiling",
+    description: "Most rows one query returns (limit=0 means this ceiling); output_csv exports all rows."
+  }),
+  zip_max_entries: int2(1).default(1e4).meta({
+    title: "Unzip: max entries",
+    description: "Archives with more entries (files and folders) are refused by shed_unzip."
+  }),
+  zip_max_total_mb: int2(1).default(500).meta({
+    title: "Unzip: max total size (MB)",
+    description: "Archives whose declared uncompressed total exceeds this (MiB) are refused by shed_unzip."
+  }),
+  zip_max_ratio: int2(0).default(100).meta({
+    title: "Unzip: max compression ratio",
+    description: "Archives over 1 MiB uncompressed whose total/compressed ratio exceeds this are refused; 0 disables the check."
+  }),
+  import_allowed_paths: external_exports.string().default("").meta({
+    title: "Import: allowed folders",
+    description: "Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted."
+  }),
+  audit_log: external_exports.boolean().default(false).meta({
+    title: "Audit log",
+    description: "Added: one JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default."
+  }),
+  audit_max_mb: int2(1).default(10).meta({
+    title: "Audit log file size (MB)",
+    description: "Added: the audit file is rotated when it reaches this size."
+  }),
+  audit_retention_days: int2(0).default(90).meta({
+    title: "Audit log retention (days)",
+    description: "Added: rotated audit files older than this are deleted; 0 keeps them forever."
+  }),
+  uploads_retention_days: int2(0).default(0).meta({
+    title: "Uploads retention (days)",
+    description: "Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever."
+  }),
+  maintenance_interval_hours: int2(0).default(24).meta({
+    title: "Maintenance interval (hours)",
+    description: "Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off."
+  }),
+  public_url: external_exports.string().url().default("http://localhost:8765").meta({
+    title: "Public URL",
+    description: "Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}."
+  }),
+  link_default_hours: external_exports.number().positive().default(24).meta({
+    title: "Link lifetime (hours)",
+    description: "Added: how long a download link works when shed_link_create gives no expires_hours."
+  }),
+  link_max_hours: external_exports.number().positive().default(168).meta({
+    title: "Link max lifetime (hours)",
+    description: "Added: the longest expires_hours a link may ask for (longer is refused, not shortened)."
+  }),
+  link_backend: external_exports.enum(["standalone", "openwebui"]).default("standalone").meta({
+    title: "Link backend",
+    description: "Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token)."
+  })
+});
+var UserValvesSchema = external_exports.object({
+  encryption_key: external_exports.string().default("").meta({
+    title: "Encryption key",
+    description: "Personal key for encryption at rest (shown once by shed_encryption_setup).",
+    format: "password"
+  })
+});
+function defaultValves() {
+  return ValvesSchema.parse({});
 }
-function userScope(valves, userId) {
-  const home = userHome(valves, userId);
-  return {
-    key: `user:${home}`,
-    limitBytes: valves.quota_per_user_mb * MIB,
-    trees: {
-      Uploads: path6.join(home, "Uploads"),
-      Storage: path6.join(home, "Storage", "data"),
-      Documents: path6.join(home, "Documents", "data")
-    }
-  };
-}
-function openZone(req, name, group) {
-  if (name === "group") {
-    if (!group) {
-      throw shedError("MISSING_PARAMETER", "zone='group' needs the group parameter: the name or id of the group.", {
-        details: { parameter: "group" },
-        hint: 'Example: shed_tree(zone="group", group="team")'
-      });
-    }
-    if (req.group === void 0) {
-      throw shedError("GROUP_NOT_AVAILABLE", "This function cannot open a group space.", { hint: 'Use zone="storage" or zone="documents".' });
-    }
-    return openGroupZone(req.valves, req.group);
+function parseValves(schema, raw, label) {
+  const source = raw !== null && typeof raw === "object" ? raw : {};
+  const input2 = {};
+  for (const [key, field] of Object.entries(schema.shape)) {
+    const value = source[key];
+    if (value === null || value === void 0) continue;
+    input2[key] = coerceValve(field, value);
   }
-  const home = userHome(req.valves, req.user.id);
-  const scope = userScope(req.valves, req.user.id);
-  const layout2 = {
-    uploads: { label: "Uploads", root: path6.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path6.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path6.join(home, "Documents") }
-  }[name];
-  fs6.mkdirSync(layout2.root, { recursive: true });
-  return {
-    name,
-    label: layout2.label,
-    root: fs6.realpathSync(layout2.root),
-    workBase: layout2.workBase,
-    versioned: name === "documents",
-    readonly: name === "uploads",
-    scope
-  };
+  const parsed = schema.safeParse(input2);
+  if (parsed.success) return parsed.data;
+  const issue2 = parsed.error.issues[0];
+  const name = String(issue2.path[0] ?? "?");
+  throw shedError("INVALID_VALVES", `The ${label} '${name}' is invalid: ${issue2.message} (got ${JSON.stringify(input2[name])}).`, {
+    details: { valve: name, received: input2[name] },
+    hint: `An admin must correct '${name}' in the tool settings; the defaults are listed in valves.schema.json.`
+  });
 }
-function groupHome(valves, groupId) {
-  return path6.join(path6.resolve(valves.storage_base_path), "groups", groupId);
+function coerceValve(field, value) {
+  if (typeof value !== "string") return value;
+  const kind = innerKind(field);
+  if (kind === "number" && /^-?\d+$/.test(value.trim())) return Number(value.trim());
+  if (kind === "boolean" && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === "true";
+  return value;
 }
-function groupScope(valves, group) {
-  const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path6.join(home, "data") } };
+function innerKind(field) {
+  let def = field.def;
+  while (def.innerType) def = def.innerType.def;
+  return def.type;
 }
-function openGroupZone(valves, group) {
-  const home = groupHome(valves, group.id);
-  const root = path6.join(home, "data");
-  fs6.mkdirSync(root, { recursive: true });
-  return {
-    name: "group",
-    label: `Group:${group.name}`,
-    root: fs6.realpathSync(root),
-    workBase: home,
-    versioned: true,
-    readonly: false,
-    scope: groupScope(valves, group),
-    group: { id: group.id, name: group.name, base: path6.resolve(valves.storage_base_path) }
-  };
+
+// src/core/links/serving.ts
+var refuse = (status, reason) => ({ status, reason });
+function splitRest(rest) {
+  const raw = rest.split("/");
+  const token = raw.shift() ?? "";
+  const slash = raw.length > 0 && raw[raw.length - 1] === "";
+  if (slash) raw.pop();
+  const segments = [];
+  for (const part of raw) {
+    let seg;
+    try {
+      seg = decodeURIComponent(part);
+    } catch {
+      return void 0;
+    }
+    if (seg === "" || seg === "." || seg === ".." || /[/\\]/.test(seg) || /[\u0000-\u001f\u007f-\u009f]/.test(seg)) return void 0;
+    segments.push(seg.normalize("NFC"));
+  }
+  return { token, segments, slash };
 }
+function exists(p) {
+  try {
+    return fs14.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+async function linkZone(link, opts) {
+  const valves = { ...defaultValves(), storage_base_path: opts.storageBase };
+  if (link.zone === "group") {
+    if (link.groupId === void 0) return refuse(404, "unknown");
+    const dir = (opts.groups ?? standaloneDirectory)(opts.storageBase);
+    const group = await dir.byId(link.groupId);
+    if (group === void 0 || !(await dir.members(group.id)).includes(link.userId)) return refuse(404, "not-member");
+    if (!exists(path14.join(groupHome(valves, group.id), "data"))) return refuse(404, "missing");
+    return openGroupZone(valves, group);
+  }
+  const home = userHome(valves, link.userId);
+  const dirs = { uploads: ["Uploads", link.convId], storage: ["Storage", "data"], documents: ["Documents", "data"] }[link.zone];
+  if (dirs === void 0 || !exists(path14.join(home, ...dirs))) return refuse(404, "missing");
+  return openZone({ valves, user: { id: link.userId, name: link.userId, email: "", role: "user" }, convId: link.convId }, link.zone, void 0);
+}
+function relToZone(zone, real) {
+  return path14.relative(zone.root, real).split(path14.sep).join("/");
+}
+async function resolveTarget(rest, opts) {
+  const parts = splitRest(rest);
+  if (parts === void 0) return refuse(404, "path");
+  const keys = await signingKeys(opts.storageBase);
+  const id = verifyToken(keys, parts.token);
+  if (id === void 0) return refuse(404, "unknown");
+  const link = await getLink(opts.storageBase, id);
+  if (link === void 0) return refuse(404, "unknown");
+  if (link.revokedAt !== void 0) return refuse(410, "revoked");
+  if (Date.parse(link.expiresAt) <= (opts.now ?? Date.now)()) return refuse(410, "expired");
+  if (link.kind === "file" && (parts.segments.length > 0 || parts.slash)) return refuse(404, "path");
+  const zone = await linkZone(link, opts);
+  if ("status" in zone) return zone;
+  let linkRoot;
+  let abs;
+  try {
+    const base2 = resolvePath(zone, link.path, { param: "path", intent: "read", allowZoneInPath: true });
+    if (base2.stat === void 0 || base2.stat.isDirectory() !== (link.kind === "folder")) return refuse(404, "missing");
+    linkRoot = fs14.realpathSync(base2.abs);
+    abs = linkRoot;
+    if (parts.segments.length > 0) {
+      const full = [link.path, ...parts.segments].filter((s) => s !== "").join("/");
+      const sub = resolvePath(zone, full, { param: "path", intent: "read", allowZoneInPath: true });
+      if (sub.stat === void 0) return refuse(404, "missing");
+      abs = fs14.realpathSync(sub.abs);
+    }
+  } catch {
+    return refuse(404, "path");
+  }
+  if (!isInside(abs, linkRoot) || !isInside(abs, zone.root)) return refuse(404, "path");
+  if (isProtected(zone, relToZone(zone, abs)) || isProtected(zone, relToZone(zone, linkRoot))) return refuse(404, "path");
+  let st;
+  try {
+    st = fs14.statSync(abs);
+  } catch {
+    return refuse(404, "missing");
+  }
+  if (!st.isDirectory() && !st.isFile()) return refuse(404, "missing");
+  const name = parts.segments.at(-1) ?? (link.path === "" ? zone.label : path14.posix.basename(link.path));
+  return { link, zone, linkRoot, abs, sub: parts.segments.join("/"), name, isFolder: st.isDirectory(), slash: parts.slash };
+}
+function openChecked(abs, root) {
+  let fd2;
+  try {
+    fd2 = fs14.openSync(abs, fs14.constants.O_RDONLY | fs14.constants.O_NOFOLLOW);
+  } catch {
+    return void 0;
+  }
+  try {
+    let real;
+    try {
+      real = fs14.readlinkSync(`/proc/self/fd/${fd2}`);
+    } catch {
+      real = void 0;
+    }
+    if ((real === void 0 || isInside(real, root)) && fs14.fstatSync(fd2).isFile()) return fd2;
+  } catch {
+  }
+  fs14.closeSync(fd2);
+  return void 0;
+}
+function readEntries(target) {
+  const out = [];
+  const hideGit = target.zone.versioned && target.abs === target.zone.root;
+  let dirents;
+  try {
+    dirents = fs14.readdirSync(target.abs, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const d of dirents) {
+    if (hideGit && d.name === ".git") continue;
+    const full = path14.join(target.abs, d.name);
+    try {
+      let st;
+      if (d.isSymbolicLink()) {
+        const real = fs14.realpathSync(full);
+        if (!isInside(real, target.linkRoot)) continue;
+        st = fs14.statSync(real);
+      } else {
+        st = fs14.lstatSync(full);
+      }
+      if (!st.isDirectory() && !st.isFile()) continue;
+      out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
+    } catch {
+    }
+  }
+  return out;
+}
+function* filesBelow(target) {
+  const gitAt = target.zone.versioned ? target.zone.root : void 0;
+  for (const { full, entry } of walkEntries(target.abs, (dir, name) => dir === gitAt && name === ".git")) {
+    if (!entry.isFile()) continue;
+    const fd2 = openChecked(full, target.abs);
+    if (fd2 !== void 0) yield { rel: path14.relative(target.abs, full).split(path14.sep).join("/"), fd: fd2 };
+  }
+}
+
+// src/core/quota/usage.ts
+import fs15 from "node:fs";
+import path15 from "node:path";
+import { Worker } from "node:worker_threads";
+var MAX_TREES = 64;
+function measureFiles(lstat3, dir, names) {
+  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  for (const name of names) {
+    const st = lstat3(prefix + name, { throwIfNoEntry: false });
+    if (st === void 0) continue;
+    if (st.isDirectory()) {
+      out.becameFolders.push(name);
+      continue;
+    }
+    out.bytes += st.size;
+    out.files += 1;
+    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+  }
+  return out;
+}
+var PARALLEL_MIN_FILES = 2e4;
+var WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { lstatSync } = require('node:fs');
+const measureFiles = ${measureFiles.toString()};
+const results = [];
+parentPort.on('message', (jobs) => {
+  if (jobs === 'end') parentPort.postMessage(results);
+  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+});
+`;
+var MeasuringWorker = class {
+  worker;
+  sent = [];
+  batch = [];
+  seen = 0;
+  constructor() {
+    try {
+      this.worker = new Worker(WORKER_SOURCE, { eval: true });
+      this.worker.unref();
+    } catch {
+      this.worker = void 0;
+    }
+  }
+  /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
+  take(listing) {
+    if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
+    this.sent.push(listing);
+    this.batch.push([listing.dir, listing.names]);
+    if (this.batch.length >= 16) this.flush();
+    return true;
+  }
+  /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
+  async results() {
+    const worker = this.worker;
+    if (worker === void 0 || this.sent.length === 0) {
+      void worker?.terminate();
+      return [];
+    }
+    this.flush();
+    const answer2 = new Promise((resolve) => {
+      worker.once("message", (result3) => resolve(result3));
+      worker.once("error", () => resolve(void 0));
+    });
+    worker.postMessage("end");
+    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs15.lstatSync, l.dir, l.names));
+    void worker.terminate();
+    return this.sent.map((l, i2) => [l, measured[i2]]);
+  }
+  flush() {
+    if (this.batch.length === 0) return;
+    this.worker?.postMessage(this.batch);
+    this.batch = [];
+  }
+};
+var TreeUsage = class {
+  constructor(root) {
+    this.root = root;
+  }
+  root;
+  folders = /* @__PURE__ */ new Map();
+  dirty = /* @__PURE__ */ new Set();
+  /** Folders holding multi-linked files, re-checked by stat on every question. */
+  withLinks = /* @__PURE__ */ new Set();
+  /** Inodes known to have several links; a new one means another folder may hold it too. */
+  linkedInodes = /* @__PURE__ */ new Set();
+  sawNewLink = false;
+  busy = Promise.resolve();
+  total = { bytes: 0, files: 0 };
+  scanned = false;
+  /** True when watches cannot be trusted: every question walks the tree again. */
+  unwatched = false;
+  async usage() {
+    const previous = this.busy;
+    let release2;
+    this.busy = new Promise((resolve) => release2 = resolve);
+    await previous;
+    try {
+      if (this.scanned && !this.unwatched) {
+        await turnEventLoop();
+        this.checkLinkedFiles();
+        this.refreshDirty();
+        if (this.sawNewLink) await this.rescan();
+      }
+      if (!this.scanned || this.unwatched) await this.rescan();
+      return { ...this.total };
+    } finally {
+      release2();
+    }
+  }
+  invalidate() {
+    this.closeAll();
+    this.scanned = false;
+  }
+  closeAll() {
+    for (const rec of this.folders.values()) rec.watcher?.close();
+    this.folders.clear();
+    this.dirty.clear();
+    this.withLinks.clear();
+    this.linkedInodes.clear();
+    this.total = { bytes: 0, files: 0 };
+  }
+  /**
+   * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
+   * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
+   * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
+   */
+  async rescan() {
+    this.closeAll();
+    if (!isFolder(this.root)) return;
+    this.scanned = true;
+    let helper;
+    let names = 0;
+    const mine = [];
+    const stack = [this.root];
+    while (stack.length > 0) {
+      const dir = stack.pop();
+      const listing = this.listFolder(dir);
+      if (listing === void 0) continue;
+      for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
+      names += listing.names.length;
+      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
+      if (!helper?.take(listing)) mine.push(listing);
+    }
+    for (const listing of mine) this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
+    for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
+    this.sawNewLink = false;
+    if (!this.unwatched) return;
+    for (const rec of this.folders.values()) rec.watcher?.close();
+  }
+  /** Records a folder from its listing and its measurement. */
+  install(listing, m) {
+    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
+    for (const [name, size, ino] of m.linked) {
+      rec.linked.set(name, size);
+      if (!this.linkedInodes.has(ino)) {
+        this.linkedInodes.add(ino);
+        this.sawNewLink = true;
+      }
+    }
+    for (const name of m.becameFolders) rec.subfolders.add(name);
+    this.folders.set(listing.dir, rec);
+    if (rec.linked.size > 0) this.withLinks.add(listing.dir);
+    this.total.bytes += rec.bytes;
+    this.total.files += rec.files;
+    return rec;
+  }
+  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
+  listFolder(dir) {
+    const watcher = this.unwatched ? void 0 : this.watch(dir);
+    let entries;
+    try {
+      entries = fs15.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      watcher?.close();
+      return void 0;
+    }
+    const subfolders = [];
+    const names = [];
+    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
+    return { dir, watcher, subfolders, names };
+  }
+  addSubtree(dir) {
+    const stack = [dir];
+    while (stack.length > 0) {
+      const current = stack.pop();
+      const rec = this.readFolder(current);
+      if (rec === void 0) continue;
+      for (const name of rec.subfolders) stack.push(`${current}/${name}`);
+    }
+  }
+  dropSubtree(dir) {
+    const rec = this.folders.get(dir);
+    if (rec === void 0) return;
+    if (dir === this.root) this.scanned = false;
+    this.folders.delete(dir);
+    this.dirty.delete(dir);
+    this.withLinks.delete(dir);
+    rec.watcher?.close();
+    this.total.bytes -= rec.bytes;
+    this.total.files -= rec.files;
+    for (const name of rec.subfolders) this.dropSubtree(path15.join(dir, name));
+  }
+  checkLinkedFiles() {
+    for (const dir of this.withLinks) {
+      const rec = this.folders.get(dir);
+      for (const [name, size] of rec.linked) {
+        if (fs15.lstatSync(path15.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      }
+    }
+  }
+  refreshDirty() {
+    const todo = [...this.dirty].sort((a, b) => a.length - b.length);
+    this.dirty.clear();
+    for (const dir of todo) {
+      const old = this.folders.get(dir);
+      if (old === void 0) continue;
+      this.total.bytes -= old.bytes;
+      this.total.files -= old.files;
+      this.withLinks.delete(dir);
+      const fresh = this.readFolder(dir);
+      old.watcher?.close();
+      if (fresh === void 0) {
+        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: void 0 });
+        this.dropSubtree(dir);
+        continue;
+      }
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path15.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path15.join(dir, name));
+    }
+  }
+  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
+  readFolder(dir) {
+    const listing = this.listFolder(dir);
+    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
+  }
+  watch(dir) {
+    try {
+      const watcher = fs15.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      watcher.on("error", () => {
+        this.unwatched = true;
+      });
+      return watcher;
+    } catch {
+      this.unwatched = true;
+      return void 0;
+    }
+  }
+};
+var trees = /* @__PURE__ */ new Map();
+function treeFor(root) {
+  const key = path15.resolve(root);
+  let tree = trees.get(key);
+  if (tree !== void 0) {
+    trees.delete(key);
+  } else {
+    tree = new TreeUsage(key);
+    if (trees.size >= MAX_TREES) {
+      const [oldestKey, oldest] = trees.entries().next().value;
+      oldest.closeAll();
+      trees.delete(oldestKey);
+    }
+  }
+  trees.set(key, tree);
+  return tree;
+}
+function treeUsage(root) {
+  return treeFor(root).usage();
+}
+function invalidateTree(root) {
+  trees.get(path15.resolve(root))?.invalidate();
+}
+function turnEventLoop() {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+function isFolder(p) {
+  try {
+    return fs15.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// src/core/quota/quota.ts
+var MIB2 = 1024 * 1024;
+async function scopeUsage(scope) {
+  const out = {};
+  for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
+  return out;
+}
+async function scopeTotal(scope) {
+  let total = 0;
+  for (const usage of Object.values(await scopeUsage(scope))) total += usage.bytes;
+  return total;
+}
+async function ensureQuota(scope, growth) {
+  if (growth <= 0) return;
+  const used = await scopeTotal(scope);
+  if (used + growth <= scope.limitBytes) return;
+  throw shedError(
+    "QUOTA_EXCEEDED",
+    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
+    {
+      details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
+      hint: "Free space first: shed_stats shows usage per zone; shed_delete removes files."
+    }
+  );
+}
+function ensureFileSize(bytes, maxMb, what) {
+  if (bytes <= maxMb * MIB2) return;
+  throw shedError("FILE_TOO_LARGE", `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
+    details: { size_bytes: bytes, max_file_size_mb: maxMb },
+    hint: "Split the content into several files, or write less at once."
+  });
+}
+function mb(bytes) {
+  return (bytes / MIB2).toFixed(2);
+}
+function humanSize(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1024;
+  let i2 = 0;
+  while (value >= 1024 && i2 < units.length - 1) {
+    value /= 1024;
+    i2++;
+  }
+  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i2]}`;
+}
+
+// src/core/exec/commands.ts
+var READONLY_LIST = `
+cat head tail less more nl wc stat file du tac
+ls tree find
+grep egrep fgrep rg awk gawk mawk sed
+sort uniq cut paste tr fold fmt column rev shuf expand unexpand pr join
+diff diff3 cmp comm
+tar unzip zipinfo 7z
+zcat bzcat xzcat
+md5sum sha1sum sha256sum sha512sum b2sum cksum
+base32 base64 basenc
+strings od hexdump xxd
+jq xmllint yq
+iconv
+bc dc expr factor numfmt
+basename dirname realpath
+echo printf
+ffprobe identify exiftool
+sqlite3`;
+var WRITE_EXTRA = `
+df locate which whereis
+split csplit
+sdiff patch colordiff
+zip 7za
+gzip gunzip bzip2 bunzip2 xz unxz lz4 zstd
+sum
+uuencode uudecode
+touch mkdir rm rmdir mv cp truncate mktemp install shred
+pandoc dos2unix unix2dos recode
+seq date cal readlink pathchk pwd uname nproc sleep yes tee gettext tsort true false
+ffmpeg magick convert
+git`;
+var words = (text) => text.split(/\s+/).filter(Boolean);
+var READONLY_COMMANDS = new Set(words(READONLY_LIST));
+var READWRITE_COMMANDS = /* @__PURE__ */ new Set([...READONLY_COMMANDS, ...words(WRITE_EXTRA)]);
+var DOWNLOADERS = /* @__PURE__ */ new Set(["curl", "wget"]);
+var BLACKLIST = new Set(
+  words(`bash sh zsh fish dash csh tcsh ksh busybox python python2 python3 perl ruby node nodejs deno bun php lua tclsh wish
+  exec eval source env xargs timeout nohup disown setsid nice ionice chroot unshare nsenter screen tmux at batch crontab
+  sudo su doas pkexec chown chgrp chmod chattr ln rename fetch ssh scp sftp rsync nc netcat ncat socat telnet ftp ping
+  traceroute dd mount umount kill killall pkill reboot shutdown halt poweroff systemctl service mkfs fdisk parted
+  iptables nft firewall-cmd gdb strace ltrace vim vi nano emacs ed ex`)
+);
+var PACKAGES = {
+  rg: "ripgrep",
+  "7z": "p7zip-full",
+  "7za": "p7zip-full",
+  xmllint: "libxml2-utils",
+  pandoc: "pandoc",
+  ffmpeg: "ffmpeg",
+  ffprobe: "ffmpeg",
+  identify: "imagemagick",
+  convert: "imagemagick",
+  magick: "imagemagick (IM7; Debian 12 ships IM6 only)",
+  exiftool: "libimage-exiftool-perl",
+  dos2unix: "dos2unix",
+  unix2dos: "dos2unix",
+  tree: "tree",
+  jq: "jq",
+  yq: "yq",
+  sqlite3: "sqlite3",
+  zip: "zip",
+  unzip: "unzip",
+  zipinfo: "unzip",
+  file: "file",
+  xxd: "xxd",
+  hexdump: "bsdextrautils",
+  column: "bsdextrautils",
+  colordiff: "colordiff",
+  recode: "recode",
+  uuencode: "sharutils",
+  uudecode: "sharutils",
+  lz4: "lz4",
+  zstd: "zstd",
+  bc: "bc",
+  dc: "dc",
+  git: "git",
+  curl: "curl",
+  wget: "wget",
+  locate: "plocate",
+  gettext: "gettext-base",
+  gawk: "gawk",
+  mawk: "mawk",
+  strings: "binutils",
+  patch: "patch",
+  less: "less",
+  cal: "ncal",
+  more: "util-linux"
+};
+function packageFor(cmd) {
+  return PACKAGES[cmd] ?? "coreutils";
+}
+var MEDIA_NETWORK = /* @__PURE__ */ new Set(["ffmpeg", "ffprobe", "pandoc", "magick", "convert", "identify"]);
+
+// src/core/exec/rules.ts
+var positionals = (args) => args.filter((a) => !a.startsWith("-"));
+function filesBesideValues(args, valued) {
+  const files = [];
+  for (let i2 = 0; i2 < args.length; i2++) {
+    const a = args[i2];
+    if (valued.includes(a)) i2++;
+    else if (!a.startsWith("-") || a === "-") files.push(a);
+  }
+  return files;
+}
+var GREP = {
+  textPositionals: 1,
+  scriptOptions: ["-e", "--regexp", "-f", "--file"],
+  pathOptions: ["-f", "--file", "--exclude-from"],
+  textOptions: ["--include", "--exclude", "--exclude-dir", "--label", "-m", "--max-count", "-A", "-B", "-C", "--context", "--after-context", "--before-context", "-d", "--directories", "-D", "--devices", "--binary-files", "--group-separator"],
+  dereference: ["-R", "--dereference-recursive"],
+  textLanguage: true
+};
+var AWK = {
+  textPositionals: 1,
+  scriptOptions: ["-e", "--source"],
+  textOptions: ["-F", "--field-separator", "-v", "--assign"],
+  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code;
+  // -D/--debug reads debugger commands (which can write files: dump, save) from a file.
+  forbid: ["-f", "--file", "-E", "--exec", "-l", "--load", "-i", "--include", "-W", "-D", "--debug"],
+  // gawk -d[FILE] -p[FILE] -o[FILE] write awkvars.out / awkprof.out or the attached FILE (checked as a path).
+  forbidReadonly: ["-d", "--dump-variables", "-p", "--profile", "-o", "--pretty-print"],
+  script: "awk",
+  textLanguage: true
+};
+var JQ = {
+  textPositionals: 1,
+  textOptions: ["--indent"],
+  pairOptions: ["--arg", "--argjson"],
+  forbid: ["--rawfile", "--slurpfile", "-L", "--from-file", "-f"],
+  script: "jq",
+  textLanguage: true
+};
+var CHECKSUM = { listsFiles: ["-c", "--check"] };
+var MEDIA = "media tools follow references inside their input files (playlists, concat lists, SVG or HTML links) and read configuration that can run programs";
+var RULES = {
+  grep: GREP,
+  egrep: GREP,
+  fgrep: GREP,
+  rg: {
+    ...GREP,
+    pathOptions: ["-f", "--file", "--ignore-file"],
+    forbid: ["--pre", "--pre-glob", "--search-zip", "-z", "--hostname-bin"],
+    textOptions: [...GREP.textOptions ?? [], "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "-r", "--replace", "-M", "--max-columns", "-j", "--threads", "--sort", "--sortr", "-E", "--encoding", "--type-add"],
+    noScriptWith: ["--files", "--type-list"],
+    dereference: ["-L", "--follow"]
+  },
+  awk: AWK,
+  gawk: AWK,
+  mawk: AWK,
+  sed: {
+    textPositionals: 1,
+    scriptOptions: ["-e", "--expression"],
+    textOptions: ["-l", "--line-length"],
+    forbid: ["-f", "--file"],
+    forbidReadonly: ["-i", "--in-place"],
+    script: "sed",
+    textLanguage: true
+  },
+  jq: JQ,
+  yq: { ...JQ, textOptions: [...JQ.textOptions ?? [], "-w", "--width", "--yaml-output-grammar-version", "--yml-out-ver"], forbidReadonly: ["-i", "--in-place"] },
+  xmllint: {
+    textOptions: ["--xpath", "--encode", "--pattern", "--maxmem"],
+    // External entities, DTDs, XInclude and catalogs make libxml2 open other files or URLs.
+    forbid: ["--output", "-o", "--shell", "--dtdvalid", "--dtdvalidfpi", "--path", "--load-trace", "--noent", "--xinclude", "--loaddtd", "--dtdattr", "--valid", "--postvalid", "--catalogs", "--relaxng", "--schema", "--schematron", "--huge"],
+    prefixArgs: ["--nonet"],
+    textLanguage: true
+  },
+  find: {
+    wordOptions: true,
+    textOptions: ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-size", "-printf", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth", "-regextype", "-newermt", "-newerat", "-newerct", "-links", "-inum", "-used", "-fstype", "-context"],
+    forbid: ["-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"],
+    forbidReadonly: ["-delete"],
+    dereference: ["-L", "-follow"],
+    listsFiles: ["-files0-from"],
+    textLanguage: true
+  },
+  tar: {
+    forbid: ["--to-command", "-I", "--use-compress-program", "-P", "--absolute-names", "--checkpoint-action", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--transform", "--xform", "--force-local"],
+    forbidLetters: "PIF",
+    oldStyleFirst: "bCfFgHIKLNTVX",
+    // -N/--newer/--after-date/--newer-mtime/--mtime take DATE-OR-FILE: a value starting with / or . is a
+    // file whose time is read, so each is a path (a date passes the path check unchanged).
+    pathOptions: ["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-N", "--newer", "--after-date", "--newer-mtime", "--mtime", "--owner-map", "--group-map", "--add-file", "--exclude-ignore", "--exclude-ignore-recursive", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under"],
+    // Written: the verbose listing, the volume number file, the incremental snapshot (-g is read and rewritten).
+    outputOptions: ["--index-file", "--volno-file", "-g", "--listed-incremental"],
+    // --suffix is the backup suffix appended to extracted file names.
+    nameOptions: ["--suffix"],
+    // --occurrence[=N], --checkpoint[=N], --one-top-level[=DIR] take optional values (attached only), --wildcards-match-slash none.
+    textOptions: ["-b", "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-V", "--label", "-L", "--tape-length", "--exclude", "--owner", "--group", "--mode", "--strip-components", "--record-size", "--quoting-style", "--sort", "--pax-option", "--quote-chars", "--no-quote-chars", "--hole-detection", "--sparse-version", "--xattrs-include", "--xattrs-exclude", "--exclude-vcs"],
+    listsFiles: ["-T", "--files-from"],
+    forbidReadonly: ["--extract", "--get", "--create", "--append", "--update", "--delete", "--catenate", "--concatenate"],
+    // Old-style "xzf" and clusters like "-xzf": extraction or creation letters write.
+    readonlyCheck: (args) => args.some((a, i2) => /^-?[A-Za-z]+$/.test(a) && (a.startsWith("-") || i2 === 0) && /[xcruA]/.test(a)) ? "tar would extract or write an archive" : void 0,
+    prefixArgs: ["--force-local", "--no-same-owner", "--no-same-permissions"],
+    dereference: ["-h", "--dereference"],
+    makesLinks: true
+  },
+  unzip: {
+    textOptions: ["-P"],
+    outputOptions: ["-d"],
+    // -: keeps ../ in member names (extraction above the target folder); -^ keeps control characters.
+    forbid: ["-:", "-^"],
+    forbidLetters: ":^",
+    readonlyCheck: (args) => args.some((a) => /^-[lvtpZzc]/.test(a)) ? void 0 : "unzip extracts unless -l (list), -v, -t (test), -p or -c (print) is given",
+    makesLinks: true
+  },
+  zipinfo: {},
+  zip: {
+    followsLinks: true,
+    forbid: ["-TT", "--unzip-command", "-T", "--test"],
+    textOptions: ["-P", "--password", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date"],
+    outputOptions: ["-b", "--temp-path", "-O", "--output-file"]
+  },
+  "7z": {
+    sandboxOnly: "7-Zip reads list files (@file) and archive links that argument checks cannot follow",
+    makesLinks: true,
+    readonlyCheck: (args) => ["l", "t", "i", "h"].includes(positionals(args)[0] ?? "") ? void 0 : "only 7z l (list) and t (test) leave files alone"
+  },
+  "7za": { sandboxOnly: "7-Zip reads list files (@file) and archive links that argument checks cannot follow", makesLinks: true },
+  sort: {
+    forbid: ["--compress-program"],
+    textOptions: ["-t", "--field-separator", "-k", "--key", "-S", "--buffer-size", "--parallel", "--batch-size"],
+    pathOptions: ["--random-source"],
+    outputOptions: ["-o", "--output", "-T", "--temporary-directory"],
+    listsFiles: ["--files0-from"]
+  },
+  // split [FILE [PREFIX]]: the second operand is the output name prefix (a path).
+  split: { forbid: ["--filter"], textOptions: ["-b", "--bytes", "-l", "--lines", "-n", "--number", "-a", "--suffix-length", "-C", "--line-bytes", "-t", "--separator"], nameOptions: ["--additional-suffix"], outputOperands: 1 },
+  csplit: { textPositionals: "all", textFrom: 1, textOptions: ["-n", "--digits"], outputOptions: ["-f", "--prefix"], nameOptions: ["-b", "--suffix-format"] },
+  // uniq [INPUT [OUTPUT]]: `uniq - FILE` reads standard input and writes FILE.
+  uniq: { textOptions: ["-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"], outputOperands: 1 },
+  shuf: { textOptions: ["-n", "--head-count", "-i", "--input-range"], pathOptions: ["--random-source"], outputOptions: ["-o", "--output"] },
+  cut: { textOptions: ["-d", "--delimiter", "-f", "--fields", "-b", "--bytes", "-c", "--characters", "--output-delimiter"] },
+  tr: { textPositionals: "all", textLanguage: true },
+  paste: { textOptions: ["-d", "--delimiters"] },
+  join: { textOptions: ["-t", "-j", "-1", "-2", "-o", "-e", "-a", "-v"] },
+  // -d (--table-noheadings) takes no value.
+  column: { textOptions: ["-s", "--separator", "-o", "--output-separator", "-c", "--output-width", "-N", "--table-columns", "-R", "--table-right", "-E", "--table-noextreme", "-H", "--table-hide", "-W", "--table-wrap", "-T", "--table-truncate", "-n", "--table-name", "-O", "--table-order", "-l", "--table-columns-limit", "-r", "--tree", "-i", "--tree-id", "-p", "--tree-parent"] },
+  fold: { textOptions: ["-w", "--width"] },
+  fmt: { textOptions: ["-w", "--width", "-p", "--prefix", "-g", "--goal"] },
+  // -s[CHAR], -S[STRING], -e -i -n take optional attached values only.
+  pr: { textOptions: ["-h", "--header", "-w", "--width", "-l", "--length", "-W", "--page-width", "-o", "--indent", "-N", "--first-line-number", "--columns"] },
+  nl: { textOptions: ["-s", "--number-separator", "-b", "--body-numbering", "-d", "--section-delimiter", "-f", "--footer-numbering", "-h", "--header-numbering", "-i", "--line-increment", "-l", "--join-blank-lines", "-n", "--number-format", "-v", "--starting-line-number", "-w", "--number-width"] },
+  tac: { textOptions: ["-s", "--separator"] },
+  expand: { textOptions: ["-t", "--tabs"] },
+  unexpand: { textOptions: ["-t", "--tabs"] },
+  numfmt: { textPositionals: "all", textOptions: ["--to", "--from", "--format", "--suffix", "-d", "--delimiter", "--field", "--padding", "--round", "--from-unit", "--to-unit", "--invalid"] },
+  echo: { textPositionals: "all", textLanguage: true },
+  printf: { textPositionals: "all", textLanguage: true },
+  expr: { textPositionals: "all", textLanguage: true },
+  factor: { textPositionals: "all" },
+  seq: { textPositionals: "all", textOptions: ["-s", "--separator", "-f", "--format"] },
+  bc: { textLanguage: true, forbid: ["-f", "--file"] },
+  dc: {
+    scriptOptions: ["-e", "--expression"],
+    forbid: ["-f", "--file"],
+    script: "dc",
+    textLanguage: true,
+    // A positional is a program file the scanner cannot see.
+    check: (args) => filesBesideValues(args, ["-e", "--expression"]).length > 0 ? "dc runs program files, which cannot be checked; give the program with -e" : void 0
+  },
+  date: {
+    textPositionals: "all",
+    textOptions: ["-d", "--date", "--rfc-3339"],
+    pathOptions: ["-f", "--file", "-r", "--reference"],
+    forbid: ["-s", "--set"],
+    textLanguage: true
+  },
+  cal: { textPositionals: "all" },
+  sqlite3: {
+    // The first positional is the database file; the rest are SQL or dot-commands.
+    textFrom: 1,
+    textPositionals: "all",
+    wordOptions: true,
+    doubleDashWords: true,
+    textOptions: ["-separator", "-newline", "-nullvalue", "-escape", "-mmap", "-maxsize"],
+    forbid: ["-cmd", "-init", "-A", "-archive", "-append", "-deserialize", "-memtrace", "-safe-off", "-unsafe-testing", "-vfs", "-zip", "-lookaside", "-pagecache", "-heap", "-nonce", "-sorterref", "-multiplex", "-pcachetrace"],
+    script: "sqlite3",
+    textLanguage: true,
+    // -safe: no .shell/.system/.load/.output/ATTACH/readfile...; -init: never read the home folder's .sqliterc.
+    prefixArgs: ["-safe", "-init", "/dev/null"],
+    readonlyPrefix: ["-readonly"],
+    // The CLI opens file: URIs, which name any file on the server.
+    check: (args) => positionals(args)[0]?.toLowerCase().startsWith("file:") ? "sqlite3 would open a file: URI, which can name files outside the zone" : void 0
+  },
+  cp: {
+    forbid: ["-s", "--symbolic-link", "-l", "--link"],
+    forbidLetters: "sl",
+    outputOptions: ["-t", "--target-directory"],
+    nameOptions: ["-S", "--suffix"],
+    dereference: ["-L", "--dereference", "-H"],
+    makesLinks: true
+  },
+  mv: { outputOptions: ["-t", "--target-directory"], nameOptions: ["-S", "--suffix"], makesLinks: true },
+  install: { forbid: ["-m", "--mode", "-o", "--owner", "-g", "--group", "-s", "--strip", "--strip-program"], outputOptions: ["-t", "--target-directory"], nameOptions: ["-S", "--suffix"] },
+  ls: { dereference: ["-L", "--dereference", "-H", "--dereference-command-line"], textOptions: ["-I", "--ignore", "--hide", "-w", "--width", "-T", "--tabsize", "--time-style", "--format", "--sort", "--time", "--block-size", "--quoting-style", "--indicator-style"] },
+  du: { dereference: ["-L", "--dereference"], listsFiles: ["--files0-from"], textOptions: ["-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude", "--time-style", "--time"], pathOptions: ["-X", "--exclude-from"] },
+  wc: { listsFiles: ["--files0-from"] },
+  stat: { textOptions: ["-c", "--format", "--printf"], dereference: ["-L", "--dereference"] },
+  file: { forbid: ["-m", "--magic-file", "-C", "--compile"], listsFiles: ["-f", "--files-from"], pathOptions: ["-f", "--files-from"], textOptions: ["-F", "--separator", "-e", "--exclude", "-P", "--parameter"], dereference: ["-L", "--dereference"] },
+  // -R with -H writes 00Tree.html into every folder at the -L depth; --hintro/--houtro/--gitfile/--infofile read files.
+  tree: { outputOptions: ["-o"], forbidReadonly: ["-R"], pathOptions: ["--gitfile", "--infofile", "--hintro", "--houtro"], textOptions: ["-P", "-I", "-L", "-H", "-T", "--charset", "--filelimit", "--timefmt", "--sort"], dereference: ["-l"], forbid: ["--fromfile"] },
+  iconv: { textOptions: ["-f", "--from-code", "-t", "--to-code"], outputOptions: ["-o", "--output"] },
+  touch: { textOptions: ["-d", "--date", "-t"], pathOptions: ["-r", "--reference"] },
+  truncate: { textOptions: ["-s", "--size"], pathOptions: ["-r", "--reference"] },
+  mktemp: { nameOptions: ["--suffix"], outputOptions: ["-p"] },
+  head: { textOptions: ["-n", "--lines", "-c", "--bytes"] },
+  tail: { textOptions: ["-n", "--lines", "-c", "--bytes", "-s", "--sleep-interval", "--pid", "--max-unchanged-stats"] },
+  xxd: {
+    textOptions: ["-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-groupsize", "-len", "-seek", "-name"],
+    forbidReadonly: ["-r", "-revert"],
+    // xxd [INFILE [OUTFILE]]: `xxd - FILE` reads standard input and writes FILE.
+    outputOperands: 1
+  },
+  // -w[BYTES] and --width[=BYTES], --strings[=BYTES] take optional attached values only.
+  od: { textOptions: ["-A", "--address-radix", "-t", "--format", "-j", "--skip-bytes", "-N", "--read-bytes", "-S", "--endian"] },
+  hexdump: { textOptions: ["-e", "-n", "-s"], forbid: ["-f"] },
+  // binutils reads options from @FILE arguments (response files): the file is checked like a path.
+  strings: { atFiles: true, textOptions: ["-n", "--bytes", "-t", "--radix", "-e", "--encoding", "-s", "--output-separator", "-T", "--target"] },
+  md5sum: CHECKSUM,
+  sha1sum: CHECKSUM,
+  sha256sum: CHECKSUM,
+  sha512sum: CHECKSUM,
+  b2sum: { ...CHECKSUM, textOptions: ["-l", "--length"] },
+  cksum: { ...CHECKSUM, textOptions: ["-a", "--algorithm", "-l", "--length"] },
+  uudecode: {
+    outputOptions: ["-o", "--output-file"],
+    // Without -o the output file is named inside the encoded data (any path on the server).
+    check: (args) => args.some((a) => /^-[A-Za-z]*o/.test(a) || a.startsWith("--output-file") || a.startsWith("--o")) ? void 0 : "uudecode without -o writes to the file named inside the encoded data; give the output file with -o"
+  },
+  // The subcommand comes first, so git's global options (-c, -C, --git-dir) cannot be given at all; these are the
+  // subcommand options that run programs or set configuration (git runs only in the sandbox anyway).
+  git: { makesLinks: true, forbid: ["-c", "--config", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--separate-git-dir", "--upload-pack", "--receive-pack", "--exec", "--template", "--ext-diff", "--textconv"], textLanguage: true, textPositionals: "all" },
+  pandoc: {
+    sandboxOnly: "pandoc reads files named inside documents (images, includes, LaTeX) and runs Lua from custom readers and writers",
+    forbid: ["--filter", "-F", "--lua-filter", "-L", "--extract-media", "--pdf-engine", "--pdf-engine-opt", "--data-dir", "--resource-path", "--include-in-header", "-H", "--include-before-body", "-B", "--include-after-body", "-A", "--template", "--reference-doc", "-d", "--defaults", "--embed-resources", "--self-contained"],
+    textOptions: ["-f", "--from", "-r", "--read", "-t", "--to", "-w", "--write", "-M", "--metadata", "-V", "--variable", "--toc-depth"]
+  },
+  ffmpeg: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-filter_complex_script", "-filter_script", "-dump_attachment", "-attach", "-report"], textOptions: ["-f", "-c", "-c:v", "-c:a", "-codec", "-vf", "-af", "-filter:v", "-filter:a", "-ss", "-t", "-to", "-r", "-b:v", "-b:a", "-s", "-ar", "-ac", "-q:v", "-q:a", "-crf", "-preset", "-map", "-metadata", "-loglevel", "-v"], textLanguage: true },
+  ffprobe: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-report"], textOptions: ["-show_entries", "-of", "-print_format", "-select_streams", "-v", "-loglevel", "-f"] },
+  convert: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-script", "-write"] },
+  magick: { sandboxOnly: MEDIA, wordOptions: true, forbid: ["-script", "-write"] },
+  identify: { sandboxOnly: MEDIA, wordOptions: true, textOptions: ["-format"] },
+  exiftool: {
+    sandboxOnly: "exiftool runs Perl from ~/.ExifTool_config and copies tags from files named in its arguments (-TAG<=FILE)",
+    wordOptions: true,
+    forbid: ["-@", "-config", "-o", "-out", "-w", "-W", "-tagsFromFile"],
+    textOptions: ["-p", "-d"],
+    readonlyCheck: (args) => args.some((a) => a.startsWith("-") && a.includes("=")) ? "exiftool tag assignments rewrite the file" : void 0
+  },
+  colordiff: { sandboxOnly: "colordiff reads ~/.colordiffrc, which names the program it runs" },
+  locate: { sandboxOnly: "locate searches the server's whole file list, not the zone" },
+  less: { forbid: ["-k", "--lesskey-file", "-o", "--log-file", "-O", "--LOG-FILE", "--lesskey-src", "-T", "--tag-file"] },
+  patch: {
+    forbid: ["--merge", "-o", "--output", "-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix", "-r", "--reject-file", "--follow-symlinks"],
+    textOptions: ["-p", "--strip", "-F", "--fuzz", "-D", "--ifdef", "-V", "--version-control", "--quoting-style"],
+    pathOptions: ["-i", "--input", "-d", "--directory"],
+    // git-style patches can create symbolic links.
+    makesLinks: true
+  },
+  tee: { outputOperands: 0 },
+  diff: {
+    followsLinks: true,
+    textOptions: ["-U", "-C", "--label", "-I", "--ignore-matching-lines", "-W", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--old-group-format", "--new-group-format", "--changed-group-format", "--unchanged-group-format", "-F", "--show-function-line", "-D", "--ifdef", "--tabsize", "-x", "--exclude", "--horizon-lines", "--palette"],
+    pathOptions: ["--to-file", "--from-file", "-X", "--exclude-from", "-S", "--starting-file"],
+    // -U NUM and -C NUM need a value; --unified[=NUM] and --context[=NUM] only take an attached one.
+    textLanguage: true
+  },
+  diff3: { forbid: ["--diff-program"], textOptions: ["-L", "--label"] },
+  sdiff: { forbid: ["-o", "--output", "--diff-program"], textOptions: ["-w", "--width", "-I", "--ignore-matching-lines", "--tabsize"] },
+  more: {},
+  base64: { textOptions: ["-w", "--wrap"] },
+  base32: { textOptions: ["-w", "--wrap"] },
+  basenc: { textOptions: ["-w", "--wrap"] },
+  gzip: { nameOptions: ["-S", "--suffix"] },
+  gunzip: { nameOptions: ["-S", "--suffix"] },
+  xz: { nameOptions: ["-S", "--suffix"], textOptions: ["-T", "--threads", "-F", "--format", "-C", "--check", "-M", "--memlimit", "--memlimit-compress", "--memlimit-decompress", "--block-size", "--block-list", "--filters"], listsFiles: ["--files", "--files0"] },
+  unxz: { nameOptions: ["-S", "--suffix"], listsFiles: ["--files", "--files0"] },
+  zstd: { pathOptions: ["-D", "--patch-from"], outputOptions: ["-o", "--output-dir-flat", "--output-dir-mirror", "--trace"], listsFiles: ["--filelist"], textOptions: ["--maxdict", "--dictID", "--stream-size", "--size-hint", "--target-compressed-block-size", "--auto-threads", "--priority"] },
+  // lz4 [IN [OUT]] writes its second operand (with -m every operand is an input).
+  lz4: { pathOptions: ["-D", "--list"], outputOperands: 1 },
+  curl: {
+    textLanguage: true,
+    atFiles: true,
+    // -q (first) keeps curl from reading ~/.curlrc in the zone.
+    prefixArgs: ["-q"],
+    textOptions: ["-H", "--header", "-A", "--user-agent", "-e", "--referer", "-r", "--range", "-m", "--max-time", "--connect-timeout", "--retry", "-w", "--write-out", "-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-u", "--user", "-x", "--proxy", "-U", "--proxy-user", "-z", "--time-cond", "-C", "--continue-at", "-Y", "--speed-limit", "-y", "--speed-time", "--limit-rate", "--max-filesize", "--max-redirs", "-Q", "--quote", "-P", "--ftp-port", "-t", "--telnet-option", "--retry-delay", "--retry-max-time", "--resolve", "--connect-to", "--proto", "--proto-redir"],
+    pathOptions: ["-o", "--output", "--output-dir", "-T", "--upload-file", "-c", "--cookie-jar", "-b", "--cookie", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "-E", "--cert", "--key", "--cacert", "--capath", "--netrc-file", "--etag-save", "--etag-compare", "--hsts", "--alt-svc"],
+    forbid: ["-K", "--config", "--engine", "--unix-socket", "--abstract-unix-socket"],
+    forbidNetworkSafe: ["-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F", "--form", "--form-string", "-T", "--upload-file", "--post301", "--post302", "--post303", "--json", "-u", "--user"]
+  },
+  wget: {
+    textLanguage: true,
+    // --no-config keeps wget from reading ~/.wgetrc in the zone.
+    prefixArgs: ["--no-config"],
+    textOptions: ["-U", "--user-agent", "--header", "-t", "--tries", "-T", "--timeout", "-l", "--level", "-w", "--wait", "-Q", "--quota", "--limit-rate", "-A", "--accept", "-R", "--reject", "-D", "--domains", "--user", "--password", "--method", "--post-data", "--body-data"],
+    pathOptions: ["-O", "--output-document", "-P", "--directory-prefix", "--post-file", "--body-file", "--load-cookies", "--save-cookies", "--ca-certificate", "--certificate", "--private-key", "-a", "--append-output", "-o", "--output-file"],
+    forbid: ["-e", "--execute", "--config", "-i", "--input-file", "--use-askpass", "-B", "--base"],
+    forbidNetworkSafe: ["--post-data", "--post-file", "--body-data", "--body-file", "--method"]
+  }
+};
+function ruleFor(cmd) {
+  return RULES[cmd] ?? {};
+}
+
+// src/core/exec/sandbox.ts
+import { spawn } from "node:child_process";
+import fs16 from "node:fs";
+import os3 from "node:os";
+import path16 from "node:path";
+var SANDBOX_ZONE = "/zone";
+var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
+var ETC_NETWORK = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf"];
+function bwrapArgs(opts) {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const dir of ["bin", "sbin", "lib", "lib64", "lib32"]) {
+    const host = `/${dir}`;
+    const st = fs16.lstatSync(host, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push("--symlink", fs16.readlinkSync(host), host);
+    else if (st?.isDirectory()) args.push("--ro-bind", host, host);
+  }
+  for (const p of [...ETC_READONLY, ...opts.network ? ETC_NETWORK : []]) args.push("--ro-bind-try", p, p);
+  args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
+  args.push(opts.readonly ? "--ro-bind" : "--bind", opts.zoneRoot, SANDBOX_ZONE);
+  const pins = /* @__PURE__ */ new Set();
+  for (const rel of opts.protect) {
+    const parts = rel.split("/").filter(Boolean);
+    for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
+  }
+  for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
+    const inside = path16.join(opts.zoneRoot, rel);
+    if (!fs16.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
+    const real = fs16.realpathSync(inside);
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path16.sep}`)) continue;
+    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path16.posix.join(SANDBOX_ZONE, rel));
+  }
+  for (const rel of opts.protect) {
+    const inside = path16.join(opts.zoneRoot, rel);
+    if (fs16.existsSync(inside)) args.push("--ro-bind", inside, path16.posix.join(SANDBOX_ZONE, rel));
+  }
+  args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
+  if (opts.network) args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
+  return args;
+}
+var probe;
+function probeBwrap() {
+  probe ??= new Promise((resolve) => {
+    const bwrap = findProgram("bwrap");
+    if (bwrap === void 0) {
+      resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
+      return;
+    }
+    const dir = fs16.mkdtempSync(path16.join(os3.tmpdir(), "shed-probe-"));
+    const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { PATH: SYSTEM_PATH }
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => stderr += d.toString());
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5e3);
+    const done = (ok2, reason) => {
+      clearTimeout(timer);
+      fs16.rmSync(dir, { recursive: true, force: true });
+      resolve({ ok: ok2, reason });
+    };
+    child.on("error", (err2) => done(false, `bwrap could not start: ${err2.message}`));
+    child.on("close", (code) => done(code === 0, code === 0 ? "bubblewrap works on this server" : `bubblewrap failed its test run: ${stderr.trim().split("\n")[0] ?? `exit ${code}`}`));
+  });
+  return probe;
+}
+async function sandboxStatus(configured) {
+  if (configured === "validated") return { configured, active: "validated", reason: 'the admin chose argument validation only (valve sandbox="validated")' };
+  const { ok: ok2, reason } = await probeBwrap();
+  if (ok2) return { configured, active: "bwrap", reason };
+  if (configured === "bwrap") {
+    throw shedError("SANDBOX_UNAVAILABLE", `Commands are disabled: the admin requires the bubblewrap sandbox, but ${reason}.`, {
+      details: { sandbox: configured },
+      hint: 'An admin must install bubblewrap or set the valve sandbox to "auto". File functions (shed_read, shed_create_file, ...) still work.'
+    });
+  }
+  return { configured, active: "validated", reason: `${reason}; falling back to argument validation` };
+}
+async function sandboxReport(configured) {
+  try {
+    return await sandboxStatus(configured);
+  } catch {
+    const { reason } = await probeBwrap();
+    return { configured, active: "none (commands refused)", reason: `the admin requires bubblewrap, but ${reason}` };
+  }
+}
+var programCache = /* @__PURE__ */ new Map();
+function findProgram(name) {
+  const cached2 = programCache.get(name);
+  if (cached2 !== void 0) return cached2;
+  let found;
+  for (const dir of SYSTEM_PATH.split(":")) {
+    const candidate = path16.join(dir, name);
+    try {
+      fs16.accessSync(candidate, fs16.constants.X_OK);
+      if (fs16.statSync(candidate).isFile()) {
+        found = candidate;
+        break;
+      }
+    } catch {
+    }
+  }
+  if (found !== void 0) programCache.set(name, found);
+  return found;
+}
+function requireProgram(cmd) {
+  const found = findProgram(cmd);
+  if (found !== void 0) return found;
+  throw shedError("COMMAND_NOT_FOUND", `The command '${cmd}' is allowed but not installed on this server.`, {
+    details: { parameter: "cmd", received: cmd, package: packageFor(cmd) },
+    hint: `An admin can install the Debian package '${packageFor(cmd)}'. shed_allowed_commands() lists what is available.`
+  });
+}
+
+// src/registry/define.ts
+function defineFunction(def) {
+  return def;
+}
+function renderCall(name, args) {
+  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return `${name}(${parts.join(", ")})`;
+}
+
+// src/functions/allowed_commands.ts
+function availability(commands) {
+  const available2 = [];
+  const missing = {};
+  for (const cmd of [...commands].sort()) {
+    if (findProgram(cmd) !== void 0) available2.push(cmd);
+    else missing[cmd] = packageFor(cmd);
+  }
+  return { available: available2, missing };
+}
+function sandboxOnlyCommands() {
+  const out = { git: "a repository's own configuration and hooks can run programs" };
+  for (const [cmd, rule] of Object.entries(RULES)) if (rule.sandboxOnly) out[cmd] = rule.sandboxOnly;
+  return out;
+}
+var shedAllowedCommands = defineFunction({
+  name: "shed_allowed_commands",
+  category: "info",
+  summary: "Commands shed_exec may run per zone, network rules, sandbox.",
+  description: "List which programs shed_exec can run in each zone and which are allowed but not installed (with the Debian package an admin would install), what the network mode permits, and whether commands run in the bubblewrap sandbox. Takes no parameters.",
+  params: {},
+  example: {},
+  needsUser: false,
+  async handler(_args, ctx) {
+    const network = ctx.valves.network_mode;
+    const readonly2 = availability(READONLY_COMMANDS);
+    const readwrite = availability(READWRITE_COMMANDS);
+    const sandbox = await sandboxReport(ctx.valves.sandbox);
+    const installed = (cmd) => findProgram(cmd) !== void 0;
+    const data = {
+      uploads: readonly2,
+      storage: readwrite,
+      documents: { ...readwrite, note: "git log/show/diff/status/restore are built in here (no git binary needed)." },
+      network: {
+        mode: network,
+        curl: { installed: installed("curl"), enabled: network !== "disabled", get_only: network === "safe" },
+        wget: { installed: installed("wget"), enabled: network !== "disabled", get_only: network === "safe" },
+        git_clone_fetch_pull: network !== "disabled",
+        git_push: network === "all",
+        media_urls: network !== "disabled",
+        downloaders: [...DOWNLOADERS]
+      },
+      sandbox: {
+        ...sandbox,
+        // Commands whose inputs or configuration can reach beyond what argument checks see.
+        sandbox_only: { usable_now: sandbox.active === "bwrap", commands: sandboxOnlyCommands() }
+      },
+      forbidden: [...BLACKLIST].sort(),
+      summary: {
+        whitelist: READWRITE_COMMANDS.size,
+        available: readwrite.available.length,
+        missing: Object.keys(readwrite.missing).length
+      }
+    };
+    return {
+      data,
+      message: `${readwrite.available.length} of ${READWRITE_COMMANDS.size} allowed commands are installed; sandbox: ${sandbox.active}; network: ${network}.`
+    };
+  }
+});
+
+// src/functions/convert_eol.ts
+import fs19 from "node:fs";
 
 // src/registry/params.ts
 function zoneParam(accepted) {
@@ -42545,595 +44016,9 @@ function looksBinary(bytes) {
 // src/core/files/write.ts
 import nodeFs from "node:fs";
 
-// src/core/locks/locks.ts
-import crypto4 from "node:crypto";
-import fs7 from "node:fs";
-import os3 from "node:os";
-import path7 from "node:path";
-var MAX_LOCK_BYTES = 64 * 1024;
-var HOST = os3.hostname();
-function lockFile(zone, rel) {
-  return zone.workBase === void 0 ? void 0 : path7.join(zone.workBase, "locks", `${rel}.lock`);
-}
-function inspectLock(file2) {
-  let fd2;
-  try {
-    fd2 = fs7.openSync(file2, fs7.constants.O_RDONLY | fs7.constants.O_NOFOLLOW | fs7.constants.O_NONBLOCK);
-  } catch (err2) {
-    const code = errnoCode(err2);
-    if (code === "ENOENT" || code === "ENOTDIR") return { state: "none" };
-    if (code === "ELOOP") return { state: "corrupt", ino: fs7.lstatSync(file2).ino };
-    throw err2;
-  }
-  try {
-    const st = fs7.fstatSync(fd2);
-    if (st.isDirectory()) return { state: "blocked" };
-    if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: "corrupt", ino: st.ino };
-    const lock = parseLock(fs7.readFileSync(fd2, "utf8"));
-    return lock === void 0 ? { state: "corrupt", ino: st.ino } : { state: "held", lock, ino: st.ino };
-  } finally {
-    fs7.closeSync(fd2);
-  }
-}
-function parseLock(text) {
-  try {
-    const parsed = JSON.parse(text);
-    if (parsed === null || typeof parsed !== "object") return void 0;
-    if (typeof parsed.user_id !== "string" || typeof parsed.conv_id !== "string" || typeof parsed.locked_at !== "string") return void 0;
-    if (parsed.kind !== void 0 && parsed.kind !== "edit" && parsed.kind !== "write") return void 0;
-    return parsed;
-  } catch {
-    return void 0;
-  }
-}
-function readLock(file2) {
-  try {
-    const st = inspectLock(file2);
-    return st.state === "held" ? st.lock : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function isExpired(lock, maxAgeHours, now = Date.now()) {
-  const at = Date.parse(lock.locked_at);
-  return Number.isNaN(at) || now - at > maxAgeHours * 36e5;
-}
-function staleReason(lock, maxAgeHours, now = Date.now()) {
-  if (isExpired(lock, maxAgeHours, now)) return "expired";
-  if (lock.kind === "write" && lock.host === HOST && typeof lock.pid === "number" && !processAlive(lock.pid)) return "abandoned";
-  return void 0;
-}
-function processAlive(pid) {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err2) {
-    return errnoCode(err2) === "EPERM";
-  }
-}
-function sameOwner(a, b) {
-  return a.user_id === b.user_id && a.conv_id === b.conv_id;
-}
-function isEditLock(lock) {
-  return (lock.kind ?? "edit") === "edit";
-}
-function acquireLock(zone, rel, owner, maxAgeHours, kind) {
-  const file2 = lockFile(zone, rel);
-  if (file2 === void 0) throw lockError(rel, "this zone has no locks");
-  const dir = path7.dirname(file2);
-  const mine = {
-    ...owner,
-    locked_at: (/* @__PURE__ */ new Date()).toISOString(),
-    path: rel,
-    kind,
-    token: crypto4.randomBytes(12).toString("hex"),
-    ...kind === "write" ? { pid: process.pid, host: HOST } : {}
-  };
-  const tmp = path7.join(dir, `.${path7.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs7.mkdirSync(dir, { recursive: true });
-      writePrivate(tmp, mine);
-      break;
-    } catch (err2) {
-      if (errnoCode(err2) === "ENOENT" && attempt < 5) continue;
-      throw lockError(rel, `its lock file cannot be written (${errnoCode(err2) ?? "error"})`);
-    }
-  }
-  try {
-    let tookOver;
-    for (let attempt = 0; attempt < 200; attempt++) {
-      try {
-        fs7.linkSync(tmp, file2);
-        syncDir(dir);
-        return { file: file2, lock: mine, reentered: false };
-      } catch (err2) {
-        if (errnoCode(err2) !== "EEXIST") throw lockError(rel, `the lock file cannot be created (${errnoCode(err2) ?? "error"})`);
-      }
-      const state = inspectLock(file2);
-      if (state.state === "none") continue;
-      if (state.state === "blocked") throw lockError(rel, `the name '${rel}.lock' is taken by the locks of a folder with that name`);
-      if (state.state === "held") {
-        const { lock } = state;
-        if (kind === "edit" && isEditLock(lock) && sameOwner(lock, owner)) {
-          const refreshed = refreshLock(file2, lock) ?? lock;
-          return { file: file2, lock: refreshed, reentered: true };
-        }
-        const why = staleReason(lock, maxAgeHours);
-        if (why === void 0) throw lockedError(rel, lock, owner);
-        tookOver = { previous: lock, why };
-      } else {
-        tookOver = { previous: void 0, why: "corrupt" };
-      }
-      if (replaceStale(file2, state.ino, tmp)) {
-        syncDir(dir);
-        return { file: file2, lock: mine, reentered: false, tookOver };
-      }
-      pause(2);
-    }
-    throw lockError(rel, "it changed hands too often while acquiring; try again");
-  } finally {
-    fs7.rmSync(tmp, { force: true });
-  }
-}
-function writePrivate(file2, lock) {
-  const fd2 = fs7.openSync(file2, fs7.constants.O_WRONLY | fs7.constants.O_CREAT | fs7.constants.O_EXCL | fs7.constants.O_NOFOLLOW, 420);
-  try {
-    fs7.writeSync(fd2, JSON.stringify(lock, null, 2));
-    fs7.fsyncSync(fd2);
-  } finally {
-    fs7.closeSync(fd2);
-  }
-}
-function replaceStale(file2, ino, mine) {
-  const guard = `${file2}.takeover`;
-  let fd2;
-  try {
-    fd2 = fs7.openSync(guard, fs7.constants.O_WRONLY | fs7.constants.O_CREAT | fs7.constants.O_EXCL | fs7.constants.O_NOFOLLOW, 420);
-  } catch {
-    const st = fs7.lstatSync(guard, { throwIfNoEntry: false });
-    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs7.rmSync(guard, { force: true });
-    return false;
-  }
-  try {
-    if (fs7.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
-    fs7.renameSync(mine, file2);
-    return true;
-  } finally {
-    fs7.closeSync(fd2);
-    fs7.rmSync(guard, { force: true });
-  }
-}
-var GUARD_STALE_MS = 1e4;
-var sleeper = new Int32Array(new SharedArrayBuffer(4));
-function pause(ms) {
-  Atomics.wait(sleeper, 0, 0, ms);
-}
-function refreshLock(file2, lock) {
-  const current = inspectLock(file2);
-  if (current.state !== "held" || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return void 0;
-  const renewed = { ...current.lock, locked_at: (/* @__PURE__ */ new Date()).toISOString() };
-  const tmp = path7.join(path7.dirname(file2), `.${path7.basename(file2).slice(0, 180)}.${crypto4.randomBytes(6).toString("hex")}.tmp`);
-  try {
-    writePrivate(tmp, renewed);
-    fs7.renameSync(tmp, file2);
-  } catch {
-    fs7.rmSync(tmp, { force: true });
-    return void 0;
-  }
-  return renewed;
-}
-function releaseLock(zone, rel, token) {
-  const file2 = lockFile(zone, rel);
-  if (file2 === void 0) return false;
-  const state = inspectLock(file2);
-  if (state.state !== "held" || state.lock.token !== token) return false;
-  fs7.rmSync(file2, { force: true });
-  pruneEmpty(path7.dirname(file2), locksRoot(zone));
-  return true;
-}
-function removeLock(zone, rel) {
-  const file2 = lockFile(zone, rel);
-  if (file2 === void 0) return { state: "none" };
-  let state;
-  try {
-    state = inspectLock(file2);
-  } catch {
-    state = { state: "corrupt", ino: 0 };
-  }
-  if (state.state === "none" || state.state === "blocked") return state;
-  fs7.rmSync(file2, { force: true });
-  pruneEmpty(path7.dirname(file2), locksRoot(zone));
-  return state;
-}
-function locksRoot(zone) {
-  return path7.join(zone.workBase ?? "/nonexistent", "locks");
-}
-function pruneEmpty(dir, stop) {
-  let current = dir;
-  while (current.startsWith(stop + path7.sep)) {
-    try {
-      fs7.rmdirSync(current);
-    } catch {
-      return;
-    }
-    current = path7.dirname(current);
-  }
-}
-async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
-  if (zone.workBase === void 0) return fn();
-  const held = acquireLock(zone, rel, owner, maxAgeHours, "write");
-  try {
-    return await fn();
-  } finally {
-    releaseLock(zone, rel, held.lock.token);
-  }
-}
-function ensureNotLockedByOther(zone, rel, owner, maxAgeHours) {
-  const file2 = lockFile(zone, rel);
-  if (file2 === void 0) return;
-  const lock = readLock(file2);
-  if (lock !== void 0 && staleReason(lock, maxAgeHours) === void 0 && !sameOwner(lock, owner)) throw lockedError(rel, lock, owner);
-}
-function lockedError(rel, lock, owner) {
-  const mine = sameOwner(lock, owner);
-  const edit = isEditLock(lock);
-  let message;
-  let hint;
-  if (!edit) {
-    message = `'${rel}' is being written by another call right now.`;
-    hint = "Try again in a moment.";
-  } else if (mine) {
-    message = `'${rel}' is open in a locked edit in this conversation; a direct write would discard it.`;
-    hint = "Finish the edit first: shed_lockedit_save(...) or shed_lockedit_cancel(...), or pass safe=false to write anyway.";
-  } else {
-    message = `'${rel}' is locked by another conversation since ${lock.locked_at}.`;
-    hint = "Wait for the other conversation to save, or use shed_force_unlock(zone=..., path=...) if that edit was abandoned.";
-  }
-  return shedError("FILE_LOCKED", message, { details: { path: rel, locked_at: lock.locked_at, ...edit ? {} : { kind: "write" } }, hint });
-}
-function lockError(rel, why) {
-  return shedError("LOCK_ERROR", `Cannot lock '${rel}': ${why}.`, {
-    details: { path: rel },
-    hint: "Retry once; if it persists, shed_maintenance() cleans broken locks, or an admin checks the storage."
-  });
-}
-
-// src/core/quota/usage.ts
-import fs8 from "node:fs";
-import path8 from "node:path";
-import { Worker } from "node:worker_threads";
-var MAX_TREES = 64;
-function measureFiles(lstat3, dir, names) {
-  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
-  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
-  for (const name of names) {
-    const st = lstat3(prefix + name, { throwIfNoEntry: false });
-    if (st === void 0) continue;
-    if (st.isDirectory()) {
-      out.becameFolders.push(name);
-      continue;
-    }
-    out.bytes += st.size;
-    out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
-  }
-  return out;
-}
-var PARALLEL_MIN_FILES = 2e4;
-var WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { lstatSync } = require('node:fs');
-const measureFiles = ${measureFiles.toString()};
-const results = [];
-parentPort.on('message', (jobs) => {
-  if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
-});
-`;
-var MeasuringWorker = class {
-  worker;
-  sent = [];
-  batch = [];
-  seen = 0;
-  constructor() {
-    try {
-      this.worker = new Worker(WORKER_SOURCE, { eval: true });
-      this.worker.unref();
-    } catch {
-      this.worker = void 0;
-    }
-  }
-  /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
-  take(listing) {
-    if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
-    this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
-    if (this.batch.length >= 16) this.flush();
-    return true;
-  }
-  /** The worker's measurements, paired with the folders it took (measured here if the worker failed). */
-  async results() {
-    const worker = this.worker;
-    if (worker === void 0 || this.sent.length === 0) {
-      void worker?.terminate();
-      return [];
-    }
-    this.flush();
-    const answer = new Promise((resolve) => {
-      worker.once("message", (result3) => resolve(result3));
-      worker.once("error", () => resolve(void 0));
-    });
-    worker.postMessage("end");
-    const measured = await answer ?? this.sent.map((l) => measureFiles(fs8.lstatSync, l.dir, l.names));
-    void worker.terminate();
-    return this.sent.map((l, i2) => [l, measured[i2]]);
-  }
-  flush() {
-    if (this.batch.length === 0) return;
-    this.worker?.postMessage(this.batch);
-    this.batch = [];
-  }
-};
-var TreeUsage = class {
-  constructor(root) {
-    this.root = root;
-  }
-  root;
-  folders = /* @__PURE__ */ new Map();
-  dirty = /* @__PURE__ */ new Set();
-  /** Folders holding multi-linked files, re-checked by stat on every question. */
-  withLinks = /* @__PURE__ */ new Set();
-  /** Inodes known to have several links; a new one means another folder may hold it too. */
-  linkedInodes = /* @__PURE__ */ new Set();
-  sawNewLink = false;
-  busy = Promise.resolve();
-  total = { bytes: 0, files: 0 };
-  scanned = false;
-  /** True when watches cannot be trusted: every question walks the tree again. */
-  unwatched = false;
-  async usage() {
-    const previous = this.busy;
-    let release2;
-    this.busy = new Promise((resolve) => release2 = resolve);
-    await previous;
-    try {
-      if (this.scanned && !this.unwatched) {
-        await turnEventLoop();
-        this.checkLinkedFiles();
-        this.refreshDirty();
-        if (this.sawNewLink) await this.rescan();
-      }
-      if (!this.scanned || this.unwatched) await this.rescan();
-      return { ...this.total };
-    } finally {
-      release2();
-    }
-  }
-  invalidate() {
-    this.closeAll();
-    this.scanned = false;
-  }
-  closeAll() {
-    for (const rec of this.folders.values()) rec.watcher?.close();
-    this.folders.clear();
-    this.dirty.clear();
-    this.withLinks.clear();
-    this.linkedInodes.clear();
-    this.total = { bytes: 0, files: 0 };
-  }
-  /**
-   * The full walk. Each folder is watched before it is listed, on this thread, so no change can slip
-   * by. File sizes are measured afterwards; in large trees a worker thread measures most folders
-   * while the walk goes on, since a cold walk is mostly per-file JavaScript overhead.
-   */
-  async rescan() {
-    this.closeAll();
-    if (!isFolder(this.root)) return;
-    this.scanned = true;
-    let helper;
-    let names = 0;
-    const mine = [];
-    const stack = [this.root];
-    while (stack.length > 0) {
-      const dir = stack.pop();
-      const listing = this.listFolder(dir);
-      if (listing === void 0) continue;
-      for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
-      names += listing.names.length;
-      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
-      if (!helper?.take(listing)) mine.push(listing);
-    }
-    for (const listing of mine) this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names));
-    for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
-    this.sawNewLink = false;
-    if (!this.unwatched) return;
-    for (const rec of this.folders.values()) rec.watcher?.close();
-  }
-  /** Records a folder from its listing and its measurement. */
-  install(listing, m) {
-    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
-      if (!this.linkedInodes.has(ino)) {
-        this.linkedInodes.add(ino);
-        this.sawNewLink = true;
-      }
-    }
-    for (const name of m.becameFolders) rec.subfolders.add(name);
-    this.folders.set(listing.dir, rec);
-    if (rec.linked.size > 0) this.withLinks.add(listing.dir);
-    this.total.bytes += rec.bytes;
-    this.total.files += rec.files;
-    return rec;
-  }
-  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
-  listFolder(dir) {
-    const watcher = this.unwatched ? void 0 : this.watch(dir);
-    let entries;
-    try {
-      entries = fs8.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      watcher?.close();
-      return void 0;
-    }
-    const subfolders = [];
-    const names = [];
-    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
-    return { dir, watcher, subfolders, names };
-  }
-  addSubtree(dir) {
-    const stack = [dir];
-    while (stack.length > 0) {
-      const current = stack.pop();
-      const rec = this.readFolder(current);
-      if (rec === void 0) continue;
-      for (const name of rec.subfolders) stack.push(`${current}/${name}`);
-    }
-  }
-  dropSubtree(dir) {
-    const rec = this.folders.get(dir);
-    if (rec === void 0) return;
-    if (dir === this.root) this.scanned = false;
-    this.folders.delete(dir);
-    this.dirty.delete(dir);
-    this.withLinks.delete(dir);
-    rec.watcher?.close();
-    this.total.bytes -= rec.bytes;
-    this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path8.join(dir, name));
-  }
-  checkLinkedFiles() {
-    for (const dir of this.withLinks) {
-      const rec = this.folders.get(dir);
-      for (const [name, size] of rec.linked) {
-        if (fs8.lstatSync(path8.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
-      }
-    }
-  }
-  refreshDirty() {
-    const todo = [...this.dirty].sort((a, b) => a.length - b.length);
-    this.dirty.clear();
-    for (const dir of todo) {
-      const old = this.folders.get(dir);
-      if (old === void 0) continue;
-      this.total.bytes -= old.bytes;
-      this.total.files -= old.files;
-      this.withLinks.delete(dir);
-      const fresh = this.readFolder(dir);
-      old.watcher?.close();
-      if (fresh === void 0) {
-        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: void 0 });
-        this.dropSubtree(dir);
-        continue;
-      }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path8.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path8.join(dir, name));
-    }
-  }
-  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
-  readFolder(dir) {
-    const listing = this.listFolder(dir);
-    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs8.lstatSync, listing.dir, listing.names));
-  }
-  watch(dir) {
-    try {
-      const watcher = fs8.watch(dir, { persistent: false }, () => this.dirty.add(dir));
-      watcher.on("error", () => {
-        this.unwatched = true;
-      });
-      return watcher;
-    } catch {
-      this.unwatched = true;
-      return void 0;
-    }
-  }
-};
-var trees = /* @__PURE__ */ new Map();
-function treeFor(root) {
-  const key = path8.resolve(root);
-  let tree = trees.get(key);
-  if (tree !== void 0) {
-    trees.delete(key);
-  } else {
-    tree = new TreeUsage(key);
-    if (trees.size >= MAX_TREES) {
-      const [oldestKey, oldest] = trees.entries().next().value;
-      oldest.closeAll();
-      trees.delete(oldestKey);
-    }
-  }
-  trees.set(key, tree);
-  return tree;
-}
-function treeUsage(root) {
-  return treeFor(root).usage();
-}
-function invalidateTree(root) {
-  trees.get(path8.resolve(root))?.invalidate();
-}
-function turnEventLoop() {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
-}
-function isFolder(p) {
-  try {
-    return fs8.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-// src/core/quota/quota.ts
-var MIB2 = 1024 * 1024;
-async function scopeUsage(scope) {
-  const out = {};
-  for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
-  return out;
-}
-async function scopeTotal(scope) {
-  let total = 0;
-  for (const usage of Object.values(await scopeUsage(scope))) total += usage.bytes;
-  return total;
-}
-async function ensureQuota(scope, growth) {
-  if (growth <= 0) return;
-  const used = await scopeTotal(scope);
-  if (used + growth <= scope.limitBytes) return;
-  throw shedError(
-    "QUOTA_EXCEEDED",
-    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
-    {
-      details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
-      hint: "Free space first: shed_stats shows usage per zone; shed_delete removes files."
-    }
-  );
-}
-function ensureFileSize(bytes, maxMb, what) {
-  if (bytes <= maxMb * MIB2) return;
-  throw shedError("FILE_TOO_LARGE", `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
-    details: { size_bytes: bytes, max_file_size_mb: maxMb },
-    hint: "Split the content into several files, or write less at once."
-  });
-}
-function mb(bytes) {
-  return (bytes / MIB2).toFixed(2);
-}
-function humanSize(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let i2 = 0;
-  while (value >= 1024 && i2 < units.length - 1) {
-    value /= 1024;
-    i2++;
-  }
-  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i2]}`;
-}
-
 // src/core/groups/enforce.ts
-import fs10 from "node:fs";
-import path11 from "node:path";
+import fs17 from "node:fs";
+import path18 from "node:path";
 
 // src/core/groups/access.ts
 var SAFE_ID = ID_RULE;
@@ -43170,24 +44055,24 @@ async function resolveGroup(dir, raw, user, fn = "shed_group_info") {
   }
   return group;
 }
-var asRecord = (r) => ({ path: String(r.file_path), owner: String(r.owner_id), mode: r.write_access });
+var asRecord2 = (r) => ({ path: String(r.file_path), owner: String(r.owner_id), mode: r.write_access });
 function denial(rec, userId) {
   if (rec === void 0 || rec.mode === "group") return void 0;
   if (rec.mode === "owner_ro") return "FILE_READ_ONLY";
   return rec.owner === userId ? void 0 : "FILE_OWNER_ONLY";
 }
 function getRecord(base2, groupId, rel) {
-  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, rel]).map(asRecord)[0]);
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND file_path = ?", [groupId, rel]).map(asRecord2)[0]);
 }
 function recordsUnder(base2, groupId, rel) {
   return readAccess(base2, (db) => recordsBelow(db, groupId, rel));
 }
 function allRecords(base2, groupId) {
-  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path", [groupId]).map(asRecord));
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path", [groupId]).map(asRecord2));
 }
 function recordsBelow(db, groupId, rel) {
-  if (rel === "") return rows(db, "SELECT * FROM file_ownership WHERE group_id = ?", [groupId]).map(asRecord);
-  return rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND (file_path = ? OR substr(file_path, 1, ?) = ?)", [groupId, rel, rel.length + 1, `${rel}/`]).map(asRecord);
+  if (rel === "") return rows(db, "SELECT * FROM file_ownership WHERE group_id = ?", [groupId]).map(asRecord2);
+  return rows(db, "SELECT * FROM file_ownership WHERE group_id = ? AND (file_path = ? OR substr(file_path, 1, ?) = ?)", [groupId, rel, rel.length + 1, `${rel}/`]).map(asRecord2);
 }
 function setRecord(base2, groupId, rel, owner, mode) {
   return writeAccess(base2, (db) => {
@@ -43220,33 +44105,9 @@ function moveRecords(base2, groupId, from, to) {
 }
 
 // src/core/files/entries.ts
-import path10 from "node:path";
-
-// src/core/fs/walk.ts
-import fs9 from "node:fs";
-import path9 from "node:path";
-function* walkEntries(root, skip) {
-  const stack = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop();
-    let entries;
-    try {
-      entries = fs9.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      if (skip?.(dir, entry.name)) continue;
-      const full = path9.join(dir, entry.name);
-      if (entry.isDirectory()) stack.push(full);
-      else yield { full, dir, entry };
-    }
-  }
-}
-
-// src/core/files/entries.ts
+import path17 from "node:path";
 function diskRel(p) {
-  return path10.relative(p.zone.root, p.abs).split(path10.sep).join("/");
+  return path17.relative(p.zone.root, p.abs).split(path17.sep).join("/");
 }
 function countFiles(abs) {
   let count2 = 0;
@@ -43260,10 +44121,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base2 = path10.join(zone.workBase, "locks", rel);
+  const base2 = path17.join(zone.workBase, "locks", rel);
   for (const { full, entry } of walkEntries(base2)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path10.relative(base2, full).split(path10.sep).join("/").slice(0, -".lock".length);
+    const inner = path17.relative(base2, full).split(path17.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -43280,7 +44141,7 @@ async function guardWrite(ctx, p, action = "modify") {
   const g = p.zone.group;
   if (g === void 0) return;
   const rel = diskRel(p);
-  const isFolder3 = fs10.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs17.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
     const reason = denial(rec, ctx.user.id);
@@ -43305,10 +44166,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs10.lstatSync(path11.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs17.lstatSync(path18.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs10.statSync(path11.join(zone.root, r.path));
+    const st = fs17.statSync(path18.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -43318,7 +44179,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs10.readdirSync(path11.join(zone.root, rel), { withFileTypes: true });
+      entries = fs17.readdirSync(path18.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -43327,7 +44188,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs10.statSync(path11.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs17.statSync(path18.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -43338,7 +44199,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs10.existsSync(path11.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs17.existsSync(path18.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 
@@ -43359,7 +44220,7 @@ async function underLock(ctx, target, safe, fn) {
 }
 
 // src/functions/patch_bytes.ts
-import fs11 from "node:fs";
+import fs18 from "node:fs";
 var WRITE_ZONES = ["storage", "documents", "group"];
 var EXAMPLE = { zone: "storage", path: "image.png", content: "89504e470d0a1a0a", content_format: "hex", overwrite: true };
 function existingFileSize(target) {
@@ -43464,7 +44325,7 @@ var shedPatchBytes = defineFunction({
     requireNotRoot(target);
     const write = async () => {
       const before = existingFileSize(target);
-      const old = before === void 0 ? void 0 : fs11.readFileSync(target.abs);
+      const old = before === void 0 ? void 0 : fs18.readFileSync(target.abs);
       if (old !== void 0 && (position === "at" || position === "replace") && args.offset > old.length) {
         throw positionError("INVALID_PARAMETER", "offset", `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }
@@ -43552,13 +44413,14 @@ var shedConvertEol = defineFunction({
   example: { zone: "storage", path: "script.sh", to: "unix" },
   paramHints: { to: 'Use to="unix" for LF line endings or to="dos" for CRLF (Windows).' },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const target = locate(zone, args.path, "path", "write", args.allow_zone_in_path);
     requireNotRoot(target);
     const before = existingFileSize(target);
     if (before === void 0) throw notFound(target);
-    const bytes = fs12.readFileSync(target.abs);
+    const bytes = fs19.readFileSync(target.abs);
     if (bytes.includes(0)) {
       throw shedError("INVALID_FORMAT", `${target.shown} looks binary (it contains NUL bytes); line endings are only converted in text files.`, {
         details: { path: target.rel, size: bytes.length },
@@ -43594,9 +44456,9 @@ var shedConvertEol = defineFunction({
 });
 
 // src/core/bridges/bridge.ts
-import crypto5 from "node:crypto";
-import fs13 from "node:fs";
-import path12 from "node:path";
+import crypto7 from "node:crypto";
+import fs20 from "node:fs";
+import path19 from "node:path";
 var LABELS = { uploads: "Uploads", storage: "Storage", documents: "Documents" };
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
@@ -43655,13 +44517,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path12.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -43708,11 +44570,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs13.readdirSync(path12.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs20.readdirSync(path19.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs13.lstatSync(path12.join(abs, child)).size;
+        const size = fs20.lstatSync(path19.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -43722,92 +44584,92 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path12.join(path12.dirname(dest), `.${path12.basename(dest).slice(0, 180)}.${tag}${crypto5.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path19.join(path19.dirname(dest), `.${path19.basename(dest).slice(0, 180)}.${tag}${crypto7.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs13.mkdirSync(path12.dirname(dest), { recursive: true });
-  const folder = fs13.lstatSync(from).isDirectory();
+  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
+  const folder = fs20.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
-      fs13.renameSync(from, dest);
+      fs20.renameSync(from, dest);
     } else {
       const aside = tempBeside(dest, "old.");
-      fs13.renameSync(dest, aside);
+      fs20.renameSync(dest, aside);
       try {
-        fs13.renameSync(from, dest);
+        fs20.renameSync(from, dest);
       } catch (err2) {
-        fs13.renameSync(aside, dest);
+        fs20.renameSync(aside, dest);
         throw err2;
       }
-      fs13.rmSync(aside, { recursive: true, force: true });
+      fs20.rmSync(aside, { recursive: true, force: true });
     }
   } catch (err2) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path12.dirname(dest));
+  syncDir(path19.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs13.mkdirSync(path12.dirname(dest), { recursive: true });
+  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
     else copyOne(src, tmp, true);
     if (!renameInto(tmp, dest, replace)) throw shedError("IO_ERROR", "The copy could not be put in place.");
   } catch (err2) {
-    fs13.rmSync(tmp, { recursive: true, force: true });
+    fs20.rmSync(tmp, { recursive: true, force: true });
     throw err2;
   }
 }
 function copyOne(src, dest, sync) {
-  fs13.copyFileSync(src, dest, fs13.constants.COPYFILE_EXCL);
+  fs20.copyFileSync(src, dest, fs20.constants.COPYFILE_EXCL);
   if (!sync) return;
-  const fd2 = fs13.openSync(dest, "r");
+  const fd2 = fs20.openSync(dest, "r");
   try {
-    fs13.fsyncSync(fd2);
+    fs20.fsyncSync(fd2);
   } finally {
-    fs13.closeSync(fd2);
+    fs20.closeSync(fd2);
   }
 }
 function copyFolder(src, dest) {
-  fs13.mkdirSync(dest);
+  fs20.mkdirSync(dest);
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs13.readdirSync(path12.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path12.join(rel, entry.name) : entry.name;
+    for (const entry of fs20.readdirSync(path19.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path19.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs13.mkdirSync(path12.join(dest, child));
+        fs20.mkdirSync(path19.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path12.join(src, child), path12.join(dest, child), false);
+        copyOne(path19.join(src, child), path19.join(dest, child), false);
       }
     }
   }
 }
 function removeCopied(src, scan) {
   if (scan.skipped.length === 0) {
-    fs13.rmSync(src, { recursive: true, force: true });
+    fs20.rmSync(src, { recursive: true, force: true });
     return;
   }
   const removeIn = (rel) => {
-    const dir = path12.join(src, rel);
+    const dir = path19.join(src, rel);
     let empty2 = true;
-    for (const entry of fs13.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path12.join(rel, entry.name) : entry.name;
+    for (const entry of fs20.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? path19.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs13.rmdirSync(path12.join(src, child));
+        if (removeIn(child)) fs20.rmdirSync(path19.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs13.unlinkSync(path12.join(src, child));
+        fs20.unlinkSync(path19.join(src, child));
       } else {
         empty2 = false;
       }
     }
     return empty2;
   };
-  if (removeIn("")) fs13.rmdirSync(src);
+  if (removeIn("")) fs20.rmdirSync(src);
 }
 
 // src/functions/copy_storage_to_documents.ts
@@ -44072,13 +44934,13 @@ function insertAtPattern(lines, block, patch, eol) {
 }
 function replacePattern(original, content, pattern, matchAll) {
   const re = new RegExp(pattern.source, pattern.flags.replace("g", "") + (matchAll ? "g" : ""));
-  let matches2 = 0;
+  let matches3 = 0;
   const text = original.replace(re, () => {
-    matches2++;
+    matches3++;
     return content;
   });
-  if (matches2 === 0) throw patternNotFound(pattern, original);
-  return { text, linesAffected: matches2, where: `replaced ${matches2} match${matches2 === 1 ? "" : "es"}`, matches: matches2 };
+  if (matches3 === 0) throw patternNotFound(pattern, original);
+  return { text, linesAffected: matches3, where: `replaced ${matches3} match${matches3 === 1 ? "" : "es"}`, matches: matches3 };
 }
 function patternNotFound(pattern, text) {
   const literal2 = pattern.source;
@@ -44222,16 +45084,16 @@ function checkPositioning(args) {
   return patch;
 }
 async function writeText(ctx, target, content, patch) {
-  const exists = target.stat !== void 0;
-  if (exists) requireFile(target);
+  const exists2 = target.stat !== void 0;
+  if (exists2) requireFile(target);
   let next;
   let linesAffected;
   let where = "overwrite";
-  let matches2;
+  let matches3;
   if (patch === void 0) {
     next = content;
     linesAffected = splitLines(content).length;
-  } else if (!exists) {
+  } else if (!exists2) {
     if (patch.position !== "start" && patch.position !== "end") {
       throw shedError("FILE_NOT_FOUND", `${target.shown} does not exist, so position="${patch.position}" has nothing to anchor to.`, {
         details: { parameter: "path", path: target.rel },
@@ -44241,12 +45103,12 @@ async function writeText(ctx, target, content, patch) {
     ({ text: next, linesAffected, where } = applyTextPatch("", content, patch));
   } else {
     const original = decodeText(target);
-    ({ text: next, linesAffected, where, matches: matches2 } = applyTextPatch(original, content, patch));
+    ({ text: next, linesAffected, where, matches: matches3 } = applyTextPatch(original, content, patch));
   }
   const bytes = Buffer.from(next, "utf8");
-  const oldSize = exists ? target.stat.size : 0;
+  const oldSize = exists2 ? target.stat.size : 0;
   await writeChecked(ctx, target, bytes, oldSize);
-  return { created: !exists, size: bytes.length, linesAffected, where, ...matches2 === void 0 ? {} : { matches: matches2 } };
+  return { created: !exists2, size: bytes.length, linesAffected, where, ...matches3 === void 0 ? {} : { matches: matches3 } };
 }
 function decodeText(target) {
   const bytes = readFile(target.abs);
@@ -44306,7 +45168,7 @@ var shedCreateFile = defineFunction({
 });
 
 // src/functions/delete.ts
-import fs14 from "node:fs";
+import fs21 from "node:fs";
 var shedDelete = defineFunction({
   name: "shed_delete",
   category: "files",
@@ -44322,6 +45184,7 @@ var shedDelete = defineFunction({
   zones: { accepted: ZONE_NAMES, writes: true },
   example: { zone: "storage", path: "old/report.txt" },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const target = locate(zone, args.path, "path", "delete", args.allow_zone_in_path);
@@ -44334,10 +45197,10 @@ var shedDelete = defineFunction({
     let filesRemoved;
     if (isFolder3) {
       filesRemoved = countFiles(target.abs);
-      fs14.rmSync(target.abs, { recursive: true });
+      fs21.rmSync(target.abs, { recursive: true });
     } else {
       filesRemoved = 1;
-      fs14.unlinkSync(target.abs);
+      fs21.unlinkSync(target.abs);
     }
     await forgetEntry(zone, diskRel(target));
     let message;
@@ -44359,11 +45222,11 @@ var shedDelete = defineFunction({
 });
 
 // src/functions/exec.ts
-import fs31 from "node:fs";
+import fs38 from "node:fs";
 
 // src/core/exec/policy.ts
-import fs15 from "node:fs";
-import path13 from "node:path";
+import fs22 from "node:fs";
+import path20 from "node:path";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -44642,7 +45505,7 @@ function checkCommand(input2) {
       hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").'
     });
   }
-  const w = { input: input2, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], options: [], network: DOWNLOADERS.has(cmd) };
+  const w = { input: input2, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
   if (cmd === "git") w.network = checkGit(input2);
   const args = rule.oldStyleFirst ? expandOldStyle(input2.args, rule.oldStyleFirst) : input2.args;
   let afterDashDash = false;
@@ -44667,6 +45530,10 @@ function checkCommand(input2) {
     const joined = w.scripts.join("\n");
     const reason2 = scanScript(rule.script, joined);
     if (reason2) throw forbidden(joined, reason2, scriptHint(cmd));
+  }
+  if (input2.readonly && rule.outputOperands !== void 0 && w.operands.length > rule.outputOperands) {
+    const out = w.operands[rule.outputOperands];
+    throw forbidden(out, `${cmd} writes its operand ${rule.outputOperands + 1} (${showValue(out)}; \`-\` counts as an operand, standard input), and ${input2.zone.label} is read-only`, READONLY_HINT);
   }
   const reason = rule.check?.(args);
   if (reason) throw forbidden(args.join(" "), reason, `Run shed_help(howto="commands") for what ${cmd} may do here.`);
@@ -44713,6 +45580,7 @@ function checkUrl(w, url2, previous) {
 }
 function checkPositional(w, arg) {
   const { rule, input: input2 } = w;
+  w.operands.push(arg);
   if (isProgramText(w)) {
     if (rule.script) {
       const reason = scanScript(rule.script, arg);
@@ -44744,7 +45612,7 @@ function refuseOption(w, name, long, shown) {
   let hit = pick2(rule.forbid, name, long);
   if (!hit && !long && !rule.wordOptions && name.length === 2 && rule.forbidLetters?.includes(name[1])) hit = name;
   if (hit) throw forbidden(shown, `${cmd} ${hit} can run programs or read/write outside the zone`, hint);
-  hit = input2.readonly ? pick2(rule.forbidReadonly, name, long) : void 0;
+  hit = input2.readonly ? pick2(rule.forbidReadonly, name, long) ?? pick2(rule.outputOptions, name, long) : void 0;
   if (hit) throw forbidden(shown, `${cmd} ${hit} writes files, and ${input2.zone.label} is read-only`, READONLY_HINT);
   hit = input2.network === "safe" ? pick2(rule.forbidNetworkSafe, name, long) : void 0;
   if (hit) throw forbidden(shown, `in network_mode "safe" ${cmd} may only download (GET); ${hit} sends data`, 'Download with a plain GET, e.g. args=["-L", "-o", "data.json", "https://example.com/data.json"].');
@@ -44793,7 +45661,7 @@ function checkCluster(w, arg, next) {
   return 0;
 }
 function isValued(rule, name) {
-  return (rule.scriptOptions ?? []).includes(name) || (rule.pathOptions ?? []).includes(name) || (rule.textOptions ?? []).includes(name) || (rule.pairOptions ?? []).includes(name);
+  return (rule.scriptOptions ?? []).includes(name) || (rule.pathOptions ?? []).includes(name) || (rule.outputOptions ?? []).includes(name) || (rule.nameOptions ?? []).includes(name) || (rule.textOptions ?? []).includes(name) || (rule.pairOptions ?? []).includes(name);
 }
 function takeValue(w, name, long, attached, next, shown) {
   const { rule, input: input2 } = w;
@@ -44810,8 +45678,12 @@ function takeValue(w, name, long, attached, next, shown) {
     }
     return consumedNext;
   }
-  if (pick2(rule.pathOptions, name, long)) {
+  if (pick2(rule.pathOptions, name, long) ?? pick2(rule.outputOptions, name, long)) {
     if (value !== void 0) checkValuePath(w, value, shown);
+    return consumedNext;
+  }
+  if (pick2(rule.nameOptions, name, long)) {
+    if (value !== void 0) checkNamePart(w, name, value, shown);
     return consumedNext;
   }
   if ((rule.textOptions ?? []).includes(name)) {
@@ -44832,8 +45704,12 @@ function checkText(w, value) {
 function checkAttached(w, value, shown) {
   if (URL_RE.test(value)) return checkUrl(w, value, void 0);
   if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, "$1://"), void 0);
-  if (looksLikePath(value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
+  checkPathArgument(w.input.zone, value, w.input.cmd, shown);
   if (w.rule.atFiles) checkAtFile(w, value);
+}
+function checkNamePart(w, name, value, shown) {
+  if (!value.includes("/")) return;
+  throw forbidden(shown, `the value of ${w.input.cmd} ${name} becomes part of output file names, and a slash in it would make it a path of its own (out of the zone with ../)`, 'Give folders in the output prefix or target instead, e.g. csplit -f parts/chunk -b "%02d.txt" in.txt 2.');
 }
 function checkValuePath(w, value, option) {
   if (URL_RE.test(value)) return checkUrl(w, value, void 0);
@@ -44909,9 +45785,6 @@ function checkCharacters(arg, rule, cmd) {
   }
 }
 var READONLY_HINT = 'Move the file to Storage first: shed_move_uploads_to_storage(src="file", dest="file"), then use zone="storage".';
-function looksLikePath(value) {
-  return value.includes("/") || value.startsWith("~") || value === ".." || value === ".git";
-}
 function checkPathArgument(zone, value, cmd, option) {
   const escape = (why) => shedError("PATH_ESCAPE", `Argument ${showValue(value)}${option && option !== value ? ` (in ${showValue(option)})` : ""} of ${cmd} ${why}.`, {
     details: { parameter: "args", argument: option ?? value },
@@ -44932,21 +45805,21 @@ function checkPathArgument(zone, value, cmd, option) {
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
   }
-  const lexical = path13.resolve(zone.root, value);
+  const lexical = path20.resolve(zone.root, value);
   let probe2 = lexical;
   for (; ; ) {
     let real;
     try {
-      real = fs15.realpathSync(probe2);
+      real = fs22.realpathSync(probe2);
     } catch (err2) {
       const code = err2.code;
       if (code === "ELOOP") throw escape("is a symbolic link loop");
-      if (fs15.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path13.resolve(path13.dirname(probe2), fs15.readlinkSync(probe2));
+      if (fs22.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        const dest = path20.resolve(path20.dirname(probe2), fs22.readlinkSync(probe2));
         if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
       }
       if (probe2 === zone.root) return;
-      probe2 = path13.dirname(probe2);
+      probe2 = path20.dirname(probe2);
       continue;
     }
     if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
@@ -44969,9 +45842,9 @@ function requireDownloadTarget(cmd, options, hasOutputFile) {
 
 // src/core/exec/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import fs16 from "node:fs";
+import fs23 from "node:fs";
 import os4 from "node:os";
-import path14 from "node:path";
+import path21 from "node:path";
 var FLOOD_BYTES = 64 * 1024 * 1024;
 function limitScript(req) {
   const parts = [];
@@ -44985,10 +45858,10 @@ function limitScript(req) {
 }
 var sharedTmp;
 function privateTmp() {
-  if (sharedTmp === void 0 || !fs16.existsSync(sharedTmp)) {
-    const dir = fs16.mkdtempSync(path14.join(os4.tmpdir(), "shed-exec-"));
-    fs16.chmodSync(dir, 448);
-    process.once("exit", () => fs16.rmSync(dir, { recursive: true, force: true }));
+  if (sharedTmp === void 0 || !fs23.existsSync(sharedTmp)) {
+    const dir = fs23.mkdtempSync(path21.join(os4.tmpdir(), "shed-exec-"));
+    fs23.chmodSync(dir, 448);
+    process.once("exit", () => fs23.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
   }
   return sharedTmp;
@@ -45075,22 +45948,22 @@ function run(req) {
 }
 
 // src/core/exec/links.ts
-import fs17 from "node:fs";
-import path15 from "node:path";
+import fs24 from "node:fs";
+import path22 from "node:path";
 function outwardLinkSweep(root) {
   const removed = [];
   for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
     if (!entry.isSymbolicLink()) continue;
-    const dest = path15.resolve(dir, fs17.readlinkSync(full));
+    const dest = path22.resolve(dir, fs24.readlinkSync(full));
     let real;
     try {
-      real = fs17.realpathSync(full);
+      real = fs24.realpathSync(full);
     } catch {
       real = void 0;
     }
     if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-      fs17.rmSync(full, { force: true });
-      removed.push(path15.relative(root, full));
+      fs24.rmSync(full, { force: true });
+      removed.push(path22.relative(root, full));
     }
   }
   return removed;
@@ -45110,13 +45983,13 @@ function truncateText(text, keptBytes, totalBytes, limit, stream) {
 }
 
 // src/core/vcs/commit.ts
-import fs24 from "node:fs";
-import path22 from "node:path";
+import fs31 from "node:fs";
+import path29 from "node:path";
 
 // src/core/vcs/gitindex.ts
-import crypto7 from "node:crypto";
-import fs19 from "node:fs";
-import path17 from "node:path";
+import crypto9 from "node:crypto";
+import fs26 from "node:fs";
+import path24 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -45186,9 +46059,9 @@ function decodeEwah(buf, offset) {
 }
 
 // src/core/vcs/objects.ts
-import crypto6 from "node:crypto";
-import fs18 from "node:fs";
-import path16 from "node:path";
+import crypto8 from "node:crypto";
+import fs25 from "node:fs";
+import path23 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -45220,43 +46093,43 @@ var isomorphicGit = () => Promise.resolve().then(() => __toESM(require_isomorphi
 var EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 var LOOSE_LEVEL = 1;
 function hashObject(type, body) {
-  return crypto6.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
+  return crypto8.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path16.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path23.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs18.existsSync(loosePath(gitdir, oid));
+  return fs25.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs18.existsSync(final)) return oid;
+  if (fs25.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path16.join(gitdir, "objects", oid.slice(0, 2));
-  fs18.mkdirSync(dir, { recursive: true });
+  const dir = path23.join(gitdir, "objects", oid.slice(0, 2));
+  fs25.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs18.openSync(tmp, fs18.constants.O_WRONLY | fs18.constants.O_CREAT | fs18.constants.O_EXCL, 292);
+  const fd2 = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs18.closeSync(fd2);
-    fs18.rmSync(tmp, { force: true });
+    fs25.closeSync(fd2);
+    fs25.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs18.closeSync(fd2);
-  fs18.renameSync(tmp, path16.join(dir, oid.slice(2)));
+  fs25.closeSync(fd2);
+  fs25.renameSync(tmp, path23.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path16.join(dir, `tmp_obj_fileshed_${crypto6.randomBytes(6).toString("hex")}`);
+  return path23.join(dir, `tmp_obj_fileshed_${crypto8.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs18.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs25.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -45271,7 +46144,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs18.readFileSync(loosePath(gitdir, oid));
+    raw = fs25.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -45288,7 +46161,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs18, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs25, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -45375,7 +46248,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs18.readdirSync(path16.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs25.readdirSync(path23.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -45384,7 +46257,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs18, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs25, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -45393,7 +46266,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs18.readdirSync(path16.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs25.readdirSync(path23.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -45403,7 +46276,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path17.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path24.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -45563,7 +46436,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path17.join(gitdir, "index")));
+  const main = layout(readFile2(path24.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -45585,7 +46458,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path17.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path24.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -45635,46 +46508,46 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path17.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path24.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
-  const hash2 = crypto7.createHash("sha1");
+  const hash2 = crypto9.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs19.existsSync(path17.join(gitdir, name))) writeIndexFile(path17.join(gitdir, name), gitdir, parts);
+  if (!fs26.existsSync(path24.join(gitdir, name))) writeIndexFile(path24.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs19.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs19.rmSync(path17.join(gitdir, old), { force: true });
+  for (const old of fs26.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path24.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
-  const hash2 = crypto7.createHash("sha1");
+  const hash2 = crypto9.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path17.join(gitdir, `fileshed-index-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs19.openSync(tmp, "wx");
+  const tmp = path24.join(gitdir, `fileshed-index-${crypto9.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs26.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs19.writevSync(fd2, batch);
+      const written = fs26.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs19.closeSync(fd2);
+    fs26.closeSync(fd2);
   }
-  fs19.renameSync(tmp, target);
+  fs26.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path17.join(gitdir, `fileshed-${name}-${crypto7.randomBytes(6).toString("hex")}.tmp`);
-  fs19.writeFileSync(tmp, text, { flag: "wx" });
-  fs19.renameSync(tmp, path17.join(gitdir, name));
+  const tmp = path24.join(gitdir, `fileshed-${name}-${crypto9.randomBytes(6).toString("hex")}.tmp`);
+  fs26.writeFileSync(tmp, text, { flag: "wx" });
+  fs26.renameSync(tmp, path24.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs19.readFileSync(file2);
+    return fs26.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -45684,10 +46557,10 @@ function readText(file2) {
 }
 
 // src/core/vcs/lock.ts
-import crypto8 from "node:crypto";
-import fs20 from "node:fs";
+import crypto10 from "node:crypto";
+import fs27 from "node:fs";
 import os5 from "node:os";
-import path18 from "node:path";
+import path25 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -45710,22 +46583,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path18.join(repo.gitdir, "fileshed.lock");
-  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto8.randomBytes(8).toString("hex")}`;
+  const file2 = path25.join(repo.gitdir, "fileshed.lock");
+  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto10.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs20.openSync(file2, fs20.constants.O_WRONLY | fs20.constants.O_CREAT | fs20.constants.O_EXCL, 420);
+      const fd2 = fs27.openSync(file2, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
       try {
-        fs20.writeSync(fd2, token);
+        fs27.writeSync(fd2, token);
       } finally {
-        fs20.closeSync(fd2);
+        fs27.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs20.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs27.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -45749,7 +46622,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs20.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs27.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -45764,59 +46637,59 @@ function isAlive(pid) {
   }
 }
 function breakLock2(file2, held) {
-  const aside = `${file2}.${crypto8.randomBytes(6).toString("hex")}.stale`;
+  const aside = `${file2}.${crypto10.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs20.renameSync(file2, aside);
+    fs27.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs20.linkSync(aside, file2);
+      fs27.linkSync(aside, file2);
     } catch {
     }
   }
-  fs20.rmSync(aside, { force: true });
+  fs27.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs20.rmSync(path18.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path25.join(gitdir, name), { force: true });
   }
-  const objects = path18.join(gitdir, "objects");
+  const objects = path25.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path18.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs20.rmSync(path18.join(objects, dir, name), { force: true });
+    for (const name of safeList(path25.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs20.readdirSync(dir);
+    return fs27.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs20.readFileSync(file2, "utf8");
+    return fs27.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/refs.ts
-import crypto9 from "node:crypto";
-import fs21 from "node:fs";
-import path19 from "node:path";
+import crypto11 from "node:crypto";
+import fs28 from "node:fs";
+import path26 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path19.join(gitdir, "HEAD"));
+  const text = readText3(path26.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -45828,9 +46701,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path19.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path26.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path19.join(gitdir, "packed-refs"));
+  const packed = readText3(path26.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -45839,39 +46712,39 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path19.join(gitdir, "HEAD") : path19.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path26.join(gitdir, "HEAD") : path26.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs21.mkdirSync(path19.dirname(target), { recursive: true });
-  const tmp = path19.join(gitdir, `fileshed-ref-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs21.openSync(tmp, fs21.constants.O_WRONLY | fs21.constants.O_CREAT | fs21.constants.O_EXCL, 420);
+  fs28.mkdirSync(path26.dirname(target), { recursive: true });
+  const tmp = path26.join(gitdir, `fileshed-ref-${crypto11.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs21.closeSync(fd2);
+    fs28.closeSync(fd2);
   }
   try {
-    fs21.renameSync(tmp, target);
+    fs28.renameSync(tmp, target);
   } catch (err2) {
-    fs21.rmSync(tmp, { force: true });
+    fs28.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs21.readFileSync(file2, "utf8").trim();
+    return fs28.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/repo.ts
-import crypto10 from "node:crypto";
-import fs22 from "node:fs";
-import path20 from "node:path";
+import crypto12 from "node:crypto";
+import fs29 from "node:fs";
+import path27 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path20.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path27.join(zone.root, ".git"), label: zone.label };
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -45881,70 +46754,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path20.join(path20.dirname(repo.root), `.git-init-${crypto10.randomBytes(6).toString("hex")}`);
+  const tmp = path27.join(path27.dirname(repo.root), `.git-init-${crypto12.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs22, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs22.writeFileSync(path20.join(tmp, "config"), CONFIG);
-    fs22.rmSync(path20.join(tmp, "hooks"), { recursive: true, force: true });
-    fs22.mkdirSync(path20.join(tmp, "objects", "info"), { recursive: true });
-    fs22.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs29, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs29.writeFileSync(path27.join(tmp, "config"), CONFIG);
+    fs29.rmSync(path27.join(tmp, "hooks"), { recursive: true, force: true });
+    fs29.mkdirSync(path27.join(tmp, "objects", "info"), { recursive: true });
+    fs29.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs22.rmSync(tmp, { recursive: true, force: true });
+    fs29.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs22.lstatSync(repo.gitdir);
+    st = fs29.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs22.existsSync(path20.join(repo.gitdir, "HEAD"))) {
-    fs22.mkdirSync(path20.join(repo.gitdir, "objects"), { recursive: true });
-    fs22.mkdirSync(path20.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs22.existsSync(path20.join(repo.gitdir, "config"))) fs22.writeFileSync(path20.join(repo.gitdir, "config"), CONFIG);
-    fs22.writeFileSync(path20.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs29.existsSync(path27.join(repo.gitdir, "HEAD"))) {
+    fs29.mkdirSync(path27.join(repo.gitdir, "objects"), { recursive: true });
+    fs29.mkdirSync(path27.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs29.existsSync(path27.join(repo.gitdir, "config"))) fs29.writeFileSync(path27.join(repo.gitdir, "config"), CONFIG);
+    fs29.writeFileSync(path27.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
-import crypto11 from "node:crypto";
-import fs23 from "node:fs";
-import path21 from "node:path";
+import crypto13 from "node:crypto";
+import fs30 from "node:fs";
+import path28 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs23.lstatSync(abs, { bigint: true });
+    st = fs30.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path21.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs23.readlinkSync(abs, { encoding: "buffer" }));
+    if (path28.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs30.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs23.openSync(abs, fs23.constants.O_RDONLY | fs23.constants.O_NOFOLLOW | fs23.constants.O_NONBLOCK);
+    fd2 = fs30.openSync(abs, fs30.constants.O_RDONLY | fs30.constants.O_NOFOLLOW | fs30.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs23.fstatSync(fd2, { bigint: true });
+    const fst = fs30.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs23.closeSync(fd2);
+    fs30.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -45957,7 +46830,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs23.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs30.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -45965,14 +46838,14 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path21.join(gitdir, "objects");
+  const objects = path28.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs23.openSync(tmp, fs23.constants.O_WRONLY | fs23.constants.O_CREAT | fs23.constants.O_EXCL, 292);
+    const out = fs30.openSync(tmp, fs30.constants.O_WRONLY | fs30.constants.O_CREAT | fs30.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
-      const hash2 = crypto11.createHash("sha1");
+      const hash2 = crypto13.createHash("sha1");
       const deflate = zlib2.createDeflate({ level: 1 });
       deflate.on("data", (c) => writeAll(out, c));
       const ended = new Promise((resolve, reject) => {
@@ -45984,7 +46857,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs23.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs30.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -45994,22 +46867,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs23.closeSync(out);
-      fs23.rmSync(tmp, { force: true });
+      fs30.closeSync(out);
+      fs30.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs23.closeSync(out);
+    fs30.closeSync(out);
     if (total !== size) {
-      fs23.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs23.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
     } else {
-      fs23.mkdirSync(path21.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs23.renameSync(tmp, loosePath(gitdir, oid));
+      fs30.mkdirSync(path28.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs30.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46017,14 +46890,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs23.readdirSync(absDir, { withFileTypes: true });
+    names = fs30.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path21.join(absDir, d.name);
+    const abs = path28.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46043,17 +46916,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path21.join(current, parts[i2]);
+    const next = path28.join(current, parts[i2]);
     let st;
     try {
-      st = fs23.lstatSync(next);
+      st = fs30.lstatSync(next);
     } catch {
-      current = path21.join(next, ...parts.slice(i2 + 1, -1));
+      current = path28.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs23.realpathSync(next);
+        current = fs30.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46062,9 +46935,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path21.join(current, parts[parts.length - 1]);
+  const abs = path28.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path21.relative(root, abs).split(path21.sep).join("/");
+  const out = path28.relative(root, abs).split(path28.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -46121,7 +46994,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path22.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path29.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -46134,10 +47007,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path22.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path29.join(repo.root, rel);
   let st;
   try {
-    st = fs24.lstatSync(abs);
+    st = fs31.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -46203,8 +47076,8 @@ async function recordChange(zone, change, author, message) {
 }
 
 // src/core/vcs/snapshot.ts
-import fs25 from "node:fs";
-import path23 from "node:path";
+import fs32 from "node:fs";
+import path30 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -46215,7 +47088,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs25.readdirSync(rel === "" ? root : path23.join(root, rel), { withFileTypes: true });
+      names = fs32.readdirSync(rel === "" ? root : path30.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -46229,7 +47102,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs25.lstatSync(path23.join(root, child), { bigint: true });
+        st = fs32.lstatSync(path30.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -46296,8 +47169,8 @@ function countOption(sub, args, i2) {
 }
 
 // src/core/vcs/history/blame.ts
-import fs28 from "node:fs";
-import path26 from "node:path";
+import fs35 from "node:fs";
+import path33 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
@@ -46399,16 +47272,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path48, added, removed, oldPosInc, options) {
-    const last = path48.lastComponent;
+  addToPath(path52, added, removed, oldPosInc, options) {
+    const last = path52.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path48.oldPos + oldPosInc,
+        oldPos: path52.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path48.oldPos + oldPosInc,
+        oldPos: path52.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -46685,8 +47558,8 @@ function splitLines2(text) {
 }
 
 // src/core/vcs/history/render.ts
-import fs26 from "node:fs";
-import path24 from "node:path";
+import fs33 from "node:fs";
+import path31 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -46732,9 +47605,9 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path24.join(repo.root, fromKey(key));
+  const abs = path31.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs26.readlinkSync(abs, { encoding: "buffer" }) : fs26.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs33.readlinkSync(abs, { encoding: "buffer" }) : fs33.readFileSync(abs);
   } catch {
     return Buffer.alloc(0);
   }
@@ -46997,9 +47870,9 @@ async function isRevision(repo, text) {
 }
 
 // src/core/vcs/history/trees.ts
-import fs27 from "node:fs";
-import path25 from "node:path";
-function matches(key, filters) {
+import fs34 from "node:fs";
+import path32 from "node:path";
+function matches2(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
 }
@@ -47025,7 +47898,7 @@ async function flatten(repo, tree, filters = []) {
       const key = prefix + e.name;
       if (isTreeMode(e.mode)) {
         if (reaches(key, filters)) await walk2(e.oid, `${key}/`);
-      } else if (matches(key, filters)) {
+      } else if (matches2(key, filters)) {
         out.set(key, { mode: e.mode, oid: e.oid });
       }
     }
@@ -47051,7 +47924,7 @@ async function diffTrees(repo, a, b, filters = []) {
       }
       const xf = x2 !== void 0 && !xTree ? x2 : void 0;
       const yf = y !== void 0 && !yTree ? y : void 0;
-      if ((xf !== void 0 || yf !== void 0) && matches(key, filters) && (xf?.oid !== yf?.oid || xf?.mode !== yf?.mode)) {
+      if ((xf !== void 0 || yf !== void 0) && matches2(key, filters) && (xf?.oid !== yf?.oid || xf?.mode !== yf?.mode)) {
         out.push({ path: key, old: xf && { mode: xf.mode, oid: xf.oid }, new: yf && { mode: yf.mode, oid: yf.oid } });
       }
     }
@@ -47063,26 +47936,26 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs27.statSync(path25.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs34.statSync(path32.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
   const walk2 = (abs, prefix) => {
     let names;
     try {
-      names = fs27.readdirSync(abs, { withFileTypes: true });
+      names = fs34.readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path25.join(abs, d.name);
+      const child = path32.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
       }
-      if (!matches(key, filters)) continue;
+      if (!matches2(key, filters)) continue;
       const state = fileState(child, index?.get(key), indexMtime);
       if (state !== void 0) out.set(key, { ...state, abs: child });
     }
@@ -47093,19 +47966,19 @@ function worktreeFiles(repo, filters = []) {
 function fileState(abs, cached2, indexMtime) {
   let st;
   try {
-    st = fs27.lstatSync(abs, { bigint: true });
+    st = fs34.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path25.basename(abs) === ".gitmodules") return void 0;
-    return { mode: LINK_MODE, oid: hashObject("blob", fs27.readlinkSync(abs, { encoding: "buffer" })) };
+    if (path32.basename(abs) === ".gitmodules") return void 0;
+    return { mode: LINK_MODE, oid: hashObject("blob", fs34.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached2 !== void 0 && statMatches(cached2.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached2.oid };
   try {
-    return { mode, oid: hashObject("blob", fs27.readFileSync(abs)) };
+    return { mode, oid: hashObject("blob", fs34.readFileSync(abs)) };
   } catch {
     return void 0;
   }
@@ -47200,7 +48073,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs28.readFileSync(path26.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs35.readFileSync(path33.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -47231,8 +48104,8 @@ function lineMap(old, now) {
 }
 
 // src/core/vcs/history/log.ts
-import fs29 from "node:fs";
-import path27 from "node:path";
+import fs36 from "node:fs";
+import path34 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -47291,7 +48164,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs29.existsSync(path27.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs36.existsSync(path34.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -47519,8 +48392,8 @@ function collapseUntracked(keys, allTracked) {
 }
 
 // src/core/vcs/history/restore.ts
-import fs30 from "node:fs";
-import path28 from "node:path";
+import fs37 from "node:fs";
+import path35 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -47607,9 +48480,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path28.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path35.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path28.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path35.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
   const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
@@ -47619,20 +48492,20 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
-      fs30.rmSync(p.abs, { force: true });
+      fs37.rmSync(p.abs, { force: true });
       continue;
     }
-    if (p.stat?.isDirectory()) fs30.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) fs37.rmSync(p.abs, { recursive: true, force: true });
     const bytes = blobs.get(key);
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
-      fs30.rmSync(tmp, { force: true });
-      fs30.mkdirSync(path28.dirname(p.abs), { recursive: true });
-      fs30.symlinkSync(bytes.toString("utf8"), tmp);
-      fs30.renameSync(tmp, p.abs);
+      fs37.rmSync(tmp, { force: true });
+      fs37.mkdirSync(path35.dirname(p.abs), { recursive: true });
+      fs37.symlinkSync(bytes.toString("utf8"), tmp);
+      fs37.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);
-      fs30.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
+      fs37.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
   }
 }
@@ -47640,24 +48513,24 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path28.join(current, parts[i2]);
+    current = path35.join(current, parts[i2]);
     let st;
     try {
-      st = fs30.lstatSync(current);
+      st = fs37.lstatSync(current);
     } catch {
       return;
     }
     if (st.isDirectory()) continue;
-    fs30.rmSync(current, { force: true });
+    fs37.rmSync(current, { force: true });
     return;
   }
 }
 function zoneGitdir(zone) {
-  return path28.join(zone.root, ".git");
+  return path35.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
-    const st = fs30.lstatSync(abs);
+    const st = fs37.lstatSync(abs);
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
@@ -47750,6 +48623,7 @@ var shedExec = defineFunction({
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   mutates: true,
+  hints: { openWorld: true },
   example: { zone: "storage", cmd: "ls", args: ["-la"] },
   paramHints: { args: 'Each argument is its own item: args=["-n", "5", "notes.txt"].' },
   async handler(args, ctx) {
@@ -47880,7 +48754,7 @@ function openOutput(zone, input2, param, allowZoneInPath2, locked = []) {
   return { target, file: openAtomic(target.abs, 420) };
 }
 function commitOutput(out) {
-  const size = fs31.fstatSync(out.file.fd).size;
+  const size = fs38.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
 }
@@ -47898,8 +48772,8 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 }
 
 // src/functions/file_type.ts
-import fs32 from "node:fs";
-import path29 from "node:path";
+import fs39 from "node:fs";
+import path36 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -48088,7 +48962,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path29.basename(words2[0] ?? "");
+  let interp = path36.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -48144,13 +49018,13 @@ var shedFileType = defineFunction({
     if (stat === void 0) throw notFound(target);
     const common = { path: target.rel || ".", zone: target.zone.label };
     if (stat.isDirectory()) {
-      const entries = fs32.readdirSync(target.abs).length;
+      const entries = fs39.readdirSync(target.abs).length;
       return {
         data: { ...common, type: "directory", mime: "inode/directory", mime_type: "inode/directory", description: "Folder", entries },
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path29.extname(target.rel).slice(1).toLowerCase();
+    const extension = path36.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -48181,74 +49055,6 @@ function sameFamily(byExt, found) {
   if (found === "application/zip") return /zip|openxml|opendocument|java-archive|android|epub/.test(byExt);
   if (found === "application/x-ole-storage") return /msword|ms-excel|ms-powerpoint/.test(byExt);
   return byExt.split("/")[0] === found.split("/")[0] && (found.startsWith("text/") || found.startsWith("application/x-"));
-}
-
-// src/core/locks/session.ts
-import fs33 from "node:fs";
-import path30 from "node:path";
-function editzoneRoot(zone) {
-  return path30.join(zone.workBase ?? "/nonexistent", "editzone");
-}
-function workingCopyPath(zone, convId, rel) {
-  return path30.join(editzoneRoot(zone), convId, rel);
-}
-function sessionFor(zone, rel, owner) {
-  const file2 = lockFile(zone, rel);
-  const state = inspectLock(file2);
-  const lock = state.state === "held" ? state.lock : void 0;
-  const copy = workingCopyPath(zone, owner.conv_id, rel);
-  return {
-    lock,
-    ours: lock !== void 0 && isEditLock(lock) && sameOwner(lock, owner),
-    copy,
-    copyStat: fs33.lstatSync(copy, { throwIfNoEntry: false })
-  };
-}
-function requireSession(zone, rel, owner, names) {
-  const s = sessionFor(zone, rel, owner);
-  const haveCopy = s.copyStat?.isFile() === true;
-  if (s.ours && haveCopy) return s;
-  if (s.ours) {
-    throw shedError("NOT_IN_EDIT_MODE", `${names.shown} is locked by this conversation but its working copy is missing (an earlier save may have been interrupted after writing the file).`, {
-      details: { path: rel, locked_at: s.lock.locked_at },
-      hint: `Release the lock with ${names.cancel}, or start again with ${names.open}.`
-    });
-  }
-  if (s.lock !== void 0 && !sameOwner(s.lock, owner)) {
-    throw shedError("NOT_LOCK_OWNER", `${names.shown} is locked by ${s.lock.user_id === owner.user_id ? "another conversation" : "another user"} since ${s.lock.locked_at}${haveCopy ? "; the lock of this conversation was lost (it expired and was taken over, or was force-unlocked), so these unsaved changes cannot be saved safely" : ""}.`, {
-      details: { path: rel, locked_at: s.lock.locked_at, lost_session: haveCopy },
-      hint: haveCopy ? `Discard this working copy with ${names.cancel}; once the other edit is finished, reopen with ${names.open} and redo the change.` : `Only the conversation that opened it can change it. If that edit was abandoned: shed_force_unlock(zone=..., path=...).`
-    });
-  }
-  if (haveCopy) {
-    throw shedError("NOT_LOCK_OWNER", `The lock of ${names.shown} was lost (it expired and was taken over, or was removed by shed_force_unlock or shed_maintenance); the unsaved changes cannot be saved safely because the file may have changed since.`, {
-      details: { path: rel, lost_session: true },
-      hint: `Reopen it with ${names.open} (a fresh copy of the current file replaces the old working copy), then redo the change; or drop it with ${names.cancel}.`
-    });
-  }
-  throw shedError("NOT_IN_EDIT_MODE", `${names.shown} is not open for editing in this conversation.`, {
-    details: { path: rel },
-    hint: `Open it first with ${names.open}. shed_lockedit_save and shed_lockedit_cancel close edit mode, so a second save needs a new open.`
-  });
-}
-var CONV_ID = ID_RULE;
-function removeWorkingCopy(zone, convId, rel) {
-  if (!CONV_ID.test(convId)) return false;
-  const copy = workingCopyPath(zone, convId, rel);
-  const existed = fs33.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
-  fs33.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path30.dirname(copy), editzoneRoot(zone));
-  return existed;
-}
-function allWorkingCopies(zone, rel) {
-  const root = editzoneRoot(zone);
-  let convs;
-  try {
-    convs = fs33.readdirSync(root);
-  } catch {
-    return [];
-  }
-  return convs.filter((conv) => fs33.lstatSync(path30.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 
 // src/core/locks/edit-target.ts
@@ -48287,6 +49093,7 @@ var shedForceUnlock = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { idempotent: true },
   example: { zone: "storage", path: "report.md" },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, "delete");
@@ -48618,13 +49425,13 @@ var shedHexdump = defineFunction({
 });
 
 // src/core/uploads/copy.ts
-import crypto12 from "node:crypto";
-import fs35 from "node:fs";
-import path32 from "node:path";
+import crypto14 from "node:crypto";
+import fs41 from "node:fs";
+import path38 from "node:path";
 
 // src/core/uploads/sources.ts
-import fs34 from "node:fs";
-import path31 from "node:path";
+import fs40 from "node:fs";
+import path37 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -48639,7 +49446,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path31.isAbsolute(dir)) {
+    if (!path37.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -48648,12 +49455,12 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base2 = realOrUndefined(path31.resolve(valves.storage_base_path));
-  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path31.join(base2, "users", userId) };
+  const base2 = realOrUndefined(path37.resolve(valves.storage_base_path));
+  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path37.join(base2, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
-    return fs34.realpathSync(p);
+    return fs40.realpathSync(p);
   } catch {
     return void 0;
   }
@@ -48661,35 +49468,35 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path31.relative(area.base, real).split(path31.sep)[0];
+  const first = path37.relative(area.base, real).split(path37.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path31.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path37.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs34.realpathSync(path31.dirname(given));
+    parent = fs40.realpathSync(path37.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path31.join(parent, path31.basename(given));
+  const candidate = path37.join(parent, path37.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
-  const st = fs34.lstatSync(candidate, { throwIfNoEntry: false });
+  const st = fs40.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   if (st.isSymbolicLink()) throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
   if (!st.isFile()) throw new Refusal("NOT_A_FILE", "it is not a regular file (a folder, device, pipe or socket)");
   let fd2;
   try {
-    fd2 = fs34.openSync(candidate, fs34.constants.O_RDONLY | fs34.constants.O_NOFOLLOW | fs34.constants.O_NONBLOCK);
+    fd2 = fs40.openSync(candidate, fs40.constants.O_RDONLY | fs40.constants.O_NOFOLLOW | fs40.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
     throw new Refusal("IMPORT_REFUSED", `it cannot be read (${code ?? "error"})`);
   }
-  const close = () => fs34.closeSync(fd2);
+  const close = () => fs40.closeSync(fd2);
   try {
-    const opened = fs34.fstatSync(fd2);
+    const opened = fs40.fstatSync(fd2);
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal("IMPORT_REFUSED", "it changed while being opened");
     const real = openedPath(fd2);
     if (real !== void 0 && !mayRead(area, real)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)");
@@ -48702,7 +49509,7 @@ function openSource(area, given, maxBytes) {
 }
 function openedPath(fd2) {
   try {
-    return fs34.readlinkSync(`/proc/self/fd/${fd2}`);
+    return fs40.readlinkSync(`/proc/self/fd/${fd2}`);
   } catch {
     return void 0;
   }
@@ -48714,30 +49521,30 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path32.dirname(dest);
-  fs35.mkdirSync(dir, { recursive: true });
-  const tmp = path32.join(dir, `.${path32.basename(dest).slice(0, 180)}.${crypto12.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const out = fs35.openSync(tmp, fs35.constants.O_WRONLY | fs35.constants.O_CREAT | fs35.constants.O_EXCL | fs35.constants.O_NOFOLLOW, 420);
+  const dir = path38.dirname(dest);
+  fs41.mkdirSync(dir, { recursive: true });
+  const tmp = path38.join(dir, `.${path38.basename(dest).slice(0, 180)}.${crypto14.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const out = fs41.openSync(tmp, fs41.constants.O_WRONLY | fs41.constants.O_CREAT | fs41.constants.O_EXCL | fs41.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
     const buf = Buffer.alloc(CHUNK2);
     for (; ; ) {
-      const n = fs35.readSync(fd2, buf, 0, CHUNK2, total);
+      const n = fs41.readSync(fd2, buf, 0, CHUNK2, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal("FILE_TOO_LARGE", "it grew beyond the size limit while being copied");
       let off = 0;
-      while (off < n) off += fs35.writeSync(out, buf, off, n - off);
+      while (off < n) off += fs41.writeSync(out, buf, off, n - off);
     }
-    fs35.fsyncSync(out);
-    fs35.closeSync(out);
-    fs35.renameSync(tmp, dest);
+    fs41.fsyncSync(out);
+    fs41.closeSync(out);
+    fs41.renameSync(tmp, dest);
   } catch (err2) {
     try {
-      fs35.closeSync(out);
+      fs41.closeSync(out);
     } catch {
     }
-    fs35.rmSync(tmp, { force: true });
+    fs41.rmSync(tmp, { force: true });
     throw err2;
   }
   syncDir(dir);
@@ -48870,6 +49677,7 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
   const oldSize = target.stat?.isFile() ? target.stat.size : 0;
   const base2 = { name: target.rel.split("/").pop(), path: target.rel, replaced: target.stat !== void 0 };
   let note;
+  if (file2.bytes !== void 0) return importBytes(ctx, zone, base2, file2.bytes, target, oldSize, "file");
   if (file2.path !== void 0) {
     try {
       const src = openSource(area, file2.path, maxBytes);
@@ -48885,12 +49693,23 @@ async function importOne(ctx, zone, area, file2, target, maxBytes) {
       note = `the file's path was not usable (${err2.message}); its text content from the chat was imported instead`;
     }
   }
+  if (file2.content === void 0 && file2.fetch !== void 0) {
+    let fetched;
+    try {
+      fetched = await file2.fetch(maxBytes);
+    } catch (err2) {
+      throw new Refusal("IMPORT_REFUSED", `the chat platform did not deliver it (${err2.message})`);
+    }
+    return importBytes(ctx, zone, base2, fetched, target, oldSize, "file", note);
+  }
   if (file2.content === void 0) throw new Refusal("FILE_NOT_FOUND", "the host gave neither a readable path nor content for it");
-  const bytes = Buffer.from(file2.content, "utf8");
+  return importBytes(ctx, zone, base2, Buffer.from(file2.content, "utf8"), target, oldSize, "inline", note);
+}
+async function importBytes(ctx, zone, base2, bytes, target, oldSize, source, note) {
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(zone.scope, bytes.length - oldSize);
   atomicWrite(target.abs, bytes);
-  return { ...base2, size: bytes.length, source: "inline", ...note ? { note } : {} };
+  return { ...base2, size: bytes.length, source, ...note ? { note } : {} };
 }
 
 // src/functions/lockedit_cancel.ts
@@ -48935,10 +49754,10 @@ var shedLockeditCancel = defineFunction({
 });
 
 // src/core/locks/quota.ts
-import fs36 from "node:fs";
-import path33 from "node:path";
+import fs42 from "node:fs";
+import path39 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path33.join(path33.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path39.join(path39.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -48946,7 +49765,7 @@ function invalidateCopies(scope) {
 async function workingCopyBytes(scope) {
   let total = 0;
   for (const editzone of editzones(scope)) {
-    if (fs36.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
+    if (fs42.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
   }
   return total;
 }
@@ -48961,54 +49780,6 @@ async function ensureCopyRoom(scope, growth) {
     details: { requested_bytes: growth, free_bytes: Math.max(0, room), quota_bytes: scope.limitBytes },
     hint: "Free space (shed_stats shows usage; shed_delete removes files), finish other open edits with shed_lockedit_save or shed_lockedit_cancel, or edit directly with shed_patch_text."
   });
-}
-
-// src/core/locks/scratch.ts
-import fs37 from "node:fs";
-import path34 from "node:path";
-function scratchBase(zone) {
-  return path34.join(zone.workBase ?? "/nonexistent", "scratch");
-}
-function openScratch(zone, convId, rel, copy) {
-  const base2 = scratchBase(zone);
-  fs37.mkdirSync(base2, { recursive: true });
-  const root = fs37.realpathSync(fs37.mkdtempSync(path34.join(base2, `${convId.slice(0, 60)}-`)));
-  const remove = () => fs37.rmSync(root, { recursive: true, force: true });
-  try {
-    const file2 = path34.join(root, rel);
-    fs37.mkdirSync(path34.dirname(file2), { recursive: true });
-    try {
-      fs37.linkSync(copy, file2);
-    } catch (err2) {
-      if (errnoCode(err2) !== "EXDEV" && errnoCode(err2) !== "EPERM") throw err2;
-      fs37.copyFileSync(copy, file2, fs37.constants.COPYFILE_EXCL);
-    }
-    const st = fs37.statSync(copy);
-    return { root, file: file2, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
-  } catch (err2) {
-    remove();
-    throw err2;
-  }
-}
-function collectScratch(s, maxBytes) {
-  const left = fs37.lstatSync(s.file, { throwIfNoEntry: false });
-  const current = () => {
-    const st = fs37.statSync(s.copy);
-    return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
-  };
-  if (left === void 0 || !left.isFile()) {
-    return { ...current(), note: "the command left no regular file at the path, so the working copy was kept as it was" };
-  }
-  if (left.ino !== s.before.ino) {
-    if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
-    try {
-      fs37.renameSync(s.file, s.copy);
-    } catch (err2) {
-      if (errnoCode(err2) !== "EXDEV") throw err2;
-      fs37.copyFileSync(s.file, s.copy);
-    }
-  }
-  return current();
 }
 
 // src/functions/lockedit_exec.ts
@@ -49109,7 +49880,7 @@ var shedLockeditExec = defineFunction({
 });
 
 // src/functions/lockedit_open.ts
-import fs38 from "node:fs";
+import fs43 from "node:fs";
 var shedLockeditOpen = defineFunction({
   name: "shed_lockedit_open",
   category: "edit",
@@ -49123,6 +49894,7 @@ var shedLockeditOpen = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { destructive: false },
   example: { zone: "storage", path: "report.md" },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, "write");
@@ -49138,14 +49910,14 @@ var shedLockeditOpen = defineFunction({
       continued = true;
     } else {
       try {
-        await ensureCopyRoom(t.zone.scope, fs38.statSync(t.target.abs).size);
+        await ensureCopyRoom(t.zone.scope, fs43.statSync(t.target.abs).size);
         copyIn(t.target.abs, before.copy);
       } catch (err2) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err2;
       }
     }
-    const copyStat = fs38.statSync(before.copy);
+    const copyStat = fs43.statSync(before.copy);
     const view = preview(before.copy, copyStat.size, outputLimit(ctx, void 0));
     const data = {
       zone: t.zone.label,
@@ -49175,7 +49947,7 @@ var shedLockeditOpen = defineFunction({
   }
 });
 function copyIn(src, copy) {
-  fs38.rmSync(copy, { recursive: true, force: true });
+  fs43.rmSync(copy, { recursive: true, force: true });
   atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
@@ -49194,7 +49966,7 @@ function staleNote(got, userId) {
 }
 
 // src/functions/lockedit_overwrite.ts
-import fs39 from "node:fs";
+import fs44 from "node:fs";
 var shedLockeditOverwrite = defineFunction({
   name: "shed_lockedit_overwrite",
   category: "edit",
@@ -49220,13 +49992,13 @@ var shedLockeditOverwrite = defineFunction({
     ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
     await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
     if (args.append) {
-      const fd2 = fs39.openSync(s.copy, fs39.constants.O_WRONLY | fs39.constants.O_APPEND | fs39.constants.O_NOFOLLOW);
+      const fd2 = fs44.openSync(s.copy, fs44.constants.O_WRONLY | fs44.constants.O_APPEND | fs44.constants.O_NOFOLLOW);
       try {
         let off = 0;
-        while (off < bytes.length) off += fs39.writeSync(fd2, bytes, off, bytes.length - off);
-        fs39.fsyncSync(fd2);
+        while (off < bytes.length) off += fs44.writeSync(fd2, bytes, off, bytes.length - off);
+        fs44.fsyncSync(fd2);
       } finally {
-        fs39.closeSync(fd2);
+        fs44.closeSync(fd2);
       }
     } else {
       atomicWrite(s.copy, bytes);
@@ -49241,8 +50013,8 @@ var shedLockeditOverwrite = defineFunction({
 });
 
 // src/functions/lockedit_save.ts
-import fs40 from "node:fs";
-import path35 from "node:path";
+import fs45 from "node:fs";
+import path40 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -49285,7 +50057,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path35.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path40.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -49296,10 +50068,10 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path35.dirname(dest);
-  fs40.mkdirSync(dir, { recursive: true });
+  const dir = path40.dirname(dest);
+  fs45.mkdirSync(dir, { recursive: true });
   try {
-    fs40.renameSync(copy, dest);
+    fs45.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
     atomicCopy(copy, dest);
@@ -49308,99 +50080,6 @@ function moveInto(copy, dest) {
 }
 
 // src/functions/maintenance.ts
-import fs42 from "node:fs";
-
-// src/core/locks/maintenance.ts
-import fs41 from "node:fs";
-import path36 from "node:path";
-function emptyCleaned() {
-  return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
-}
-function cleanLocks(zone, ages, out) {
-  if (zone.workBase === void 0) return;
-  const shown = (rel) => `${zone.label}/${rel}`;
-  const root = locksRoot(zone);
-  for (const file2 of walkFiles(root)) {
-    const name = path36.basename(file2);
-    if (!name.endsWith(".lock")) {
-      if (olderThan(file2, 6e4, ages.now) && rmQuiet(file2)) out.internal++;
-      continue;
-    }
-    const rel = path36.relative(root, file2).split(path36.sep).join("/").slice(0, -".lock".length);
-    const state = inspectLock(file2);
-    if (state.state === "corrupt") {
-      removeLock(zone, rel);
-      out.corrupted_locks.push(shown(rel));
-    } else if (state.state === "held" && staleReason(state.lock, ages.maxLockAgeHours, ages.now) !== void 0) {
-      removeLock(zone, rel);
-      if (isEditLock(state.lock)) removeWorkingCopy(zone, state.lock.conv_id, rel);
-      out.expired_locks.push(shown(rel));
-    }
-  }
-  const edits = editzoneRoot(zone);
-  for (const conv of listDir(edits)) {
-    if (!CONV_ID.test(conv)) continue;
-    const base2 = path36.join(edits, conv);
-    for (const file2 of walkFiles(base2)) {
-      const rel = path36.relative(base2, file2).split(path36.sep).join("/");
-      if (path36.basename(file2).endsWith(TEMP_SUFFIX)) {
-        if (olderThan(file2, ages.tempMs, ages.now) && rmQuiet(file2)) out.internal++;
-        continue;
-      }
-      const lock = readHeld(zone, rel);
-      if (lock !== void 0 && isEditLock(lock) && lock.conv_id === conv) continue;
-      removeWorkingCopy(zone, conv, rel);
-      out.orphan_editzones.push(shown(rel));
-    }
-  }
-  const scratch = scratchBase(zone);
-  for (const name of listDir(scratch)) {
-    const dir = path36.join(scratch, name);
-    if (olderThan(dir, ages.scratchMs, ages.now)) {
-      fs41.rmSync(dir, { recursive: true, force: true });
-      out.internal++;
-    }
-  }
-}
-function cleanTempFiles(label, root, ages, out) {
-  for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path36.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages.tempMs, ages.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path36.relative(root, file2).split(path36.sep).join("/")}`);
-  }
-}
-function readHeld(zone, rel) {
-  try {
-    const state = inspectLock(lockFile(zone, rel));
-    return state.state === "held" ? state.lock : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function* walkFiles(root, skip) {
-  for (const { full } of walkEntries(root, skip)) yield full;
-}
-function listDir(dir) {
-  try {
-    return fs41.readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-function olderThan(p, ms, now) {
-  const st = fs41.lstatSync(p, { throwIfNoEntry: false });
-  return st !== void 0 && now - st.mtimeMs > ms;
-}
-function rmQuiet(p) {
-  try {
-    fs41.rmSync(p, { force: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// src/functions/maintenance.ts
-var HOUR = 36e5;
 var shedMaintenance = defineFunction({
   name: "shed_maintenance",
   category: "info",
@@ -49410,15 +50089,8 @@ var shedMaintenance = defineFunction({
   example: {},
   mutates: true,
   async handler(_args, ctx) {
-    const now = Date.now();
-    const ages = { maxLockAgeHours: ctx.valves.lock_max_age_hours, scratchMs: (ctx.valves.exec_timeout_max + 120) * 1e3, tempMs: HOUR, now };
-    const out = emptyCleaned();
-    for (const name of ["storage", "documents"]) cleanLocks(ctx.zone(name, void 0), ages, out);
-    for (const [label, root] of Object.entries(userScope(ctx.valves, ctx.user.id).trees)) {
-      if (fs42.statSync(root, { throwIfNoEntry: false })?.isDirectory()) cleanTempFiles(label, root, ages, out);
-    }
-    const visible = out.expired_locks.length + out.corrupted_locks.length + out.orphan_editzones.length + out.temp_files.length;
-    const total = visible + out.internal;
+    const out = maintainUser(ctx.valves, ctx.user.id);
+    const total = reportCount(out);
     return {
       data: {
         expired_locks: out.expired_locks,
@@ -49427,10 +50099,11 @@ var shedMaintenance = defineFunction({
         // Group ownership records arrive with group spaces; none to check yet.
         orphan_ownerships: [],
         temp_files: out.temp_files,
+        expired_uploads: out.expired_uploads,
         internal_leftovers: out.internal,
         cleaned: total
       },
-      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.internal} internal leftover(s)).`
+      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.expired_uploads.length} expired upload folder(s), ${out.internal} internal leftover(s)).`
     };
   }
 });
@@ -49506,10 +50179,10 @@ var shedParameters = defineFunction({
 });
 
 // src/functions/read.ts
-import fs43 from "node:fs";
+import fs46 from "node:fs";
 var CHUNK3 = 64 * 1024;
 function sliceLines(abs, start, end, budget) {
-  const fd2 = fs43.openSync(abs, "r");
+  const fd2 = fs46.openSync(abs, "r");
   const kept = [];
   let keptBytes = 0;
   let line = 1;
@@ -49518,7 +50191,7 @@ function sliceLines(abs, start, end, budget) {
   const buf = Buffer.alloc(CHUNK3);
   try {
     for (; ; ) {
-      const n = fs43.readSync(fd2, buf, 0, CHUNK3, null);
+      const n = fs46.readSync(fd2, buf, 0, CHUNK3, null);
       if (n === 0) break;
       let from = 0;
       while (from < n) {
@@ -49539,7 +50212,7 @@ function sliceLines(abs, start, end, budget) {
       }
     }
   } finally {
-    fs43.closeSync(fd2);
+    fs46.closeSync(fd2);
   }
   return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
 }
@@ -49573,11 +50246,11 @@ var shedRead = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     const head = Buffer.alloc(Math.min(8192, stat.size));
     if (head.length > 0) {
-      const fd2 = fs43.openSync(target.abs, "r");
+      const fd2 = fs46.openSync(target.abs, "r");
       try {
-        fs43.readSync(fd2, head, 0, head.length, 0);
+        fs46.readSync(fd2, head, 0, head.length, 0);
       } finally {
-        fs43.closeSync(fd2);
+        fs46.closeSync(fd2);
       }
     }
     if (looksBinary(head)) {
@@ -49684,8 +50357,8 @@ var shedReadBytes = defineFunction({
 });
 
 // src/functions/rename.ts
-import fs44 from "node:fs";
-import path37 from "node:path";
+import fs47 from "node:fs";
+import path41 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -49714,7 +50387,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call2(`renamed-${path37.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call2(`renamed-${path41.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -49723,7 +50396,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path37.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path41.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -49735,7 +50408,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path37.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path41.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -49748,9 +50421,9 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    fs44.mkdirSync(path37.dirname(dst.abs), { recursive: true });
+    fs47.mkdirSync(path41.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
-    fs44.renameSync(src.abs, dst.abs);
+    fs47.renameSync(src.abs, dst.abs);
     if (replaced) await forgetEntry(zone, diskRel(dst));
     await moveEntry(zone, fromRel, diskRel(dst));
     const kind = isFolder3 ? "the folder " : srcStat.isSymbolicLink() ? "the link " : "";
@@ -50392,7 +51065,7 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs45 from "node:fs";
+import fs48 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
@@ -52111,8 +52784,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs45.openSync(abs, "r");
-    this.size = fs45.fstatSync(this.fd).size;
+    this.fd = fs48.openSync(abs, "r");
+    this.size = fs48.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -52140,7 +52813,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs45.closeSync(this.fd);
+      fs48.closeSync(this.fd);
     } catch {
     }
   }
@@ -52154,7 +52827,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs45.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs48.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -52201,7 +52874,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs45.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs48.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -52955,8 +53628,8 @@ function tableKind(db, table2) {
 function prepareTable(req, plan2) {
   const { db } = req;
   const t = quoteIdent(req.table);
-  const exists = tableKind(db, req.table) === "table";
-  if (exists && req.ifExists === "append") {
+  const exists2 = tableKind(db, req.table) === "table";
+  if (exists2 && req.ifExists === "append") {
     const tableCols = (db.exec(`SELECT name FROM pragma_table_info('${req.table.replace(/'/g, "''")}')`)[0]?.values ?? []).map((r) => String(r[0]));
     if (!req.hasHeader) {
       if (plan2.names.length > tableCols.length) {
@@ -52977,7 +53650,7 @@ function prepareTable(req, plan2) {
     }
     return { columns: plan2.names.map((n) => lower.get(n.toLowerCase())) };
   }
-  if (exists) db.run(`DROP TABLE ${t}`);
+  if (exists2) db.run(`DROP TABLE ${t}`);
   const cols = plan2.names.map((n, i2) => `${quoteIdent(n)} ${plan2.types[i2]}`).join(", ");
   try {
     db.run(`CREATE TABLE ${t} (${cols})`);
@@ -53039,7 +53712,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs46 from "node:fs";
+import fs49 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -53214,7 +53887,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs46.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs49.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -53246,7 +53919,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
 }
 
 // src/core/db/dbfile.ts
-import fs47 from "node:fs";
+import fs50 from "node:fs";
 var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
 var MIB6 = 1024 * 1024;
 function notSqlite(t) {
@@ -53256,14 +53929,14 @@ function notSqlite(t) {
   });
 }
 function readDbBytes(t) {
-  const bytes = fs47.readFileSync(t.abs);
+  const bytes = fs50.readFileSync(t.abs);
   if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
   return bytes;
 }
 function foreignJournal(abs) {
   for (const suffix of ["-wal", "-journal"]) {
     try {
-      if (fs47.statSync(abs + suffix).size > 0) return suffix;
+      if (fs50.statSync(abs + suffix).size > 0) return suffix;
     } catch {
     }
   }
@@ -53282,7 +53955,7 @@ async function withDbWrite(t, limits, fn) {
     let sizeBefore = 0;
     let created = true;
     try {
-      const st = fs47.lstatSync(t.abs);
+      const st = fs50.lstatSync(t.abs);
       if (!st.isFile()) {
         throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
       }
@@ -53686,10 +54359,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs48 from "node:fs";
+import fs51 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs48.statSync(p).isDirectory();
+    return fs51.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -53734,8 +54407,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs49 from "node:fs";
-import path38 from "node:path";
+import fs52 from "node:fs";
+import path42 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -53769,22 +54442,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs49.readlinkSync(abs);
+    text = fs52.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path38.resolve(path38.dirname(abs), text);
+  let leads = path42.resolve(path42.dirname(abs), text);
   try {
-    leads = fs49.realpathSync(abs);
+    leads = fs52.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path38.isAbsolute(text) && staysInside(path38.relative(root, path38.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path38.relative(root, leads).split(path38.sep).join("/"));
+  if (!path42.isAbsolute(text) && staysInside(path42.relative(root, path42.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path42.relative(root, leads).split(path42.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path38.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path42.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -53794,7 +54467,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs49.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs52.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -53806,7 +54479,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path38.join(dir, entry.name);
+    const abs = path42.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -53828,7 +54501,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs49.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs52.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -53873,7 +54546,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path38.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path42.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -53891,11 +54564,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs52 from "node:fs";
-import path40 from "node:path";
+import fs55 from "node:fs";
+import path44 from "node:path";
 
 // src/core/archive/central.ts
-import fs50 from "node:fs";
+import fs53 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -53915,16 +54588,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs50.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs53.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs50.openSync(abs, "r");
+  const fd2 = fs53.openSync(abs, "r");
   try {
-    const fileSize = fs50.fstatSync(fd2).size;
+    const fileSize = fs53.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -54023,7 +54696,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs50.closeSync(fd2);
+    fs53.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -54070,8 +54743,8 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs51 from "node:fs";
-import path39 from "node:path";
+import fs54 from "node:fs";
+import path43 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
@@ -55316,23 +55989,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs51.openSync(abs, "r");
-    this.size = fs51.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs51.readFileSync(this.fd) : void 0;
+    this.fd = fs54.openSync(abs, "r");
+    this.size = fs54.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs54.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs51.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs54.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs51.closeSync(this.fd);
+    fs54.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -55340,7 +56013,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs51.mkdirSync(path39.join(tempRoot, rel), { recursive: true });
+    fs54.mkdirSync(path43.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -55350,7 +56023,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path39.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path43.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -55365,7 +56038,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs51.openSync(out, fs51.constants.O_WRONLY | fs51.constants.O_CREAT | fs51.constants.O_EXCL | fs51.constants.O_NOFOLLOW, 420);
+  const fd2 = fs54.openSync(out, fs54.constants.O_WRONLY | fs54.constants.O_CREAT | fs54.constants.O_EXCL | fs54.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -55374,7 +56047,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs51.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs54.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -55401,22 +56074,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs51.closeSync(fd2);
+    fs54.closeSync(fd2);
   }
 }
 function makeTempDir(base2) {
-  const tmpBase = path39.join(base2, "tmp");
-  fs51.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path43.join(base2, "tmp");
+  fs54.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs51.mkdtempSync(path39.join(tmpBase, "unzip-"));
+  return fs54.mkdtempSync(path43.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs51.readdirSync(tmpBase)) {
+  for (const name of fs54.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path39.join(tmpBase, name);
+    const p = path43.join(tmpBase, name);
     try {
-      if (fs51.statSync(p).mtimeMs < cutoff) fs51.rmSync(p, { recursive: true, force: true });
+      if (fs54.statSync(p).mtimeMs < cutoff) fs54.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -55425,12 +56098,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs51.readdirSync(tmpDir).sort()) {
-      const from = path39.join(tmpDir, name);
-      const to = path39.join(destDir, name);
+    for (const name of fs54.readdirSync(tmpDir).sort()) {
+      const from = path43.join(tmpDir, name);
+      const to = path43.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
-      const isDir = fs51.lstatSync(from).isDirectory();
+      const isDir2 = fs54.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -55438,10 +56111,10 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
           details: { path: rel },
           hint: 'Extract into another folder with dest="...", or delete the link first.'
         });
-      } else if (isDir && there.isDirectory()) {
+      } else if (isDir2 && there.isDirectory()) {
         plan2(from, to, rel);
-      } else if (isDir || there.isDirectory()) {
-        throw shedError("FILE_EXISTS", `${shown(rel)} already exists as a ${there.isDirectory() ? "folder" : "file"}, but the archive has a ${isDir ? "folder" : "file"} there. Nothing was extracted.`, {
+      } else if (isDir2 || there.isDirectory()) {
+        throw shedError("FILE_EXISTS", `${shown(rel)} already exists as a ${there.isDirectory() ? "folder" : "file"}, but the archive has a ${isDir2 ? "folder" : "file"} there. Nothing was extracted.`, {
           details: { path: rel },
           hint: 'Extract into another folder with dest="...".'
         });
@@ -55459,22 +56132,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs51.mkdirSync(destAbs, { recursive: true });
+  fs54.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs51.renameSync(from, to);
+    fs54.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs51.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs51.rmSync(from, { recursive: true, force: true });
+    fs54.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs54.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat2(p) {
   try {
-    return fs51.lstatSync(p);
+    return fs54.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -55514,7 +56187,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path40.posix.dirname(src.rel) === "." ? "" : path40.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path44.posix.dirname(src.rel) === "." ? "" : path44.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -55545,7 +56218,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs52.rmSync(temp, { recursive: true, force: true });
+      fs55.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -55586,11 +56259,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path42 from "node:path";
+import path46 from "node:path";
 
 // src/core/archive/create.ts
-import fs53 from "node:fs";
-import path41 from "node:path";
+import fs56 from "node:fs";
+import path45 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -55642,7 +56315,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs53.statSync(srcAbs);
+  const st = fs56.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -55651,9 +56324,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs53.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs56.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path41.join(dirAbs, d.name);
+      const abs = path45.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -55666,8 +56339,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs53.realpathSync(abs);
-          ist = fs53.statSync(target);
+          target = fs56.realpathSync(abs);
+          ist = fs56.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -55685,7 +56358,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs53.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs56.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -55710,7 +56383,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs53.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs56.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -55730,7 +56403,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs53.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs56.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -55774,10 +56447,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs53.openSync(it.abs, "r");
+  const fd2 = fs56.openSync(it.abs, "r");
   try {
-    const st = fs53.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path41.extname(it.name).slice(1).toLowerCase());
+    const st = fs56.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path45.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -55797,13 +56470,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs53.closeSync(fd2);
+    fs56.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs53.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs56.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -55874,7 +56547,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path42.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path46.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -55886,7 +56559,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path42.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path46.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56022,8 +56695,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs54 from "node:fs";
-import path43 from "node:path";
+import fs57 from "node:fs";
+import path47 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56112,7 +56785,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs54.readdirSync(path43.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs57.readdirSync(path47.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56135,6 +56808,7 @@ var shedGroupChown = defineFunction({
   },
   example: { group: "team", path: "plan.md", new_owner: "bob" },
   mutates: true,
+  hints: { destructive: false, idempotent: true },
   async handler(args, ctx) {
     const { group, zone } = await groupZone(ctx, args.group);
     const target = locate(zone, args.path, "path", "read", args.allow_zone_in_path);
@@ -56170,8 +56844,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs55 from "node:fs";
-import path44 from "node:path";
+import fs58 from "node:fs";
+import path48 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56192,12 +56866,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs55.readdirSync(path44.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs58.readdirSync(path48.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs55.lstatSync(path44.join(zone.root, child)).size;
+          const size = fs58.lstatSync(path48.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -56247,6 +56921,7 @@ var shedGroupSetMode = defineFunction({
   },
   example: { group: "team", path: "plan.md", mode: "owner" },
   mutates: true,
+  hints: { destructive: false, idempotent: true },
   async handler(args, ctx) {
     const { group, zone } = await groupZone(ctx, args.group);
     const target = locate(zone, args.path, "path", "read", args.allow_zone_in_path);
@@ -56271,21 +56946,8 @@ var shedGroupSetMode = defineFunction({
 });
 
 // src/core/links/openwebui.ts
-import fs56 from "node:fs";
-import path45 from "node:path";
-
-// src/core/links/tokens.ts
-import crypto13 from "node:crypto";
-var ID_BYTES = 16;
-function newLinkId() {
-  return crypto13.randomBytes(ID_BYTES).toString("base64url");
-}
-function sign(secret, id) {
-  return crypto13.createHmac("sha256", secret).update(`fileshed-link:${id}`).digest();
-}
-function tokenFor(keys, id) {
-  return `${id}.${sign(keys.current, id).toString("base64url")}`;
-}
+import fs59 from "node:fs";
+import path49 from "node:path";
 
 // src/core/links/urls.ts
 function linkUrl(publicUrl, keys, id, kind) {
@@ -56332,9 +56994,9 @@ function detail(json2) {
 }
 async function createOpenWebUILink(ctx, target) {
   const s = session(ctx);
-  const name = path45.posix.basename(target.rel);
+  const name = path49.posix.basename(target.rel);
   const form = new FormData();
-  form.append("file", await fs56.openAsBlob(target.abs), name);
+  form.append("file", await fs59.openAsBlob(target.abs), name);
   form.append("metadata", JSON.stringify({ fileshed_link: true, source_zone: target.zone.label, source_path: target.rel }));
   const { status, json: json2 } = await call(s, "POST", "/api/v1/files/?process=false", form);
   const id = obj(json2).id;
@@ -56386,79 +57048,8 @@ async function deleteOpenWebUILink(ctx, id) {
 }
 
 // src/core/links/standalone.ts
-import path46 from "node:path";
-
-// src/core/links/secret.ts
-import crypto14 from "node:crypto";
-var CURRENT = "link_current";
-var PREVIOUS = "link_previous";
-var ROTATION_GRACE_MS = 7 * 24 * 3600 * 1e3;
-function load(db, now) {
-  const byName2 = new Map(rows(db, "SELECT name, secret, created_at FROM keys WHERE name IN (?, ?)", [CURRENT, PREVIOUS]).map((r) => [String(r.name), r]));
-  const cur = byName2.get(CURRENT);
-  if (cur === void 0) return void 0;
-  const keys = { current: Buffer.from(String(cur.secret), "base64url") };
-  const prev = byName2.get(PREVIOUS);
-  if (prev !== void 0 && now - Date.parse(String(prev.created_at)) < ROTATION_GRACE_MS) keys.previous = Buffer.from(String(prev.secret), "base64url");
-  return keys;
-}
-async function signingKeys(base2, now = Date.now()) {
-  const existing = await readAccess(base2, (db) => load(db, now));
-  if (existing !== void 0) return existing;
-  return writeAccess(base2, (db) => {
-    const again = load(db, now);
-    if (again !== void 0) return again;
-    db.run("INSERT INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, crypto14.randomBytes(32).toString("base64url"), new Date(now).toISOString()]);
-    return load(db, now);
-  });
-}
-
-// src/core/links/store.ts
-var KEEP_DEAD_MS = 30 * 24 * 3600 * 1e3;
-var asRecord2 = (r) => ({
-  id: String(r.id),
-  userId: String(r.user_id),
-  zone: String(r.zone),
-  groupId: r.group_id === null ? void 0 : String(r.group_id),
-  convId: String(r.conv_id ?? ""),
-  path: String(r.path),
-  kind: String(r.kind),
-  createdAt: String(r.created_at),
-  expiresAt: String(r.expires_at),
-  revokedAt: r.revoked_at === null ? void 0 : String(r.revoked_at)
-});
-async function insertLink(base2, rec, now = Date.now()) {
-  await writeAccess(base2, (db) => {
-    const cutoff = new Date(now - KEEP_DEAD_MS).toISOString();
-    db.run("DELETE FROM links WHERE expires_at < ? OR (revoked_at IS NOT NULL AND revoked_at < ?)", [cutoff, cutoff]);
-    db.run("INSERT INTO links (id, user_id, zone, group_id, conv_id, path, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-      rec.id,
-      rec.userId,
-      rec.zone,
-      rec.groupId ?? null,
-      rec.convId,
-      rec.path,
-      rec.kind,
-      rec.createdAt,
-      rec.expiresAt
-    ]);
-  });
-}
-function getLink(base2, id) {
-  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE id = ?", [id]).map(asRecord2)[0]);
-}
-function linksOf(base2, userId) {
-  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [userId]).map(asRecord2));
-}
-async function revokeLink(base2, id, now = Date.now()) {
-  return writeAccess(base2, (db) => {
-    db.run("UPDATE links SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [new Date(now).toISOString(), id]);
-    return db.getRowsModified() > 0;
-  });
-}
-
-// src/core/links/standalone.ts
-var base = (ctx) => path46.resolve(ctx.valves.storage_base_path);
+import path50 from "node:path";
+var base = (ctx) => path50.resolve(ctx.valves.storage_base_path);
 async function createStandaloneLink(ctx, target, kind, hours) {
   const now = Date.now();
   const keys = await signingKeys(base(ctx));
@@ -56476,7 +57067,7 @@ async function createStandaloneLink(ctx, target, kind, hours) {
     expiresAt
   });
   const url2 = linkUrl(ctx.valves.public_url, keys, id, kind);
-  const name = target.rel === "" ? target.zone.label : path46.posix.basename(target.rel);
+  const name = target.rel === "" ? target.zone.label : path50.posix.basename(target.rel);
   const link = clickable(name, url2, kind);
   return {
     data: { link_id: id, url: url2, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
@@ -56647,158 +57238,6 @@ var FUNCTIONS = [
   shedHelp
 ];
 
-// src/core/valves.ts
-var int2 = (min) => external_exports.number().int().min(min);
-var ValvesSchema = external_exports.object({
-  storage_base_path: external_exports.string().min(1).default("/app/backend/data/user_files").meta({
-    title: "Storage base path",
-    description: "Folder holding users/, groups/ and access_auth.sqlite. Created on first use."
-  }),
-  quota_per_user_mb: int2(0).default(1e3).meta({
-    title: "Quota per user (MB)",
-    description: "Uploads (all conversations) + Storage + Documents (including git history), in MiB."
-  }),
-  quota_per_group_mb: int2(0).default(2e3).meta({
-    title: "Quota per group (MB)",
-    description: "Size limit of each group space (including git history), in MiB."
-  }),
-  max_file_size_mb: int2(1).default(300).meta({
-    title: "Max file size (MB)",
-    description: "Largest file any write may produce, in MiB."
-  }),
-  lock_max_age_hours: int2(1).default(24).meta({
-    title: "Lock max age (hours)",
-    description: "A lock older than this counts as expired and can be taken over."
-  }),
-  exec_timeout_default: int2(1).default(30).meta({
-    title: "Command timeout (s)",
-    description: "Timeout of shed_exec when the call gives none."
-  }),
-  exec_timeout_max: int2(1).default(300).meta({
-    title: "Command timeout ceiling (s)",
-    description: "Largest timeout a call may ask for."
-  }),
-  group_default_mode: external_exports.enum(["owner", "group", "owner_ro"]).default("group").meta({
-    title: "Default group file mode",
-    description: "Write mode of new group files: owner (only the owner writes), group (all members), owner_ro (nobody)."
-  }),
-  network_mode: external_exports.enum(["disabled", "safe", "all"]).default("disabled").meta({
-    title: "Network mode",
-    description: "disabled: no network; safe: downloads only (curl/wget GET, git clone/fetch/pull); all: everything (allows exfiltration)."
-  }),
-  openwebui_api_url: external_exports.string().default("http://localhost:8080").meta({
-    title: "Open WebUI URL",
-    description: "Base URL of Open WebUI (no /api suffix), used for download links and group lookups."
-  }),
-  max_output_default: int2(1).default(5e4).meta({
-    title: "Output limit (characters)",
-    description: "Characters returned per output stream or read when the call gives no max_output."
-  }),
-  max_output_absolute: int2(1).default(5e6).meta({
-    title: "Output ceiling (characters)",
-    description: "Largest max_output a call may ask for (max_output=0 means this ceiling)."
-  }),
-  exec_memory_limit_mb: int2(0).default(512).meta({
-    title: "Command memory limit (MB)",
-    description: "Address-space limit of each command; 0 means no limit."
-  }),
-  exec_cpu_limit_seconds: int2(0).default(60).meta({
-    title: "Command CPU limit (s)",
-    description: "CPU seconds each command may use; 0 means no limit."
-  }),
-  sqlite_readonly: external_exports.boolean().default(false).meta({
-    title: "SQLite read-only",
-    description: "Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed."
-  }),
-  sqlite_journal_mode: external_exports.enum(["wal", "delete", "truncate", "memory"]).default("wal").meta({
-    title: "SQLite journal mode",
-    description: "Journal mode of databases (use delete on NFS)."
-  }),
-  sandbox: external_exports.enum(["auto", "bwrap", "validated"]).default("auto").meta({
-    title: "Command sandbox",
-    description: "Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only)."
-  }),
-  sqlite_default_limit: int2(1).default(10).meta({
-    title: "SQLite default row limit",
-    description: "Rows a query returns when the call gives no limit and the SQL has no LIMIT."
-  }),
-  sqlite_max_rows: int2(1).default(1e4).meta({
-    title: "SQLite row ceiling",
-    description: "Most rows one query returns (limit=0 means this ceiling); output_csv exports all rows."
-  }),
-  zip_max_entries: int2(1).default(1e4).meta({
-    title: "Unzip: max entries",
-    description: "Archives with more entries (files and folders) are refused by shed_unzip."
-  }),
-  zip_max_total_mb: int2(1).default(500).meta({
-    title: "Unzip: max total size (MB)",
-    description: "Archives whose declared uncompressed total exceeds this (MiB) are refused by shed_unzip."
-  }),
-  zip_max_ratio: int2(0).default(100).meta({
-    title: "Unzip: max compression ratio",
-    description: "Archives over 1 MiB uncompressed whose total/compressed ratio exceeds this are refused; 0 disables the check."
-  }),
-  import_allowed_paths: external_exports.string().default("").meta({
-    title: "Import: allowed folders",
-    description: "Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted."
-  }),
-  public_url: external_exports.string().url().default("http://localhost:8765").meta({
-    title: "Public URL",
-    description: "Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}."
-  }),
-  link_default_hours: external_exports.number().positive().default(24).meta({
-    title: "Link lifetime (hours)",
-    description: "Added: how long a download link works when shed_link_create gives no expires_hours."
-  }),
-  link_max_hours: external_exports.number().positive().default(168).meta({
-    title: "Link max lifetime (hours)",
-    description: "Added: the longest expires_hours a link may ask for (longer is refused, not shortened)."
-  }),
-  link_backend: external_exports.enum(["standalone", "openwebui"]).default("standalone").meta({
-    title: "Link backend",
-    description: "Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token)."
-  })
-});
-var UserValvesSchema = external_exports.object({
-  encryption_key: external_exports.string().default("").meta({
-    title: "Encryption key",
-    description: "Personal key for encryption at rest (shown once by shed_encryption_setup).",
-    format: "password"
-  })
-});
-function defaultValves() {
-  return ValvesSchema.parse({});
-}
-function parseValves(schema, raw, label) {
-  const source = raw !== null && typeof raw === "object" ? raw : {};
-  const input2 = {};
-  for (const [key, field] of Object.entries(schema.shape)) {
-    const value = source[key];
-    if (value === null || value === void 0) continue;
-    input2[key] = coerceValve(field, value);
-  }
-  const parsed = schema.safeParse(input2);
-  if (parsed.success) return parsed.data;
-  const issue2 = parsed.error.issues[0];
-  const name = String(issue2.path[0] ?? "?");
-  throw shedError("INVALID_VALVES", `The ${label} '${name}' is invalid: ${issue2.message} (got ${JSON.stringify(input2[name])}).`, {
-    details: { valve: name, received: input2[name] },
-    hint: `An admin must correct '${name}' in the tool settings; the defaults are listed in valves.schema.json.`
-  });
-}
-function coerceValve(field, value) {
-  if (typeof value !== "string") return value;
-  const kind = innerKind(field);
-  if (kind === "number" && /^-?\d+$/.test(value.trim())) return Number(value.trim());
-  if (kind === "boolean" && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === "true";
-  return value;
-}
-function innerKind(field) {
-  let def = field.def;
-  while (def.innerType) def = def.innerType.def;
-  return def.type;
-}
-
 // src/registry/specs.ts
 function toolSpec(def) {
   const schema = cleanSchema(external_exports.toJSONSchema(external_exports.object(def.params), { io: "input" }));
@@ -56821,6 +57260,16 @@ function cleanSchema(schema) {
     return value;
   });
   return JSON.parse(json2);
+}
+function toolHints(def) {
+  const h = def.hints ?? {};
+  const readOnly = h.readOnly ?? !(def.mutates === true || def.zones?.writes === true);
+  return {
+    readOnly,
+    destructive: h.destructive ?? !readOnly,
+    idempotent: h.idempotent ?? readOnly,
+    openWorld: h.openWorld ?? false
+  };
 }
 
 // src/core/envelope.ts
@@ -56882,8 +57331,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs57 from "node:fs";
-import path47 from "node:path";
+import fs60 from "node:fs";
+import path51 from "node:path";
 
 // src/registry/serialize.ts
 var tails2 = /* @__PURE__ */ new Map();
@@ -56902,6 +57351,17 @@ async function serialize(key, fn) {
 // src/registry/dispatch.ts
 var ANONYMOUS = { id: "anonymous", name: "anonymous", email: "", role: "user" };
 async function dispatch(def, rawArgs, valvesRaw, host, functions) {
+  const started = performance.now();
+  const seen = {};
+  const { json: json2, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen);
+  if (seen.valves?.audit_log) {
+    const args = isObject2(rawArgs) ? rawArgs : {};
+    const entry = auditEntry(def.name, args, seen.user ?? "-", seen.convId ?? "unknown", code, performance.now() - started);
+    appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
+  }
+  return json2;
+}
+async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
   const scrubList = [];
   try {
     if (rawArgs !== void 0 && (rawArgs === null || typeof rawArgs !== "object" || Array.isArray(rawArgs))) {
@@ -56911,23 +57371,26 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
     }
     const raw = rawArgs ?? {};
     const valves = parseValves(ValvesSchema, valvesRaw, "valve");
+    seen.valves = valves;
     scrubList.push(...diskPrefixes(valves.storage_base_path));
     const rawUser = raw.__user__;
     const userValves = parseValves(UserValvesSchema, isObject2(rawUser) ? rawUser.valves : void 0, "user valve");
     const user = def.needsUser === false && rawUser === void 0 ? ANONYMOUS : parseUser(rawUser);
+    seen.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path47.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path51.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
     }
+    seen.convId = conversationId(raw.__metadata__, raw.__chat_id__);
     const ctx = {
       fn: def.name,
       valves,
       userValves,
       user,
-      convId: conversationId(raw.__metadata__, raw.__chat_id__),
+      convId: seen.convId,
       host,
       args,
       groups: () => directory,
@@ -56953,9 +57416,10 @@ async function dispatch(def, rawArgs, valvesRaw, host, functions) {
       return result4;
     };
     const result3 = def.mutates ? await serialize(userHome(valves, user.id), run2) : await run2();
-    return successJson(result3);
+    return { json: successJson(result3), code: "OK" };
   } catch (err2) {
-    return errorJson(withExampleCall(asShedError(err2, def.name), def, rawArgs), scrubList);
+    const error62 = withExampleCall(asShedError(err2, def.name), def, rawArgs);
+    return { json: errorJson(error62, scrubList), code: error62.code };
   }
 }
 var CALL_FIXABLE = /* @__PURE__ */ new Set([
@@ -57030,10 +57494,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base2) {
-  const abs = path47.resolve(base2);
+  const abs = path51.resolve(base2);
   const out = [abs];
   try {
-    const real = fs57.realpathSync(abs);
+    const real = fs60.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }
@@ -57065,8 +57529,52 @@ for (const def of FUNCTIONS) {
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });
 }
 
+// src/hosts/api.ts
+var byName2 = new Map(FUNCTIONS.map((def) => [def.name, def]));
+var hostApi = {
+  functions: FUNCTIONS.map((def) => {
+    const spec = toolSpec(def).function;
+    return { name: def.name, description: spec.description, parameters: spec.parameters, hints: toolHints(def) };
+  }),
+  /** True only for a registered function name (never for inherited names like `constructor`). */
+  has(name) {
+    return byName2.has(name);
+  },
+  /** Runs one function; resolves to the JSON envelope string (never throws). */
+  call(name, args, valves, host = standaloneHost) {
+    const def = byName2.get(name);
+    if (def === void 0) return Promise.resolve(JSON.stringify({ success: false, error: { code: "INVALID_PARAMETER", message: `Unknown function '${name}'.` } }));
+    return dispatch(def, args, valves, host, FUNCTIONS);
+  },
+  defaultValves: () => defaultValves(),
+  /** Validated admin valves, or the INVALID_VALVES message naming the valve. */
+  checkValves(raw) {
+    try {
+      return { ok: true, valves: parseValves(ValvesSchema, raw, "valve") };
+    } catch (err2) {
+      return { ok: false, message: err2 instanceof ShedError ? err2.message : String(err2) };
+    }
+  },
+  checkUserValves(raw) {
+    try {
+      parseValves(UserValvesSchema, raw, "user valve");
+      return { ok: true };
+    } catch (err2) {
+      return { ok: false, message: err2 instanceof ShedError ? err2.message : String(err2) };
+    }
+  },
+  sandbox: (configured) => sandboxReport(configured)
+};
+
 // src/index.ts
-var admin = { groups: groupAdmin };
+var admin = {
+  groups: groupAdmin,
+  /** Maintenance of every user and group of the storage (the server's schedule, the admin page's "run now"). */
+  maintainAll: (valves) => maintainAll(parseValves(ValvesSchema, valves, "valve")),
+  /** The newest audit entries of a storage base, filtered (admin page). */
+  readAudit
+};
+var linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
 var version2 = "0.1.0";
 var toolSpecs = FUNCTIONS.map(toolSpec);
 var valvesSchema = valvesJsonSchema();
@@ -57078,6 +57586,8 @@ export {
   Tools,
   admin,
   catalog,
+  hostApi,
+  linkServing,
   toolSpecs,
   valvesSchema,
   version2 as version

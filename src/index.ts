@@ -4,18 +4,39 @@
  */
 import { ERROR_CODES } from './core/errors.js';
 import { groupAdmin } from './core/groups/directory.js';
+import { readAudit } from './core/audit/audit.js';
+import { maintainAll } from './core/maintenance/maintain.js';
+import { adoptSecret } from './core/links/secret.js';
+import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
+import { humanSize } from './core/quota/quota.js';
+import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
+export type { AttachedFile } from './host/bridge.js';
+export { hostApi, type HostFunction } from './hosts/api.js';
+export type { FolderEntry, Refusal, Target, TargetOptions } from './core/links/serving.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
  * members live in {storage_base_path}/access_auth.sqlite. Each function takes the storage base.
  */
-export const admin = { groups: groupAdmin };
+export const admin = {
+  groups: groupAdmin,
+  /** Maintenance of every user and group of the storage (the server's schedule, the admin page's "run now"). */
+  maintainAll: (valves: Record<string, unknown>) => maintainAll(parseValves(ValvesSchema, valves, 'valve')),
+  /** The newest audit entries of a storage base, filtered (admin page). */
+  readAudit,
+};
+
+/**
+ * What `GET /files/{token}` needs from the core (the server's files route): the per-request
+ * re-check of token, record, membership and path, and disk access to what it allows.
+ */
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
 
 export const version = '0.1.0';
 

@@ -101,7 +101,28 @@ export const ValvesSchema = z.object({
     title: 'Import: allowed folders',
     description:
       'Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller\'s own folder). Inline content is always accepted.',
-  }),  public_url: z.string().url().default('http://localhost:8765').meta({
+  }),
+  audit_log: z.boolean().default(false).meta({
+    title: 'Audit log',
+    description: 'Added: one JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.',
+  }),
+  audit_max_mb: int(1).default(10).meta({
+    title: 'Audit log file size (MB)',
+    description: 'Added: the audit file is rotated when it reaches this size.',
+  }),
+  audit_retention_days: int(0).default(90).meta({
+    title: 'Audit log retention (days)',
+    description: 'Added: rotated audit files older than this are deleted; 0 keeps them forever.',
+  }),
+  uploads_retention_days: int(0).default(0).meta({
+    title: 'Uploads retention (days)',
+    description: 'Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.',
+  }),
+  maintenance_interval_hours: int(0).default(24).meta({
+    title: 'Maintenance interval (hours)',
+    description: 'Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.',
+  }),
+  public_url: z.string().url().default('http://localhost:8765').meta({
     title: 'Public URL',
     description: 'Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.',
   }),

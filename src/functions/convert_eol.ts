@@ -77,6 +77,7 @@ export const shedConvertEol = defineFunction({
   example: { zone: 'storage', path: 'script.sh', to: 'unix' },
   paramHints: { to: 'Use to="unix" for LF line endings or to="dos" for CRLF (Windows).' },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     const target = locate(zone, args.path, 'path', 'write', args.allow_zone_in_path);

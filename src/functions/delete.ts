@@ -23,6 +23,7 @@ export const shedDelete = defineFunction({
   zones: { accepted: ZONE_NAMES, writes: true },
   example: { zone: 'storage', path: 'old/report.txt' },
   mutates: true,
+  hints: { idempotent: true },
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
     // 'delete' intent: a final symbolic link is the thing removed, wherever it points.

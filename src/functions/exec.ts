@@ -43,6 +43,7 @@ export const shedExec = defineFunction({
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   mutates: true,
+  hints: { openWorld: true },
   example: { zone: 'storage', cmd: 'ls', args: ['-la'] },
   paramHints: { args: 'Each argument is its own item: args=["-n", "5", "notes.txt"].' },
   async handler(args, ctx) {

@@ -18,6 +18,7 @@ export const shedForceUnlock = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { idempotent: true },
   example: { zone: 'storage', path: 'report.md' },
   async handler(args, ctx) {
     // 'delete' intent: the file may be gone or be a link by now; the lock is still found by its path.

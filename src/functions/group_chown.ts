@@ -21,6 +21,7 @@ export const shedGroupChown = defineFunction({
   },
   example: { group: 'team', path: 'plan.md', new_owner: 'bob' },
   mutates: true,
+  hints: { destructive: false, idempotent: true },
   async handler(args, ctx) {
     const { group, zone } = await groupZone(ctx, args.group);
     const target = locate(zone, args.path, 'path', 'read', args.allow_zone_in_path);

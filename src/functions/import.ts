@@ -126,6 +126,7 @@ async function importOne(ctx: CallContext, zone: Zone, area: Area, file: Attache
   const oldSize = target.stat?.isFile() ? target.stat.size : 0;
   const base = { name: target.rel.split('/').pop()!, path: target.rel, replaced: target.stat !== undefined };
   let note: string | undefined;
+  if (file.bytes !== undefined) return importBytes(ctx, zone, base, file.bytes, target, oldSize, 'file');
   if (file.path !== undefined) {
     try {
       const src = openSource(area, file.path, maxBytes);
@@ -141,10 +142,23 @@ async function importOne(ctx: CallContext, zone: Zone, area: Area, file: Attache
       note = `the file's path was not usable (${err.message}); its text content from the chat was imported instead`;
     }
   }
+  if (file.content === undefined && file.fetch !== undefined) {
+    let fetched: Uint8Array;
+    try {
+      fetched = await file.fetch(maxBytes);
+    } catch (err) {
+      throw new Refusal('IMPORT_REFUSED', `the chat platform did not deliver it (${(err as Error).message})`);
+    }
+    return importBytes(ctx, zone, base, fetched, target, oldSize, 'file', note);
+  }
   if (file.content === undefined) throw new Refusal('FILE_NOT_FOUND', 'the host gave neither a readable path nor content for it');
-  const bytes = Buffer.from(file.content, 'utf8');
+  return importBytes(ctx, zone, base, Buffer.from(file.content, 'utf8'), target, oldSize, 'inline', note);
+}
+
+/** Bytes already in memory (inline text, host-given or fetched uploads): size cap, quota, atomic write. */
+async function importBytes(ctx: CallContext, zone: Zone, base: Pick<Imported, 'name' | 'path' | 'replaced'>, bytes: Uint8Array, target: ZonedPath, oldSize: number, source: Imported['source'], note?: string): Promise<Imported> {
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(zone.scope, bytes.length - oldSize);
   atomicWrite(target.abs, bytes);
-  return { ...base, size: bytes.length, source: 'inline', ...(note ? { note } : {}) };
+  return { ...base, size: bytes.length, source, ...(note ? { note } : {}) };
 }

@@ -24,6 +24,7 @@ export const shedLockeditOpen = defineFunction({
   },
   zones: { accepted: EDIT_ZONES, writes: true },
   mutates: true,
+  hints: { destructive: false },
   example: { zone: 'storage', path: 'report.md' },
   async handler(args, ctx) {
     const t = editTarget(ctx, args, 'write');

@@ -19,6 +19,10 @@ export interface AttachedFile {
   path?: string;
   /** Inline content (Open WebUI: the parser's text output), used when there is no readable path. */
   content?: string;
+  /** The upload's bytes, given by the host itself (HTTP multipart parts); imported like a local file. */
+  bytes?: Uint8Array;
+  /** Fetches the bytes from the platform (Open WebUI files API with the user's token), at most maxBytes. */
+  fetch?: (maxBytes: number) => Promise<Uint8Array>;
 }
 
 import type { GroupDirectory } from '../core/groups/directory.js';

@@ -35,6 +35,17 @@ export interface CallContext {
   attachedFiles(): AttachedFile[];
 }
 
+/** MCP tool annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). */
+export interface ToolHints {
+  readOnly?: boolean;
+  /** May delete or overwrite existing content (meaningful only when not read-only). */
+  destructive?: boolean;
+  /** Calling twice with the same arguments has no further effect. */
+  idempotent?: boolean;
+  /** Reaches beyond the user's files (network, other systems). */
+  openWorld?: boolean;
+}
+
 export interface HandlerResult extends Outcome {
   /** A change to record in a versioned zone (one commit per call). */
   change?: Change & { zone: Zone };
@@ -60,6 +71,11 @@ export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
   needsUser?: boolean;
   /** True when the function modifies files: calls in one quota scope are serialised. */
   mutates?: boolean;
+  /**
+   * What a client may assume about a call (MCP tool annotations). Unset fields derive from the rest
+   * of the definition (see toolHints in specs.ts): read-only unless it mutates or writes a zone.
+   */
+  hints?: ToolHints;
   handler(args: z.output<z.ZodObject<Shape>>, ctx: CallContext): Promise<HandlerResult>;
 }
 

@@ -8,7 +8,8 @@ import { errorJson, successJson } from '../core/envelope.js';
 import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
 import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
-import { parseValves, UserValvesSchema, ValvesSchema } from '../core/valves.js';
+import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
+import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
 import { resolveGroup } from '../core/groups/access.js';
@@ -21,6 +22,25 @@ import { serialize } from './serialize.js';
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
 export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge, functions: readonly FunctionDef[]): Promise<string> {
+  const started = performance.now();
+  const seen: Seen = {};
+  const { json, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen);
+  if (seen.valves?.audit_log) {
+    const args = isObject(rawArgs) ? rawArgs : {};
+    const entry = auditEntry(def.name, args, seen.user ?? '-', seen.convId ?? 'unknown', code, performance.now() - started);
+    appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
+  }
+  return json;
+}
+
+/** What the call got to know before it ended, for the audit log. */
+interface Seen {
+  valves?: Valves;
+  user?: string;
+  convId?: string;
+}
+
+async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge, functions: readonly FunctionDef[], seen: Seen): Promise<{ json: string; code: string }> {
   const scrubList: string[] = [];
   try {
     if (rawArgs !== undefined && (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs))) {
@@ -30,10 +50,12 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     }
     const raw = (rawArgs ?? {}) as Record<string, unknown>;
     const valves = parseValves(ValvesSchema, valvesRaw, 'valve');
+    seen.valves = valves;
     scrubList.push(...diskPrefixes(valves.storage_base_path));
     const rawUser = raw.__user__;
     const userValves = parseValves(UserValvesSchema, isObject(rawUser) ? rawUser.valves : undefined, 'user valve');
     const user = def.needsUser === false && rawUser === undefined ? ANONYMOUS : parseUser(rawUser);
+    seen.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === 'function' ? (raw.__event_emitter__ as EventEmitter) : undefined;
     const directory: GroupDirectory = host.groups
@@ -45,12 +67,13 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     if (args.zone === 'group' && typeof args.group === 'string' && args.group !== '' && (!def.zones || def.zones.accepted.includes('group'))) {
       group = await resolveGroup(directory, args.group, user, def.name);
     }
+    seen.convId = conversationId(raw.__metadata__, raw.__chat_id__);
     const ctx: CallContext = {
       fn: def.name,
       valves,
       userValves,
       user,
-      convId: conversationId(raw.__metadata__, raw.__chat_id__),
+      convId: seen.convId,
       host,
       args,
       groups: () => directory,
@@ -77,9 +100,10 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
       return result;
     };
     const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
-    return successJson(result);
+    return { json: successJson(result), code: 'OK' };
   } catch (err) {
-    return errorJson(withExampleCall(asShedError(err, def.name), def, rawArgs), scrubList);
+    const error = withExampleCall(asShedError(err, def.name), def, rawArgs);
+    return { json: errorJson(error, scrubList), code: error.code };
   }
 }
 

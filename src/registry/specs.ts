@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { UserValvesSchema, ValvesSchema } from '../core/valves.js';
-import type { FunctionDef } from './define.js';
+import type { FunctionDef, ToolHints } from './define.js';
 
 export interface ToolSpec {
   type: 'function';
@@ -35,4 +35,16 @@ function cleanSchema(schema: Record<string, unknown>): Record<string, unknown> {
     return value;
   });
   return JSON.parse(json) as Record<string, unknown>;
+}
+
+/** The definition's hints with every field decided: explicit flags win, the rest derives from it. */
+export function toolHints(def: FunctionDef): Required<ToolHints> {
+  const h = def.hints ?? {};
+  const readOnly = h.readOnly ?? !(def.mutates === true || def.zones?.writes === true);
+  return {
+    readOnly,
+    destructive: h.destructive ?? !readOnly,
+    idempotent: h.idempotent ?? readOnly,
+    openWorld: h.openWorld ?? false,
+  };
 }

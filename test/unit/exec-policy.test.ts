@@ -370,3 +370,131 @@ describe('characters and network', () => {
     expect(refusal('curl', ['-F', 'f=</etc/passwd', '-o', 'o', 'https://example.com'], { network: 'all' }).code).toBe('PATH_ESCAPE');
   });
 });
+
+describe('output names, output files, `-` operands and optional values (issue 10: findings 2, 4, 7b, 7c)', () => {
+  const O = '/abs';
+  it.each([
+    ['csplit', ['-f', 'd', '-b', '/../../../../bob/Storage/data/pwn%02d', 'f.txt', '2']],
+    ['csplit', ['-fd', '-bx/../../y%02d', 'f.txt', '2']],
+    ['csplit', ['--suffix-format=a/b%02d', 'f.txt', '2']],
+    ['csplit', ['--suf', '/x%d', 'f.txt', '2']],
+    ['split', ['--additional-suffix=/../../x', 'f.txt']],
+    ['split', ['--add', 'a/b', 'f.txt']],
+    ['cp', ['-b', '-S', '/x', 'f.txt', 'g.txt']],
+    ['cp', ['-bS/x', 'f.txt', 'g.txt']],
+    ['mv', ['--suffix=../x', 'f.txt', 'g.txt']],
+    ['install', ['-S', 'a/b', 'f.txt', 'g.txt']],
+    ['gzip', ['-S/x', 'f.txt']],
+    ['xz', ['--suffix=/x', 'f.txt']],
+    ['mktemp', ['--suffix=/x', 'tXXXX']],
+    ['tar', ['--suffix=/x', '-xf', 'a.tar']],
+  ] as [string, string[]][])('%s %j: a name part with a slash → ARGUMENT_FORBIDDEN', (cmd, args) => {
+    const e = refusal(cmd, args);
+    expect(e.code).toBe('ARGUMENT_FORBIDDEN');
+    expect(e.message).toMatch(/part of output file names/);
+  });
+
+  it.each([
+    ['tar', ['-cf', 'x.tar', `--newer=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', '-N', `${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--after-date=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--newer-mtime=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', '--mtime', '../x', 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--volno-file=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--index-file=out-link/x`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--owner-map=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', `--group-map=${O}`, 'f.txt']],
+    ['tar', ['-cf', 'x.tar', '--occurrence', O]],
+    ['tar', ['-cf', 'x.tar', '--wildcards-match-slash', O]],
+    ['tar', ['-cf', 'x.tar', '--backup', O]],
+    ['tar', ['-xf', 'a.tar', '--one-top-level=..']],
+    ['od', ['-w', O]],
+    ['od', ['--width', O]],
+    ['od', ['--strings', O]],
+    ['pr', ['-s', O]],
+    ['pr', ['-S', O]],
+    ['pr', ['--sep-string', O]],
+    ['diff', ['--context', O, 'f.txt']],
+    ['diff', ['--unified', O, 'f.txt']],
+    ['column', ['-d', O]],
+    ['strings', [`@${O}`]],
+    ['strings', ['@../x']],
+    ['tree', ['--hintro', O]],
+    ['tree', ['--gitfile=../x']],
+    ['zstd', ['--output-dir-flat=out-link', 'f.txt']],
+    ['zstd', ['-o', O, 'f.txt']],
+    ['zip', ['-O', O, 'x.zip', 'f.txt']],
+    ['sort', ['-T', O, 'f.txt']],
+    ['gawk', ['--dump-variables=out-link', 'BEGIN{}']],
+    ['gawk', ['-pout-link', 'BEGIN{}']],
+    ['gawk', [`-o${O}`, 'BEGIN{}']],
+    ['uniq', ['-', O]],
+    ['xxd', ['-', '../x']],
+  ] as [string, string[]][])('%s %j → PATH_ESCAPE (every value that names a file is checked)', (cmd, args) => {
+    expect(refusal(cmd, args).code).toBe('PATH_ESCAPE');
+  });
+
+  it.each([
+    ['uniq', ['-', 'f.txt']],
+    ['uniq', ['--', '-', 'f.txt']],
+    ['uniq', ['-c', '-s', '2', '-', 'f.txt']],
+    ['xxd', ['-', 'f.txt']],
+    ['xxd', ['-c', '8', '-', 'f.txt']],
+    ['tar', ['-tf', 'a.tar', '--index-file=f.txt']],
+    ['tar', ['-tf', 'a.tar', '--index', 'f.txt']],
+    ['tar', ['-tf', 'a.tar', '-g', 'f.txt']],
+    ['tar', ['tf', 'a.tar', '--volno-file=f.txt']],
+    ['sort', ['-T', 'sub', 'f.txt']],
+    ['sort', ['--temporary-directory=sub', 'f.txt']],
+    ['tree', ['-o', 'x.txt']],
+    ['tree', ['-R', '-H', '.']],
+    ['gawk', ['-d', 'BEGIN{}']],
+    ['gawk', ['--dump-variables', 'BEGIN{}']],
+    ['gawk', ['-p', 'BEGIN{}']],
+    ['gawk', ['--prof=x', 'BEGIN{}']],
+    ['gawk', ['-o', 'BEGIN{}']],
+    ['awk', ['-nd', 'BEGIN{}']],
+  ] as [string, string[]][])('read-only: %s %j writes → ARGUMENT_FORBIDDEN', (cmd, args) => {
+    const e = refusal(cmd, args, { readonly: true });
+    expect(e.code).toBe('ARGUMENT_FORBIDDEN');
+    expect(e.message).toMatch(/read-only/);
+  });
+
+  it.each([
+    ['gawk', ['-D', 'BEGIN{}']],
+    ['gawk', ['--debug=cmds', 'BEGIN{}']],
+  ] as [string, string[]][])('%s %j (debugger commands from a file) → ARGUMENT_FORBIDDEN everywhere', (cmd, args) => {
+    expect(refusal(cmd, args).code).toBe('ARGUMENT_FORBIDDEN');
+  });
+
+  it('read-only: one operand (even `-`) is input only; reading options stay allowed', () => {
+    for (const [cmd, args] of [
+      ['uniq', ['-']],
+      ['uniq', ['f.txt']],
+      ['uniq', ['-f', '1', 'f.txt']],
+      ['xxd', ['-']],
+      ['xxd', ['-l', '4', 'f.txt']],
+      ['tar', ['-tvf', 'a.tar', '--occurrence=1', 'm']],
+      ['od', ['-w8', 'f.txt']],
+      ['pr', ['-s:', '-2', 'f.txt']],
+      ['cat', ['-', 'f.txt', '-']],
+      ['gawk', ['-v', 'x=1', 'BEGIN{}', 'f.txt']],
+    ] as [string, string[]][]) {
+      expect(() => check(cmd, args, { readonly: true }), `${cmd} ${args.join(' ')}`).not.toThrow();
+    }
+  });
+
+  it('name parts without a slash and dates for DATE-OR-FILE are accepted', () => {
+    for (const [cmd, args] of [
+      ['csplit', ['-f', 'sub/part', '-b', '%03d.txt', 'f.txt', '2']],
+      ['split', ['--additional-suffix=.csv', 'f.txt', 'sub/p']],
+      ['cp', ['-b', '-S', '.orig', 'f.txt', 'g.txt']],
+      ['gzip', ['-S', '.z', 'f.txt']],
+      ['tar', ['-cf', 'x.tar', '--newer=2024-01-01', 'f.txt']],
+      ['tar', ['-cf', 'x.tar', '--mtime=2024-01-01 00:00', 'f.txt']],
+      ['tar', ['-cf', 'x.tar', '-N', 'f.txt', 'f.txt']],
+    ] as [string, string[]][]) {
+      expect(() => check(cmd, args), `${cmd} ${args.join(' ')}`).not.toThrow();
+    }
+  });
+});

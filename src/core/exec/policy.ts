@@ -63,6 +63,8 @@ interface Walk {
   noScript: boolean;
   /** Program texts seen, in order (sed and awk join several -e into one program). */
   scripts: string[];
+  /** Positional operands in order (`-`, standard input, included): the command's signature says which are outputs. */
+  operands: string[];
   options: string[];
   network: boolean;
 }
@@ -77,7 +79,7 @@ export function checkCommand(input: PolicyInput): Policy {
       hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").',
     });
   }
-  const w: Walk = { input, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], options: [], network: DOWNLOADERS.has(cmd) };
+  const w: Walk = { input, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
   if (cmd === 'git') w.network = checkGit(input);
   const args = rule.oldStyleFirst ? expandOldStyle(input.args, rule.oldStyleFirst) : input.args;
   let afterDashDash = false;
@@ -102,6 +104,10 @@ export function checkCommand(input: PolicyInput): Policy {
     const joined = w.scripts.join('\n');
     const reason = scanScript(rule.script, joined);
     if (reason) throw forbidden(joined, reason, scriptHint(cmd));
+  }
+  if (input.readonly && rule.outputOperands !== undefined && w.operands.length > rule.outputOperands) {
+    const out = w.operands[rule.outputOperands]!;
+    throw forbidden(out, `${cmd} writes its operand ${rule.outputOperands + 1} (${showValue(out)}; \`-\` counts as an operand, standard input), and ${input.zone.label} is read-only`, READONLY_HINT);
   }
   const reason = rule.check?.(args);
   if (reason) throw forbidden(args.join(' '), reason, `Run shed_help(howto="commands") for what ${cmd} may do here.`);
@@ -152,6 +158,7 @@ function checkUrl(w: Walk, url: string, previous: string | undefined): void {
 
 function checkPositional(w: Walk, arg: string): void {
   const { rule, input } = w;
+  w.operands.push(arg);
   if (isProgramText(w)) {
     if (rule.script) {
       const reason = scanScript(rule.script, arg);
@@ -189,7 +196,7 @@ function refuseOption(w: Walk, name: string, long: boolean, shown: string): void
   let hit = pick(rule.forbid, name, long);
   if (!hit && !long && !rule.wordOptions && name.length === 2 && rule.forbidLetters?.includes(name[1]!)) hit = name;
   if (hit) throw forbidden(shown, `${cmd} ${hit} can run programs or read/write outside the zone`, hint);
-  hit = input.readonly ? pick(rule.forbidReadonly, name, long) : undefined;
+  hit = input.readonly ? (pick(rule.forbidReadonly, name, long) ?? pick(rule.outputOptions, name, long)) : undefined;
   if (hit) throw forbidden(shown, `${cmd} ${hit} writes files, and ${input.zone.label} is read-only`, READONLY_HINT);
   hit = input.network === 'safe' ? pick(rule.forbidNetworkSafe, name, long) : undefined;
   if (hit) throw forbidden(shown, `in network_mode "safe" ${cmd} may only download (GET); ${hit} sends data`, 'Download with a plain GET, e.g. args=["-L", "-o", "data.json", "https://example.com/data.json"].');
@@ -250,6 +257,8 @@ function isValued(rule: CommandRule, name: string): boolean {
   return (
     (rule.scriptOptions ?? []).includes(name) ||
     (rule.pathOptions ?? []).includes(name) ||
+    (rule.outputOptions ?? []).includes(name) ||
+    (rule.nameOptions ?? []).includes(name) ||
     (rule.textOptions ?? []).includes(name) ||
     (rule.pairOptions ?? []).includes(name)
   );
@@ -271,8 +280,12 @@ function takeValue(w: Walk, name: string, long: boolean, attached: string | unde
     }
     return consumedNext;
   }
-  if (pick(rule.pathOptions, name, long)) {
+  if (pick(rule.pathOptions, name, long) ?? pick(rule.outputOptions, name, long)) {
     if (value !== undefined) checkValuePath(w, value, shown);
+    return consumedNext;
+  }
+  if (pick(rule.nameOptions, name, long)) {
+    if (value !== undefined) checkNamePart(w, name, value, shown);
     return consumedNext;
   }
   if ((rule.textOptions ?? []).includes(name)) {
@@ -293,12 +306,22 @@ function checkText(w: Walk, value: string): void {
   if (w.rule.atFiles) checkAtFile(w, value);
 }
 
-/** A value attached to an option we know nothing about: checked if it could be a path or URL. */
+/**
+ * A value attached to an option we know nothing about, or an optional value (gawk -d[FILE], tar
+ * --one-top-level[=DIR]): always checked as a path, since an optional value is often a file name and
+ * a bare name can be a link leading out. A value that is not a path passes unchanged.
+ */
 function checkAttached(w: Walk, value: string, shown: string): void {
   if (URL_RE.test(value)) return checkUrl(w, value, undefined);
   if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, '$1://'), undefined);
-  if (looksLikePath(value)) checkPathArgument(w.input.zone, value, w.input.cmd, shown);
+  checkPathArgument(w.input.zone, value, w.input.cmd, shown);
   if (w.rule.atFiles) checkAtFile(w, value);
+}
+
+/** A value that becomes part of output file names (csplit -b, split --additional-suffix, backup suffixes). */
+function checkNamePart(w: Walk, name: string, value: string, shown: string): void {
+  if (!value.includes('/')) return;
+  throw forbidden(shown, `the value of ${w.input.cmd} ${name} becomes part of output file names, and a slash in it would make it a path of its own (out of the zone with ../)`, 'Give folders in the output prefix or target instead, e.g. csplit -f parts/chunk -b "%02d.txt" in.txt 2.');
 }
 
 /** A value that names a file: checked like a path (and its @file form). */
@@ -385,11 +408,6 @@ function checkCharacters(arg: string, rule: CommandRule, cmd: string): void {
 }
 
 const READONLY_HINT = 'Move the file to Storage first: shed_move_uploads_to_storage(src="file", dest="file"), then use zone="storage".';
-
-/** A value attached to an unknown option that could name a file: checking a plain word is pointless, anything with a slash or .. is checked. */
-function looksLikePath(value: string): boolean {
-  return value.includes('/') || value.startsWith('~') || value === '..' || value === '.git';
-}
 
 /**
  * A plain argument that may name a file: absolute paths, `..` escapes and links leading outside

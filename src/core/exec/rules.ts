@@ -9,6 +9,9 @@
  * Getting "takes a value" right matters: an option wrongly listed as taking a value would hide the
  * next argument from the path checks (`column -t /etc/passwd`), so only options whose value is
  * required are listed; options with an optional value (grep --color[=WHEN]) are not.
+ *
+ * Every option of every whitelisted command was audited against its manual; the counts per command
+ * and what the audit changed are in OPTIONS-AUDIT.md beside this file.
  */
 
 export type ScriptLanguage = 'sed' | 'awk' | 'dc' | 'sqlite3' | 'jq';
@@ -22,6 +25,22 @@ export interface CommandRule {
   textOptions?: readonly string[];
   /** Options whose (required) value, attached or the next argument, is a file or folder: checked like a path. */
   pathOptions?: readonly string[];
+  /**
+   * Options whose (required) value names a file or folder the command WRITES (sort -o, tar
+   * --index-file, zstd --output-dir-flat): checked like a path, and refused in read-only contexts.
+   */
+  outputOptions?: readonly string[];
+  /**
+   * Options whose (required) value becomes part of an output file's name (csplit -b suffix format,
+   * split --additional-suffix, backup suffixes): the name is prefix + value, so a value holding a
+   * slash would be a path of its own (`-b '/../../x%02d'`). Refused when it holds a slash.
+   */
+  nameOptions?: readonly string[];
+  /**
+   * Positional operands from this index on are files the command writes (uniq IN OUT, xxd IN OUT,
+   * split FILE PREFIX, tee FILE...). `-` counts as an operand (standard input). Refused in read-only contexts.
+   */
+  outputOperands?: number;
   /** Options followed by two text values (jq --arg NAME VALUE). */
   pairOptions?: readonly string[];
   /**
@@ -107,8 +126,11 @@ const AWK: CommandRule = {
   textPositionals: 1,
   scriptOptions: ['-e', '--source'],
   textOptions: ['-F', '--field-separator', '-v', '--assign'],
-  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code.
-  forbid: ['-f', '--file', '-E', '--exec', '-l', '--load', '-i', '--include', '-W'],
+  // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code;
+  // -D/--debug reads debugger commands (which can write files: dump, save) from a file.
+  forbid: ['-f', '--file', '-E', '--exec', '-l', '--load', '-i', '--include', '-W', '-D', '--debug'],
+  // gawk -d[FILE] -p[FILE] -o[FILE] write awkvars.out / awkprof.out or the attached FILE (checked as a path).
+  forbidReadonly: ['-d', '--dump-variables', '-p', '--profile', '-o', '--pretty-print'],
   script: 'awk',
   textLanguage: true,
 };
@@ -148,7 +170,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     textLanguage: true,
   },
   jq: JQ,
-  yq: { ...JQ, forbidReadonly: ['-i', '--in-place'] },
+  yq: { ...JQ, textOptions: [...(JQ.textOptions ?? []), '-w', '--width', '--yaml-output-grammar-version', '--yml-out-ver'], forbidReadonly: ['-i', '--in-place'] },
   xmllint: {
     textOptions: ['--xpath', '--encode', '--pattern', '--maxmem'],
     // External entities, DTDs, XInclude and catalogs make libxml2 open other files or URLs.
@@ -169,8 +191,15 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     forbid: ['--to-command', '-I', '--use-compress-program', '-P', '--absolute-names', '--checkpoint-action', '-F', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command', '--transform', '--xform', '--force-local'],
     forbidLetters: 'PIF',
     oldStyleFirst: 'bCfFgHIKLNTVX',
-    pathOptions: ['-f', '--file', '-C', '--directory', '-T', '--files-from', '-X', '--exclude-from', '-g', '--listed-incremental', '--index-file', '--volno-file'],
-    textOptions: ['-b', '--blocking-factor', '-H', '--format', '-K', '--starting-file', '-N', '--newer', '--after-date', '-V', '--label', '-L', '--tape-length', '--exclude', '--owner', '--group', '--mode', '--mtime', '--strip-components', '--wildcards-match-slash', '--occurrence', '--record-size', '--checkpoint', '--quoting-style', '--sort'],
+    // -N/--newer/--after-date/--newer-mtime/--mtime take DATE-OR-FILE: a value starting with / or . is a
+    // file whose time is read, so each is a path (a date passes the path check unchanged).
+    pathOptions: ['-f', '--file', '-C', '--directory', '-T', '--files-from', '-X', '--exclude-from', '-N', '--newer', '--after-date', '--newer-mtime', '--mtime', '--owner-map', '--group-map', '--add-file', '--exclude-ignore', '--exclude-ignore-recursive', '--exclude-tag', '--exclude-tag-all', '--exclude-tag-under'],
+    // Written: the verbose listing, the volume number file, the incremental snapshot (-g is read and rewritten).
+    outputOptions: ['--index-file', '--volno-file', '-g', '--listed-incremental'],
+    // --suffix is the backup suffix appended to extracted file names.
+    nameOptions: ['--suffix'],
+    // --occurrence[=N], --checkpoint[=N], --one-top-level[=DIR] take optional values (attached only), --wildcards-match-slash none.
+    textOptions: ['-b', '--blocking-factor', '-H', '--format', '-K', '--starting-file', '-V', '--label', '-L', '--tape-length', '--exclude', '--owner', '--group', '--mode', '--strip-components', '--record-size', '--quoting-style', '--sort', '--pax-option', '--quote-chars', '--no-quote-chars', '--hole-detection', '--sparse-version', '--xattrs-include', '--xattrs-exclude', '--exclude-vcs'],
     listsFiles: ['-T', '--files-from'],
     forbidReadonly: ['--extract', '--get', '--create', '--append', '--update', '--delete', '--catenate', '--concatenate'],
     // Old-style "xzf" and clusters like "-xzf": extraction or creation letters write.
@@ -181,7 +210,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   },
   unzip: {
     textOptions: ['-P'],
-    pathOptions: ['-d'],
+    outputOptions: ['-d'],
     // -: keeps ../ in member names (extraction above the target folder); -^ keeps control characters.
     forbid: ['-:', '-^'],
     forbidLetters: ':^',
@@ -193,7 +222,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     followsLinks: true,
     forbid: ['-TT', '--unzip-command', '-T', '--test'],
     textOptions: ['-P', '--password', '-n', '--suffixes', '-t', '--from-date', '-tt', '--before-date'],
-    pathOptions: ['-b', '--temp-path', '-O', '--output-file'],
+    outputOptions: ['-b', '--temp-path', '-O', '--output-file'],
   },
   '7z': {
     sandboxOnly: '7-Zip reads list files (@file) and archive links that argument checks cannot follow',
@@ -204,22 +233,26 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   sort: {
     forbid: ['--compress-program'],
     textOptions: ['-t', '--field-separator', '-k', '--key', '-S', '--buffer-size', '--parallel', '--batch-size'],
-    pathOptions: ['-o', '--output', '-T', '--temporary-directory', '--random-source'],
-    forbidReadonly: ['-o', '--output'],
+    pathOptions: ['--random-source'],
+    outputOptions: ['-o', '--output', '-T', '--temporary-directory'],
     listsFiles: ['--files0-from'],
   },
-  split: { forbid: ['--filter'], textOptions: ['-b', '--bytes', '-l', '--lines', '-n', '--number', '-a', '--suffix-length', '--additional-suffix', '-C', '--line-bytes', '-t', '--separator'] },
-  csplit: { textPositionals: 'all', textFrom: 1, textOptions: ['-b', '--suffix-format', '-n', '--digits'], pathOptions: ['-f', '--prefix'] },
-  uniq: { textOptions: ['-f', '--skip-fields', '-s', '--skip-chars', '-w', '--check-chars'], readonlyCheck: (args) => (positionals(args).length > 1 ? "uniq's second file name is an output file" : undefined) },
-  shuf: { forbidReadonly: ['-o', '--output'], textOptions: ['-n', '--head-count', '-i', '--input-range'], pathOptions: ['-o', '--output', '--random-source'] },
+  // split [FILE [PREFIX]]: the second operand is the output name prefix (a path).
+  split: { forbid: ['--filter'], textOptions: ['-b', '--bytes', '-l', '--lines', '-n', '--number', '-a', '--suffix-length', '-C', '--line-bytes', '-t', '--separator'], nameOptions: ['--additional-suffix'], outputOperands: 1 },
+  csplit: { textPositionals: 'all', textFrom: 1, textOptions: ['-n', '--digits'], outputOptions: ['-f', '--prefix'], nameOptions: ['-b', '--suffix-format'] },
+  // uniq [INPUT [OUTPUT]]: `uniq - FILE` reads standard input and writes FILE.
+  uniq: { textOptions: ['-f', '--skip-fields', '-s', '--skip-chars', '-w', '--check-chars'], outputOperands: 1 },
+  shuf: { textOptions: ['-n', '--head-count', '-i', '--input-range'], pathOptions: ['--random-source'], outputOptions: ['-o', '--output'] },
   cut: { textOptions: ['-d', '--delimiter', '-f', '--fields', '-b', '--bytes', '-c', '--characters', '--output-delimiter'] },
   tr: { textPositionals: 'all', textLanguage: true },
   paste: { textOptions: ['-d', '--delimiters'] },
   join: { textOptions: ['-t', '-j', '-1', '-2', '-o', '-e', '-a', '-v'] },
-  column: { textOptions: ['-s', '--separator', '-o', '--output-separator', '-c', '--output-width', '-N', '--table-columns', '-R', '--table-right', '-E', '--table-noextreme', '-H', '--table-hide', '-W', '--table-wrap', '-T', '--table-truncate', '-n', '--table-name', '-O', '--table-order', '-d'] },
+  // -d (--table-noheadings) takes no value.
+  column: { textOptions: ['-s', '--separator', '-o', '--output-separator', '-c', '--output-width', '-N', '--table-columns', '-R', '--table-right', '-E', '--table-noextreme', '-H', '--table-hide', '-W', '--table-wrap', '-T', '--table-truncate', '-n', '--table-name', '-O', '--table-order', '-l', '--table-columns-limit', '-r', '--tree', '-i', '--tree-id', '-p', '--tree-parent'] },
   fold: { textOptions: ['-w', '--width'] },
   fmt: { textOptions: ['-w', '--width', '-p', '--prefix', '-g', '--goal'] },
-  pr: { textOptions: ['-h', '--header', '-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-s', '-S', '--sep-string', '-N', '--first-line-number'] },
+  // -s[CHAR], -S[STRING], -e -i -n take optional attached values only.
+  pr: { textOptions: ['-h', '--header', '-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-N', '--first-line-number', '--columns'] },
   nl: { textOptions: ['-s', '--number-separator', '-b', '--body-numbering', '-d', '--section-delimiter', '-f', '--footer-numbering', '-h', '--header-numbering', '-i', '--line-increment', '-l', '--join-blank-lines', '-n', '--number-format', '-v', '--starting-line-number', '-w', '--number-width'] },
   tac: { textOptions: ['-s', '--separator'] },
   expand: { textOptions: ['-t', '--tabs'] },
@@ -266,34 +299,37 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   cp: {
     forbid: ['-s', '--symbolic-link', '-l', '--link'],
     forbidLetters: 'sl',
-    pathOptions: ['-t', '--target-directory'],
-    textOptions: ['-S', '--suffix'],
+    outputOptions: ['-t', '--target-directory'],
+    nameOptions: ['-S', '--suffix'],
     dereference: ['-L', '--dereference', '-H'],
     makesLinks: true,
   },
-  mv: { pathOptions: ['-t', '--target-directory'], textOptions: ['-S', '--suffix'], makesLinks: true },
-  install: { forbid: ['-m', '--mode', '-o', '--owner', '-g', '--group', '-s', '--strip', '--strip-program'], pathOptions: ['-t', '--target-directory'], textOptions: ['-S', '--suffix'] },
+  mv: { outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'], makesLinks: true },
+  install: { forbid: ['-m', '--mode', '-o', '--owner', '-g', '--group', '-s', '--strip', '--strip-program'], outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'] },
   ls: { dereference: ['-L', '--dereference', '-H', '--dereference-command-line'], textOptions: ['-I', '--ignore', '--hide', '-w', '--width', '-T', '--tabsize', '--time-style', '--format', '--sort', '--time', '--block-size', '--quoting-style', '--indicator-style'] },
   du: { dereference: ['-L', '--dereference'], listsFiles: ['--files0-from'], textOptions: ['-d', '--max-depth', '-B', '--block-size', '-t', '--threshold', '--exclude', '--time-style', '--time'], pathOptions: ['-X', '--exclude-from'] },
   wc: { listsFiles: ['--files0-from'] },
   stat: { textOptions: ['-c', '--format', '--printf'], dereference: ['-L', '--dereference'] },
   file: { forbid: ['-m', '--magic-file', '-C', '--compile'], listsFiles: ['-f', '--files-from'], pathOptions: ['-f', '--files-from'], textOptions: ['-F', '--separator', '-e', '--exclude', '-P', '--parameter'], dereference: ['-L', '--dereference'] },
-  tree: { forbidReadonly: ['-o'], pathOptions: ['-o'], textOptions: ['-P', '-I', '-L', '-H', '-T', '--charset', '--filelimit', '--timefmt', '--sort'], dereference: ['-l'], forbid: ['--fromfile'] },
-  iconv: { textOptions: ['-f', '--from-code', '-t', '--to-code'], pathOptions: ['-o', '--output'], forbidReadonly: ['-o', '--output'] },
+  // -R with -H writes 00Tree.html into every folder at the -L depth; --hintro/--houtro/--gitfile/--infofile read files.
+  tree: { outputOptions: ['-o'], forbidReadonly: ['-R'], pathOptions: ['--gitfile', '--infofile', '--hintro', '--houtro'], textOptions: ['-P', '-I', '-L', '-H', '-T', '--charset', '--filelimit', '--timefmt', '--sort'], dereference: ['-l'], forbid: ['--fromfile'] },
+  iconv: { textOptions: ['-f', '--from-code', '-t', '--to-code'], outputOptions: ['-o', '--output'] },
   touch: { textOptions: ['-d', '--date', '-t'], pathOptions: ['-r', '--reference'] },
   truncate: { textOptions: ['-s', '--size'], pathOptions: ['-r', '--reference'] },
-  mktemp: { textOptions: ['--suffix'], pathOptions: ['-p'] },
+  mktemp: { nameOptions: ['--suffix'], outputOptions: ['-p'] },
   head: { textOptions: ['-n', '--lines', '-c', '--bytes'] },
   tail: { textOptions: ['-n', '--lines', '-c', '--bytes', '-s', '--sleep-interval', '--pid', '--max-unchanged-stats'] },
   xxd: {
-    textOptions: ['-c', '-g', '-l', '-s', '-o', '-n'],
+    textOptions: ['-c', '-g', '-l', '-s', '-o', '-n', '-cols', '-groupsize', '-len', '-seek', '-name'],
     forbidReadonly: ['-r', '-revert'],
-    // xxd INFILE OUTFILE writes the second file.
-    readonlyCheck: (args) => (positionals(args).length > 1 ? "xxd's second file name is an output file" : undefined),
+    // xxd [INFILE [OUTFILE]]: `xxd - FILE` reads standard input and writes FILE.
+    outputOperands: 1,
   },
-  od: { textOptions: ['-A', '--address-radix', '-t', '--format', '-j', '--skip-bytes', '-N', '--read-bytes', '-w', '--width', '-S', '--strings'] },
+  // -w[BYTES] and --width[=BYTES], --strings[=BYTES] take optional attached values only.
+  od: { textOptions: ['-A', '--address-radix', '-t', '--format', '-j', '--skip-bytes', '-N', '--read-bytes', '-S', '--endian'] },
   hexdump: { textOptions: ['-e', '-n', '-s'], forbid: ['-f'] },
-  strings: { textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-s', '--output-separator', '-T', '--target'] },
+  // binutils reads options from @FILE arguments (response files): the file is checked like a path.
+  strings: { atFiles: true, textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-s', '--output-separator', '-T', '--target'] },
   md5sum: CHECKSUM,
   sha1sum: CHECKSUM,
   sha256sum: CHECKSUM,
@@ -301,7 +337,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   b2sum: { ...CHECKSUM, textOptions: ['-l', '--length'] },
   cksum: { ...CHECKSUM, textOptions: ['-a', '--algorithm', '-l', '--length'] },
   uudecode: {
-    pathOptions: ['-o', '--output-file'],
+    outputOptions: ['-o', '--output-file'],
     // Without -o the output file is named inside the encoded data (any path on the server).
     check: (args) => (args.some((a) => /^-[A-Za-z]*o/.test(a) || a.startsWith('--output-file') || a.startsWith('--o')) ? undefined : 'uudecode without -o writes to the file named inside the encoded data; give the output file with -o'),
   },
@@ -335,11 +371,12 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     // git-style patches can create symbolic links.
     makesLinks: true,
   },
-  tee: {},
+  tee: { outputOperands: 0 },
   diff: {
     followsLinks: true,
-    textOptions: ['-U', '--unified', '-C', '--context', '--label', '-I', '--ignore-matching-lines', '-W', '--width', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '-F', '--show-function-line', '-D', '--ifdef', '--tabsize', '-x', '--exclude', '--horizon-lines', '--palette'],
+    textOptions: ['-U', '-C', '--label', '-I', '--ignore-matching-lines', '-W', '--width', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '-F', '--show-function-line', '-D', '--ifdef', '--tabsize', '-x', '--exclude', '--horizon-lines', '--palette'],
     pathOptions: ['--to-file', '--from-file', '-X', '--exclude-from', '-S', '--starting-file'],
+    // -U NUM and -C NUM need a value; --unified[=NUM] and --context[=NUM] only take an attached one.
     textLanguage: true,
   },
   diff3: { forbid: ['--diff-program'], textOptions: ['-L', '--label'] },
@@ -348,7 +385,13 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   base64: { textOptions: ['-w', '--wrap'] },
   base32: { textOptions: ['-w', '--wrap'] },
   basenc: { textOptions: ['-w', '--wrap'] },
-  gzip: { textOptions: ['-S', '--suffix'] },
+  gzip: { nameOptions: ['-S', '--suffix'] },
+  gunzip: { nameOptions: ['-S', '--suffix'] },
+  xz: { nameOptions: ['-S', '--suffix'], textOptions: ['-T', '--threads', '-F', '--format', '-C', '--check', '-M', '--memlimit', '--memlimit-compress', '--memlimit-decompress', '--block-size', '--block-list', '--filters'], listsFiles: ['--files', '--files0'] },
+  unxz: { nameOptions: ['-S', '--suffix'], listsFiles: ['--files', '--files0'] },
+  zstd: { pathOptions: ['-D', '--patch-from'], outputOptions: ['-o', '--output-dir-flat', '--output-dir-mirror', '--trace'], listsFiles: ['--filelist'], textOptions: ['--maxdict', '--dictID', '--stream-size', '--size-hint', '--target-compressed-block-size', '--auto-threads', '--priority'] },
+  // lz4 [IN [OUT]] writes its second operand (with -m every operand is an input).
+  lz4: { pathOptions: ['-D', '--list'], outputOperands: 1 },
   curl: {
     textLanguage: true,
     atFiles: true,

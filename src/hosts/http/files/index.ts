@@ -8,15 +8,13 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import { markdownPage, MARKDOWN_VIEW_MAX_BYTES } from './markdown.js';
 import { isMarkdown } from './mime.js';
-import { listingPage, readEntries, type SortKey } from './listing.js';
+import { linkServing, type TargetOptions } from '../../../index.js';
+import { listingPage, type SortKey } from './listing.js';
 import { escapeHtml, page, sendError, sendPage } from './pages.js';
-import { sendFile, openChecked } from './send-file.js';
-import { resolveTarget, type TargetOptions } from './target.js';
+import { sendFile } from './send-file.js';
 import { sendZip } from './zip.js';
 
 export type FilesOptions = TargetOptions;
-
-export { resolveTarget, splitRest } from './target.js';
 
 const MESSAGES = {
   expired: 'This link has expired. Ask the assistant in your chat for a new download link (it can create one with shed_link_create).',
@@ -35,7 +33,7 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(req, res, 405, undefined, { Allow: 'GET, HEAD' });
     const tail = rest ?? (pathname.startsWith('/files/') ? pathname.slice('/files/'.length) : '');
-    const target = await resolveTarget(tail, opts);
+    const target = await linkServing.resolveTarget(tail, opts);
     if ('status' in target) {
       const text = target.reason === 'expired' ? MESSAGES.expired : target.reason === 'revoked' ? MESSAGES.revoked : undefined;
       return sendError(req, res, target.status, text);
@@ -46,14 +44,13 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
         const location = `${pathname}/${q < 0 ? '' : url.slice(q)}`;
         return sendPage(req, res, 301, page('Moved', `<p><a href="${escapeHtml(location)}">Open the folder</a></p>`), { Location: location });
       }
-      const gitAt = target.zone.versioned ? target.zone.root : undefined;
-      if (query.get('zip') === '1') return await sendZip(req, res, target.abs, `${target.name}.zip`, gitAt);
+      if (query.get('zip') === '1') return await sendZip(req, res, target);
       const sort = (['name', 'size', 'date'] as const).find((k) => k === query.get('sort')) ?? 'name';
-      const entries = readEntries(target.abs, target.linkRoot, target.abs === gitAt);
+      const entries = linkServing.readEntries(target);
       return sendPage(req, res, 200, listingPage(target, entries, sort as SortKey, query.get('order') === 'desc'));
     }
     if (query.get('view') === '1' && isMarkdown(target.name)) {
-      const fd = openChecked(target.abs, target.linkRoot);
+      const fd = linkServing.openChecked(target.abs, target.linkRoot);
       if (fd === undefined) return sendError(req, res, 404);
       try {
         const st = fs.fstatSync(fd);

@@ -4,52 +4,13 @@
  * ends with '/'), a "download all" zip link. Entries that are links leading outside the linked
  * folder are left out; the version history (.git) of a versioned zone never shows.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { humanSize } from '../../../core/quota/quota.js';
-import { isInside } from '../../../core/paths/resolve.js';
-import type { Target } from './target.js';
+import { linkServing, type FolderEntry, type Target } from '../../../index.js';
 import { isMarkdown } from './mime.js';
 import { escapeHtml, page } from './pages.js';
 
-export interface Entry {
-  name: string;
-  isFolder: boolean;
-  size: number;
-  mtimeMs: number;
-}
-
+type Entry = FolderEntry;
 export type SortKey = 'name' | 'size' | 'date';
-
-/** The entries of a folder, judged like the resolver judges them (links must stay inside `root`). */
-export function readEntries(abs: string, root: string, hideGit: boolean): Entry[] {
-  const out: Entry[] = [];
-  let dirents: fs.Dirent[];
-  try {
-    dirents = fs.readdirSync(abs, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const d of dirents) {
-    if (hideGit && d.name === '.git') continue;
-    const full = path.join(abs, d.name);
-    try {
-      let st: fs.Stats;
-      if (d.isSymbolicLink()) {
-        const real = fs.realpathSync(full);
-        if (!isInside(real, root)) continue;
-        st = fs.statSync(real);
-      } else {
-        st = fs.lstatSync(full);
-      }
-      if (!st.isDirectory() && !st.isFile()) continue;
-      out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
-    } catch {
-      // vanished or unreadable meanwhile: not listed
-    }
-  }
-  return out;
-}
 
 export function sortEntries(entries: Entry[], key: SortKey, desc: boolean): Entry[] {
   const byName = (a: Entry, b: Entry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -76,7 +37,7 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const view = !e.isFolder && isMarkdown(e.name) ? ` · <a href="${link}?view=1">view</a>` : '';
-    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
+    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,

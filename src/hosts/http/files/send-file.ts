@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { isInside } from '../../../core/paths/resolve.js';
+import { linkServing } from '../../../index.js';
 import { commonHeaders, contentDisposition } from './headers.js';
 import { contentTypeOf } from './mime.js';
 import { sendError } from './pages.js';
@@ -42,30 +42,8 @@ function matches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/**
- * Opens `abs` without following a final link, then checks through /proc where the descriptor
- * really points: a swap between the path check and the open cannot smuggle another file in.
- */
-export function openChecked(abs: string, root: string): number | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
-    if (isInside(real, root) && fs.fstatSync(fd).isFile()) return fd;
-  } catch {
-    // No /proc (not Linux): the resolver's check stands alone.
-    if (fs.fstatSync(fd).isFile()) return fd;
-  }
-  fs.closeSync(fd);
-  return undefined;
-}
-
 export async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, abs: string, root: string, name: string, attachment: boolean): Promise<void> {
-  const fd = openChecked(abs, root);
+  const fd = linkServing.openChecked(abs, root);
   if (fd === undefined) return sendError(req, res, 404);
   let owned = true;
   try {

@@ -8,19 +8,17 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import type http from 'node:http';
-import path from 'node:path';
 import { Zip, ZipPassThrough } from 'fflate';
-import { walkEntries } from '../../../core/fs/walk.js';
+import { linkServing, type Target } from '../../../index.js';
 import { commonHeaders, contentDisposition } from './headers.js';
-import { openChecked } from './send-file.js';
 
 const CHUNK = 256 * 1024;
 
-export async function sendZip(req: http.IncomingMessage, res: http.ServerResponse, abs: string, zipName: string, skipGitAt: string | undefined): Promise<void> {
+export async function sendZip(req: http.IncomingMessage, res: http.ServerResponse, target: Target): Promise<void> {
   commonHeaders(res);
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/zip');
-  res.setHeader('Content-Disposition', contentDisposition('attachment', zipName));
+  res.setHeader('Content-Disposition', contentDisposition('attachment', `${target.name}.zip`));
   if (req.method === 'HEAD') {
     res.end();
     return;
@@ -38,14 +36,13 @@ export async function sendZip(req: http.IncomingMessage, res: http.ServerRespons
     if (res.writableNeedDrain && !res.destroyed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
   };
   try {
-    const files = walkEntries(abs, (dir, name) => skipGitAt !== undefined && dir === skipGitAt && name === '.git');
-    for (const { full, entry } of files) {
-      if (res.destroyed || failed) break;
-      if (!entry.isFile()) continue;
-      const fd = openChecked(full, abs);
-      if (fd === undefined) continue;
+    for (const { rel, fd } of linkServing.filesBelow(target)) {
+      if (res.destroyed || failed) {
+        fs.closeSync(fd);
+        break;
+      }
       const st = fs.fstatSync(fd);
-      const file = new ZipPassThrough(path.relative(abs, full).split(path.sep).join('/'));
+      const file = new ZipPassThrough(rel);
       file.mtime = st.mtime;
       zip.add(file);
       const buf = Buffer.allocUnsafe(CHUNK);

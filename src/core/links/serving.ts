@@ -3,18 +3,20 @@
  * every request: the token's signature, the link record (revoked, expired), the group membership
  * of the link's creator, and the path through the one path resolver (a link swapped in after the
  * link was created that leads outside the zone, or outside the linked folder, is refused).
- * Every refusal is a status (404 or 410) and never says which check failed.
+ * Every refusal is a status (404 or 410) and never says which check failed. The HTTP handler
+ * (src/hosts/http/files) reads disk only through the functions here.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { GroupDirectory } from '../../../core/groups/directory.js';
-import { standaloneDirectory } from '../../../core/groups/directory.js';
-import { signingKeys } from '../../../core/links/secret.js';
-import { getLink, type LinkRecord } from '../../../core/links/store.js';
-import { verifyToken } from '../../../core/links/tokens.js';
-import { isInside, isProtected, resolvePath } from '../../../core/paths/resolve.js';
-import { defaultValves } from '../../../core/valves.js';
-import { groupHome, openGroupZone, openZone, userHome, type Zone } from '../../../core/zones/zones.js';
+import type { GroupDirectory } from '../groups/directory.js';
+import { standaloneDirectory } from '../groups/directory.js';
+import { walkEntries } from '../fs/walk.js';
+import { signingKeys } from './secret.js';
+import { getLink, type LinkRecord } from './store.js';
+import { verifyToken } from './tokens.js';
+import { isInside, isProtected, resolvePath } from '../paths/resolve.js';
+import { defaultValves } from '../valves.js';
+import { groupHome, openGroupZone, openZone, userHome, type Zone } from '../zones/zones.js';
 
 export type Refusal = { status: 404 | 410; reason: 'unknown' | 'expired' | 'revoked' | 'not-member' | 'missing' | 'path' };
 
@@ -139,4 +141,82 @@ export async function resolveTarget(rest: string, opts: TargetOptions): Promise<
   if (!st.isDirectory() && !st.isFile()) return refuse(404, 'missing');
   const name = parts.segments.at(-1) ?? (link.path === '' ? zone.label : path.posix.basename(link.path));
   return { link, zone, linkRoot, abs, sub: parts.segments.join('/'), name, isFolder: st.isDirectory(), slash: parts.slash };
+}
+
+/**
+ * Opens `abs` without following a final link, then checks through /proc where the descriptor
+ * really points: a swap between the path check and the open cannot smuggle another file in.
+ */
+export function openChecked(abs: string, root: string): number | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    let real: string | undefined;
+    try {
+      real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      real = undefined; // no /proc (not Linux): the resolver's check stands alone
+    }
+    if ((real === undefined || isInside(real, root)) && fs.fstatSync(fd).isFile()) return fd;
+  } catch {
+    // fall through: refused
+  }
+  fs.closeSync(fd);
+  return undefined;
+}
+
+export interface FolderEntry {
+  name: string;
+  isFolder: boolean;
+  size: number;
+  mtimeMs: number;
+}
+
+/** A folder's entries, judged like the resolver judges them: links must lead inside `root`. */
+export function readEntries(target: Target): FolderEntry[] {
+  const out: FolderEntry[] = [];
+  const hideGit = target.zone.versioned && target.abs === target.zone.root;
+  let dirents: fs.Dirent[];
+  try {
+    dirents = fs.readdirSync(target.abs, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const d of dirents) {
+    if (hideGit && d.name === '.git') continue;
+    const full = path.join(target.abs, d.name);
+    try {
+      let st: fs.Stats;
+      if (d.isSymbolicLink()) {
+        const real = fs.realpathSync(full);
+        if (!isInside(real, target.linkRoot)) continue;
+        st = fs.statSync(real);
+      } else {
+        st = fs.lstatSync(full);
+      }
+      if (!st.isDirectory() && !st.isFile()) continue;
+      out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
+    } catch {
+      // vanished or unreadable meanwhile: not listed
+    }
+  }
+  return out;
+}
+
+/**
+ * The regular files below a folder target, for "download all": links are never followed (so
+ * nothing outside can be packed) and the version history of a versioned zone is left out. Each
+ * comes with its path relative to the folder and an open, checked descriptor (the caller closes it).
+ */
+export function* filesBelow(target: Target): Generator<{ rel: string; fd: number }> {
+  const gitAt = target.zone.versioned ? target.zone.root : undefined;
+  for (const { full, entry } of walkEntries(target.abs, (dir, name) => dir === gitAt && name === '.git')) {
+    if (!entry.isFile()) continue;
+    const fd = openChecked(full, target.abs);
+    if (fd !== undefined) yield { rel: path.relative(target.abs, full).split(path.sep).join('/'), fd };
+  }
 }

@@ -1,12 +1,18 @@
 /**
  * Command line host: `fileshed call <function> '<json args>' [--user ID] [--chat ID] [--base DIR]
- * [--valve key=value ...]` prints the JSON result; `fileshed spec` prints the tool specs.
+ * [--valve key=value ...]` prints the JSON result; `fileshed spec` prints the tool specs;
+ * `fileshed serve` and `fileshed mcp` load the server bundle (only then).
  * Storage defaults to ./data, the user to $FILESHED_USER or "local".
  */
 import path from 'node:path';
-import { admin, toolSpecs, Tools } from '../index.js';
+import { admin, toolSpecs, Tools } from '../../index.js';
 
 const USAGE = `Usage:
+  fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
+                 [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
+                 [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
+                 OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
+  fileshed mcp [--base DIR] [--user ID] [--valve key=value]...    MCP over stdio (one user)
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions
@@ -23,6 +29,16 @@ function fail(text: string): never {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'serve' || argv[0] === 'mcp') {
+    const server = await import('../server.js');
+    try {
+      if (argv[0] === 'serve') await server.runServe(argv.slice(1));
+      else await server.runMcpStdio(argv.slice(1));
+    } catch (err) {
+      fail(`fileshed ${argv[0]}: ${(err as Error).message}`);
+    }
+    return -1; // keeps running; the process ends on a signal (serve) or when stdin closes (mcp)
+  }
   const positional: string[] = [];
   const options: Record<string, string> = {};
   const valves: Record<string, unknown> = {};
@@ -119,7 +135,7 @@ async function groupsCommand(rest: string[], options: Record<string, string>): P
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
     process.stderr.write(`fileshed: ${(err as Error).message}\n`);

@@ -1,0 +1,59 @@
+/**
+ * The narrow surface hosts (HTTP server, MCP, CLI) use beyond `Tools` and `toolSpecs`: look a
+ * function up by name, call it through the one dispatcher, read its annotations, validate valves.
+ * Exported from the plugin module as `hostApi`, so the server bundle shares the plugin's single
+ * copy of the core and never reaches around the dispatcher into core services.
+ */
+import { sandboxReport } from '../core/exec/sandbox.js';
+import { ShedError } from '../core/errors.js';
+import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
+import { FUNCTIONS } from '../functions/index.js';
+import { standaloneHost, type HostBridge } from '../host/bridge.js';
+import { dispatch } from '../registry/dispatch.js';
+import { toolHints, toolSpec } from '../registry/specs.js';
+import type { ToolHints } from '../registry/define.js';
+
+export interface HostFunction {
+  name: string;
+  description: string;
+  /** JSON Schema of the LLM-facing parameters (the same object as in toolSpecs). */
+  parameters: Record<string, unknown>;
+  hints: Required<ToolHints>;
+}
+
+const byName = new Map(FUNCTIONS.map((def) => [def.name as string, def]));
+
+export const hostApi = {
+  functions: FUNCTIONS.map((def): HostFunction => {
+    const spec = toolSpec(def).function;
+    return { name: def.name, description: spec.description, parameters: spec.parameters, hints: toolHints(def) };
+  }),
+  /** True only for a registered function name (never for inherited names like `constructor`). */
+  has(name: string): boolean {
+    return byName.has(name);
+  },
+  /** Runs one function; resolves to the JSON envelope string (never throws). */
+  call(name: string, args: Record<string, unknown>, valves: Record<string, unknown>, host: HostBridge = standaloneHost): Promise<string> {
+    const def = byName.get(name);
+    if (def === undefined) return Promise.resolve(JSON.stringify({ success: false, error: { code: 'INVALID_PARAMETER', message: `Unknown function '${name}'.` } }));
+    return dispatch(def, args, valves, host, FUNCTIONS);
+  },
+  defaultValves: (): Valves => defaultValves(),
+  /** Validated admin valves, or the INVALID_VALVES message naming the valve. */
+  checkValves(raw: unknown): { ok: true; valves: Valves } | { ok: false; message: string } {
+    try {
+      return { ok: true, valves: parseValves(ValvesSchema, raw, 'valve') };
+    } catch (err) {
+      return { ok: false, message: err instanceof ShedError ? err.message : String(err) };
+    }
+  },
+  checkUserValves(raw: unknown): { ok: true } | { ok: false; message: string } {
+    try {
+      parseValves(UserValvesSchema, raw, 'user valve');
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, message: err instanceof ShedError ? err.message : String(err) };
+    }
+  },
+  sandbox: (configured: Valves['sandbox']) => sandboxReport(configured),
+};

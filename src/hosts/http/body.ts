@@ -1,0 +1,33 @@
+/**
+ * Request bodies, read with a limit: a declared Content-Length over the limit is refused before
+ * any byte is read, and a body that grows past it while streaming stops being read at once. The
+ * caller answers 413 and closes the connection (the rest is never read).
+ */
+import type { IncomingMessage } from 'node:http';
+
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`The request body is larger than the limit of ${limit} bytes.`);
+  }
+}
+
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new BodyTooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** The body limit for a call: the largest file a call may carry plus 1 MiB of JSON or multipart framing. */
+export function bodyLimit(valves: Record<string, unknown>): number {
+  // Valves from flags and forms may be numeric strings ("1"): the same reading the valve schema accepts.
+  const given = Number(valves.max_file_size_mb);
+  const mb = Number.isInteger(given) && given > 0 ? given : 300;
+  return (mb + 1) * 1024 * 1024;
+}

@@ -1,0 +1,139 @@
+/**
+ * `fileshed serve`: node:http, a declarative route table (route.ts), the DNS-rebinding check on
+ * loopback binds, in-flight tracking and graceful shutdown (stop accepting, let running calls
+ * finish up to a deadline, then close what is left).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostApi, linkServing, version } from '../../index.js';
+import { mcpRoutes } from '../mcp/http.js';
+import { valvesSource } from '../valves.js';
+import { identityResolver } from './identity/index.js';
+import { createLogger, type Logger } from './log.js';
+import { sendDetail } from './respond.js';
+import type { Route, ServerContext } from './route.js';
+import { basicRoutes } from './routes/basic.js';
+import { fileRoutes } from './routes/files.js';
+import { functionRoutes } from './routes/functions.js';
+import { isLoopback, type ServerSettings } from './settings.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ctx: ServerContext;
+  /** Graceful stop; resolves once every connection is closed. */
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** Extra route modules (download links, admin page): consulted before the function catch-all. */
+  extraRoutes?: (ctx: ServerContext) => Route[];
+  fetchImpl?: typeof fetch;
+  logger?: Logger;
+}
+
+export async function startServer(settings: ServerSettings, options: ServeOptions = {}): Promise<RunningServer> {
+  const log = options.logger ?? createLogger(settings.accessLog, settings.base);
+  let port = settings.port;
+  const source = valvesSource(settings.configFile, settings.base, settings.flagValves, { openwebui_api_url: settings.openwebuiUrl });
+  // Links point at this server: --public-url wins, then a public_url valve, then http://HOST:PORT.
+  const linkBase = (v: Record<string, unknown>) => (settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === undefined ? { ...v, public_url: ctx.publicUrl() } : v);
+  const ctx: ServerContext = {
+    settings,
+    storageBase: settings.base,
+    valves: () => linkBase(source()),
+    identify: identityResolver(settings, options.fetchImpl),
+    log,
+    api: hostApi,
+    version,
+    publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`,
+  };
+  const mcp = mcpRoutes(ctx);
+  let routes: Route[] = [];
+  const loopback = isLoopback(settings.host);
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+
+  const server = http.createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    inFlight++;
+    res.on('close', () => {
+      inFlight--;
+      if (inFlight === 0) idle?.();
+    });
+    route(req, res).catch((err: unknown) => {
+      log.info(`unexpected error on ${req.method} ${(req.url ?? '').split('?')[0]}: ${(err as Error)?.message ?? String(err)}`);
+      if (!res.headersSent) sendDetail(res, 500, 'Internal server error; see the server log.');
+      else res.end();
+    });
+  });
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (loopback && !sameMachine(req)) {
+      sendDetail(res, 403, 'Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names (DNS rebinding protection).');
+      return;
+    }
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    for (const r of routes) {
+      const match = typeof r.path === 'string' ? (r.path === pathname ? null : undefined) : (r.path.exec(pathname) ?? undefined);
+      if (match === undefined) continue;
+      if (!r.methods.includes('*') && !r.methods.includes(req.method ?? '')) {
+        sendDetail(res, 405, `${pathname} answers ${r.methods.join(', ')}.`, { Allow: r.methods.join(', ') });
+        return;
+      }
+      await r.handler(req, res, match, ctx);
+      return;
+    }
+    sendDetail(res, 404, `Nothing at ${pathname.slice(0, 100)}. Functions are POST /{name} (see /openapi.json); MCP is at /mcp.`);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  // The configured link-signing secret becomes the storage's current one (the one it replaces
+  // keeps verifying for a grace period), so links made in-process and by this server agree.
+  await linkServing.adoptSecret(settings.base, settings.linkSecret);
+  routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${hostForUrl(settings.host)}:${port}`,
+    port,
+    ctx,
+    close: () =>
+      (closing ??= (async () => {
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (inFlight > 0) {
+          await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, settings.shutdownMs).unref())]);
+        }
+        await mcp.closeAll();
+        server.closeAllConnections();
+        await done;
+        log.close();
+      })()),
+  };
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Host (and Origin when sent) must name this machine: a rebinding page sends its own domain. */
+function sameMachine(req: http.IncomingMessage): boolean {
+  const host = req.headers.host;
+  if (host === undefined || !isLoopback(hostnameOf(host))) return false;
+  const origin = req.headers.origin;
+  if (origin === undefined || origin === 'null') return origin === undefined;
+  try {
+    return isLoopback(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+function hostnameOf(hostHeader: string): string {
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
+  return hostHeader.split(':')[0] ?? '';
+}

@@ -1,0 +1,160 @@
+/**
+ * Server settings (SPEC 13.1): flags > environment (FILESHED_*) > config file > defaults. Secrets
+ * that are needed but absent (API key in api-key mode, link-signing secret) are generated once
+ * into the config file, so keys and links survive a restart; `generated` tells the caller which
+ * ones to print (once, at that first start).
+ */
+import net from 'node:net';
+import path from 'node:path';
+import { newSecret, readConfigFile, writeConfigFile, type ConfigFile } from './config-file.js';
+
+export const AUTH_MODES = ['local', 'api-key', 'openwebui-session', 'openwebui-jwt'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+export interface ServerSettings {
+  host: string;
+  port: number;
+  /** Absolute storage base (valve storage_base_path). */
+  base: string;
+  configFile: string;
+  auth: AuthMode[];
+  apiKeys: string[];
+  jwtSecret: string | undefined;
+  /** User of `local` mode. */
+  localUser: string;
+  /** Base of URLs given to users (links); defaults to http://HOST:PORT once the port is known. */
+  publicUrl: string | undefined;
+  openwebuiUrl: string;
+  linkSecret: string;
+  /** Valves given on the command line (--valve), above the config file's. */
+  flagValves: Record<string, string>;
+  /** "stderr" (default), "off", or a file path (relative paths are under the base). */
+  accessLog: string;
+  /** How long a graceful shutdown waits for in-flight calls. */
+  shutdownMs: number;
+}
+
+export interface Flags {
+  options: Record<string, string>;
+  lists: Record<string, string[]>;
+}
+
+/** Flags that may be given several times. */
+const REPEATED = new Set(['api-key', 'valve']);
+
+export function parseFlags(argv: string[], allowed: readonly string[]): Flags {
+  const options: Record<string, string> = {};
+  const lists: Record<string, string[]> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument '${arg}'`);
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (!allowed.includes(name)) throw new Error(`unknown option --${name}; options: ${allowed.map((a) => `--${a}`).join(' ')}`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (REPEATED.has(name)) (lists[name] ??= []).push(value);
+    else options[name] = value;
+  }
+  return { options, lists };
+}
+
+export function valveFlags(list: readonly string[] = []): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf('=');
+    if (eq < 1) throw new Error(`--valve expects key=value, got '${item}'`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+export const SERVE_FLAGS = ['host', 'port', 'base', 'config', 'auth', 'api-key', 'jwt-secret', 'user', 'public-url', 'openwebui-url', 'valve', 'access-log', 'shutdown-timeout'] as const;
+
+type Env = Record<string, string | undefined>;
+
+export function resolveSettings(flags: Flags, env: Env = process.env): { settings: ServerSettings; generated: string[]; config: ConfigFile } {
+  const pick = (flag: string): string | undefined => {
+    const f = flags.options[flag];
+    if (f !== undefined) return f;
+    const e = env[`FILESHED_${flag.toUpperCase().replace(/-/g, '_')}`];
+    return e !== undefined && e !== '' ? e : undefined;
+  };
+  const base = path.resolve(pick('base') ?? 'data');
+  const configFile = path.resolve(pick('config') ?? path.join(base, 'fileshed.json'));
+  const config = readConfigFile(configFile);
+  const server = config.server ?? {};
+
+  const authText = pick('auth') ?? (Array.isArray(server.auth) ? server.auth.join(',') : server.auth) ?? 'local';
+  const auth = [...new Set(authText.split(',').map((s) => s.trim()).filter(Boolean))] as AuthMode[];
+  for (const mode of auth) {
+    if (!AUTH_MODES.includes(mode)) throw new Error(`unknown auth mode '${mode}'; modes: ${AUTH_MODES.join(', ')}`);
+  }
+  if (auth.length === 0) throw new Error(`--auth needs at least one mode: ${AUTH_MODES.join(', ')}`);
+
+  const host = pick('host') ?? server.host ?? '127.0.0.1';
+  const portText = pick('port') ?? (server.port !== undefined ? String(server.port) : '8765');
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535, got '${portText}'`);
+  if (auth.includes('local') && !isLoopback(host)) {
+    throw new Error(`auth mode 'local' trusts every caller, so it only runs on a loopback address; got --host ${host}. Use --auth api-key or openwebui-session (or openwebui-jwt) on a network address.`);
+  }
+
+  const generated: string[] = [];
+  let changed = false;
+  const flagKeys = flags.lists['api-key'] ?? [];
+  const envKeys = (env.FILESHED_API_KEY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  let apiKeys = flagKeys.length > 0 ? flagKeys : envKeys.length > 0 ? envKeys : (server.api_keys ?? []).filter((k) => typeof k === 'string' && k !== '');
+  if (auth.includes('api-key') && apiKeys.length === 0) {
+    apiKeys = [newSecret('fs_')];
+    server.api_keys = apiKeys;
+    generated.push('api_key');
+    changed = true;
+  }
+  const jwtSecret = pick('jwt-secret') ?? server.jwt_secret;
+  if (auth.includes('openwebui-jwt') && !jwtSecret) {
+    throw new Error("auth mode 'openwebui-jwt' needs the secret Open WebUI signs with (FORWARD_USER_INFO_HEADER_JWT_SECRET): --jwt-secret or FILESHED_JWT_SECRET");
+  }
+  let linkSecret = server.link_secret;
+  if (!linkSecret) {
+    linkSecret = newSecret();
+    server.link_secret = linkSecret;
+    generated.push('link_secret');
+    changed = true;
+  }
+  if (changed) {
+    config.server = server;
+    writeConfigFile(configFile, config);
+  }
+  const shutdownText = pick('shutdown-timeout') ?? '10';
+  const shutdownSeconds = Number(shutdownText);
+  if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
+  return {
+    settings: {
+      host,
+      port,
+      base,
+      configFile,
+      auth,
+      apiKeys,
+      jwtSecret,
+      localUser: pick('user') ?? 'local',
+      publicUrl: (pick('public-url') ?? server.public_url)?.replace(/\/+$/, ''),
+      openwebuiUrl: (pick('openwebui-url') ?? server.openwebui_url ?? 'http://localhost:8080').replace(/\/+$/, ''),
+      linkSecret,
+      flagValves: valveFlags(flags.lists.valve),
+      accessLog: pick('access-log') ?? server.access_log ?? 'stderr',
+      shutdownMs: shutdownSeconds * 1000,
+    },
+    generated,
+    config,
+  };
+}
+
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (net.isIPv4(h)) return h.startsWith('127.');
+  if (net.isIPv6(h)) return h === '::1' || h.startsWith('::ffff:127.');
+  return false;
+}

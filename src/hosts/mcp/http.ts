@@ -1,0 +1,108 @@
+/**
+ * POST/GET/DELETE /mcp: MCP Streamable HTTP with the server's identity rules. Every request is
+ * identified from its own headers (as the functions are); a session is bound to the user who
+ * opened it, so another user cannot ride on a session id. Idle sessions are closed after an hour.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { bodyLimit } from '../http/body.js';
+import { challenge, type Caller } from '../http/identity/index.js';
+import { header } from '../http/identity/types.js';
+import { sendDetail } from '../http/respond.js';
+import type { Route, ServerContext } from '../http/route.js';
+import { createMcpServer } from './server.js';
+
+const IDLE_MS = 60 * 60 * 1000;
+const MAX_SESSIONS = 1000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  owner: string;
+  seen: number;
+}
+
+export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Promise<void> } {
+  const sessions = new Map<string, Session>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const s of sessions.values()) if (now - s.seen > IDLE_MS) void s.transport.close();
+  }, 60_000);
+  sweep.unref();
+
+  const ownerOf = (c: Caller) => `${c.mode}:${c.user.id}`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const who = await ctx.identify(req.headers);
+    if (!who.ok) {
+      sendDetail(res, who.status, who.detail, who.status === 401 ? { 'WWW-Authenticate': challenge(ctx.settings) } : {});
+      return;
+    }
+    const authed = req as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } };
+    authed.auth = { token: '', clientId: who.caller.user.id, scopes: [], extra: { caller: who.caller } };
+    const sessionId = header(req.headers, 'mcp-session-id');
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      if (session === undefined) {
+        sendJsonRpcError(res, 404, 'Session not found (expired or closed): initialize a new one.');
+        return;
+      }
+      if (session.owner !== ownerOf(who.caller)) {
+        sendJsonRpcError(res, 403, 'This MCP session belongs to another user.');
+        return;
+      }
+      session.seen = Date.now();
+      await session.transport.handleRequest(authed, res);
+      return;
+    }
+    if (req.method !== 'POST') {
+      sendJsonRpcError(res, 400, 'Missing Mcp-Session-Id header: send initialize first (POST).');
+      return;
+    }
+    // A new session: the transport reads and checks the initialize body itself.
+    if (sessions.size >= MAX_SESSIONS) {
+      const oldest = [...sessions.values()].sort((a, b) => a.seen - b.seen)[0];
+      await oldest?.transport.close();
+    }
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: bodyLimit(ctx.valves()),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, owner: ownerOf(who.caller), seen: Date.now() });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    const server = createMcpServer({
+      api: ctx.api,
+      version: ctx.version,
+      valves: ctx.valves,
+      openwebuiUrl: ctx.settings.openwebuiUrl,
+      log: ctx.log,
+      callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
+      chatOf: (extra) => {
+        const h = extra.requestInfo?.headers ?? {};
+        return { chatId: header(h, 'x-openwebui-chat-id'), messageId: header(h, 'x-openwebui-message-id') };
+      },
+    });
+    await server.connect(transport);
+    await transport.handleRequest(authed, res);
+  }
+
+  return {
+    routes: [{ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: handle }],
+    async closeAll() {
+      clearInterval(sweep);
+      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
+    },
+  };
+}
+
+function sendJsonRpcError(res: ServerResponse, status: number, message: string): void {
+  const text = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(text);
+}
+
+

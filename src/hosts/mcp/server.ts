@@ -1,0 +1,73 @@
+/**
+ * The MCP server (SPEC 13.3), one per connection or session: the tool list comes from the registry
+ * (name, description, inputSchema = the tool-spec parameters, annotations from the registry's
+ * hints); a call runs through the one dispatcher and answers content = the envelope text,
+ * structuredContent = the envelope, isError = !success. Status events become progress
+ * notifications when the client sent a progress token.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { hostApi as HostApi } from '../../index.js';
+import { callArguments, callHost, closestNames, type CallRequest } from '../call.js';
+import type { Caller } from '../http/identity/index.js';
+import type { Logger } from '../http/log.js';
+
+export interface McpOptions {
+  api: typeof HostApi;
+  version: string;
+  valves(): Record<string, unknown>;
+  /** The caller of a request (stdio: the one local user; HTTP: from the request's auth info). */
+  callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } | undefined }): Caller | undefined;
+  /** Conversation and message ids of a request (HTTP: the X-OpenWebUI-* headers). */
+  chatOf?(extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): { chatId?: string; messageId?: string };
+  openwebuiUrl?: string;
+  log?: Logger;
+}
+
+export function createMcpServer(opts: McpOptions): Server {
+  const server = new Server(
+    { name: 'fileshed', title: 'Fileshed', version: opts.version },
+    {
+      capabilities: { tools: { listChanged: false }, logging: {} },
+      instructions: 'Fileshed: a persistent per-user file workspace. Start with shed_help() to see the zones and functions.',
+    },
+  );
+  const tools = opts.api.functions.map((f) => ({
+    name: f.name,
+    description: f.description,
+    inputSchema: f.parameters as { type: 'object'; properties?: Record<string, object> },
+    annotations: { readOnlyHint: f.hints.readOnly, destructiveHint: f.hints.destructive, idempotentHint: f.hints.idempotent, openWorldHint: f.hints.openWorld },
+  }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
+    if (!opts.api.has(name)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Closest: ${closestNames(name, tools.map((t) => t.name)).join(', ')}.`);
+    }
+    const caller = opts.callerOf(extra);
+    if (caller === undefined) throw new McpError(ErrorCode.InvalidRequest, 'No authenticated caller for this request.');
+    const started = performance.now();
+    const token = extra._meta?.progressToken;
+    let progress = 0;
+    const { chatId, messageId } = opts.chatOf?.(extra) ?? {};
+    const req: CallRequest = {
+      caller,
+      chatId,
+      messageId,
+      ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl } : {}),
+      ...(token !== undefined
+        ? {
+            onStatus: async (event) => {
+              progress += 1;
+              await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message: event.data.description } });
+            },
+          }
+        : {}),
+    };
+    const text = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), callHost(req));
+    const envelope = JSON.parse(text) as { success: boolean; error?: { code?: string } } & Record<string, unknown>;
+    opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: 'mcp', ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
+    return { content: [{ type: 'text' as const, text }], structuredContent: envelope, isError: !envelope.success };
+  });
+  return server;
+}

@@ -1,0 +1,52 @@
+/**
+ * Entry of the server bundle (dist/server.mjs, loaded by the CLI only for `serve` and `mcp`):
+ * `fileshed serve` and `fileshed mcp` (stdio). Imports the plugin as ./fileshed.mjs at run time.
+ */
+import path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { hostApi, version } from '../index.js';
+import { startServer } from './http/server.js';
+import { parseFlags, resolveSettings, SERVE_FLAGS, valveFlags } from './http/settings.js';
+import { createMcpServer } from './mcp/server.js';
+import { valvesSource } from './valves.js';
+
+export async function runServe(argv: string[]): Promise<void> {
+  const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  const running = await startServer(settings);
+  const lines = [
+    `Fileshed listening on ${running.url}`,
+    `OpenAPI: ${running.url}/openapi.json`,
+    `MCP:     ${running.url}/mcp`,
+    `Admin:   ${running.url}/admin`,
+    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base}`,
+    ...(generated.includes('api_key') ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []),
+  ];
+  // One write: readers of the first line get the rest with it.
+  process.stdout.write(`${lines.join('\n')}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1000} s), then stopping.\n`);
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+export async function runMcpStdio(argv: string[]): Promise<void> {
+  const flags = parseFlags(argv, ['base', 'user', 'valve', 'config']);
+  const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
+  const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));
+  const user = flags.options.user ?? process.env.FILESHED_USER ?? 'local';
+  const server = createMcpServer({
+    api: hostApi,
+    version,
+    valves: valvesSource(configFile, base, valveFlags(flags.lists.valve)),
+    callerOf: () => ({ mode: 'local', user: { id: user, name: user, email: '', role: 'admin' } }),
+  });
+  await server.connect(new StdioServerTransport());
+}

@@ -25,8 +25,9 @@ describe('fileshed serve /files', () => {
     const tools = new mod.Tools();
     tools.valves = { ...tools.valves, storage_base_path: base };
     const u = { __user__: { id: 'local', name: 'local' } };
-    await tools.shed_create_file({ zone: 'storage', path: 'early.txt', content: 'EARLY', ...u });
-    const early = JSON.parse(await tools.shed_link_create({ zone: 'storage', path: 'early.txt', ...u })).data;
+    const fn = (name: string) => (tools as unknown as Record<string, (a: unknown) => Promise<string>>)[name]!.bind(tools);
+    await fn('shed_create_file')({ zone: 'storage', path: 'early.txt', content: 'EARLY', ...u });
+    const early = JSON.parse(await fn('shed_link_create')({ zone: 'storage', path: 'early.txt', ...u })).data;
 
     served = await serve([], { base });
     expect((await call(served, 'shed_create_file', { zone: 'storage', path: 'docs/a.md', content: '# A' })).success).toBe(true);

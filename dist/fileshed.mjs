@@ -22872,7 +22872,7 @@ import crypto5 from "node:crypto";
 var CURRENT = "link_current";
 var PREVIOUS = "link_previous";
 var ROTATION_GRACE_MS = 7 * 24 * 3600 * 1e3;
-function load(db, now) {
+function loadKeys(db, now) {
   const byName3 = new Map(rows(db, "SELECT name, secret, created_at FROM keys WHERE name IN (?, ?)", [CURRENT, PREVIOUS]).map((r) => [String(r.name), r]));
   const cur = byName3.get(CURRENT);
   if (cur === void 0) return void 0;
@@ -22882,13 +22882,13 @@ function load(db, now) {
   return keys;
 }
 async function signingKeys(base2, now = Date.now()) {
-  const existing = await readAccess(base2, (db) => load(db, now));
+  const existing = await readAccess(base2, (db) => loadKeys(db, now));
   if (existing !== void 0) return existing;
   return writeAccess(base2, (db) => {
-    const again = load(db, now);
+    const again = loadKeys(db, now);
     if (again !== void 0) return again;
     db.run("INSERT INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, crypto5.randomBytes(32).toString("base64url"), new Date(now).toISOString()]);
-    return load(db, now);
+    return loadKeys(db, now);
   });
 }
 async function adoptSecret(base2, secret, now = Date.now()) {
@@ -22896,11 +22896,11 @@ async function adoptSecret(base2, secret, now = Date.now()) {
   const encoded = Buffer.from(secret, "utf8").toString("base64url");
   return writeAccess(base2, (db) => {
     const cur = rows(db, "SELECT secret FROM keys WHERE name = ?", [CURRENT])[0];
-    if (cur !== void 0 && String(cur.secret) === encoded) return load(db, now);
+    if (cur !== void 0 && String(cur.secret) === encoded) return loadKeys(db, now);
     const stamp = new Date(now).toISOString();
     if (cur !== void 0) db.run("INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [PREVIOUS, String(cur.secret), stamp]);
     db.run("INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)", [CURRENT, encoded, stamp]);
-    return load(db, now);
+    return loadKeys(db, now);
   });
 }
 
@@ -22940,7 +22940,10 @@ async function insertLink(base2, rec, now = Date.now()) {
   });
 }
 function getLink(base2, id) {
-  return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE id = ?", [id]).map(asRecord)[0]);
+  return readAccess(base2, (db) => linkRow(db, id));
+}
+function linkRow(db, id) {
+  return rows(db, "SELECT * FROM links WHERE id = ?", [id]).map(asRecord)[0];
 }
 function linksOf(base2, userId) {
   return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [userId]).map(asRecord));
@@ -42917,13 +42920,16 @@ function relToZone(zone, real) {
 async function resolveTarget(rest, opts) {
   const parts = splitRest(rest);
   if (parts === void 0) return refuse(404, "path");
-  const keys = await signingKeys(opts.storageBase);
-  const id = verifyToken(keys, parts.token);
-  if (id === void 0) return refuse(404, "unknown");
-  const link = await getLink(opts.storageBase, id);
-  if (link === void 0) return refuse(404, "unknown");
+  const now = (opts.now ?? Date.now)();
+  const found = await readAccess(opts.storageBase, (db) => {
+    const keys = loadKeys(db, now);
+    const id = keys === void 0 ? void 0 : verifyToken(keys, parts.token);
+    return id === void 0 ? void 0 : linkRow(db, id);
+  });
+  if (found === void 0) return refuse(404, "unknown");
+  const link = found;
   if (link.revokedAt !== void 0) return refuse(410, "revoked");
-  if (Date.parse(link.expiresAt) <= (opts.now ?? Date.now)()) return refuse(410, "expired");
+  if (Date.parse(link.expiresAt) <= now) return refuse(410, "expired");
   if (link.kind === "file" && (parts.segments.length > 0 || parts.slash)) return refuse(404, "path");
   const zone = await linkZone(link, opts);
   if ("status" in zone) return zone;
@@ -42986,17 +42992,17 @@ function readEntries(target) {
   }
   for (const d of dirents) {
     if (hideGit && d.name === ".git") continue;
-    const full = path14.join(target.abs, d.name);
+    const full = `${target.abs}${path14.sep}${d.name}`;
     try {
       let st;
       if (d.isSymbolicLink()) {
         const real = fs14.realpathSync(full);
         if (!isInside(real, target.linkRoot)) continue;
-        st = fs14.statSync(real);
+        st = fs14.statSync(real, { throwIfNoEntry: false });
       } else {
-        st = fs14.lstatSync(full);
+        st = fs14.lstatSync(full, { throwIfNoEntry: false });
       }
-      if (!st.isDirectory() && !st.isFile()) continue;
+      if (st === void 0 || !st.isDirectory() && !st.isFile()) continue;
       out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
     } catch {
     }

@@ -16076,10 +16076,10 @@ var readBodyDirect = (request) => {
   }
   const promise = new Promise((resolve, reject) => {
     const chunks = [];
-    let settled = false;
+    let settled2 = false;
     const finish = (callback) => {
-      if (settled) return;
-      settled = true;
+      if (settled2) return;
+      settled2 = true;
       cleanup();
       callback();
     };
@@ -16135,7 +16135,7 @@ var readBodyDirect = (request) => {
     incoming.on("error", onError);
     incoming.on("close", onClose);
     queueMicrotask(() => {
-      if (settled) return;
+      if (settled2) return;
       if (incoming.readableEnded) onEnd();
       else if (incoming.errored) onError(incoming.errored);
       else if (incoming.destroyed) onClose();
@@ -25741,6 +25741,7 @@ article code{font-family:ui-monospace,Menlo,Consolas,monospace}article table td,
 article img{max-width:100%}footer{margin-top:2rem;color:var(--muted);font-size:.85rem}
 `;
 function escapeHtml2(text2) {
+  if (!/[&<>"']/.test(text2)) return text2;
   return text2.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 function page(title, body) {
@@ -25908,7 +25909,6 @@ function listingPage(target, entries, key, desc) {
 
 // src/hosts/http/files/send-file.ts
 import fs4 from "node:fs";
-import { pipeline } from "node:stream/promises";
 import { linkServing as linkServing2 } from "./fileshed.mjs";
 function parseRange(header2, size) {
   if (header2 === void 0) return void 0;
@@ -25937,7 +25937,6 @@ function matches(header2, etag) {
 async function sendFile(req, res, abs, root, name, attachment) {
   const fd2 = linkServing2.openChecked(abs, root);
   if (fd2 === void 0) return sendError(req, res, 404);
-  let owned = true;
   try {
     const st = fs4.fstatSync(fd2);
     const etag = etagOf(st);
@@ -25969,20 +25968,39 @@ async function sendFile(req, res, abs, root, name, attachment) {
       res.end();
       return;
     }
-    owned = false;
-    const stream = fs4.createReadStream("", { fd: fd2, start, end, highWaterMark: 256 * 1024 });
-    try {
-      await pipeline(stream, res);
-    } catch {
-      res.destroy();
-    }
+    await streamRange(fd2, res, start, end);
   } finally {
-    if (owned) fs4.closeSync(fd2);
+    fs4.closeSync(fd2);
   }
+}
+var CHUNK = 1024 * 1024;
+async function streamRange(fd2, res, start, end) {
+  let pos = start;
+  while (pos <= end && !res.destroyed) {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, end - pos + 1));
+    const n = await new Promise((resolve, reject) => fs4.read(fd2, buf, 0, buf.length, pos, (err2, bytes) => err2 ? reject(err2) : resolve(bytes)));
+    if (n === 0) break;
+    pos += n;
+    if (!res.write(n === buf.length ? buf : buf.subarray(0, n))) await settled(res, "drain");
+  }
+  if (pos <= end) res.destroy();
+  else res.end();
+  if (!res.writableFinished) await settled(res, "finish");
+}
+function settled(res, event) {
+  if (res.destroyed || res.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off(event, done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on(event, done);
+    res.on("close", done);
+  });
 }
 
 // src/hosts/http/files/zip.ts
-import { once } from "node:events";
 import fs5 from "node:fs";
 
 // node_modules/fflate/esm/index.mjs
@@ -26434,7 +26452,7 @@ var Zip = /* @__PURE__ */ (function() {
 
 // src/hosts/http/files/zip.ts
 import { linkServing as linkServing3 } from "./fileshed.mjs";
-var CHUNK = 256 * 1024;
+var CHUNK2 = 256 * 1024;
 async function sendZip(req, res, target) {
   commonHeaders(res);
   res.statusCode = 200;
@@ -26454,7 +26472,7 @@ async function sendZip(req, res, target) {
     if (final) res.end();
   });
   const drain = async () => {
-    if (res.writableNeedDrain && !res.destroyed) await Promise.race([once(res, "drain"), once(res, "close")]);
+    if (res.writableNeedDrain) await settled(res, "drain");
   };
   try {
     for (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
@@ -26466,11 +26484,11 @@ async function sendZip(req, res, target) {
       const file = new ZipPassThrough(rel);
       file.mtime = st.mtime;
       zip.add(file);
-      const buf = Buffer.allocUnsafe(CHUNK);
+      const buf = Buffer.allocUnsafe(CHUNK2);
       try {
         let pos = 0;
         for (; ; ) {
-          const n = fs5.readSync(fd2, buf, 0, CHUNK, pos);
+          const n = fs5.readSync(fd2, buf, 0, CHUNK2, pos);
           pos += n;
           if (n === 0) break;
           file.push(Uint8Array.prototype.slice.call(buf, 0, n));

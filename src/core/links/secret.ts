@@ -18,7 +18,8 @@ export interface SigningKeys {
   previous?: Buffer;
 }
 
-function load(db: Parameters<Parameters<typeof readAccess>[1]>[0], now: number): SigningKeys | undefined {
+/** The keys as stored (undefined before the first secret was generated). */
+export function loadKeys(db: Parameters<Parameters<typeof readAccess>[1]>[0], now: number): SigningKeys | undefined {
   const byName = new Map(rows(db, 'SELECT name, secret, created_at FROM keys WHERE name IN (?, ?)', [CURRENT, PREVIOUS]).map((r) => [String(r.name), r]));
   const cur = byName.get(CURRENT);
   if (cur === undefined) return undefined;
@@ -31,14 +32,14 @@ function load(db: Parameters<Parameters<typeof readAccess>[1]>[0], now: number):
 
 /** The signing keys, generating the first secret when there is none yet. */
 export async function signingKeys(base: string, now = Date.now()): Promise<SigningKeys> {
-  const existing = await readAccess(base, (db) => load(db, now));
+  const existing = await readAccess(base, (db) => loadKeys(db, now));
   if (existing !== undefined) return existing;
   return writeAccess(base, (db) => {
     // Another process may have generated it between our read and our lock: keep theirs.
-    const again = load(db, now);
+    const again = loadKeys(db, now);
     if (again !== undefined) return again;
     db.run('INSERT INTO keys (name, secret, created_at) VALUES (?, ?, ?)', [CURRENT, crypto.randomBytes(32).toString('base64url'), new Date(now).toISOString()]);
-    return load(db, now)!;
+    return loadKeys(db, now)!;
   });
 }
 
@@ -51,11 +52,11 @@ export async function adoptSecret(base: string, secret: string, now = Date.now()
   const encoded = Buffer.from(secret, 'utf8').toString('base64url');
   return writeAccess(base, (db) => {
     const cur = rows(db, 'SELECT secret FROM keys WHERE name = ?', [CURRENT])[0];
-    if (cur !== undefined && String(cur.secret) === encoded) return load(db, now)!;
+    if (cur !== undefined && String(cur.secret) === encoded) return loadKeys(db, now)!;
     const stamp = new Date(now).toISOString();
     if (cur !== undefined) db.run('INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)', [PREVIOUS, String(cur.secret), stamp]);
     db.run('INSERT OR REPLACE INTO keys (name, secret, created_at) VALUES (?, ?, ?)', [CURRENT, encoded, stamp]);
-    return load(db, now)!;
+    return loadKeys(db, now)!;
   });
 }
 

@@ -11,8 +11,9 @@ import path from 'node:path';
 import type { GroupDirectory } from '../groups/directory.js';
 import { standaloneDirectory } from '../groups/directory.js';
 import { walkEntries } from '../fs/walk.js';
-import { signingKeys } from './secret.js';
-import { getLink, type LinkRecord } from './store.js';
+import { readAccess } from '../groups/accessdb.js';
+import { loadKeys } from './secret.js';
+import { linkRow, type LinkRecord } from './store.js';
 import { verifyToken } from './tokens.js';
 import { isInside, isProtected, resolvePath } from '../paths/resolve.js';
 import { defaultValves } from '../valves.js';
@@ -102,13 +103,17 @@ function relToZone(zone: Zone, real: string): string {
 export async function resolveTarget(rest: string, opts: TargetOptions): Promise<Target | Refusal> {
   const parts = splitRest(rest);
   if (parts === undefined) return refuse(404, 'path');
-  const keys = await signingKeys(opts.storageBase);
-  const id = verifyToken(keys, parts.token);
-  if (id === undefined) return refuse(404, 'unknown');
-  const link = await getLink(opts.storageBase, id);
-  if (link === undefined) return refuse(404, 'unknown');
+  const now = (opts.now ?? Date.now)();
+  // One read of the access database: the keys and the record together.
+  const found = await readAccess(opts.storageBase, (db) => {
+    const keys = loadKeys(db, now);
+    const id = keys === undefined ? undefined : verifyToken(keys, parts.token);
+    return id === undefined ? undefined : linkRow(db, id);
+  });
+  if (found === undefined) return refuse(404, 'unknown');
+  const link = found;
   if (link.revokedAt !== undefined) return refuse(410, 'revoked');
-  if (Date.parse(link.expiresAt) <= (opts.now ?? Date.now)()) return refuse(410, 'expired');
+  if (Date.parse(link.expiresAt) <= now) return refuse(410, 'expired');
   if (link.kind === 'file' && (parts.segments.length > 0 || parts.slash)) return refuse(404, 'path');
 
   const zone = await linkZone(link, opts);
@@ -188,17 +193,17 @@ export function readEntries(target: Target): FolderEntry[] {
   }
   for (const d of dirents) {
     if (hideGit && d.name === '.git') continue;
-    const full = path.join(target.abs, d.name);
+    const full = `${target.abs}${path.sep}${d.name}`;
     try {
-      let st: fs.Stats;
+      let st: fs.Stats | undefined;
       if (d.isSymbolicLink()) {
         const real = fs.realpathSync(full);
         if (!isInside(real, target.linkRoot)) continue;
-        st = fs.statSync(real);
+        st = fs.statSync(real, { throwIfNoEntry: false });
       } else {
-        st = fs.lstatSync(full);
+        st = fs.lstatSync(full, { throwIfNoEntry: false });
       }
-      if (!st.isDirectory() && !st.isFile()) continue;
+      if (st === undefined || (!st.isDirectory() && !st.isFile())) continue;
       out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
     } catch {
       // vanished or unreadable meanwhile: not listed

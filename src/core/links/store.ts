@@ -3,7 +3,7 @@
  * group, conversation for Uploads, path relative to the zone root) and when it stops working;
  * deleting a link revokes it (the row stays, marked, so the page can say so, until it is swept).
  */
-import type { SqlValue } from 'sql.js';
+import type { Database, SqlValue } from 'sql.js';
 import { readAccess, rows, writeAccess } from '../groups/accessdb.js';
 import type { ZoneName } from '../zones/zones.js';
 
@@ -49,7 +49,11 @@ export async function insertLink(base: string, rec: Omit<LinkRecord, 'revokedAt'
 }
 
 export function getLink(base: string, id: string): Promise<LinkRecord | undefined> {
-  return readAccess(base, (db) => rows(db, 'SELECT * FROM links WHERE id = ?', [id]).map(asRecord)[0]);
+  return readAccess(base, (db) => linkRow(db, id));
+}
+
+export function linkRow(db: Database, id: string): LinkRecord | undefined {
+  return rows(db, 'SELECT * FROM links WHERE id = ?', [id]).map(asRecord)[0];
 }
 
 /** The user's links that are not revoked, newest first (expired ones included: the list says so). */

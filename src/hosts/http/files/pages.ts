@@ -21,6 +21,7 @@ article img{max-width:100%}footer{margin-top:2rem;color:var(--muted);font-size:.
 `;
 
 export function escapeHtml(text: string): string {
+  if (!/[&<>"']/.test(text)) return text; // the common case on big listings
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

@@ -5,12 +5,12 @@
  * Only regular files are included: links are never followed, so nothing outside the folder can
  * be packed; the version history (.git) of a versioned zone is left out.
  */
-import { once } from 'node:events';
 import fs from 'node:fs';
 import type http from 'node:http';
 import { Zip, ZipPassThrough } from 'fflate';
 import { linkServing, type Target } from '../../../index.js';
 import { commonHeaders, contentDisposition } from './headers.js';
+import { settled } from './send-file.js';
 
 const CHUNK = 256 * 1024;
 
@@ -33,7 +33,7 @@ export async function sendZip(req: http.IncomingMessage, res: http.ServerRespons
     if (final) res.end();
   });
   const drain = async () => {
-    if (res.writableNeedDrain && !res.destroyed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (res.writableNeedDrain) await settled(res, 'drain');
   };
   try {
     for (const { rel, fd } of linkServing.filesBelow(target)) {

@@ -5,7 +5,8 @@
 //       throughput ratio (ours / python) target >= 1.0x.
 //   l2) the server's memory growth during those downloads (peak RSS VmHWM minus RSS before),
 //       target < 100 MB.
-//   l3) the folder page of a 10,000-entry folder, median time to the last byte, target <= 200 ms.
+//   l3) the folder page of a 10,000-entry folder, median time to the last byte, target <= 200 ms
+//       (python's own listing of the same folder shown beside it, same client, same run).
 //
 // The 1 GB file is sparse (created at run time in a temp folder, removed at the end): both servers
 // read the same zeros from the page cache, so the comparison measures the servers, not the disk.
@@ -117,16 +118,22 @@ for (let i = 0; i < RUNS; i++) {
 }
 const growthMb = (memKb(ours.proc.pid, 'VmHWM') - rssBefore) / 1024;
 const listMs = [];
-for (let i = 0; i < Math.max(5, RUNS); i++) listMs.push(timeToLastByte(folderLink));
+const pyListMs = [];
+for (let i = 0; i < Math.max(5, RUNS); i++) {
+  listMs.push(timeToLastByte(folderLink));
+  pyListMs.push(timeToLastByte(`${py.url}/many/`));
+}
 
 const o = median(oursSpeed);
 const p = median(pySpeed);
 const mibs = (v) => `${(v / 1048576).toFixed(0)} MiB/s`;
 const ratio = o / p;
 const list = median(listMs);
+const pyList = median(pyListMs);
 printTable([
   { scenario: `l1 ${SIZE / 1048576} MiB via link`, ours: mibs(o), anchor: 'python3 -m http.server', anchorValue: mibs(p), ratio: `${ratio.toFixed(2)}x`, target: '>= 1.0x', result: ratio >= 1 ? 'PASS' : 'FAIL' },
   { scenario: 'l2 server RSS growth', ours: `${growthMb.toFixed(1)} MB`, anchor: '-', anchorValue: '-', ratio: '-', target: '< 100 MB', result: growthMb < 100 ? 'PASS' : 'FAIL' },
-  { scenario: `l3 folder page, ${ENTRIES} entries`, ours: `${list.toFixed(1)} ms`, anchor: '-', anchorValue: '-', ratio: '-', target: '<= 200 ms', result: list <= 200 ? 'PASS' : 'FAIL' },
+  // The anchor's listing shows names only (no stat per entry); ours shows sizes and dates too.
+  { scenario: `l3 folder page, ${ENTRIES} entries`, ours: `${list.toFixed(1)} ms`, anchor: 'python listing (names only)', anchorValue: `${pyList.toFixed(1)} ms`, ratio: `${(list / pyList).toFixed(2)}x`, target: '<= 200 ms', result: list <= 200 ? 'PASS' : 'FAIL' },
 ]);
 process.exit(0);

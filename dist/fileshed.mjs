@@ -49211,11 +49211,11 @@ Read data.import_info after an import: it shows the detected delimiter, encoding
 Reading works in place: shed_read(zone="uploads", path="report.csv").`
   },
   share: {
-    description: "Give the user a download link to a file.",
+    description: "Give the user a download link to a file or folder.",
     text: () => `HOWTO share
 shed_link_create(zone="storage", path="report.pdf") returns a Markdown link: show it to the user exactly as returned.
-shed_link_list() lists your links; shed_link_delete(file_id="...") removes one.
-To share a folder, zip it first: shed_zip(zone="storage", src="results", dest="results.zip").`
+A folder link opens a page listing it (with a zip of everything). Links expire: expires_hours=48 (default 24, max 168).
+shed_link_list() lists your links; shed_link_delete(link_id="...") revokes one.`
   },
   edit: {
     description: "Create, insert, replace and overwrite text or bytes; locked edits.",
@@ -57119,7 +57119,7 @@ async function deleteStandaloneLink(ctx, id) {
 var shedLinkCreate = defineFunction({
   name: "shed_link_create",
   category: "links",
-  summary: "Create a download link to a file or folder.",
+  summary: "Download link to a file or folder.",
   description: "Create an expiring download link to a file or folder (a folder opens a page listing it). Show clickable_link to the user.",
   params: {
     zone: zoneParam(ZONE_NAMES),
@@ -57162,7 +57162,7 @@ var shedLinkCreate = defineFunction({
 var shedLinkDelete = defineFunction({
   name: "shed_link_delete",
   category: "links",
-  summary: "Delete (revoke) one of your download links.",
+  summary: "Revoke a link.",
   description: "Delete one of your download links; its URL stops working.",
   params: {
     link_id: external_exports.string().optional().describe("From shed_link_list."),
@@ -57191,7 +57191,7 @@ var shedLinkDelete = defineFunction({
 var shedLinkList = defineFunction({
   name: "shed_link_list",
   category: "links",
-  summary: "List your download links.",
+  summary: "Your links.",
   description: "List your download links with their ids, URLs and expiry.",
   params: {},
   example: {},

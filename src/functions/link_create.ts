@@ -11,7 +11,7 @@ import { groupParam, zoneParam } from '../registry/params.js';
 export const shedLinkCreate = defineFunction({
   name: 'shed_link_create',
   category: 'links',
-  summary: 'Create a download link to a file or folder.',
+  summary: 'Download link to a file or folder.',
   description: 'Create an expiring download link to a file or folder (a folder opens a page listing it). Show clickable_link to the user.',
   params: {
     zone: zoneParam(ZONE_NAMES),

@@ -7,7 +7,7 @@ import { defineFunction } from '../registry/define.js';
 export const shedLinkDelete = defineFunction({
   name: 'shed_link_delete',
   category: 'links',
-  summary: 'Delete (revoke) one of your download links.',
+  summary: 'Revoke a link.',
   description: 'Delete one of your download links; its URL stops working.',
   params: {
     link_id: z.string().optional().describe('From shed_link_list.'),

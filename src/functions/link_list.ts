@@ -5,7 +5,7 @@ import { defineFunction } from '../registry/define.js';
 export const shedLinkList = defineFunction({
   name: 'shed_link_list',
   category: 'links',
-  summary: 'List your download links.',
+  summary: 'Your links.',
   description: 'List your download links with their ids, URLs and expiry.',
   params: {},
   example: {},

@@ -22904,10 +22904,6 @@ async function adoptSecret(base2, secret, now = Date.now()) {
   });
 }
 
-// src/core/links/serving.ts
-import fs14 from "node:fs";
-import path14 from "node:path";
-
 // src/core/links/store.ts
 var KEEP_DEAD_MS = 30 * 24 * 3600 * 1e3;
 var asRecord = (r) => ({
@@ -22948,12 +22944,19 @@ function linkRow(db, id) {
 function linksOf(base2, userId) {
   return readAccess(base2, (db) => rows(db, "SELECT * FROM links WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [userId]).map(asRecord));
 }
+function allLinks(base2) {
+  return readAccess(base2, (db) => rows(db, "SELECT * FROM links ORDER BY created_at DESC, id").map(asRecord));
+}
 async function revokeLink(base2, id, now = Date.now()) {
   return writeAccess(base2, (db) => {
     db.run("UPDATE links SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [new Date(now).toISOString(), id]);
     return db.getRowsModified() > 0;
   });
 }
+
+// src/core/links/serving.ts
+import fs14 from "node:fs";
+import path14 from "node:path";
 
 // src/core/links/tokens.ts
 import crypto6 from "node:crypto";
@@ -57578,7 +57581,9 @@ var admin = {
   /** Maintenance of every user and group of the storage (the server's schedule, the admin page's "run now"). */
   maintainAll: (valves) => maintainAll(parseValves(ValvesSchema, valves, "valve")),
   /** The newest audit entries of a storage base, filtered (admin page). */
-  readAudit
+  readAudit,
+  /** Every download link of a storage base, and revoking one (admin page). */
+  links: { list: allLinks, revoke: revokeLink }
 };
 var linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
 var version2 = "0.1.0";

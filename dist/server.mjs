@@ -25778,8 +25778,9 @@ function sendError(req, res, status, detail, extra = {}) {
 // src/hosts/http/files/markdown.ts
 var MARKDOWN_VIEW_MAX_BYTES = 5 * 1024 * 1024;
 var md = new MarkdownItCallable({ html: false, linkify: false, typographer: false });
-function markdownPage(name, source) {
-  const body = `<nav class="crumbs"><a href="./">\u2190 folder</a> \xB7 <a href="${encodeURIComponent(name)}">raw</a></nav><article>${md.render(source)}</article>`;
+function markdownPage(name, source, inFolder) {
+  const raw = `<a href="${encodeURIComponent(name)}">raw</a>`;
+  const body = `<nav class="crumbs">${inFolder ? '<a href="./">\u2190 folder</a> \xB7 ' : ""}${raw}</nav><article>${md.render(source)}</article>`;
   return page(name, body);
 }
 
@@ -26543,7 +26544,7 @@ async function handleFilesRequest(req, res, opts, rest) {
         if (st.size <= MARKDOWN_VIEW_MAX_BYTES) {
           const buf = Buffer.alloc(st.size);
           fs6.readSync(fd2, buf, 0, st.size, 0);
-          return sendPage(req, res, 200, markdownPage(target.name, buf.toString("utf8")));
+          return sendPage(req, res, 200, markdownPage(target.name, buf.toString("utf8"), target.sub !== ""));
         }
       } finally {
         fs6.closeSync(fd2);
@@ -26560,7 +26561,8 @@ async function handleFilesRequest(req, res, opts, rest) {
 function fileRoutes(ctx) {
   return [
     {
-      methods: ["GET", "HEAD"],
+      // Every method reaches the handler, so even a 405 is its short HTML page.
+      methods: ["*"],
       path: /^\/files(\/.*)?$/,
       handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase })
     }

@@ -7,6 +7,7 @@ import { groupAdmin } from './core/groups/directory.js';
 import { readAudit } from './core/audit/audit.js';
 import { maintainAll } from './core/maintenance/maintain.js';
 import { adoptSecret } from './core/links/secret.js';
+import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
 import { humanSize } from './core/quota/quota.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
@@ -30,6 +31,8 @@ export const admin = {
   maintainAll: (valves: Record<string, unknown>) => maintainAll(parseValves(ValvesSchema, valves, 'valve')),
   /** The newest audit entries of a storage base, filtered (admin page). */
   readAudit,
+  /** Every download link of a storage base, and revoking one (admin page). */
+  links: { list: allLinks, revoke: revokeLink },
 };
 
 /**

@@ -57,7 +57,7 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
         if (st.size <= MARKDOWN_VIEW_MAX_BYTES) {
           const buf = Buffer.alloc(st.size);
           fs.readSync(fd, buf, 0, st.size, 0);
-          return sendPage(req, res, 200, markdownPage(target.name, buf.toString('utf8')));
+          return sendPage(req, res, 200, markdownPage(target.name, buf.toString('utf8'), target.sub !== ''));
         }
       } finally {
         fs.closeSync(fd);

@@ -12,7 +12,9 @@ export const MARKDOWN_VIEW_MAX_BYTES = 5 * 1024 * 1024;
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
 
-export function markdownPage(name: string, source: string): string {
-  const body = `<nav class="crumbs"><a href="./">← folder</a> · <a href="${encodeURIComponent(name)}">raw</a></nav><article>${md.render(source)}</article>`;
+/** `inFolder`: the file was reached through a folder link, whose page is one level up. */
+export function markdownPage(name: string, source: string, inFolder: boolean): string {
+  const raw = `<a href="${encodeURIComponent(name)}">raw</a>`;
+  const body = `<nav class="crumbs">${inFolder ? '<a href="./">← folder</a> · ' : ''}${raw}</nav><article>${md.render(source)}</article>`;
   return page(name, body);
 }

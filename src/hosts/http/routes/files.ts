@@ -8,7 +8,8 @@ import type { Route, ServerContext } from '../route.js';
 export function fileRoutes(ctx: ServerContext): Route[] {
   return [
     {
-      methods: ['GET', 'HEAD'],
+      // Every method reaches the handler, so even a 405 is its short HTML page.
+      methods: ['*'],
       path: /^\/files(\/.*)?$/,
       handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase }),
     },

@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs61 = __require("node:fs");
+          var fs64 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs61.readFileSync(a);
+            return fs64.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs61.readFileSync(a, void 0);
+            return fs64.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs61.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs64.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -4144,12 +4144,12 @@ var require_lib = __commonJS({
       }
     };
     AsyncLock.prototype._acquireBatch = function(keys, fn, cb, opts) {
-      var seen = /* @__PURE__ */ Object.create(null);
+      var seen2 = /* @__PURE__ */ Object.create(null);
       keys = keys.filter(function(key) {
-        if (seen[key]) {
+        if (seen2[key]) {
           return false;
         }
-        seen[key] = true;
+        seen2[key] = true;
         return true;
       });
       if (typeof cb !== "function") {
@@ -6381,8 +6381,8 @@ var require_deflate2 = __commonJS({
     var Z_DEFAULT_COMPRESSION = -1;
     var Z_DEFAULT_STRATEGY = 0;
     var Z_DEFLATED = 8;
-    function Deflate2(options) {
-      if (!(this instanceof Deflate2)) return new Deflate2(options);
+    function Deflate2(options2) {
+      if (!(this instanceof Deflate2)) return new Deflate2(options2);
       this.options = utils.assign({
         level: Z_DEFAULT_COMPRESSION,
         method: Z_DEFLATED,
@@ -6391,7 +6391,7 @@ var require_deflate2 = __commonJS({
         memLevel: 8,
         strategy: Z_DEFAULT_STRATEGY,
         to: ""
-      }, options || {});
+      }, options2 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits > 0) {
         opt.windowBits = -opt.windowBits;
@@ -6499,23 +6499,23 @@ var require_deflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function deflate(input2, options) {
-      var deflator = new Deflate2(options);
+    function deflate(input2, options2) {
+      var deflator = new Deflate2(options2);
       deflator.push(input2, true);
       if (deflator.err) {
         throw deflator.msg || msg[deflator.err];
       }
       return deflator.result;
     }
-    function deflateRaw(input2, options) {
-      options = options || {};
-      options.raw = true;
-      return deflate(input2, options);
+    function deflateRaw(input2, options2) {
+      options2 = options2 || {};
+      options2.raw = true;
+      return deflate(input2, options2);
     }
-    function gzip(input2, options) {
-      options = options || {};
-      options.gzip = true;
-      return deflate(input2, options);
+    function gzip(input2, options2) {
+      options2 = options2 || {};
+      options2.gzip = true;
+      return deflate(input2, options2);
     }
     exports.Deflate = Deflate2;
     exports.deflate = deflate;
@@ -6909,7 +6909,7 @@ var require_inftrees = __commonJS({
       var min = 0, max2 = 0;
       var root = 0;
       var curr = 0;
-      var drop = 0;
+      var drop2 = 0;
       var left = 0;
       var used = 0;
       var huff = 0;
@@ -6994,7 +6994,7 @@ var require_inftrees = __commonJS({
       len = min;
       next = table_index;
       curr = root;
-      drop = 0;
+      drop2 = 0;
       low = -1;
       used = 1 << root;
       mask = used - 1;
@@ -7002,7 +7002,7 @@ var require_inftrees = __commonJS({
         return 1;
       }
       for (; ; ) {
-        here_bits = len - drop;
+        here_bits = len - drop2;
         if (work[sym] < end) {
           here_op = 0;
           here_val = work[sym];
@@ -7013,12 +7013,12 @@ var require_inftrees = __commonJS({
           here_op = 32 + 64;
           here_val = 0;
         }
-        incr = 1 << len - drop;
+        incr = 1 << len - drop2;
         fill = 1 << curr;
         min = fill;
         do {
           fill -= incr;
-          table2[next + (huff >> drop) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
+          table2[next + (huff >> drop2) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
         } while (fill !== 0);
         incr = 1 << len - 1;
         while (huff & incr) {
@@ -7038,14 +7038,14 @@ var require_inftrees = __commonJS({
           len = lens[lens_index + work[sym]];
         }
         if (len > root && (huff & mask) !== low) {
-          if (drop === 0) {
-            drop = root;
+          if (drop2 === 0) {
+            drop2 = root;
           }
           next += min;
-          curr = len - drop;
+          curr = len - drop2;
           left = 1 << curr;
-          while (curr + drop < max2) {
-            left -= count2[curr + drop];
+          while (curr + drop2 < max2) {
+            left -= count2[curr + drop2];
             if (left <= 0) {
               break;
             }
@@ -7061,7 +7061,7 @@ var require_inftrees = __commonJS({
         }
       }
       if (huff !== 0) {
-        table2[next + huff] = len - drop << 24 | 64 << 16 | 0;
+        table2[next + huff] = len - drop2 << 24 | 64 << 16 | 0;
       }
       opts.bits = root;
       return 0;
@@ -8387,13 +8387,13 @@ var require_inflate2 = __commonJS({
     var ZStream = require_zstream();
     var GZheader = require_gzheader();
     var toString = Object.prototype.toString;
-    function Inflate2(options) {
-      if (!(this instanceof Inflate2)) return new Inflate2(options);
+    function Inflate2(options2) {
+      if (!(this instanceof Inflate2)) return new Inflate2(options2);
       this.options = utils.assign({
         chunkSize: 16384,
         windowBits: 0,
         to: ""
-      }, options || {});
+      }, options2 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits >= 0 && opt.windowBits < 16) {
         opt.windowBits = -opt.windowBits;
@@ -8401,7 +8401,7 @@ var require_inflate2 = __commonJS({
           opt.windowBits = -15;
         }
       }
-      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options && options.windowBits)) {
+      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options2 && options2.windowBits)) {
         opt.windowBits += 32;
       }
       if (opt.windowBits > 15 && opt.windowBits < 48) {
@@ -8529,18 +8529,18 @@ var require_inflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function inflate(input2, options) {
-      var inflator = new Inflate2(options);
+    function inflate(input2, options2) {
+      var inflator = new Inflate2(options2);
       inflator.push(input2, true);
       if (inflator.err) {
         throw inflator.msg || msg[inflator.err];
       }
       return inflator.result;
     }
-    function inflateRaw(input2, options) {
-      options = options || {};
-      options.raw = true;
-      return inflate(input2, options);
+    function inflateRaw(input2, options2) {
+      options2 = options2 || {};
+      options2.raw = true;
+      return inflate(input2, options2);
     }
     exports.Inflate = Inflate2;
     exports.inflate = inflate;
@@ -8567,12 +8567,12 @@ var require_pako = __commonJS({
 var require_pify = __commonJS({
   "node_modules/pify/index.js"(exports, module) {
     "use strict";
-    var processFn = (fn, options) => function(...args) {
-      const P = options.promiseModule;
+    var processFn = (fn, options2) => function(...args) {
+      const P = options2.promiseModule;
       return new P((resolve, reject) => {
-        if (options.multiArgs) {
+        if (options2.multiArgs) {
           args.push((...result3) => {
-            if (options.errorFirst) {
+            if (options2.errorFirst) {
               if (result3[0]) {
                 reject(result3);
               } else {
@@ -8583,7 +8583,7 @@ var require_pify = __commonJS({
               resolve(result3);
             }
           });
-        } else if (options.errorFirst) {
+        } else if (options2.errorFirst) {
           args.push((error62, result3) => {
             if (error62) {
               reject(error62);
@@ -8597,31 +8597,31 @@ var require_pify = __commonJS({
         fn.apply(this, args);
       });
     };
-    module.exports = (input2, options) => {
-      options = Object.assign({
+    module.exports = (input2, options2) => {
+      options2 = Object.assign({
         exclude: [/.+(Sync|Stream)$/],
         errorFirst: true,
         promiseModule: Promise
-      }, options);
+      }, options2);
       const objType = typeof input2;
       if (!(input2 !== null && (objType === "object" || objType === "function"))) {
         throw new TypeError(`Expected \`input\` to be a \`Function\` or \`Object\`, got \`${input2 === null ? "null" : objType}\``);
       }
       const filter = (key) => {
         const match = (pattern) => typeof pattern === "string" ? key === pattern : pattern.test(key);
-        return options.include ? options.include.some(match) : !options.exclude.some(match);
+        return options2.include ? options2.include.some(match) : !options2.exclude.some(match);
       };
       let ret;
       if (objType === "function") {
         ret = function(...args) {
-          return options.excludeMain ? input2(...args) : processFn(input2, options).apply(this, args);
+          return options2.excludeMain ? input2(...args) : processFn(input2, options2).apply(this, args);
         };
       } else {
         ret = Object.create(Object.getPrototypeOf(input2));
       }
       for (const key in input2) {
         const property = input2[key];
-        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options) : property;
+        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options2) : property;
       }
       return ret;
     };
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path52, originalPath, doThrow) => {
-      if (!isString(path52)) {
+    var checkPath = (path57, originalPath, doThrow) => {
+      if (!isString(path57)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path52) {
+      if (!path57) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path52)) {
+      if (checkPath.isNotRelative(path57)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path52) => REGEX_TEST_INVALID_PATH.test(path52);
+    var isNotRelative = (path57) => REGEX_TEST_INVALID_PATH.test(path57);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path52, checkUnignored) {
+      _testOne(path57, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path52);
+          const matched = rule.regex.test(path57);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path52 = originalPath && checkPath.convert(originalPath);
+        const path57 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path52,
+          path57,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path52, cache, checkUnignored, slices);
+        return this._t(path57, cache, checkUnignored, slices);
       }
-      _t(path52, cache, checkUnignored, slices) {
-        if (path52 in cache) {
-          return cache[path52];
+      _t(path57, cache, checkUnignored, slices) {
+        if (path57 in cache) {
+          return cache[path57];
         }
         if (!slices) {
-          slices = path52.split(SLASH2);
+          slices = path57.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path52] = this._testOne(path52, checkUnignored);
+          return cache[path57] = this._testOne(path57, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path52] = parent.ignored ? parent : this._testOne(path52, checkUnignored);
+        return cache[path57] = parent.ignored ? parent : this._testOne(path57, checkUnignored);
       }
-      ignores(path52) {
-        return this._test(path52, this._ignoreCache, false).ignored;
+      ignores(path57) {
+        return this._test(path57, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path52) => !this.ignores(path52);
+        return (path57) => !this.ignores(path57);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path52) {
-        return this._test(path52, this._testCache, true);
+      test(path57) {
+        return this._test(path57, this._testCache, true);
       }
     };
-    var factory = (options) => new Ignore(options);
-    var isPathValid = (path52) => checkPath(path52 && checkPath.convert(path52), path52, RETURN_FALSE);
+    var factory = (options2) => new Ignore(options2);
+    var isPathValid = (path57) => checkPath(path57 && checkPath.convert(path57), path57, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path52) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path52) || isNotRelative(path52);
+      checkPath.isNotRelative = (path57) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path57) || isNotRelative(path57);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path52 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path57 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path52[k - 1 + offset];
+          r = path57[k - 1 + offset];
         } else {
-          r = path52[k + 1 + offset];
+          r = path57[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path52[k + offset] = pathposi.length;
+        path57[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path52[i2] = -1;
+            path57[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path52[delta + offset];
+          r = path57[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs61, filepath, cache) {
+    async function updateCachedIndexFile(fs64, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs61.lstat(filepath),
-        fs61.read(filepath)
+        fs64.lstat(filepath),
+        fs64.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs61, filepath, cache) {
+    async function isIndexStale(fs64, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs61.lstat(filepath);
+      const currStats = await fs64.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs61, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs64, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs61, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs61, filepath, theIndexCache);
+          if (await isIndexStale(fs64, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs64, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs61.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs61.lstat(filepath));
+            await fs64.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs64.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path52) {
-      const last = Math.max(path52.lastIndexOf("/"), path52.lastIndexOf("\\"));
+    function basename(path57) {
+      const last = Math.max(path57.lastIndexOf("/"), path57.lastIndexOf("\\"));
       if (last > -1) {
-        path52 = path52.slice(last + 1);
+        path57 = path57.slice(last + 1);
       }
-      return path52;
+      return path57;
     }
-    function dirname(path52) {
-      const last = Math.max(path52.lastIndexOf("/"), path52.lastIndexOf("\\"));
+    function dirname(path57) {
+      const last = Math.max(path57.lastIndexOf("/"), path57.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path52.slice(0, last);
+      return path57.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs61, gitdir, cache }) {
+      constructor({ fs: fs64, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs61, gitdir, cache },
+          { fs: fs64, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs61, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs61, gitdir, cache });
+        value: function({ fs: fs64, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs64, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path52, aar) {
+    function normalizeString(path57, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path52.length; ++i2) {
-        if (i2 < path52.length) char = path52[i2];
+      for (let i2 = 0; i2 <= path57.length; ++i2) {
+        if (i2 < path57.length) char = path57[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path52.slice(lastSlash + 1, i2);
-            else res = path52.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path57.slice(lastSlash + 1, i2);
+            else res = path57.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path52) {
-      if (path52.length >= 2 && /^[a-zA-Z]:/.test(path52)) {
-        return path52.slice(0, 2);
+    function getWindowsDrivePrefix(path57) {
+      if (path57.length >= 2 && /^[a-zA-Z]:/.test(path57)) {
+        return path57.slice(0, 2);
       }
       return null;
     }
-    function normalize(path52) {
-      if (!path52.length) return ".";
-      path52 = path52.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path52);
-      const isAbsolute2 = path52[0] === "/" || drivePrefix !== null && path52[2] === "/";
-      const trailingSeparator = path52.at(-1) === "/";
-      const pathBody = drivePrefix ? path52.slice(2) : path52;
+    function normalize(path57) {
+      if (!path57.length) return ".";
+      path57 = path57.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path57);
+      const isAbsolute2 = path57[0] === "/" || drivePrefix !== null && path57[2] === "/";
+      const trailingSeparator = path57.at(-1) === "/";
+      const pathBody = drivePrefix ? path57.slice(2) : path57;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path52) => {
-      const pathSegments = path52.split(".");
+    var normalizePath = (path57) => {
+      const pathSegments = path57.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path52 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path52 };
+          const path57 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path57 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path52, getall = false) {
-        const normalizedPath = normalizePath(path52).path;
+      async get(path57, getall = false) {
+        const normalizedPath = normalizePath(path57).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path52) {
-        return this.get(path52, true);
+      async getall(path57) {
+        return this.get(path57, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path52, value) {
-        return this.set(path52, value, true);
+      async append(path57, value) {
+        return this.set(path57, value, true);
       }
-      async set(path52, value, append = false) {
+      async set(path57, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path52);
+        } = normalizePath(path57);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs61, gitdir }) {
-        const text = await fs61.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs64, gitdir }) {
+        const text = await fs64.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs61, gitdir, config: config2 }) {
-        await fs61.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs64, gitdir, config: config2 }) {
+        await fs64.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs61, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs64, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs61, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs64, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs61.write(join(gitdir, key), `${value.trim()}
+            async () => fs64.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs61, gitdir, ref, value }) {
+      static async writeRef({ fs: fs64, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs61.write(join(gitdir, ref), `${value.trim()}
+          async () => fs64.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs61, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs64, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs61.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs64.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs61, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs61, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs64, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs64, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs61, gitdir, refs }) {
+      static async deleteRefs({ fs: fs64, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs61.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs64.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs61.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs64.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs61.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs64.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs61, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs64, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs61.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs64.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs61, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs64, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs61, gitdir, ref }) {
+      static async exists({ fs: fs64, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs61, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs64, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs61, gitdir, ref }) {
+      static async expand({ fs: fs64, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs61.exists(`${gitdir}/${ref2}`)
+            async () => fs64.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs61, gitdir }) {
+      static async packedRefs({ fs: fs64, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs61.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs64.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs61, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs61, gitdir });
+      static async listRefs({ fs: fs64, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
         let files = null;
         try {
-          files = await fs61.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs64.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs61, gitdir, remote }) {
+      static async listBranches({ fs: fs64, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs61, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs64, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs61, gitdir }) {
+      static async listTags({ fs: fs64, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path52 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path52.replace(
+        const path57 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path57.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path52.includes("\\") || path52.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path52);
+        if (path57.includes("\\") || path57.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path57);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path52, oid, type });
+        _entries.push({ mode, path: path57, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path52 = Buffer.from(entry.path, "utf8");
+            const path57 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path52, nullchar, oid]);
+            return Buffer.concat([mode, space, path57, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs61, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs64, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs61.read(`${gitdir}/${source}`);
+      const file2 = await fs64.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -11427,13 +11427,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     function fromValue(value) {
-      let queue = [value];
+      let queue2 = [value];
       return {
         next() {
-          return Promise.resolve({ done: queue.length === 0, value: queue.pop() });
+          return Promise.resolve({ done: queue2.length === 0, value: queue2.pop() });
         },
         return() {
-          queue = [];
+          queue2 = [];
           return {};
         },
         [Symbol.asyncIterator]() {
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs61,
+      fs: fs64,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs61.read(filename);
+      const idx = await fs64.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs61,
+      fs: fs64,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs61,
+          fs: fs64,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs61.readdir(join(gitdir, "objects/pack"));
+      let list = await fs64.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs61,
+          fs: fs64,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs61.read(packFile);
+            const read = fs64.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs61, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs64, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           oid,
@@ -12689,12 +12689,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         }
         const obj3 = {};
-        const seen = /* @__PURE__ */ new Set();
+        const seen2 = /* @__PURE__ */ new Set();
         for (const h of hs) {
           const key = h.slice(0, h.indexOf(" "));
           const value = h.slice(h.indexOf(" ") + 1);
-          if (!seen.has(key)) {
-            seen.add(key);
+          if (!seen2.has(key)) {
+            seen2.add(key);
             obj3[key] = value;
           }
         }
@@ -12809,11 +12809,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           obj3.parent.push(valueOf(hs[index2]));
           index2++;
         }
-        const seen = /* @__PURE__ */ new Set(["tree", "parent"]);
+        const seen2 = /* @__PURE__ */ new Set(["tree", "parent"]);
         for (; index2 < hs.length; index2++) {
           const key = keyOf(hs[index2]);
-          if (seen.has(key)) continue;
-          seen.add(key);
+          if (seen2.has(key)) continue;
+          seen2.add(key);
           obj3[key] = valueOf(hs[index2]);
         }
         if (obj3.author) {
@@ -12885,18 +12885,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs61, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs64, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs61, cache, gitdir, oid });
+        return resolveTree({ fs: fs64, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs61, cache, gitdir, oid });
+        return resolveTree({ fs: fs64, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs61, gitdir, ref, cache }) {
-        this.fs = fs61;
+      constructor({ fs: fs64, gitdir, ref, cache }) {
+        this.fs = fs64;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs61, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs64, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs61, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs64, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs61, cache, gitdir } = this;
+        const { fs: fs64, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj3 = map2.get(filepath);
         if (!obj3) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (obj3.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
         if (type !== obj3.type) {
           throw new ObjectTypeError(oid, type, obj3.type);
         }
@@ -12995,10 +12995,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs61, cache, gitdir } = this;
+          const { fs: fs64, cache, gitdir } = this;
           const obj3 = map2.get(entry._fullpath);
           const oid = obj3.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs61, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs61, gitdir, ref, cache });
+        value: function({ fs: fs64, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs64, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs61, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs61;
+      constructor({ fs: fs64, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs64;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs61, dir } = this;
-        const names = await fs61.readdir(join(dir, filepath));
+        const { fs: fs64, dir } = this;
+        const names = await fs64.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs61, dir } = this;
-          let stat = await fs61.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs64, dir } = this;
+          let stat = await fs64.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs61, dir, gitdir } = this;
+          const { fs: fs64, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs61.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs64.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs61, gitdir);
+              const config2 = await this._getGitConfig(fs64, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs61.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs64.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs61, gitdir, cache } = this;
+          const { fs: fs64, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs61, gitdir, cache },
+            { fs: fs64, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs61, gitdir);
+              const config2 = await self2._getGitConfig(fs64, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs61, gitdir, cache, refreshQueue } = this;
+        const { fs: fs64, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs61, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs64, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs61, gitdir) {
+      async _getGitConfig(fs64, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs61, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs64, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs61, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs61, dir, gitdir, cache, refresh });
+        value: function({ fs: fs64, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs64, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs61, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs64, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs61, filepath) {
-      const entries = await fs61.readdir(filepath);
+    async function rmRecursive(fs64, filepath) {
+      const entries = await fs64.readdir(filepath);
       if (entries == null) {
-        await fs61.rm(filepath);
+        await fs64.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs61.lstat(subpath).then((stat) => {
+            return fs64.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs61, subpath) : fs61.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs64, subpath) : fs64.rm(subpath);
             });
           })
-        ).then(() => fs61.rmdir(filepath));
+        ).then(() => fs64.rmdir(filepath));
       } else {
-        await fs61.rmdir(filepath);
+        await fs64.rmdir(filepath);
       }
     }
     function isPromiseLike(obj3) {
@@ -13374,7 +13374,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs61) {
+    function isPromiseFs(fs64) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs61));
+      return isPromiseLike(test(fs64));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs61) {
-      if (isPromiseFs(fs61)) {
+    function bindFs(target, fs64) {
+      if (isPromiseFs(fs64)) {
         for (const command of commands) {
-          target[`_${command}`] = fs61[command].bind(fs61);
+          target[`_${command}`] = fs64[command].bind(fs64);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs61[command].bind(fs61));
+          target[`_${command}`] = pify(fs64[command].bind(fs64));
         }
       }
-      if (isPromiseFs(fs61)) {
-        if (fs61.cp) target._cp = fs61.cp.bind(fs61);
-        if (fs61.rm) target._rm = fs61.rm.bind(fs61);
-        else if (fs61.rmdir.length > 1) target._rm = fs61.rmdir.bind(fs61);
+      if (isPromiseFs(fs64)) {
+        if (fs64.cp) target._cp = fs64.cp.bind(fs64);
+        if (fs64.rm) target._rm = fs64.rm.bind(fs64);
+        else if (fs64.rmdir.length > 1) target._rm = fs64.rmdir.bind(fs64);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs61.cp) target._cp = pify(fs61.cp.bind(fs61));
-        if (fs61.rm) target._rm = pify(fs61.rm.bind(fs61));
-        else if (fs61.rmdir.length > 2) target._rm = pify(fs61.rmdir.bind(fs61));
+        if (fs64.cp) target._cp = pify(fs64.cp.bind(fs64));
+        if (fs64.rm) target._rm = pify(fs64.rm.bind(fs64));
+        else if (fs64.rmdir.length > 2) target._rm = pify(fs64.rmdir.bind(fs64));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs61) {
-        if (typeof fs61._original_unwrapped_fs !== "undefined") return fs61;
-        const promises = Object.getOwnPropertyDescriptor(fs61, "promises");
+      constructor(fs64) {
+        if (typeof fs64._original_unwrapped_fs !== "undefined") return fs64;
+        const promises = Object.getOwnPropertyDescriptor(fs64, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs61.promises);
+          bindFs(this, fs64.promises);
         } else {
-          bindFs(this, fs61);
+          bindFs(this, fs64);
         }
-        this._original_unwrapped_fs = fs61;
+        this._original_unwrapped_fs = fs64;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13442,7 +13442,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Object} [options] - Additional options.
        * @returns {Promise<boolean>} - `true` if the file exists, `false` otherwise.
        */
-      async exists(filepath, options = {}) {
+      async exists(filepath, options2 = {}) {
         try {
           await this._stat(filepath);
           return true;
@@ -13463,16 +13463,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Object} [options] - Options for reading the file.
        * @returns {Promise<Buffer|string|null>} - The file contents, or `null` if the file doesn't exist.
        */
-      async read(filepath, options = {}) {
+      async read(filepath, options2 = {}) {
         let buffer;
         try {
-          buffer = await this._readFile(filepath, options);
+          buffer = await this._readFile(filepath, options2);
         } catch (err2) {
           if (isNotFoundError(err2) || err2.code === "EISDIR") return null;
           throw err2;
         }
         if (buffer == null) return null;
-        if (options.autocrlf === "true") {
+        if (options2.autocrlf === "true") {
           try {
             buffer = new TextDecoder("utf8", { fatal: true }).decode(buffer);
             buffer = buffer.replace(/\r\n/g, "\n");
@@ -13493,12 +13493,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Object|string} [options] - Options for writing the file.
        * @returns {Promise<void>}
        */
-      async write(filepath, contents, options = {}) {
+      async write(filepath, contents, options2 = {}) {
         try {
-          await this._writeFile(filepath, contents, options);
+          await this._writeFile(filepath, contents, options2);
         } catch (err2) {
           await this.mkdir(dirname(filepath));
-          await this._writeFile(filepath, contents, options);
+          await this._writeFile(filepath, contents, options2);
         }
       }
       /**
@@ -13676,29 +13676,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs61 = new FileSystem(_fs);
+        const fs64 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs61,
+          fs: fs64,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path52, [head, workdir, index2]) {
+          map: async function(path57, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path52);
+            const unmerged = unmergedPaths.includes(path57);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path52,
+                path: path57,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path52);
+            else throw new IndexResetError(path57);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs61.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs64.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs61.write(`${dir}/${entry.path}`, content, {
+                await fs64.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs61, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs64, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs61.exists(excludesFile)) {
-          excludes = await fs61.read(excludesFile, "utf8");
+        if (await fs64.exists(excludesFile)) {
+          excludes = await fs64.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs61.read(p.gitignore, "utf8");
+          const file2 = await fs64.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs61, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs64, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs61.exists(filepath)) await fs61.write(filepath, object2);
+      if (!await fs64.exists(filepath)) await fs64.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs61,
+      fs: fs64,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs61, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs64, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs61,
+              fs: fs64,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs61,
+      fs: fs64,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs61,
+            fs: fs64,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs61.lstat(join(dir, currentFilepath));
+        const stats = await fs64.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs61.readdir(join(dir, currentFilepath));
+          const children = await fs64.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs61,
+                fs: fs64,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs61,
+                fs: fs64,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs61.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs61.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs64.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs64.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs61, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs64, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs61, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs64, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs61.exists(`${gitdir}/${source}`);
+      return fs64.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs61.readdir(join(gitdir, "objects/pack"));
+      let list = await fs64.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs61,
+          fs: fs64,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs61, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs64, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs61, gitdir, path: path52 }) {
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
-      return config2.get(path52);
+    async function _getConfig({ fs: fs64, gitdir, path: path57 }) {
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      return config2.get(path57);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs61, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs64, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs61, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs61, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs64, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs64, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs61,
+      fs: fs64,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs61, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs61, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs64, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs64, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs61, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs64, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs61, cache, gitdir, oid });
+        return resolveCommit({ fs: fs64, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs61, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs64, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs61,
+      fs: fs64,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs61.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs64.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs61, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs64, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs61, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs61,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs64, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs64,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs61, gitdir, cache, allowUnmerged: false },
+        { fs: fs64, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs61, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs64, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs61, gitdir, ref: p });
-                while (await hasObject({ fs: fs61, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs64, gitdir, ref: p });
+                while (await hasObject({ fs: fs64, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs61,
+                    fs: fs64,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs61, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs64, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs61, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs64, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs61, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs64, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs61, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs64, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs61, gitdir, tree }) {
+    async function _writeTree({ fs: fs64, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs61,
+      fs: fs64,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs61,
+        fs: fs64,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs61 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs61, gitdir, author: _author });
+        const fs64 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs64, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         return await _addNote({
-          fs: fs61,
+          fs: fs64,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs61, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs64, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs61,
+      fs: fs64,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs61, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs64, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs61, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs64, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs61, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs64, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs61,
+          fs: fs64,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs61,
+      fs: fs64,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs61, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs64, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs61, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs61, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs64, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs64, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs61, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs64, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs61.lstat(current);
+        const stats = await fs64.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath.startsWith(`${base2}/`);
     };
     async function _checkout({
-      fs: fs61,
+      fs: fs64,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs61, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs64, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs61, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs64, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs61,
+            fs: fs64,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir, cache },
+          { fs: fs64, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs61.rm(filepath);
+                  await fs64.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir, cache },
+          { fs: fs64, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs61.rmdir(filepath);
+                    await fs64.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
-            await fs61.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
+            await fs64.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs61, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs64, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs61, gitdir, cache, allowUnmerged: true },
+            { fs: fs64, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs61, gitdir, cache, allowUnmerged: true },
+            { fs: fs64, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs61,
+                      fs: fs64,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs61.rm(filepath);
+                      await fs64.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs61.write(filepath, object2);
+                      await fs64.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs61.write(filepath, object2, { mode: 511 });
+                      await fs64.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs61.writelink(filepath, object2);
+                      await fs64.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs61.lstat(filepath);
+                  const stats = await fs64.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs61,
+            fs: fs64,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs61,
+      fs: fs64,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs61,
+        fs: fs64,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs61, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs64, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs61, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
         if (chmod) {
-          await fs61.rm(filepath);
+          await fs64.rm(filepath);
         }
         if (mode === 33188) {
-          await fs61.write(filepath, object2);
+          await fs64.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs61.write(filepath, object2, { mode: 511 });
+          await fs64.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs61.writelink(filepath, object2);
+          await fs64.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs61.lstat(filepath);
+      const stats = await fs64.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs61,
+      fs: fs64,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs61,
+        fs: fs64,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base2, theirs]) {
-          const path52 = basename(filepath);
+          const path57 = basename(filepath);
           const ourChange = await modified(ours, base2);
           const theirChange = await modified(theirs, base2);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base2.mode(),
-                path: path52,
+                path: path57,
                 oid: await base2.oid(),
                 type: await base2.type()
               };
@@ -15469,14 +15469,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path52,
+                  path: path57,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path52,
+                path: path57,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path52,
+                  path: path57,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path52,
+                path: path57,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path52,
+                  path: path57,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs61,
+                  fs: fs64,
                   gitdir,
-                  path: path52,
+                  path: path57,
                   ours,
                   base: base2,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path52
+                  path: path57
                 };
               }
               if (base2 && ours && !theirs && await base2.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path52
+                  path: path57
                 };
               }
               if (base2 && !ours && !theirs && (await base2.type() === "blob" || await base2.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs61,
+            fs: fs64,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path52 = `${dir}/${filepath}`;
+              const path57 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs61.write(path52, content, { mode });
+                await fs64.write(path57, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs61,
+      fs: fs64,
       gitdir,
-      path: path52,
+      path: path57,
       ours,
       base: base2,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path52, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path57, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path52, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path57, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path52, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path57, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path52
+        path: path57
       });
       const oid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path52, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path57, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs61, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs64, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs61.lstat(currentFilepath);
+      const stats = await fs64.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs61, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs64, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs61.readlink(currentFilepath).then(posixifyPathBuffer) : await fs61.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs64.readlink(currentFilepath).then(posixifyPathBuffer) : await fs64.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs61, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs64, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs61, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs64, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs61,
+            fs64,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs61, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs64, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs61.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs64.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs61,
+        fs: fs64,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs61, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs64, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs61,
+        fs: fs64,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs61, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs64, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs61.lstat(join(dir, filepath))
+                  stats: await fs64.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs61.rmdir(currentFilepath);
+              await fs64.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs61, dir, op.filepath);
-              await fs61.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs64, dir, op.filepath);
+              await fs64.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs61.rm(currentFilepath);
+              await fs64.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs61, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs64, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs61,
+                  fs: fs64,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs61.exists(currentFilepath)) {
-                  await fs61.rm(currentFilepath);
+                if (await fs64.exists(currentFilepath)) {
+                  await fs64.rm(currentFilepath);
                 }
-                await fs61.write(currentFilepath, object2);
+                await fs64.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs61, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs64, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs61,
+          fs: fs64,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs61, gitdir, cache, allowUnmerged: false },
+        { fs: fs64, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs61,
+            fs: fs64,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs61,
+          fs: fs64,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs61,
+        fs: fs64,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs61,
+        fs: fs64,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path52) => worthWalking(filepath, path52))) {
+          if (!allTracked && !changed.some((path57) => worthWalking(filepath, path57))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs61,
+            fs: fs64,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs61,
+          fs: fs64,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs61,
+      fs: fs64,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs61, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs64, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16596,11 +16596,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs61, gitdir }) {
+      static async read({ fs: fs64, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs61.read(filepath, { encoding: "utf8" });
+          const text = await fs64.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs61, gitdir, oids }) {
+      static async write({ fs: fs64, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs61.write(filepath, text, {
+            await fs64.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs61.rm(filepath);
+            await fs64.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs61,
+      fs: fs64,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs61, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs64, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs61, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs61, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs61, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs64, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs64, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs64, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs61, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs64, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs61, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs64, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs61, gitdir, oids });
+      await GitShallowManager.write({ fs: fs64, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs61.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs61, cache, gitdir, oid: oid2 });
+        await fs64.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs61.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs64.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs61,
+      fs: fs64,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs61.exists(gitdir + "/config")) return;
+      if (await fs64.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs61.mkdir(folder);
+        await fs64.mkdir(folder);
       }
-      await fs61.write(
+      await fs64.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs61.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs64.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs61,
+      fs: fs64,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs61, gitdir });
-        await _addRemote({ fs: fs61, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs64, gitdir });
+        await _addRemote({ fs: fs64, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs61,
+          fs: fs64,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs61,
+          fs: fs64,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs61.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs64.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs61,
+      fs: fs64,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         return await _commit({
-          fs: fs61,
+          fs: fs64,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs61, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs64, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs61, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs64, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs61, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs64, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs61, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs61, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs64, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs64, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs61, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+    async function _deleteRemote({ fs: fs64, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs61, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs61, gitdir, ref }) {
+    async function _deleteTag({ fs: fs64, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref });
     }
-    async function deleteTag({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs61, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs64, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs61.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs64.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs61.readdir(join(gitdir, "objects/pack"));
+      let list = await fs64.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs61,
+          fs: fs64,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs61, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs61, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs61, gitdir, oid: short });
+    async function _expandOid({ fs: fs64, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs64, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs64, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs61, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs61, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs64, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs64, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17683,11 +17683,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const redundant = /* @__PURE__ */ new Set();
       for (const oid of common) {
         const ancestors2 = [...await readParents(oid)];
-        const seen = /* @__PURE__ */ new Set();
+        const seen2 = /* @__PURE__ */ new Set();
         while (ancestors2.length) {
           const ancestor = ancestors2.pop();
-          if (seen.has(ancestor)) continue;
-          seen.add(ancestor);
+          if (seen2.has(ancestor)) continue;
+          seen2.add(ancestor);
           if (common.has(ancestor)) {
             redundant.add(ancestor);
           } else {
@@ -17698,7 +17698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs61, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs64, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs61, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs64, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs61, gitdir, cache, allowUnmerged: false },
+          { fs: fs64, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs61,
+              fs: fs64,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs61,
+      fs: fs64,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs61, gitdir });
+          const head = await _currentBranch({ fs: fs64, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs61,
+          fs: fs64,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs61,
+          fs: fs64,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs61,
+      fs: fs64,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs61,
+      fs: fs64,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs61, filepath }) {
-      if (await fs61.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs64, filepath }) {
+      if (await fs64.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs61, filepath: parent });
+        return _findRoot({ fs: fs64, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs61, filepath }) {
+    async function findRoot({ fs: fs64, filepath }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs61), filepath });
+        return await _findRoot({ fs: new FileSystem(fs64), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs61, dir, gitdir = join(dir, ".git"), path: path52 }) {
+    async function getConfig({ fs: fs64, dir, gitdir = join(dir, ".git"), path: path57 }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path52);
-        const fsp = new FileSystem(fs61);
+        assertParameter("path", path57);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path52
+          path: path57
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs61, gitdir, path: path52 }) {
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
-      return config2.getall(path52);
+    async function _getConfigAll({ fs: fs64, gitdir, path: path57 }) {
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      return config2.getall(path57);
     }
     async function getConfigAll({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
-      path: path52
+      path: path57
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path52);
-        const fsp = new FileSystem(fs61);
+        assertParameter("path", path57);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path52
+          path: path57
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path52, value) {
-      const parts = path52.split("/");
+    function assignRefPath(root, path57, value) {
+      const parts = path57.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs61,
+      fs: fs64,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs61.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs61, cache, gitdir, oid });
+        const pack = await fs64.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs64, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs61.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs64.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs61,
+      fs: fs64,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs61,
+      fs: fs64,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18372,16 +18372,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new MissingParameterError("ancestor");
       }
       if (oid === ancestor) return false;
-      const queue = [oid];
+      const queue2 = [oid];
       const visited = /* @__PURE__ */ new Set();
       let searchdepth = 0;
-      while (queue.length) {
+      while (queue2.length) {
         if (searchdepth++ === depth) {
           throw new MaxDepthError(depth);
         }
-        const oid2 = queue.shift();
+        const oid2 = queue2.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           oid: oid2
@@ -18396,7 +18396,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (!shallows.has(oid2)) {
           for (const parent of commit2.parent) {
             if (!visited.has(parent)) {
-              queue.push(parent);
+              queue2.push(parent);
               visited.add(parent);
             }
           }
@@ -18405,7 +18405,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs61, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs64, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs61, gitdir, cache },
+          { fs: fs64, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs61, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs64, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs61, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs64, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs61, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+    async function _listRemotes({ fs: fs64, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs61, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs64, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs61, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs64, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs61, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs61, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs64, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs64, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs61,
+                  fs: fs64,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs61,
+                        fs: fs64,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs61, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs64, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs61, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs64, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs61,
+          fs: fs64,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs61, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs61, cache, gitdir, oids });
+    async function _packObjects({ fs: fs64, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs64, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs61.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs64.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs61,
+          fs: fs64,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs61, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs61, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs64, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs61, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs61,
+      fs: fs64,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj3 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs61,
+      fs: fs64,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs61, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs64, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs61, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs61, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs61, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs64, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs61, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs64, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs61, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs64, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs61,
+              fs: fs64,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs61, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs64, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs61, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs61,
+      fs: fs64,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs61, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs61, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs64, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs61, cache, gitdir, oid });
+        return resolveBlob({ fs: fs64, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs61, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs61,
+      fs: fs64,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
       const { blob } = await _readBlob({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs61, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs64, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs61,
+      fs: fs64,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs61, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs61,
+        fs: fs64,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs61,
+        fs: fs64,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs61,
+          fs: fs64,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs61,
+      fs: fs64,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs61, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs64, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs61, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs61, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs64, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs61,
+          fs: fs64,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs61,
+            fs: fs64,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs61,
+              fs: fs64,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs61.read(join(dir, filepath));
+        const object2 = dir && await fs64.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs61.lstat(join(dir, filepath));
+            stats = await fs64.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path52,
+      path: path57,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path52);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
+        assertParameter("path", path57);
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path52, value);
+          await config2.append(path57, value);
         } else {
-          await config2.set(path52, value);
+          await config2.set(path57, value);
         }
-        await GitConfigManager.save({ fs: fs61, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs64, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs61, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs64, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs61, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs61,
+          fs: fs64,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs61, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
+    async function _createStashCommit({ fs: fs64, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs61, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs64, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs61, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs64, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs61, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs64, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs61,
+        fs: fs64,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs61, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
+    async function _stashApply({ fs: fs64, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs61,
+          fs: fs64,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs61,
+          fs: fs64,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs61, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
+    async function _stashDrop({ fs: fs64, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs61.exists(stashRefPath)) {
-          await fs61.rm(stashRefPath);
+        if (await fs64.exists(stashRefPath)) {
+          await fs64.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs61.write(
+          await fs64.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs61.rm(stashReflogPath);
+          await fs64.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs61, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
+    async function _stashList({ fs: fs64, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs61, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs61, dir, gitdir });
+    async function _stashClear({ fs: fs64, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path52) => {
-            if (await fs61.exists(path52)) {
-              return fs61.rm(path52);
+          stashRefPath.map(async (path57) => {
+            if (await fs64.exists(path57)) {
+              return fs64.rm(path57);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs61, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs61, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs61, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs64, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs64, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs64, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs61);
+      assertParameter("fs", fs64);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs61);
+        const _fs = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs61, cache, gitdir: updatedGitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs64, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs61,
+          fs: fs64,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs61,
+            fs: fs64,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs61.lstat(join(dir, filepath));
+        const stats = await fs64.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs61, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs64, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs61, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs61.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs64.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs61, gitdir: updatedGitdir, cache },
+                  { fs: fs64, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs61, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs64, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs61._readdir(parent);
+          entries = await fs64._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs61, cache, gitdir: updatedGitdir, tree, path: path52 }) {
-      if (typeof path52 === "string") path52 = path52.split("/");
-      const dirname2 = path52.shift();
+    async function getOidAtPath({ fs: fs64, cache, gitdir: updatedGitdir, tree, path: path57 }) {
+      if (typeof path57 === "string") path57 = path57.split("/");
+      const dirname2 = path57.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path52.length === 0) {
+          if (path57.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs61,
+            fs: fs64,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs61, cache, gitdir: updatedGitdir, tree: tree2, path: path52 });
+            return getOidAtPath({ fs: fs64, cache, gitdir: updatedGitdir, tree: tree2, path: path57 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path52.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path57.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs61, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs64, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs61, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs64, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         return await _walk({
-          fs: fs61,
+          fs: fs64,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs61,
+                  fs: fs64,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs61 = new FileSystem(_fs);
+        const fs64 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs61, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs64, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs61, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs64, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs61, gitdir: updatedGitdir, cache },
+            { fs: fs64, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs61.lstat(join(dir, filepath));
+                const fileStats2 = await fs64.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs61.lstat(join(dir, filepath));
+          fileStats = await fs64.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs61, gitdir: updatedGitdir, cache },
+          { fs: fs64, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs61.readlink(join(dir, filepath)) : await fs61.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs64.readlink(join(dir, filepath)) : await fs64.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs61,
+                fs: fs64,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs61, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs64, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs61,
+      fs: fs64,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs61 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
+        const fs64 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs61,
+          fs: fs64,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs61 = new FileSystem(_fs);
+        const fs64 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs61, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs61, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs64, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs61,
+            fs: fs64,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs61,
+            fs: fs64,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs61,
+            fs: fs64,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs61, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs64, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs61,
+        fs: fs64,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs61, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs64, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs61, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs64, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs61);
+        assertParameter("fs", fs64);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs61);
+        const fsp = new FileSystem(fs64);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -21441,6 +21441,8 @@ var ERROR_CODES = {
   ZIP_BOMB: "The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).",
   IO_ERROR: "The storage reported an error (disk full, permission, ...).",
   INTERNAL_ERROR: "An unexpected internal error; the operation was not completed.",
+  QUERY_TIMEOUT: "The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.",
+  RESOURCE_LIMIT: "The operation needed more memory than one call may use and was stopped; nothing was changed.",
   ACCESS_DENIED: "The download link belongs to another user.",
   LINK_NOT_FOUND: "No download link has this id (shed_link_list shows yours).",
   NOT_A_FILESHED_LINK: "The Open WebUI file was not created by Fileshed, so Fileshed does not delete it.",
@@ -21494,10 +21496,10 @@ function openAtomic(abs, mode) {
     if (old?.isFile()) fileMode = old.mode & 511;
   }
   const fd2 = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, fileMode);
-  let open2 = true;
+  let open3 = true;
   const close = () => {
-    if (open2) fs.closeSync(fd2);
-    open2 = false;
+    if (open3) fs.closeSync(fd2);
+    open3 = false;
   };
   return {
     fd: fd2,
@@ -21592,6 +21594,12 @@ var FORBIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 var MAX_COMPONENT_BYTES = 255;
 var MAX_PATH_BYTES = 4096;
 function normalizeRelative(input2, zone, opts) {
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(input2)) {
+    throw shedError("INVALID_PATH", `${opts.param} contains invalid Unicode (a lone UTF-16 surrogate).`, {
+      details: { parameter: opts.param },
+      hint: `Use a plain relative path, e.g. ${opts.param}="reports/summary.txt"`
+    });
+  }
   const text = input2.normalize("NFC");
   const bad = FORBIDDEN_CHARS.exec(text);
   if (bad) {
@@ -21750,18 +21758,18 @@ function dbLockPath(internalBase, dbAbs) {
   if (internalBase === void 0) return path3.join(path3.dirname(dbAbs), `.${path3.basename(dbAbs)}.shedlock`);
   return path3.join(internalBase, "dblocks", `${hash2}.lock`);
 }
-async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS) {
+async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS, what = `The database ${shown}`) {
   const previous = queues.get(lockPath) ?? Promise.resolve();
-  const run2 = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs));
-  const tail = run2.catch(() => void 0);
+  const run3 = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs, what));
+  const tail = run3.catch(() => void 0);
   queues.set(lockPath, tail);
   try {
-    return await run2;
+    return await run3;
   } finally {
     if (queues.get(lockPath) === tail) queues.delete(lockPath);
   }
 }
-async function holdFileLock(lockPath, shown, fn, waitMs) {
+async function holdFileLock(lockPath, shown, fn, waitMs, what) {
   fs3.mkdirSync(path3.dirname(lockPath), { recursive: true });
   const body = { pid: process.pid, host: os.hostname(), nonce: crypto3.randomBytes(8).toString("hex"), at: (/* @__PURE__ */ new Date()).toISOString() };
   const deadline = Date.now() + waitMs;
@@ -21773,7 +21781,7 @@ async function holdFileLock(lockPath, shown, fn, waitMs) {
       continue;
     }
     if (Date.now() > deadline) {
-      throw shedError("FILE_LOCKED", `The database ${shown} is being written by another call and stayed busy for ${Math.round(waitMs / 1e3)} s.`, {
+      throw shedError("FILE_LOCKED", `${what} is being written by another call and stayed busy for ${Math.round(waitMs / 1e3)} s.`, {
         details: { path: shown },
         hint: "Try again in a moment; a large CSV import into the same database may still be running."
       });
@@ -21825,10 +21833,10 @@ function readBody(lockPath) {
   }
 }
 function isStale(lockPath) {
-  const seen = readBody(lockPath);
-  if (seen === void 0) return false;
-  const age = Date.now() - seen.mtimeMs;
-  const { body } = seen;
+  const seen2 = readBody(lockPath);
+  if (seen2 === void 0) return false;
+  const age = Date.now() - seen2.mtimeMs;
+  const { body } = seen2;
   if (body === void 0) return age > 5e3;
   if (body.host === os.hostname() && typeof body.pid === "number" && !alive(body.pid)) return true;
   return age > STALE_MS;
@@ -21851,8 +21859,8 @@ function breakLock(lockPath) {
   fs3.rmSync(aside, { force: true });
 }
 function release(lockPath, nonce) {
-  const seen = readBody(lockPath);
-  if (seen?.body?.nonce === nonce) fs3.rmSync(lockPath, { force: true });
+  const seen2 = readBody(lockPath);
+  if (seen2?.body?.nonce === nonce) fs3.rmSync(lockPath, { force: true });
 }
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -22210,11 +22218,11 @@ function matches(e, q) {
 
 // src/core/maintenance/maintain.ts
 import fs13 from "node:fs";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // src/core/locks/maintenance.ts
 import fs10 from "node:fs";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // src/core/locks/locks.ts
 import crypto4 from "node:crypto";
@@ -22434,11 +22442,26 @@ function pruneEmpty(dir, stop) {
 }
 async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
   if (zone.workBase === void 0) return fn();
-  const held = acquireLock(zone, rel, owner, maxAgeHours, "write");
+  const held = await acquireWaiting(zone, rel, owner, maxAgeHours);
   try {
     return await fn();
   } finally {
     releaseLock(zone, rel, held.lock.token);
+  }
+}
+var WRITE_LOCK_WAIT_MS = 5e3;
+async function acquireWaiting(zone, rel, owner, maxAgeHours) {
+  const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
+  let delay = 5;
+  for (; ; ) {
+    try {
+      return acquireLock(zone, rel, owner, maxAgeHours, "write");
+    } catch (err2) {
+      const busyWrite = err2 instanceof ShedError && err2.code === "FILE_LOCKED" && err2.details?.kind === "write";
+      if (!busyWrite || Date.now() + delay > deadline) throw err2;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay + Math.floor(Math.random() * delay)));
+    delay = Math.min(delay * 2, 100);
   }
 }
 function ensureNotLockedByOther(zone, rel, owner, maxAgeHours) {
@@ -22609,6 +22632,15 @@ function* walkEntries(root, skip) {
   }
 }
 
+// src/core/locks/state-dir.ts
+import path10 from "node:path";
+function scopeStateDir(home) {
+  return path10.basename(path10.dirname(home)) === "groups" ? path10.join(home, "locks") : path10.join(home, "Storage", "locks");
+}
+var CALL_LOCK_NAME = ".shed-call.lck";
+var STAMP_NAME = ".shed-stamp";
+var SCOPE_STATE_NAMES = /* @__PURE__ */ new Set([CALL_LOCK_NAME, STAMP_NAME]);
+
 // src/core/locks/maintenance.ts
 function emptyCleaned() {
   return { expired_locks: [], corrupted_locks: [], orphan_editzones: [], temp_files: [], internal: 0 };
@@ -22618,12 +22650,13 @@ function cleanLocks(zone, ages2, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path10.basename(file2);
+    const name = path11.basename(file2);
+    if (path11.dirname(file2) === root && SCOPE_STATE_NAMES.has(name)) continue;
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages2.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path10.relative(root, file2).split(path10.sep).join("/").slice(0, -".lock".length);
+    const rel = path11.relative(root, file2).split(path11.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -22637,10 +22670,10 @@ function cleanLocks(zone, ages2, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base2 = path10.join(edits, conv);
+    const base2 = path11.join(edits, conv);
     for (const file2 of walkFiles(base2)) {
-      const rel = path10.relative(base2, file2).split(path10.sep).join("/");
-      if (path10.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path11.relative(base2, file2).split(path11.sep).join("/");
+      if (path11.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages2.tempMs, ages2.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -22652,7 +22685,7 @@ function cleanLocks(zone, ages2, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path10.join(scratch, name);
+    const dir = path11.join(scratch, name);
     if (olderThan(dir, ages2.scratchMs, ages2.now)) {
       fs10.rmSync(dir, { recursive: true, force: true });
       out.internal++;
@@ -22661,8 +22694,8 @@ function cleanLocks(zone, ages2, out) {
 }
 function cleanTempFiles(label, root, ages2, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path10.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path10.relative(root, file2).split(path10.sep).join("/")}`);
+    if (!path11.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path11.relative(root, file2).split(path11.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -22698,7 +22731,7 @@ function rmQuiet(p) {
 
 // src/core/uploads/retention.ts
 import fs11 from "node:fs";
-import path11 from "node:path";
+import path12 from "node:path";
 var DAY = 864e5;
 function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
   if (retentionDays <= 0) return [];
@@ -22710,7 +22743,7 @@ function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
     return [];
   }
   for (const conv of names.sort()) {
-    const dir = path11.join(uploadsRoot, conv);
+    const dir = path12.join(uploadsRoot, conv);
     const st = fs11.lstatSync(dir, { throwIfNoEntry: false });
     if (st === void 0 || !st.isDirectory()) continue;
     if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
@@ -22730,11 +22763,11 @@ function newestChange(dir, own2) {
 
 // src/core/zones/zones.ts
 import fs12 from "node:fs";
-import path12 from "node:path";
+import path13 from "node:path";
 var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
 var MIB = 1024 * 1024;
 function userHome(valves, userId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "users", userId);
+  return path13.join(path13.resolve(valves.storage_base_path), "users", userId);
 }
 function userScope(valves, userId) {
   const home = userHome(valves, userId);
@@ -22742,9 +22775,9 @@ function userScope(valves, userId) {
     key: `user:${home}`,
     limitBytes: valves.quota_per_user_mb * MIB,
     trees: {
-      Uploads: path12.join(home, "Uploads"),
-      Storage: path12.join(home, "Storage", "data"),
-      Documents: path12.join(home, "Documents", "data")
+      Uploads: path13.join(home, "Uploads"),
+      Storage: path13.join(home, "Storage", "data"),
+      Documents: path13.join(home, "Documents", "data")
     }
   };
 }
@@ -22764,9 +22797,9 @@ function openZone(req, name, group) {
   const home = userHome(req.valves, req.user.id);
   const scope = userScope(req.valves, req.user.id);
   const layout2 = {
-    uploads: { label: "Uploads", root: path12.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path12.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path12.join(home, "Documents") }
+    uploads: { label: "Uploads", root: path13.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path13.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path13.join(home, "Documents") }
   }[name];
   fs12.mkdirSync(layout2.root, { recursive: true });
   return {
@@ -22780,15 +22813,15 @@ function openZone(req, name, group) {
   };
 }
 function groupHome(valves, groupId) {
-  return path12.join(path12.resolve(valves.storage_base_path), "groups", groupId);
+  return path13.join(path13.resolve(valves.storage_base_path), "groups", groupId);
 }
 function groupScope(valves, group) {
   const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path12.join(home, "data") } };
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path13.join(home, "data") } };
 }
 function openGroupZone(valves, group) {
   const home = groupHome(valves, group.id);
-  const root = path12.join(home, "data");
+  const root = path13.join(home, "data");
   fs12.mkdirSync(root, { recursive: true });
   return {
     name: "group",
@@ -22798,7 +22831,7 @@ function openGroupZone(valves, group) {
     versioned: true,
     readonly: false,
     scope: groupScope(valves, group),
-    group: { id: group.id, name: group.name, base: path12.resolve(valves.storage_base_path) }
+    group: { id: group.id, name: group.name, base: path13.resolve(valves.storage_base_path) }
   };
 }
 
@@ -22815,17 +22848,17 @@ function maintainUser(valves, userId, now = Date.now(), out = emptyReport()) {
   const identity = { id: userId, name: userId, email: "", role: "user" };
   const home = userHome(valves, userId);
   for (const name of ["storage", "documents"]) {
-    const workBase = path13.join(home, name === "storage" ? "Storage" : "Documents");
+    const workBase = path14.join(home, name === "storage" ? "Storage" : "Documents");
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: "maintenance" }, name, void 0), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
     if (isDir(root)) cleanTempFiles(label, root, a, out);
   }
-  for (const conv of removeExpiredUploads(path13.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
+  for (const conv of removeExpiredUploads(path14.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
 function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
-  if (!isDir(path13.join(groupHome(valves, groupId), "data"))) return out;
+  if (!isDir(path14.join(groupHome(valves, groupId), "data"))) return out;
   const zone = openGroupZone(valves, { id: groupId, name: groupId });
   const a = ages(valves, now);
   cleanLocks(zone, a, out);
@@ -22834,7 +22867,7 @@ function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
 }
 function maintainAll(valves, now = Date.now()) {
   const started = performance.now();
-  const base2 = path13.resolve(valves.storage_base_path);
+  const base2 = path14.resolve(valves.storage_base_path);
   const result3 = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
   const record2 = (key, report) => {
     const n = reportCount(report);
@@ -22842,11 +22875,11 @@ function maintainAll(valves, now = Date.now()) {
     result3.cleaned[key] = report;
     result3.total += n;
   };
-  for (const id of listIds(path13.join(base2, "users"))) {
+  for (const id of listIds(path14.join(base2, "users"))) {
     result3.users++;
     record2(`user:${id}`, maintainUser(valves, id, now));
   }
-  for (const id of listIds(path13.join(base2, "groups"))) {
+  for (const id of listIds(path14.join(base2, "groups"))) {
     result3.groups++;
     record2(`group:${id}`, maintainGroup(valves, id, now));
   }
@@ -22858,7 +22891,7 @@ function reportCount(r) {
 }
 function listIds(dir) {
   try {
-    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path13.join(dir, n))).sort();
+    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path14.join(dir, n))).sort();
   } catch {
     return [];
   }
@@ -22956,7 +22989,7 @@ async function revokeLink(base2, id, now = Date.now()) {
 
 // src/core/links/serving.ts
 import fs14 from "node:fs";
-import path14 from "node:path";
+import path15 from "node:path";
 
 // src/core/links/tokens.ts
 import crypto6 from "node:crypto";
@@ -23803,10 +23836,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj3, path52) {
-  if (!path52)
+function getElementAtPath(obj3, path57) {
+  if (!path57)
     return obj3;
-  return path52.reduce((acc, key) => acc?.[key], obj3);
+  return path57.reduce((acc, key) => acc?.[key], obj3);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -24146,11 +24179,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path52, issues) {
+function prefixIssues(path57, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path52);
+    iss.path.unshift(path57);
     return iss;
   });
 }
@@ -24612,16 +24645,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path52 = []) => {
+  const processError = (error63, path57 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path52, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path57, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
       } else {
-        const fullpath = [...path52, ...issue2.path];
+        const fullpath = [...path57, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24660,17 +24693,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path52 = []) => {
+  const processError = (error63, path57 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path52, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path57, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path52, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
       } else {
-        const fullpath = [...path52, ...issue2.path];
+        const fullpath = [...path57, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24709,8 +24742,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path52 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path52) {
+  const path57 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path57) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -26475,12 +26508,12 @@ function handleCatchall(proms, input2, payload, ctx, def, inst, abortEarly) {
   const t = _catchall.def.type;
   const optin = _catchall.optin;
   const optout = _catchall.optout;
-  let seen = 0;
+  let seen2 = 0;
   for (const key in input2) {
-    if (abortEarly && payload.issues.length !== seen) {
-      if (aborted(payload, seen))
+    if (abortEarly && payload.issues.length !== seen2) {
+      if (aborted(payload, seen2))
         break;
-      seen = payload.issues.length;
+      seen2 = payload.issues.length;
     }
     if (keySet.has(key))
       continue;
@@ -26569,12 +26602,12 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     const proms = [];
     const shape = value.shape;
     const abortEarly = ctx?.abortEarly;
-    let seen = payload.issues.length;
+    let seen2 = payload.issues.length;
     for (const key of value.allKeys) {
-      if (abortEarly && payload.issues.length !== seen) {
-        if (aborted(payload, seen))
+      if (abortEarly && payload.issues.length !== seen2) {
+        if (aborted(payload, seen2))
           break;
-        seen = payload.issues.length;
+        seen2 = payload.issues.length;
       }
       if (key === "__proto__")
         continue;
@@ -27114,12 +27147,12 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
     if (def.rest && !itemAborted) {
       let i2 = items.length - 1;
       const rest = input2.slice(items.length);
-      let seen = payload.issues.length;
+      let seen2 = payload.issues.length;
       for (const el of rest) {
-        if (abortEarly && payload.issues.length !== seen) {
-          if (aborted(payload, seen))
+        if (abortEarly && payload.issues.length !== seen2) {
+          if (aborted(payload, seen2))
             break;
-          seen = payload.issues.length;
+          seen2 = payload.issues.length;
         }
         i2++;
         const result3 = def.rest._zod.run({ value: el, issues: [] }, ctx);
@@ -27349,12 +27382,12 @@ var $ZodMap = /* @__PURE__ */ $constructor("$ZodMap", (inst, def) => {
     const proms = [];
     payload.value = memo2 ? memo2.alloc(inst, payload, /* @__PURE__ */ new Map(), ctx) : /* @__PURE__ */ new Map();
     const abortEarly = ctx?.abortEarly;
-    let seen = payload.issues.length;
+    let seen2 = payload.issues.length;
     for (const [key, value] of input2) {
-      if (abortEarly && payload.issues.length !== seen) {
-        if (aborted(payload, seen))
+      if (abortEarly && payload.issues.length !== seen2) {
+        if (aborted(payload, seen2))
           break;
-        seen = payload.issues.length;
+        seen2 = payload.issues.length;
       }
       const keyResult = def.keyType._zod.run({ value: key, issues: [] }, ctx);
       const valueResult = def.valueType._zod.run({ value, issues: [] }, ctx);
@@ -27420,12 +27453,12 @@ var $ZodSet = /* @__PURE__ */ $constructor("$ZodSet", (inst, def) => {
     const proms = [];
     payload.value = memo2 ? memo2.alloc(inst, payload, /* @__PURE__ */ new Set(), ctx) : /* @__PURE__ */ new Set();
     const abortEarly = ctx?.abortEarly;
-    let seen = payload.issues.length;
+    let seen2 = payload.issues.length;
     for (const item of input2) {
-      if (abortEarly && payload.issues.length !== seen) {
-        if (aborted(payload, seen))
+      if (abortEarly && payload.issues.length !== seen2) {
+        if (aborted(payload, seen2))
           break;
-        seen = payload.issues.length;
+        seen2 = payload.issues.length;
       }
       const result3 = def.valueType._zod.run({ value: item, issues: [] }, ctx);
       if (result3 instanceof Promise) {
@@ -35951,14 +35984,14 @@ function compileValidator(schema, parser) {
     return parser;
   }
 }
-function compile(schema, options) {
+function compile(schema, options2) {
   try {
     const parser = compileFn(schema);
     const clone2 = withParser(schema, parser);
     clone2._zod.bag.validator = compileValidator(schema, parser);
     return clone2;
   } catch (err2) {
-    if (options?.strict)
+    if (options2?.strict)
       throw err2;
     return schema;
   }
@@ -36018,7 +36051,7 @@ function installCompiledUserMethods(target, source, parser) {
     };
   }
 }
-function compileFn(schema, options) {
+function compileFn(schema, options2) {
   let recursive2 = true;
   try {
     recursive2 = isRecursiveSchema(schema);
@@ -36034,12 +36067,12 @@ function compileFn(schema, options) {
     definite: true
   };
   const doc = new Doc(["input"]);
-  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options?.assertOnly);
+  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options2?.assertOnly);
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
   const code = doc.content.join("\n");
-  const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
+  const fullCode = options2?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
 ${code}` : code : "";
   const F = Function;
   const factoryCode = `return (input) => {
@@ -36052,7 +36085,7 @@ ${code}
   } catch (err2) {
     throw new ZodCompileUnsupportedError(`this schema (generated code failed to evaluate: ${err2.message})`);
   }
-  if (options?.debug) {
+  if (options2?.debug) {
     fn.code = fullCode;
   }
   fn.definite = ctx.definite;
@@ -37159,31 +37192,31 @@ function getTupleOptStart2(items, key) {
 }
 function generateUnionCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const options = def.options;
+  const options2 = def.options;
   if (def.discriminator) {
     return generateDiscriminatedUnionCheck(doc, ctx, def, accessor);
   }
   if (def.inclusive === false) {
     throw new ZodCompileUnsupportedError("exclusive unions (z.xor)");
   }
-  if (options.length === 0) {
+  if (options2.length === 0) {
     doc.write("return INVALID;");
     return accessor;
   }
-  if (options.length === 1) {
-    return generateCheck(doc, ctx, options[0], accessor);
+  if (options2.length === 1) {
+    return generateCheck(doc, ctx, options2[0], accessor);
   }
-  const allLiterals = options.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
+  const allLiterals = options2.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
   if (allLiterals) {
-    const values = new Set(options.flatMap((opt) => opt._zod.def.values));
+    const values = new Set(options2.flatMap((opt) => opt._zod.def.values));
     const valuesConst = addConstant(ctx, values);
     doc.write(`if (!${valuesConst}.has(${accessor})) return INVALID;`);
     return accessor;
   }
   const outputVar = newVar(ctx);
   doc.write(`let ${outputVar};`);
-  for (let i2 = 0; i2 < options.length; i2++) {
-    const opt = options[i2];
+  for (let i2 = 0; i2 < options2.length; i2++) {
+    const opt = options2[i2];
     if (i2 === 0) {
       doc.write(`${outputVar} = (() => {`);
     } else {
@@ -38254,26 +38287,26 @@ function _array(Class2, element, params2) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _union(Class2, options, params2) {
+function _union(Class2, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     ...normalizeParams(params2)
   });
 }
-function _xor(Class2, options, params2) {
+function _xor(Class2, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...normalizeParams(params2)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class2, discriminator, options, params2) {
+function _discriminatedUnion(Class2, discriminator, options2, params2) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...normalizeParams(params2)
   });
@@ -38645,14 +38678,14 @@ function handleUnrepresentable(schema, ctx, json2, params2, message) {
 function processSchema(schema, ctx, _params = { path: [], schemaPath: [] }) {
   var _a4;
   const def = schema._zod.def;
-  const seen = ctx.seen.get(schema);
-  if (seen) {
-    seen.count++;
+  const seen2 = ctx.seen.get(schema);
+  if (seen2) {
+    seen2.count++;
     const isCycle = _params.schemaPath.includes(schema);
     if (isCycle) {
-      seen.cycle = _params.path;
+      seen2.cycle = _params.path;
     }
-    return seen.schema;
+    return seen2.schema;
   }
   const result3 = { schema: {}, count: 1, cycle: void 0, path: _params.path };
   ctx.seen.set(schema, result3);
@@ -38742,12 +38775,12 @@ function extractDefs(ctx, schema) {
     if (entry[1].schema.$ref) {
       return;
     }
-    const seen = entry[1];
+    const seen2 = entry[1];
     const { ref, defId } = makeURI(entry);
-    seen.def = { ...seen.schema };
+    seen2.def = { ...seen2.schema };
     if (defId)
-      seen.defId = defId;
-    const schema2 = seen.schema;
+      seen2.defId = defId;
+    const schema2 = seen2.schema;
     for (const key in schema2) {
       delete schema2[key];
     }
@@ -38755,16 +38788,16 @@ function extractDefs(ctx, schema) {
   };
   if (ctx.cycles === "throw") {
     for (const entry of ctx.seen.entries()) {
-      const seen = entry[1];
-      if (seen.cycle) {
-        throw new Error(`Cycle detected: #/${seen.cycle?.join("/")}/<root>
+      const seen2 = entry[1];
+      if (seen2.cycle) {
+        throw new Error(`Cycle detected: #/${seen2.cycle?.join("/")}/<root>
 
 Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.`);
       }
     }
   }
   for (const entry of ctx.seen.entries()) {
-    const seen = entry[1];
+    const seen2 = entry[1];
     if (schema === entry[0]) {
       extractToDef(entry);
       continue;
@@ -38781,11 +38814,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
       extractToDef(entry);
       continue;
     }
-    if (seen.cycle) {
+    if (seen2.cycle) {
       extractToDef(entry);
       continue;
     }
-    if (seen.count > 1) {
+    if (seen2.count > 1) {
       if (ctx.reused === "ref") {
         extractToDef(entry);
       }
@@ -38795,11 +38828,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
     ctx.sharedDefsExtractedFor = ctx.external;
 }
 function compactTypeUnion(schema) {
-  const options = schema.anyOf;
-  if (!Array.isArray(options) || options.length === 0 || schema.type !== void 0)
+  const options2 = schema.anyOf;
+  if (!Array.isArray(options2) || options2.length === 0 || schema.type !== void 0)
     return;
   const types = [];
-  for (const option of options) {
+  for (const option of options2) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
@@ -38847,7 +38880,7 @@ function foldObjects(members2) {
         const part = other.properties?.[key] ?? undeclaredConstraint(other);
         if (part === null || part === void 0)
           continue;
-        if (!parts.some((seen) => JSON.stringify(seen) === JSON.stringify(part)))
+        if (!parts.some((seen2) => JSON.stringify(seen2) === JSON.stringify(part)))
           parts.push(part);
       }
       const merged = parts.length === 1 ? parts[0] : foldObjects(parts) ?? { allOf: parts };
@@ -38865,7 +38898,7 @@ function foldObjects(members2) {
     const constraints = [];
     for (const object2 of objects) {
       const constraint = undeclaredConstraint(object2);
-      if (constraint && !constraints.some((seen) => JSON.stringify(seen) === JSON.stringify(constraint)))
+      if (constraint && !constraints.some((seen2) => JSON.stringify(seen2) === JSON.stringify(constraint)))
         constraints.push(constraint);
     }
     if (constraints.length === 1)
@@ -38907,13 +38940,13 @@ function finalize(ctx, schema) {
   if (!root)
     throw new Error("Unprocessed schema. This is a bug in Zod.");
   const flattenRef = (zodSchema) => {
-    const seen = ctx.seen.get(zodSchema);
-    if (seen.ref === null)
+    const seen2 = ctx.seen.get(zodSchema);
+    if (seen2.ref === null)
       return;
-    const schema2 = seen.def ?? seen.schema;
+    const schema2 = seen2.def ?? seen2.schema;
     const _cached = { ...schema2 };
-    const ref = seen.ref;
-    seen.ref = null;
+    const ref = seen2.ref;
+    seen2.ref = null;
     if (ref) {
       flattenRef(ref);
       const refSeen = ctx.seen.get(ref);
@@ -38965,7 +38998,7 @@ function finalize(ctx, schema) {
     ctx.override({
       zodSchema,
       jsonSchema: schema2,
-      path: seen.path ?? []
+      path: seen2.path ?? []
     });
   };
   if (!ctx.external || ctx.sharedEmitDoneFor !== ctx.external) {
@@ -38981,8 +39014,8 @@ function finalize(ctx, schema) {
       rewrite();
     if (ctx.intersections.length) {
       const carriers = /* @__PURE__ */ new Map();
-      for (const seen of ctx.seen.values()) {
-        for (const json2 of [seen.schema, seen.def]) {
+      for (const seen2 of ctx.seen.values()) {
+        for (const json2 of [seen2.schema, seen2.def]) {
           const allOf = json2?.allOf;
           if (!Array.isArray(allOf))
             continue;
@@ -39022,11 +39055,11 @@ function finalize(ctx, schema) {
   const defs = ctx.external?.defs ?? {};
   if (!ctx.external || ctx.sharedEmitDoneFor !== ctx.external) {
     for (const entry of ctx.seen.entries()) {
-      const seen = entry[1];
-      if (seen.def && seen.defId) {
-        if (seen.def.id === seen.defId)
-          delete seen.def.id;
-        assignProp(defs, seen.defId, seen.def);
+      const seen2 = entry[1];
+      if (seen2.def && seen2.defId) {
+        if (seen2.def.id === seen2.defId)
+          delete seen2.def.id;
+        assignProp(defs, seen2.defId, seen2.def);
       }
     }
   }
@@ -39503,14 +39536,14 @@ var objectProcessor = (schema, ctx, _json, params2) => {
 var unionProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   const isExclusive = def.inclusive === false;
-  const options = def.options.map((x2, i2) => processSchema(x2, ctx, {
+  const options2 = def.options.map((x2, i2) => processSchema(x2, ctx, {
     ...params2,
     path: [...params2.path, isExclusive ? "oneOf" : "anyOf", i2]
   }));
   if (isExclusive) {
-    json2.oneOf = options;
+    json2.oneOf = options2;
   } else {
-    json2.anyOf = options;
+    json2.anyOf = options2;
   }
 };
 var intersectionProcessor = (schema, ctx, json2, params2) => {
@@ -39640,8 +39673,8 @@ function rewriteKeyNames(ctx) {
   }
   const rewrites = /* @__PURE__ */ new Map();
   for (const record2 of pendingRecords.get(ctx) ?? []) {
-    const seen = ctx.seen.get(record2);
-    const names = (seen?.def ?? seen?.schema)?.propertyNames;
+    const seen2 = ctx.seen.get(record2);
+    const names = (seen2?.def ?? seen2?.schema)?.propertyNames;
     if (!names || names === true || rewrites.has(names))
       continue;
     const rewritten = stringifyKeyNames(bySchema, names, /* @__PURE__ */ new Set());
@@ -39704,9 +39737,9 @@ var recordProcessor = (schema, ctx, _json, params2) => {
 var nullableProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   const inner = processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
+  const seen2 = ctx.seen.get(schema);
   if (ctx.target === "openapi-3.0") {
-    seen.ref = def.innerType;
+    seen2.ref = def.innerType;
     json2.nullable = true;
   } else {
     json2.anyOf = [inner, { type: "null" }];
@@ -39715,8 +39748,8 @@ var nullableProcessor = (schema, ctx, json2, params2) => {
 var nonoptionalProcessor = (schema, ctx, _json, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
 };
 var UNREPRESENTABLE_DEFAULT = /* @__PURE__ */ Symbol();
 function serializeDefaultValue(value, schema, ctx, json2, params2) {
@@ -39735,8 +39768,8 @@ function serializeDefaultValue(value, schema, ctx, json2, params2) {
 var defaultProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
   const value = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params2);
   if (value !== UNREPRESENTABLE_DEFAULT)
     json2.default = value;
@@ -39744,8 +39777,8 @@ var defaultProcessor = (schema, ctx, json2, params2) => {
 var prefaultProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
   if (ctx.io !== "input")
     return;
   const value = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params2);
@@ -39755,8 +39788,8 @@ var prefaultProcessor = (schema, ctx, json2, params2) => {
 var catchProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
   let catchValue;
   try {
     catchValue = def.catchValue(void 0);
@@ -39771,33 +39804,33 @@ var pipeProcessor = (schema, ctx, _json, params2) => {
   const inIsTransform = def.in._zod.traits.has("$ZodTransform");
   const innerType = ctx.io === "input" ? inIsTransform ? def.out : def.in : def.out;
   processSchema(innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = innerType;
 };
 var readonlyProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
   json2.readOnly = true;
 };
 var promiseProcessor = (schema, ctx, _json, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
 };
 var optionalProcessor = (schema, ctx, _json, params2) => {
   const def = schema._zod.def;
   processSchema(def.innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = def.innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = def.innerType;
 };
 var lazyProcessor = (schema, ctx, _json, params2) => {
   const innerType = schema._zod.innerType;
   processSchema(innerType, ctx, params2);
-  const seen = ctx.seen.get(schema);
-  seen.ref = innerType;
+  const seen2 = ctx.seen.get(schema);
+  seen2.ref = innerType;
 };
 var allProcessors = {
   string: stringProcessor,
@@ -41124,10 +41157,10 @@ var ZodUnion = /* @__PURE__ */ $constructor("ZodUnion", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function union(options, params2) {
+function union(options2, params2) {
   return new ZodUnion({
     type: "union",
-    options,
+    options: options2,
     ...util_exports.normalizeParams(params2)
   });
 }
@@ -41137,10 +41170,10 @@ var ZodXor = /* @__PURE__ */ $constructor("ZodXor", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function xor(options, params2) {
+function xor(options2, params2) {
   return new ZodXor({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...util_exports.normalizeParams(params2)
   });
@@ -41149,10 +41182,10 @@ var ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("ZodDiscriminatedUnion"
   ZodUnion.init(inst, def);
   $ZodDiscriminatedUnion.init(inst, def);
 });
-function discriminatedUnion(discriminator, options, params2) {
+function discriminatedUnion(discriminator, options2, params2) {
   return new ZodDiscriminatedUnion({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...util_exports.normalizeParams(params2)
   });
@@ -41848,13 +41881,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path52 = ref.slice(1).split("/").filter(Boolean);
-  if (path52.length === 0) {
+  const path57 = ref.slice(1).split("/").filter(Boolean);
+  if (path57.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path52[0] === defsKey) {
-    const key = path52[1] === void 0 ? void 0 : decodeJSONPointerSegment(path52[1]);
+  if (path57[0] === defsKey) {
+    const key = path57[1] === void 0 ? void 0 : decodeJSONPointerSegment(path57[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -41910,7 +41943,7 @@ function checkObjectGuards(objectSchema2, guards) {
   });
   return guard.pipe(objectSchema2);
 }
-function canonicalKey(value, seen) {
+function canonicalKey(value, seen2) {
   if (value === null)
     return "z";
   const type = typeof value;
@@ -41920,14 +41953,14 @@ function canonicalKey(value, seen) {
     const raw = String(value);
     return `${type[0]}${raw.length}:${raw}`;
   }
-  if (seen.has(value))
+  if (seen2.has(value))
     return null;
-  seen.add(value);
+  seen2.add(value);
   try {
     if (Array.isArray(value)) {
       const parts2 = [];
       for (const item of value) {
-        const key = canonicalKey(item, seen);
+        const key = canonicalKey(item, seen2);
         if (key === null)
           return null;
         parts2.push(key);
@@ -41937,14 +41970,14 @@ function canonicalKey(value, seen) {
     const keys = Object.keys(value).sort();
     const parts = [];
     for (const k of keys) {
-      const key = canonicalKey(value[k], seen);
+      const key = canonicalKey(value[k], seen2);
       if (key === null)
         return null;
       parts.push(`${k.length}:${k}=${key}`);
     }
     return `o${parts.length}:{${parts.join(",")}}`;
   } finally {
-    seen.delete(value);
+    seen2.delete(value);
   }
 }
 var SCHEMA_KEYWORDS = /* @__PURE__ */ new Set([
@@ -42384,13 +42417,13 @@ function convertSchema(schema, ctx) {
   let baseSchema = convertBaseSchema(schema, ctx);
   const hasExplicitType = schema.type || schema.enum !== void 0 || schema.const !== void 0;
   if (schema.anyOf && Array.isArray(schema.anyOf)) {
-    const options = schema.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options);
+    const options2 = schema.anyOf.map((s) => convertSchema(s, ctx));
+    const anyOfUnion = z.union(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema.oneOf && Array.isArray(schema.oneOf)) {
-    const options = schema.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options);
+    const options2 = schema.oneOf.map((s) => convertSchema(s, ctx));
+    const oneOfUnion = z.xor(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema.allOf && Array.isArray(schema.allOf)) {
@@ -42489,7 +42522,7 @@ function visit(schema, fnOrHandlers) {
     return h ? h(node2, rewritten) : node2;
   };
   const cache = /* @__PURE__ */ new Map();
-  function run2(s) {
+  function run3(s) {
     const cached2 = cache.get(s);
     if (cached2 === RESOLVING) {
       return new $ZodLazy({
@@ -42515,21 +42548,21 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newShape = {};
         for (const k of keys) {
-          const mapped = run2(oldShape[k]);
+          const mapped = run3(oldShape[k]);
           if (mapped !== oldShape[k])
             changed = true;
           newShape[k] = mapped;
         }
         let newCatchall = def.catchall;
         if (def.catchall) {
-          newCatchall = run2(def.catchall);
+          newCatchall = run3(def.catchall);
           if (newCatchall !== def.catchall)
             changed = true;
         }
         return changed ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
       }
       case "array": {
-        const mapped = run2(def.element);
+        const mapped = run3(def.element);
         return mapped === def.element ? s : clone(s, { ...def, element: mapped });
       }
       case "tuple": {
@@ -42537,14 +42570,14 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newItems = [];
         for (const item of oldItems) {
-          const mapped = run2(item);
+          const mapped = run3(item);
           if (mapped !== item)
             changed = true;
           newItems.push(mapped);
         }
         let newRest = def.rest;
         if (def.rest) {
-          newRest = run2(def.rest);
+          newRest = run3(def.rest);
           if (newRest !== def.rest)
             changed = true;
         }
@@ -42552,12 +42585,12 @@ function visit(schema, fnOrHandlers) {
       }
       case "record":
       case "map": {
-        const newKey = run2(def.keyType);
-        const newVal = run2(def.valueType);
+        const newKey = run3(def.keyType);
+        const newVal = run3(def.valueType);
         return newKey === def.keyType && newVal === def.valueType ? s : clone(s, { ...def, keyType: newKey, valueType: newVal });
       }
       case "set": {
-        const newVal = run2(def.valueType);
+        const newVal = run3(def.valueType);
         return newVal === def.valueType ? s : clone(s, { ...def, valueType: newVal });
       }
       case "union": {
@@ -42565,7 +42598,7 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newOptions = [];
         for (const opt of oldOptions) {
-          const mapped = run2(opt);
+          const mapped = run3(opt);
           if (mapped !== opt)
             changed = true;
           newOptions.push(mapped);
@@ -42573,8 +42606,8 @@ function visit(schema, fnOrHandlers) {
         return changed ? clone(s, { ...def, options: newOptions }) : s;
       }
       case "intersection": {
-        const newLeft = run2(def.left);
-        const newRight = run2(def.right);
+        const newLeft = run3(def.left);
+        const newRight = run3(def.right);
         return newLeft === def.left && newRight === def.right ? s : clone(s, { ...def, left: newLeft, right: newRight });
       }
       case "optional":
@@ -42586,23 +42619,23 @@ function visit(schema, fnOrHandlers) {
       case "nonoptional":
       case "promise":
       case "success": {
-        const newInner = run2(def.innerType);
+        const newInner = run3(def.innerType);
         return newInner === def.innerType ? s : clone(s, { ...def, innerType: newInner });
       }
       case "pipe": {
-        const newIn = run2(def.in);
-        const newOut = run2(def.out);
+        const newIn = run3(def.in);
+        const newOut = run3(def.out);
         return newIn === def.in && newOut === def.out ? s : clone(s, { ...def, in: newIn, out: newOut });
       }
       case "function": {
-        const newInput = run2(def.input);
-        const newOutput = run2(def.output);
+        const newInput = run3(def.input);
+        const newOutput = run3(def.output);
         return newInput === def.input && newOutput === def.output ? s : clone(s, { ...def, input: newInput, output: newOutput });
       }
       case "lazy": {
         const original = def.getter;
         const { _cachedInner, ...rest } = def;
-        return clone(s, { ...rest, getter: () => run2(original()) });
+        return clone(s, { ...rest, getter: () => run3(original()) });
       }
       // A leaf by choice: `parts` are regex fragments, not data positions.
       case "template_literal":
@@ -42633,7 +42666,7 @@ function visit(schema, fnOrHandlers) {
       }
     }
   }
-  return run2(schema);
+  return run3(schema);
 }
 
 // node_modules/zod/v4/classic/deep-partial.js
@@ -42818,6 +42851,10 @@ var ValvesSchema = external_exports.object({
     title: "Maintenance interval (hours)",
     description: "Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off."
   }),
+  sqlite_timeout_seconds: int2(1).default(30).meta({
+    title: "SQLite timeout (s)",
+    description: "Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged."
+  }),
   public_url: external_exports.string().url().default("http://localhost:8765").meta({
     title: "Public URL",
     description: "Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}."
@@ -42909,16 +42946,16 @@ async function linkZone(link, opts) {
     const dir = (opts.groups ?? standaloneDirectory)(opts.storageBase);
     const group = await dir.byId(link.groupId);
     if (group === void 0 || !(await dir.members(group.id)).includes(link.userId)) return refuse(404, "not-member");
-    if (!exists(path14.join(groupHome(valves, group.id), "data"))) return refuse(404, "missing");
+    if (!exists(path15.join(groupHome(valves, group.id), "data"))) return refuse(404, "missing");
     return openGroupZone(valves, group);
   }
   const home = userHome(valves, link.userId);
   const dirs = { uploads: ["Uploads", link.convId], storage: ["Storage", "data"], documents: ["Documents", "data"] }[link.zone];
-  if (dirs === void 0 || !exists(path14.join(home, ...dirs))) return refuse(404, "missing");
+  if (dirs === void 0 || !exists(path15.join(home, ...dirs))) return refuse(404, "missing");
   return openZone({ valves, user: { id: link.userId, name: link.userId, email: "", role: "user" }, convId: link.convId }, link.zone, void 0);
 }
 function relToZone(zone, real) {
-  return path14.relative(zone.root, real).split(path14.sep).join("/");
+  return path15.relative(zone.root, real).split(path15.sep).join("/");
 }
 async function resolveTarget(rest, opts) {
   const parts = splitRest(rest);
@@ -42961,7 +42998,7 @@ async function resolveTarget(rest, opts) {
     return refuse(404, "missing");
   }
   if (!st.isDirectory() && !st.isFile()) return refuse(404, "missing");
-  const name = parts.segments.at(-1) ?? (link.path === "" ? zone.label : path14.posix.basename(link.path));
+  const name = parts.segments.at(-1) ?? (link.path === "" ? zone.label : path15.posix.basename(link.path));
   return { link, zone, linkRoot, abs, sub: parts.segments.join("/"), name, isFolder: st.isDirectory(), slash: parts.slash };
 }
 function openChecked(abs, root) {
@@ -42995,7 +43032,7 @@ function readEntries(target) {
   }
   for (const d of dirents) {
     if (hideGit && d.name === ".git") continue;
-    const full = `${target.abs}${path14.sep}${d.name}`;
+    const full = `${target.abs}${path15.sep}${d.name}`;
     try {
       let st;
       if (d.isSymbolicLink()) {
@@ -43017,13 +43054,18 @@ function* filesBelow(target) {
   for (const { full, entry } of walkEntries(target.abs, (dir, name) => dir === gitAt && name === ".git")) {
     if (!entry.isFile()) continue;
     const fd2 = openChecked(full, target.abs);
-    if (fd2 !== void 0) yield { rel: path14.relative(target.abs, full).split(path14.sep).join("/"), fd: fd2 };
+    if (fd2 !== void 0) yield { rel: path15.relative(target.abs, full).split(path15.sep).join("/"), fd: fd2 };
   }
 }
 
+// src/core/quota/stamp.ts
+import crypto7 from "node:crypto";
+import fs16 from "node:fs";
+import path17 from "node:path";
+
 // src/core/quota/usage.ts
 import fs15 from "node:fs";
-import path15 from "node:path";
+import path16 from "node:path";
 import { Worker } from "node:worker_threads";
 var MAX_TREES = 64;
 function measureFiles(lstat3, dir, names) {
@@ -43223,13 +43265,13 @@ var TreeUsage = class {
     rec.watcher?.close();
     this.total.bytes -= rec.bytes;
     this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path15.join(dir, name));
+    for (const name of rec.subfolders) this.dropSubtree(path16.join(dir, name));
   }
   checkLinkedFiles() {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir);
       for (const [name, size] of rec.linked) {
-        if (fs15.lstatSync(path15.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+        if (fs15.lstatSync(path16.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
       }
     }
   }
@@ -43249,8 +43291,8 @@ var TreeUsage = class {
         this.dropSubtree(dir);
         continue;
       }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path15.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path15.join(dir, name));
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path16.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path16.join(dir, name));
     }
   }
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
@@ -43273,7 +43315,7 @@ var TreeUsage = class {
 };
 var trees = /* @__PURE__ */ new Map();
 function treeFor(root) {
-  const key = path15.resolve(root);
+  const key = path16.resolve(root);
   let tree = trees.get(key);
   if (tree !== void 0) {
     trees.delete(key);
@@ -43292,7 +43334,7 @@ function treeUsage(root) {
   return treeFor(root).usage();
 }
 function invalidateTree(root) {
-  trees.get(path15.resolve(root))?.invalidate();
+  trees.get(path16.resolve(root))?.invalidate();
 }
 function turnEventLoop() {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
@@ -43305,9 +43347,42 @@ function isFolder(p) {
   }
 }
 
+// src/core/quota/stamp.ts
+var seen = /* @__PURE__ */ new Map();
+function stampPath(scope) {
+  return path17.join(scopeStateDir(scope.key.slice(scope.key.indexOf(":") + 1)), STAMP_NAME);
+}
+function readStamp(file2) {
+  try {
+    return fs16.readFileSync(file2, "utf8");
+  } catch {
+    return "";
+  }
+}
+function bumpStamp(scope) {
+  const file2 = stampPath(scope);
+  const token = `${process.pid} ${Date.now()} ${crypto7.randomBytes(6).toString("hex")}`;
+  try {
+    fs16.mkdirSync(path17.dirname(file2), { recursive: true });
+    const tmp = `${file2}.${crypto7.randomBytes(4).toString("hex")}.tmp`;
+    fs16.writeFileSync(tmp, token);
+    fs16.renameSync(tmp, file2);
+    seen.set(scope.key, token);
+  } catch {
+    seen.delete(scope.key);
+  }
+}
+function checkStamp(scope) {
+  const current = readStamp(stampPath(scope));
+  if (seen.has(scope.key) && seen.get(scope.key) === current) return;
+  if (seen.has(scope.key)) for (const root of Object.values(scope.trees)) invalidateTree(root);
+  seen.set(scope.key, current);
+}
+
 // src/core/quota/quota.ts
 var MIB2 = 1024 * 1024;
 async function scopeUsage(scope) {
+  checkStamp(scope);
   const out = {};
   for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
   return out;
@@ -43760,9 +43835,9 @@ function ruleFor(cmd) {
 
 // src/core/exec/sandbox.ts
 import { spawn } from "node:child_process";
-import fs16 from "node:fs";
+import fs17 from "node:fs";
 import os3 from "node:os";
-import path16 from "node:path";
+import path18 from "node:path";
 var SANDBOX_ZONE = "/zone";
 var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
@@ -43771,8 +43846,8 @@ function bwrapArgs(opts) {
   const args = ["--ro-bind", "/usr", "/usr"];
   for (const dir of ["bin", "sbin", "lib", "lib64", "lib32"]) {
     const host = `/${dir}`;
-    const st = fs16.lstatSync(host, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) args.push("--symlink", fs16.readlinkSync(host), host);
+    const st = fs17.lstatSync(host, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push("--symlink", fs17.readlinkSync(host), host);
     else if (st?.isDirectory()) args.push("--ro-bind", host, host);
   }
   for (const p of [...ETC_READONLY, ...opts.network ? ETC_NETWORK : []]) args.push("--ro-bind-try", p, p);
@@ -43784,15 +43859,15 @@ function bwrapArgs(opts) {
     for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
   }
   for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
-    const inside = path16.join(opts.zoneRoot, rel);
-    if (!fs16.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
-    const real = fs16.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path16.sep}`)) continue;
-    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path16.posix.join(SANDBOX_ZONE, rel));
+    const inside = path18.join(opts.zoneRoot, rel);
+    if (!fs17.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
+    const real = fs17.realpathSync(inside);
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path18.sep}`)) continue;
+    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path18.posix.join(SANDBOX_ZONE, rel));
   }
   for (const rel of opts.protect) {
-    const inside = path16.join(opts.zoneRoot, rel);
-    if (fs16.existsSync(inside)) args.push("--ro-bind", inside, path16.posix.join(SANDBOX_ZONE, rel));
+    const inside = path18.join(opts.zoneRoot, rel);
+    if (fs17.existsSync(inside)) args.push("--ro-bind", inside, path18.posix.join(SANDBOX_ZONE, rel));
   }
   args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
   if (opts.network) args.push("--share-net");
@@ -43807,7 +43882,7 @@ function probeBwrap() {
       resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
       return;
     }
-    const dir = fs16.mkdtempSync(path16.join(os3.tmpdir(), "shed-probe-"));
+    const dir = fs17.mkdtempSync(path18.join(os3.tmpdir(), "shed-probe-"));
     const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
       stdio: ["ignore", "ignore", "pipe"],
       env: { PATH: SYSTEM_PATH }
@@ -43817,7 +43892,7 @@ function probeBwrap() {
     const timer = setTimeout(() => child.kill("SIGKILL"), 5e3);
     const done = (ok2, reason) => {
       clearTimeout(timer);
-      fs16.rmSync(dir, { recursive: true, force: true });
+      fs17.rmSync(dir, { recursive: true, force: true });
       resolve({ ok: ok2, reason });
     };
     child.on("error", (err2) => done(false, `bwrap could not start: ${err2.message}`));
@@ -43851,10 +43926,10 @@ function findProgram(name) {
   if (cached2 !== void 0) return cached2;
   let found;
   for (const dir of SYSTEM_PATH.split(":")) {
-    const candidate = path16.join(dir, name);
+    const candidate = path18.join(dir, name);
     try {
-      fs16.accessSync(candidate, fs16.constants.X_OK);
-      if (fs16.statSync(candidate).isFile()) {
+      fs17.accessSync(candidate, fs17.constants.X_OK);
+      if (fs17.statSync(candidate).isFile()) {
         found = candidate;
         break;
       }
@@ -43944,7 +44019,7 @@ var shedAllowedCommands = defineFunction({
 });
 
 // src/functions/convert_eol.ts
-import fs19 from "node:fs";
+import fs20 from "node:fs";
 
 // src/registry/params.ts
 function zoneParam(accepted) {
@@ -44026,8 +44101,8 @@ function looksBinary(bytes) {
 import nodeFs from "node:fs";
 
 // src/core/groups/enforce.ts
-import fs17 from "node:fs";
-import path18 from "node:path";
+import fs18 from "node:fs";
+import path20 from "node:path";
 
 // src/core/groups/access.ts
 var SAFE_ID = ID_RULE;
@@ -44114,9 +44189,9 @@ function moveRecords(base2, groupId, from, to) {
 }
 
 // src/core/files/entries.ts
-import path17 from "node:path";
+import path19 from "node:path";
 function diskRel(p) {
-  return path17.relative(p.zone.root, p.abs).split(path17.sep).join("/");
+  return path19.relative(p.zone.root, p.abs).split(path19.sep).join("/");
 }
 function countFiles(abs) {
   let count2 = 0;
@@ -44130,10 +44205,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base2 = path17.join(zone.workBase, "locks", rel);
+  const base2 = path19.join(zone.workBase, "locks", rel);
   for (const { full, entry } of walkEntries(base2)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path17.relative(base2, full).split(path17.sep).join("/").slice(0, -".lock".length);
+    const inner = path19.relative(base2, full).split(path19.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -44150,7 +44225,7 @@ async function guardWrite(ctx, p, action = "modify") {
   const g = p.zone.group;
   if (g === void 0) return;
   const rel = diskRel(p);
-  const isFolder3 = fs17.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs18.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
     const reason = denial(rec, ctx.user.id);
@@ -44175,10 +44250,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs17.lstatSync(path18.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs18.lstatSync(path20.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs17.statSync(path18.join(zone.root, r.path));
+    const st = fs18.statSync(path20.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -44188,7 +44263,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs17.readdirSync(path18.join(zone.root, rel), { withFileTypes: true });
+      entries = fs18.readdirSync(path20.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -44197,7 +44272,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs17.statSync(path18.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs18.statSync(path20.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -44208,7 +44283,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs17.existsSync(path18.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs18.existsSync(path20.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 
@@ -44229,7 +44304,7 @@ async function underLock(ctx, target, safe, fn) {
 }
 
 // src/functions/patch_bytes.ts
-import fs18 from "node:fs";
+import fs19 from "node:fs";
 var WRITE_ZONES = ["storage", "documents", "group"];
 var EXAMPLE = { zone: "storage", path: "image.png", content: "89504e470d0a1a0a", content_format: "hex", overwrite: true };
 function existingFileSize(target) {
@@ -44334,7 +44409,7 @@ var shedPatchBytes = defineFunction({
     requireNotRoot(target);
     const write = async () => {
       const before = existingFileSize(target);
-      const old = before === void 0 ? void 0 : fs18.readFileSync(target.abs);
+      const old = before === void 0 ? void 0 : fs19.readFileSync(target.abs);
       if (old !== void 0 && (position === "at" || position === "replace") && args.offset > old.length) {
         throw positionError("INVALID_PARAMETER", "offset", `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }
@@ -44429,7 +44504,7 @@ var shedConvertEol = defineFunction({
     requireNotRoot(target);
     const before = existingFileSize(target);
     if (before === void 0) throw notFound(target);
-    const bytes = fs19.readFileSync(target.abs);
+    const bytes = fs20.readFileSync(target.abs);
     if (bytes.includes(0)) {
       throw shedError("INVALID_FORMAT", `${target.shown} looks binary (it contains NUL bytes); line endings are only converted in text files.`, {
         details: { path: target.rel, size: bytes.length },
@@ -44465,9 +44540,9 @@ var shedConvertEol = defineFunction({
 });
 
 // src/core/bridges/bridge.ts
-import crypto7 from "node:crypto";
-import fs20 from "node:fs";
-import path19 from "node:path";
+import crypto8 from "node:crypto";
+import fs21 from "node:fs";
+import path21 from "node:path";
 var LABELS = { uploads: "Uploads", storage: "Storage", documents: "Documents" };
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
@@ -44526,13 +44601,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path21.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path19.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path21.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -44579,11 +44654,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs20.readdirSync(path19.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs21.readdirSync(path21.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs20.lstatSync(path19.join(abs, child)).size;
+        const size = fs21.lstatSync(path21.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -44593,92 +44668,92 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path19.join(path19.dirname(dest), `.${path19.basename(dest).slice(0, 180)}.${tag}${crypto7.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path21.join(path21.dirname(dest), `.${path21.basename(dest).slice(0, 180)}.${tag}${crypto8.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
-  const folder = fs20.lstatSync(from).isDirectory();
+  fs21.mkdirSync(path21.dirname(dest), { recursive: true });
+  const folder = fs21.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
-      fs20.renameSync(from, dest);
+      fs21.renameSync(from, dest);
     } else {
       const aside = tempBeside(dest, "old.");
-      fs20.renameSync(dest, aside);
+      fs21.renameSync(dest, aside);
       try {
-        fs20.renameSync(from, dest);
+        fs21.renameSync(from, dest);
       } catch (err2) {
-        fs20.renameSync(aside, dest);
+        fs21.renameSync(aside, dest);
         throw err2;
       }
-      fs20.rmSync(aside, { recursive: true, force: true });
+      fs21.rmSync(aside, { recursive: true, force: true });
     }
   } catch (err2) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path19.dirname(dest));
+  syncDir(path21.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs20.mkdirSync(path19.dirname(dest), { recursive: true });
+  fs21.mkdirSync(path21.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
     else copyOne(src, tmp, true);
     if (!renameInto(tmp, dest, replace)) throw shedError("IO_ERROR", "The copy could not be put in place.");
   } catch (err2) {
-    fs20.rmSync(tmp, { recursive: true, force: true });
+    fs21.rmSync(tmp, { recursive: true, force: true });
     throw err2;
   }
 }
 function copyOne(src, dest, sync) {
-  fs20.copyFileSync(src, dest, fs20.constants.COPYFILE_EXCL);
+  fs21.copyFileSync(src, dest, fs21.constants.COPYFILE_EXCL);
   if (!sync) return;
-  const fd2 = fs20.openSync(dest, "r");
+  const fd2 = fs21.openSync(dest, "r");
   try {
-    fs20.fsyncSync(fd2);
+    fs21.fsyncSync(fd2);
   } finally {
-    fs20.closeSync(fd2);
+    fs21.closeSync(fd2);
   }
 }
 function copyFolder(src, dest) {
-  fs20.mkdirSync(dest);
+  fs21.mkdirSync(dest);
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs20.readdirSync(path19.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path19.join(rel, entry.name) : entry.name;
+    for (const entry of fs21.readdirSync(path21.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path21.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs20.mkdirSync(path19.join(dest, child));
+        fs21.mkdirSync(path21.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path19.join(src, child), path19.join(dest, child), false);
+        copyOne(path21.join(src, child), path21.join(dest, child), false);
       }
     }
   }
 }
 function removeCopied(src, scan) {
   if (scan.skipped.length === 0) {
-    fs20.rmSync(src, { recursive: true, force: true });
+    fs21.rmSync(src, { recursive: true, force: true });
     return;
   }
   const removeIn = (rel) => {
-    const dir = path19.join(src, rel);
+    const dir = path21.join(src, rel);
     let empty2 = true;
-    for (const entry of fs20.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path19.join(rel, entry.name) : entry.name;
+    for (const entry of fs21.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? path21.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs20.rmdirSync(path19.join(src, child));
+        if (removeIn(child)) fs21.rmdirSync(path21.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs20.unlinkSync(path19.join(src, child));
+        fs21.unlinkSync(path21.join(src, child));
       } else {
         empty2 = false;
       }
     }
     return empty2;
   };
-  if (removeIn("")) fs20.rmdirSync(src);
+  if (removeIn("")) fs21.rmdirSync(src);
 }
 
 // src/functions/copy_storage_to_documents.ts
@@ -44706,9 +44781,9 @@ function fieldInfo(schema) {
     }
     const kinds = { string: "string", number: "number", boolean: "boolean", array: "array", enum: "enum" };
     const kind = kinds[def.type] ?? "other";
-    const options = kind === "enum" ? current.options ?? [] : [];
+    const options2 = kind === "enum" ? current.options ?? [] : [];
     const nonEmpty = kind === "string" && (current.minLength ?? 0) > 0;
-    return { kind, optional: optional2, options, description, nonEmpty };
+    return { kind, optional: optional2, options: options2, description, nonEmpty };
   }
 }
 var TRUE_WORDS = /* @__PURE__ */ new Set(["true", "1", "yes"]);
@@ -45177,7 +45252,7 @@ var shedCreateFile = defineFunction({
 });
 
 // src/functions/delete.ts
-import fs21 from "node:fs";
+import fs22 from "node:fs";
 var shedDelete = defineFunction({
   name: "shed_delete",
   category: "files",
@@ -45206,10 +45281,10 @@ var shedDelete = defineFunction({
     let filesRemoved;
     if (isFolder3) {
       filesRemoved = countFiles(target.abs);
-      fs21.rmSync(target.abs, { recursive: true });
+      fs22.rmSync(target.abs, { recursive: true });
     } else {
       filesRemoved = 1;
-      fs21.unlinkSync(target.abs);
+      fs22.unlinkSync(target.abs);
     }
     await forgetEntry(zone, diskRel(target));
     let message;
@@ -45231,11 +45306,11 @@ var shedDelete = defineFunction({
 });
 
 // src/functions/exec.ts
-import fs38 from "node:fs";
+import fs39 from "node:fs";
 
 // src/core/exec/policy.ts
-import fs22 from "node:fs";
-import path20 from "node:path";
+import fs23 from "node:fs";
+import path22 from "node:path";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -45814,21 +45889,21 @@ function checkPathArgument(zone, value, cmd, option) {
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
   }
-  const lexical = path20.resolve(zone.root, value);
+  const lexical = path22.resolve(zone.root, value);
   let probe2 = lexical;
   for (; ; ) {
     let real;
     try {
-      real = fs22.realpathSync(probe2);
+      real = fs23.realpathSync(probe2);
     } catch (err2) {
       const code = err2.code;
       if (code === "ELOOP") throw escape("is a symbolic link loop");
-      if (fs22.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path20.resolve(path20.dirname(probe2), fs22.readlinkSync(probe2));
+      if (fs23.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        const dest = path22.resolve(path22.dirname(probe2), fs23.readlinkSync(probe2));
         if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
       }
       if (probe2 === zone.root) return;
-      probe2 = path20.dirname(probe2);
+      probe2 = path22.dirname(probe2);
       continue;
     }
     if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
@@ -45838,10 +45913,10 @@ function checkPathArgument(zone, value, cmd, option) {
 function scriptHint(cmd) {
   return `Use ${cmd} only to transform text; save results with stdout_file="out.txt" and edit files with shed_patch_text.`;
 }
-function requireDownloadTarget(cmd, options, hasOutputFile) {
+function requireDownloadTarget(cmd, options2, hasOutputFile) {
   if (hasOutputFile || cmd !== "curl" && cmd !== "wget") return;
   const outputs = cmd === "curl" ? ["-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"] : ["-O", "--output-document", "-P", "--directory-prefix"];
-  const hit = options.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
+  const hit = options2.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
   if (hit) return;
   throw shedError("ARGUMENT_REQUIRED", `${cmd} must save what it downloads to a file (${cmd === "curl" ? "-o FILE" : "-O FILE"}).`, {
     details: { parameter: "args", command: cmd },
@@ -45851,9 +45926,9 @@ function requireDownloadTarget(cmd, options, hasOutputFile) {
 
 // src/core/exec/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import fs23 from "node:fs";
+import fs24 from "node:fs";
 import os4 from "node:os";
-import path21 from "node:path";
+import path23 from "node:path";
 var FLOOD_BYTES = 64 * 1024 * 1024;
 function limitScript(req) {
   const parts = [];
@@ -45867,10 +45942,10 @@ function limitScript(req) {
 }
 var sharedTmp;
 function privateTmp() {
-  if (sharedTmp === void 0 || !fs23.existsSync(sharedTmp)) {
-    const dir = fs23.mkdtempSync(path21.join(os4.tmpdir(), "shed-exec-"));
-    fs23.chmodSync(dir, 448);
-    process.once("exit", () => fs23.rmSync(dir, { recursive: true, force: true }));
+  if (sharedTmp === void 0 || !fs24.existsSync(sharedTmp)) {
+    const dir = fs24.mkdtempSync(path23.join(os4.tmpdir(), "shed-exec-"));
+    fs24.chmodSync(dir, 448);
+    process.once("exit", () => fs24.rmSync(dir, { recursive: true, force: true }));
     sharedTmp = dir;
   }
   return sharedTmp;
@@ -45957,22 +46032,22 @@ function run(req) {
 }
 
 // src/core/exec/links.ts
-import fs24 from "node:fs";
-import path22 from "node:path";
+import fs25 from "node:fs";
+import path24 from "node:path";
 function outwardLinkSweep(root) {
   const removed = [];
   for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
     if (!entry.isSymbolicLink()) continue;
-    const dest = path22.resolve(dir, fs24.readlinkSync(full));
+    const dest = path24.resolve(dir, fs25.readlinkSync(full));
     let real;
     try {
-      real = fs24.realpathSync(full);
+      real = fs25.realpathSync(full);
     } catch {
       real = void 0;
     }
     if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-      fs24.rmSync(full, { force: true });
-      removed.push(path22.relative(root, full));
+      fs25.rmSync(full, { force: true });
+      removed.push(path24.relative(root, full));
     }
   }
   return removed;
@@ -45992,13 +46067,13 @@ function truncateText(text, keptBytes, totalBytes, limit, stream) {
 }
 
 // src/core/vcs/commit.ts
-import fs31 from "node:fs";
-import path29 from "node:path";
+import fs32 from "node:fs";
+import path31 from "node:path";
 
 // src/core/vcs/gitindex.ts
-import crypto9 from "node:crypto";
-import fs26 from "node:fs";
-import path24 from "node:path";
+import crypto10 from "node:crypto";
+import fs27 from "node:fs";
+import path26 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -46006,7 +46081,7 @@ var LITERAL_MAX = 2147483647;
 function encodeEwah(positions) {
   const words2 = [];
   let lastRlw = 0;
-  const rlw = (run2, literals2) => BigInt(run2) * 2n + (BigInt(literals2) << 33n);
+  const rlw = (run3, literals2) => BigInt(run3) * 2n + (BigInt(literals2) << 33n);
   const literals = /* @__PURE__ */ new Map();
   for (const p of positions) {
     const w = Math.floor(p / 64);
@@ -46017,16 +46092,16 @@ function encodeEwah(positions) {
   let i2 = 0;
   if (indices.length === 0) words2.push(0n);
   while (i2 < indices.length) {
-    let run2 = indices[i2] - next;
-    while (run2 > RUN_MAX) {
+    let run3 = indices[i2] - next;
+    while (run3 > RUN_MAX) {
       lastRlw = words2.length;
       words2.push(rlw(RUN_MAX, 0));
-      run2 -= RUN_MAX;
+      run3 -= RUN_MAX;
     }
     let j = i2;
     while (j + 1 < indices.length && indices[j + 1] === indices[j] + 1 && j + 1 - i2 < LITERAL_MAX) j++;
     lastRlw = words2.length;
-    words2.push(rlw(run2, j - i2 + 1));
+    words2.push(rlw(run3, j - i2 + 1));
     for (let k = i2; k <= j; k++) words2.push(literals.get(indices[k]));
     next = indices[j] + 1;
     i2 = j + 1;
@@ -46051,13 +46126,13 @@ function decodeEwah(buf, offset) {
     const marker = buf.readBigUInt64BE(offset + 8 + k * 8);
     k++;
     const runBit = marker & 1n;
-    const run2 = Number(marker >> 1n & 0xffffffffn);
+    const run3 = Number(marker >> 1n & 0xffffffffn);
     const lits = Number(marker >> 33n);
     if (runBit === 1n) {
-      if (run2 > 1 << 20) return void 0;
-      for (let b = 0; b < run2 * 64; b++) positions.push(word * 64 + b);
+      if (run3 > 1 << 20) return void 0;
+      for (let b = 0; b < run3 * 64; b++) positions.push(word * 64 + b);
     }
-    word += run2;
+    word += run3;
     for (let l = 0; l < lits; l++, k++, word++) {
       if (k >= count2) return void 0;
       let w = buf.readBigUInt64BE(offset + 8 + k * 8);
@@ -46068,9 +46143,9 @@ function decodeEwah(buf, offset) {
 }
 
 // src/core/vcs/objects.ts
-import crypto8 from "node:crypto";
-import fs25 from "node:fs";
-import path23 from "node:path";
+import crypto9 from "node:crypto";
+import fs26 from "node:fs";
+import path25 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -46102,43 +46177,43 @@ var isomorphicGit = () => Promise.resolve().then(() => __toESM(require_isomorphi
 var EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 var LOOSE_LEVEL = 1;
 function hashObject(type, body) {
-  return crypto8.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
+  return crypto9.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path23.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path25.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs25.existsSync(loosePath(gitdir, oid));
+  return fs26.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs25.existsSync(final)) return oid;
+  if (fs26.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path23.join(gitdir, "objects", oid.slice(0, 2));
-  fs25.mkdirSync(dir, { recursive: true });
+  const dir = path25.join(gitdir, "objects", oid.slice(0, 2));
+  fs26.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
+  const fd2 = fs26.openSync(tmp, fs26.constants.O_WRONLY | fs26.constants.O_CREAT | fs26.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs25.closeSync(fd2);
-    fs25.rmSync(tmp, { force: true });
+    fs26.closeSync(fd2);
+    fs26.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs25.closeSync(fd2);
-  fs25.renameSync(tmp, path23.join(dir, oid.slice(2)));
+  fs26.closeSync(fd2);
+  fs26.renameSync(tmp, path25.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path23.join(dir, `tmp_obj_fileshed_${crypto8.randomBytes(6).toString("hex")}`);
+  return path25.join(dir, `tmp_obj_fileshed_${crypto9.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs25.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs26.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -46153,7 +46228,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs25.readFileSync(loosePath(gitdir, oid));
+    raw = fs26.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -46170,7 +46245,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs25, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs26, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -46257,7 +46332,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs25.readdirSync(path23.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs26.readdirSync(path25.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -46266,7 +46341,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs25, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs26, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -46275,7 +46350,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs25.readdirSync(path23.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs26.readdirSync(path25.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -46285,7 +46360,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path24.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path26.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46445,7 +46520,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path24.join(gitdir, "index")));
+  const main = layout(readFile2(path26.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46467,7 +46542,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path24.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path26.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46517,46 +46592,46 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path24.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path26.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
-  const hash2 = crypto9.createHash("sha1");
+  const hash2 = crypto10.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs26.existsSync(path24.join(gitdir, name))) writeIndexFile(path24.join(gitdir, name), gitdir, parts);
+  if (!fs27.existsSync(path26.join(gitdir, name))) writeIndexFile(path26.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs26.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path24.join(gitdir, old), { force: true });
+  for (const old of fs27.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs27.rmSync(path26.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
-  const hash2 = crypto9.createHash("sha1");
+  const hash2 = crypto10.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path24.join(gitdir, `fileshed-index-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs26.openSync(tmp, "wx");
+  const tmp = path26.join(gitdir, `fileshed-index-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs27.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs26.writevSync(fd2, batch);
+      const written = fs27.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs26.closeSync(fd2);
+    fs27.closeSync(fd2);
   }
-  fs26.renameSync(tmp, target);
+  fs27.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path24.join(gitdir, `fileshed-${name}-${crypto9.randomBytes(6).toString("hex")}.tmp`);
-  fs26.writeFileSync(tmp, text, { flag: "wx" });
-  fs26.renameSync(tmp, path24.join(gitdir, name));
+  const tmp = path26.join(gitdir, `fileshed-${name}-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  fs27.writeFileSync(tmp, text, { flag: "wx" });
+  fs27.renameSync(tmp, path26.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs26.readFileSync(file2);
+    return fs27.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -46566,16 +46641,16 @@ function readText(file2) {
 }
 
 // src/core/vcs/lock.ts
-import crypto10 from "node:crypto";
-import fs27 from "node:fs";
+import crypto11 from "node:crypto";
+import fs28 from "node:fs";
 import os5 from "node:os";
-import path25 from "node:path";
+import path27 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
 async function withRepoLock(repo, fn) {
   const previous = tails.get(repo.gitdir) ?? Promise.resolve();
-  const run2 = previous.then(async () => {
+  const run3 = previous.then(async () => {
     const release2 = await acquire(repo);
     try {
       return await fn();
@@ -46583,31 +46658,31 @@ async function withRepoLock(repo, fn) {
       release2();
     }
   });
-  const tail = run2.catch(() => void 0);
+  const tail = run3.catch(() => void 0);
   tails.set(repo.gitdir, tail);
   try {
-    return await run2;
+    return await run3;
   } finally {
     if (tails.get(repo.gitdir) === tail) tails.delete(repo.gitdir);
   }
 }
 async function acquire(repo) {
-  const file2 = path25.join(repo.gitdir, "fileshed.lock");
-  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto10.randomBytes(8).toString("hex")}`;
+  const file2 = path27.join(repo.gitdir, "fileshed.lock");
+  const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto11.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs27.openSync(file2, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
+      const fd2 = fs28.openSync(file2, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
       try {
-        fs27.writeSync(fd2, token);
+        fs28.writeSync(fd2, token);
       } finally {
-        fs27.closeSync(fd2);
+        fs28.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs27.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs28.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -46631,7 +46706,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs27.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs28.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -46646,59 +46721,59 @@ function isAlive(pid) {
   }
 }
 function breakLock2(file2, held) {
-  const aside = `${file2}.${crypto10.randomBytes(6).toString("hex")}.stale`;
+  const aside = `${file2}.${crypto11.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs27.renameSync(file2, aside);
+    fs28.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs27.linkSync(aside, file2);
+      fs28.linkSync(aside, file2);
     } catch {
     }
   }
-  fs27.rmSync(aside, { force: true });
+  fs28.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path25.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs28.rmSync(path27.join(gitdir, name), { force: true });
   }
-  const objects = path25.join(gitdir, "objects");
+  const objects = path27.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path25.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path25.join(objects, dir, name), { force: true });
+    for (const name of safeList(path27.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs27.readdirSync(dir);
+    return fs28.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs27.readFileSync(file2, "utf8");
+    return fs28.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/refs.ts
-import crypto11 from "node:crypto";
-import fs28 from "node:fs";
-import path26 from "node:path";
+import crypto12 from "node:crypto";
+import fs29 from "node:fs";
+import path28 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path26.join(gitdir, "HEAD"));
+  const text = readText3(path28.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46710,9 +46785,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path26.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path28.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path26.join(gitdir, "packed-refs"));
+  const packed = readText3(path28.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46721,39 +46796,42 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path26.join(gitdir, "HEAD") : path26.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path28.join(gitdir, "HEAD") : path28.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs28.mkdirSync(path26.dirname(target), { recursive: true });
-  const tmp = path26.join(gitdir, `fileshed-ref-${crypto11.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
+  fs29.mkdirSync(path28.dirname(target), { recursive: true });
+  const tmp = path28.join(gitdir, `fileshed-ref-${crypto12.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs29.openSync(tmp, fs29.constants.O_WRONLY | fs29.constants.O_CREAT | fs29.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs28.closeSync(fd2);
+    fs29.closeSync(fd2);
   }
   try {
-    fs28.renameSync(tmp, target);
+    fs29.renameSync(tmp, target);
   } catch (err2) {
-    fs28.rmSync(tmp, { force: true });
+    fs29.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs28.readFileSync(file2, "utf8").trim();
+    return fs29.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
 }
 
 // src/core/vcs/repo.ts
-import crypto12 from "node:crypto";
-import fs29 from "node:fs";
-import path27 from "node:path";
+import crypto13 from "node:crypto";
+import fs30 from "node:fs";
+import path29 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path27.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path29.join(zone.root, ".git"), label: zone.label };
+}
+function repoExists(repo) {
+  return gitdirState(repo) === "ok";
 }
 async function ensureRepo(repo) {
   const state = gitdirState(repo);
@@ -46763,70 +46841,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path27.join(path27.dirname(repo.root), `.git-init-${crypto12.randomBytes(6).toString("hex")}`);
+  const tmp = path29.join(path29.dirname(repo.root), `.git-init-${crypto13.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs29, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs29.writeFileSync(path27.join(tmp, "config"), CONFIG);
-    fs29.rmSync(path27.join(tmp, "hooks"), { recursive: true, force: true });
-    fs29.mkdirSync(path27.join(tmp, "objects", "info"), { recursive: true });
-    fs29.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs30, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs30.writeFileSync(path29.join(tmp, "config"), CONFIG);
+    fs30.rmSync(path29.join(tmp, "hooks"), { recursive: true, force: true });
+    fs30.mkdirSync(path29.join(tmp, "objects", "info"), { recursive: true });
+    fs30.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs29.rmSync(tmp, { recursive: true, force: true });
+    fs30.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs29.lstatSync(repo.gitdir);
+    st = fs30.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs29.existsSync(path27.join(repo.gitdir, "HEAD"))) {
-    fs29.mkdirSync(path27.join(repo.gitdir, "objects"), { recursive: true });
-    fs29.mkdirSync(path27.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs29.existsSync(path27.join(repo.gitdir, "config"))) fs29.writeFileSync(path27.join(repo.gitdir, "config"), CONFIG);
-    fs29.writeFileSync(path27.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs30.existsSync(path29.join(repo.gitdir, "HEAD"))) {
+    fs30.mkdirSync(path29.join(repo.gitdir, "objects"), { recursive: true });
+    fs30.mkdirSync(path29.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs30.existsSync(path29.join(repo.gitdir, "config"))) fs30.writeFileSync(path29.join(repo.gitdir, "config"), CONFIG);
+    fs30.writeFileSync(path29.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
-import crypto13 from "node:crypto";
-import fs30 from "node:fs";
-import path28 from "node:path";
+import crypto14 from "node:crypto";
+import fs31 from "node:fs";
+import path30 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs30.lstatSync(abs, { bigint: true });
+    st = fs31.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path28.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs30.readlinkSync(abs, { encoding: "buffer" }));
+    if (path30.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs31.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs30.openSync(abs, fs30.constants.O_RDONLY | fs30.constants.O_NOFOLLOW | fs30.constants.O_NONBLOCK);
+    fd2 = fs31.openSync(abs, fs31.constants.O_RDONLY | fs31.constants.O_NOFOLLOW | fs31.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs30.fstatSync(fd2, { bigint: true });
+    const fst = fs31.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs30.closeSync(fd2);
+    fs31.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -46839,7 +46917,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs30.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs31.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -46847,14 +46925,14 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path28.join(gitdir, "objects");
+  const objects = path30.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs30.openSync(tmp, fs30.constants.O_WRONLY | fs30.constants.O_CREAT | fs30.constants.O_EXCL, 292);
+    const out = fs31.openSync(tmp, fs31.constants.O_WRONLY | fs31.constants.O_CREAT | fs31.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
-      const hash2 = crypto13.createHash("sha1");
+      const hash2 = crypto14.createHash("sha1");
       const deflate = zlib2.createDeflate({ level: 1 });
       deflate.on("data", (c) => writeAll(out, c));
       const ended = new Promise((resolve, reject) => {
@@ -46866,7 +46944,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs30.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs31.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -46876,22 +46954,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs30.closeSync(out);
-      fs30.rmSync(tmp, { force: true });
+      fs31.closeSync(out);
+      fs31.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs30.closeSync(out);
+    fs31.closeSync(out);
     if (total !== size) {
-      fs30.rmSync(tmp, { force: true });
+      fs31.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs30.rmSync(tmp, { force: true });
+      fs31.rmSync(tmp, { force: true });
     } else {
-      fs30.mkdirSync(path28.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs30.renameSync(tmp, loosePath(gitdir, oid));
+      fs31.mkdirSync(path30.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs31.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46899,14 +46977,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs30.readdirSync(absDir, { withFileTypes: true });
+    names = fs31.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path28.join(absDir, d.name);
+    const abs = path30.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -46925,17 +47003,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path28.join(current, parts[i2]);
+    const next = path30.join(current, parts[i2]);
     let st;
     try {
-      st = fs30.lstatSync(next);
+      st = fs31.lstatSync(next);
     } catch {
-      current = path28.join(next, ...parts.slice(i2 + 1, -1));
+      current = path30.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs30.realpathSync(next);
+        current = fs31.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -46944,9 +47022,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path28.join(current, parts[parts.length - 1]);
+  const abs = path30.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path28.relative(root, abs).split(path28.sep).join("/");
+  const out = path30.relative(root, abs).split(path30.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -47003,7 +47081,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path29.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path31.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -47016,10 +47094,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path29.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path31.join(repo.root, rel);
   let st;
   try {
-    st = fs31.lstatSync(abs);
+    st = fs32.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -47085,8 +47163,8 @@ async function recordChange(zone, change, author, message) {
 }
 
 // src/core/vcs/snapshot.ts
-import fs32 from "node:fs";
-import path30 from "node:path";
+import fs33 from "node:fs";
+import path32 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -47097,7 +47175,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs32.readdirSync(rel === "" ? root : path30.join(root, rel), { withFileTypes: true });
+      names = fs33.readdirSync(rel === "" ? root : path32.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -47111,7 +47189,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs32.lstatSync(path30.join(root, child), { bigint: true });
+        st = fs33.lstatSync(path32.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -47178,29 +47256,29 @@ function countOption(sub, args, i2) {
 }
 
 // src/core/vcs/history/blame.ts
-import fs35 from "node:fs";
-import path33 from "node:path";
+import fs36 from "node:fs";
+import path35 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
-  diff(oldStr, newStr, options = {}) {
+  diff(oldStr, newStr, options2 = {}) {
     let callback;
-    if (typeof options === "function") {
-      callback = options;
-      options = {};
-    } else if ("callback" in options) {
-      callback = options.callback;
+    if (typeof options2 === "function") {
+      callback = options2;
+      options2 = {};
+    } else if ("callback" in options2) {
+      callback = options2.callback;
     }
-    const oldString = this.castInput(oldStr, options);
-    const newString = this.castInput(newStr, options);
-    const oldTokens = this.removeEmpty(this.tokenize(oldString, options));
-    const newTokens = this.removeEmpty(this.tokenize(newString, options));
-    return this.diffWithOptionsObj(oldTokens, newTokens, options, callback);
+    const oldString = this.castInput(oldStr, options2);
+    const newString = this.castInput(newStr, options2);
+    const oldTokens = this.removeEmpty(this.tokenize(oldString, options2));
+    const newTokens = this.removeEmpty(this.tokenize(newString, options2));
+    return this.diffWithOptionsObj(oldTokens, newTokens, options2, callback);
   }
-  diffWithOptionsObj(oldTokens, newTokens, options, callback) {
+  diffWithOptionsObj(oldTokens, newTokens, options2, callback) {
     var _a4;
     const done = (value) => {
-      value = this.postProcess(value, options);
+      value = this.postProcess(value, options2);
       if (callback) {
         setTimeout(function() {
           callback(value);
@@ -47213,13 +47291,13 @@ var Diff = class {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let editLength = 1;
     let maxEditLength = newLen + oldLen;
-    if (options.maxEditLength != null) {
-      maxEditLength = Math.min(maxEditLength, options.maxEditLength);
+    if (options2.maxEditLength != null) {
+      maxEditLength = Math.min(maxEditLength, options2.maxEditLength);
     }
-    const maxExecutionTime = (_a4 = options.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
+    const maxExecutionTime = (_a4 = options2.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
     const abortAfterTimestamp = Date.now() + maxExecutionTime;
     const bestPath = [{ oldPos: -1, lastComponent: void 0 }];
-    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options);
+    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options2);
     if (bestPath[0].oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
       return done(this.buildValues(bestPath[0].lastComponent, newTokens, oldTokens));
     }
@@ -47242,11 +47320,11 @@ var Diff = class {
           continue;
         }
         if (!canRemove || canAdd && removePath.oldPos < addPath.oldPos) {
-          basePath = this.addToPath(addPath, true, false, 0, options);
+          basePath = this.addToPath(addPath, true, false, 0, options2);
         } else {
-          basePath = this.addToPath(removePath, false, true, 1, options);
+          basePath = this.addToPath(removePath, false, true, 1, options2);
         }
-        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options);
+        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2);
         if (basePath.oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
           return done(this.buildValues(basePath.lastComponent, newTokens, oldTokens)) || true;
         } else {
@@ -47281,42 +47359,42 @@ var Diff = class {
       }
     }
   }
-  addToPath(path52, added, removed, oldPosInc, options) {
-    const last = path52.lastComponent;
-    if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
+  addToPath(path57, added, removed, oldPosInc, options2) {
+    const last = path57.lastComponent;
+    if (last && !options2.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path52.oldPos + oldPosInc,
+        oldPos: path57.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path52.oldPos + oldPosInc,
+        oldPos: path57.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
   }
-  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options) {
+  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2) {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let oldPos = basePath.oldPos, newPos = oldPos - diagonalPath, commonCount = 0;
-    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options)) {
+    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options2)) {
       newPos++;
       oldPos++;
       commonCount++;
-      if (options.oneChangePerToken) {
+      if (options2.oneChangePerToken) {
         basePath.lastComponent = { count: 1, previousComponent: basePath.lastComponent, added: false, removed: false };
       }
     }
-    if (commonCount && !options.oneChangePerToken) {
+    if (commonCount && !options2.oneChangePerToken) {
       basePath.lastComponent = { count: commonCount, previousComponent: basePath.lastComponent, added: false, removed: false };
     }
     basePath.oldPos = oldPos;
     return newPos;
   }
-  equals(left, right, options) {
-    if (options.comparator) {
-      return options.comparator(left, right);
+  equals(left, right, options2) {
+    if (options2.comparator) {
+      return options2.comparator(left, right);
     } else {
-      return left === right || !!options.ignoreCase && left.toLowerCase() === right.toLowerCase();
+      return left === right || !!options2.ignoreCase && left.toLowerCase() === right.toLowerCase();
     }
   }
   removeEmpty(array2) {
@@ -47329,17 +47407,17 @@ var Diff = class {
     return ret;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  castInput(value, options) {
+  castInput(value, options2) {
     return value;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  tokenize(value, options) {
+  tokenize(value, options2) {
     return Array.from(value);
   }
   join(chars) {
     return chars.join("");
   }
-  postProcess(changeObjects, options) {
+  postProcess(changeObjects, options2) {
     return changeObjects;
   }
   get useLongestToken() {
@@ -47389,15 +47467,15 @@ var LineDiff = class extends Diff {
     super(...arguments);
     this.tokenize = tokenize;
   }
-  equals(left, right, options) {
-    if (options.ignoreWhitespace) {
-      if (!options.newlineIsToken || !left.includes("\n")) {
+  equals(left, right, options2) {
+    if (options2.ignoreWhitespace) {
+      if (!options2.newlineIsToken || !left.includes("\n")) {
         left = left.trim();
       }
-      if (!options.newlineIsToken || !right.includes("\n")) {
+      if (!options2.newlineIsToken || !right.includes("\n")) {
         right = right.trim();
       }
-    } else if (options.ignoreNewlineAtEof && !options.newlineIsToken) {
+    } else if (options2.ignoreNewlineAtEof && !options2.newlineIsToken) {
       if (left.endsWith("\n")) {
         left = left.slice(0, -1);
       }
@@ -47405,15 +47483,15 @@ var LineDiff = class extends Diff {
         right = right.slice(0, -1);
       }
     }
-    return super.equals(left, right, options);
+    return super.equals(left, right, options2);
   }
 };
 var lineDiff = new LineDiff();
-function diffLines(oldStr, newStr, options) {
-  return lineDiff.diff(oldStr, newStr, options);
+function diffLines(oldStr, newStr, options2) {
+  return lineDiff.diff(oldStr, newStr, options2);
 }
-function tokenize(value, options) {
-  if (options.stripTrailingCr) {
+function tokenize(value, options2) {
+  if (options2.stripTrailingCr) {
     value = value.replace(/\r\n/g, "\n");
   }
   const retLines = [], linesAndNewlines = value.split(/(\n|\r\n)/);
@@ -47422,7 +47500,7 @@ function tokenize(value, options) {
   }
   for (let i2 = 0; i2 < linesAndNewlines.length; i2++) {
     const line = linesAndNewlines[i2];
-    if (i2 % 2 && !options.newlineIsToken) {
+    if (i2 % 2 && !options2.newlineIsToken) {
       retLines[retLines.length - 1] += line;
     } else {
       retLines.push(line);
@@ -47444,19 +47522,19 @@ var ArrayDiff = class extends Diff {
   }
 };
 var arrayDiff = new ArrayDiff();
-function diffArrays(oldArr, newArr, options) {
-  return arrayDiff.diff(oldArr, newArr, options);
+function diffArrays(oldArr, newArr, options2) {
+  return arrayDiff.diff(oldArr, newArr, options2);
 }
 
 // node_modules/diff/libesm/patch/create.js
-function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options) {
+function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options2) {
   let optionsObj;
-  if (!options) {
+  if (!options2) {
     optionsObj = {};
-  } else if (typeof options === "function") {
-    optionsObj = { callback: options };
+  } else if (typeof options2 === "function") {
+    optionsObj = { callback: options2 };
   } else {
-    optionsObj = options;
+    optionsObj = options2;
   }
   if (typeof optionsObj.context === "undefined") {
     optionsObj.context = 4;
@@ -47567,8 +47645,8 @@ function splitLines2(text) {
 }
 
 // src/core/vcs/history/render.ts
-import fs33 from "node:fs";
-import path31 from "node:path";
+import fs34 from "node:fs";
+import path33 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -47614,9 +47692,9 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path31.join(repo.root, fromKey(key));
+  const abs = path33.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs33.readlinkSync(abs, { encoding: "buffer" }) : fs33.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs34.readlinkSync(abs, { encoding: "buffer" }) : fs34.readFileSync(abs);
   } catch {
     return Buffer.alloc(0);
   }
@@ -47879,8 +47957,8 @@ async function isRevision(repo, text) {
 }
 
 // src/core/vcs/history/trees.ts
-import fs34 from "node:fs";
-import path32 from "node:path";
+import fs35 from "node:fs";
+import path34 from "node:path";
 function matches2(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -47945,21 +48023,21 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs34.statSync(path32.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs35.statSync(path34.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
   const walk2 = (abs, prefix) => {
     let names;
     try {
-      names = fs34.readdirSync(abs, { withFileTypes: true });
+      names = fs35.readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path32.join(abs, d.name);
+      const child = path34.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -47975,19 +48053,19 @@ function worktreeFiles(repo, filters = []) {
 function fileState(abs, cached2, indexMtime) {
   let st;
   try {
-    st = fs34.lstatSync(abs, { bigint: true });
+    st = fs35.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path32.basename(abs) === ".gitmodules") return void 0;
-    return { mode: LINK_MODE, oid: hashObject("blob", fs34.readlinkSync(abs, { encoding: "buffer" })) };
+    if (path34.basename(abs) === ".gitmodules") return void 0;
+    return { mode: LINK_MODE, oid: hashObject("blob", fs35.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached2 !== void 0 && statMatches(cached2.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached2.oid };
   try {
-    return { mode, oid: hashObject("blob", fs34.readFileSync(abs)) };
+    return { mode, oid: hashObject("blob", fs35.readFileSync(abs)) };
   } catch {
     return void 0;
   }
@@ -48082,7 +48160,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs35.readFileSync(path33.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs36.readFileSync(path35.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -48113,8 +48191,8 @@ function lineMap(old, now) {
 }
 
 // src/core/vcs/history/log.ts
-import fs36 from "node:fs";
-import path34 from "node:path";
+import fs37 from "node:fs";
+import path36 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -48173,7 +48251,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs36.existsSync(path34.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs37.existsSync(path36.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -48196,18 +48274,18 @@ async function touches(repo, parentTree, tree, filters) {
   return false;
 }
 async function* walk(repo, start, exclude) {
-  const seen = /* @__PURE__ */ new Set([start]);
-  const queue = [await readCommit(repo.gitdir, start)];
-  while (queue.length > 0) {
-    const c = queue.shift();
+  const seen2 = /* @__PURE__ */ new Set([start]);
+  const queue2 = [await readCommit(repo.gitdir, start)];
+  while (queue2.length > 0) {
+    const c = queue2.shift();
     if (!exclude.has(c.oid)) yield c;
     for (const p of c.parents) {
-      if (seen.has(p)) continue;
-      seen.add(p);
+      if (seen2.has(p)) continue;
+      seen2.add(p);
       const pc = await readCommit(repo.gitdir, p);
-      let i2 = queue.findIndex((q) => q.committerTime < pc.committerTime);
-      if (i2 < 0) i2 = queue.length;
-      queue.splice(i2, 0, pc);
+      let i2 = queue2.findIndex((q) => q.committerTime < pc.committerTime);
+      if (i2 < 0) i2 = queue2.length;
+      queue2.splice(i2, 0, pc);
     }
   }
 }
@@ -48401,8 +48479,8 @@ function collapseUntracked(keys, allTracked) {
 }
 
 // src/core/vcs/history/restore.ts
-import fs37 from "node:fs";
-import path35 from "node:path";
+import fs38 from "node:fs";
+import path37 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -48489,9 +48567,9 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path35.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path37.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path35.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path37.join(zone.root, fromKey(key)));
   await ensureQuota(zone.scope, growth);
   for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
   const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
@@ -48501,20 +48579,20 @@ async function applyToWorktree(zone, writes, removes, limits) {
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
-      fs37.rmSync(p.abs, { force: true });
+      fs38.rmSync(p.abs, { force: true });
       continue;
     }
-    if (p.stat?.isDirectory()) fs37.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) fs38.rmSync(p.abs, { recursive: true, force: true });
     const bytes = blobs.get(key);
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
-      fs37.rmSync(tmp, { force: true });
-      fs37.mkdirSync(path35.dirname(p.abs), { recursive: true });
-      fs37.symlinkSync(bytes.toString("utf8"), tmp);
-      fs37.renameSync(tmp, p.abs);
+      fs38.rmSync(tmp, { force: true });
+      fs38.mkdirSync(path37.dirname(p.abs), { recursive: true });
+      fs38.symlinkSync(bytes.toString("utf8"), tmp);
+      fs38.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);
-      fs37.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
+      fs38.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
   }
 }
@@ -48522,24 +48600,24 @@ function clearWay(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path35.join(current, parts[i2]);
+    current = path37.join(current, parts[i2]);
     let st;
     try {
-      st = fs37.lstatSync(current);
+      st = fs38.lstatSync(current);
     } catch {
       return;
     }
     if (st.isDirectory()) continue;
-    fs37.rmSync(current, { force: true });
+    fs38.rmSync(current, { force: true });
     return;
   }
 }
 function zoneGitdir(zone) {
-  return path35.join(zone.root, ".git");
+  return path37.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
-    const st = fs37.lstatSync(abs);
+    const st = fs38.lstatSync(abs);
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
@@ -48565,7 +48643,7 @@ var INSTEAD = {
   clone: "Cloning is not available in Documents; in Storage, git runs as a normal command when it is installed.",
   init: "Documents already is a repository; it is created automatically."
 };
-async function gitCommand(zone, args, author, options = {}) {
+async function gitCommand(zone, args, author, options2 = {}) {
   if (!zone.versioned) {
     throw shedError("COMMAND_FORBIDDEN", `${zone.label} has no version history; git history commands work in zone="documents".`, {
       hint: EXAMPLE2
@@ -48606,7 +48684,7 @@ Example: ${EXAMPLE2}
     case "blame":
       return gitBlame(repo, zone, rest);
     default:
-      return gitRestore(repo, zone, sub, rest, author, options);
+      return gitRestore(repo, zone, sub, rest, author, options2);
   }
 }
 
@@ -48763,7 +48841,7 @@ function openOutput(zone, input2, param, allowZoneInPath2, locked = []) {
   return { target, file: openAtomic(target.abs, 420) };
 }
 function commitOutput(out) {
-  const size = fs38.fstatSync(out.file.fd).size;
+  const size = fs39.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
 }
@@ -48781,8 +48859,8 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 }
 
 // src/functions/file_type.ts
-import fs39 from "node:fs";
-import path36 from "node:path";
+import fs40 from "node:fs";
+import path38 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -48971,7 +49049,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path36.basename(words2[0] ?? "");
+  let interp = path38.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -49027,13 +49105,13 @@ var shedFileType = defineFunction({
     if (stat === void 0) throw notFound(target);
     const common = { path: target.rel || ".", zone: target.zone.label };
     if (stat.isDirectory()) {
-      const entries = fs39.readdirSync(target.abs).length;
+      const entries = fs40.readdirSync(target.abs).length;
       return {
         data: { ...common, type: "directory", mime: "inode/directory", mime_type: "inode/directory", description: "Folder", entries },
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path36.extname(target.rel).slice(1).toLowerCase();
+    const extension = path38.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -49434,13 +49512,13 @@ var shedHexdump = defineFunction({
 });
 
 // src/core/uploads/copy.ts
-import crypto14 from "node:crypto";
-import fs41 from "node:fs";
-import path38 from "node:path";
+import crypto15 from "node:crypto";
+import fs42 from "node:fs";
+import path40 from "node:path";
 
 // src/core/uploads/sources.ts
-import fs40 from "node:fs";
-import path37 from "node:path";
+import fs41 from "node:fs";
+import path39 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -49455,7 +49533,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path37.isAbsolute(dir)) {
+    if (!path39.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -49464,12 +49542,12 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base2 = realOrUndefined(path37.resolve(valves.storage_base_path));
-  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path37.join(base2, "users", userId) };
+  const base2 = realOrUndefined(path39.resolve(valves.storage_base_path));
+  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path39.join(base2, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
-    return fs40.realpathSync(p);
+    return fs41.realpathSync(p);
   } catch {
     return void 0;
   }
@@ -49477,35 +49555,35 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path37.relative(area.base, real).split(path37.sep)[0];
+  const first = path39.relative(area.base, real).split(path39.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path37.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path39.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs40.realpathSync(path37.dirname(given));
+    parent = fs41.realpathSync(path39.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path37.join(parent, path37.basename(given));
+  const candidate = path39.join(parent, path39.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
-  const st = fs40.lstatSync(candidate, { throwIfNoEntry: false });
+  const st = fs41.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   if (st.isSymbolicLink()) throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
   if (!st.isFile()) throw new Refusal("NOT_A_FILE", "it is not a regular file (a folder, device, pipe or socket)");
   let fd2;
   try {
-    fd2 = fs40.openSync(candidate, fs40.constants.O_RDONLY | fs40.constants.O_NOFOLLOW | fs40.constants.O_NONBLOCK);
+    fd2 = fs41.openSync(candidate, fs41.constants.O_RDONLY | fs41.constants.O_NOFOLLOW | fs41.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
     throw new Refusal("IMPORT_REFUSED", `it cannot be read (${code ?? "error"})`);
   }
-  const close = () => fs40.closeSync(fd2);
+  const close = () => fs41.closeSync(fd2);
   try {
-    const opened = fs40.fstatSync(fd2);
+    const opened = fs41.fstatSync(fd2);
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal("IMPORT_REFUSED", "it changed while being opened");
     const real = openedPath(fd2);
     if (real !== void 0 && !mayRead(area, real)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)");
@@ -49518,7 +49596,7 @@ function openSource(area, given, maxBytes) {
 }
 function openedPath(fd2) {
   try {
-    return fs40.readlinkSync(`/proc/self/fd/${fd2}`);
+    return fs41.readlinkSync(`/proc/self/fd/${fd2}`);
   } catch {
     return void 0;
   }
@@ -49530,30 +49608,30 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path38.dirname(dest);
-  fs41.mkdirSync(dir, { recursive: true });
-  const tmp = path38.join(dir, `.${path38.basename(dest).slice(0, 180)}.${crypto14.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const out = fs41.openSync(tmp, fs41.constants.O_WRONLY | fs41.constants.O_CREAT | fs41.constants.O_EXCL | fs41.constants.O_NOFOLLOW, 420);
+  const dir = path40.dirname(dest);
+  fs42.mkdirSync(dir, { recursive: true });
+  const tmp = path40.join(dir, `.${path40.basename(dest).slice(0, 180)}.${crypto15.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const out = fs42.openSync(tmp, fs42.constants.O_WRONLY | fs42.constants.O_CREAT | fs42.constants.O_EXCL | fs42.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
     const buf = Buffer.alloc(CHUNK2);
     for (; ; ) {
-      const n = fs41.readSync(fd2, buf, 0, CHUNK2, total);
+      const n = fs42.readSync(fd2, buf, 0, CHUNK2, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal("FILE_TOO_LARGE", "it grew beyond the size limit while being copied");
       let off = 0;
-      while (off < n) off += fs41.writeSync(out, buf, off, n - off);
+      while (off < n) off += fs42.writeSync(out, buf, off, n - off);
     }
-    fs41.fsyncSync(out);
-    fs41.closeSync(out);
-    fs41.renameSync(tmp, dest);
+    fs42.fsyncSync(out);
+    fs42.closeSync(out);
+    fs42.renameSync(tmp, dest);
   } catch (err2) {
     try {
-      fs41.closeSync(out);
+      fs42.closeSync(out);
     } catch {
     }
-    fs41.rmSync(tmp, { force: true });
+    fs42.rmSync(tmp, { force: true });
     throw err2;
   }
   syncDir(dir);
@@ -49763,10 +49841,10 @@ var shedLockeditCancel = defineFunction({
 });
 
 // src/core/locks/quota.ts
-import fs42 from "node:fs";
-import path39 from "node:path";
+import fs43 from "node:fs";
+import path41 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path39.join(path39.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path41.join(path41.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -49774,7 +49852,7 @@ function invalidateCopies(scope) {
 async function workingCopyBytes(scope) {
   let total = 0;
   for (const editzone of editzones(scope)) {
-    if (fs42.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
+    if (fs43.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
   }
   return total;
 }
@@ -49889,7 +49967,7 @@ var shedLockeditExec = defineFunction({
 });
 
 // src/functions/lockedit_open.ts
-import fs43 from "node:fs";
+import fs44 from "node:fs";
 var shedLockeditOpen = defineFunction({
   name: "shed_lockedit_open",
   category: "edit",
@@ -49919,14 +49997,14 @@ var shedLockeditOpen = defineFunction({
       continued = true;
     } else {
       try {
-        await ensureCopyRoom(t.zone.scope, fs43.statSync(t.target.abs).size);
+        await ensureCopyRoom(t.zone.scope, fs44.statSync(t.target.abs).size);
         copyIn(t.target.abs, before.copy);
       } catch (err2) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err2;
       }
     }
-    const copyStat = fs43.statSync(before.copy);
+    const copyStat = fs44.statSync(before.copy);
     const view = preview(before.copy, copyStat.size, outputLimit(ctx, void 0));
     const data = {
       zone: t.zone.label,
@@ -49956,7 +50034,7 @@ var shedLockeditOpen = defineFunction({
   }
 });
 function copyIn(src, copy) {
-  fs43.rmSync(copy, { recursive: true, force: true });
+  fs44.rmSync(copy, { recursive: true, force: true });
   atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
@@ -49975,7 +50053,7 @@ function staleNote(got, userId) {
 }
 
 // src/functions/lockedit_overwrite.ts
-import fs44 from "node:fs";
+import fs45 from "node:fs";
 var shedLockeditOverwrite = defineFunction({
   name: "shed_lockedit_overwrite",
   category: "edit",
@@ -50001,13 +50079,13 @@ var shedLockeditOverwrite = defineFunction({
     ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
     await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
     if (args.append) {
-      const fd2 = fs44.openSync(s.copy, fs44.constants.O_WRONLY | fs44.constants.O_APPEND | fs44.constants.O_NOFOLLOW);
+      const fd2 = fs45.openSync(s.copy, fs45.constants.O_WRONLY | fs45.constants.O_APPEND | fs45.constants.O_NOFOLLOW);
       try {
         let off = 0;
-        while (off < bytes.length) off += fs44.writeSync(fd2, bytes, off, bytes.length - off);
-        fs44.fsyncSync(fd2);
+        while (off < bytes.length) off += fs45.writeSync(fd2, bytes, off, bytes.length - off);
+        fs45.fsyncSync(fd2);
       } finally {
-        fs44.closeSync(fd2);
+        fs45.closeSync(fd2);
       }
     } else {
       atomicWrite(s.copy, bytes);
@@ -50022,8 +50100,8 @@ var shedLockeditOverwrite = defineFunction({
 });
 
 // src/functions/lockedit_save.ts
-import fs45 from "node:fs";
-import path40 from "node:path";
+import fs46 from "node:fs";
+import path42 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -50066,7 +50144,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path40.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path42.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -50077,15 +50155,91 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path40.dirname(dest);
-  fs45.mkdirSync(dir, { recursive: true });
+  const dir = path42.dirname(dest);
+  fs46.mkdirSync(dir, { recursive: true });
   try {
-    fs45.renameSync(copy, dest);
+    fs46.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
     atomicCopy(copy, dest);
   }
   syncDir(dir);
+}
+
+// src/core/recovery/recover.ts
+import fs47 from "node:fs";
+import path44 from "node:path";
+
+// src/core/locks/call-lock.ts
+import path43 from "node:path";
+var CALL_WAIT_MS = 12e4;
+async function withCallLock(homes, fn) {
+  const ordered2 = [...new Set(homes.map((h) => path43.resolve(h)))].sort();
+  const step = (i2) => {
+    if (i2 >= ordered2.length) return fn();
+    return withDbLock(path43.join(scopeStateDir(ordered2[i2]), CALL_LOCK_NAME), ordered2[i2], () => step(i2 + 1), CALL_WAIT_MS, "This space");
+  };
+  return step(0);
+}
+
+// src/core/recovery/recover.ts
+var RECOVERY_MESSAGE = "Recovered changes after an interrupted call";
+var SYSTEM = { id: "fileshed", name: "Fileshed recovery", email: "", role: "admin" };
+function emptyReport2() {
+  return { scopes: 0, commits: [], temp_files: [] };
+}
+async function recoverStorage(base2) {
+  const report = emptyReport2();
+  const root = path44.resolve(base2);
+  for (const [kind, dir] of [["users", path44.join(root, "users")], ["groups", path44.join(root, "groups")]]) {
+    for (const id of listDir2(dir)) {
+      const home = path44.join(dir, id);
+      if (!fs47.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
+      report.scopes++;
+      try {
+        await withCallLock([home], () => kind === "users" ? recoverUserHome(home, id, root, report) : recoverGroupHome(home, id, root, report));
+      } catch {
+      }
+    }
+  }
+  return report;
+}
+async function recoverUserHome(home, userId, base2, report, temps = true) {
+  if (temps) for (const tree of [path44.join(home, "Uploads"), path44.join(home, "Storage", "data"), path44.join(home, "Documents", "data")]) removeTemps(tree, base2, report);
+  await commitLeftovers(path44.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
+}
+async function recoverGroupHome(home, groupId, base2, report) {
+  const data = path44.join(home, "data");
+  removeTemps(data, base2, report);
+  await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
+}
+function removeTemps(tree, base2, report) {
+  if (!fs47.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
+  for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === ".git")) {
+    if (!path44.basename(full).endsWith(TEMP_SUFFIX)) continue;
+    try {
+      fs47.rmSync(full, { force: true });
+      report.temp_files.push(path44.relative(base2, full).split(path44.sep).join("/"));
+    } catch {
+    }
+  }
+}
+async function commitLeftovers(root, label, author, report) {
+  if (!fs47.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return;
+  const repo = repoFor({ root: fs47.realpathSync(root), label });
+  if (!repoExists(repo)) return;
+  const oid = await withRepoLock(repo, async () => {
+    sweepTemps(repo.gitdir);
+    return commitPaths(repo, [""], author, RECOVERY_MESSAGE);
+  });
+  if (oid !== void 0) report.commits.push({ zone: label, commit: oid.slice(0, 7) });
+}
+function listDir2(dir) {
+  try {
+    return fs47.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
 }
 
 // src/functions/maintenance.ts
@@ -50099,7 +50253,10 @@ var shedMaintenance = defineFunction({
   mutates: true,
   async handler(_args, ctx) {
     const out = maintainUser(ctx.valves, ctx.user.id);
-    const total = reportCount(out);
+    const recovered = emptyReport2();
+    const home = userHome(ctx.valves, ctx.user.id);
+    await recoverUserHome(home, ctx.user.id, home, recovered, false);
+    const total = reportCount(out) + recovered.commits.length;
     return {
       data: {
         expired_locks: out.expired_locks,
@@ -50109,10 +50266,11 @@ var shedMaintenance = defineFunction({
         orphan_ownerships: [],
         temp_files: out.temp_files,
         expired_uploads: out.expired_uploads,
+        recovered_commits: recovered.commits,
         internal_leftovers: out.internal,
         cleaned: total
       },
-      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.expired_uploads.length} expired upload folder(s), ${out.internal} internal leftover(s)).`
+      message: total === 0 ? "Maintenance complete: nothing to clean." : `Maintenance complete: ${plural2(total, "item")} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.expired_uploads.length} expired upload folder(s), ${out.internal} internal leftover(s)${recovered.commits.length ? `, ${recovered.commits.length} recovered commit(s) of changes an interrupted call left uncommitted` : ""}).`
     };
   }
 });
@@ -50188,10 +50346,10 @@ var shedParameters = defineFunction({
 });
 
 // src/functions/read.ts
-import fs46 from "node:fs";
+import fs48 from "node:fs";
 var CHUNK3 = 64 * 1024;
 function sliceLines(abs, start, end, budget) {
-  const fd2 = fs46.openSync(abs, "r");
+  const fd2 = fs48.openSync(abs, "r");
   const kept = [];
   let keptBytes = 0;
   let line = 1;
@@ -50200,7 +50358,7 @@ function sliceLines(abs, start, end, budget) {
   const buf = Buffer.alloc(CHUNK3);
   try {
     for (; ; ) {
-      const n = fs46.readSync(fd2, buf, 0, CHUNK3, null);
+      const n = fs48.readSync(fd2, buf, 0, CHUNK3, null);
       if (n === 0) break;
       let from = 0;
       while (from < n) {
@@ -50221,7 +50379,7 @@ function sliceLines(abs, start, end, budget) {
       }
     }
   } finally {
-    fs46.closeSync(fd2);
+    fs48.closeSync(fd2);
   }
   return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
 }
@@ -50255,11 +50413,11 @@ var shedRead = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     const head = Buffer.alloc(Math.min(8192, stat.size));
     if (head.length > 0) {
-      const fd2 = fs46.openSync(target.abs, "r");
+      const fd2 = fs48.openSync(target.abs, "r");
       try {
-        fs46.readSync(fd2, head, 0, head.length, 0);
+        fs48.readSync(fd2, head, 0, head.length, 0);
       } finally {
-        fs46.closeSync(fd2);
+        fs48.closeSync(fd2);
       }
     }
     if (looksBinary(head)) {
@@ -50366,8 +50524,8 @@ var shedReadBytes = defineFunction({
 });
 
 // src/functions/rename.ts
-import fs47 from "node:fs";
-import path41 from "node:path";
+import fs49 from "node:fs";
+import path45 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -50396,7 +50554,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call2(`renamed-${path41.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call2(`renamed-${path45.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -50405,7 +50563,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path41.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path45.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -50417,7 +50575,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path41.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path45.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -50430,9 +50588,9 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    fs47.mkdirSync(path41.dirname(dst.abs), { recursive: true });
+    fs49.mkdirSync(path45.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
-    fs47.renameSync(src.abs, dst.abs);
+    fs49.renameSync(src.abs, dst.abs);
     if (replaced) await forgetEntry(zone, diskRel(dst));
     await moveEntry(zone, fromRel, diskRel(dst));
     const kind = isFolder3 ? "the folder " : srcStat.isSymbolicLink() ? "the link " : "";
@@ -50443,6 +50601,294 @@ var shedRename = defineFunction({
     };
   }
 });
+
+// src/core/db/csv/encoding.ts
+var ALIASES2 = {
+  "utf-8": "utf-8",
+  utf8: "utf-8",
+  "utf-8-sig": "utf-8-sig",
+  "utf8-sig": "utf-8-sig",
+  ascii: "utf-8",
+  "us-ascii": "utf-8",
+  "latin-1": "windows-1252",
+  latin1: "windows-1252",
+  "iso-8859-1": "windows-1252",
+  "iso8859-1": "windows-1252",
+  "iso-8859-15": "windows-1252",
+  l1: "windows-1252",
+  cp1252: "windows-1252",
+  "windows-1252": "windows-1252",
+  "cp-1252": "windows-1252",
+  ansi: "windows-1252",
+  "utf-16": "utf-16le",
+  utf16: "utf-16le",
+  "utf-16le": "utf-16le",
+  "utf-16-le": "utf-16le",
+  "utf-16be": "utf-16be",
+  "utf-16-be": "utf-16be"
+};
+var ENCODING_NAMES = ["utf-8", "utf-8-sig", "latin-1", "windows-1252", "iso-8859-1", "utf-16"];
+function normalizeEncoding(name) {
+  return ALIASES2[name.trim().toLowerCase().replace(/_/g, "-")];
+}
+function detectEncoding(head, given) {
+  const bom = bomOf(head);
+  if (given === void 0 || given === "utf-8" || given === "utf-8-sig") {
+    if (bom === "utf-8") return { encoding: "utf-8-sig", bomBytes: 3 };
+    if (given === void 0 && bom === "utf-16le") return { encoding: "utf-16le", bomBytes: 2 };
+    if (given === void 0 && bom === "utf-16be") return { encoding: "utf-16be", bomBytes: 2 };
+  }
+  if (given !== void 0) {
+    const skip = given === "utf-16le" && bom === "utf-16le" || given === "utf-16be" && bom === "utf-16be" ? 2 : 0;
+    return { encoding: given, bomBytes: skip };
+  }
+  return { encoding: isUtf8(head) ? "utf-8" : "windows-1252", bomBytes: 0 };
+}
+function bomOf(b) {
+  if (b[0] === 239 && b[1] === 187 && b[2] === 191) return "utf-8";
+  if (b[0] === 255 && b[1] === 254) return "utf-16le";
+  if (b[0] === 254 && b[1] === 255) return "utf-16be";
+  return void 0;
+}
+function isUtf8(head) {
+  let end = head.length;
+  for (let i2 = 1; i2 <= 3 && end - i2 >= 0; i2++) {
+    const b = head[end - i2];
+    if (b >= 192) {
+      const need = b >= 240 ? 4 : b >= 224 ? 3 : 2;
+      if (need > i2) end -= i2;
+      break;
+    }
+    if (b < 128) break;
+  }
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(head.subarray(0, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+function decoderLabel(e) {
+  return e === "utf-8-sig" ? "utf-8" : e;
+}
+
+// src/core/db/dbfile.ts
+import fs50 from "node:fs";
+var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
+var MIB6 = 1024 * 1024;
+function notSqlite(t) {
+  return shedError("INVALID_FORMAT", `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
+    details: { path: t.rel },
+    hint: "Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database."
+  });
+}
+function readDbBytes(t) {
+  const bytes = fs50.readFileSync(t.abs);
+  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
+  return bytes;
+}
+function foreignJournal(abs) {
+  for (const suffix of ["-wal", "-journal"]) {
+    try {
+      if (fs50.statSync(abs + suffix).size > 0) return suffix;
+    } catch {
+    }
+  }
+  return void 0;
+}
+async function withDbWrite(t, limits, work) {
+  return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
+    let sizeBefore = 0;
+    let created = true;
+    try {
+      const st = fs50.lstatSync(t.abs);
+      if (!st.isFile()) {
+        throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
+      }
+      sizeBefore = st.size;
+      created = false;
+    } catch (err2) {
+      if (errnoCode(err2) !== "ENOENT") throw err2;
+    }
+    const journal = created ? void 0 : foreignJournal(t.abs);
+    if (journal !== void 0) {
+      throw shedError("FILE_LOCKED", `${t.shown} has an unfinished ${journal} file from another program (e.g. an open sqlite3 session); writing now could corrupt it.`, {
+        details: { path: t.rel, journal: `${t.rel}${journal}` },
+        hint: `Close the other program, or checkpoint it: shed_exec(zone="${t.zone.name}", cmd="sqlite3", args=["${t.rel}", "PRAGMA wal_checkpoint(TRUNCATE);"]).`
+      });
+    }
+    const maxBytes = limits.maxFileSizeMb * MIB6;
+    const room = Math.max(0, t.zone.scope.limitBytes - await scopeTotal(t.zone.scope)) + sizeBefore;
+    const limit = Math.min(maxBytes, room);
+    const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
+    const { result: result3, bytes } = await work({ bytes: created ? void 0 : readDbBytes(t), padTo, roomBytes: limit });
+    if (bytes === void 0) return { result: result3, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
+    ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
+    await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
+    atomicWrite(t.abs, bytes);
+    return { result: result3, written: true, sizeBefore, sizeAfter: bytes.length, created };
+  });
+}
+
+// src/core/work/pool.ts
+import fs51 from "node:fs";
+import { createRequire } from "node:module";
+import os6 from "node:os";
+import path46 from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker as Worker2 } from "node:worker_threads";
+var WORKER_MARK = "fileshedPoolWorker";
+var WORKER_HEAP_MB = 512;
+var slots = [];
+var queue = [];
+var nextId = 1;
+var sourceBundle;
+function poolSize() {
+  const cores = typeof os6.availableParallelism === "function" ? os6.availableParallelism() : os6.cpus().length;
+  return Math.max(2, Math.min(8, cores));
+}
+function runJob(kind, input2, opts, transfer = []) {
+  return new Promise((resolve, reject) => {
+    queue.push({ kind, input: input2, transfer, opts, resolve, reject });
+    pump();
+  });
+}
+async function shutdownPool() {
+  const old = slots;
+  slots = [];
+  for (const p of queue.splice(0)) p.reject(shedError("INTERNAL_ERROR", "The worker pool was shut down before this job ran."));
+  await Promise.all(old.map((s) => s.worker.terminate().catch(() => void 0)));
+}
+function poolStats() {
+  return { workers: slots.length, busy: slots.filter((s) => s.busy).length, queued: queue.length, size: poolSize() };
+}
+function pump() {
+  while (queue.length > 0) {
+    let slot = slots.find((s) => !s.busy);
+    if (slot === void 0) {
+      if (slots.length >= poolSize()) return;
+      try {
+        slot = startWorker();
+      } catch (err2) {
+        const job = queue.shift();
+        job.reject(shedError("INTERNAL_ERROR", `A worker thread could not be started (${err2 instanceof Error ? err2.message : String(err2)}).`));
+        continue;
+      }
+    }
+    dispatchTo(slot, queue.shift());
+  }
+}
+function startWorker() {
+  const worker = new Worker2(workerScript(), {
+    workerData: { [WORKER_MARK]: true },
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+    stderr: false
+  });
+  worker.unref();
+  const slot = { worker, busy: false };
+  slots.push(slot);
+  worker.on("error", () => drop(slot));
+  worker.on("exit", () => drop(slot));
+  return slot;
+}
+function drop(slot) {
+  slots = slots.filter((s) => s !== slot);
+}
+function dispatchTo(slot, job) {
+  const id = nextId++;
+  const { worker } = slot;
+  slot.busy = true;
+  worker.ref();
+  let settled = false;
+  const finish = (fn, keep) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    worker.off("message", onMessage);
+    worker.off("error", onError);
+    worker.off("exit", onExit);
+    if (keep) {
+      slot.busy = false;
+      worker.unref();
+    } else {
+      drop(slot);
+      void worker.terminate().catch(() => void 0);
+    }
+    fn();
+    pump();
+  };
+  const onMessage = (msg) => {
+    if (msg.id !== id) return;
+    if ("status" in msg) {
+      try {
+        job.opts.onStatus?.(msg.status);
+      } catch {
+      }
+      return;
+    }
+    if (msg.ok) finish(() => job.resolve(msg.value), true);
+    else finish(() => job.reject(revive(msg.error)), msg.error.code !== "RESOURCE_LIMIT");
+  };
+  const onError = (err2) => {
+    const code = err2.code;
+    const oom = code === "ERR_WORKER_OUT_OF_MEMORY" || /out of memory|heap limit/i.test(err2.message);
+    finish(() => job.reject(oom ? memoryError() : shedError("INTERNAL_ERROR", `A worker thread failed: ${err2.name}: ${err2.message.split("\n")[0]}`)), false);
+  };
+  const onExit = (exitCode) => {
+    finish(() => job.reject(shedError("INTERNAL_ERROR", `A worker thread stopped unexpectedly (exit code ${exitCode}).`)), false);
+  };
+  const timer = setTimeout(() => finish(() => job.reject(job.opts.onTimeout()), false), job.opts.timeoutMs);
+  worker.on("message", onMessage);
+  worker.on("error", onError);
+  worker.on("exit", onExit);
+  worker.postMessage({ id, kind: job.kind, input: job.input }, job.transfer);
+}
+function memoryError() {
+  return shedError("RESOURCE_LIMIT", "The operation needed more memory than one call may use, and was stopped. Nothing was changed.", {
+    details: { heap_limit_mb: WORKER_HEAP_MB },
+    hint: "Work on less data per call: add WHERE or LIMIT, aggregate in SQL instead of returning huge values, or split the file."
+  });
+}
+function revive(e) {
+  if (e.code !== void 0) return new ShedError(e.code, e.message, { details: e.details, hint: e.hint });
+  const err2 = new Error(e.message);
+  if (e.name) err2.name = e.name;
+  if (typeof e.details?.errno === "string") err2.code = e.details.errno;
+  return err2;
+}
+function workerScript() {
+  const self2 = import.meta.url;
+  if (!self2.endsWith(".ts")) return new URL(self2);
+  sourceBundle ??= bundleFromSource(fileURLToPath(self2));
+  return sourceBundle;
+}
+function bundleFromSource(selfPath) {
+  const dir = fs51.mkdtempSync(path46.join(os6.tmpdir(), "fileshed-worker-"));
+  const out = path46.join(dir, "worker.mjs");
+  const esbuildName = "esbuild";
+  const esbuild = createRequire(selfPath)(esbuildName);
+  const banner = [
+    "import { createRequire as __shedCreateRequire } from 'node:module';",
+    "import { fileURLToPath as __shedFileURLToPath } from 'node:url';",
+    "import { dirname as __shedDirname } from 'node:path';",
+    "const require = __shedCreateRequire(import.meta.url);",
+    "const __filename = __shedFileURLToPath(import.meta.url);",
+    "const __dirname = __shedDirname(__filename);"
+  ].join(" ");
+  esbuild.buildSync({
+    entryPoints: [path46.join(path46.dirname(selfPath), "worker.ts")],
+    outfile: out,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    loader: { ".wasm": "binary" },
+    banner: { js: banner }
+  });
+  process.once("exit", () => fs51.rmSync(dir, { recursive: true, force: true }));
+  return out;
+}
 
 // src/core/db/bulk.ts
 var RAW_FUNCTIONS = [
@@ -50717,8 +51163,8 @@ function tokenize2(sql) {
   }
   return out;
 }
-function closeQuote(sql, open2, q) {
-  let i2 = open2 + 1;
+function closeQuote(sql, open3, q) {
+  let i2 = open3 + 1;
   for (; ; ) {
     const close = sql.indexOf(q, i2);
     if (close === -1) return sql.length;
@@ -50799,9 +51245,9 @@ function mainVerbIndex(tokens) {
     return tokens[i2]?.kind === "word" ? i2 : -1;
   }
 }
-function skipParens(tokens, open2) {
+function skipParens(tokens, open3) {
   let depth = 0;
-  for (let i2 = open2; i2 < tokens.length; i2++) {
+  for (let i2 = open3; i2 < tokens.length; i2++) {
     const t = tokens[i2].text;
     if (tokens[i2].kind !== "punct") continue;
     if (t === "(") depth++;
@@ -50980,89 +51426,19 @@ function dateParser(format) {
 var dayFirstParser = () => ordered(true);
 var monthFirstParser = () => ordered(false);
 
-// src/core/db/csv/encoding.ts
-var ALIASES2 = {
-  "utf-8": "utf-8",
-  utf8: "utf-8",
-  "utf-8-sig": "utf-8-sig",
-  "utf8-sig": "utf-8-sig",
-  ascii: "utf-8",
-  "us-ascii": "utf-8",
-  "latin-1": "windows-1252",
-  latin1: "windows-1252",
-  "iso-8859-1": "windows-1252",
-  "iso8859-1": "windows-1252",
-  "iso-8859-15": "windows-1252",
-  l1: "windows-1252",
-  cp1252: "windows-1252",
-  "windows-1252": "windows-1252",
-  "cp-1252": "windows-1252",
-  ansi: "windows-1252",
-  "utf-16": "utf-16le",
-  utf16: "utf-16le",
-  "utf-16le": "utf-16le",
-  "utf-16-le": "utf-16le",
-  "utf-16be": "utf-16be",
-  "utf-16-be": "utf-16be"
-};
-var ENCODING_NAMES = ["utf-8", "utf-8-sig", "latin-1", "windows-1252", "iso-8859-1", "utf-16"];
-function normalizeEncoding(name) {
-  return ALIASES2[name.trim().toLowerCase().replace(/_/g, "-")];
-}
-function detectEncoding(head, given) {
-  const bom = bomOf(head);
-  if (given === void 0 || given === "utf-8" || given === "utf-8-sig") {
-    if (bom === "utf-8") return { encoding: "utf-8-sig", bomBytes: 3 };
-    if (given === void 0 && bom === "utf-16le") return { encoding: "utf-16le", bomBytes: 2 };
-    if (given === void 0 && bom === "utf-16be") return { encoding: "utf-16be", bomBytes: 2 };
-  }
-  if (given !== void 0) {
-    const skip = given === "utf-16le" && bom === "utf-16le" || given === "utf-16be" && bom === "utf-16be" ? 2 : 0;
-    return { encoding: given, bomBytes: skip };
-  }
-  return { encoding: isUtf8(head) ? "utf-8" : "windows-1252", bomBytes: 0 };
-}
-function bomOf(b) {
-  if (b[0] === 239 && b[1] === 187 && b[2] === 191) return "utf-8";
-  if (b[0] === 255 && b[1] === 254) return "utf-16le";
-  if (b[0] === 254 && b[1] === 255) return "utf-16be";
-  return void 0;
-}
-function isUtf8(head) {
-  let end = head.length;
-  for (let i2 = 1; i2 <= 3 && end - i2 >= 0; i2++) {
-    const b = head[end - i2];
-    if (b >= 192) {
-      const need = b >= 240 ? 4 : b >= 224 ? 3 : 2;
-      if (need > i2) end -= i2;
-      break;
-    }
-    if (b < 128) break;
-  }
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(head.subarray(0, end));
-    return true;
-  } catch {
-    return false;
-  }
-}
-function decoderLabel(e) {
-  return e === "utf-8-sig" ? "utf-8" : e;
-}
-
 // src/core/db/csv/headers.ts
 var MAX_NAME = 128;
 function sanitizeHeaders(raw) {
   const names = [];
   const renamed = {};
-  const seen = /* @__PURE__ */ new Set();
+  const seen2 = /* @__PURE__ */ new Set();
   raw.forEach((original, i2) => {
     let name = original.replace(/^\uFEFF/, "").replace(/^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu, "").replace(/[^\p{L}\p{N}_]+/gu, "_").slice(0, MAX_NAME);
     if (name === "" || /^_+$/.test(name)) name = `col_${i2 + 1}`;
     if (new RegExp("^\\p{N}", "u").test(name)) name = `_${name}`;
     let unique = name;
-    for (let k = 2; seen.has(unique.toLowerCase()); k++) unique = `${name}_${k}`;
-    seen.add(unique.toLowerCase());
+    for (let k = 2; seen2.has(unique.toLowerCase()); k++) unique = `${name}_${k}`;
+    seen2.add(unique.toLowerCase());
     names.push(unique);
     if (unique !== original) renamed[original] = unique;
   });
@@ -51074,11 +51450,11 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs48 from "node:fs";
+import fs52 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
-  constructor(code, message, options, ...contexts) {
+  constructor(code, message, options2, ...contexts) {
     if (Array.isArray(message)) message = message.join(" ").trim();
     super(message);
     if (Error.captureStackTrace !== void 0) {
@@ -51088,7 +51464,7 @@ var CsvError = class _CsvError extends Error {
     for (const context of contexts) {
       for (const key in context) {
         const value = context[key];
-        this[key] = Buffer.isBuffer(value) ? value.toString(options.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
+        this[key] = Buffer.isBuffer(value) ? value.toString(options2.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
       }
     }
   }
@@ -51193,7 +51569,7 @@ var ResizeableBuffer = class {
 var ResizeableBuffer_default = ResizeableBuffer;
 
 // node_modules/csv-parse/lib/api/init_state.js
-var init_state = function(options) {
+var init_state = function(options2) {
   const timchars = [
     // Basic Latin
     32,
@@ -51252,7 +51628,7 @@ var init_state = function(options) {
   ].reduce((acc, codepoint) => {
     const encoded = Buffer.from(
       String.fromCharCode(codepoint),
-      options.encoding
+      options2.encoding
     );
     if (codepoint !== 63 && encoded.length === 1 && encoded[0] === 63) {
       return acc;
@@ -51265,27 +51641,27 @@ var init_state = function(options) {
   return {
     bomSkipped: false,
     bufBytesStart: 0,
-    castField: options.cast_function,
+    castField: options2.cast_function,
     commenting: false,
     delimiterBufPrevious: void 0,
     delimiterDiscovered: false,
     // Current error encountered by a record
     error: void 0,
-    enabled: options.from_line === 1,
+    enabled: options2.from_line === 1,
     escaping: false,
-    escapeIsQuote: Buffer.isBuffer(options.escape) && Buffer.isBuffer(options.quote) && Buffer.compare(options.escape, options.quote) === 0,
+    escapeIsQuote: Buffer.isBuffer(options2.escape) && Buffer.isBuffer(options2.quote) && Buffer.compare(options2.escape, options2.quote) === 0,
     // columns can be `false`, `true`, `Array`
-    expectedRecordLength: Array.isArray(options.columns) ? options.columns.length : void 0,
+    expectedRecordLength: Array.isArray(options2.columns) ? options2.columns.length : void 0,
     field: new ResizeableBuffer_default(20),
-    firstLineToHeaders: options.cast_first_line_to_header,
+    firstLineToHeaders: options2.cast_first_line_to_header,
     needMoreDataSize: Math.max(
       // Skip if the remaining buffer smaller than comment
-      options.comment !== null ? options.comment.length : 0,
-      ...options.delimiter ? options.delimiter.map((delimiter) => delimiter.length) : [],
+      options2.comment !== null ? options2.comment.length : 0,
+      ...options2.delimiter ? options2.delimiter.map((delimiter) => delimiter.length) : [],
       // Auto discovery of delimiter is limited to 1 character
-      options.delimiter_auto ? 1 : 0,
+      options2.delimiter_auto ? 1 : 0,
       // Skip if the remaining buffer can be escape sequence
-      options.quote !== null ? options.quote.length : 0,
+      options2.quote !== null ? options2.quote.length : 0,
       ...timchars.map((t) => t.length)
     ),
     previousBuf: void 0,
@@ -51295,10 +51671,10 @@ var init_state = function(options) {
     record: [],
     recordHasError: false,
     record_length: 0,
-    recordDelimiterMaxLength: options.record_delimiter.length === 0 ? 0 : Math.max(...options.record_delimiter.map((v) => v.length)),
+    recordDelimiterMaxLength: options2.record_delimiter.length === 0 ? 0 : Math.max(...options2.record_delimiter.map((v) => v.length)),
     trimChars: [
-      Buffer.from(" ", options.encoding)[0],
-      Buffer.from("	", options.encoding)[0]
+      Buffer.from(" ", options2.encoding)[0],
+      Buffer.from("	", options2.encoding)[0]
     ],
     wasQuoting: false,
     wasRowDelimiter: false,
@@ -51316,165 +51692,165 @@ var underscore = function(str2) {
 
 // node_modules/csv-parse/lib/api/normalize_options.js
 var normalize_options = function(opts) {
-  const options = {};
+  const options2 = {};
   for (const opt in opts) {
-    options[underscore(opt)] = opts[opt];
+    options2[underscore(opt)] = opts[opt];
   }
-  if (options.encoding === void 0 || options.encoding === true) {
-    options.encoding = "utf8";
-  } else if (options.encoding === null || options.encoding === false) {
-    options.encoding = null;
-  } else if (typeof options.encoding !== "string" && options.encoding !== null) {
+  if (options2.encoding === void 0 || options2.encoding === true) {
+    options2.encoding = "utf8";
+  } else if (options2.encoding === null || options2.encoding === false) {
+    options2.encoding = null;
+  } else if (typeof options2.encoding !== "string" && options2.encoding !== null) {
     throw new CsvError(
       "CSV_INVALID_OPTION_ENCODING",
       [
         "Invalid option encoding:",
         "encoding must be a string or null to return a buffer,",
-        `got ${JSON.stringify(options.encoding)}`
+        `got ${JSON.stringify(options2.encoding)}`
       ],
-      options
+      options2
     );
   }
-  if (options.bom === void 0 || options.bom === null || options.bom === false) {
-    options.bom = false;
-  } else if (options.bom !== true) {
+  if (options2.bom === void 0 || options2.bom === null || options2.bom === false) {
+    options2.bom = false;
+  } else if (options2.bom !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_BOM",
       [
         "Invalid option bom:",
         "bom must be true,",
-        `got ${JSON.stringify(options.bom)}`
+        `got ${JSON.stringify(options2.bom)}`
       ],
-      options
+      options2
     );
   }
-  options.cast_function = null;
-  if (options.cast === void 0 || options.cast === null || options.cast === false || options.cast === "") {
-    options.cast = void 0;
-  } else if (typeof options.cast === "function") {
-    options.cast_function = options.cast;
-    options.cast = true;
-  } else if (options.cast !== true) {
+  options2.cast_function = null;
+  if (options2.cast === void 0 || options2.cast === null || options2.cast === false || options2.cast === "") {
+    options2.cast = void 0;
+  } else if (typeof options2.cast === "function") {
+    options2.cast_function = options2.cast;
+    options2.cast = true;
+  } else if (options2.cast !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST",
       [
         "Invalid option cast:",
         "cast must be true or a function,",
-        `got ${JSON.stringify(options.cast)}`
+        `got ${JSON.stringify(options2.cast)}`
       ],
-      options
+      options2
     );
   }
-  if (options.cast_date === void 0 || options.cast_date === null || options.cast_date === false || options.cast_date === "") {
-    options.cast_date = false;
-  } else if (options.cast_date === true) {
-    options.cast_date = function(value) {
+  if (options2.cast_date === void 0 || options2.cast_date === null || options2.cast_date === false || options2.cast_date === "") {
+    options2.cast_date = false;
+  } else if (options2.cast_date === true) {
+    options2.cast_date = function(value) {
       const date5 = Date.parse(value);
       return !isNaN(date5) ? new Date(date5) : value;
     };
-  } else if (typeof options.cast_date !== "function") {
+  } else if (typeof options2.cast_date !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST_DATE",
       [
         "Invalid option cast_date:",
         "cast_date must be true or a function,",
-        `got ${JSON.stringify(options.cast_date)}`
+        `got ${JSON.stringify(options2.cast_date)}`
       ],
-      options
+      options2
     );
   }
-  options.cast_first_line_to_header = void 0;
-  if (options.columns === true) {
-    options.cast_first_line_to_header = void 0;
-  } else if (typeof options.columns === "function") {
-    options.cast_first_line_to_header = options.columns;
-    options.columns = true;
-  } else if (Array.isArray(options.columns)) {
-    options.columns = normalize_columns_array(options.columns);
-  } else if (options.columns === void 0 || options.columns === null || options.columns === false) {
-    options.columns = false;
+  options2.cast_first_line_to_header = void 0;
+  if (options2.columns === true) {
+    options2.cast_first_line_to_header = void 0;
+  } else if (typeof options2.columns === "function") {
+    options2.cast_first_line_to_header = options2.columns;
+    options2.columns = true;
+  } else if (Array.isArray(options2.columns)) {
+    options2.columns = normalize_columns_array(options2.columns);
+  } else if (options2.columns === void 0 || options2.columns === null || options2.columns === false) {
+    options2.columns = false;
   } else {
     throw new CsvError(
       "CSV_INVALID_OPTION_COLUMNS",
       [
         "Invalid option columns:",
         "expect an array, a function or true,",
-        `got ${JSON.stringify(options.columns)}`
+        `got ${JSON.stringify(options2.columns)}`
       ],
-      options
+      options2
     );
   }
-  if (options.group_columns_by_name === void 0 || options.group_columns_by_name === null || options.group_columns_by_name === false) {
-    options.group_columns_by_name = false;
-  } else if (options.group_columns_by_name !== true) {
+  if (options2.group_columns_by_name === void 0 || options2.group_columns_by_name === null || options2.group_columns_by_name === false) {
+    options2.group_columns_by_name = false;
+  } else if (options2.group_columns_by_name !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "expect an boolean,",
-        `got ${JSON.stringify(options.group_columns_by_name)}`
+        `got ${JSON.stringify(options2.group_columns_by_name)}`
       ],
-      options
+      options2
     );
-  } else if (options.columns === false) {
+  } else if (options2.columns === false) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "the `columns` mode must be activated."
       ],
-      options
+      options2
     );
   }
-  if (options.comment === void 0 || options.comment === null || options.comment === false || options.comment === "") {
-    options.comment = null;
+  if (options2.comment === void 0 || options2.comment === null || options2.comment === false || options2.comment === "") {
+    options2.comment = null;
   } else {
-    if (typeof options.comment === "string") {
-      options.comment = Buffer.from(options.comment, options.encoding);
+    if (typeof options2.comment === "string") {
+      options2.comment = Buffer.from(options2.comment, options2.encoding);
     }
-    if (!Buffer.isBuffer(options.comment)) {
+    if (!Buffer.isBuffer(options2.comment)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_COMMENT",
         [
           "Invalid option comment:",
           "comment must be a buffer or a string,",
-          `got ${JSON.stringify(options.comment)}`
+          `got ${JSON.stringify(options2.comment)}`
         ],
-        options
+        options2
       );
     }
   }
-  if (options.comment_no_infix === void 0 || options.comment_no_infix === null || options.comment_no_infix === false) {
-    options.comment_no_infix = false;
-  } else if (options.comment_no_infix !== true) {
+  if (options2.comment_no_infix === void 0 || options2.comment_no_infix === null || options2.comment_no_infix === false) {
+    options2.comment_no_infix = false;
+  } else if (options2.comment_no_infix !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_COMMENT",
       [
         "Invalid option comment_no_infix:",
         "value must be a boolean,",
-        `got ${JSON.stringify(options.comment_no_infix)}`
+        `got ${JSON.stringify(options2.comment_no_infix)}`
       ],
-      options
+      options2
     );
   }
-  if (options.delimiter_auto === void 0 || options.delimiter_auto === null || options.delimiter_auto === false) {
-    options.delimiter_auto = false;
-  } else if (options.delimiter_auto === true) {
-    options.delimiter_auto = {};
-  } else if (!is_object(options.delimiter_auto)) {
+  if (options2.delimiter_auto === void 0 || options2.delimiter_auto === null || options2.delimiter_auto === false) {
+    options2.delimiter_auto = false;
+  } else if (options2.delimiter_auto === true) {
+    options2.delimiter_auto = {};
+  } else if (!is_object(options2.delimiter_auto)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_DELIMITER_AUTO",
       [
         "Invalid option delimiter_auto:",
         "delimiter_auto must be a boolean or a configuration object,",
-        `got ${JSON.stringify(options.delimiter_auto)}`
+        `got ${JSON.stringify(options2.delimiter_auto)}`
       ],
-      options
+      options2
     );
   }
-  if (options.delimiter_auto) {
-    if (options.delimiter_auto.preferred === void 0)
-      options.delimiter_auto.preferred = {
+  if (options2.delimiter_auto) {
+    if (options2.delimiter_auto.preferred === void 0)
+      options2.delimiter_auto.preferred = {
         [",".charCodeAt(0)]: 1.8,
         ["	".charCodeAt(0)]: 1.8,
         [";".charCodeAt(0)]: 1.6,
@@ -51483,59 +51859,59 @@ var normalize_options = function(opts) {
         [".".charCodeAt(0)]: 1.4,
         ["/".charCodeAt(0)]: 1.4
       };
-    else if (!is_object(options.delimiter_auto.preferred)) {
+    else if (!is_object(options2.delimiter_auto.preferred)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "preferred must be an object,",
-          `got ${JSON.stringify(options.delimiter_auto.preferred)}`
+          `got ${JSON.stringify(options2.delimiter_auto.preferred)}`
         ],
-        options
+        options2
       );
     }
-    if (options.delimiter_auto.score === void 0)
-      options.delimiter_auto.score = (info, options2) => {
-        return (info.total - info.std) * (options2.preferred[info.char_code] || 1);
+    if (options2.delimiter_auto.score === void 0)
+      options2.delimiter_auto.score = (info, options3) => {
+        return (info.total - info.std) * (options3.preferred[info.char_code] || 1);
       };
-    else if (typeof options.delimiter_auto.score !== "function") {
+    else if (typeof options2.delimiter_auto.score !== "function") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "score must be a function,",
-          `got ${JSON.stringify(options.delimiter_auto.score)}`
+          `got ${JSON.stringify(options2.delimiter_auto.score)}`
         ],
-        options
+        options2
       );
     }
-    if (options.delimiter_auto.size === void 0)
-      options.delimiter_auto.size = 2048;
-    else if (typeof options.delimiter_auto.size !== "number") {
+    if (options2.delimiter_auto.size === void 0)
+      options2.delimiter_auto.size = 2048;
+    else if (typeof options2.delimiter_auto.size !== "number") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "size must be a number,",
-          `got ${JSON.stringify(options.delimiter_auto.size)}`
+          `got ${JSON.stringify(options2.delimiter_auto.size)}`
         ],
-        options
+        options2
       );
     }
   }
-  const delimiter_json = JSON.stringify(options.delimiter);
-  if (options.delimiter_auto !== false) {
-    options.delimiter = [];
+  const delimiter_json = JSON.stringify(options2.delimiter);
+  if (options2.delimiter_auto !== false) {
+    options2.delimiter = [];
   }
-  if (!Array.isArray(options.delimiter)) {
-    if (options.delimiter === void 0 || options.delimiter === null || options.delimiter === false) {
-      options.delimiter = Buffer.from(",", options.encoding);
+  if (!Array.isArray(options2.delimiter)) {
+    if (options2.delimiter === void 0 || options2.delimiter === null || options2.delimiter === false) {
+      options2.delimiter = Buffer.from(",", options2.encoding);
     }
-    options.delimiter = [options.delimiter];
+    options2.delimiter = [options2.delimiter];
   }
-  options.delimiter = options.delimiter.map(function(delimiter) {
+  options2.delimiter = options2.delimiter.map(function(delimiter) {
     if (typeof delimiter === "string") {
-      delimiter = Buffer.from(delimiter, options.encoding);
+      delimiter = Buffer.from(delimiter, options2.encoding);
     }
     if (!Buffer.isBuffer(delimiter) || delimiter.length === 0) {
       throw new CsvError(
@@ -51545,51 +51921,51 @@ var normalize_options = function(opts) {
           "delimiter must be a non empty string or buffer or array of string|buffer,",
           `got ${delimiter_json}`
         ],
-        options
+        options2
       );
     }
     return delimiter;
   });
-  if (options.escape === void 0 || options.escape === true) {
-    options.escape = Buffer.from('"', options.encoding);
-  } else if (typeof options.escape === "string") {
-    options.escape = Buffer.from(options.escape, options.encoding);
-  } else if (options.escape === null || options.escape === false) {
-    options.escape = null;
+  if (options2.escape === void 0 || options2.escape === true) {
+    options2.escape = Buffer.from('"', options2.encoding);
+  } else if (typeof options2.escape === "string") {
+    options2.escape = Buffer.from(options2.escape, options2.encoding);
+  } else if (options2.escape === null || options2.escape === false) {
+    options2.escape = null;
   }
-  if (options.escape !== null) {
-    if (!Buffer.isBuffer(options.escape)) {
+  if (options2.escape !== null) {
+    if (!Buffer.isBuffer(options2.escape)) {
       throw new Error(
-        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options.escape)}`
+        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options2.escape)}`
       );
     }
   }
-  if (options.from === void 0 || options.from === null) {
-    options.from = 1;
+  if (options2.from === void 0 || options2.from === null) {
+    options2.from = 1;
   } else {
-    if (typeof options.from === "string" && /\d+/.test(options.from)) {
-      options.from = parseInt(options.from);
+    if (typeof options2.from === "string" && /\d+/.test(options2.from)) {
+      options2.from = parseInt(options2.from);
     }
-    if (Number.isInteger(options.from)) {
-      if (options.from < 0) {
+    if (Number.isInteger(options2.from)) {
+      if (options2.from < 0) {
         throw new Error(
           `Invalid Option: from must be a positive integer, got ${JSON.stringify(opts.from)}`
         );
       }
     } else {
       throw new Error(
-        `Invalid Option: from must be an integer, got ${JSON.stringify(options.from)}`
+        `Invalid Option: from must be an integer, got ${JSON.stringify(options2.from)}`
       );
     }
   }
-  if (options.from_line === void 0 || options.from_line === null) {
-    options.from_line = 1;
+  if (options2.from_line === void 0 || options2.from_line === null) {
+    options2.from_line = 1;
   } else {
-    if (typeof options.from_line === "string" && /\d+/.test(options.from_line)) {
-      options.from_line = parseInt(options.from_line);
+    if (typeof options2.from_line === "string" && /\d+/.test(options2.from_line)) {
+      options2.from_line = parseInt(options2.from_line);
     }
-    if (Number.isInteger(options.from_line)) {
-      if (options.from_line <= 0) {
+    if (Number.isInteger(options2.from_line)) {
+      if (options2.from_line <= 0) {
         throw new Error(
           `Invalid Option: from_line must be a positive integer greater than 0, got ${JSON.stringify(opts.from_line)}`
         );
@@ -51600,152 +51976,152 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options.ignore_last_delimiters === void 0 || options.ignore_last_delimiters === null) {
-    options.ignore_last_delimiters = false;
-  } else if (typeof options.ignore_last_delimiters === "number") {
-    options.ignore_last_delimiters = Math.floor(options.ignore_last_delimiters);
-    if (options.ignore_last_delimiters === 0) {
-      options.ignore_last_delimiters = false;
+  if (options2.ignore_last_delimiters === void 0 || options2.ignore_last_delimiters === null) {
+    options2.ignore_last_delimiters = false;
+  } else if (typeof options2.ignore_last_delimiters === "number") {
+    options2.ignore_last_delimiters = Math.floor(options2.ignore_last_delimiters);
+    if (options2.ignore_last_delimiters === 0) {
+      options2.ignore_last_delimiters = false;
     }
-  } else if (typeof options.ignore_last_delimiters !== "boolean") {
+  } else if (typeof options2.ignore_last_delimiters !== "boolean") {
     throw new CsvError(
       "CSV_INVALID_OPTION_IGNORE_LAST_DELIMITERS",
       [
         "Invalid option `ignore_last_delimiters`:",
         "the value must be a boolean value or an integer,",
-        `got ${JSON.stringify(options.ignore_last_delimiters)}`
+        `got ${JSON.stringify(options2.ignore_last_delimiters)}`
       ],
-      options
+      options2
     );
   }
-  if (options.ignore_last_delimiters === true && options.columns === false) {
+  if (options2.ignore_last_delimiters === true && options2.columns === false) {
     throw new CsvError(
       "CSV_IGNORE_LAST_DELIMITERS_REQUIRES_COLUMNS",
       [
         "The option `ignore_last_delimiters`",
         "requires the activation of the `columns` option"
       ],
-      options
+      options2
     );
   }
-  if (options.info === void 0 || options.info === null || options.info === false) {
-    options.info = false;
-  } else if (options.info !== true) {
+  if (options2.info === void 0 || options2.info === null || options2.info === false) {
+    options2.info = false;
+  } else if (options2.info !== true) {
     throw new Error(
-      `Invalid Option: info must be true, got ${JSON.stringify(options.info)}`
+      `Invalid Option: info must be true, got ${JSON.stringify(options2.info)}`
     );
   }
-  if (options.max_record_size === void 0 || options.max_record_size === null || options.max_record_size === false) {
-    options.max_record_size = 0;
-  } else if (Number.isInteger(options.max_record_size) && options.max_record_size >= 0) {
-  } else if (typeof options.max_record_size === "string" && /\d+/.test(options.max_record_size)) {
-    options.max_record_size = parseInt(options.max_record_size);
+  if (options2.max_record_size === void 0 || options2.max_record_size === null || options2.max_record_size === false) {
+    options2.max_record_size = 0;
+  } else if (Number.isInteger(options2.max_record_size) && options2.max_record_size >= 0) {
+  } else if (typeof options2.max_record_size === "string" && /\d+/.test(options2.max_record_size)) {
+    options2.max_record_size = parseInt(options2.max_record_size);
   } else {
     throw new Error(
-      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options.max_record_size)}`
+      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options2.max_record_size)}`
     );
   }
-  if (options.objname === void 0 || options.objname === null || options.objname === false) {
-    options.objname = void 0;
-  } else if (Buffer.isBuffer(options.objname)) {
-    if (options.objname.length === 0) {
+  if (options2.objname === void 0 || options2.objname === null || options2.objname === false) {
+    options2.objname = void 0;
+  } else if (Buffer.isBuffer(options2.objname)) {
+    if (options2.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty buffer`);
     }
-    if (options.encoding === null) {
+    if (options2.encoding === null) {
     } else {
-      options.objname = options.objname.toString(options.encoding);
+      options2.objname = options2.objname.toString(options2.encoding);
     }
-  } else if (typeof options.objname === "string") {
-    if (options.objname.length === 0) {
+  } else if (typeof options2.objname === "string") {
+    if (options2.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty string`);
     }
-  } else if (typeof options.objname === "number") {
+  } else if (typeof options2.objname === "number") {
   } else {
     throw new Error(
-      `Invalid Option: objname must be a string or a buffer, got ${options.objname}`
+      `Invalid Option: objname must be a string or a buffer, got ${options2.objname}`
     );
   }
-  if (options.objname !== void 0) {
-    if (typeof options.objname === "number") {
-      if (options.columns !== false) {
+  if (options2.objname !== void 0) {
+    if (typeof options2.objname === "number") {
+      if (options2.columns !== false) {
         throw Error(
           "Invalid Option: objname index cannot be combined with columns or be defined as a field"
         );
       }
     } else {
-      if (options.columns === false) {
+      if (options2.columns === false) {
         throw Error(
           "Invalid Option: objname field must be combined with columns or be defined as an index"
         );
       }
     }
   }
-  if (options.on_record === void 0 || options.on_record === null) {
-    options.on_record = void 0;
-  } else if (typeof options.on_record !== "function") {
+  if (options2.on_record === void 0 || options2.on_record === null) {
+    options2.on_record = void 0;
+  } else if (typeof options2.on_record !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_ON_RECORD",
       [
         "Invalid option `on_record`:",
         "expect a function,",
-        `got ${JSON.stringify(options.on_record)}`
+        `got ${JSON.stringify(options2.on_record)}`
       ],
-      options
+      options2
     );
   }
-  if (options.on_skip !== void 0 && options.on_skip !== null && typeof options.on_skip !== "function") {
+  if (options2.on_skip !== void 0 && options2.on_skip !== null && typeof options2.on_skip !== "function") {
     throw new Error(
-      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options.on_skip)}`
+      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options2.on_skip)}`
     );
   }
-  if (options.quote === null || options.quote === false || options.quote === "") {
-    options.quote = null;
+  if (options2.quote === null || options2.quote === false || options2.quote === "") {
+    options2.quote = null;
   } else {
-    if (options.quote === void 0 || options.quote === true) {
-      options.quote = Buffer.from('"', options.encoding);
-    } else if (typeof options.quote === "string") {
-      options.quote = Buffer.from(options.quote, options.encoding);
+    if (options2.quote === void 0 || options2.quote === true) {
+      options2.quote = Buffer.from('"', options2.encoding);
+    } else if (typeof options2.quote === "string") {
+      options2.quote = Buffer.from(options2.quote, options2.encoding);
     }
-    if (!Buffer.isBuffer(options.quote)) {
+    if (!Buffer.isBuffer(options2.quote)) {
       throw new Error(
-        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options.quote)}`
+        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options2.quote)}`
       );
     }
   }
-  if (options.raw === void 0 || options.raw === null || options.raw === false) {
-    options.raw = false;
-  } else if (options.raw !== true) {
+  if (options2.raw === void 0 || options2.raw === null || options2.raw === false) {
+    options2.raw = false;
+  } else if (options2.raw !== true) {
     throw new Error(
-      `Invalid Option: raw must be true, got ${JSON.stringify(options.raw)}`
+      `Invalid Option: raw must be true, got ${JSON.stringify(options2.raw)}`
     );
   }
-  if (options.record_delimiter === void 0) {
-    options.record_delimiter = [];
-  } else if (typeof options.record_delimiter === "string" || Buffer.isBuffer(options.record_delimiter)) {
-    if (options.record_delimiter.length === 0) {
+  if (options2.record_delimiter === void 0) {
+    options2.record_delimiter = [];
+  } else if (typeof options2.record_delimiter === "string" || Buffer.isBuffer(options2.record_delimiter)) {
+    if (options2.record_delimiter.length === 0) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
         [
           "Invalid option `record_delimiter`:",
           "value must be a non empty string or buffer,",
-          `got ${JSON.stringify(options.record_delimiter)}`
+          `got ${JSON.stringify(options2.record_delimiter)}`
         ],
-        options
+        options2
       );
     }
-    options.record_delimiter = [options.record_delimiter];
-  } else if (!Array.isArray(options.record_delimiter)) {
+    options2.record_delimiter = [options2.record_delimiter];
+  } else if (!Array.isArray(options2.record_delimiter)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_RECORD_DELIMITER",
       [
         "Invalid option `record_delimiter`:",
         "value must be a string, a buffer or array of string|buffer,",
-        `got ${JSON.stringify(options.record_delimiter)}`
+        `got ${JSON.stringify(options2.record_delimiter)}`
       ],
-      options
+      options2
     );
   }
-  options.record_delimiter = options.record_delimiter.map(function(rd, i2) {
+  options2.record_delimiter = options2.record_delimiter.map(function(rd, i2) {
     if (typeof rd !== "string" && !Buffer.isBuffer(rd)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
@@ -51755,7 +52131,7 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options
+        options2
       );
     } else if (rd.length === 0) {
       throw new CsvError(
@@ -51766,109 +52142,109 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options
+        options2
       );
     }
     if (typeof rd === "string") {
-      rd = Buffer.from(rd, options.encoding);
+      rd = Buffer.from(rd, options2.encoding);
     }
     return rd;
   });
-  if (typeof options.relax_column_count === "boolean") {
-  } else if (options.relax_column_count === void 0 || options.relax_column_count === null) {
-    options.relax_column_count = false;
+  if (typeof options2.relax_column_count === "boolean") {
+  } else if (options2.relax_column_count === void 0 || options2.relax_column_count === null) {
+    options2.relax_column_count = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options.relax_column_count)}`
+      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options2.relax_column_count)}`
     );
   }
-  if (typeof options.relax_column_count_less === "boolean") {
-  } else if (options.relax_column_count_less === void 0 || options.relax_column_count_less === null) {
-    options.relax_column_count_less = false;
+  if (typeof options2.relax_column_count_less === "boolean") {
+  } else if (options2.relax_column_count_less === void 0 || options2.relax_column_count_less === null) {
+    options2.relax_column_count_less = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options.relax_column_count_less)}`
+      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options2.relax_column_count_less)}`
     );
   }
-  if (typeof options.relax_column_count_more === "boolean") {
-  } else if (options.relax_column_count_more === void 0 || options.relax_column_count_more === null) {
-    options.relax_column_count_more = false;
+  if (typeof options2.relax_column_count_more === "boolean") {
+  } else if (options2.relax_column_count_more === void 0 || options2.relax_column_count_more === null) {
+    options2.relax_column_count_more = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options.relax_column_count_more)}`
+      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options2.relax_column_count_more)}`
     );
   }
-  if (typeof options.relax_quotes === "boolean") {
-  } else if (options.relax_quotes === void 0 || options.relax_quotes === null) {
-    options.relax_quotes = false;
+  if (typeof options2.relax_quotes === "boolean") {
+  } else if (options2.relax_quotes === void 0 || options2.relax_quotes === null) {
+    options2.relax_quotes = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options.relax_quotes)}`
+      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options2.relax_quotes)}`
     );
   }
-  if (typeof options.skip_empty_lines === "boolean") {
-  } else if (options.skip_empty_lines === void 0 || options.skip_empty_lines === null) {
-    options.skip_empty_lines = false;
+  if (typeof options2.skip_empty_lines === "boolean") {
+  } else if (options2.skip_empty_lines === void 0 || options2.skip_empty_lines === null) {
+    options2.skip_empty_lines = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options.skip_empty_lines)}`
+      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options2.skip_empty_lines)}`
     );
   }
-  if (typeof options.skip_records_with_empty_values === "boolean") {
-  } else if (options.skip_records_with_empty_values === void 0 || options.skip_records_with_empty_values === null) {
-    options.skip_records_with_empty_values = false;
+  if (typeof options2.skip_records_with_empty_values === "boolean") {
+  } else if (options2.skip_records_with_empty_values === void 0 || options2.skip_records_with_empty_values === null) {
+    options2.skip_records_with_empty_values = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options.skip_records_with_empty_values)}`
+      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options2.skip_records_with_empty_values)}`
     );
   }
-  if (typeof options.skip_records_with_error === "boolean") {
-  } else if (options.skip_records_with_error === void 0 || options.skip_records_with_error === null) {
-    options.skip_records_with_error = false;
+  if (typeof options2.skip_records_with_error === "boolean") {
+  } else if (options2.skip_records_with_error === void 0 || options2.skip_records_with_error === null) {
+    options2.skip_records_with_error = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options.skip_records_with_error)}`
+      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options2.skip_records_with_error)}`
     );
   }
-  if (options.rtrim === void 0 || options.rtrim === null || options.rtrim === false) {
-    options.rtrim = false;
-  } else if (options.rtrim !== true) {
+  if (options2.rtrim === void 0 || options2.rtrim === null || options2.rtrim === false) {
+    options2.rtrim = false;
+  } else if (options2.rtrim !== true) {
     throw new Error(
-      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options.rtrim)}`
+      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options2.rtrim)}`
     );
   }
-  if (options.ltrim === void 0 || options.ltrim === null || options.ltrim === false) {
-    options.ltrim = false;
-  } else if (options.ltrim !== true) {
+  if (options2.ltrim === void 0 || options2.ltrim === null || options2.ltrim === false) {
+    options2.ltrim = false;
+  } else if (options2.ltrim !== true) {
     throw new Error(
-      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options.ltrim)}`
+      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options2.ltrim)}`
     );
   }
-  if (options.trim === void 0 || options.trim === null || options.trim === false) {
-    options.trim = false;
-  } else if (options.trim !== true) {
+  if (options2.trim === void 0 || options2.trim === null || options2.trim === false) {
+    options2.trim = false;
+  } else if (options2.trim !== true) {
     throw new Error(
-      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options.trim)}`
+      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options2.trim)}`
     );
   }
-  if (options.trim === true && opts.ltrim !== false) {
-    options.ltrim = true;
-  } else if (options.ltrim !== true) {
-    options.ltrim = false;
+  if (options2.trim === true && opts.ltrim !== false) {
+    options2.ltrim = true;
+  } else if (options2.ltrim !== true) {
+    options2.ltrim = false;
   }
-  if (options.trim === true && opts.rtrim !== false) {
-    options.rtrim = true;
-  } else if (options.rtrim !== true) {
-    options.rtrim = false;
+  if (options2.trim === true && opts.rtrim !== false) {
+    options2.rtrim = true;
+  } else if (options2.rtrim !== true) {
+    options2.rtrim = false;
   }
-  if (options.to === void 0 || options.to === null) {
-    options.to = -1;
-  } else if (options.to !== -1) {
-    if (typeof options.to === "string" && /\d+/.test(options.to)) {
-      options.to = parseInt(options.to);
+  if (options2.to === void 0 || options2.to === null) {
+    options2.to = -1;
+  } else if (options2.to !== -1) {
+    if (typeof options2.to === "string" && /\d+/.test(options2.to)) {
+      options2.to = parseInt(options2.to);
     }
-    if (Number.isInteger(options.to)) {
-      if (options.to <= 0) {
+    if (Number.isInteger(options2.to)) {
+      if (options2.to <= 0) {
         throw new Error(
           `Invalid Option: to must be a positive integer greater than 0, got ${JSON.stringify(opts.to)}`
         );
@@ -51879,14 +52255,14 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options.to_line === void 0 || options.to_line === null) {
-    options.to_line = -1;
-  } else if (options.to_line !== -1) {
-    if (typeof options.to_line === "string" && /\d+/.test(options.to_line)) {
-      options.to_line = parseInt(options.to_line);
+  if (options2.to_line === void 0 || options2.to_line === null) {
+    options2.to_line = -1;
+  } else if (options2.to_line !== -1) {
+    if (typeof options2.to_line === "string" && /\d+/.test(options2.to_line)) {
+      options2.to_line = parseInt(options2.to_line);
     }
-    if (Number.isInteger(options.to_line)) {
-      if (options.to_line <= 0) {
+    if (Number.isInteger(options2.to_line)) {
+      if (options2.to_line <= 0) {
         throw new Error(
           `Invalid Option: to_line must be a positive integer greater than 0, got ${JSON.stringify(opts.to_line)}`
         );
@@ -51897,13 +52273,13 @@ var normalize_options = function(opts) {
       );
     }
   }
-  return options;
+  return options2;
 };
 
 // node_modules/csv-parse/lib/utils/delimiter_discover.js
-var delimiter_discover = function(records, options) {
-  if (!options) {
-    ({ delimiter_auto: options } = normalize_options({ delimiter_auto: true }));
+var delimiter_discover = function(records, options2) {
+  if (!options2) {
+    ({ delimiter_auto: options2 } = normalize_options({ delimiter_auto: true }));
   }
   if (typeof records === "string") {
     records = Buffer.from(records);
@@ -51932,8 +52308,8 @@ var delimiter_discover = function(records, options) {
     info2.char_code = i2;
     info2.std = std(info2.lines);
     info2.total = info2.lines.reduce((acc, val) => acc + val, 0);
-    info2.preferred = !!options.preferred[i2];
-    info2.score = options.score(info2, options);
+    info2.preferred = !!options2.preferred[i2];
+    info2.score = options2.score(info2, options2);
   });
   const result3 = info.reduce(
     (acc, info2) => acc.score > info2.score ? acc : info2,
@@ -51979,12 +52355,12 @@ var transform2 = function(original_options = {}) {
     lines: 1,
     records: 0
   };
-  const options = normalize_options(original_options);
+  const options2 = normalize_options(original_options);
   return {
     info,
     original_options,
-    options,
-    state: init_state(options),
+    options: options2,
+    state: init_state(options2),
     __needMoreData: function(i2, bufLen, end) {
       if (end) return false;
       const { encoding, escape, quote: quote2 } = this.options;
@@ -52083,12 +52459,12 @@ var transform2 = function(original_options = {}) {
               const bomLength = boms[encoding2].length;
               this.state.bufBytesStart += bomLength;
               buf = buf.slice(bomLength);
-              const options2 = normalize_options({
+              const options3 = normalize_options({
                 ...this.original_options,
                 encoding: encoding2
               });
-              for (const key in options2) {
-                this.options[key] = options2[key];
+              for (const key in options3) {
+                this.options[key] = options3[key];
               }
               ({ comment, escape, quote: quote2 } = this.options);
               break;
@@ -52793,8 +53169,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs48.openSync(abs, "r");
-    this.size = fs48.fstatSync(this.fd).size;
+    this.fd = fs52.openSync(abs, "r");
+    this.size = fs52.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -52822,7 +53198,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs48.closeSync(this.fd);
+      fs52.closeSync(this.fd);
     } catch {
     }
   }
@@ -52836,7 +53212,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs48.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs52.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -52883,7 +53259,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs48.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs52.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -53721,7 +54097,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs49 from "node:fs";
+import fs53 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -53896,7 +54272,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs49.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs53.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -53927,77 +54303,121 @@ function exportCsv(db, stmt, sql, abs, limits) {
   return { rows: rows2, bytes, columns };
 }
 
-// src/core/db/dbfile.ts
-import fs50 from "node:fs";
-var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
-var MIB6 = 1024 * 1024;
-function notSqlite(t) {
-  return shedError("INVALID_FORMAT", `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
-    details: { path: t.rel },
-    hint: "Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database."
-  });
-}
-function readDbBytes(t) {
-  const bytes = fs50.readFileSync(t.abs);
-  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
-  return bytes;
-}
-function foreignJournal(abs) {
-  for (const suffix of ["-wal", "-journal"]) {
-    try {
-      if (fs50.statSync(abs + suffix).size > 0) return suffix;
-    } catch {
-    }
-  }
-  return void 0;
-}
-async function withDbRead(t, fn) {
-  const db = await openDatabase(readDbBytes(t));
+// src/core/db/jobs.ts
+var SQLITE_HEAP_MB = 512;
+async function open2(bytes, padTo = 0) {
+  const db = await openDatabase(bytes, padTo);
   try {
-    return await fn(db);
-  } finally {
-    db.close();
+    db.run(`PRAGMA hard_heap_limit=${SQLITE_HEAP_MB * 1024 * 1024}`);
+  } catch {
   }
+  return db;
 }
-async function withDbWrite(t, limits, fn) {
-  return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
-    let sizeBefore = 0;
-    let created = true;
+function memoryGuard(err2) {
+  if (/out of memory|SQLITE_NOMEM/i.test(sqliteMessage(err2)) || err2 instanceof Error && /out of memory/i.test(err2.message)) {
+    throw shedError("RESOURCE_LIMIT", `The statement needed more than ${SQLITE_HEAP_MB} MB of memory and was stopped; nothing was changed.`, {
+      details: { memory_limit_mb: SQLITE_HEAP_MB },
+      hint: "Return less per row or fewer rows: aggregate in SQL, add WHERE or LIMIT, or export with output_csv."
+    });
+  }
+  throw err2;
+}
+var sqlJobs = {
+  async "sql.read"(input2) {
+    const { file: file2, stmt } = input2;
+    const db = await open2(readDbBytes(file2));
     try {
-      const st = fs50.lstatSync(t.abs);
-      if (!st.isFile()) {
-        throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
-      }
-      sizeBefore = st.size;
-      created = false;
+      const s = prepareOne(db, stmt.query);
+      bindParams(db, s, stmt.params, stmt.query);
+      return { value: runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget }) };
     } catch (err2) {
-      if (errnoCode(err2) !== "ENOENT") throw err2;
-    }
-    const journal = created ? void 0 : foreignJournal(t.abs);
-    if (journal !== void 0) {
-      throw shedError("FILE_LOCKED", `${t.shown} has an unfinished ${journal} file from another program (e.g. an open sqlite3 session); writing now could corrupt it.`, {
-        details: { path: t.rel, journal: `${t.rel}${journal}` },
-        hint: `Close the other program, or checkpoint it: shed_exec(zone="${t.zone.name}", cmd="sqlite3", args=["${t.rel}", "PRAGMA wal_checkpoint(TRUNCATE);"]).`
-      });
-    }
-    const maxBytes = limits.maxFileSizeMb * MIB6;
-    const room = Math.max(0, t.zone.scope.limitBytes - await scopeTotal(t.zone.scope)) + sizeBefore;
-    const limit = Math.min(maxBytes, room);
-    const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
-    const db = await openDatabase(created ? void 0 : readDbBytes(t), padTo);
-    try {
-      const { result: result3, changed } = await fn(db, limit);
-      if (!changed) return { result: result3, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
-      const bytes = db.export();
-      db.close();
-      ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
-      await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
-      atomicWrite(t.abs, bytes);
-      return { result: result3, written: true, sizeBefore, sizeAfter: bytes.length, created };
+      return memoryGuard(err2);
     } finally {
       db.close();
     }
+  },
+  async "sql.export"(input2) {
+    const { file: file2, exp } = input2;
+    const db = await open2(readDbBytes(file2));
+    try {
+      const s = prepareOne(db, exp.query);
+      bindParams(db, s, exp.params, exp.query);
+      return { value: exportCsv(db, s, exp.query, exp.outAbs, { maxBytes: exp.maxBytes, roomBytes: exp.roomBytes, shown: exp.outShown }) };
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  },
+  async "sql.write"(input2) {
+    const { image, stmt, dml } = input2;
+    const db = await open2(image.bytes, image.padTo);
+    try {
+      const s = prepareOne(db, stmt.query);
+      bindParams(db, s, stmt.params, stmt.query);
+      const res = runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget });
+      const changed = !(dml && res.changes === 0 && !res.schemaChanged);
+      return imageReply(db, res, changed);
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  },
+  async "sql.import"(input2, ctx) {
+    const { image, req } = input2;
+    const db = await open2(image.bytes, image.padTo);
+    try {
+      const report = await importCsv({ ...req, db, progress: async (done, total, rows2) => ctx.progress(done, total, rows2) });
+      return imageReply(db, report, true);
+    } catch (err2) {
+      return memoryGuard(err2);
+    } finally {
+      db.close();
+    }
+  }
+};
+function imageReply(db, result3, changed) {
+  if (!changed) return { value: { result: result3, bytes: void 0 }, transfer: [] };
+  const bytes = db.export();
+  return { value: { result: result3, bytes }, transfer: [bytes.buffer] };
+}
+function timeoutError(seconds, query) {
+  return () => shedError("QUERY_TIMEOUT", `${query === void 0 ? "The CSV import" : "The SQL statement"} ran longer than ${seconds} s (sqlite_timeout_seconds) and was stopped; the database was not changed.`, {
+    details: { timeout_seconds: seconds, ...query === void 0 ? {} : { query: query.length > 300 ? `${query.slice(0, 297)}...` : query } },
+    hint: query === void 0 ? "Import a smaller file (split it), or ask the admin to raise sqlite_timeout_seconds." : "Make the statement do less: add LIMIT or a WHERE clause, and give a recursive CTE a stop condition (WHERE x < 1000) or a LIMIT."
   });
+}
+function options(o, query) {
+  return {
+    timeoutMs: o.timeoutSeconds * 1e3,
+    onTimeout: timeoutError(o.timeoutSeconds, query),
+    onStatus: o.onProgress === void 0 ? void 0 : (line) => relayProgress(line, o.onProgress)
+  };
+}
+function relayProgress(line, to) {
+  const [done, total, rows2] = line.split(" ").map(Number);
+  to(done ?? 0, total ?? 0, rows2 ?? 0);
+}
+function fileRef(t) {
+  return { abs: t.abs, rel: t.rel, shown: t.shown };
+}
+function runReadStatement(t, stmt, o) {
+  return runJob("sql.read", { file: fileRef(t), stmt }, options(o, stmt.query));
+}
+function runExport(t, exp, o) {
+  return runJob("sql.export", { file: fileRef(t), exp }, options(o, exp.query));
+}
+function runWriteStatement(image, stmt, dml, o) {
+  return runJob("sql.write", { image, stmt, dml }, options(o, stmt.query), transferOf(image));
+}
+function runImport(image, req, o) {
+  return runJob("sql.import", { image, req }, options(o, void 0), transferOf(image));
+}
+function transferOf(image) {
+  const b = image.bytes;
+  if (b === void 0 || b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength || !(b.buffer instanceof ArrayBuffer)) return [];
+  return [b.buffer];
 }
 
 // src/functions/sqlite.ts
@@ -54124,11 +54544,7 @@ function warningFor(target) {
 async function readQuery(args, ctx, target, query, sql) {
   const { limit, capped } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, void 0);
-  const res = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return runStatement(db, stmt, query, { limit, budget });
-  });
+  const res = await runReadStatement(dbTarget(target), { query, params: args.params, limit, budget }, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds });
   const data = resultData(target, query, res);
   const warning = warningFor(target);
   if (warning) data.warning = warning;
@@ -54182,11 +54598,11 @@ async function exportMode(args, ctx, zone, target, query) {
   const oldSize = out.stat?.isFile() ? out.stat.size : 0;
   await guardWrite(ctx, out);
   const room = Math.max(0, zone.scope.limitBytes - await scopeTotal(zone.scope)) + oldSize;
-  const result3 = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return exportCsv(db, stmt, query, out.abs, { maxBytes: ctx.valves.max_file_size_mb * MIB7, roomBytes: room, shown: out.shown });
-  });
+  const result3 = await runExport(
+    dbTarget(target),
+    { query, params: args.params, outAbs: out.abs, maxBytes: ctx.valves.max_file_size_mb * MIB7, roomBytes: room, outShown: out.shown },
+    { timeoutSeconds: ctx.valves.sqlite_timeout_seconds }
+  );
   if (out.stat === void 0) await recordCreated(ctx, out);
   const data = {
     path: target.rel,
@@ -54215,12 +54631,11 @@ async function writeQuery(args, ctx, target, query, sql) {
   const budget = outputLimit(ctx, void 0);
   const dml = ["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(sql.verb);
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, async (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    const res2 = runStatement(db, stmt, query, { limit, budget });
-    return { result: res2, changed: !(dml && res2.changes === 0 && !res2.schemaChanged) };
-  });
+  const outcome = await withDbWrite(
+    dbTarget(target),
+    { maxFileSizeMb: ctx.valves.max_file_size_mb },
+    (image) => runWriteStatement(image, { query, params: args.params, limit, budget }, dml, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds })
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const res = outcome.result;
   const data = { path: target.rel, zone: target.zone.label, query, rows_affected: res.changes };
@@ -54283,40 +54698,40 @@ async function importMode(args, ctx, zone) {
   ensureNotLockedByOther(zone, target.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
   const started = Date.now();
   let lastEmit = 0;
-  let lastYield = Date.now();
   await ctx.emit(`Importing ${csv.shown} into table ${table2}...`);
   const growthHint = Math.ceil(csv.stat.size * 5 / 4) + 65536;
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, async (db, room) => {
-    const report2 = await importCsv({
-      db,
-      csvAbs: csv.abs,
-      csvShown: csv.shown,
-      table: table2,
-      ifExists: args.if_exists,
-      delimiter,
-      encoding,
-      hasHeader: args.has_header,
-      skipRows: args.skip_rows,
-      decimal: args.decimal ?? ".",
-      dateColumns: args.date_columns,
-      dateFormat: args.date_format?.trim() ? args.date_format : void 0,
-      maxDbBytes: room,
-      progress: async (done, total, rows2) => {
-        const now = Date.now();
-        if (now - lastEmit >= 2e3) {
+  const outcome = await withDbWrite(
+    dbTarget(target),
+    { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint },
+    (image) => runImport(
+      { bytes: image.bytes, padTo: image.padTo },
+      {
+        csvAbs: csv.abs,
+        csvShown: csv.shown,
+        table: table2,
+        ifExists: args.if_exists,
+        delimiter,
+        encoding,
+        hasHeader: args.has_header,
+        skipRows: args.skip_rows,
+        decimal: args.decimal ?? ".",
+        dateColumns: args.date_columns,
+        dateFormat: args.date_format?.trim() ? args.date_format : void 0,
+        maxDbBytes: image.roomBytes
+      },
+      {
+        timeoutSeconds: ctx.valves.sqlite_timeout_seconds,
+        onProgress: (done, total, rows2) => {
+          const now = Date.now();
+          if (now - lastEmit < 2e3) return;
           lastEmit = now;
           const pct = total > 0 ? Math.min(100, Math.round(done / total * 100)) : 100;
-          await ctx.emit(`Importing ${csv.shown}: ${rows2.toLocaleString("en-US")} rows (${pct}%)`);
-        }
-        if (now - lastYield >= 100) {
-          lastYield = now;
-          await new Promise((resolve) => setImmediate(resolve));
+          void ctx.emit(`Importing ${csv.shown}: ${rows2.toLocaleString("en-US")} rows (${pct}%)`);
         }
       }
-    });
-    return { result: report2, changed: true };
-  });
+    )
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const report = outcome.result;
   await ctx.emit(`Imported ${report.rows_imported.toLocaleString("en-US")} rows into ${table2}`, true);
@@ -54368,10 +54783,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs51 from "node:fs";
+import fs54 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs51.statSync(p).isDirectory();
+    return fs54.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -54416,8 +54831,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs52 from "node:fs";
-import path42 from "node:path";
+import fs55 from "node:fs";
+import path47 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -54451,22 +54866,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs52.readlinkSync(abs);
+    text = fs55.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path42.resolve(path42.dirname(abs), text);
+  let leads = path47.resolve(path47.dirname(abs), text);
   try {
-    leads = fs52.realpathSync(abs);
+    leads = fs55.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path42.isAbsolute(text) && staysInside(path42.relative(root, path42.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path42.relative(root, leads).split(path42.sep).join("/"));
+  if (!path47.isAbsolute(text) && staysInside(path47.relative(root, path47.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path47.relative(root, leads).split(path47.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path42.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path47.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -54476,7 +54891,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs52.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs55.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -54488,7 +54903,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path42.join(dir, entry.name);
+    const abs = path47.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -54510,7 +54925,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs52.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs55.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -54555,7 +54970,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path42.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path47.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -54573,11 +54988,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs55 from "node:fs";
-import path44 from "node:path";
+import fs58 from "node:fs";
+import path49 from "node:path";
 
 // src/core/archive/central.ts
-import fs53 from "node:fs";
+import fs56 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -54597,16 +55012,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs53.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs56.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs53.openSync(abs, "r");
+  const fd2 = fs56.openSync(abs, "r");
   try {
-    const fileSize = fs53.fstatSync(fd2).size;
+    const fileSize = fs56.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -54705,7 +55120,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs53.closeSync(fd2);
+    fs56.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -54752,18 +55167,18 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs54 from "node:fs";
-import path43 from "node:path";
+import fs57 from "node:fs";
+import path48 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
-import { createRequire } from "node:module";
-var require2 = createRequire("/");
+import { createRequire as createRequire2 } from "node:module";
+var require2 = createRequire2("/");
 var _a3;
-var Worker2;
+var Worker3;
 var isMarkedAsUntransferable;
 try {
-  _a3 = require2("worker_threads"), Worker2 = _a3.Worker, isMarkedAsUntransferable = _a3.isMarkedAsUntransferable;
+  _a3 = require2("worker_threads"), Worker3 = _a3.Worker, isMarkedAsUntransferable = _a3.isMarkedAsUntransferable;
 } catch (e) {
 }
 var u8 = Uint8Array;
@@ -55998,23 +56413,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs54.openSync(abs, "r");
-    this.size = fs54.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs54.readFileSync(this.fd) : void 0;
+    this.fd = fs57.openSync(abs, "r");
+    this.size = fs57.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs57.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs54.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs57.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs54.closeSync(this.fd);
+    fs57.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -56022,7 +56437,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs54.mkdirSync(path43.join(tempRoot, rel), { recursive: true });
+    fs57.mkdirSync(path48.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -56032,7 +56447,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path43.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path48.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -56047,7 +56462,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs54.openSync(out, fs54.constants.O_WRONLY | fs54.constants.O_CREAT | fs54.constants.O_EXCL | fs54.constants.O_NOFOLLOW, 420);
+  const fd2 = fs57.openSync(out, fs57.constants.O_WRONLY | fs57.constants.O_CREAT | fs57.constants.O_EXCL | fs57.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -56056,7 +56471,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs54.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs57.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -56083,22 +56498,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs54.closeSync(fd2);
+    fs57.closeSync(fd2);
   }
 }
 function makeTempDir(base2) {
-  const tmpBase = path43.join(base2, "tmp");
-  fs54.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path48.join(base2, "tmp");
+  fs57.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs54.mkdtempSync(path43.join(tmpBase, "unzip-"));
+  return fs57.mkdtempSync(path48.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs54.readdirSync(tmpBase)) {
+  for (const name of fs57.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path43.join(tmpBase, name);
+    const p = path48.join(tmpBase, name);
     try {
-      if (fs54.statSync(p).mtimeMs < cutoff) fs54.rmSync(p, { recursive: true, force: true });
+      if (fs57.statSync(p).mtimeMs < cutoff) fs57.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -56107,12 +56522,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs54.readdirSync(tmpDir).sort()) {
-      const from = path43.join(tmpDir, name);
-      const to = path43.join(destDir, name);
+    for (const name of fs57.readdirSync(tmpDir).sort()) {
+      const from = path48.join(tmpDir, name);
+      const to = path48.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
-      const isDir2 = fs54.lstatSync(from).isDirectory();
+      const isDir2 = fs57.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -56141,22 +56556,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs54.mkdirSync(destAbs, { recursive: true });
+  fs57.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs54.renameSync(from, to);
+    fs57.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs54.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs54.rmSync(from, { recursive: true, force: true });
+    fs57.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs57.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat2(p) {
   try {
-    return fs54.lstatSync(p);
+    return fs57.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -56196,7 +56611,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path44.posix.dirname(src.rel) === "." ? "" : path44.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path49.posix.dirname(src.rel) === "." ? "" : path49.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -56227,7 +56642,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs55.rmSync(temp, { recursive: true, force: true });
+      fs58.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -56268,11 +56683,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path46 from "node:path";
+import path51 from "node:path";
 
 // src/core/archive/create.ts
-import fs56 from "node:fs";
-import path45 from "node:path";
+import fs59 from "node:fs";
+import path50 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -56324,7 +56739,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs56.statSync(srcAbs);
+  const st = fs59.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -56333,9 +56748,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs56.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs59.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path45.join(dirAbs, d.name);
+      const abs = path50.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -56348,8 +56763,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs56.realpathSync(abs);
-          ist = fs56.statSync(target);
+          target = fs59.realpathSync(abs);
+          ist = fs59.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -56367,7 +56782,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs56.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs59.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -56392,7 +56807,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs56.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs59.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -56412,7 +56827,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs56.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs59.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -56456,10 +56871,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs56.openSync(it.abs, "r");
+  const fd2 = fs59.openSync(it.abs, "r");
   try {
-    const st = fs56.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path45.extname(it.name).slice(1).toLowerCase());
+    const st = fs59.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path50.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -56479,13 +56894,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs56.closeSync(fd2);
+    fs59.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs56.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs59.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -56556,7 +56971,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path46.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path51.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -56568,7 +56983,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path46.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path51.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -56704,8 +57119,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs57 from "node:fs";
-import path47 from "node:path";
+import fs60 from "node:fs";
+import path52 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -56794,7 +57209,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs57.readdirSync(path47.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs60.readdirSync(path52.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -56853,8 +57268,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs58 from "node:fs";
-import path48 from "node:path";
+import fs61 from "node:fs";
+import path53 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -56875,12 +57290,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs58.readdirSync(path48.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs61.readdirSync(path53.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs58.lstatSync(path48.join(zone.root, child)).size;
+          const size = fs61.lstatSync(path53.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -56955,8 +57370,8 @@ var shedGroupSetMode = defineFunction({
 });
 
 // src/core/links/openwebui.ts
-import fs59 from "node:fs";
-import path49 from "node:path";
+import fs62 from "node:fs";
+import path54 from "node:path";
 
 // src/core/links/urls.ts
 function linkUrl(publicUrl, keys, id, kind) {
@@ -57003,9 +57418,9 @@ function detail(json2) {
 }
 async function createOpenWebUILink(ctx, target) {
   const s = session(ctx);
-  const name = path49.posix.basename(target.rel);
+  const name = path54.posix.basename(target.rel);
   const form = new FormData();
-  form.append("file", await fs59.openAsBlob(target.abs), name);
+  form.append("file", await fs62.openAsBlob(target.abs), name);
   form.append("metadata", JSON.stringify({ fileshed_link: true, source_zone: target.zone.label, source_path: target.rel }));
   const { status, json: json2 } = await call(s, "POST", "/api/v1/files/?process=false", form);
   const id = obj(json2).id;
@@ -57057,8 +57472,8 @@ async function deleteOpenWebUILink(ctx, id) {
 }
 
 // src/core/links/standalone.ts
-import path50 from "node:path";
-var base = (ctx) => path50.resolve(ctx.valves.storage_base_path);
+import path55 from "node:path";
+var base = (ctx) => path55.resolve(ctx.valves.storage_base_path);
 async function createStandaloneLink(ctx, target, kind, hours) {
   const now = Date.now();
   const keys = await signingKeys(base(ctx));
@@ -57076,7 +57491,7 @@ async function createStandaloneLink(ctx, target, kind, hours) {
     expiresAt
   });
   const url2 = linkUrl(ctx.valves.public_url, keys, id, kind);
-  const name = target.rel === "" ? target.zone.label : path50.posix.basename(target.rel);
+  const name = target.rel === "" ? target.zone.label : path55.posix.basename(target.rel);
   const link = clickable(name, url2, kind);
   return {
     data: { link_id: id, url: url2, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
@@ -57281,6 +57696,45 @@ function toolHints(def) {
   };
 }
 
+// src/core/work/worker.ts
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
+var JOBS = { ...sqlJobs };
+var PROGRESS_EVERY_MS = 250;
+function serve(port) {
+  port.on("message", (msg) => {
+    void run2(port, msg);
+  });
+}
+async function run2(port, msg) {
+  const reply = (r, transfer = []) => port.postMessage(r, transfer);
+  const job = JOBS[msg.kind];
+  if (job === void 0) {
+    reply({ id: msg.id, ok: false, error: { message: `unknown job kind '${msg.kind}'` } });
+    return;
+  }
+  let last = 0;
+  try {
+    const { value, transfer } = await job(msg.input, {
+      progress: async (done, total, rows2) => {
+        const now = Date.now();
+        if (now - last < PROGRESS_EVERY_MS) return;
+        last = now;
+        reply({ id: msg.id, status: `${done} ${total} ${rows2}` });
+      }
+    });
+    reply({ id: msg.id, ok: true, value }, transfer ?? []);
+  } catch (err2) {
+    if (err2 instanceof ShedError) {
+      reply({ id: msg.id, ok: false, error: { code: err2.code, message: err2.message, details: err2.details, hint: err2.hint } });
+    } else {
+      const e = err2 instanceof Error ? err2 : new Error(String(err2));
+      const errno = e.code;
+      reply({ id: msg.id, ok: false, error: { message: e.message, name: e.name, ...errno ? { details: { errno } } : {} } });
+    }
+  }
+}
+if (!isMainThread && parentPort !== null && workerData?.[WORKER_MARK] === true) serve(parentPort);
+
 // src/core/envelope.ts
 function successJson(outcome) {
   const body = { success: true };
@@ -57340,37 +57794,79 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs60 from "node:fs";
-import path51 from "node:path";
+import fs63 from "node:fs";
+import path56 from "node:path";
 
-// src/registry/serialize.ts
-var tails2 = /* @__PURE__ */ new Map();
-async function serialize(key, fn) {
-  const previous = tails2.get(key) ?? Promise.resolve();
-  const run2 = previous.then(fn);
-  const tail = run2.catch(() => void 0);
-  tails2.set(key, tail);
-  try {
-    return await run2;
-  } finally {
-    if (tails2.get(key) === tail) tails2.delete(key);
+// src/registry/arg-guard.ts
+var MAX_ARG_DEPTH = 32;
+var PATH_PARAMS = /* @__PURE__ */ new Set([
+  "path",
+  "paths",
+  "old_path",
+  "new_path",
+  "src",
+  "dest",
+  "src_path",
+  "dest_path",
+  "dest_subdir",
+  "stdout_file",
+  "stderr_file",
+  "output_csv",
+  "import_csv",
+  "filename"
+]);
+var LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function hasLoneSurrogate(text) {
+  return LONE_SURROGATE.test(text);
+}
+function guardRawArgs(def, raw) {
+  const stack = [];
+  for (const [key, value] of Object.entries(raw)) {
+    const hostArg = key.startsWith("__");
+    if (!hostArg && hasLoneSurrogate(key)) throw badUnicode(def, "(a parameter name)", false);
+    stack.push({ value, depth: 1, param: key, hostArg });
   }
+  while (stack.length > 0) {
+    const { value, depth, param, hostArg } = stack.pop();
+    if (typeof value === "string") {
+      if (!hostArg && hasLoneSurrogate(value)) throw badUnicode(def, param, PATH_PARAMS.has(param));
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= MAX_ARG_DEPTH) {
+      throw shedError("INVALID_PARAMETER", `'${param}' is nested more than ${MAX_ARG_DEPTH} levels deep; ${def.name} takes flat values (strings, numbers, lists of strings).`, {
+        details: { parameter: param, max_depth: MAX_ARG_DEPTH },
+        hint: `Example: ${renderCall(def.name, def.example)}`
+      });
+    }
+    for (const [key, inner] of Object.entries(value)) {
+      if (!hostArg && hasLoneSurrogate(key)) throw badUnicode(def, param, false);
+      stack.push({ value: inner, depth: depth + 1, param, hostArg });
+    }
+  }
+}
+function badUnicode(def, param, isPath) {
+  const what = "contains invalid Unicode (a lone UTF-16 surrogate, e.g. '\\ud800' without its pair)";
+  return shedError(isPath ? "INVALID_PATH" : "INVALID_PARAMETER", `'${param}' ${what}; it would be stored as U+FFFD, not as written.`, {
+    details: { parameter: param },
+    hint: `Send the text as valid UTF-8/UTF-16 (complete surrogate pairs, or the character itself). Example: ${renderCall(def.name, def.example)}`
+  });
 }
 
 // src/registry/dispatch.ts
 var ANONYMOUS = { id: "anonymous", name: "anonymous", email: "", role: "user" };
 async function dispatch(def, rawArgs, valvesRaw, host, functions) {
   const started = performance.now();
-  const seen = {};
-  const { json: json2, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen);
-  if (seen.valves?.audit_log) {
+  const seen2 = {};
+  const { json: json2, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen2);
+  if (seen2.valves?.audit_log) {
     const args = isObject2(rawArgs) ? rawArgs : {};
-    const entry = auditEntry(def.name, args, seen.user ?? "-", seen.convId ?? "unknown", code, performance.now() - started);
-    appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
+    const entry = auditEntry(def.name, args, seen2.user ?? "-", seen2.convId ?? "unknown", code, performance.now() - started);
+    appendAudit({ storageBase: seen2.valves.storage_base_path, maxBytes: seen2.valves.audit_max_mb * 1024 * 1024, retentionDays: seen2.valves.audit_retention_days }, entry);
   }
   return json2;
 }
-async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
+async function answer(def, rawArgs, valvesRaw, host, functions, seen2) {
   const scrubList = [];
   try {
     if (rawArgs !== void 0 && (rawArgs === null || typeof rawArgs !== "object" || Array.isArray(rawArgs))) {
@@ -57379,27 +57875,28 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
       });
     }
     const raw = rawArgs ?? {};
+    guardRawArgs(def, raw);
     const valves = parseValves(ValvesSchema, valvesRaw, "valve");
-    seen.valves = valves;
+    seen2.valves = valves;
     scrubList.push(...diskPrefixes(valves.storage_base_path));
     const rawUser = raw.__user__;
     const userValves = parseValves(UserValvesSchema, isObject2(rawUser) ? rawUser.valves : void 0, "user valve");
     const user = def.needsUser === false && rawUser === void 0 ? ANONYMOUS : parseUser(rawUser);
-    seen.user = user.id;
+    seen2.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path51.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path56.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
     }
-    seen.convId = conversationId(raw.__metadata__, raw.__chat_id__);
+    seen2.convId = conversationId(raw.__metadata__, raw.__chat_id__);
     const ctx = {
       fn: def.name,
       valves,
       userValves,
       user,
-      convId: seen.convId,
+      convId: seen2.convId,
       host,
       args,
       groups: () => directory,
@@ -57414,7 +57911,7 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
       },
       attachedFiles: () => host.attachedFiles ? host.attachedFiles(raw.__files__, raw.__metadata__) : readAttachedFiles(raw.__files__, raw.__metadata__)
     };
-    const run2 = async () => {
+    const run3 = async () => {
       const result4 = await def.handler(args, ctx);
       if (result4.change?.zone.versioned) {
         const message = typeof args.message === "string" && args.message.trim() ? args.message : void 0;
@@ -57424,12 +57921,42 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen) {
       }
       return result4;
     };
-    const result3 = def.mutates ? await serialize(userHome(valves, user.id), run2) : await run2();
+    let result3;
+    if (def.mutates) {
+      const named = await namedGroup(user, directory, args, group);
+      const homes = [userHome(valves, user.id), ...named ? [groupHome(valves, named.id)] : []];
+      result3 = await withCallLock(homes, stamped(valves, user, named, run3));
+    } else {
+      result3 = await run3();
+    }
     return { json: successJson(result3), code: "OK" };
   } catch (err2) {
-    const error62 = withExampleCall(asShedError(err2, def.name), def, rawArgs);
-    return { json: errorJson(error62, scrubList), code: error62.code };
+    const plain = asShedError(err2, def.name);
+    try {
+      const error62 = withExampleCall(plain, def, rawArgs);
+      return { json: errorJson(error62, scrubList), code: error62.code };
+    } catch {
+      return { json: errorJson(plain, scrubList), code: plain.code };
+    }
   }
+}
+async function namedGroup(user, directory, args, group) {
+  if (group !== void 0 || args.zone !== void 0 || typeof args.group !== "string" || args.group === "") return group;
+  try {
+    return await resolveGroup(directory, args.group, user, "call");
+  } catch {
+    return void 0;
+  }
+}
+function stamped(valves, user, group, run3) {
+  return async () => {
+    try {
+      return await run3();
+    } finally {
+      bumpStamp(userScope(valves, user.id));
+      if (group !== void 0) bumpStamp(groupScope(valves, group));
+    }
+  };
 }
 var CALL_FIXABLE = /* @__PURE__ */ new Set([
   "INVALID_PARAMETER",
@@ -57503,10 +58030,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base2) {
-  const abs = path51.resolve(base2);
+  const abs = path56.resolve(base2);
   const out = [abs];
   try {
-    const real = fs60.realpathSync(abs);
+    const real = fs63.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }
@@ -57521,9 +58048,9 @@ var hosts = /* @__PURE__ */ new WeakMap();
 var Tools = class {
   /** Admin settings as a plain object; validated on every call. */
   valves;
-  constructor(options = {}) {
-    this.valves = { ...defaultValves(), ...options.valves ?? {} };
-    hosts.set(this, options.host ?? standaloneHost);
+  constructor(options2 = {}) {
+    this.valves = { ...defaultValves(), ...options2.valves ?? {} };
+    hosts.set(this, options2.host ?? standaloneHost);
   }
 };
 for (const def of FUNCTIONS) {
@@ -57532,7 +58059,11 @@ for (const def of FUNCTIONS) {
     if (host === void 0) {
       return errorJson(shedError("INTERNAL_ERROR", `${def.name} must be called on a Tools instance: tools.${def.name}({...}).`));
     }
-    return dispatch(def, args, this.valves, host, FUNCTIONS);
+    try {
+      return await dispatch(def, args, this.valves, host, FUNCTIONS);
+    } catch (err2) {
+      return errorJson(shedError("INTERNAL_ERROR", `${def.name} failed unexpectedly (${err2 instanceof Error ? err2.name : typeof err2}).`));
+    }
   };
   Object.defineProperty(method, "name", { value: def.name });
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });
@@ -57586,6 +58117,7 @@ var admin = {
   links: { list: allLinks, revoke: revokeLink }
 };
 var linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
+var serving = { recoverStorage, shutdownPool, poolStats };
 var version2 = "0.1.0";
 var toolSpecs = FUNCTIONS.map(toolSpec);
 var valvesSchema = valvesJsonSchema();
@@ -57599,6 +58131,7 @@ export {
   catalog,
   hostApi,
   linkServing,
+  serving,
   toolSpecs,
   valvesSchema,
   version2 as version

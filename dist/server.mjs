@@ -17803,14 +17803,24 @@ var BodyTooLarge = class extends Error {
 async function readBody(req, limit) {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
-  const chunks = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > limit) throw new BodyTooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off("data", onData);
+        req.pause();
+        reject(new BodyTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once("error", reject);
+    req.once("aborted", () => reject(new Error("the client aborted the request")));
+  });
 }
 function bodyLimit(valves) {
   const given = Number(valves.max_file_size_mb);
@@ -20398,7 +20408,7 @@ function createMcpServer(opts) {
     const text2 = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), callHost(req));
     const envelope = JSON.parse(text2);
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: "mcp", ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
-    return { content: [{ type: "text", text: text2 }], structuredContent: envelope, isError: !envelope.success };
+    return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope, isError: !envelope.success };
   });
   return server;
 }
@@ -20625,7 +20635,9 @@ function openApiDocument(functions, opts) {
   return {
     openapi: "3.1.0",
     info: { title: "Fileshed", version: opts.version, description: "Persistent per-user file workspace for LLMs: personal zones (Uploads, Storage, Documents with history), group spaces, commands, SQLite, archives." },
-    servers: [{ url: opts.serverUrl }],
+    // Only an address the admin vouched for (--public-url): a bind address like 0.0.0.0 is no URL to
+    // call, and without `servers` clients use the URL they fetched the document from.
+    ...opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {},
     paths,
     components: { schemas: { Envelope: ENVELOPE, Detail: DETAIL }, ...Object.keys(schemes).length > 0 ? { securitySchemes: schemes } : {} },
     security
@@ -20634,7 +20646,7 @@ function openApiDocument(functions, opts) {
 
 // src/hosts/http/routes/basic.ts
 function basicRoutes(ctx) {
-  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.publicUrl(), auth: ctx.settings.auth }));
+  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth }));
   let sandbox;
   return [
     {
@@ -26817,7 +26829,7 @@ async function startServer(settings, options = {}) {
   const loopback = isLoopback(settings.host);
   let inFlight = 0;
   let idle;
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 3e4, keepAliveTimeout: 5e3 }, (req, res) => {
+  const server = http.createServer({ requestTimeout: 6e5, headersTimeout: 3e4, keepAliveTimeout: 5e3 }, (req, res) => {
     inFlight++;
     res.on("close", () => {
       inFlight--;

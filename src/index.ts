@@ -12,7 +12,11 @@ import { filesBelow, openChecked, readEntries, resolveTarget } from './core/link
 import { humanSize } from './core/quota/quota.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
+import { recoverStorage } from './core/recovery/recover.js';
+import { poolStats, shutdownPool } from './core/work/pool.js';
 import { toolSpec, valvesJsonSchema } from './registry/specs.js';
+// Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
+import './core/work/worker.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './host/bridge.js';
@@ -20,6 +24,7 @@ export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './host/bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
 export type { FolderEntry, Refusal, Target, TargetOptions } from './core/links/serving.js';
+export type { RecoveryReport } from './core/recovery/recover.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
@@ -40,6 +45,12 @@ export const admin = {
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
 export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
+
+/**
+ * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind
+ * (call `recoverStorage(base)` at start, before serving), and the worker pool's shutdown and load.
+ */
+export const serving = { recoverStorage, shutdownPool, poolStats };
 
 export const version = '0.1.0';
 

@@ -32,7 +32,12 @@ for (const def of FUNCTIONS) {
     if (host === undefined) {
       return errorJson(shedError('INTERNAL_ERROR', `${def.name} must be called on a Tools instance: tools.${def.name}({...}).`));
     }
-    return dispatch(def, args, (this as Tools).valves, host, FUNCTIONS);
+    try {
+      return await dispatch(def, args, (this as Tools).valves, host, FUNCTIONS);
+    } catch (err) {
+      // dispatch answers every failure itself; this is the last guard so nothing ever escapes a method.
+      return errorJson(shedError('INTERNAL_ERROR', `${def.name} failed unexpectedly (${err instanceof Error ? err.name : typeof err}).`));
+    }
   };
   Object.defineProperty(method, 'name', { value: def.name });
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });

@@ -129,11 +129,16 @@ const user = { __user__: { id: 'u1', name: 'U' } };
 const help = JSON.parse(await tools.shed_help({}));
 const made = JSON.parse(await tools.shed_create_file({ zone: 'storage', path: 'a.txt', content: 'hi', ...user }));
 const read = JSON.parse(await tools.shed_read({ zone: 'storage', path: 'a.txt', ...user }));
-console.log(JSON.stringify({ help: help.success, specs: toolSpecs.length, made: made.success, content: read.data && read.data.content }));
+// SQLite runs on pool workers started on this very file: they must work from a lone bundle too.
+const sql = JSON.parse(await tools.shed_sqlite({ zone: 'storage', path: 'd.db', query: 'CREATE TABLE t AS SELECT 41 + 1 AS x', ...user }));
+const q = JSON.parse(await tools.shed_sqlite({ zone: 'storage', path: 'd.db', query: 'SELECT x FROM t', ...user }));
+tools.valves.sqlite_timeout_seconds = 1;
+const runaway = JSON.parse(await tools.shed_sqlite({ zone: 'storage', path: 'd.db', query: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c', ...user }));
+console.log(JSON.stringify({ help: help.success, specs: toolSpecs.length, made: made.success, content: read.data && read.data.content, sql: sql.success, rows: q.data && q.data.rows, runaway: runaway.error && runaway.error.code }));
 `,
     );
     const out = execFileSync(process.execPath, ['run.mjs'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
-    expect(JSON.parse(out)).toEqual({ help: true, specs: FUNCTIONS.length, made: true, content: 'hi' });
+    expect(JSON.parse(out)).toEqual({ help: true, specs: FUNCTIONS.length, made: true, content: 'hi', sql: true, rows: [[42]], runaway: 'QUERY_TIMEOUT' });
     expect(fs.readFileSync(path.join(dir, 'data', 'users', 'u1', 'Storage', 'data', 'a.txt'), 'utf8')).toBe('hi');
     expect(fs.existsSync(path.join(dir, 'node_modules'))).toBe(false);
   });

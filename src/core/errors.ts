@@ -54,6 +54,8 @@ export const ERROR_CODES = {
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
+  QUERY_TIMEOUT: 'The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.',
+  RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
   ACCESS_DENIED: 'The download link belongs to another user.',
   LINK_NOT_FOUND: 'No download link has this id (shed_link_list shows yours).',
   NOT_A_FILESHED_LINK: 'The Open WebUI file was not created by Fileshed, so Fileshed does not delete it.',

@@ -122,6 +122,10 @@ export const ValvesSchema = z.object({
     title: 'Maintenance interval (hours)',
     description: 'Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.',
   }),
+  sqlite_timeout_seconds: int(1).default(30).meta({
+    title: 'SQLite timeout (s)',
+    description: 'Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
+  }),
   public_url: z.string().url().default('http://localhost:8765').meta({
     title: 'Public URL',
     description: 'Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.',

@@ -1,4 +1,6 @@
 import { maintainUser, reportCount } from '../core/maintenance/maintain.js';
+import { emptyReport, recoverUserHome } from '../core/recovery/recover.js';
+import { userHome } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { plural } from '../core/text/format.js';
 
@@ -13,7 +15,12 @@ export const shedMaintenance = defineFunction({
   mutates: true,
   async handler(_args, ctx) {
     const out = maintainUser(ctx.valves, ctx.user.id);
-    const total = reportCount(out);
+    // Under this call's lock no other call of this user runs in any process: uncommitted Documents
+    // changes are leftovers of a killed call. (Temp files keep the age rule of maintainUser.)
+    const recovered = emptyReport();
+    const home = userHome(ctx.valves, ctx.user.id);
+    await recoverUserHome(home, ctx.user.id, home, recovered, false);
+    const total = reportCount(out) + recovered.commits.length;
     return {
       data: {
         expired_locks: out.expired_locks,
@@ -23,13 +30,14 @@ export const shedMaintenance = defineFunction({
         orphan_ownerships: [],
         temp_files: out.temp_files,
         expired_uploads: out.expired_uploads,
+        recovered_commits: recovered.commits,
         internal_leftovers: out.internal,
         cleaned: total,
       },
       message:
         total === 0
           ? 'Maintenance complete: nothing to clean.'
-          : `Maintenance complete: ${plural(total, 'item')} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.expired_uploads.length} expired upload folder(s), ${out.internal} internal leftover(s)).`,
+          : `Maintenance complete: ${plural(total, 'item')} cleaned (${out.expired_locks.length} expired lock(s), ${out.corrupted_locks.length} corrupt lock(s), ${out.orphan_editzones.length} orphan working cop(ies), ${out.temp_files.length} temp file(s), ${out.expired_uploads.length} expired upload folder(s), ${out.internal} internal leftover(s)${recovered.commits.length ? `, ${recovered.commits.length} recovered commit(s) of changes an interrupted call left uncommitted` : ''}).`,
     };
   },
 });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { importCsv, type ImportReport } from '../core/db/csv/import.js';
+import type { ImportReport } from '../core/db/csv/import.js';
 import { ENCODING_NAMES, normalizeEncoding } from '../core/db/csv/encoding.js';
-import { exportCsv } from '../core/db/csv-export.js';
-import { withDbRead, withDbWrite, foreignJournal, type DbTarget } from '../core/db/dbfile.js';
-import { bindParams, prepareOne, runStatement, type BindValue, type RunResult } from '../core/db/query.js';
+import { withDbWrite, foreignJournal, type DbTarget } from '../core/db/dbfile.js';
+import { runExport, runImport, runReadStatement, runWriteStatement } from '../core/db/jobs.js';
+import type { BindValue, RunResult } from '../core/db/query.js';
 import { analyzeSql, type SqlAnalysis } from '../core/db/sql-tokens.js';
 import { shedError, showValue } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
@@ -162,11 +162,7 @@ function warningFor(target: ZonedPath): string | undefined {
 async function readQuery(args: Args, ctx: CallContext, target: ZonedPath, query: string, sql: SqlAnalysis): Promise<HandlerResult> {
   const { limit, capped } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, undefined);
-  const res = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return runStatement(db, stmt, query, { limit, budget });
-  });
+  const res = await runReadStatement(dbTarget(target), { query, params: args.params, limit, budget }, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds });
   const data = resultData(target, query, res);
   const warning = warningFor(target);
   if (warning) data.warning = warning;
@@ -223,11 +219,11 @@ async function exportMode(args: Args, ctx: CallContext, zone: Zone, target: Zone
   const oldSize = out.stat?.isFile() ? out.stat.size : 0;
   await guardWrite(ctx, out);
   const room = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope))) + oldSize;
-  const result = await withDbRead(dbTarget(target), (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    return exportCsv(db, stmt, query, out.abs, { maxBytes: ctx.valves.max_file_size_mb * MIB, roomBytes: room, shown: out.shown });
-  });
+  const result = await runExport(
+    dbTarget(target),
+    { query, params: args.params, outAbs: out.abs, maxBytes: ctx.valves.max_file_size_mb * MIB, roomBytes: room, outShown: out.shown },
+    { timeoutSeconds: ctx.valves.sqlite_timeout_seconds },
+  );
   if (out.stat === undefined) await recordCreated(ctx, out);
   const data: Record<string, unknown> = {
     path: target.rel,
@@ -258,13 +254,9 @@ async function writeQuery(args: Args, ctx: CallContext, target: ZonedPath, query
   const budget = outputLimit(ctx, undefined);
   const dml = ['INSERT', 'UPDATE', 'DELETE', 'REPLACE'].includes(sql.verb);
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, async (db) => {
-    const stmt = prepareOne(db, query);
-    bindParams(db, stmt, args.params, query);
-    const res = runStatement(db, stmt, query, { limit, budget });
-    // A DML statement that touched no row changed nothing: the file is left alone (and no commit).
-    return { result: res, changed: !(dml && res.changes === 0 && !res.schemaChanged) };
-  });
+  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, (image) =>
+    runWriteStatement(image, { query, params: args.params, limit, budget }, dml, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds }),
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const res = outcome.result;
   const data: Record<string, unknown> = { path: target.rel, zone: target.zone.label, query, rows_affected: res.changes };
@@ -334,42 +326,39 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
 
   const started = Date.now();
   let lastEmit = 0;
-  let lastYield = Date.now();
   await ctx.emit(`Importing ${csv.shown} into table ${table}...`);
   // A typed table takes about 1.1-1.2 times the CSV's bytes: pre-size the in-memory database for that.
   const growthHint = Math.ceil((csv.stat!.size * 5) / 4) + 65536;
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, async (db, room) => {
-    const report = await importCsv({
-      db,
-      csvAbs: csv.abs,
-      csvShown: csv.shown,
-      table,
-      ifExists: args.if_exists,
-      delimiter,
-      encoding,
-      hasHeader: args.has_header,
-      skipRows: args.skip_rows,
-      decimal: args.decimal ?? '.',
-      dateColumns: args.date_columns,
-      dateFormat: args.date_format?.trim() ? args.date_format : undefined,
-      maxDbBytes: room,
-      progress: async (done, total, rows) => {
-        const now = Date.now();
-        if (now - lastEmit >= 2000) {
+  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, (image) =>
+    runImport(
+      { bytes: image.bytes, padTo: image.padTo },
+      {
+        csvAbs: csv.abs,
+        csvShown: csv.shown,
+        table,
+        ifExists: args.if_exists,
+        delimiter,
+        encoding,
+        hasHeader: args.has_header,
+        skipRows: args.skip_rows,
+        decimal: args.decimal ?? '.',
+        dateColumns: args.date_columns,
+        dateFormat: args.date_format?.trim() ? args.date_format : undefined,
+        maxDbBytes: image.roomBytes,
+      },
+      {
+        timeoutSeconds: ctx.valves.sqlite_timeout_seconds,
+        onProgress: (done, total, rows) => {
+          const now = Date.now();
+          if (now - lastEmit < 2000) return;
           lastEmit = now;
           const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 100;
-          await ctx.emit(`Importing ${csv.shown}: ${rows.toLocaleString('en-US')} rows (${pct}%)`);
-        }
-        // Let the host breathe during long imports (other requests, timers, the lock heartbeat).
-        if (now - lastYield >= 100) {
-          lastYield = now;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+          void ctx.emit(`Importing ${csv.shown}: ${rows.toLocaleString('en-US')} rows (${pct}%)`);
+        },
       },
-    });
-    return { result: report, changed: true };
-  });
+    ),
+  );
   if (outcome.created) await recordCreated(ctx, target);
   const report: ImportReport = outcome.result;
   await ctx.emit(`Imported ${report.rows_imported.toLocaleString('en-US')} rows into ${table}`, true);

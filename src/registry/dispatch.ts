@@ -11,13 +11,15 @@ import { errnoCode } from '../core/paths/resolve.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { recordChange } from '../core/vcs/seam.js';
-import { openZone, userHome, type ZoneName } from '../core/zones/zones.js';
+import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
+import { withCallLock } from '../core/locks/call-lock.js';
+import { bumpStamp } from '../core/quota/stamp.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
-import { renderCall, type CallContext, type FunctionDef } from './define.js';
-import { serialize } from './serialize.js';
+import { guardRawArgs } from './arg-guard.js';
+import { renderCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
@@ -49,6 +51,7 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       });
     }
     const raw = (rawArgs ?? {}) as Record<string, unknown>;
+    guardRawArgs(def, raw);
     const valves = parseValves(ValvesSchema, valvesRaw, 'valve');
     seen.valves = valves;
     scrubList.push(...diskPrefixes(valves.storage_base_path));
@@ -99,12 +102,50 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       }
       return result;
     };
-    const result = def.mutates ? await serialize(userHome(valves, user.id), run) : await run();
+    let result: HandlerResult;
+    if (def.mutates) {
+      const named = await namedGroup(user, directory, args, group);
+      const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
+      result = await withCallLock(homes, stamped(valves, user, named, run));
+    } else {
+      result = await run();
+    }
     return { json: successJson(result), code: 'OK' };
   } catch (err) {
-    const error = withExampleCall(asShedError(err, def.name), def, rawArgs);
-    return { json: errorJson(error, scrubList), code: error.code };
+    const plain = asShedError(err, def.name);
+    try {
+      const error = withExampleCall(plain, def, rawArgs);
+      return { json: errorJson(error, scrubList), code: error.code };
+    } catch {
+      // Rendering the error failed (an argument too odd to show): answer without echoing it.
+      return { json: errorJson(plain, scrubList), code: plain.code };
+    }
   }
+}
+
+/**
+ * The group space a modifying call may change besides the caller's home (both are locked for its
+ * whole run, see call-lock.ts): zone="group", or a group parameter as in shed_copy_to_group.
+ */
+async function namedGroup(user: Identity, directory: GroupDirectory, args: Record<string, unknown>, group: GroupInfo | undefined): Promise<GroupInfo | undefined> {
+  if (group !== undefined || args.zone !== undefined || typeof args.group !== 'string' || args.group === '') return group;
+  try {
+    return await resolveGroup(directory, args.group, user, 'call');
+  } catch {
+    return undefined; // the handler resolves it again and reports the problem
+  }
+}
+
+/** Runs the call, then bumps the change stamps of its scopes (other processes then re-measure usage). */
+function stamped<T>(valves: Valves, user: Identity, group: GroupInfo | undefined, run: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    try {
+      return await run();
+    } finally {
+      bumpStamp(userScope(valves, user.id));
+      if (group !== undefined) bumpStamp(groupScope(valves, group));
+    }
+  };
 }
 
 /** Codes a model fixes by changing its call: their hints must show a call to copy. */

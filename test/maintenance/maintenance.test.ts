@@ -26,7 +26,7 @@ describe('shed_maintenance', () => {
   it('on a fresh user: nothing to clean', async () => {
     const r = await maintain();
     expect(r.success).toBe(true);
-    expect(r.data).toEqual({ expired_uploads: [], expired_locks: [], corrupted_locks: [], orphan_editzones: [], orphan_ownerships: [], temp_files: [], internal_leftovers: 0, cleaned: 0 });
+    expect(r.data).toEqual({ expired_uploads: [], expired_locks: [], corrupted_locks: [], orphan_editzones: [], orphan_ownerships: [], temp_files: [], recovered_commits: [], internal_leftovers: 0, cleaned: 0 });
     expect(r.message).toBe('Maintenance complete: nothing to clean.');
   });
 

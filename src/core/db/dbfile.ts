@@ -10,14 +10,12 @@
  * refused for writes: replacing the main file under such a journal would corrupt it.
  */
 import fs from 'node:fs';
-import type { Database } from 'sql.js';
 import { shedError } from '../errors.js';
 import { atomicWrite } from '../fs/atomic.js';
 import { ensureFileSize, ensureQuota, scopeTotal } from '../quota/quota.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
 import { dbLockPath, withDbLock } from './dblock.js';
-import { openDatabase } from './engine.js';
 
 const MAGIC = Buffer.from('SQLite format 3\u0000', 'latin1');
 const MIB = 1024 * 1024;
@@ -57,16 +55,6 @@ export function foreignJournal(abs: string): string | undefined {
   return undefined;
 }
 
-/** Opens the database read-only in effect: whatever runs, nothing is written back. */
-export async function withDbRead<T>(t: DbTarget, fn: (db: Database) => Promise<T> | T): Promise<T> {
-  const db = await openDatabase(readDbBytes(t));
-  try {
-    return await fn(db);
-  } finally {
-    db.close();
-  }
-}
-
 export interface WriteLimits {
   maxFileSizeMb: number;
   /** Expected growth in bytes (a CSV import's size), to pre-size the in-memory database. */
@@ -82,14 +70,23 @@ export interface WriteOutcome<T> {
   created: boolean;
 }
 
+/** What the work on a database image returns: its result, and the new image when something changed. */
+export interface ImageOutcome<T> {
+  result: T;
+  /** The whole new database file; undefined when nothing changed (the file is not rewritten). */
+  bytes: Uint8Array | undefined;
+}
+
 /**
- * The write cycle under the database's lock. `fn` gets the database and the room it may grow to;
- * it returns its result and whether anything changed (nothing changed → the file is not rewritten).
+ * The write cycle under the database's lock. `work` gets the current bytes (undefined for a new
+ * database), the size to pre-allocate, and the room the database may grow to; it runs the change
+ * (on a worker thread, see core/work) and returns the new image. Size, quota and the atomic
+ * replace happen here, so a stopped or failed `work` leaves the file untouched.
  */
 export async function withDbWrite<T>(
   t: DbTarget,
   limits: WriteLimits,
-  fn: (db: Database, roomBytes: number) => Promise<{ result: T; changed: boolean }>,
+  work: (image: { bytes: Uint8Array | undefined; padTo: number; roomBytes: number }) => Promise<ImageOutcome<T>>,
 ): Promise<WriteOutcome<T>> {
   return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
     let sizeBefore = 0;
@@ -115,18 +112,11 @@ export async function withDbWrite<T>(
     const room = Math.max(0, t.zone.scope.limitBytes - (await scopeTotal(t.zone.scope))) + sizeBefore;
     const limit = Math.min(maxBytes, room);
     const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
-    const db = await openDatabase(created ? undefined : readDbBytes(t), padTo);
-    try {
-      const { result, changed } = await fn(db, limit);
-      if (!changed) return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
-      const bytes = db.export();
-      db.close(); // frees the in-memory copy before the write
-      ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
-      await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
-      atomicWrite(t.abs, bytes);
-      return { result, written: true, sizeBefore, sizeAfter: bytes.length, created };
-    } finally {
-      db.close();
-    }
+    const { result, bytes } = await work({ bytes: created ? undefined : readDbBytes(t), padTo, roomBytes: limit });
+    if (bytes === undefined) return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
+    ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
+    await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
+    atomicWrite(t.abs, bytes);
+    return { result, written: true, sizeBefore, sizeAfter: bytes.length, created };
   });
 }

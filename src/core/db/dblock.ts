@@ -38,10 +38,14 @@ export function dbLockPath(internalBase: string | undefined, dbAbs: string): str
   return path.join(internalBase, 'dblocks', `${hash}.lock`);
 }
 
-export async function withDbLock<T>(lockPath: string, shown: string, fn: () => Promise<T>, waitMs = WAIT_MS): Promise<T> {
+/**
+ * `what` names the locked thing in the busy error ("The database Storage/x.db" by default); the
+ * call lock (locks/call-lock.ts) reuses this lock for whole calls.
+ */
+export async function withDbLock<T>(lockPath: string, shown: string, fn: () => Promise<T>, waitMs = WAIT_MS, what = `The database ${shown}`): Promise<T> {
   // In-process queue first: calls of this process never poll each other.
   const previous = queues.get(lockPath) ?? Promise.resolve();
-  const run = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs));
+  const run = previous.then(() => holdFileLock(lockPath, shown, fn, waitMs, what));
   const tail = run.catch(() => undefined);
   queues.set(lockPath, tail);
   try {
@@ -51,7 +55,7 @@ export async function withDbLock<T>(lockPath: string, shown: string, fn: () => P
   }
 }
 
-async function holdFileLock<T>(lockPath: string, shown: string, fn: () => Promise<T>, waitMs: number): Promise<T> {
+async function holdFileLock<T>(lockPath: string, shown: string, fn: () => Promise<T>, waitMs: number, what: string): Promise<T> {
   fs.mkdirSync(path.dirname(lockPath), { recursive: true });
   const body: LockBody = { pid: process.pid, host: os.hostname(), nonce: crypto.randomBytes(8).toString('hex'), at: new Date().toISOString() };
   const deadline = Date.now() + waitMs;
@@ -63,7 +67,7 @@ async function holdFileLock<T>(lockPath: string, shown: string, fn: () => Promis
       continue;
     }
     if (Date.now() > deadline) {
-      throw shedError('FILE_LOCKED', `The database ${shown} is being written by another call and stayed busy for ${Math.round(waitMs / 1000)} s.`, {
+      throw shedError('FILE_LOCKED', `${what} is being written by another call and stayed busy for ${Math.round(waitMs / 1000)} s.`, {
         details: { path: shown },
         hint: 'Try again in a moment; a large CSV import into the same database may still be running.',
       });

@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { shedError } from '../errors.js';
+import { ShedError, shedError } from '../errors.js';
 import { syncDir } from '../fs/atomic.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
@@ -315,11 +315,34 @@ export function pruneEmpty(dir: string, stop: string): void {
  */
 export async function withFileLock<T>(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number, fn: () => Promise<T> | T): Promise<T> {
   if (zone.workBase === undefined) return fn();
-  const held = acquireLock(zone, rel, owner, maxAgeHours, 'write');
+  const held = await acquireWaiting(zone, rel, owner, maxAgeHours);
   try {
     return await fn();
   } finally {
     releaseLock(zone, rel, held.lock.token);
+  }
+}
+
+/** How long a write waits for another call's short write lock on the same file. */
+export const WRITE_LOCK_WAIT_MS = 5_000;
+
+/**
+ * Takes a write lock, waiting (bounded, polling with back-off, without blocking the event loop)
+ * while another call holds the file's short write lock: that call ends within moments. An edit
+ * lock (an open locked-edit session) refuses at once: it may stay for hours.
+ */
+async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number): Promise<Acquired> {
+  const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
+  let delay = 5;
+  for (;;) {
+    try {
+      return acquireLock(zone, rel, owner, maxAgeHours, 'write');
+    } catch (err) {
+      const busyWrite = err instanceof ShedError && err.code === 'FILE_LOCKED' && err.details?.kind === 'write';
+      if (!busyWrite || Date.now() + delay > deadline) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay + Math.floor(Math.random() * delay)));
+    delay = Math.min(delay * 2, 100);
   }
 }
 

@@ -12,6 +12,7 @@ import { inspectLock, isEditLock, lockFile, locksRoot, removeLock, staleReason }
 import { scratchBase } from './scratch.js';
 import { CONV_ID, editzoneRoot, removeWorkingCopy } from './session.js';
 import { walkEntries } from '../fs/walk.js';
+import { SCOPE_STATE_NAMES } from './state-dir.js';
 
 export interface Cleaned {
   expired_locks: string[];
@@ -42,6 +43,7 @@ export function cleanLocks(zone: Zone, ages: Ages, out: Cleaned): void {
   const root = locksRoot(zone);
   for (const file of walkFiles(root)) {
     const name = path.basename(file);
+    if (path.dirname(file) === root && SCOPE_STATE_NAMES.has(name)) continue; // the scope's call lock and change stamp
     if (!name.endsWith('.lock')) {
       // Temp files of lock creation and renamed stale locks.
       if (olderThan(file, 60_000, ages.now) && rmQuiet(file)) out.internal++;

@@ -38,6 +38,13 @@ const MAX_COMPONENT_BYTES = 255;
 const MAX_PATH_BYTES = 4096;
 
 export function normalizeRelative(input: string, zone: Pick<Zone, 'name' | 'label'>, opts: Omit<PathOptions, 'intent'>): string {
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(input)) {
+    // A lone surrogate would reach the disk as U+FFFD: a file named differently from the request.
+    throw shedError('INVALID_PATH', `${opts.param} contains invalid Unicode (a lone UTF-16 surrogate).`, {
+      details: { parameter: opts.param },
+      hint: `Use a plain relative path, e.g. ${opts.param}="reports/summary.txt"`,
+    });
+  }
   const text = input.normalize('NFC');
   const bad = FORBIDDEN_CHARS.exec(text);
   if (bad) {

@@ -4,11 +4,13 @@
  */
 import { shedError } from '../errors.js';
 import type { QuotaScope } from '../zones/zones.js';
+import { checkStamp } from './stamp.js';
 import { treeUsage, type Usage } from './usage.js';
 
 const MIB = 1024 * 1024;
 
 export async function scopeUsage(scope: QuotaScope): Promise<Record<string, Usage>> {
+  checkStamp(scope); // another process (another host on NFS) wrote: measure again
   const out: Record<string, Usage> = {};
   for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
   return out;

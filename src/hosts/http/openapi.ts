@@ -24,7 +24,7 @@ const ENVELOPE = {
 
 const DETAIL = { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] };
 
-export function openApiDocument(functions: readonly HostFunction[], opts: { version: string; serverUrl: string; auth: readonly AuthMode[] }): Record<string, unknown> {
+export function openApiDocument(functions: readonly HostFunction[], opts: { version: string; serverUrl: string | undefined; auth: readonly AuthMode[] }): Record<string, unknown> {
   const schemes: Record<string, unknown> = {};
   if (opts.auth.includes('api-key')) schemes.apiKey = { type: 'http', scheme: 'bearer', description: 'API key of a trusted backend; the user comes in X-OpenWebUI-User-Id.' };
   if (opts.auth.includes('openwebui-session')) schemes.openwebuiSession = { type: 'http', scheme: 'bearer', description: "The user's Open WebUI token (tool server auth \"Session\")." };
@@ -52,7 +52,9 @@ export function openApiDocument(functions: readonly HostFunction[], opts: { vers
   return {
     openapi: '3.1.0',
     info: { title: 'Fileshed', version: opts.version, description: 'Persistent per-user file workspace for LLMs: personal zones (Uploads, Storage, Documents with history), group spaces, commands, SQLite, archives.' },
-    servers: [{ url: opts.serverUrl }],
+    // Only an address the admin vouched for (--public-url): a bind address like 0.0.0.0 is no URL to
+    // call, and without `servers` clients use the URL they fetched the document from.
+    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
     paths,
     components: { schemas: { Envelope: ENVELOPE, Detail: DETAIL }, ...(Object.keys(schemes).length > 0 ? { securitySchemes: schemes } : {}) },
     security,

@@ -54,7 +54,7 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   let inFlight = 0;
   let idle: (() => void) | undefined;
 
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const server = http.createServer({ requestTimeout: 600_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => {
     inFlight++;
     res.on('close', () => {
       inFlight--;

@@ -67,7 +67,8 @@ export function createMcpServer(opts: McpOptions): Server {
     const text = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), callHost(req));
     const envelope = JSON.parse(text) as { success: boolean; error?: { code?: string } } & Record<string, unknown>;
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: 'mcp', ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
-    return { content: [{ type: 'text' as const, text }], structuredContent: envelope, isError: !envelope.success };
+    // Compact text: the same envelope in fewer bytes (the plugin pretty-prints for humans reading JSON).
+    return { content: [{ type: 'text' as const, text: JSON.stringify(envelope) }], structuredContent: envelope, isError: !envelope.success };
   });
   return server;
 }

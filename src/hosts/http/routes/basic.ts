@@ -5,7 +5,7 @@ import type { Route, ServerContext } from '../route.js';
 
 export function basicRoutes(ctx: ServerContext): Route[] {
   // Built once and served from memory: Open WebUI re-fetches it at every chat request (10 s timeout).
-  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.publicUrl(), auth: ctx.settings.auth }));
+  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth }));
   let sandbox: Promise<{ active: string }> | undefined;
   return [
     {

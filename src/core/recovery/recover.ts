@@ -1,0 +1,105 @@
+/**
+ * Recovery after a process was killed mid-call (kill -9, a crash, a power cut): a server calls
+ * `recoverStorage(base)` at start, and shed_maintenance runs the same steps for its caller.
+ *
+ * What a killed call can leave, and what recovery does with it:
+ * - files written in Documents or a group space but not yet committed (the write happens before
+ *   the commit): committed as "Recovered changes after an interrupted call", so `git status` is
+ *   clean and the history holds what the users' files hold;
+ * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
+ * - temp objects and refs inside .git: swept under the repository lock.
+ * Locks need nothing here: a lock whose process is gone is taken over by the next caller.
+ *
+ * Each scope is recovered under its call lock (call-lock.ts): another instance sharing the storage
+ * base may be running a call there, and its temp files and uncommitted writes are not leftovers.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { TEMP_SUFFIX } from '../fs/atomic.js';
+import { walkEntries } from '../fs/walk.js';
+import type { Identity } from '../identity.js';
+import { withCallLock } from '../locks/call-lock.js';
+import { commitPaths } from '../vcs/commit.js';
+import { sweepTemps, withRepoLock } from '../vcs/lock.js';
+import { repoExists, repoFor } from '../vcs/repo.js';
+
+export const RECOVERY_MESSAGE = 'Recovered changes after an interrupted call';
+
+const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed recovery', email: '', role: 'admin' };
+
+export interface RecoveryReport {
+  /** Scopes (user homes and group spaces) looked at. */
+  scopes: number;
+  /** Recovery commits made: zone label and short commit id. */
+  commits: { zone: string; commit: string }[];
+  /** Temp files removed, as "users/alice/Documents/data/.x.shedtmp" relative to the base. */
+  temp_files: string[];
+}
+
+export function emptyReport(): RecoveryReport {
+  return { scopes: 0, commits: [], temp_files: [] };
+}
+
+/** Recovers every user and group under the storage base. Never throws for one broken scope. */
+export async function recoverStorage(base: string): Promise<RecoveryReport> {
+  const report = emptyReport();
+  const root = path.resolve(base);
+  for (const [kind, dir] of [['users', path.join(root, 'users')], ['groups', path.join(root, 'groups')]] as const) {
+    for (const id of listDir(dir)) {
+      const home = path.join(dir, id);
+      if (!fs.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
+      report.scopes++;
+      try {
+        await withCallLock([home], () => (kind === 'users' ? recoverUserHome(home, id, root, report) : recoverGroupHome(home, id, root, report)));
+      } catch {
+        // one unreadable scope must not stop the others (the next start tries again)
+      }
+    }
+  }
+  return report;
+}
+
+/** A user's home; the caller holds its call lock. */
+export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true): Promise<void> {
+  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) removeTemps(tree, base, report);
+  await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report);
+}
+
+/** A group space; the caller holds its call lock. */
+export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport): Promise<void> {
+  const data = path.join(home, 'data');
+  removeTemps(data, base, report);
+  await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
+}
+
+function removeTemps(tree: string, base: string, report: RecoveryReport): void {
+  if (!fs.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
+  for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === '.git')) {
+    if (!path.basename(full).endsWith(TEMP_SUFFIX)) continue;
+    try {
+      fs.rmSync(full, { force: true });
+      report.temp_files.push(path.relative(base, full).split(path.sep).join('/'));
+    } catch {
+      // gone already
+    }
+  }
+}
+
+async function commitLeftovers(root: string, label: string, author: Identity, report: RecoveryReport): Promise<void> {
+  if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return;
+  const repo = repoFor({ root: fs.realpathSync(root), label });
+  if (!repoExists(repo)) return; // no history yet: the first commit will take the whole folder
+  const oid = await withRepoLock(repo, async () => {
+    sweepTemps(repo.gitdir);
+    return commitPaths(repo, [''], author, RECOVERY_MESSAGE);
+  });
+  if (oid !== undefined) report.commits.push({ zone: label, commit: oid.slice(0, 7) });
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Worker-thread side of the pool. Imported by the plugin's entry (src/index.ts) for its side
+ * effect: loaded on the main thread it does nothing; loaded by the pool (a worker started on the
+ * bundle with the pool's marker in workerData) it serves jobs, one at a time, until terminated.
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { ShedError } from '../errors.js';
+import { sqlJobs } from '../db/jobs.js';
+import type { JobTable } from './jobs.js';
+import { WORKER_MARK, type WorkerReply } from './pool.js';
+
+const JOBS: JobTable = { ...sqlJobs };
+
+/** Progress lines are throttled: one per 250 ms is plenty for a status bar. */
+const PROGRESS_EVERY_MS = 250;
+
+function serve(port: NonNullable<typeof parentPort>): void {
+  port.on('message', (msg: { id: number; kind: string; input: unknown }) => {
+    void run(port, msg);
+  });
+}
+
+async function run(port: NonNullable<typeof parentPort>, msg: { id: number; kind: string; input: unknown }): Promise<void> {
+  const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(r, transfer);
+  const job = JOBS[msg.kind];
+  if (job === undefined) {
+    reply({ id: msg.id, ok: false, error: { message: `unknown job kind '${msg.kind}'` } });
+    return;
+  }
+  let last = 0;
+  try {
+    const { value, transfer } = await job(msg.input, {
+      progress: async (done, total, rows) => {
+        const now = Date.now();
+        if (now - last < PROGRESS_EVERY_MS) return;
+        last = now;
+        reply({ id: msg.id, status: `${done} ${total} ${rows}` });
+      },
+    });
+    reply({ id: msg.id, ok: true, value }, transfer ?? []);
+  } catch (err) {
+    if (err instanceof ShedError) {
+      reply({ id: msg.id, ok: false, error: { code: err.code, message: err.message, details: err.details, hint: err.hint } });
+    } else {
+      const e = err instanceof Error ? err : new Error(String(err));
+      // errno codes survive, so the host still reports a full disk as IO_ERROR
+      const errno = (e as NodeJS.ErrnoException).code;
+      reply({ id: msg.id, ok: false, error: { message: e.message, name: e.name, ...(errno ? { details: { errno } } : {}) } });
+    }
+  }
+}
+
+if (!isMainThread && parentPort !== null && (workerData as Record<string, unknown> | null)?.[WORKER_MARK] === true) serve(parentPort);

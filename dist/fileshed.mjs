@@ -57572,6 +57572,12 @@ var shedLinkCreate = defineFunction({
       }
       return createOpenWebUILink(ctx, target);
     }
+    if (target.zone.name === "group" && ctx.host.groups !== void 0) {
+      throw shedError("ZONE_FORBIDDEN", "Links to group files need the standalone group directory; this platform manages groups itself.", {
+        details: { zone: "group", link_backend: "standalone" },
+        hint: 'Copy the file to your Storage and link it there, or ask an admin to set link_backend="openwebui".'
+      });
+    }
     return createStandaloneLink(ctx, target, isFolder3 ? "folder" : "file", hours);
   }
 });

@@ -46,6 +46,14 @@ export const shedLinkCreate = defineFunction({
       }
       return createOpenWebUILink(ctx, target);
     }
+    if (target.zone.name === 'group' && ctx.host.groups !== undefined) {
+      // The server re-checks membership at every download without the caller's session, so it can
+      // only ask the standalone directory; a link to a host-managed group would never open.
+      throw shedError('ZONE_FORBIDDEN', 'Links to group files need the standalone group directory; this platform manages groups itself.', {
+        details: { zone: 'group', link_backend: 'standalone' },
+        hint: 'Copy the file to your Storage and link it there, or ask an admin to set link_backend="openwebui".',
+      });
+    }
     return createStandaloneLink(ctx, target, isFolder ? 'folder' : 'file', hours);
   },
 });

@@ -96,6 +96,20 @@ describe('shed_link_create', () => {
   });
 });
 
+describe('group links on a host that manages groups itself', () => {
+  it('are refused: serving could not re-check membership without the caller\'s session', async () => {
+    const dir = (await import('../../src/core/groups/directory.js')).standaloneDirectory(s.base);
+    const t = new mod.Tools({ host: { name: 'platform', groups: () => dir } });
+    t.valves = { ...t.valves, storage_base_path: s.base };
+    const call = async (fn: string, a: Record<string, unknown>) => JSON.parse(await (t as unknown as Record<string, (x: unknown) => Promise<string>>)[fn]!.call(t, { ...a, __user__: { id: 'alice' } }));
+    await call('shed_create_file', { zone: 'group', group: 'team', path: 'g.md', content: 'g' });
+    const r = await call('shed_link_create', { zone: 'group', group: 'team', path: 'g.md' });
+    expect(r.error.code).toBe('ZONE_FORBIDDEN');
+    expect(r.error.hint).toContain('link_backend');
+    expect((await call('shed_link_list', {})).data.count).toBe(0);
+  });
+});
+
 describe('shed_link_list and shed_link_delete', () => {
   it('lists only the caller\'s links with every field; delete revokes; file_id is an alias', async () => {
     put('a.txt');

@@ -63,6 +63,16 @@ describe('files', () => {
     expect((await get(url, { method: 'POST' })).status).toBe(405);
   });
 
+  it('several 1 MiB chunks: the whole file and a range across chunk boundaries are byte-exact', async () => {
+    const bytes = crypto.randomBytes(3.5 * 1024 * 1024);
+    put('big.bin', bytes);
+    const url = await link('big.bin');
+    expect(Buffer.from(await (await get(url)).arrayBuffer()).equals(bytes)).toBe(true);
+    const r = await get(url, { headers: { Range: 'bytes=1000000-2600000' } });
+    expect(r.status).toBe(206);
+    expect(Buffer.from(await r.arrayBuffer()).equals(bytes.subarray(1000000, 2600001))).toBe(true);
+  });
+
   it('Range → 206 with Content-Range, suffix and open ranges; past the end → 416', async () => {
     const bytes = crypto.randomBytes(1000);
     put('r.bin', bytes);
@@ -146,6 +156,14 @@ describe('folders', () => {
     const subHtml = await sub.text();
     expect(subHtml).toContain('<a href="../">share</a>');
     expect(await (await get(new URL('sub%20dir/deep.txt', url).href)).text()).toBe('DEEP');
+    const head = await get(url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(html));
+    expect(await head.text()).toBe('');
+    const zipHead = await get(`${url}?zip=1`, { method: 'HEAD' });
+    expect([zipHead.status, zipHead.headers.get('content-type'), await zipHead.text()]).toEqual([200, 'application/zip', '']);
+    const post = await get(url, { method: 'POST' });
+    expect([post.status, post.headers.get('content-type'), post.headers.get('allow')]).toEqual([405, 'text/html; charset=utf-8', 'GET, HEAD']);
     // Without the trailing slash a folder redirects to it.
     const moved = await get(new URL('sub%20dir', url).href);
     expect(moved.status).toBe(301);

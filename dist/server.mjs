@@ -7053,7 +7053,7 @@ var require_formats = __commonJS({
     }
     exports.fullFormats = {
       // date: http://tools.ietf.org/html/rfc3339#section-5.6
-      date: fmtDef(date4, compareDate),
+      date: fmtDef(date3, compareDate),
       // date-time: http://tools.ietf.org/html/rfc3339#section-5.6
       time: fmtDef(getTime(true), compareTime),
       "date-time": fmtDef(getDateTime(true), compareDateTime),
@@ -7119,7 +7119,7 @@ var require_formats = __commonJS({
     }
     var DATE = /^(\d\d\d\d)-(\d\d)-(\d\d)$/;
     var DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    function date4(str) {
+    function date3(str) {
       const matches2 = DATE.exec(str);
       if (!matches2)
         return false;
@@ -7188,7 +7188,7 @@ var require_formats = __commonJS({
       const time3 = getTime(strictTimeZone);
       return function date_time(str) {
         const dateTime = str.split(DATE_TIME_SEPARATOR);
-        return dateTime.length === 2 && date4(dateTime[0]) && time3(dateTime[1]);
+        return dateTime.length === 2 && date3(dateTime[0]) && time3(dateTime[1]);
       };
     }
     function compareDateTime(dt1, dt2) {
@@ -18320,7 +18320,7 @@ async function verifyCompact(jws, shared, key) {
 }
 
 // node_modules/jose/dist/webapi/lib/jwt_claims_set.js
-var epoch = (date4) => Math.floor(date4.getTime() / 1e3);
+var epoch = (date3) => Math.floor(date3.getTime() / 1e3);
 var multipliers = {
   s: 1,
   m: 60,
@@ -25892,7 +25892,18 @@ function sortEntries(entries, key, desc) {
   return entries.sort((a, b) => a.isFolder !== b.isFolder ? a.isFolder ? -1 : 1 : desc ? cmp(b, a) : cmp(a, b));
 }
 var href = (name) => encodeURIComponent(name);
-var date3 = (ms) => new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+function dateFormatter() {
+  const seen = /* @__PURE__ */ new Map();
+  return (ms) => {
+    const minute = Math.floor(ms / 6e4);
+    let text2 = seen.get(minute);
+    if (text2 === void 0) {
+      text2 = new Date(minute * 6e4).toISOString().slice(0, 16).replace("T", " ");
+      seen.set(minute, text2);
+    }
+    return text2;
+  };
+}
 function listingPage(target, entries, key, desc) {
   const rootName = target.link.path === "" ? target.zone.label : path3.posix.basename(target.link.path);
   const segs = target.sub === "" ? [] : target.sub.split("/");
@@ -25905,6 +25916,7 @@ function listingPage(target, entries, key, desc) {
     const arrow = k === key ? desc ? " \u2193" : " \u2191" : "";
     return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? "desc" : "asc"}">${label}${arrow}</a></th>`;
   };
+  const date3 = dateFormatter();
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link2 = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const view = !e.isFolder && isMarkdown(e.name) ? ` \xB7 <a href="${link2}?view=1">view</a>` : "";

@@ -20,7 +20,19 @@ export function sortEntries(entries: Entry[], key: SortKey, desc: boolean): Entr
 }
 
 const href = (name: string) => encodeURIComponent(name);
-const date = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+/** Dates to the minute; files of one folder share few minutes, so each is formatted once per page. */
+function dateFormatter(): (ms: number) => string {
+  const seen = new Map<number, string>();
+  return (ms) => {
+    const minute = Math.floor(ms / 60_000);
+    let text = seen.get(minute);
+    if (text === undefined) {
+      text = new Date(minute * 60_000).toISOString().slice(0, 16).replace('T', ' ');
+      seen.set(minute, text);
+    }
+    return text;
+  };
+}
 
 export function listingPage(target: Target, entries: Entry[], key: SortKey, desc: boolean): string {
   const rootName = target.link.path === '' ? target.zone.label : path.posix.basename(target.link.path);
@@ -34,6 +46,7 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
     const arrow = k === key ? (desc ? ' ↓' : ' ↑') : '';
     return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? 'desc' : 'asc'}">${label}${arrow}</a></th>`;
   };
+  const date = dateFormatter();
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const view = !e.isFolder && isMarkdown(e.name) ? ` · <a href="${link}?view=1">view</a>` : '';

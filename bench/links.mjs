@@ -24,7 +24,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli.mjs');
 const smoke = process.env.BENCH_SMOKE === '1';
 const runsArg = process.argv.indexOf('--runs');
-const RUNS = smoke ? 1 : runsArg > 0 ? Number(process.argv[runsArg + 1]) : 3;
+const RUNS = smoke ? 1 : runsArg > 0 ? Number(process.argv[runsArg + 1]) : 7;
 const SIZE = smoke ? 16 * 1024 * 1024 : 1024 * 1024 * 1024;
 const ENTRIES = smoke ? 500 : 10_000;
 const log = (t) => process.stderr.write(`${t}\n`);

@@ -26000,14 +26000,20 @@ async function sendFile(req, res, abs, root, name, attachment) {
 }
 var CHUNK = 1024 * 1024;
 async function streamRange(fd2, res, start, end) {
+  const read = (at) => new Promise((resolve, reject) => {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, end - at + 1));
+    fs4.read(fd2, buf, 0, buf.length, at, (err2, n) => err2 ? reject(err2) : resolve(n === buf.length ? buf : buf.subarray(0, n)));
+  });
   let pos = start;
-  while (pos <= end && !res.destroyed) {
-    const buf = Buffer.allocUnsafe(Math.min(CHUNK, end - pos + 1));
-    const n = await new Promise((resolve, reject) => fs4.read(fd2, buf, 0, buf.length, pos, (err2, bytes) => err2 ? reject(err2) : resolve(bytes)));
-    if (n === 0) break;
-    pos += n;
-    if (!res.write(n === buf.length ? buf : buf.subarray(0, n))) await settled(res, "drain");
+  let next = read(pos);
+  while (next !== void 0 && !res.destroyed) {
+    const chunk = await next;
+    if (chunk.length === 0) break;
+    pos += chunk.length;
+    next = pos <= end ? read(pos) : void 0;
+    if (!res.write(chunk)) await settled(res, "drain");
   }
+  if (next !== void 0) await next.catch(() => void 0);
   if (pos <= end) res.destroy();
   else res.end();
   if (!res.writableFinished) await settled(res, "finish");

@@ -73,6 +73,33 @@ describe('files', () => {
     expect(Buffer.from(await r.arrayBuffer()).equals(bytes.subarray(1000000, 2600001))).toBe(true);
   });
 
+  it('a client that goes away mid-download leaves no open descriptor and the server keeps serving', async () => {
+    put('big.bin', crypto.randomBytes(8 * 1024 * 1024));
+    const url = await link('big.bin');
+    // Descriptors of this process open on the served file (the test is client and server at once).
+    const fds = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).endsWith(`${path.sep}big.bin`);
+        } catch {
+          return false;
+        }
+      }).length;
+    const before = fds();
+    expect(before).toBe(0);
+    for (let i = 0; i < 5; i++) {
+      const ac = new AbortController();
+      const r = await get(url, { signal: ac.signal });
+      const reader = r.body!.getReader();
+      await reader.read();
+      ac.abort();
+      await reader.read().catch(() => undefined);
+    }
+    for (let i = 0; i < 50 && fds() > before; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(fds()).toBeLessThanOrEqual(before);
+    expect((await (await get(url)).arrayBuffer()).byteLength).toBe(8 * 1024 * 1024);
+  });
+
   it('Range → 206 with Content-Range, suffix and open ranges; past the end → 416', async () => {
     const bytes = crypto.randomBytes(1000);
     put('r.bin', bytes);

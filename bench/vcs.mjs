@@ -5,6 +5,8 @@
 //      `echo ... >> f && git add f && git commit -q -m x` (sh -c) on a git CLI repository of the same files;
 //   b) what `shed_exec touch x` costs minus the spawn: snapshot + touch + snapshot + changedPaths +
 //      recordChange of the one changed file, in the 10,000-file zone (vcs bundled from src by esbuild);
+//   b2) the same with the folder watch shed_exec uses now (quota/usage.ts watchChanges): only the
+//      folders that changed are compared, at 100 and 10,000 files;
 //   c) the commit alone (recordChange of one changed file) at both sizes.
 // Medians of RUNS rounds after WARMUP warm-ups; every round runs each scenario once (interleaved, so
 // background load hits all alike); ratios side by side. Temp folders are removed.
@@ -51,6 +53,9 @@ await build({
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
 const vcs = await import(pathToFileURL(vcsBundle).href);
+const usageBundle = path.join(work, 'usage.mjs');
+await build({ entryPoints: [path.join(root, 'src/core/quota/usage.ts')], bundle: true, platform: 'node', format: 'esm', outfile: usageBundle, logLevel: 'warning' });
+const usage = await import(pathToFileURL(usageBundle).href);
 
 /** Runs every scenario once per round, round after round, so background load hits them all alike. */
 async function interleaved(scenarios) {
@@ -117,6 +122,16 @@ const touch = (z) => async (i) => {
   if (!r.commit) throw new Error(`no commit made for ${paths.join(', ')}`);
 };
 
+// shed_exec touch x today, minus the spawn: the folder watch (changed folders only), the effect, commit.
+const watched = (z) => async (i) => {
+  const w = await usage.watchChanges(z.docs, { entries: true });
+  fs.writeFileSync(path.join(z.docs, `watched-${i}.txt`), '');
+  const { paths } = await w.finish();
+  if (paths === undefined) throw new Error('the watch could not vouch for the change');
+  const r = await vcs.recordChange(z.zone, { paths, summary: 'Run touch' }, user, undefined);
+  if (!r.commit) throw new Error(`no commit made for ${paths.join(', ')}`);
+};
+
 log(`measuring: ${WARMUP} warm-up and ${RUNS} measured rounds, scenarios interleaved ...`);
 const t = await interleaved({
   patchSmall: patch(zones.small),
@@ -126,6 +141,8 @@ const t = await interleaved({
   commitSmall: commitOnly(zones.small),
   commitBig: commitOnly(zones.big),
   touchBig: touch(zones.big),
+  watchSmall: watched(zones.small),
+  watchBig: watched(zones.big),
 });
 
 for (const z of Object.values(zones)) {
@@ -143,6 +160,9 @@ rows.push(['shed_patch_text, Documents of 10,000 files', f(t.patchBig.median), '
 rows.push(['shed_patch_text, 10,000 files', f(t.patchBig.median), 'same call, 100 files', f(t.patchSmall.median), ratio(t.patchBig, t.patchSmall)]);
 rows.push(['commit only (recordChange of 1 file), 10,000 files', f(t.commitBig.median), 'same, 100 files', f(t.commitSmall.median), ratio(t.commitBig, t.commitSmall)]);
 rows.push(['touch x: 2 snapshots + changedPaths + commit, 10,000 files', f(t.touchBig.median), 'git add && git commit (CLI), 10,000 files', f(t.cliBig.median), ratio(t.touchBig, t.cliBig)]);
+rows.push(['shed_exec touch x: folder watch + commit, 100 files', f(t.watchSmall.median), 'git add && git commit (CLI), 100 files', f(t.cliSmall.median), ratio(t.watchSmall, t.cliSmall)]);
+rows.push(['shed_exec touch x: folder watch + commit, 10,000 files', f(t.watchBig.median), 'git add && git commit (CLI), 10,000 files', f(t.cliBig.median), ratio(t.watchBig, t.cliBig)]);
+rows.push(['shed_exec touch x: folder watch, 10,000 files', f(t.watchBig.median), 'same, 100 files', f(t.watchSmall.median), ratio(t.watchBig, t.watchSmall)]);
 rows.push(['  of which one snapshot (stat walk of 10,000 files)', f(median(snapTimes.slice(WARMUP))), '', '', '']);
 
 const widths = [0, 1, 2, 3, 4].map((c) => Math.max(...[['scenario', 'ours', 'anchor', 'anchor', 'ratio'], ...rows].map((r) => r[c].length)));

@@ -613,15 +613,15 @@ var require_sql_wasm = __commonJS({
         typeof __filename !== "undefined" ? va = __filename : ba && (va = self.location.href);
         var wa = "", xa, ya;
         if (ca) {
-          var fs64 = __require("node:fs");
+          var fs65 = __require("node:fs");
           wa = __dirname + "/";
           ya = (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs64.readFileSync(a);
+            return fs65.readFileSync(a);
           };
           xa = async (a) => {
             a = za(a) ? new URL(a) : a;
-            return fs64.readFileSync(a, void 0);
+            return fs65.readFileSync(a, void 0);
           };
           process.argv.length > 1 && (ta = process.argv[1].replace(/\\/g, "/"));
           process.argv.slice(2);
@@ -970,7 +970,7 @@ var require_sql_wasm = __commonJS({
                 if (ca) {
                   var b = Buffer.alloc(256), d = 0;
                   try {
-                    d = fs64.readSync(process.stdin.fd, b, 0, 256);
+                    d = fs65.readSync(process.stdin.fd, b, 0, 256);
                   } catch (c) {
                     if (c.toString().includes("EOF")) d = 0;
                     else throw c;
@@ -8858,17 +8858,17 @@ var require_ignore = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path57, originalPath, doThrow) => {
-      if (!isString(path57)) {
+    var checkPath = (path58, originalPath, doThrow) => {
+      if (!isString(path58)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path57) {
+      if (!path58) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path57)) {
+      if (checkPath.isNotRelative(path58)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -8877,7 +8877,7 @@ var require_ignore = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path57) => REGEX_TEST_INVALID_PATH.test(path57);
+    var isNotRelative = (path58) => REGEX_TEST_INVALID_PATH.test(path58);
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
     var Ignore = class {
@@ -8936,7 +8936,7 @@ var require_ignore = __commonJS({
       //   setting `checkUnignored` to `false` could reduce additional
       //   path matching.
       // @returns {TestResult} true if a file is ignored
-      _testOne(path57, checkUnignored) {
+      _testOne(path58, checkUnignored) {
         let ignored = false;
         let unignored = false;
         this._rules.forEach((rule) => {
@@ -8944,7 +8944,7 @@ var require_ignore = __commonJS({
           if (unignored === negative && ignored !== unignored || negative && !ignored && !unignored && !checkUnignored) {
             return;
           }
-          const matched = rule.regex.test(path57);
+          const matched = rule.regex.test(path58);
           if (matched) {
             ignored = !negative;
             unignored = negative;
@@ -8957,24 +8957,24 @@ var require_ignore = __commonJS({
       }
       // @returns {TestResult}
       _test(originalPath, cache, checkUnignored, slices) {
-        const path57 = originalPath && checkPath.convert(originalPath);
+        const path58 = originalPath && checkPath.convert(originalPath);
         checkPath(
-          path57,
+          path58,
           originalPath,
           this._allowRelativePaths ? RETURN_FALSE : throwError
         );
-        return this._t(path57, cache, checkUnignored, slices);
+        return this._t(path58, cache, checkUnignored, slices);
       }
-      _t(path57, cache, checkUnignored, slices) {
-        if (path57 in cache) {
-          return cache[path57];
+      _t(path58, cache, checkUnignored, slices) {
+        if (path58 in cache) {
+          return cache[path58];
         }
         if (!slices) {
-          slices = path57.split(SLASH2);
+          slices = path58.split(SLASH2);
         }
         slices.pop();
         if (!slices.length) {
-          return cache[path57] = this._testOne(path57, checkUnignored);
+          return cache[path58] = this._testOne(path58, checkUnignored);
         }
         const parent = this._t(
           slices.join(SLASH2) + SLASH2,
@@ -8982,24 +8982,24 @@ var require_ignore = __commonJS({
           checkUnignored,
           slices
         );
-        return cache[path57] = parent.ignored ? parent : this._testOne(path57, checkUnignored);
+        return cache[path58] = parent.ignored ? parent : this._testOne(path58, checkUnignored);
       }
-      ignores(path57) {
-        return this._test(path57, this._ignoreCache, false).ignored;
+      ignores(path58) {
+        return this._test(path58, this._ignoreCache, false).ignored;
       }
       createFilter() {
-        return (path57) => !this.ignores(path57);
+        return (path58) => !this.ignores(path58);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path57) {
-        return this._test(path57, this._testCache, true);
+      test(path58) {
+        return this._test(path58, this._testCache, true);
       }
     };
     var factory = (options2) => new Ignore(options2);
-    var isPathValid = (path57) => checkPath(path57 && checkPath.convert(path57), path57, RETURN_FALSE);
+    var isPathValid = (path58) => checkPath(path58 && checkPath.convert(path58), path58, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
     module.exports = factory;
@@ -9010,7 +9010,7 @@ var require_ignore = __commonJS({
       const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGIX_IS_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path57) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path57) || isNotRelative(path57);
+      checkPath.isNotRelative = (path58) => REGIX_IS_WINDOWS_PATH_ABSOLUTE.test(path58) || isNotRelative(path58);
     }
   }
 });
@@ -9019,7 +9019,7 @@ var require_ignore = __commonJS({
 var require_onp = __commonJS({
   "node_modules/diff3/onp.js"(exports, module) {
     module.exports = function(a_, b_) {
-      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path57 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
+      var a = a_, b = b_, m = a.length, n = b.length, reverse = false, ed = null, offset = m + 1, path58 = [], pathposi = [], ses = [], lcs = "", SES_DELETE = -1, SES_COMMON = 0, SES_ADD = 1;
       var tmp1, tmp2;
       var init = function() {
         if (m >= n) {
@@ -9049,9 +9049,9 @@ var require_onp = __commonJS({
       var snake = function(k, p, pp) {
         var r, x2, y;
         if (p > pp) {
-          r = path57[k - 1 + offset];
+          r = path58[k - 1 + offset];
         } else {
-          r = path57[k + 1 + offset];
+          r = path58[k + 1 + offset];
         }
         y = Math.max(p, pp);
         x2 = y - k;
@@ -9059,7 +9059,7 @@ var require_onp = __commonJS({
           ++x2;
           ++y;
         }
-        path57[k + offset] = pathposi.length;
+        path58[k + offset] = pathposi.length;
         pathposi[pathposi.length] = new P(x2, y, r);
         return y;
       };
@@ -9117,7 +9117,7 @@ var require_onp = __commonJS({
           fp = {};
           for (i2 = 0; i2 < size; ++i2) {
             fp[i2] = -1;
-            path57[i2] = -1;
+            path58[i2] = -1;
           }
           p = -1;
           do {
@@ -9131,7 +9131,7 @@ var require_onp = __commonJS({
             fp[delta + offset] = snake(delta, fp[delta - 1 + offset] + 1, fp[delta + 1 + offset]);
           } while (fp[delta + offset] !== n);
           ed = delta + 2 * p;
-          r = path57[delta + offset];
+          r = path58[delta + offset];
           epc = [];
           while (r !== -1) {
             epc[epc.length] = new P(pathposi[r].x, pathposi[r].y, null);
@@ -9914,20 +9914,20 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         stats: /* @__PURE__ */ new Map()
       };
     }
-    async function updateCachedIndexFile(fs64, filepath, cache) {
+    async function updateCachedIndexFile(fs65, filepath, cache) {
       const [stat, rawIndexFile] = await Promise.all([
-        fs64.lstat(filepath),
-        fs64.read(filepath)
+        fs65.lstat(filepath),
+        fs65.read(filepath)
       ]);
       const index2 = await GitIndex.from(rawIndexFile);
       cache.map.set(filepath, index2);
       cache.stats.set(filepath, stat);
     }
-    async function isIndexStale(fs64, filepath, cache) {
+    async function isIndexStale(fs65, filepath, cache) {
       const savedStats = cache.stats.get(filepath);
       if (savedStats === void 0) return true;
       if (savedStats === null) return false;
-      const currStats = await fs64.lstat(filepath);
+      const currStats = await fs65.lstat(filepath);
       if (currStats === null) return false;
       if (compareStats(savedStats, currStats)) return true;
       const saved = normalizeStats(savedStats);
@@ -9947,7 +9947,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<any>} The result of the closure function.
        * @throws {UnmergedPathsError} If unmerged paths exist and `allowUnmerged` is `false`.
        */
-      static async acquire({ fs: fs64, gitdir, cache, allowUnmerged = true }, closure) {
+      static async acquire({ fs: fs65, gitdir, cache, allowUnmerged = true }, closure) {
         if (!cache[IndexCache]) {
           cache[IndexCache] = createCache();
         }
@@ -9956,8 +9956,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let unmergedPaths = [];
         await acquireLock2(filepath, async () => {
           const theIndexCache = cache[IndexCache];
-          if (await isIndexStale(fs64, filepath, theIndexCache)) {
-            await updateCachedIndexFile(fs64, filepath, theIndexCache);
+          if (await isIndexStale(fs65, filepath, theIndexCache)) {
+            await updateCachedIndexFile(fs65, filepath, theIndexCache);
           }
           const index2 = theIndexCache.map.get(filepath);
           unmergedPaths = index2.unmergedPaths;
@@ -9966,26 +9966,26 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           result3 = await closure(index2);
           if (index2._dirty) {
             const buffer = await index2.toObject();
-            await fs64.write(filepath, buffer);
-            theIndexCache.stats.set(filepath, await fs64.lstat(filepath));
+            await fs65.write(filepath, buffer);
+            theIndexCache.stats.set(filepath, await fs65.lstat(filepath));
             index2._dirty = false;
           }
         });
         return result3;
       }
     };
-    function basename(path57) {
-      const last = Math.max(path57.lastIndexOf("/"), path57.lastIndexOf("\\"));
+    function basename(path58) {
+      const last = Math.max(path58.lastIndexOf("/"), path58.lastIndexOf("\\"));
       if (last > -1) {
-        path57 = path57.slice(last + 1);
+        path58 = path58.slice(last + 1);
       }
-      return path57;
+      return path58;
     }
-    function dirname(path57) {
-      const last = Math.max(path57.lastIndexOf("/"), path57.lastIndexOf("\\"));
+    function dirname(path58) {
+      const last = Math.max(path58.lastIndexOf("/"), path58.lastIndexOf("\\"));
       if (last === -1) return ".";
       if (last === 0) return "/";
-      return path57.slice(0, last);
+      return path58.slice(0, last);
     }
     function flatFileListToDirectoryStructure(files) {
       const inodes = /* @__PURE__ */ new Map();
@@ -10042,9 +10042,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       throw new InternalError(`Unexpected GitTree entry mode: ${mode.toString(8)}`);
     }
     var GitWalkerIndex = class {
-      constructor({ fs: fs64, gitdir, cache }) {
+      constructor({ fs: fs65, gitdir, cache }) {
         this.treePromise = GitIndexManager.acquire(
-          { fs: fs64, gitdir, cache },
+          { fs: fs65, gitdir, cache },
           async function(index2) {
             return flatFileListToDirectoryStructure(index2.entries);
           }
@@ -10135,8 +10135,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     function STAGE() {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs64, gitdir, cache }) {
-          return new GitWalkerIndex({ fs: fs64, gitdir, cache });
+        value: function({ fs: fs65, gitdir, cache }) {
+          return new GitWalkerIndex({ fs: fs65, gitdir, cache });
         }
       });
       Object.freeze(o);
@@ -10346,14 +10346,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         throw new TypeError("Reference name must be a string");
       return !bad.test(name) && (!!onelevel || name.includes("/"));
     }
-    function normalizeString(path57, aar) {
+    function normalizeString(path58, aar) {
       let res = "";
       let lastSegmentLength = 0;
       let lastSlash = -1;
       let dots = 0;
       let char = "\0";
-      for (let i2 = 0; i2 <= path57.length; ++i2) {
-        if (i2 < path57.length) char = path57[i2];
+      for (let i2 = 0; i2 <= path58.length; ++i2) {
+        if (i2 < path58.length) char = path58[i2];
         else if (char === "/") break;
         else char = "/";
         if (char === "/") {
@@ -10385,8 +10385,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               lastSegmentLength = 2;
             }
           } else {
-            if (res.length > 0) res += "/" + path57.slice(lastSlash + 1, i2);
-            else res = path57.slice(lastSlash + 1, i2);
+            if (res.length > 0) res += "/" + path58.slice(lastSlash + 1, i2);
+            else res = path58.slice(lastSlash + 1, i2);
             lastSegmentLength = i2 - lastSlash - 1;
           }
           lastSlash = i2;
@@ -10399,19 +10399,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
       return res;
     }
-    function getWindowsDrivePrefix(path57) {
-      if (path57.length >= 2 && /^[a-zA-Z]:/.test(path57)) {
-        return path57.slice(0, 2);
+    function getWindowsDrivePrefix(path58) {
+      if (path58.length >= 2 && /^[a-zA-Z]:/.test(path58)) {
+        return path58.slice(0, 2);
       }
       return null;
     }
-    function normalize(path57) {
-      if (!path57.length) return ".";
-      path57 = path57.replace(/\\/g, "/");
-      const drivePrefix = getWindowsDrivePrefix(path57);
-      const isAbsolute2 = path57[0] === "/" || drivePrefix !== null && path57[2] === "/";
-      const trailingSeparator = path57.at(-1) === "/";
-      const pathBody = drivePrefix ? path57.slice(2) : path57;
+    function normalize(path58) {
+      if (!path58.length) return ".";
+      path58 = path58.replace(/\\/g, "/");
+      const drivePrefix = getWindowsDrivePrefix(path58);
+      const isAbsolute2 = path58[0] === "/" || drivePrefix !== null && path58[2] === "/";
+      const trailingSeparator = path58.at(-1) === "/";
+      const pathBody = drivePrefix ? path58.slice(2) : path58;
       let normalized = normalizeString(pathBody, !isAbsolute2);
       if (!normalized.length) {
         const root = drivePrefix ? isAbsolute2 ? drivePrefix + "/" : drivePrefix : isAbsolute2 ? "/" : ".";
@@ -10537,8 +10537,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     var getPath = (section, subsection, name) => {
       return [lower(section), subsection, lower(name)].filter((a) => a != null).join(".");
     };
-    var normalizePath = (path57) => {
-      const pathSegments = path57.split(".");
+    var normalizePath = (path58) => {
+      const pathSegments = path58.split(".");
       const section = pathSegments.shift();
       const name = pathSegments.pop();
       const subsection = pathSegments.length ? pathSegments.join(".") : void 0;
@@ -10577,23 +10577,23 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
               [name, value] = extractedVariable;
             }
           }
-          const path57 = getPath(section, subsection, name);
-          return { line, isSection, section, subsection, name, value, path: path57 };
+          const path58 = getPath(section, subsection, name);
+          return { line, isSection, section, subsection, name, value, path: path58 };
         }) : [];
       }
       static from(text) {
         return new _GitConfig(text);
       }
-      async get(path57, getall = false) {
-        const normalizedPath = normalizePath(path57).path;
+      async get(path58, getall = false) {
+        const normalizedPath = normalizePath(path58).path;
         const allValues = this.parsedConfig.filter((config2) => config2.path === normalizedPath).map(({ section, name, value }) => {
           const fn = schema[section] && schema[section][name];
           return fn ? fn(value) : value;
         });
         return getall ? allValues : allValues.pop();
       }
-      async getall(path57) {
-        return this.get(path57, true);
+      async getall(path58) {
+        return this.get(path58, true);
       }
       async getSubsections(section) {
         return this.parsedConfig.filter((config2) => config2.isSection && config2.section === section).map((config2) => config2.subsection);
@@ -10603,10 +10603,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           (config2) => !(config2.section === section && config2.subsection === subsection)
         );
       }
-      async append(path57, value) {
-        return this.set(path57, value, true);
+      async append(path58, value) {
+        return this.set(path58, value, true);
       }
-      async set(path57, value, append = false) {
+      async set(path58, value, append = false) {
         const {
           section,
           subsection,
@@ -10614,7 +10614,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           path: normalizedPath,
           sectionPath,
           isSection
-        } = normalizePath(path57);
+        } = normalizePath(path58);
         const configIndex = findLastIndex(
           this.parsedConfig,
           (config2) => config2.path === normalizedPath
@@ -10689,8 +10689,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} opts.gitdir - The path to the `.git` directory.
        * @returns {Promise<GitConfig>} A `GitConfig` object representing the parsed configuration.
        */
-      static async get({ fs: fs64, gitdir }) {
-        const text = await fs64.read(`${gitdir}/config`, { encoding: "utf8" });
+      static async get({ fs: fs65, gitdir }) {
+        const text = await fs65.read(`${gitdir}/config`, { encoding: "utf8" });
         return GitConfig.from(text);
       }
       /**
@@ -10702,8 +10702,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {GitConfig} opts.config - The `GitConfig` object to save.
        * @returns {Promise<void>} Resolves when the configuration has been successfully saved.
        */
-      static async save({ fs: fs64, gitdir, config: config2 }) {
-        await fs64.write(`${gitdir}/config`, config2.toString(), {
+      static async save({ fs: fs65, gitdir, config: config2 }) {
+        await fs65.write(`${gitdir}/config`, config2.toString(), {
           encoding: "utf8"
         });
       }
@@ -10742,7 +10742,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<Object>} - An object containing pruned refs.
        */
       static async updateRemoteRefs({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         remote,
         refs,
@@ -10757,7 +10757,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             throw new InvalidOidError(value);
           }
         }
-        const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
         if (!refspecs) {
           refspecs = await config2.getall(`remote.${remote}.fetch`);
           if (refspecs.length === 0) {
@@ -10790,18 +10790,18 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         tagRefsToWrite.forEach(assertWritableRef);
         if (pruneTags) {
           const tags2 = await _GitRefManager.listRefs({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             filepath: "refs/tags"
           });
           await _GitRefManager.deleteRefs({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             refs: tags2.map((tag2) => `refs/tags/${tag2}`)
           });
         }
         for (const serverRef of tagRefsToWrite) {
-          if (!await _GitRefManager.exists({ fs: fs64, gitdir, ref: serverRef })) {
+          if (!await _GitRefManager.exists({ fs: fs65, gitdir, ref: serverRef })) {
             const oid = refs.get(serverRef);
             actualRefsToWrite.set(serverRef, oid);
           }
@@ -10817,7 +10817,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (prune) {
           for (const filepath of refspec.localNamespaces()) {
             const refs2 = (await _GitRefManager.listRefs({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               filepath
             })).map((file2) => `${filepath}/${file2}`);
@@ -10828,13 +10828,13 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
           }
           if (pruned.length > 0) {
-            await _GitRefManager.deleteRefs({ fs: fs64, gitdir, refs: pruned });
+            await _GitRefManager.deleteRefs({ fs: fs65, gitdir, refs: pruned });
           }
         }
         for (const [key, value] of actualRefsToWrite) {
           await acquireLock2(
             key,
-            async () => fs64.write(join(gitdir, key), `${value.trim()}
+            async () => fs65.write(join(gitdir, key), `${value.trim()}
 `, "utf8")
           );
         }
@@ -10851,14 +10851,14 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<void>}
        */
       // TODO: make this less crude?
-      static async writeRef({ fs: fs64, gitdir, ref, value }) {
+      static async writeRef({ fs: fs65, gitdir, ref, value }) {
         assertWritableRef(ref);
         if (!value.match(/[0-9a-f]{40}/)) {
           throw new InvalidOidError(value);
         }
         await acquireLock2(
           ref,
-          async () => fs64.write(join(gitdir, ref), `${value.trim()}
+          async () => fs65.write(join(gitdir, ref), `${value.trim()}
 `, "utf8")
         );
       }
@@ -10872,11 +10872,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.value - The target ref.
        * @returns {Promise<void>}
        */
-      static async writeSymbolicRef({ fs: fs64, gitdir, ref, value }) {
+      static async writeSymbolicRef({ fs: fs65, gitdir, ref, value }) {
         assertWritableRef(ref);
         await acquireLock2(
           ref,
-          async () => fs64.write(join(gitdir, ref), `ref: ${value.trim()}
+          async () => fs65.write(join(gitdir, ref), `ref: ${value.trim()}
 `, "utf8")
         );
       }
@@ -10889,8 +10889,8 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRef({ fs: fs64, gitdir, ref }) {
-        return _GitRefManager.deleteRefs({ fs: fs64, gitdir, refs: [ref] });
+      static async deleteRef({ fs: fs65, gitdir, ref }) {
+        return _GitRefManager.deleteRefs({ fs: fs65, gitdir, refs: [ref] });
       }
       /**
        * Deletes multiple refs.
@@ -10901,12 +10901,12 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string[]} args.refs - The refs to delete.
        * @returns {Promise<void>}
        */
-      static async deleteRefs({ fs: fs64, gitdir, refs }) {
+      static async deleteRefs({ fs: fs65, gitdir, refs }) {
         refs.forEach(assertWritableRef);
-        await Promise.all(refs.map((ref) => fs64.rm(join(gitdir, ref))));
+        await Promise.all(refs.map((ref) => fs65.rm(join(gitdir, ref))));
         let text = await acquireLock2(
           "packed-refs",
-          async () => fs64.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs65.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         const beforeSize = packed.refs.size;
@@ -10919,7 +10919,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           text = packed.toString();
           await acquireLock2(
             "packed-refs",
-            async () => fs64.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
+            async () => fs65.write(`${gitdir}/packed-refs`, text, { encoding: "utf8" })
           );
         }
       }
@@ -10934,7 +10934,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @returns {Promise<string>} - The resolved object ID.
        */
       static async resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref,
         depth = void 0,
@@ -10948,17 +10948,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         }
         if (ref.startsWith("ref: ")) {
           ref = ref.slice("ref: ".length);
-          return _GitRefManager.resolve({ fs: fs64, gitdir, ref, depth, visited });
+          return _GitRefManager.resolve({ fs: fs65, gitdir, ref, depth, visited });
         }
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs65, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const sha = await acquireLock2(
             ref2,
-            async () => await fs64.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
+            async () => await fs65.read(`${gitdir}/${ref2}`, { encoding: "utf8" }) || packedMap.get(ref2)
           );
           if (sha) {
             if (visited.has(ref2)) {
@@ -10968,7 +10968,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
             }
             visited.add(ref2);
             return _GitRefManager.resolve({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               ref: sha.trim(),
               depth,
@@ -10993,11 +10993,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref names an unborn branch.
        */
-      static async isUnbornBranch({ fs: fs64, gitdir, ref }) {
+      static async isUnbornBranch({ fs: fs65, gitdir, ref }) {
         let target;
         try {
           target = await _GitRefManager.resolve({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             ref: "HEAD",
             depth: 2
@@ -11018,9 +11018,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to check.
        * @returns {Promise<boolean>} - True if the ref exists, false otherwise.
        */
-      static async exists({ fs: fs64, gitdir, ref }) {
+      static async exists({ fs: fs65, gitdir, ref }) {
         try {
-          await _GitRefManager.expand({ fs: fs64, gitdir, ref });
+          await _GitRefManager.expand({ fs: fs65, gitdir, ref });
           return true;
         } catch (err2) {
           if (err2 instanceof NotFoundError) return false;
@@ -11036,16 +11036,16 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.ref - The ref to expand.
        * @returns {Promise<string>} - The full ref name.
        */
-      static async expand({ fs: fs64, gitdir, ref }) {
+      static async expand({ fs: fs65, gitdir, ref }) {
         if (ref.length === 40 && /[0-9a-f]{40}/.test(ref)) {
           return ref;
         }
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs65, gitdir });
         const allpaths = refpaths(ref).filter((p) => !GIT_FILES.includes(p));
         for (const ref2 of allpaths) {
           const refExists = await acquireLock2(
             ref2,
-            async () => fs64.exists(`${gitdir}/${ref2}`)
+            async () => fs65.exists(`${gitdir}/${ref2}`)
           );
           if (refExists) return ref2;
           if (packedMap.has(ref2)) return ref2;
@@ -11113,10 +11113,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Map<string, string>>} - A map of packed refs.
        */
-      static async packedRefs({ fs: fs64, gitdir }) {
+      static async packedRefs({ fs: fs65, gitdir }) {
         const text = await acquireLock2(
           "packed-refs",
-          async () => fs64.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
+          async () => fs65.read(`${gitdir}/packed-refs`, { encoding: "utf8" })
         );
         const packed = GitPackedRefs.from(text);
         return packed.refs;
@@ -11130,11 +11130,11 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} args.filepath - The filepath prefix to match.
        * @returns {Promise<string[]>} - A sorted list of refs.
        */
-      static async listRefs({ fs: fs64, gitdir, filepath }) {
-        const packedMap = await _GitRefManager.packedRefs({ fs: fs64, gitdir });
+      static async listRefs({ fs: fs65, gitdir, filepath }) {
+        const packedMap = await _GitRefManager.packedRefs({ fs: fs65, gitdir });
         let files = null;
         try {
-          files = await fs64.readdirDeep(`${gitdir}/${filepath}`);
+          files = await fs65.readdirDeep(`${gitdir}/${filepath}`);
           files = files.map((x2) => x2.replace(`${gitdir}/${filepath}/`, ""));
         } catch (err2) {
           files = [];
@@ -11159,15 +11159,15 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.remote] - The remote to filter branches by.
        * @returns {Promise<string[]>} - A list of branch names.
        */
-      static async listBranches({ fs: fs64, gitdir, remote }) {
+      static async listBranches({ fs: fs65, gitdir, remote }) {
         if (remote) {
           return _GitRefManager.listRefs({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             filepath: `refs/remotes/${remote}`
           });
         } else {
-          return _GitRefManager.listRefs({ fs: fs64, gitdir, filepath: `refs/heads` });
+          return _GitRefManager.listRefs({ fs: fs65, gitdir, filepath: `refs/heads` });
         }
       }
       /**
@@ -11178,9 +11178,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
        * @param {string} [args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<string[]>} - A list of tag names.
        */
-      static async listTags({ fs: fs64, gitdir }) {
+      static async listTags({ fs: fs65, gitdir }) {
         const tags = await _GitRefManager.listRefs({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           filepath: `refs/tags`
         });
@@ -11227,19 +11227,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         let mode = buffer.slice(cursor, space).toString("utf8");
         if (mode === "40000") mode = "040000";
         const type = mode2type$1(mode);
-        const path57 = buffer.slice(space + 1, nullchar).toString("utf8");
-        const hfsClean = path57.replace(
+        const path58 = buffer.slice(space + 1, nullchar).toString("utf8");
+        const hfsClean = path58.replace(
           /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g,
           ""
         );
         const ntfsClean = hfsClean.split(":")[0];
         const normalized = ntfsClean.toLowerCase().replace(/[. ]+$/, "");
-        if (path57.includes("\\") || path57.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
-          throw new UnsafeFilepathError(path57);
+        if (path58.includes("\\") || path58.includes("/") || hfsClean === "." || hfsClean === ".." || normalized === ".git" || /^\.?git~[1-9]$/.test(normalized)) {
+          throw new UnsafeFilepathError(path58);
         }
         const oid = buffer.slice(nullchar + 1, nullchar + 21).toString("hex");
         cursor = nullchar + 21;
-        _entries.push({ mode, path: path57, oid, type });
+        _entries.push({ mode, path: path58, oid, type });
       }
       return _entries;
     }
@@ -11288,10 +11288,10 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
           entries.map((entry) => {
             const mode = Buffer.from(entry.mode.replace(/^0/, ""));
             const space = Buffer.from(" ");
-            const path57 = Buffer.from(entry.path, "utf8");
+            const path58 = Buffer.from(entry.path, "utf8");
             const nullchar = Buffer.from([0]);
             const oid = Buffer.from(entry.oid, "hex");
-            return Buffer.concat([mode, space, path57, nullchar, oid]);
+            return Buffer.concat([mode, space, path58, nullchar, oid]);
           })
         );
       }
@@ -11351,9 +11351,9 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         };
       }
     };
-    async function readObjectLoose({ fs: fs64, gitdir, oid }) {
+    async function readObjectLoose({ fs: fs65, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      const file2 = await fs64.read(`${gitdir}/${source}`);
+      const file2 = await fs65.read(`${gitdir}/${source}`);
       if (!file2) {
         return null;
       }
@@ -12026,17 +12026,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
     };
     var PackfileCache = /* @__PURE__ */ Symbol("PackfileCache");
     async function loadPackIndex({
-      fs: fs64,
+      fs: fs65,
       filename,
       getExternalRefDelta,
       emitter,
       emitterPrefix
     }) {
-      const idx = await fs64.read(filename);
+      const idx = await fs65.read(filename);
       return GitPackIndex.fromIdx({ idx, getExternalRefDelta });
     }
     function readPackIndex({
-      fs: fs64,
+      fs: fs65,
       cache,
       filename,
       getExternalRefDelta,
@@ -12047,7 +12047,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       let p = cache[PackfileCache].get(filename);
       if (!p) {
         p = loadPackIndex({
-          fs: fs64,
+          fs: fs65,
           filename,
           getExternalRefDelta,
           emitter,
@@ -12071,19 +12071,19 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       return hash2.digest("hex");
     }
     async function readObjectPacked({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       format = "content",
       getExternalRefDelta
     }) {
-      let list = await fs64.readdir(join(gitdir, "objects/pack"));
+      let list = await fs65.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs64,
+          fs: fs65,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -12092,7 +12092,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
         if (p.offsets.has(oid)) {
           const packFile = indexFile.replace(/idx$/, "pack");
           if (!p.pack) {
-            const read = fs64.read(packFile);
+            const read = fs65.read(packFile);
             p.pack = read;
             read.catch(() => {
               if (p.pack === read) p.pack = null;
@@ -12136,7 +12136,7 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       }
     }
     async function _readObject({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
@@ -12145,17 +12145,17 @@ If you're a developer and you believe this is a bug in isomorphic-git, please fi
       if (!["deflated", "wrapped", "content"].includes(format)) {
         throw new InternalError(`invalid requested format "${format}"`);
       }
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs65, cache, gitdir, oid: oid2 });
       let result3;
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         result3 = { format: "wrapped", object: Buffer.from(`tree 0\0`) };
       }
       if (!result3) {
-        result3 = await readObjectLoose({ fs: fs64, gitdir, oid });
+        result3 = await readObjectLoose({ fs: fs65, gitdir, oid });
       }
       if (!result3) {
         result3 = await readObjectPacked({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           oid,
@@ -12885,18 +12885,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return _GitCommit.from(signedCommit);
       }
     };
-    async function resolveTree({ fs: fs64, cache, gitdir, oid }) {
+    async function resolveTree({ fs: fs65, cache, gitdir, oid }) {
       if (oid === "4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
         return { tree: GitTree.from([]), oid };
       }
-      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+      const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveTree({ fs: fs64, cache, gitdir, oid });
+        return resolveTree({ fs: fs65, cache, gitdir, oid });
       }
       if (type === "commit") {
         oid = GitCommit.from(object2).parse().tree;
-        return resolveTree({ fs: fs64, cache, gitdir, oid });
+        return resolveTree({ fs: fs65, cache, gitdir, oid });
       }
       if (type !== "tree") {
         throw new ObjectTypeError(oid, type, "tree");
@@ -12904,23 +12904,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { tree: GitTree.from(object2), oid };
     }
     var GitWalkerRepo = class {
-      constructor({ fs: fs64, gitdir, ref, cache }) {
-        this.fs = fs64;
+      constructor({ fs: fs65, gitdir, ref, cache }) {
+        this.fs = fs65;
         this.cache = cache;
         this.gitdir = gitdir;
         this.mapPromise = (async () => {
           const map2 = /* @__PURE__ */ new Map();
           let oid;
           try {
-            oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
+            oid = await GitRefManager.resolve({ fs: fs65, gitdir, ref });
           } catch (e) {
-            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs64, gitdir, ref })) {
+            if (e instanceof NotFoundError && await GitRefManager.isUnbornBranch({ fs: fs65, gitdir, ref })) {
               oid = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
             } else {
               throw e;
             }
           }
-          const tree = await resolveTree({ fs: fs64, cache: this.cache, gitdir, oid });
+          const tree = await resolveTree({ fs: fs65, cache: this.cache, gitdir, oid });
           tree.type = "tree";
           tree.mode = "40000";
           map2.set(".", tree);
@@ -12955,7 +12955,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async readdir(entry) {
         const filepath = entry._fullpath;
-        const { fs: fs64, cache, gitdir } = this;
+        const { fs: fs65, cache, gitdir } = this;
         const map2 = await this.mapPromise;
         const obj3 = map2.get(filepath);
         if (!obj3) throw new Error(`No obj for ${filepath}`);
@@ -12964,7 +12964,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (obj3.type !== "tree") {
           return null;
         }
-        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
         if (type !== obj3.type) {
           throw new ObjectTypeError(oid, type, obj3.type);
         }
@@ -12995,10 +12995,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async content(entry) {
         if (entry._content === false) {
           const map2 = await this.mapPromise;
-          const { fs: fs64, cache, gitdir } = this;
+          const { fs: fs65, cache, gitdir } = this;
           const obj3 = map2.get(entry._fullpath);
           const oid = obj3.oid;
-          const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+          const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
           if (type !== "blob") {
             entry._content = void 0;
           } else {
@@ -13019,16 +13019,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     function TREE({ ref = "HEAD" } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs64, gitdir, cache }) {
-          return new GitWalkerRepo({ fs: fs64, gitdir, ref, cache });
+        value: function({ fs: fs65, gitdir, cache }) {
+          return new GitWalkerRepo({ fs: fs65, gitdir, ref, cache });
         }
       });
       Object.freeze(o);
       return o;
     }
     var GitWalkerFs = class {
-      constructor({ fs: fs64, dir, gitdir, cache, refresh = true }) {
-        this.fs = fs64;
+      constructor({ fs: fs65, dir, gitdir, cache, refresh = true }) {
+        this.fs = fs65;
         this.cache = cache;
         this.dir = dir;
         this.gitdir = gitdir;
@@ -13066,8 +13066,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async readdir(entry) {
         if (await entry.type() !== "tree") return null;
         const filepath = entry._fullpath;
-        const { fs: fs64, dir } = this;
-        const names = await fs64.readdir(join(dir, filepath));
+        const { fs: fs65, dir } = this;
+        const names = await fs65.readdir(join(dir, filepath));
         if (names === null) return null;
         return names.map((name) => join(filepath, name));
       }
@@ -13085,8 +13085,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async stat(entry) {
         if (entry._stat === false) {
-          const { fs: fs64, dir } = this;
-          let stat = await fs64.lstat(`${dir}/${entry._fullpath}`);
+          const { fs: fs65, dir } = this;
+          let stat = await fs65.lstat(`${dir}/${entry._fullpath}`);
           if (!stat) {
             throw new Error(
               `ENOENT: no such file or directory, lstat '${entry._fullpath}'`
@@ -13108,17 +13108,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       async content(entry) {
         if (entry._content === false) {
-          const { fs: fs64, dir, gitdir } = this;
+          const { fs: fs65, dir, gitdir } = this;
           if (await entry.type() === "tree") {
             entry._content = void 0;
           } else {
             let content;
             if (await entry.mode() >> 12 === 10) {
-              content = await fs64.readlink(`${dir}/${entry._fullpath}`);
+              content = await fs65.readlink(`${dir}/${entry._fullpath}`);
             } else {
-              const config2 = await this._getGitConfig(fs64, gitdir);
+              const config2 = await this._getGitConfig(fs65, gitdir);
               const autocrlf = await config2.get("core.autocrlf");
-              content = await fs64.read(`${dir}/${entry._fullpath}`, { autocrlf });
+              content = await fs65.read(`${dir}/${entry._fullpath}`, { autocrlf });
             }
             entry._actualSize = content.length;
             if (entry._stat && entry._stat.size === -1) {
@@ -13132,14 +13132,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async oid(entry) {
         if (entry._oid === false) {
           const self2 = this;
-          const { fs: fs64, gitdir, cache } = this;
+          const { fs: fs65, gitdir, cache } = this;
           let oid;
           await GitIndexManager.acquire(
-            { fs: fs64, gitdir, cache },
+            { fs: fs65, gitdir, cache },
             async function(index2) {
               const stage = index2.entriesMap.get(entry._fullpath);
               const stats = await entry.stat();
-              const config2 = await self2._getGitConfig(fs64, gitdir);
+              const config2 = await self2._getGitConfig(fs65, gitdir);
               const filemode = await config2.get("core.filemode");
               const trustino = typeof process !== "undefined" ? !(process.platform === "win32") : true;
               if (!stage || compareStats(stats, stage, filemode, trustino)) {
@@ -13179,30 +13179,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * writes a refresh right away instead of queueing it.
        */
       async flush() {
-        const { fs: fs64, gitdir, cache, refreshQueue } = this;
+        const { fs: fs65, gitdir, cache, refreshQueue } = this;
         this.refreshQueue = [];
         this.flushed = true;
         if (refreshQueue.length === 0) return;
-        await GitIndexManager.acquire({ fs: fs64, gitdir, cache }, async (index2) => {
+        await GitIndexManager.acquire({ fs: fs65, gitdir, cache }, async (index2) => {
           for (const { filepath, stage, stats, oid } of refreshQueue) {
             if (index2.entriesMap.get(filepath) !== stage) continue;
             index2.insert({ filepath, stats, oid });
           }
         });
       }
-      async _getGitConfig(fs64, gitdir) {
+      async _getGitConfig(fs65, gitdir) {
         if (this.config) {
           return this.config;
         }
-        this.config = await GitConfigManager.get({ fs: fs64, gitdir });
+        this.config = await GitConfigManager.get({ fs: fs65, gitdir });
         return this.config;
       }
     };
     function WORKDIR({ refresh = true } = {}) {
       const o = /* @__PURE__ */ Object.create(null);
       Object.defineProperty(o, GitWalkSymbol, {
-        value: function({ fs: fs64, dir, gitdir, cache }) {
-          return new GitWalkerFs({ fs: fs64, dir, gitdir, cache, refresh });
+        value: function({ fs: fs65, dir, gitdir, cache }) {
+          return new GitWalkerFs({ fs: fs65, dir, gitdir, cache, refresh });
         }
       });
       Object.freeze(o);
@@ -13261,7 +13261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _walk({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir,
@@ -13278,7 +13278,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       iterate = (walk3, children) => Promise.all([...children].map(walk3))
     }) {
       const walkers = trees2.map(
-        (proxy) => proxy[GitWalkSymbol]({ fs: fs64, dir, gitdir, cache })
+        (proxy) => proxy[GitWalkSymbol]({ fs: fs65, dir, gitdir, cache })
       );
       const root = new Array(walkers.length).fill(".");
       const range = arrayRange(0, walkers.length);
@@ -13342,22 +13342,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
     }
-    async function rmRecursive(fs64, filepath) {
-      const entries = await fs64.readdir(filepath);
+    async function rmRecursive(fs65, filepath) {
+      const entries = await fs65.readdir(filepath);
       if (entries == null) {
-        await fs64.rm(filepath);
+        await fs65.rm(filepath);
       } else if (entries.length) {
         await Promise.all(
           entries.map((entry) => {
             const subpath = join(filepath, entry);
-            return fs64.lstat(subpath).then((stat) => {
+            return fs65.lstat(subpath).then((stat) => {
               if (!stat) return;
-              return stat.isDirectory() ? rmRecursive(fs64, subpath) : fs64.rm(subpath);
+              return stat.isDirectory() ? rmRecursive(fs65, subpath) : fs65.rm(subpath);
             });
           })
-        ).then(() => fs64.rmdir(filepath));
+        ).then(() => fs65.rmdir(filepath));
       } else {
-        await fs64.rmdir(filepath);
+        await fs65.rmdir(filepath);
       }
     }
     function isPromiseLike(obj3) {
@@ -13374,7 +13374,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (typeof code !== "string") return false;
       return code === "ENOENT" || code === "ENOTDIR" || code.includes("ENS");
     }
-    function isPromiseFs(fs64) {
+    function isPromiseFs(fs65) {
       const test = (targetFs) => {
         try {
           return targetFs.readFile().catch((e) => e);
@@ -13382,7 +13382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           return e;
         }
       };
-      return isPromiseLike(test(fs64));
+      return isPromiseLike(test(fs65));
     }
     var commands = [
       "readFile",
@@ -13396,25 +13396,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       "readlink",
       "symlink"
     ];
-    function bindFs(target, fs64) {
-      if (isPromiseFs(fs64)) {
+    function bindFs(target, fs65) {
+      if (isPromiseFs(fs65)) {
         for (const command of commands) {
-          target[`_${command}`] = fs64[command].bind(fs64);
+          target[`_${command}`] = fs65[command].bind(fs65);
         }
       } else {
         for (const command of commands) {
-          target[`_${command}`] = pify(fs64[command].bind(fs64));
+          target[`_${command}`] = pify(fs65[command].bind(fs65));
         }
       }
-      if (isPromiseFs(fs64)) {
-        if (fs64.cp) target._cp = fs64.cp.bind(fs64);
-        if (fs64.rm) target._rm = fs64.rm.bind(fs64);
-        else if (fs64.rmdir.length > 1) target._rm = fs64.rmdir.bind(fs64);
+      if (isPromiseFs(fs65)) {
+        if (fs65.cp) target._cp = fs65.cp.bind(fs65);
+        if (fs65.rm) target._rm = fs65.rm.bind(fs65);
+        else if (fs65.rmdir.length > 1) target._rm = fs65.rmdir.bind(fs65);
         else target._rm = rmRecursive.bind(null, target);
       } else {
-        if (fs64.cp) target._cp = pify(fs64.cp.bind(fs64));
-        if (fs64.rm) target._rm = pify(fs64.rm.bind(fs64));
-        else if (fs64.rmdir.length > 2) target._rm = pify(fs64.rmdir.bind(fs64));
+        if (fs65.cp) target._cp = pify(fs65.cp.bind(fs65));
+        if (fs65.rm) target._rm = pify(fs65.rm.bind(fs65));
+        else if (fs65.rmdir.length > 2) target._rm = pify(fs65.rmdir.bind(fs65));
         else target._rm = rmRecursive.bind(null, target);
       }
     }
@@ -13424,15 +13424,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        *
        * @param {Object} fs - A file system implementation to wrap.
        */
-      constructor(fs64) {
-        if (typeof fs64._original_unwrapped_fs !== "undefined") return fs64;
-        const promises = Object.getOwnPropertyDescriptor(fs64, "promises");
+      constructor(fs65) {
+        if (typeof fs65._original_unwrapped_fs !== "undefined") return fs65;
+        const promises = Object.getOwnPropertyDescriptor(fs65, "promises");
         if (promises && promises.enumerable) {
-          bindFs(this, fs64.promises);
+          bindFs(this, fs65.promises);
         } else {
-          bindFs(this, fs64);
+          bindFs(this, fs65);
         }
-        this._original_unwrapped_fs = fs64;
+        this._original_unwrapped_fs = fs65;
       }
       /**
        * Return true if a file exists, false if it doesn't exist.
@@ -13676,29 +13676,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
-        const fs64 = new FileSystem(_fs);
+        const fs65 = new FileSystem(_fs);
         const trees2 = [TREE({ ref: commit2 }), WORKDIR(), STAGE()];
         let unmergedPaths = [];
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async function(index2) {
             unmergedPaths = index2.unmergedPaths;
           }
         );
         const results = await _walk({
-          fs: fs64,
+          fs: fs65,
           cache,
           dir,
           gitdir: updatedGitdir,
           trees: trees2,
-          map: async function(path57, [head, workdir, index2]) {
+          map: async function(path58, [head, workdir, index2]) {
             const staged = !await modified(workdir, index2);
-            const unmerged = unmergedPaths.includes(path57);
+            const unmerged = unmergedPaths.includes(path58);
             const unmodified = !await modified(index2, head);
             if (staged || unmerged) {
               return head ? {
-                path: path57,
+                path: path58,
                 mode: await head.mode(),
                 oid: await head.oid(),
                 type: await head.type(),
@@ -13706,22 +13706,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               } : void 0;
             }
             if (unmodified) return false;
-            else throw new IndexResetError(path57);
+            else throw new IndexResetError(path58);
           }
         });
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of results) {
               if (entry === false) continue;
               if (!entry) {
-                await fs64.rmdir(`${dir}/${entry.path}`, { recursive: true });
+                await fs65.rmdir(`${dir}/${entry.path}`, { recursive: true });
                 index2.delete({ filepath: entry.path });
                 continue;
               }
               if (entry.type === "blob") {
                 const content = new TextDecoder().decode(entry.content);
-                await fs64.write(`${dir}/${entry.path}`, content, {
+                await fs65.write(`${dir}/${entry.path}`, content, {
                   mode: entry.mode
                 });
                 index2.insert({
@@ -13749,13 +13749,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.filepath - The path of the file to check.
        * @returns {Promise<boolean>} - `true` if the file is ignored, `false` otherwise.
        */
-      static async isIgnored({ fs: fs64, dir, gitdir = join(dir, ".git"), filepath }) {
+      static async isIgnored({ fs: fs65, dir, gitdir = join(dir, ".git"), filepath }) {
         if (basename(filepath) === ".git") return true;
         if (filepath === ".") return false;
         let excludes = "";
         const excludesFile = join(gitdir, "info", "exclude");
-        if (await fs64.exists(excludesFile)) {
-          excludes = await fs64.read(excludesFile, "utf8");
+        if (await fs65.exists(excludesFile)) {
+          excludes = await fs65.read(excludesFile, "utf8");
         }
         const pairs = [
           {
@@ -13774,7 +13774,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let ignoredStatus = false;
         for (const [index2, p] of pairs.entries()) {
-          const file2 = await fs64.read(p.gitignore, "utf8");
+          const file2 = await fs65.read(p.gitignore, "utf8");
           const ign = ignore();
           if (index2 === 0) ign.add(excludes);
           ign.add(file2);
@@ -13789,7 +13789,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return ignoredStatus;
       }
     };
-    async function writeObjectLoose({ fs: fs64, gitdir, object: object2, format, oid }) {
+    async function writeObjectLoose({ fs: fs65, gitdir, object: object2, format, oid }) {
       if (format !== "deflated") {
         throw new InternalError(
           "GitObjectStoreLoose expects objects to write to be in deflated format"
@@ -13797,7 +13797,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       const filepath = `${gitdir}/${source}`;
-      if (!await fs64.exists(filepath)) await fs64.write(filepath, object2);
+      if (!await fs65.exists(filepath)) await fs65.write(filepath, object2);
     }
     var supportsCompressionStream = null;
     async function deflate(buffer) {
@@ -13823,7 +13823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _writeObject({
-      fs: fs64,
+      fs: fs65,
       gitdir,
       type,
       object: object2,
@@ -13839,7 +13839,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         object2 = Buffer.from(await deflate(object2));
       }
       if (!dryRun) {
-        await writeObjectLoose({ fs: fs64, gitdir, object: object2, format: "deflated", oid });
+        await writeObjectLoose({ fs: fs65, gitdir, object: object2, format: "deflated", oid });
       }
       return oid;
     }
@@ -13862,17 +13862,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async (index2) => {
-            const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs65, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
             return addToIndex({
               dir,
               gitdir: updatedGitdir,
-              fs: fs64,
+              fs: fs65,
               filepath,
               index: index2,
               force,
@@ -13897,7 +13897,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     async function addToIndex({
       dir,
       gitdir,
-      fs: fs64,
+      fs: fs65,
       filepath,
       index: index2,
       force,
@@ -13908,23 +13908,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const promises = filepath.map(async (currentFilepath) => {
         if (!force && !isTracked(index2, currentFilepath)) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs64,
+            fs: fs65,
             dir,
             gitdir,
             filepath: currentFilepath
           });
           if (ignored) return;
         }
-        const stats = await fs64.lstat(join(dir, currentFilepath));
+        const stats = await fs65.lstat(join(dir, currentFilepath));
         if (!stats) throw new NotFoundError(currentFilepath);
         if (stats.isDirectory()) {
-          const children = await fs64.readdir(join(dir, currentFilepath));
+          const children = await fs65.readdir(join(dir, currentFilepath));
           if (parallel) {
             const promises2 = children.map(
               (child) => addToIndex({
                 dir,
                 gitdir,
-                fs: fs64,
+                fs: fs65,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13938,7 +13938,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               await addToIndex({
                 dir,
                 gitdir,
-                fs: fs64,
+                fs: fs65,
                 filepath: [join(currentFilepath, child)],
                 index: index2,
                 force,
@@ -13948,9 +13948,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
           }
         } else {
-          const object2 = stats.isSymbolicLink() ? await fs64.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs64.read(join(dir, currentFilepath), { autocrlf });
+          const object2 = stats.isSymbolicLink() ? await fs65.readlink(join(dir, currentFilepath)).then(posixifyPathBuffer) : await fs65.read(join(dir, currentFilepath), { autocrlf });
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          const oid = await _writeObject({ fs: fs64, gitdir, type: "blob", object: object2 });
+          const oid = await _writeObject({ fs: fs65, gitdir, type: "blob", object: object2 });
           index2.insert({ filepath: currentFilepath, stats, oid });
         }
       });
@@ -13965,23 +13965,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const fulfilledPromises = settledPromises.filter((settle2) => settle2.status === "fulfilled" && settle2.value).map((settle2) => settle2.value);
       return fulfilledPromises;
     }
-    async function hasObjectLoose({ fs: fs64, gitdir, oid }) {
+    async function hasObjectLoose({ fs: fs65, gitdir, oid }) {
       const source = `objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
-      return fs64.exists(`${gitdir}/${source}`);
+      return fs65.exists(`${gitdir}/${source}`);
     }
     async function hasObjectPacked({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       getExternalRefDelta
     }) {
-      let list = await fs64.readdir(join(gitdir, "objects/pack"));
+      let list = await fs65.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs64,
+          fs: fs65,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -13994,17 +13994,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function hasObject({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       format = "content"
     }) {
-      const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
-      let result3 = await hasObjectLoose({ fs: fs64, gitdir, oid });
+      const getExternalRefDelta = (oid2) => _readObject({ fs: fs65, cache, gitdir, oid: oid2 });
+      let result3 = await hasObjectLoose({ fs: fs65, gitdir, oid });
       if (!result3) {
         result3 = await hasObjectPacked({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           oid,
@@ -14013,9 +14013,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return result3;
     }
-    async function _getConfig({ fs: fs64, gitdir, path: path57 }) {
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
-      return config2.get(path57);
+    async function _getConfig({ fs: fs65, gitdir, path: path58 }) {
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
+      return config2.get(path58);
     }
     function assignDefined(target, ...sources) {
       for (const source of sources) {
@@ -14030,11 +14030,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return target;
     }
-    async function normalizeAuthorObject({ fs: fs64, gitdir, author, commit: commit2 }) {
+    async function normalizeAuthorObject({ fs: fs65, gitdir, author, commit: commit2 }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultAuthor = {
-        name: await _getConfig({ fs: fs64, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs64, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs65, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs65, gitdir, path: "user.email" }) || "",
         // author.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14051,7 +14051,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return normalizedAuthor;
     }
     async function normalizeCommitterObject({
-      fs: fs64,
+      fs: fs65,
       gitdir,
       author,
       committer,
@@ -14059,8 +14059,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       const timestamp = Math.floor(Date.now() / 1e3);
       const defaultCommitter = {
-        name: await _getConfig({ fs: fs64, gitdir, path: "user.name" }),
-        email: await _getConfig({ fs: fs64, gitdir, path: "user.email" }) || "",
+        name: await _getConfig({ fs: fs65, gitdir, path: "user.name" }),
+        email: await _getConfig({ fs: fs65, gitdir, path: "user.email" }) || "",
         // committer.email is allowed to be empty string
         timestamp,
         timezoneOffset: new Date(timestamp * 1e3).getTimezoneOffset()
@@ -14077,20 +14077,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return normalizedCommitter;
     }
-    async function resolveCommit({ fs: fs64, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+    async function resolveCommit({ fs: fs65, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveCommit({ fs: fs64, cache, gitdir, oid });
+        return resolveCommit({ fs: fs65, cache, gitdir, oid });
       }
       if (type !== "commit") {
         throw new ObjectTypeError(oid, type, "commit");
       }
       return { commit: GitCommit.from(object2), oid };
     }
-    async function _readCommit({ fs: fs64, cache, gitdir, oid }) {
+    async function _readCommit({ fs: fs65, cache, gitdir, oid }) {
       const { commit: commit2, oid: commitOid } = await resolveCommit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid
@@ -14104,7 +14104,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }
     var EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     async function _commit({
-      fs: fs64,
+      fs: fs65,
       cache,
       onSign,
       gitdir,
@@ -14123,10 +14123,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let initialCommit = false;
       let detachedHead = false;
       if (!ref) {
-        const headContent = await fs64.read(`${gitdir}/HEAD`, { encoding: "utf8" });
+        const headContent = await fs65.read(`${gitdir}/HEAD`, { encoding: "utf8" });
         detachedHead = !headContent.startsWith("ref:");
         ref = await GitRefManager.resolve({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref: "HEAD",
           depth: 2
@@ -14135,7 +14135,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let refOid, refCommit;
       try {
         refOid = await GitRefManager.resolve({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref
         });
@@ -14144,25 +14144,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         initialCommit = true;
       }
       if (!initialCommit && (amend || disallowEmpty)) {
-        refCommit = await _readCommit({ fs: fs64, gitdir, oid: refOid, cache });
+        refCommit = await _readCommit({ fs: fs65, gitdir, oid: refOid, cache });
       }
       if (amend && initialCommit) {
         throw new NoCommitError(ref);
       }
-      const author = !amend ? await normalizeAuthorObject({ fs: fs64, gitdir, author: _author }) : await normalizeAuthorObject({
-        fs: fs64,
+      const author = !amend ? await normalizeAuthorObject({ fs: fs65, gitdir, author: _author }) : await normalizeAuthorObject({
+        fs: fs65,
         gitdir,
         author: _author,
         commit: refCommit.commit
       });
       if (!author) throw new MissingNameError("author");
       const committer = !amend ? await normalizeCommitterObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         author,
         committer: _committer
       }) : await normalizeCommitterObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         author,
         committer: _committer,
@@ -14170,14 +14170,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (!committer) throw new MissingNameError("committer");
       return GitIndexManager.acquire(
-        { fs: fs64, gitdir, cache, allowUnmerged: false },
+        { fs: fs65, gitdir, cache, allowUnmerged: false },
         async function(index2) {
           const inodes = flatFileListToDirectoryStructure(
             index2.entries.filter((entry) => !entry.flags.intentToAdd)
           );
           const inode = inodes.get(".");
           if (!tree) {
-            tree = await constructTree({ fs: fs64, gitdir, inode, dryRun });
+            tree = await constructTree({ fs: fs65, gitdir, inode, dryRun });
           }
           if (!parent) {
             if (!amend) {
@@ -14188,10 +14188,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           } else {
             parent = await Promise.all(
               parent.map(async (p) => {
-                let oid2 = await GitRefManager.resolve({ fs: fs64, gitdir, ref: p });
-                while (await hasObject({ fs: fs64, cache, gitdir, oid: oid2 })) {
+                let oid2 = await GitRefManager.resolve({ fs: fs65, gitdir, ref: p });
+                while (await hasObject({ fs: fs65, cache, gitdir, oid: oid2 })) {
                   const { type, object: object2 } = await _readObject({
-                    fs: fs64,
+                    fs: fs65,
                     cache,
                     gitdir,
                     oid: oid2
@@ -14227,7 +14227,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             comm = await GitCommit.sign(comm, onSign, signingKey);
           }
           const oid = await _writeObject({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             type: "commit",
             object: comm.toObject(),
@@ -14235,7 +14235,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
           if (!noUpdateBranch && !dryRun) {
             await GitRefManager.writeRef({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               ref: detachedHead ? "HEAD" : ref,
               value: oid
@@ -14245,12 +14245,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       );
     }
-    async function constructTree({ fs: fs64, gitdir, inode, dryRun }) {
+    async function constructTree({ fs: fs65, gitdir, inode, dryRun }) {
       const children = inode.children;
       for (const inode2 of children) {
         if (inode2.type === "tree") {
           inode2.metadata.mode = "040000";
-          inode2.metadata.oid = await constructTree({ fs: fs64, gitdir, inode: inode2, dryRun });
+          inode2.metadata.oid = await constructTree({ fs: fs65, gitdir, inode: inode2, dryRun });
         }
       }
       const entries = children.map((inode2) => ({
@@ -14261,7 +14261,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }));
       const tree = GitTree.from(entries);
       const oid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "tree",
         object: tree.toObject(),
@@ -14269,9 +14269,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath }) {
+    async function resolveFilepath({ fs: fs65, cache, gitdir, oid, filepath }) {
       const entry = await resolveFilepathEntry({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid,
@@ -14280,7 +14280,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return entry.oid;
     }
     async function resolveFilepathEntry({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
@@ -14292,14 +14292,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new InvalidFilepathError("trailing-slash");
       }
       const _oid = oid;
-      const result3 = await resolveTree({ fs: fs64, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs65, cache, gitdir, oid });
       const tree = result3.tree;
       if (filepath === "") {
         return { mode: "040000", oid: result3.oid, path: "", type: "tree" };
       } else {
         const pathArray = filepath.split("/");
         return _resolveFilepath({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           tree,
@@ -14310,7 +14310,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _resolveFilepath({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       tree,
@@ -14325,7 +14325,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return entry;
           } else {
             const { type, object: object2 } = await _readObject({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir,
               oid: entry.oid
@@ -14335,7 +14335,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             }
             tree = GitTree.from(object2);
             return _resolveFilepath({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir,
               tree,
@@ -14349,26 +14349,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`file or directory found at "${oid}:${filepath}"`);
     }
     async function _readTree({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs65, cache, gitdir, oid, filepath });
       }
-      const { tree, oid: treeOid } = await resolveTree({ fs: fs64, cache, gitdir, oid });
+      const { tree, oid: treeOid } = await resolveTree({ fs: fs65, cache, gitdir, oid });
       const result3 = {
         oid: treeOid,
         tree: tree.entries()
       };
       return result3;
     }
-    async function _writeTree({ fs: fs64, gitdir, tree }) {
+    async function _writeTree({ fs: fs65, gitdir, tree }) {
       const object2 = GitTree.from(tree).toObject();
       const oid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "tree",
         object: object2,
@@ -14377,7 +14377,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return oid;
     }
     async function _addNote({
-      fs: fs64,
+      fs: fs65,
       cache,
       onSign,
       gitdir,
@@ -14391,14 +14391,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs65, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -14417,7 +14417,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         note = Buffer.from(note, "utf8");
       }
       const noteOid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "blob",
         object: note,
@@ -14425,12 +14425,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       tree.push({ mode: "100644", path: oid, oid: noteOid, type: "blob" });
       const treeOid = await _writeTree({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs64,
+        fs: fs65,
         cache,
         onSign,
         gitdir,
@@ -14467,19 +14467,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs64 = new FileSystem(_fs);
-        const author = await normalizeAuthorObject({ fs: fs64, gitdir, author: _author });
+        const fs65 = new FileSystem(_fs);
+        const author = await normalizeAuthorObject({ fs: fs65, gitdir, author: _author });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         return await _addNote({
-          fs: fs64,
+          fs: fs65,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14496,11 +14496,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _addRemote({ fs: fs64, gitdir, remote, url: url2, force }) {
+    async function _addRemote({ fs: fs65, gitdir, remote, url: url2, force }) {
       if (!isValidRef(remote, true)) {
         throw new InvalidRefNameError(remote, cleanGitRef.clean(remote));
       }
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       if (!force) {
         const remoteNames = await config2.getSubsections("remote");
         if (remoteNames.includes(remote)) {
@@ -14514,10 +14514,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         `remote.${remote}.fetch`,
         `+refs/heads/*:refs/remotes/${remote}/*`
       );
-      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs65, gitdir, config: config2 });
     }
     async function addRemote({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       remote,
@@ -14525,11 +14525,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("remote", remote);
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _addRemote({
           fs: fsp,
@@ -14544,7 +14544,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _annotatedTag({
-      fs: fs64,
+      fs: fs65,
       cache,
       onSign,
       gitdir,
@@ -14557,15 +14557,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      if (!force && await GitRefManager.exists({ fs: fs64, gitdir, ref })) {
+      if (!force && await GitRefManager.exists({ fs: fs65, gitdir, ref })) {
         throw new AlreadyExistsError("tag", ref);
       }
       const oid = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: object2 || "HEAD"
       });
-      const { type } = await _readObject({ fs: fs64, cache, gitdir, oid });
+      const { type } = await _readObject({ fs: fs65, cache, gitdir, oid });
       let tagObject = GitAnnotatedTag.from({
         object: oid,
         type,
@@ -14578,12 +14578,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         tagObject = await GitAnnotatedTag.sign(tagObject, onSign, signingKey);
       }
       const value = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "tag",
         object: tagObject.toObject()
       });
-      await GitRefManager.writeRef({ fs: fs64, gitdir, ref, value });
+      await GitRefManager.writeRef({ fs: fs65, gitdir, ref, value });
     }
     async function annotatedTag({
       fs: _fs,
@@ -14606,16 +14606,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const tagger = await normalizeAuthorObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author: _tagger
         });
         if (!tagger) throw new MissingNameError("tagger");
         return await _annotatedTag({
-          fs: fs64,
+          fs: fs65,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -14633,7 +14633,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _branch({
-      fs: fs64,
+      fs: fs65,
       gitdir,
       ref,
       object: object2,
@@ -14645,24 +14645,24 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fullref = `refs/heads/${ref}`;
       if (!force) {
-        const exist = await GitRefManager.exists({ fs: fs64, gitdir, ref: fullref });
+        const exist = await GitRefManager.exists({ fs: fs65, gitdir, ref: fullref });
         if (exist) {
           throw new AlreadyExistsError("branch", ref, false);
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref: object2 || "HEAD" });
+        oid = await GitRefManager.resolve({ fs: fs65, gitdir, ref: object2 || "HEAD" });
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
       }
       if (oid) {
-        oid = (await resolveCommit({ fs: fs64, cache: {}, gitdir, oid })).oid;
-        await GitRefManager.writeRef({ fs: fs64, gitdir, ref: fullref, value: oid });
+        oid = (await resolveCommit({ fs: fs65, cache: {}, gitdir, oid })).oid;
+        await GitRefManager.writeRef({ fs: fs65, gitdir, ref: fullref, value: oid });
       }
       if (checkout2) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref: "HEAD",
           value: fullref
@@ -14670,7 +14670,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function branch({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -14679,10 +14679,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       force = false
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _branch({
           fs: fsp,
@@ -14697,14 +14697,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function assertNoSymlinkInLeadingPath(fs64, dir, fullpath) {
+    async function assertNoSymlinkInLeadingPath(fs65, dir, fullpath) {
       const parts = fullpath.split("/");
       parts.pop();
       let current = dir;
       for (const part of parts) {
         if (part === "" || part === ".") continue;
         current = `${current}/${part}`;
-        const stats = await fs64.lstat(current);
+        const stats = await fs65.lstat(current);
         if (stats && stats.isSymbolicLink()) {
           throw new UnsafeFilepathError(fullpath);
         }
@@ -14724,7 +14724,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath.startsWith(`${base2}/`);
     };
     async function _checkout({
-      fs: fs64,
+      fs: fs65,
       cache,
       onProgress,
       onPostCheckout,
@@ -14745,30 +14745,30 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let oldOid;
       if (onPostCheckout) {
         try {
-          oldOid = await GitRefManager.resolve({ fs: fs64, gitdir, ref: "HEAD" });
+          oldOid = await GitRefManager.resolve({ fs: fs65, gitdir, ref: "HEAD" });
         } catch (err2) {
           oldOid = "0000000000000000000000000000000000000000";
         }
       }
       let oid;
       try {
-        oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
+        oid = await GitRefManager.resolve({ fs: fs65, gitdir, ref });
       } catch (err2) {
         if (ref === "HEAD" || !(err2 instanceof NotFoundError)) throw err2;
         const remoteRef = `${remote}/${ref}`;
         oid = await GitRefManager.resolve({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref: remoteRef
         });
         if (track) {
-          const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
           await config2.set(`branch.${ref}.remote`, remote);
           await config2.set(`branch.${ref}.merge`, `refs/heads/${ref}`);
-          await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs65, gitdir, config: config2 });
         }
         await GitRefManager.writeRef({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref: `refs/heads/${ref}`,
           value: oid
@@ -14776,7 +14776,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (!noUpdateHead) {
         try {
-          oid = (await resolveCommit({ fs: fs64, cache, gitdir, oid })).oid;
+          oid = (await resolveCommit({ fs: fs65, cache, gitdir, oid })).oid;
         } catch (err2) {
           if (err2 instanceof NotFoundError) {
             throw new CommitNotFetchedError(ref, err2.data.what);
@@ -14788,7 +14788,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let ops;
         try {
           ops = await analyze({
-            fs: fs64,
+            fs: fs65,
             cache,
             onProgress,
             dir,
@@ -14826,7 +14826,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         let count2 = 0;
         const total = ops.length;
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir, cache },
+          { fs: fs65, gitdir, cache },
           async function(index2) {
             await Promise.all(
               ops.filter(
@@ -14834,7 +14834,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               ).map(async function([method, fullpath]) {
                 const filepath = `${dir}/${fullpath}`;
                 if (method === "delete") {
-                  await fs64.rm(filepath);
+                  await fs65.rm(filepath);
                 }
                 index2.delete({ filepath: fullpath });
                 if (onProgress) {
@@ -14849,14 +14849,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         );
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir, cache },
+          { fs: fs65, gitdir, cache },
           async function(index2) {
             for (const [method, fullpath] of ops) {
               if (method === "rmdir" || method === "rmdir-index") {
                 const filepath = `${dir}/${fullpath}`;
                 try {
                   if (method === "rmdir") {
-                    await fs64.rmdir(filepath);
+                    await fs65.rmdir(filepath);
                   }
                   index2.delete({ filepath: fullpath });
                   if (onProgress) {
@@ -14882,8 +14882,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         await Promise.all(
           ops.filter(([method]) => method === "mkdir" || method === "mkdir-index").map(async function([_, fullpath]) {
             const filepath = `${dir}/${fullpath}`;
-            await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
-            await fs64.mkdir(filepath);
+            await assertNoSymlinkInLeadingPath(fs65, dir, fullpath);
+            await fs65.mkdir(filepath);
             if (onProgress) {
               await onProgress({
                 phase: "Updating workdir",
@@ -14900,7 +14900,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const updateWorkingDirResults = await batchAllSettled(
             "Update Working Dir",
             eligibleOps.map(
-              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs64, cache, gitdir, dir }, [
+              ([method, fullpath, oid2, mode, chmod]) => () => updateWorkingDir({ fs: fs65, cache, gitdir, dir }, [
                 method,
                 fullpath,
                 oid2,
@@ -14912,7 +14912,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             batchSize
           );
           await GitIndexManager.acquire(
-            { fs: fs64, gitdir, cache, allowUnmerged: true },
+            { fs: fs65, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               await batchAllSettled(
                 "Update Index",
@@ -14926,7 +14926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           );
         } else {
           await GitIndexManager.acquire(
-            { fs: fs64, gitdir, cache, allowUnmerged: true },
+            { fs: fs65, gitdir, cache, allowUnmerged: true },
             async function(index2) {
               const settled = await Promise.allSettled(
                 ops.filter(
@@ -14934,22 +14934,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 ).map(async function([method, fullpath, oid2, mode, chmod]) {
                   const filepath = `${dir}/${fullpath}`;
                   if (method !== "create-index" && method !== "mkdir-index") {
-                    await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
+                    await assertNoSymlinkInLeadingPath(fs65, dir, fullpath);
                     const { object: object2 } = await _readObject({
-                      fs: fs64,
+                      fs: fs65,
                       cache,
                       gitdir,
                       oid: oid2
                     });
                     if (chmod) {
-                      await fs64.rm(filepath);
+                      await fs65.rm(filepath);
                     }
                     if (mode === 33188) {
-                      await fs64.write(filepath, object2);
+                      await fs65.write(filepath, object2);
                     } else if (mode === 33261) {
-                      await fs64.write(filepath, object2, { mode: 511 });
+                      await fs65.write(filepath, object2, { mode: 511 });
                     } else if (mode === 40960) {
-                      await fs64.writelink(filepath, object2);
+                      await fs65.writelink(filepath, object2);
                     } else {
                       throw new InternalError(
                         `Invalid mode 0o${mode.toString(
@@ -14958,7 +14958,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                       );
                     }
                   }
-                  const stats = await fs64.lstat(filepath);
+                  const stats = await fs65.lstat(filepath);
                   if (mode === 33261) {
                     stats.mode = 493;
                   }
@@ -15004,21 +15004,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       if (!noUpdateHead) {
-        const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
+        const fullRef = await GitRefManager.expand({ fs: fs65, gitdir, ref });
         if (fullRef.startsWith("refs/heads")) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs64,
+            fs: fs65,
             gitdir,
             ref: "HEAD",
             value: fullRef
           });
         } else {
-          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: "HEAD", value: oid });
+          await GitRefManager.writeRef({ fs: fs65, gitdir, ref: "HEAD", value: oid });
         }
       }
     }
     async function analyze({
-      fs: fs64,
+      fs: fs65,
       cache,
       onProgress,
       dir,
@@ -15030,7 +15030,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let count2 = 0;
       return _walk({
-        fs: fs64,
+        fs: fs65,
         cache,
         dir,
         gitdir,
@@ -15282,27 +15282,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         console.warn(`Error inserting ${fullpath} into index:`, e);
       }
     }
-    async function updateWorkingDir({ fs: fs64, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
+    async function updateWorkingDir({ fs: fs65, cache, gitdir, dir }, [method, fullpath, oid, mode, chmod]) {
       const filepath = `${dir}/${fullpath}`;
       if (method !== "create-index" && method !== "mkdir-index") {
-        await assertNoSymlinkInLeadingPath(fs64, dir, fullpath);
-        const { object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        await assertNoSymlinkInLeadingPath(fs65, dir, fullpath);
+        const { object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
         if (chmod) {
-          await fs64.rm(filepath);
+          await fs65.rm(filepath);
         }
         if (mode === 33188) {
-          await fs64.write(filepath, object2);
+          await fs65.write(filepath, object2);
         } else if (mode === 33261) {
-          await fs64.write(filepath, object2, { mode: 511 });
+          await fs65.write(filepath, object2, { mode: 511 });
         } else if (mode === 40960) {
-          await fs64.writelink(filepath, object2);
+          await fs65.writelink(filepath, object2);
         } else {
           throw new InternalError(
             `Invalid mode 0o${mode.toString(8)} detected in blob ${oid}`
           );
         }
       }
-      const stats = await fs64.lstat(filepath);
+      const stats = await fs65.lstat(filepath);
       if (mode === 33261) {
         stats.mode = 493;
       }
@@ -15342,7 +15342,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results;
     }
     async function checkout({
-      fs: fs64,
+      fs: fs65,
       onProgress,
       onPostCheckout,
       dir,
@@ -15360,12 +15360,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         const ref = _ref || "HEAD";
         const restoreFromIndex = _ref === void 0 && filepaths != null && filepaths.length > 0;
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _checkout({
           fs: fsp,
@@ -15424,7 +15424,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { cleanMerge, mergedText };
     }
     async function mergeTree({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -15447,20 +15447,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const deleteByUs = [];
       const deleteByTheirs = [];
       const results = await _walk({
-        fs: fs64,
+        fs: fs65,
         cache,
         dir,
         gitdir,
         trees: [ourTree, baseTree, theirTree],
         map: async function(filepath, [ours, base2, theirs]) {
-          const path57 = basename(filepath);
+          const path58 = basename(filepath);
           const ourChange = await modified(ours, base2);
           const theirChange = await modified(theirs, base2);
           switch (`${ourChange}-${theirChange}`) {
             case "false-false": {
               return {
                 mode: await base2.mode(),
-                path: path57,
+                path: path58,
                 oid: await base2.oid(),
                 type: await base2.type()
               };
@@ -15469,14 +15469,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!theirs && await ours.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path57,
+                  path: path58,
                   oid: await ours.oid(),
                   type: await ours.type()
                 };
               }
               return theirs ? {
                 mode: await theirs.mode(),
-                path: path57,
+                path: path58,
                 oid: await theirs.oid(),
                 type: await theirs.type()
               } : void 0;
@@ -15485,14 +15485,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (!ours && await theirs.type() === "tree") {
                 return {
                   mode: await theirs.mode(),
-                  path: path57,
+                  path: path58,
                   oid: await theirs.oid(),
                   type: await theirs.type()
                 };
               }
               return ours ? {
                 mode: await ours.mode(),
-                path: path57,
+                path: path58,
                 oid: await ours.oid(),
                 type: await ours.type()
               } : void 0;
@@ -15501,16 +15501,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               if (ours && theirs && await ours.type() === "tree" && await theirs.type() === "tree") {
                 return {
                   mode: await ours.mode(),
-                  path: path57,
+                  path: path58,
                   oid: await ours.oid(),
                   type: "tree"
                 };
               }
               if (ours && theirs && await ours.type() === "blob" && await theirs.type() === "blob") {
                 return mergeBlobs({
-                  fs: fs64,
+                  fs: fs65,
                   gitdir,
-                  path: path57,
+                  path: path58,
                   ours,
                   base: base2,
                   theirs,
@@ -15556,7 +15556,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await theirs.mode(),
                   oid: await theirs.oid(),
                   type: "blob",
-                  path: path57
+                  path: path58
                 };
               }
               if (base2 && ours && !theirs && await base2.type() === "blob" && await ours.type() === "blob") {
@@ -15573,7 +15573,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   mode: await ours.mode(),
                   oid: await ours.oid(),
                   type: "blob",
-                  path: path57
+                  path: path58
                 };
               }
               if (base2 && !ours && !theirs && (await base2.type() === "blob" || await base2.type() === "tree")) {
@@ -15596,7 +15596,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             const tree = new GitTree(entries);
             const object2 = tree.toObject();
             const oid = await _writeObject({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               type: "tree",
               object: object2,
@@ -15610,17 +15610,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (unmergedFiles.length !== 0) {
         if (dir && !abortOnConflict) {
           await _walk({
-            fs: fs64,
+            fs: fs65,
             cache,
             dir,
             gitdir,
             trees: [TREE({ ref: results.oid })],
             map: async function(filepath, [entry]) {
-              const path57 = `${dir}/${filepath}`;
+              const path58 = `${dir}/${filepath}`;
               if (await entry.type() === "blob") {
                 const mode = await entry.mode();
                 const content = await entry.content();
-                await fs64.write(path57, content, { mode });
+                await fs65.write(path58, content, { mode });
               }
               return true;
             }
@@ -15636,9 +15636,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return results.oid;
     }
     async function mergeBlobs({
-      fs: fs64,
+      fs: fs65,
       gitdir,
-      path: path57,
+      path: path58,
       ours,
       base: base2,
       theirs,
@@ -15661,19 +15661,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (await ours.oid() === await theirs.oid()) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path57, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path58, oid: await ours.oid(), type }
         };
       }
       if (await ours.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path57, oid: await theirs.oid(), type }
+          mergeResult: { mode, path: path58, oid: await theirs.oid(), type }
         };
       }
       if (await theirs.oid() === baseOid) {
         return {
           cleanMerge: true,
-          mergeResult: { mode, path: path57, oid: await ours.oid(), type }
+          mergeResult: { mode, path: path58, oid: await ours.oid(), type }
         };
       }
       const ourContent = Buffer.from(await ours.content()).toString("utf8");
@@ -15681,47 +15681,47 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const { mergedText, cleanMerge } = await mergeDriver({
         branches: [baseName, ourName, theirName],
         contents: [baseContent, ourContent, theirContent],
-        path: path57
+        path: path58
       });
       const oid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "blob",
         object: Buffer.from(mergedText, "utf8"),
         dryRun
       });
-      return { cleanMerge, mergeResult: { mode, path: path57, oid, type } };
+      return { cleanMerge, mergeResult: { mode, path: path58, oid, type } };
     }
     var _TreeMap = {
       stage: STAGE,
       workdir: WORKDIR
     };
-    async function checkAndWriteBlob(fs64, gitdir, dir, filepath, oid = null) {
+    async function checkAndWriteBlob(fs65, gitdir, dir, filepath, oid = null) {
       const currentFilepath = join(dir, filepath);
-      const stats = await fs64.lstat(currentFilepath);
+      const stats = await fs65.lstat(currentFilepath);
       if (!stats) throw new NotFoundError(currentFilepath);
       if (stats.isDirectory())
         throw new InternalError(
           `${currentFilepath}: file expected, but found directory`
         );
-      const objContent = oid ? await readObjectLoose({ fs: fs64, gitdir, oid }) : void 0;
+      const objContent = oid ? await readObjectLoose({ fs: fs65, gitdir, oid }) : void 0;
       let retOid = objContent ? oid : void 0;
       if (!objContent) {
         await acquireLock2(currentFilepath, async () => {
-          const object2 = stats.isSymbolicLink() ? await fs64.readlink(currentFilepath).then(posixifyPathBuffer) : await fs64.read(currentFilepath);
+          const object2 = stats.isSymbolicLink() ? await fs65.readlink(currentFilepath).then(posixifyPathBuffer) : await fs65.read(currentFilepath);
           if (object2 === null) throw new NotFoundError(currentFilepath);
-          retOid = await _writeObject({ fs: fs64, gitdir, type: "blob", object: object2 });
+          retOid = await _writeObject({ fs: fs65, gitdir, type: "blob", object: object2 });
         });
       }
       return retOid;
     }
-    async function processTreeEntries({ fs: fs64, dir, gitdir, entries }) {
+    async function processTreeEntries({ fs: fs65, dir, gitdir, entries }) {
       async function processTreeEntry(entry) {
         if (entry.type === "tree") {
           if (!entry.oid) {
             const children = await Promise.all(entry.children.map(processTreeEntry));
             entry.oid = await _writeTree({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               tree: children
             });
@@ -15729,7 +15729,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         } else if (entry.type === "blob") {
           entry.oid = await checkAndWriteBlob(
-            fs64,
+            fs65,
             gitdir,
             dir,
             entry.path,
@@ -15743,7 +15743,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return Promise.all(entries.map(processTreeEntry));
     }
     async function writeTreeChanges({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir,
       treePair
@@ -15753,7 +15753,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const trees2 = treePair.map((t) => typeof t === "string" ? _TreeMap[t]() : t);
       const changedEntries = [];
       const map2 = async (filepath, [head, stage]) => {
-        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs64, dir, gitdir, filepath })) {
+        if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs65, dir, gitdir, filepath })) {
           return;
         }
         if (stage) {
@@ -15783,7 +15783,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const [head, stage] = child;
           if (isStage) {
             if (stage) {
-              if (await fs64.exists(`${dir}/${stage.toString()}`)) {
+              if (await fs65.exists(`${dir}/${stage.toString()}`)) {
                 filtered.push(child);
               } else {
                 changedEntries.push([null, stage]);
@@ -15800,7 +15800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filtered.length ? Promise.all(filtered.map(walk3)) : [];
       };
       const entries = await _walk({
-        fs: fs64,
+        fs: fs65,
         cache: {},
         dir,
         gitdir,
@@ -15813,7 +15813,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return null;
       }
       const processedEntries = await processTreeEntries({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         entries
@@ -15824,10 +15824,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         oid: entry.oid,
         type: entry.type
       }));
-      return _writeTree({ fs: fs64, gitdir, tree: treeEntries });
+      return _writeTree({ fs: fs65, gitdir, tree: treeEntries });
     }
     async function applyTreeChanges({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir,
       stashCommit,
@@ -15837,13 +15837,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const dirRemoved = [];
       const stageUpdated = [];
       const ops = await _walk({
-        fs: fs64,
+        fs: fs65,
         cache: {},
         dir,
         gitdir,
         trees: [TREE({ ref: parentCommit }), TREE({ ref: stashCommit })],
         map: async (filepath, [parent, stash2]) => {
-          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs64, dir, gitdir, filepath })) {
+          if (filepath === "." || await GitIgnoreManager.isIgnored({ fs: fs65, dir, gitdir, filepath })) {
             return;
           }
           const type = stash2 ? await stash2.type() : await parent.type();
@@ -15866,7 +15866,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                 stageUpdated.push({
                   filepath,
                   oid,
-                  stats: await fs64.lstat(join(dir, filepath))
+                  stats: await fs65.lstat(join(dir, filepath))
                 });
               return {
                 method: "write",
@@ -15882,43 +15882,43 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const currentFilepath = join(dir, op.filepath);
           switch (op.method) {
             case "rmdir":
-              await fs64.rmdir(currentFilepath);
+              await fs65.rmdir(currentFilepath);
               break;
             case "mkdir":
-              await assertNoSymlinkInLeadingPath(fs64, dir, op.filepath);
-              await fs64.mkdir(currentFilepath);
+              await assertNoSymlinkInLeadingPath(fs65, dir, op.filepath);
+              await fs65.mkdir(currentFilepath);
               break;
             case "rm":
-              await fs64.rm(currentFilepath);
+              await fs65.rm(currentFilepath);
               break;
             case "write":
               if (!dirRemoved.some(
                 (removedDir) => currentFilepath.startsWith(removedDir)
               )) {
-                await assertNoSymlinkInLeadingPath(fs64, dir, op.filepath);
+                await assertNoSymlinkInLeadingPath(fs65, dir, op.filepath);
                 const { object: object2 } = await _readObject({
-                  fs: fs64,
+                  fs: fs65,
                   cache: {},
                   gitdir,
                   oid: op.oid
                 });
-                if (await fs64.exists(currentFilepath)) {
-                  await fs64.rm(currentFilepath);
+                if (await fs65.exists(currentFilepath)) {
+                  await fs65.rm(currentFilepath);
                 }
-                await fs64.write(currentFilepath, object2);
+                await fs65.write(currentFilepath, object2);
               }
               break;
           }
         }
       });
-      await GitIndexManager.acquire({ fs: fs64, gitdir, cache: {} }, async (index2) => {
+      await GitIndexManager.acquire({ fs: fs65, gitdir, cache: {} }, async (index2) => {
         stageUpdated.forEach(({ filepath, stats, oid }) => {
           index2.insert({ filepath, stats, oid });
         });
       });
     }
     async function _cherryPick({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir,
@@ -15930,7 +15930,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       mergeDriver
     }) {
       const { commit: cherryCommit, oid: cherryOid } = await _readCommit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid
@@ -15942,26 +15942,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw new CherryPickRootCommitError(cherryOid);
       }
       const currentOid = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: "HEAD"
       });
       const { commit: currentCommit } = await _readCommit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: currentOid
       });
       const cherryParentOid = cherryCommit.parent[0];
       const { commit: cherryParent } = await _readCommit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: cherryParentOid
       });
       if (dir && (!dryRun && !noUpdateBranch || !abortOnConflict)) {
         const filepaths = await findLocalChanges({
-          fs: fs64,
+          fs: fs65,
           cache,
           dir,
           gitdir,
@@ -15975,10 +15975,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       }
       const mergedTreeOid = await GitIndexManager.acquire(
-        { fs: fs64, gitdir, cache, allowUnmerged: false },
+        { fs: fs65, gitdir, cache, allowUnmerged: false },
         async (index2) => {
           return mergeTree({
-            fs: fs64,
+            fs: fs65,
             cache,
             dir,
             gitdir,
@@ -15999,7 +15999,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw mergedTreeOid;
       }
       const newOid = await _commit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         message: cherryCommit.message,
@@ -16015,7 +16015,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (dir && !dryRun && !noUpdateBranch) {
         await applyTreeChanges({
-          fs: fs64,
+          fs: fs65,
           dir,
           gitdir,
           stashCommit: newOid,
@@ -16026,7 +16026,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return newOid;
     }
     async function findLocalChanges({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir,
@@ -16036,7 +16036,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allTracked
     }) {
       const changed = await _walk({
-        fs: fs64,
+        fs: fs65,
         cache,
         dir,
         gitdir,
@@ -16055,14 +16055,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       if (changed.length === 0 && !allTracked) return [];
       return _walk({
-        fs: fs64,
+        fs: fs65,
         cache,
         dir,
         gitdir,
         trees: [TREE({ ref: headTree }), STAGE(), WORKDIR()],
         map: async (filepath, [head, stage, workdir]) => {
           if (filepath === ".") return;
-          if (!allTracked && !changed.some((path57) => worthWalking(filepath, path57))) {
+          if (!allTracked && !changed.some((path58) => worthWalking(filepath, path58))) {
             return null;
           }
           const headOid = head && await head.type() === "blob" ? await head.oid() : void 0;
@@ -16092,17 +16092,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const { commit: cherryCommit } = await _readCommit({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir: updatedGitdir,
           oid
         });
         if (cherryCommit.parent && cherryCommit.parent.length > 1) {
           return await _cherryPick({
-            fs: fs64,
+            fs: fs65,
             cache,
             dir,
             gitdir: updatedGitdir,
@@ -16115,7 +16115,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           });
         }
         const normalizedCommitter = await normalizeCommitterObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           committer
         });
@@ -16123,7 +16123,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _cherryPick({
-          fs: fs64,
+          fs: fs65,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -16152,20 +16152,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return ref;
     }
     async function _currentBranch({
-      fs: fs64,
+      fs: fs65,
       gitdir,
       fullname = false,
       test = false
     }) {
       const ref = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: "HEAD",
         depth: 2
       });
       if (test) {
         try {
-          await GitRefManager.resolve({ fs: fs64, gitdir, ref });
+          await GitRefManager.resolve({ fs: fs65, gitdir, ref });
         } catch (err2) {
           if (err2 instanceof NotFoundError) return;
           throw err2;
@@ -16360,14 +16360,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { protocolVersion: 1, capabilities, refs, symrefs };
     }
     function splitAndAssert(line, sep, expected2) {
-      const split = line.trim().split(sep);
-      if (split.length !== 2) {
+      const split2 = line.trim().split(sep);
+      if (split2.length !== 2) {
         throw new ParseError(
           `Two strings separated by '${expected2}'`,
           line.toString("utf8")
         );
       }
-      return split;
+      return split2;
     }
     var corsProxify = (corsProxy, url2) => corsProxy.endsWith("?") ? `${corsProxy}${url2}` : `${corsProxy}/${url2.replace(/^https?:\/\//, "")}`;
     var updateHeaders = (headers, auth) => {
@@ -16596,11 +16596,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} [args.gitdir] - [required] The [git directory](dir-vs-gitdir.md) path
        * @returns {Promise<Set<string>>} - A set of shallow object IDs.
        */
-      static async read({ fs: fs64, gitdir }) {
+      static async read({ fs: fs65, gitdir }) {
         const filepath = join(gitdir, "shallow");
         const oids = /* @__PURE__ */ new Set();
         await acquireLock2(filepath, async function() {
-          const text = await fs64.read(filepath, { encoding: "utf8" });
+          const text = await fs65.read(filepath, { encoding: "utf8" });
           if (text === null) return oids;
           if (text.trim() === "") return oids;
           text.trim().split("\n").map((oid) => oids.add(oid));
@@ -16617,18 +16617,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {Set<string>} args.oids - A set of shallow object IDs to write.
        * @returns {Promise<void>}
        */
-      static async write({ fs: fs64, gitdir, oids }) {
+      static async write({ fs: fs65, gitdir, oids }) {
         const filepath = join(gitdir, "shallow");
         if (oids.size > 0) {
           const text = [...oids].join("\n") + "\n";
           await acquireLock2(filepath, async function() {
-            await fs64.write(filepath, text, {
+            await fs65.write(filepath, text, {
               encoding: "utf8"
             });
           });
         } else {
           await acquireLock2(filepath, async function() {
-            await fs64.rm(filepath);
+            await fs65.rm(filepath);
           });
         }
       }
@@ -16936,7 +16936,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _fetch({
-      fs: fs64,
+      fs: fs65,
       cache,
       http,
       onProgress,
@@ -16960,8 +16960,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       prune = false,
       pruneTags = false
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs64, gitdir, test: true });
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs65, gitdir, test: true });
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       const remote = _remote || ref && await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -17032,23 +17032,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (relative) capabilities.push("deepen-relative");
       const wants = singleBranch ? [oid] : remoteRefs.values();
       const haveRefs = singleBranch ? [ref] : await GitRefManager.listRefs({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         filepath: `refs`
       });
       let haves = [];
       for (let ref2 of haveRefs) {
         try {
-          ref2 = await GitRefManager.expand({ fs: fs64, gitdir, ref: ref2 });
-          const oid2 = await GitRefManager.resolve({ fs: fs64, gitdir, ref: ref2 });
-          if (await hasObject({ fs: fs64, cache, gitdir, oid: oid2 })) {
+          ref2 = await GitRefManager.expand({ fs: fs65, gitdir, ref: ref2 });
+          const oid2 = await GitRefManager.resolve({ fs: fs65, gitdir, ref: ref2 });
+          if (await hasObject({ fs: fs65, cache, gitdir, oid: oid2 })) {
             haves.push(oid2);
           }
         } catch (err2) {
         }
       }
       haves = [...new Set(haves)];
-      const oids = await GitShallowManager.read({ fs: fs64, gitdir });
+      const oids = await GitShallowManager.read({ fs: fs65, gitdir });
       const shallows = remoteHTTP.capabilities.has("shallow") ? [...oids] : [];
       const packstream = writeUploadPackRequest({
         capabilities,
@@ -17077,10 +17077,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.shallows) {
         if (!oids.has(oid2)) {
           try {
-            const { object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
+            const { object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid: oid2 });
             const commit2 = new GitCommit(object2);
             const hasParents = await Promise.all(
-              commit2.headers().parent.map((oid3) => hasObject({ fs: fs64, cache, gitdir, oid: oid3 }))
+              commit2.headers().parent.map((oid3) => hasObject({ fs: fs65, cache, gitdir, oid: oid3 }))
             );
             const haveAllParents = hasParents.length === 0 || hasParents.every((has) => has);
             if (!haveAllParents) {
@@ -17094,7 +17094,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       for (const oid2 of response.unshallows) {
         oids.delete(oid2);
       }
-      await GitShallowManager.write({ fs: fs64, gitdir, oids });
+      await GitShallowManager.write({ fs: fs65, gitdir, oids });
       if (singleBranch) {
         const refs = /* @__PURE__ */ new Map([[fullref, oid]]);
         const symrefs = /* @__PURE__ */ new Map();
@@ -17111,7 +17111,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           refs.set(key, realRef);
         }
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           remote,
           refs,
@@ -17124,7 +17124,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
       } else {
         const { pruned } = await GitRefManager.updateRemoteRefs({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           remote,
           refs: remoteRefs,
@@ -17188,25 +17188,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (packfileSha !== "" && !emptyPackfile(packfile)) {
         res.packfile = `objects/pack/pack-${packfileSha}.pack`;
         const fullpath = join(gitdir, res.packfile);
-        await fs64.write(fullpath, packfile);
-        const getExternalRefDelta = (oid2) => _readObject({ fs: fs64, cache, gitdir, oid: oid2 });
+        await fs65.write(fullpath, packfile);
+        const getExternalRefDelta = (oid2) => _readObject({ fs: fs65, cache, gitdir, oid: oid2 });
         const idx = await GitPackIndex.fromPack({
           pack: packfile,
           getExternalRefDelta,
           onProgress
         });
-        await fs64.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs65.write(fullpath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
       }
       return res;
     }
     async function _init({
-      fs: fs64,
+      fs: fs65,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
-      if (await fs64.exists(gitdir + "/config")) return;
+      if (await fs65.exists(gitdir + "/config")) return;
       let folders = [
         "hooks",
         "info",
@@ -17217,9 +17217,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ];
       folders = folders.map((dir2) => gitdir + "/" + dir2);
       for (const folder of folders) {
-        await fs64.mkdir(folder);
+        await fs65.mkdir(folder);
       }
-      await fs64.write(
+      await fs65.write(
         gitdir + "/config",
         `[core]
 	repositoryformatversion = 0
@@ -17227,11 +17227,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
 	bare = ${bare}
 ` + (bare ? "" : "	logallrefupdates = true\n") + "	symlinks = false\n	ignorecase = true\n"
       );
-      await fs64.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
+      await fs65.write(gitdir + "/HEAD", `ref: refs/heads/${defaultBranch}
 `);
     }
     async function _clone({
-      fs: fs64,
+      fs: fs65,
       cache,
       http,
       onProgress,
@@ -17258,15 +17258,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        await _init({ fs: fs64, gitdir });
-        await _addRemote({ fs: fs64, gitdir, remote, url: url2, force: false });
+        await _init({ fs: fs65, gitdir });
+        await _addRemote({ fs: fs65, gitdir, remote, url: url2, force: false });
         if (corsProxy) {
-          const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+          const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
           await config2.set(`http.corsProxy`, corsProxy);
-          await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
+          await GitConfigManager.save({ fs: fs65, gitdir, config: config2 });
         }
         const { defaultBranch, fetchHead } = await _fetch({
-          fs: fs64,
+          fs: fs65,
           cache,
           http,
           onProgress,
@@ -17290,7 +17290,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         ref = ref || defaultBranch;
         ref = ref.replace("refs/heads/", "");
         await _checkout({
-          fs: fs64,
+          fs: fs65,
           cache,
           onProgress,
           onPostCheckout,
@@ -17303,12 +17303,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           batchSize
         });
       } catch (err2) {
-        await fs64.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
+        await fs65.rmdir(gitdir, { recursive: true, maxRetries: 10 }).catch(() => void 0);
         throw err2;
       }
     }
     async function clone2({
-      fs: fs64,
+      fs: fs65,
       http,
       onProgress,
       onMessage,
@@ -17335,14 +17335,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       batchSize = 100
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         if (!noCheckout) {
           assertParameter("dir", dir);
         }
         assertParameter("url", url2);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _clone({
           fs: fsp,
@@ -17402,10 +17402,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         return await _commit({
-          fs: fs64,
+          fs: fs65,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -17427,16 +17427,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function currentBranch({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       fullname = false,
       test = false
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _currentBranch({
           fs: fsp,
@@ -17449,34 +17449,34 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteBranch({ fs: fs64, gitdir, ref }) {
+    async function _deleteBranch({ fs: fs65, gitdir, ref }) {
       ref = ref.startsWith("refs/heads/") ? ref : `refs/heads/${ref}`;
-      const exist = await GitRefManager.exists({ fs: fs64, gitdir, ref });
+      const exist = await GitRefManager.exists({ fs: fs65, gitdir, ref });
       if (!exist) {
         throw new NotFoundError(ref);
       }
-      const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
-      const currentRef = await _currentBranch({ fs: fs64, gitdir, fullname: true });
+      const fullRef = await GitRefManager.expand({ fs: fs65, gitdir, ref });
+      const currentRef = await _currentBranch({ fs: fs65, gitdir, fullname: true });
       if (fullRef === currentRef) {
-        const value = await GitRefManager.resolve({ fs: fs64, gitdir, ref: fullRef });
-        await GitRefManager.writeRef({ fs: fs64, gitdir, ref: "HEAD", value });
+        const value = await GitRefManager.resolve({ fs: fs65, gitdir, ref: fullRef });
+        await GitRefManager.writeRef({ fs: fs65, gitdir, ref: "HEAD", value });
       }
-      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: fullRef });
+      await GitRefManager.deleteRef({ fs: fs65, gitdir, ref: fullRef });
       const abbrevRef = abbreviateRef(ref);
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       await config2.deleteSection("branch", abbrevRef);
-      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs65, gitdir, config: config2 });
     }
     async function deleteBranch({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteBranch({
           fs: fsp,
@@ -17488,11 +17488,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function deleteRef({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteRef({ fs: fs65, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         await GitRefManager.deleteRef({ fs: fsp, gitdir: updatedGitdir, ref });
       } catch (err2) {
@@ -17500,21 +17500,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteRemote({ fs: fs64, gitdir, remote }) {
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+    async function _deleteRemote({ fs: fs65, gitdir, remote }) {
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       await config2.deleteSection("remote", remote);
-      await GitConfigManager.save({ fs: fs64, gitdir, config: config2 });
+      await GitConfigManager.save({ fs: fs65, gitdir, config: config2 });
     }
     async function deleteRemote({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("remote", remote);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteRemote({
           fs: fsp,
@@ -17526,15 +17526,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _deleteTag({ fs: fs64, gitdir, ref }) {
+    async function _deleteTag({ fs: fs65, gitdir, ref }) {
       ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref });
+      await GitRefManager.deleteRef({ fs: fs65, gitdir, ref });
     }
-    async function deleteTag({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
+    async function deleteTag({ fs: fs65, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _deleteTag({
           fs: fsp,
@@ -17546,25 +17546,25 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandOidLoose({ fs: fs64, gitdir, oid: short }) {
+    async function expandOidLoose({ fs: fs65, gitdir, oid: short }) {
       const prefix = short.slice(0, 2);
-      const objectsSuffixes = await fs64.readdir(`${gitdir}/objects/${prefix}`);
+      const objectsSuffixes = await fs65.readdir(`${gitdir}/objects/${prefix}`);
       return objectsSuffixes.map((suffix) => `${prefix}${suffix}`).filter((_oid) => _oid.startsWith(short));
     }
     async function expandOidPacked({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid: short,
       getExternalRefDelta
     }) {
       const results = [];
-      let list = await fs64.readdir(join(gitdir, "objects/pack"));
+      let list = await fs65.readdir(join(gitdir, "objects/pack"));
       list = list.filter((x2) => x2.endsWith(".idx"));
       for (const filename of list) {
         const indexFile = `${gitdir}/objects/pack/${filename}`;
         const p = await readPackIndex({
-          fs: fs64,
+          fs: fs65,
           cache,
           filename: indexFile,
           getExternalRefDelta
@@ -17576,11 +17576,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return results;
     }
-    async function _expandOid({ fs: fs64, cache, gitdir, oid: short }) {
-      const getExternalRefDelta = (oid) => _readObject({ fs: fs64, cache, gitdir, oid });
-      const results = await expandOidLoose({ fs: fs64, gitdir, oid: short });
+    async function _expandOid({ fs: fs65, cache, gitdir, oid: short }) {
+      const getExternalRefDelta = (oid) => _readObject({ fs: fs65, cache, gitdir, oid });
+      const results = await expandOidLoose({ fs: fs65, gitdir, oid: short });
       const packedOids = await expandOidPacked({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: short,
@@ -17600,17 +17600,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       throw new NotFoundError(`an object matching "${short}"`);
     }
     async function expandOid({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _expandOid({
           fs: fsp,
@@ -17623,12 +17623,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function expandRef({ fs: fs64, dir, gitdir = join(dir, ".git"), ref }) {
+    async function expandRef({ fs: fs65, dir, gitdir = join(dir, ".git"), ref }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await GitRefManager.expand({
           fs: fsp,
@@ -17640,15 +17640,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findMergeBase({ fs: fs64, cache, gitdir, oids }) {
+    async function _findMergeBase({ fs: fs65, cache, gitdir, oids }) {
       const visits = {};
       const passes = oids.length;
       const common = /* @__PURE__ */ new Set();
       const parents = /* @__PURE__ */ new Map();
-      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs65, gitdir });
       const readParents = async (oid) => {
         if (parents.has(oid)) return parents.get(oid);
-        const { object: object2, type } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        const { object: object2, type } = await _readObject({ fs: fs65, cache, gitdir, oid });
         if (type !== "commit") {
           throw new ObjectTypeError(oid, type, "commit");
         }
@@ -17698,7 +17698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return [...common].filter((oid) => !redundant.has(oid));
     }
     async function _merge({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir,
@@ -17718,31 +17718,31 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       allowUnrelatedHistories = false
     }) {
       if (ours === void 0) {
-        ours = await _currentBranch({ fs: fs64, gitdir, fullname: true });
+        ours = await _currentBranch({ fs: fs65, gitdir, fullname: true });
       }
       ours = await GitRefManager.expand({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: ours
       });
       theirs = await GitRefManager.expand({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: theirs
       });
       const ourOid = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: ours
       });
       const { oid: theirOid } = await resolveCommit({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
-        oid: await GitRefManager.resolve({ fs: fs64, gitdir, ref: theirs })
+        oid: await GitRefManager.resolve({ fs: fs65, gitdir, ref: theirs })
       });
       const baseOids = await _findMergeBase({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oids: [ourOid, theirOid]
@@ -17763,7 +17763,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       if (fastForward2 && baseOid === ourOid) {
         if (!dryRun && !noUpdateBranch) {
-          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: ours, value: theirOid });
+          await GitRefManager.writeRef({ fs: fs65, gitdir, ref: ours, value: theirOid });
         }
         return {
           oid: theirOid,
@@ -17774,10 +17774,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new FastForwardError();
         }
         const tree = await GitIndexManager.acquire(
-          { fs: fs64, gitdir, cache, allowUnmerged: false },
+          { fs: fs65, gitdir, cache, allowUnmerged: false },
           async (index2) => {
             return mergeTree({
-              fs: fs64,
+              fs: fs65,
               cache,
               dir,
               gitdir,
@@ -17801,7 +17801,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           )}`;
         }
         const oid = await _commit({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           message,
@@ -17823,7 +17823,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _pull({
-      fs: fs64,
+      fs: fs65,
       cache,
       http,
       onProgress,
@@ -17850,14 +17850,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         if (!ref) {
-          const head = await _currentBranch({ fs: fs64, gitdir });
+          const head = await _currentBranch({ fs: fs65, gitdir });
           if (!head) {
             throw new MissingParameterError("ref");
           }
           ref = head;
         }
         const { fetchHead, fetchHeadDescription } = await _fetch({
-          fs: fs64,
+          fs: fs65,
           cache,
           http,
           onProgress,
@@ -17877,7 +17877,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           pruneTags
         });
         await _merge({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           ours: ref,
@@ -17892,7 +17892,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           noUpdateBranch: false
         });
         await _checkout({
-          fs: fs64,
+          fs: fs65,
           cache,
           onProgress,
           dir,
@@ -17907,7 +17907,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fastForward({
-      fs: fs64,
+      fs: fs65,
       http,
       onProgress,
       onMessage,
@@ -17926,7 +17926,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
         const thisWillNotBeUsed = {
@@ -17935,7 +17935,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           timestamp: Date.now(),
           timezoneOffset: 0
         };
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _pull({
           fs: fsp,
@@ -17965,7 +17965,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function fetch2({
-      fs: fs64,
+      fs: fs65,
       http,
       onProgress,
       onMessage,
@@ -17991,10 +17991,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _fetch({
           fs: fsp,
@@ -18027,17 +18027,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function findMergeBase({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oids,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _findMergeBase({
           fs: fsp,
@@ -18050,72 +18050,72 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _findRoot({ fs: fs64, filepath }) {
-      if (await fs64.exists(join(filepath, ".git"))) {
+    async function _findRoot({ fs: fs65, filepath }) {
+      if (await fs65.exists(join(filepath, ".git"))) {
         return filepath;
       } else {
         const parent = dirname(filepath);
         if (parent === filepath) {
           throw new NotFoundError(`git root for ${filepath}`);
         }
-        return _findRoot({ fs: fs64, filepath: parent });
+        return _findRoot({ fs: fs65, filepath: parent });
       }
     }
-    async function findRoot({ fs: fs64, filepath }) {
+    async function findRoot({ fs: fs65, filepath }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("filepath", filepath);
-        return await _findRoot({ fs: new FileSystem(fs64), filepath });
+        return await _findRoot({ fs: new FileSystem(fs65), filepath });
       } catch (err2) {
         err2.caller = "git.findRoot";
         throw err2;
       }
     }
-    async function getConfig({ fs: fs64, dir, gitdir = join(dir, ".git"), path: path57 }) {
+    async function getConfig({ fs: fs65, dir, gitdir = join(dir, ".git"), path: path58 }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path57);
-        const fsp = new FileSystem(fs64);
+        assertParameter("path", path58);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfig({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path57
+          path: path58
         });
       } catch (err2) {
         err2.caller = "git.getConfig";
         throw err2;
       }
     }
-    async function _getConfigAll({ fs: fs64, gitdir, path: path57 }) {
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
-      return config2.getall(path57);
+    async function _getConfigAll({ fs: fs65, gitdir, path: path58 }) {
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
+      return config2.getall(path58);
     }
     async function getConfigAll({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
-      path: path57
+      path: path58
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path57);
-        const fsp = new FileSystem(fs64);
+        assertParameter("path", path58);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _getConfigAll({
           fs: fsp,
           gitdir: updatedGitdir,
-          path: path57
+          path: path58
         });
       } catch (err2) {
         err2.caller = "git.getConfigAll";
         throw err2;
       }
     }
-    function assignRefPath(root, path57, value) {
-      const parts = path57.split("/");
+    function assignRefPath(root, path58, value) {
+      const parts = path58.split("/");
       const last = parts.pop();
       if (last === "__proto__" || parts.includes("__proto__")) return;
       let o = root;
@@ -18276,7 +18276,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _indexPack({
-      fs: fs64,
+      fs: fs65,
       cache,
       onProgress,
       dir,
@@ -18285,14 +18285,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       try {
         filepath = join(dir, filepath);
-        const pack = await fs64.read(filepath);
-        const getExternalRefDelta = (oid) => _readObject({ fs: fs64, cache, gitdir, oid });
+        const pack = await fs65.read(filepath);
+        const getExternalRefDelta = (oid) => _readObject({ fs: fs65, cache, gitdir, oid });
         const idx = await GitPackIndex.fromPack({
           pack,
           getExternalRefDelta,
           onProgress
         });
-        await fs64.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
+        await fs65.write(filepath.replace(/\.pack$/, ".idx"), await idx.toBuffer());
         return {
           oids: [...idx.hashes]
         };
@@ -18302,7 +18302,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function indexPack({
-      fs: fs64,
+      fs: fs65,
       onProgress,
       dir,
       gitdir = join(dir, ".git"),
@@ -18310,11 +18310,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("dir", dir);
         assertParameter("gitdir", dir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _indexPack({
           fs: fsp,
@@ -18330,19 +18330,19 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function init({
-      fs: fs64,
+      fs: fs65,
       bare = false,
       dir,
       gitdir = bare ? dir : join(dir, ".git"),
       defaultBranch = "master"
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         if (!bare) {
           assertParameter("dir", dir);
         }
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _init({
           fs: fsp,
@@ -18357,14 +18357,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _isDescendent({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       ancestor,
       depth
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs65, gitdir });
       if (!oid) {
         throw new MissingParameterError("oid");
       }
@@ -18381,7 +18381,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         const oid2 = queue2.shift();
         const { type, object: object2 } = await _readObject({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           oid: oid2
@@ -18405,7 +18405,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return false;
     }
     async function isDescendent({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -18414,11 +18414,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
         assertParameter("ancestor", ancestor);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _isDescendent({
           fs: fsp,
@@ -18434,17 +18434,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function isIgnored({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("dir", dir);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitIgnoreManager.isIgnored({
           fs: fsp,
@@ -18458,15 +18458,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listBranches({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       remote
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listBranches({
           fs: fsp,
@@ -18478,12 +18478,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listFiles({ fs: fs64, gitdir, ref, cache }) {
+    async function _listFiles({ fs: fs65, gitdir, ref, cache }) {
       if (ref) {
-        const oid = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
+        const oid = await GitRefManager.resolve({ gitdir, fs: fs65, ref });
         const filenames = [];
         await accumulateFilesFromOid({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           oid,
@@ -18493,7 +18493,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return filenames;
       } else {
         return GitIndexManager.acquire(
-          { fs: fs64, gitdir, cache },
+          { fs: fs65, gitdir, cache },
           async function(index2) {
             return index2.entries.map((x2) => x2.path);
           }
@@ -18501,18 +18501,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function accumulateFilesFromOid({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       filenames,
       prefix
     }) {
-      const { tree } = await _readTree({ fs: fs64, cache, gitdir, oid });
+      const { tree } = await _readTree({ fs: fs65, cache, gitdir, oid });
       for (const entry of tree) {
         if (entry.type === "tree") {
           await accumulateFilesFromOid({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir,
             oid: entry.oid,
@@ -18525,16 +18525,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listFiles({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listFiles({
           fs: fsp,
@@ -18547,10 +18547,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listNotes({ fs: fs64, cache, gitdir, ref }) {
+    async function _listNotes({ fs: fs65, cache, gitdir, ref }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs65, ref });
       } catch (err2) {
         if (err2 instanceof NotFoundError) {
           return [];
@@ -18558,7 +18558,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
       const result3 = await _readTree({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: parent
@@ -18570,17 +18570,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return notes;
     }
     async function listNotes({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listNotes({
           fs: fsp,
@@ -18594,15 +18594,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listRefs({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       filepath
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listRefs({ fs: fsp, gitdir: updatedGitdir, filepath });
       } catch (err2) {
@@ -18610,8 +18610,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _listRemotes({ fs: fs64, gitdir }) {
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+    async function _listRemotes({ fs: fs65, gitdir }) {
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       const remoteNames = await config2.getSubsections("remote");
       const remotes = Promise.all(
         remoteNames.map(async (remote) => {
@@ -18621,11 +18621,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       );
       return remotes;
     }
-    async function listRemotes({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
+    async function listRemotes({ fs: fs65, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _listRemotes({
           fs: fsp,
@@ -18720,11 +18720,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function listTags({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
+    async function listTags({ fs: fs65, dir, gitdir = join(dir, ".git") }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return GitRefManager.listTags({ fs: fsp, gitdir: updatedGitdir });
       } catch (err2) {
@@ -18736,17 +18736,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return a.committer.timestamp - b.committer.timestamp;
     }
     var EMPTY_OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-    async function resolveFileIdInTree({ fs: fs64, cache, gitdir, oid, fileId }) {
+    async function resolveFileIdInTree({ fs: fs65, cache, gitdir, oid, fileId }) {
       if (fileId === EMPTY_OID) return;
       const _oid = oid;
       let filepath;
-      const result3 = await resolveTree({ fs: fs64, cache, gitdir, oid });
+      const result3 = await resolveTree({ fs: fs65, cache, gitdir, oid });
       const tree = result3.tree;
       if (fileId === result3.oid) {
         filepath = result3.path;
       } else {
         filepath = await _resolveFileId({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir,
           tree,
@@ -18761,7 +18761,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepath;
     }
     async function _resolveFileId({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       tree,
@@ -18777,13 +18777,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           filepaths.push(result3);
         } else if (entry.type === "tree") {
           result3 = _readObject({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir,
             oid: entry.oid
           }).then(function({ object: object2 }) {
             return _resolveFileId({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir,
               tree: GitTree.from(object2),
@@ -18800,7 +18800,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return filepaths;
     }
     async function _log({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       filepath,
@@ -18823,9 +18823,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const pushCommit = (commit2) => {
         if (matchesAuthor(commit2)) commits.push(commit2);
       };
-      const shallowCommits = await GitShallowManager.read({ fs: fs64, gitdir });
-      const oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
-      const tips = [await _readCommit({ fs: fs64, cache, gitdir, oid })];
+      const shallowCommits = await GitShallowManager.read({ fs: fs65, gitdir });
+      const oid = await GitRefManager.resolve({ fs: fs65, gitdir, ref });
+      const tips = [await _readCommit({ fs: fs65, cache, gitdir, oid })];
       let lastFileOid;
       let lastFileMode;
       let lastCommit;
@@ -18842,7 +18842,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let vFileEntry;
           try {
             vFileEntry = await resolveFilepathEntry({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir,
               oid: commit2.commit.tree,
@@ -18860,7 +18860,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               let found = follow && lastFileOid;
               if (found) {
                 found = await resolveFileIdInTree({
-                  fs: fs64,
+                  fs: fs65,
                   cache,
                   gitdir,
                   oid: commit2.commit.tree,
@@ -18870,7 +18870,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
                   if (Array.isArray(found)) {
                     if (lastCommit) {
                       const lastFound = await resolveFileIdInTree({
-                        fs: fs64,
+                        fs: fs65,
                         cache,
                         gitdir,
                         oid: lastCommit.commit.tree,
@@ -18915,7 +18915,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         if (!shallowCommits.has(commit2.oid)) {
           for (const oid2 of commit2.commit.parent) {
-            const commit3 = await _readCommit({ fs: fs64, cache, gitdir, oid: oid2 });
+            const commit3 = await _readCommit({ fs: fs65, cache, gitdir, oid: oid2 });
             if (!tips.map((commit4) => commit4.oid).includes(commit3.oid)) {
               tips.push(commit3);
             }
@@ -18929,7 +18929,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (includeChanges) {
         for (const commit2 of commits) {
           commit2.commit.changes = await getChanges({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir,
             commit: commit2,
@@ -18939,10 +18939,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return commits;
     }
-    async function getChanges({ fs: fs64, cache, gitdir, commit: commit2, shallow }) {
+    async function getChanges({ fs: fs65, cache, gitdir, commit: commit2, shallow }) {
       const parent = shallow || !commit2.commit.parent[0] ? "4b825dc642cb6eb9a060e54bf8d69288fbee4904" : commit2.commit.parent[0];
       return _walk({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         trees: [TREE({ ref: commit2.oid }), TREE({ ref: parent })],
@@ -18973,7 +18973,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
     }
     async function log({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       filepath,
@@ -18988,10 +18988,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _log({
           fs: fsp,
@@ -19036,10 +19036,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (signingKey) {
           assertParameter("onSign", onSign);
         }
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author: _author
         });
@@ -19047,7 +19047,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("author");
         }
         const committer = await normalizeCommitterObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author,
           committer: _committer
@@ -19056,7 +19056,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           throw new MissingNameError("committer");
         }
         return await _merge({
-          fs: fs64,
+          fs: fs65,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -19089,7 +19089,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       ref_delta: 112
     };
     async function _pack({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19122,20 +19122,20 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       write("00000002", "hex");
       write(padHex(8, oids.length), "hex");
       for (const oid of oids) {
-        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
         await writeObject3({ write, object: object2, stype: type });
       }
       const digest = hash2.digest();
       outputStream.push(digest);
       return outputStream;
     }
-    async function _packObjects({ fs: fs64, cache, gitdir, oids, write }) {
-      const buffers = await _pack({ fs: fs64, cache, gitdir, oids });
+    async function _packObjects({ fs: fs65, cache, gitdir, oids, write }) {
+      const buffers = await _pack({ fs: fs65, cache, gitdir, oids });
       const packfile = Buffer.from(await collect2(buffers));
       const packfileSha = packfile.slice(-20).toString("hex");
       const filename = `pack-${packfileSha}.pack`;
       if (write) {
-        await fs64.write(join(gitdir, `objects/pack/${filename}`), packfile);
+        await fs65.write(join(gitdir, `objects/pack/${filename}`), packfile);
         return { filename };
       }
       return {
@@ -19144,7 +19144,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
     }
     async function packObjects({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oids,
@@ -19152,10 +19152,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oids", oids);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _packObjects({
           fs: fsp,
@@ -19198,23 +19198,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _pull({
-          fs: fs64,
+          fs: fs65,
           cache,
           http,
           onProgress,
@@ -19245,22 +19245,22 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function listCommitsAndTags({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir = join(dir, ".git"),
       start,
       finish
     }) {
-      const shallows = await GitShallowManager.read({ fs: fs64, gitdir });
+      const shallows = await GitShallowManager.read({ fs: fs65, gitdir });
       const startingSet = /* @__PURE__ */ new Set();
       const finishingSet = /* @__PURE__ */ new Set();
       for (const ref of start) {
-        startingSet.add(await GitRefManager.resolve({ fs: fs64, gitdir, ref }));
+        startingSet.add(await GitRefManager.resolve({ fs: fs65, gitdir, ref }));
       }
       for (const ref of finish) {
         try {
-          const oid = await GitRefManager.resolve({ fs: fs64, gitdir, ref });
+          const oid = await GitRefManager.resolve({ fs: fs65, gitdir, ref });
           finishingSet.add(oid);
         } catch (err2) {
         }
@@ -19268,7 +19268,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const visited = /* @__PURE__ */ new Set();
       async function walk3(oid) {
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const commit2 = tag2.headers().object;
@@ -19293,7 +19293,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return visited;
     }
     async function listObjects({
-      fs: fs64,
+      fs: fs65,
       cache,
       dir,
       gitdir = join(dir, ".git"),
@@ -19303,7 +19303,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       async function walk3(oid) {
         if (visited.has(oid)) return;
         visited.add(oid);
-        const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+        const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
         if (type === "tag") {
           const tag2 = GitAnnotatedTag.from(object2);
           const obj3 = tag2.headers().object;
@@ -19382,7 +19382,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return packstream;
     }
     async function _push({
-      fs: fs64,
+      fs: fs65,
       cache,
       http,
       onProgress,
@@ -19402,11 +19402,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       headers = {},
       signal
     }) {
-      const ref = _ref || await _currentBranch({ fs: fs64, gitdir });
+      const ref = _ref || await _currentBranch({ fs: fs65, gitdir });
       if (typeof ref === "undefined") {
         throw new MissingParameterError("ref");
       }
-      const config2 = await GitConfigManager.get({ fs: fs64, gitdir });
+      const config2 = await GitConfigManager.get({ fs: fs65, gitdir });
       remote = remote || await config2.get(`branch.${ref}.pushRemote`) || await config2.get("remote.pushDefault") || await config2.get(`branch.${ref}.remote`) || "origin";
       const url2 = _url2 || await config2.get(`remote.${remote}.pushurl`) || await config2.get(`remote.${remote}.url`);
       if (typeof url2 === "undefined") {
@@ -19419,8 +19419,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       if (corsProxy === void 0) {
         corsProxy = await config2.get("http.corsProxy");
       }
-      const fullRef = await GitRefManager.expand({ fs: fs64, gitdir, ref });
-      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs64, gitdir, ref: fullRef });
+      const fullRef = await GitRefManager.expand({ fs: fs65, gitdir, ref });
+      const oid = _delete ? "0000000000000000000000000000000000000000" : await GitRefManager.resolve({ fs: fs65, gitdir, ref: fullRef });
       const GitRemoteHTTP2 = GitRemoteManager.getRemoteHelperFor({ url: url2 });
       const httpRemote = await GitRemoteHTTP2.discover({
         http,
@@ -19471,7 +19471,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           let mergebase = [];
           try {
             mergebase = await _findMergeBase({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir,
               oids: [oid, oldoid]
@@ -19481,23 +19481,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
           for (const oid2 of mergebase) finish.push(oid2);
           if (thinPack) {
-            skipObjects = await listObjects({ fs: fs64, cache, gitdir, oids: mergebase });
+            skipObjects = await listObjects({ fs: fs65, cache, gitdir, oids: mergebase });
           }
         }
         if (!finish.includes(oid)) {
           const commits = await listCommitsAndTags({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir,
             start: [oid],
             finish
           });
-          objects = await listObjects({ fs: fs64, cache, gitdir, oids: commits });
+          objects = await listObjects({ fs: fs65, cache, gitdir, oids: commits });
         }
         if (thinPack) {
           try {
             const ref2 = await GitRefManager.resolve({
-              fs: fs64,
+              fs: fs65,
               gitdir,
               ref: `refs/remotes/${remote}/HEAD`,
               depth: 2
@@ -19508,7 +19508,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
               map: httpRemote.refs
             });
             const oids = [oid2];
-            for (const oid3 of await listObjects({ fs: fs64, cache, gitdir, oids })) {
+            for (const oid3 of await listObjects({ fs: fs65, cache, gitdir, oids })) {
               skipObjects.add(oid3);
             }
           } catch (e) {
@@ -19523,7 +19523,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             throw new PushRejectedError("tag-exists");
           }
           if (oid !== "0000000000000000000000000000000000000000" && oldoid !== "0000000000000000000000000000000000000000" && !await _isDescendent({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir,
             oid,
@@ -19543,7 +19543,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         triplets: [{ oldoid, oid, fullRef: fullRemoteRef }]
       });
       const packstream2 = _delete ? [] : await _pack({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oids: [...objects]
@@ -19576,9 +19576,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           ""
         )}`;
         if (_delete) {
-          await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: ref2 });
+          await GitRefManager.deleteRef({ fs: fs65, gitdir, ref: ref2 });
         } else {
-          await GitRefManager.writeRef({ fs: fs64, gitdir, ref: ref2, value: oid });
+          await GitRefManager.writeRef({ fs: fs65, gitdir, ref: ref2, value: oid });
         }
       }
       if (result3.ok && Object.values(result3.refs).every((result4) => result4.ok)) {
@@ -19590,7 +19590,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function push2({
-      fs: fs64,
+      fs: fs65,
       http,
       onProgress,
       onMessage,
@@ -19612,10 +19612,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       signal
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("http", http);
         assertParameter("gitdir", gitdir);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _push({
           fs: fsp,
@@ -19643,11 +19643,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function resolveBlob({ fs: fs64, cache, gitdir, oid }) {
-      const { type, object: object2 } = await _readObject({ fs: fs64, cache, gitdir, oid });
+    async function resolveBlob({ fs: fs65, cache, gitdir, oid }) {
+      const { type, object: object2 } = await _readObject({ fs: fs65, cache, gitdir, oid });
       if (type === "tag") {
         oid = GitAnnotatedTag.from(object2).parse().object;
-        return resolveBlob({ fs: fs64, cache, gitdir, oid });
+        return resolveBlob({ fs: fs65, cache, gitdir, oid });
       }
       if (type !== "blob") {
         throw new ObjectTypeError(oid, type, "blob");
@@ -19655,17 +19655,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return { oid, blob: new Uint8Array(object2) };
     }
     async function _readBlob({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       oid,
       filepath = void 0
     }) {
       if (filepath !== void 0) {
-        oid = await resolveFilepath({ fs: fs64, cache, gitdir, oid, filepath });
+        oid = await resolveFilepath({ fs: fs65, cache, gitdir, oid, filepath });
       }
       const blob = await resolveBlob({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid
@@ -19673,7 +19673,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readBlob2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19681,10 +19681,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readBlob({
           fs: fsp,
@@ -19699,17 +19699,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readCommit2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readCommit({
           fs: fsp,
@@ -19723,15 +19723,15 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _readNote({
-      fs: fs64,
+      fs: fs65,
       cache,
       gitdir,
       ref = "refs/notes/commits",
       oid
     }) {
-      const parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
+      const parent = await GitRefManager.resolve({ gitdir, fs: fs65, ref });
       const { blob } = await _readBlob({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: parent,
@@ -19740,7 +19740,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return blob;
     }
     async function readNote({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref = "refs/notes/commits",
@@ -19748,11 +19748,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readNote({
           fs: fsp,
@@ -19780,11 +19780,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         if (filepath !== void 0) {
           oid = await resolveFilepath({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir: updatedGitdir,
             oid,
@@ -19793,7 +19793,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         const _format = format === "parsed" ? "content" : format;
         const result3 = await _readObject({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir: updatedGitdir,
           oid,
@@ -19836,9 +19836,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _readTag({ fs: fs64, cache, gitdir, oid }) {
+    async function _readTag({ fs: fs65, cache, gitdir, oid }) {
       const { type, object: object2 } = await _readObject({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid,
@@ -19856,17 +19856,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       return result3;
     }
     async function readTag({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTag({
           fs: fsp,
@@ -19880,7 +19880,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function readTree2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       oid,
@@ -19888,10 +19888,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _readTree({
           fs: fsp,
@@ -19933,7 +19933,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _removeNote({
-      fs: fs64,
+      fs: fs65,
       cache,
       onSign,
       gitdir,
@@ -19945,14 +19945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
     }) {
       let parent;
       try {
-        parent = await GitRefManager.resolve({ gitdir, fs: fs64, ref });
+        parent = await GitRefManager.resolve({ gitdir, fs: fs65, ref });
       } catch (err2) {
         if (!(err2 instanceof NotFoundError)) {
           throw err2;
         }
       }
       const result3 = await _readTree({
-        fs: fs64,
+        fs: fs65,
         cache,
         gitdir,
         oid: parent || "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -19960,12 +19960,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       let tree = result3.tree;
       tree = tree.filter((entry) => entry.path !== oid);
       const treeOid = await _writeTree({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         tree
       });
       const commitOid = await _commit({
-        fs: fs64,
+        fs: fs65,
         cache,
         onSign,
         gitdir,
@@ -19996,23 +19996,23 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("oid", oid);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const author = await normalizeAuthorObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author: _author
         });
         if (!author) throw new MissingNameError("author");
         const committer = await normalizeCommitterObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           author,
           committer: _committer
         });
         if (!committer) throw new MissingNameError("committer");
         return await _removeNote({
-          fs: fs64,
+          fs: fs65,
           cache,
           onSign,
           gitdir: updatedGitdir,
@@ -20028,7 +20028,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function _renameBranch({
-      fs: fs64,
+      fs: fs65,
       gitdir,
       oldref,
       ref,
@@ -20042,27 +20042,27 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       const fulloldref = `refs/heads/${oldref}`;
       const fullnewref = `refs/heads/${ref}`;
-      const newexist = await GitRefManager.exists({ fs: fs64, gitdir, ref: fullnewref });
+      const newexist = await GitRefManager.exists({ fs: fs65, gitdir, ref: fullnewref });
       if (newexist) {
         throw new AlreadyExistsError("branch", ref, false);
       }
       const value = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: fulloldref,
         depth: 1
       });
-      await GitRefManager.writeRef({ fs: fs64, gitdir, ref: fullnewref, value });
-      await GitRefManager.deleteRef({ fs: fs64, gitdir, ref: fulloldref });
+      await GitRefManager.writeRef({ fs: fs65, gitdir, ref: fullnewref, value });
+      await GitRefManager.deleteRef({ fs: fs65, gitdir, ref: fulloldref });
       const fullCurrentBranchRef = await _currentBranch({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         fullname: true
       });
       const isCurrentBranch = fullCurrentBranchRef === fulloldref;
       if (checkout2 || isCurrentBranch) {
         await GitRefManager.writeSymbolicRef({
-          fs: fs64,
+          fs: fs65,
           gitdir,
           ref: "HEAD",
           value: fullnewref
@@ -20070,7 +20070,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function renameBranch({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref,
@@ -20078,11 +20078,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       checkout: checkout2 = false
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("oldref", oldref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _renameBranch({
           fs: fsp,
@@ -20111,13 +20111,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         let oid;
         let workdirOid;
         try {
           oid = await GitRefManager.resolve({
-            fs: fs64,
+            fs: fs65,
             gitdir: updatedGitdir,
             ref: ref || "HEAD"
           });
@@ -20127,7 +20127,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         if (oid) {
           try {
             oid = await resolveFilepath({
-              fs: fs64,
+              fs: fs65,
               cache,
               gitdir: updatedGitdir,
               oid,
@@ -20150,7 +20150,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           gid: 0,
           size: 0
         };
-        const object2 = dir && await fs64.read(join(dir, filepath));
+        const object2 = dir && await fs65.read(join(dir, filepath));
         if (object2) {
           workdirOid = await hashObject$1({
             gitdir: updatedGitdir,
@@ -20158,11 +20158,11 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             object: object2
           });
           if (oid === workdirOid) {
-            stats = await fs64.lstat(join(dir, filepath));
+            stats = await fs65.lstat(join(dir, filepath));
           }
         }
         await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async function(index2) {
             index2.delete({ filepath });
             if (oid) {
@@ -20176,17 +20176,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function resolveRef2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       ref,
       depth
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         const oid = await GitRefManager.resolve({
           fs: fsp,
@@ -20204,32 +20204,32 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       fs: _fs,
       dir,
       gitdir = join(dir, ".git"),
-      path: path57,
+      path: path58,
       value,
       append = false
     }) {
       try {
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
-        assertParameter("path", path57);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
-        const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
+        assertParameter("path", path58);
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
+        const config2 = await GitConfigManager.get({ fs: fs65, gitdir: updatedGitdir });
         if (append) {
-          await config2.append(path57, value);
+          await config2.append(path58, value);
         } else {
-          await config2.set(path57, value);
+          await config2.set(path58, value);
         }
-        await GitConfigManager.save({ fs: fs64, gitdir: updatedGitdir, config: config2 });
+        await GitConfigManager.save({ fs: fs65, gitdir: updatedGitdir, config: config2 });
       } catch (err2) {
         err2.caller = "git.setConfig";
         throw err2;
       }
     }
-    async function _writeCommit({ fs: fs64, gitdir, commit: commit2 }) {
+    async function _writeCommit({ fs: fs65, gitdir, commit: commit2 }) {
       const object2 = GitCommit.from(commit2).toObject();
       const oid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "commit",
         object: object2,
@@ -20271,9 +20271,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
        * @param {string} args.dir - The working directory.
        * @param {string}[args.gitdir=join(dir, '.git')] - [required] The [git directory](dir-vs-gitdir.md) path
        */
-      constructor({ fs: fs64, dir, gitdir = join(dir, ".git") }) {
+      constructor({ fs: fs65, dir, gitdir = join(dir, ".git") }) {
         Object.assign(this, {
-          fs: fs64,
+          fs: fs65,
           dir,
           gitdir,
           _author: null
@@ -20442,26 +20442,26 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         return GitRefStash.getStashReflogEntry(reflogString, parsed);
       }
     };
-    async function _createStashCommit({ fs: fs64, dir, gitdir, message = "" }) {
-      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
+    async function _createStashCommit({ fs: fs65, dir, gitdir, message = "" }) {
+      const stashMgr = new GitStashManager({ fs: fs65, dir, gitdir });
       await stashMgr.getAuthor();
       const branch2 = await _currentBranch({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         fullname: false
       });
       const headCommit = await GitRefManager.resolve({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         ref: "HEAD"
       });
-      const headCommitObj = await readCommit2({ fs: fs64, dir, gitdir, oid: headCommit });
+      const headCommitObj = await readCommit2({ fs: fs65, dir, gitdir, oid: headCommit });
       const headMsg = headCommitObj.commit.message;
       const stashCommitParents = [headCommit];
       let stashCommitTree = null;
       let workDirCompareBase = TREE({ ref: "HEAD" });
       const indexTree = await writeTreeChanges({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         treePair: [TREE({ ref: "HEAD" }), "stage"]
@@ -20477,7 +20477,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         workDirCompareBase = STAGE();
       }
       const workingTree = await writeTreeChanges({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         treePair: [workDirCompareBase, "workdir"]
@@ -20502,9 +20502,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return { stashCommit, stashMsg, branch: branch2, stashMgr };
     }
-    async function _stashPush({ fs: fs64, dir, gitdir, message = "" }) {
+    async function _stashPush({ fs: fs65, dir, gitdir, message = "" }) {
       const { stashCommit, stashMsg, branch: branch2, stashMgr } = await _createStashCommit({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         message
@@ -20515,7 +20515,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         message: stashMsg
       });
       await checkout({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         ref: branch2,
@@ -20525,17 +20525,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return stashCommit;
     }
-    async function _stashCreate({ fs: fs64, dir, gitdir, message = "" }) {
+    async function _stashCreate({ fs: fs65, dir, gitdir, message = "" }) {
       const { stashCommit } = await _createStashCommit({
-        fs: fs64,
+        fs: fs65,
         dir,
         gitdir,
         message
       });
       return stashCommit;
     }
-    async function _stashApply({ fs: fs64, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
+    async function _stashApply({ fs: fs65, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs65, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       const { parent: stashParents = null } = stashCommit.commit ? stashCommit.commit : {};
       if (!stashParents || !Array.isArray(stashParents)) {
@@ -20543,14 +20543,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       for (let i2 = 0; i2 < stashParents.length - 1; i2++) {
         const applyingCommit = await _readCommit({
-          fs: fs64,
+          fs: fs65,
           cache: {},
           gitdir,
           oid: stashParents[i2 + 1]
         });
         const wasStaged = applyingCommit.commit.message.startsWith("stash-Index");
         await applyTreeChanges({
-          fs: fs64,
+          fs: fs65,
           dir,
           gitdir,
           stashCommit: stashParents[i2 + 1],
@@ -20559,16 +20559,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         });
       }
     }
-    async function _stashDrop({ fs: fs64, dir, gitdir, refIdx = 0 }) {
-      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
+    async function _stashDrop({ fs: fs65, dir, gitdir, refIdx = 0 }) {
+      const stashMgr = new GitStashManager({ fs: fs65, dir, gitdir });
       const stashCommit = await stashMgr.readStashCommit(refIdx);
       if (!stashCommit.commit) {
         return;
       }
       const stashRefPath = stashMgr.refStashPath;
       await acquireLock2(stashRefPath, async () => {
-        if (await fs64.exists(stashRefPath)) {
-          await fs64.rm(stashRefPath);
+        if (await fs65.exists(stashRefPath)) {
+          await fs65.rm(stashRefPath);
         }
       });
       const reflogEntries = await stashMgr.readStashReflogs({ parsed: false });
@@ -20579,7 +20579,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       const stashReflogPath = stashMgr.refLogsStashPath;
       await acquireLock2(stashReflogPath, async () => {
         if (reflogEntries.length) {
-          await fs64.write(
+          await fs65.write(
             stashReflogPath,
             reflogEntries.reverse().join("\n") + "\n",
             "utf8"
@@ -20587,40 +20587,40 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           const lastStashCommit = reflogEntries[reflogEntries.length - 1].split(" ")[1];
           await stashMgr.writeStashRef(lastStashCommit);
         } else {
-          await fs64.rm(stashReflogPath);
+          await fs65.rm(stashReflogPath);
         }
       });
     }
-    async function _stashList({ fs: fs64, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
+    async function _stashList({ fs: fs65, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs65, dir, gitdir });
       return stashMgr.readStashReflogs({ parsed: true });
     }
-    async function _stashClear({ fs: fs64, dir, gitdir }) {
-      const stashMgr = new GitStashManager({ fs: fs64, dir, gitdir });
+    async function _stashClear({ fs: fs65, dir, gitdir }) {
+      const stashMgr = new GitStashManager({ fs: fs65, dir, gitdir });
       const stashRefPath = [stashMgr.refStashPath, stashMgr.refLogsStashPath];
       await acquireLock2(stashRefPath, async () => {
         await Promise.all(
-          stashRefPath.map(async (path57) => {
-            if (await fs64.exists(path57)) {
-              return fs64.rm(path57);
+          stashRefPath.map(async (path58) => {
+            if (await fs65.exists(path58)) {
+              return fs65.rm(path58);
             }
           })
         );
       });
     }
-    async function _stashPop({ fs: fs64, dir, gitdir, refIdx = 0 }) {
-      await _stashApply({ fs: fs64, dir, gitdir, refIdx });
-      await _stashDrop({ fs: fs64, dir, gitdir, refIdx });
+    async function _stashPop({ fs: fs65, dir, gitdir, refIdx = 0 }) {
+      await _stashApply({ fs: fs65, dir, gitdir, refIdx });
+      await _stashDrop({ fs: fs65, dir, gitdir, refIdx });
     }
     async function stash({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       op = "push",
       message = "",
       refIdx = 0
     }) {
-      assertParameter("fs", fs64);
+      assertParameter("fs", fs65);
       assertParameter("dir", dir);
       assertParameter("gitdir", gitdir);
       assertParameter("op", op);
@@ -20635,7 +20635,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       };
       const opsNeedRefIdx = ["apply", "drop", "pop"];
       try {
-        const _fs = new FileSystem(fs64);
+        const _fs = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp: _fs, dotgit: gitdir });
         const folders = ["refs", "logs", "logs/refs"];
         folders.map((f) => join(updatedGitdir, f)).forEach(async (folder) => {
@@ -20677,18 +20677,18 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
-        const headTree = await getHeadTree({ fs: fs64, cache, gitdir: updatedGitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
+        const headTree = await getHeadTree({ fs: fs65, cache, gitdir: updatedGitdir });
         const treeOid = await getOidAtPath({
-          fs: fs64,
+          fs: fs65,
           cache,
           gitdir: updatedGitdir,
           tree: headTree,
           path: filepath
         });
         const indexEntry = await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async function(index2) {
             for (const entry of index2) {
               if (entry.path === filepath) return entry;
@@ -20698,7 +20698,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         );
         if (treeOid === null && indexEntry === null) {
           const ignored = await GitIgnoreManager.isIgnored({
-            fs: fs64,
+            fs: fs65,
             gitdir: updatedGitdir,
             dir,
             filepath
@@ -20707,17 +20707,17 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             return "ignored";
           }
         }
-        const stats = await fs64.lstat(join(dir, filepath));
+        const stats = await fs65.lstat(join(dir, filepath));
         const H = treeOid !== null;
         const I = indexEntry !== null;
-        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs64, dir, filepath }));
+        const W = stats !== null && (H || I || await hasExactCasePath({ fs: fs65, dir, filepath }));
         const getWorkdirOid = async () => {
           if (I && !compareStats(indexEntry, stats)) {
             return indexEntry.oid;
           } else {
-            const config2 = await GitConfigManager.get({ fs: fs64, gitdir: updatedGitdir });
+            const config2 = await GitConfigManager.get({ fs: fs65, gitdir: updatedGitdir });
             const autocrlf = await config2.get("core.autocrlf");
-            const object2 = await fs64.read(join(dir, filepath), { autocrlf });
+            const object2 = await fs65.read(join(dir, filepath), { autocrlf });
             const workdirOid = await hashObject$1({
               gitdir: updatedGitdir,
               type: "blob",
@@ -20726,7 +20726,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (refresh && I && !indexEntry.flags.intentToAdd && indexEntry.oid === workdirOid) {
               if (stats.size !== -1) {
                 await GitIndexManager.acquire(
-                  { fs: fs64, gitdir: updatedGitdir, cache },
+                  { fs: fs65, gitdir: updatedGitdir, cache },
                   async function(index2) {
                     index2.insert({ filepath, stats, oid: workdirOid });
                   }
@@ -20764,13 +20764,13 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function hasExactCasePath({ fs: fs64, dir, filepath }) {
+    async function hasExactCasePath({ fs: fs65, dir, filepath }) {
       const segments = filepath.replace(/\\/g, "/").split("/").filter((segment) => segment !== "" && segment !== ".");
       let parent = dir;
       for (const segment of segments) {
         let entries;
         try {
-          entries = await fs64._readdir(parent);
+          entries = await fs65._readdir(parent);
         } catch (err2) {
           if (err2.code === "ENOENT" || err2.code === "ENOTDIR") return false;
           throw err2;
@@ -20782,36 +20782,36 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
       return true;
     }
-    async function getOidAtPath({ fs: fs64, cache, gitdir: updatedGitdir, tree, path: path57 }) {
-      if (typeof path57 === "string") path57 = path57.split("/");
-      const dirname2 = path57.shift();
+    async function getOidAtPath({ fs: fs65, cache, gitdir: updatedGitdir, tree, path: path58 }) {
+      if (typeof path58 === "string") path58 = path58.split("/");
+      const dirname2 = path58.shift();
       for (const entry of tree) {
         if (entry.path === dirname2) {
-          if (path57.length === 0) {
+          if (path58.length === 0) {
             return entry.oid;
           }
           const { type, object: object2 } = await _readObject({
-            fs: fs64,
+            fs: fs65,
             cache,
             gitdir: updatedGitdir,
             oid: entry.oid
           });
           if (type === "tree") {
             const tree2 = GitTree.from(object2);
-            return getOidAtPath({ fs: fs64, cache, gitdir: updatedGitdir, tree: tree2, path: path57 });
+            return getOidAtPath({ fs: fs65, cache, gitdir: updatedGitdir, tree: tree2, path: path58 });
           }
           if (type === "blob") {
-            throw new ObjectTypeError(entry.oid, type, "blob", path57.join("/"));
+            throw new ObjectTypeError(entry.oid, type, "blob", path58.join("/"));
           }
         }
       }
       return null;
     }
-    async function getHeadTree({ fs: fs64, cache, gitdir: updatedGitdir }) {
+    async function getHeadTree({ fs: fs65, cache, gitdir: updatedGitdir }) {
       let oid;
       try {
         oid = await GitRefManager.resolve({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           ref: "HEAD"
         });
@@ -20821,7 +20821,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         throw e;
       }
-      const { tree } = await _readTree({ fs: fs64, cache, gitdir: updatedGitdir, oid });
+      const { tree } = await _readTree({ fs: fs65, cache, gitdir: updatedGitdir, oid });
       return tree;
     }
     async function statusMatrix({
@@ -20839,10 +20839,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         return await _walk({
-          fs: fs64,
+          fs: fs65,
           cache,
           dir,
           gitdir: updatedGitdir,
@@ -20851,7 +20851,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             if (!head && !stage && workdir) {
               if (!shouldIgnore) {
                 const isIgnored2 = await GitIgnoreManager.isIgnored({
-                  fs: fs64,
+                  fs: fs65,
                   dir,
                   filepath
                 });
@@ -20909,21 +20909,21 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
-        const fs64 = new FileSystem(_fs);
+        const fs65 = new FileSystem(_fs);
         if (ref === void 0) {
           throw new MissingParameterError("ref");
         }
         ref = ref.startsWith("refs/tags/") ? ref : `refs/tags/${ref}`;
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         const value = await GitRefManager.resolve({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           ref: object2 || "HEAD"
         });
-        if (!force && await GitRefManager.exists({ fs: fs64, gitdir: updatedGitdir, ref })) {
+        if (!force && await GitRefManager.exists({ fs: fs65, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("tag", ref);
         }
-        await GitRefManager.writeRef({ fs: fs64, gitdir: updatedGitdir, ref, value });
+        await GitRefManager.writeRef({ fs: fs65, gitdir: updatedGitdir, ref, value });
       } catch (err2) {
         err2.caller = "git.tag";
         throw err2;
@@ -20945,14 +20945,14 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("fs", _fs);
         assertParameter("gitdir", gitdir);
         assertParameter("filepath", filepath);
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         if (remove2) {
           return await GitIndexManager.acquire(
-            { fs: fs64, gitdir: updatedGitdir, cache },
+            { fs: fs65, gitdir: updatedGitdir, cache },
             async function(index2) {
               if (!force) {
-                const fileStats2 = await fs64.lstat(join(dir, filepath));
+                const fileStats2 = await fs65.lstat(join(dir, filepath));
                 if (fileStats2) {
                   if (fileStats2.isDirectory()) {
                     throw new InvalidFilepathError("directory");
@@ -20970,7 +20970,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         }
         let fileStats;
         if (!oid) {
-          fileStats = await fs64.lstat(join(dir, filepath));
+          fileStats = await fs65.lstat(join(dir, filepath));
           if (!fileStats) {
             throw new NotFoundError(
               `file at "${filepath}" on disk and "remove" not set`
@@ -20981,7 +20981,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           }
         }
         return await GitIndexManager.acquire(
-          { fs: fs64, gitdir: updatedGitdir, cache },
+          { fs: fs65, gitdir: updatedGitdir, cache },
           async function(index2) {
             if (!add2 && !index2.has({ filepath })) {
               throw new NotFoundError(
@@ -20991,9 +20991,9 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
             let stats;
             if (!oid) {
               stats = fileStats;
-              const object2 = stats.isSymbolicLink() ? await fs64.readlink(join(dir, filepath)) : await fs64.read(join(dir, filepath));
+              const object2 = stats.isSymbolicLink() ? await fs65.readlink(join(dir, filepath)) : await fs65.read(join(dir, filepath));
               oid = await _writeObject({
-                fs: fs64,
+                fs: fs65,
                 gitdir: updatedGitdir,
                 type: "blob",
                 format: "content",
@@ -21033,7 +21033,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function walk2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       trees: trees2,
@@ -21043,10 +21043,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       cache = {}
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("trees", trees2);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _walk({
           fs: fsp,
@@ -21063,12 +21063,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeBlob({ fs: fs64, dir, gitdir = join(dir, ".git"), blob }) {
+    async function writeBlob({ fs: fs65, dir, gitdir = join(dir, ".git"), blob }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("blob", blob);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeObject({
           fs: fsp,
@@ -21083,16 +21083,16 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       }
     }
     async function writeCommit2({
-      fs: fs64,
+      fs: fs65,
       dir,
       gitdir = join(dir, ".git"),
       commit: commit2
     }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("commit", commit2);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeCommit({
           fs: fsp,
@@ -21115,8 +21115,8 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       encoding = void 0
     }) {
       try {
-        const fs64 = new FileSystem(_fs);
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
+        const fs65 = new FileSystem(_fs);
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
         if (format === "parsed") {
           switch (type) {
             case "commit":
@@ -21137,7 +21137,7 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
           format = "content";
         }
         oid = await _writeObject({
-          fs: fs64,
+          fs: fs65,
           gitdir: updatedGitdir,
           type,
           object: object2,
@@ -21164,29 +21164,29 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         assertParameter("gitdir", gitdir);
         assertParameter("ref", ref);
         assertParameter("value", value);
-        const fs64 = new FileSystem(_fs);
+        const fs65 = new FileSystem(_fs);
         if (!isValidRef(ref, true)) {
           throw new InvalidRefNameError(ref, cleanGitRef.clean(ref));
         }
-        const updatedGitdir = await discoverGitdir({ fsp: fs64, dotgit: gitdir });
-        if (!force && await GitRefManager.exists({ fs: fs64, gitdir: updatedGitdir, ref })) {
+        const updatedGitdir = await discoverGitdir({ fsp: fs65, dotgit: gitdir });
+        if (!force && await GitRefManager.exists({ fs: fs65, gitdir: updatedGitdir, ref })) {
           throw new AlreadyExistsError("ref", ref);
         }
         if (symbolic) {
           await GitRefManager.writeSymbolicRef({
-            fs: fs64,
+            fs: fs65,
             gitdir: updatedGitdir,
             ref,
             value
           });
         } else {
           value = await GitRefManager.resolve({
-            fs: fs64,
+            fs: fs65,
             gitdir: updatedGitdir,
             ref: value
           });
           await GitRefManager.writeRef({
-            fs: fs64,
+            fs: fs65,
             gitdir: updatedGitdir,
             ref,
             value
@@ -21197,10 +21197,10 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function _writeTag({ fs: fs64, gitdir, tag: tag2 }) {
+    async function _writeTag({ fs: fs65, gitdir, tag: tag2 }) {
       const object2 = GitAnnotatedTag.from(tag2).toObject();
       const oid = await _writeObject({
-        fs: fs64,
+        fs: fs65,
         gitdir,
         type: "tag",
         object: object2,
@@ -21208,12 +21208,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
       });
       return oid;
     }
-    async function writeTag({ fs: fs64, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
+    async function writeTag({ fs: fs65, dir, gitdir = join(dir, ".git"), tag: tag2 }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("tag", tag2);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTag({
           fs: fsp,
@@ -21225,12 +21225,12 @@ ${obj3.gpgsig ? obj3.gpgsig : ""}`;
         throw err2;
       }
     }
-    async function writeTree2({ fs: fs64, dir, gitdir = join(dir, ".git"), tree }) {
+    async function writeTree2({ fs: fs65, dir, gitdir = join(dir, ".git"), tree }) {
       try {
-        assertParameter("fs", fs64);
+        assertParameter("fs", fs65);
         assertParameter("gitdir", gitdir);
         assertParameter("tree", tree);
-        const fsp = new FileSystem(fs64);
+        const fsp = new FileSystem(fs65);
         const updatedGitdir = await discoverGitdir({ fsp, dotgit: gitdir });
         return await _writeTree({
           fs: fsp,
@@ -21478,8 +21478,8 @@ function showValue(value) {
 }
 
 // src/core/groups/accessdb.ts
-import fs4 from "node:fs";
-import path4 from "node:path";
+import fs5 from "node:fs";
+import path5 from "node:path";
 
 // src/core/fs/atomic.ts
 import crypto2 from "node:crypto";
@@ -21588,8 +21588,60 @@ function readRange(abs, offset, length) {
 }
 
 // src/core/paths/resolve.ts
+import fs3 from "node:fs";
+import path3 from "node:path";
+
+// src/core/paths/walk.ts
 import fs2 from "node:fs";
 import path2 from "node:path";
+var MAX_LINK_HOPS = 40;
+function walkInside(root, text, opts, start = []) {
+  const parts = [...start];
+  const queue2 = split(text);
+  if (path2.isAbsolute(text)) return { inside: false, why: "is an absolute path" };
+  let hops = 0;
+  let via;
+  while (queue2.length > 0) {
+    const name = queue2.shift();
+    if (name === "" || name === ".") continue;
+    if (name === "..") {
+      if (parts.length === 0) return { inside: false, why: via === void 0 ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
+      parts.pop();
+      continue;
+    }
+    const here = path2.join(root, ...parts, name);
+    const st = lstat(here);
+    const last = !queue2.some((q) => q !== "" && q !== ".");
+    if (st?.isSymbolicLink() && (!last || opts.followLast)) {
+      if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
+      const target = fs2.readlinkSync(here);
+      via = [...parts, name].join("/");
+      if (path2.isAbsolute(target)) {
+        const real = path2.normalize(target);
+        if (real !== root && !real.startsWith(root + path2.sep)) return { inside: false, why: `goes through '${[...parts, name].join("/")}', a symbolic link leading outside the zone` };
+        parts.length = 0;
+        queue2.unshift(...split(path2.relative(root, real)));
+      } else {
+        queue2.unshift(...split(target));
+      }
+      continue;
+    }
+    parts.push(name);
+  }
+  return { inside: true, parts };
+}
+function split(text) {
+  return text.split("/").filter((p) => p !== "" && p !== ".");
+}
+function lstat(p) {
+  try {
+    return fs2.lstatSync(p);
+  } catch {
+    return void 0;
+  }
+}
+
+// src/core/paths/resolve.ts
 var FORBIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 var MAX_COMPONENT_BYTES = 255;
 var MAX_PATH_BYTES = 4096;
@@ -21649,34 +21701,35 @@ function normalizeRelative(input2, zone, opts) {
   return rel;
 }
 function isInside(candidate, root) {
-  return candidate === root || candidate.startsWith(root.endsWith(path2.sep) ? root : root + path2.sep);
+  return candidate === root || candidate.startsWith(root.endsWith(path3.sep) ? root : root + path3.sep);
 }
 function isProtected(zone, rel) {
   return zone.versioned && (rel === ".git" || rel.startsWith(".git/"));
 }
 function resolvePath(zone, input2, opts) {
-  const rel = normalizeRelative(input2, zone, opts);
-  if (opts.intent !== "read" && isProtected(zone, rel)) throw protectedPath(zone, opts, input2);
-  if (rel === "") return { rel, abs: zone.root, stat: fs2.statSync(zone.root) };
   const escape = (why) => shedError("PATH_ESCAPE", `${opts.param} ${showValue(input2)} ${why}, which leads outside ${zone.label}.`, {
     details: { parameter: opts.param, received: input2 },
     hint: "Symbolic links may only point inside the zone. Use a path to a regular file or folder."
   });
+  let rel = normalizeRelative(input2, zone, opts);
+  if (hasDotDot(input2)) rel = kernelRel(zone, input2, escape);
+  if (opts.intent !== "read" && isProtected(zone, rel)) throw protectedPath(zone, opts, input2);
+  if (rel === "") return { rel, abs: zone.root, stat: fs3.statSync(zone.root) };
   const parent = realParent(zone, rel, opts, escape);
-  const abs = path2.join(parent, path2.basename(rel));
-  if (opts.intent !== "read" && isProtected(zone, path2.relative(zone.root, abs).split(path2.sep).join("/"))) throw protectedPath(zone, opts, input2);
-  const own2 = lstat(abs);
+  const abs = path3.join(parent, path3.basename(rel));
+  if (opts.intent !== "read" && isProtected(zone, path3.relative(zone.root, abs).split(path3.sep).join("/"))) throw protectedPath(zone, opts, input2);
+  const own2 = lstat2(abs);
   if (!own2?.isSymbolicLink()) return { rel, abs, stat: own2 };
   let target;
   try {
-    target = fs2.realpathSync(abs);
+    target = fs3.realpathSync(abs);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") {
       if (opts.intent === "delete") return { rel, abs, stat: own2 };
       throw escape("is a symbolic link loop");
     }
-    const dest = path2.resolve(parent, fs2.readlinkSync(abs));
+    const dest = path3.resolve(parent, fs3.readlinkSync(abs));
     if (!isInside(dest, zone.root) && opts.intent !== "delete") throw escape("is a broken symbolic link pointing");
     if (opts.intent === "write") throw linkWrite(zone, opts, input2, void 0);
     return { rel, abs, stat: opts.intent === "read" ? void 0 : own2 };
@@ -21685,8 +21738,16 @@ function resolvePath(zone, input2, opts) {
     if (opts.intent === "delete") return { rel, abs, stat: own2 };
     throw escape("is a symbolic link");
   }
-  if (opts.intent === "write") throw linkWrite(zone, opts, input2, path2.relative(zone.root, target));
-  return opts.intent === "read" ? { rel, abs: target, stat: fs2.statSync(target) } : { rel, abs, stat: own2 };
+  if (opts.intent === "write") throw linkWrite(zone, opts, input2, path3.relative(zone.root, target));
+  return opts.intent === "read" ? { rel, abs: target, stat: fs3.statSync(target) } : { rel, abs, stat: own2 };
+}
+function hasDotDot(input2) {
+  return input2.split("/").includes("..");
+}
+function kernelRel(zone, input2, escape) {
+  const walked = walkInside(zone.root, input2.normalize("NFC").replace(/^\/+/, ""), { followLast: false });
+  if (!walked.inside) throw escape(walked.why);
+  return walked.parts.join("/");
 }
 function protectedPath(zone, opts, input2) {
   return shedError("PROTECTED_PATH", `${opts.param} ${showValue(input2)} is inside .git, the version history of ${zone.label}; it cannot be changed directly.`, {
@@ -21705,19 +21766,19 @@ function realParent(zone, rel, opts, escape) {
   parts.pop();
   let current = zone.root;
   for (let i2 = 0; i2 < parts.length; i2++) {
-    const next = path2.join(current, parts[i2]);
-    const st = lstat(next);
-    if (st === void 0) return path2.join(next, ...parts.slice(i2 + 1));
+    const next = path3.join(current, parts[i2]);
+    const st = lstat2(next);
+    if (st === void 0) return path3.join(next, ...parts.slice(i2 + 1));
     if (st.isSymbolicLink()) {
       let real;
       try {
-        real = fs2.realpathSync(next);
+        real = fs3.realpathSync(next);
       } catch {
         throw escape(`goes through '${parts.slice(0, i2 + 1).join("/")}', a broken symbolic link`);
       }
       if (!isInside(real, zone.root)) throw escape(`goes through '${parts.slice(0, i2 + 1).join("/")}', a symbolic link`);
       current = real;
-      if (!fs2.statSync(real).isDirectory()) throw notAFolder(opts, parts.slice(0, i2 + 1).join("/"));
+      if (!fs3.statSync(real).isDirectory()) throw notAFolder(opts, parts.slice(0, i2 + 1).join("/"));
       continue;
     }
     if (!st.isDirectory()) throw notAFolder(opts, parts.slice(0, i2 + 1).join("/"));
@@ -21731,9 +21792,9 @@ function notAFolder(opts, prefix) {
     hint: `Pick a path whose folders are folders; shed_tree shows what exists.`
   });
 }
-function lstat(p) {
+function lstat2(p) {
   try {
-    return fs2.lstatSync(p);
+    return fs3.lstatSync(p);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ENOENT" || code === "ENOTDIR") return void 0;
@@ -21746,17 +21807,17 @@ function errnoCode(err2) {
 
 // src/core/db/dblock.ts
 import crypto3 from "node:crypto";
-import fs3 from "node:fs";
+import fs4 from "node:fs";
 import os from "node:os";
-import path3 from "node:path";
+import path4 from "node:path";
 var HEARTBEAT_MS = 5e3;
 var STALE_MS = 6e4;
 var WAIT_MS = 12e4;
 var queues = /* @__PURE__ */ new Map();
 function dbLockPath(internalBase, dbAbs) {
   const hash2 = crypto3.createHash("sha256").update(dbAbs).digest("hex").slice(0, 32);
-  if (internalBase === void 0) return path3.join(path3.dirname(dbAbs), `.${path3.basename(dbAbs)}.shedlock`);
-  return path3.join(internalBase, "dblocks", `${hash2}.lock`);
+  if (internalBase === void 0) return path4.join(path4.dirname(dbAbs), `.${path4.basename(dbAbs)}.shedlock`);
+  return path4.join(internalBase, "dblocks", `${hash2}.lock`);
 }
 async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS, what = `The database ${shown}`) {
   const previous = queues.get(lockPath) ?? Promise.resolve();
@@ -21770,7 +21831,7 @@ async function withDbLock(lockPath, shown, fn, waitMs = WAIT_MS, what = `The dat
   }
 }
 async function holdFileLock(lockPath, shown, fn, waitMs, what) {
-  fs3.mkdirSync(path3.dirname(lockPath), { recursive: true });
+  fs4.mkdirSync(path4.dirname(lockPath), { recursive: true });
   const body = { pid: process.pid, host: os.hostname(), nonce: crypto3.randomBytes(8).toString("hex"), at: (/* @__PURE__ */ new Date()).toISOString() };
   const deadline = Date.now() + waitMs;
   let delay = 5;
@@ -21792,7 +21853,7 @@ async function holdFileLock(lockPath, shown, fn, waitMs, what) {
   const beat = setInterval(() => {
     try {
       const now = /* @__PURE__ */ new Date();
-      fs3.utimesSync(lockPath, now, now);
+      fs4.utimesSync(lockPath, now, now);
     } catch {
     }
   }, HEARTBEAT_MS);
@@ -21807,27 +21868,27 @@ async function holdFileLock(lockPath, shown, fn, waitMs, what) {
 function tryCreate(lockPath, body) {
   let fd2;
   try {
-    fd2 = fs3.openSync(lockPath, fs3.constants.O_WRONLY | fs3.constants.O_CREAT | fs3.constants.O_EXCL | fs3.constants.O_NOFOLLOW, 420);
+    fd2 = fs4.openSync(lockPath, fs4.constants.O_WRONLY | fs4.constants.O_CREAT | fs4.constants.O_EXCL | fs4.constants.O_NOFOLLOW, 420);
   } catch (err2) {
     if (errnoCode(err2) === "EEXIST") return false;
     throw err2;
   }
   try {
-    fs3.writeSync(fd2, JSON.stringify(body));
+    fs4.writeSync(fd2, JSON.stringify(body));
   } finally {
-    fs3.closeSync(fd2);
+    fs4.closeSync(fd2);
   }
   return true;
 }
 function readBody(lockPath) {
   let st;
   try {
-    st = fs3.statSync(lockPath);
+    st = fs4.statSync(lockPath);
   } catch {
     return void 0;
   }
   try {
-    return { body: JSON.parse(fs3.readFileSync(lockPath, "utf8")), mtimeMs: st.mtimeMs };
+    return { body: JSON.parse(fs4.readFileSync(lockPath, "utf8")), mtimeMs: st.mtimeMs };
   } catch {
     return { body: void 0, mtimeMs: st.mtimeMs };
   }
@@ -21852,15 +21913,15 @@ function alive(pid) {
 function breakLock(lockPath) {
   const aside = `${lockPath}.stale-${crypto3.randomBytes(6).toString("hex")}`;
   try {
-    fs3.renameSync(lockPath, aside);
+    fs4.renameSync(lockPath, aside);
   } catch {
     return;
   }
-  fs3.rmSync(aside, { force: true });
+  fs4.rmSync(aside, { force: true });
 }
 function release(lockPath, nonce) {
   const seen2 = readBody(lockPath);
-  if (seen2?.body?.nonce === nonce) fs3.rmSync(lockPath, { force: true });
+  if (seen2?.body?.nonce === nonce) fs4.rmSync(lockPath, { force: true });
 }
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -21980,7 +22041,7 @@ var MIGRATIONS = [
      created_at TEXT NOT NULL);`
 ];
 function accessDbPath(base2) {
-  return path4.join(path4.resolve(base2), ACCESS_DB);
+  return path5.join(path5.resolve(base2), ACCESS_DB);
 }
 function migrate(db) {
   const version3 = Number(scalar(db, "PRAGMA user_version") ?? 0);
@@ -21991,7 +22052,7 @@ function migrate(db) {
 }
 function readBytes(abs) {
   try {
-    return fs4.readFileSync(abs);
+    return fs5.readFileSync(abs);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -22009,8 +22070,8 @@ async function readAccess(base2, fn) {
 }
 async function writeAccess(base2, fn) {
   const abs = accessDbPath(base2);
-  fs4.mkdirSync(path4.dirname(abs), { recursive: true });
-  return withDbLock(dbLockPath(path4.dirname(abs), abs), ACCESS_DB, async () => {
+  fs5.mkdirSync(path5.dirname(abs), { recursive: true });
+  return withDbLock(dbLockPath(path5.dirname(abs), abs), ACCESS_DB, async () => {
     const db = await openDatabase(readBytes(abs));
     try {
       const migrated = migrate(db);
@@ -22114,13 +22175,13 @@ function checkAdminId(id, what) {
 }
 
 // src/core/audit/audit.ts
-import fs5 from "node:fs";
-import path5 from "node:path";
+import fs6 from "node:fs";
+import path6 from "node:path";
 var FLAGGED = /* @__PURE__ */ new Set(["PATH_ESCAPE", "PROTECTED_PATH", "COMMAND_FORBIDDEN", "ARGUMENT_FORBIDDEN", "GROUP_ACCESS_DENIED", "PERMISSION_DENIED", "NOT_FILE_OWNER", "BLOCKED_PATH"]);
 var PATH_KEYS = ["path", "src", "dest", "old_path", "new_path", "src_path", "dest_path", "dest_subdir", "filename", "stdout_file", "stderr_file", "output_csv", "import_csv"];
 var FILE = "audit.jsonl";
 function auditDir(storageBase) {
-  return path5.join(path5.resolve(storageBase), "audit");
+  return path6.join(path6.resolve(storageBase), "audit");
 }
 function auditEntry(fn, args, user, conversation, code, ms) {
   const entry = { time: (/* @__PURE__ */ new Date()).toISOString(), user, conversation, function: fn, code, ms: Math.round(ms * 10) / 10 };
@@ -22134,27 +22195,27 @@ function auditEntry(fn, args, user, conversation, code, ms) {
 }
 function appendAudit(settings, entry) {
   const dir = auditDir(settings.storageBase);
-  const file2 = path5.join(dir, FILE);
+  const file2 = path6.join(dir, FILE);
   try {
-    const size = fs5.statSync(file2, { throwIfNoEntry: false })?.size;
-    if (size === void 0) fs5.mkdirSync(dir, { recursive: true, mode: 448 });
+    const size = fs6.statSync(file2, { throwIfNoEntry: false })?.size;
+    if (size === void 0) fs6.mkdirSync(dir, { recursive: true, mode: 448 });
     else if (size >= settings.maxBytes) rotate(dir, settings.retentionDays);
-    fs5.appendFileSync(file2, `${JSON.stringify(entry)}
+    fs6.appendFileSync(file2, `${JSON.stringify(entry)}
 `, { mode: 384 });
   } catch {
   }
 }
 function rotate(dir, retentionDays) {
   const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
-  const current = path5.join(dir, FILE);
+  const current = path6.join(dir, FILE);
   for (let n = 0; n < 100; n++) {
     try {
-      fs5.linkSync(current, path5.join(dir, `audit-${stamp}-${String(n).padStart(2, "0")}.jsonl`));
+      fs6.linkSync(current, path6.join(dir, `audit-${stamp}-${String(n).padStart(2, "0")}.jsonl`));
     } catch (err2) {
       if (err2.code === "EEXIST") continue;
       return;
     }
-    fs5.rmSync(current, { force: true });
+    fs6.rmSync(current, { force: true });
     break;
   }
   pruneAudit(dir, retentionDays);
@@ -22163,10 +22224,10 @@ function pruneAudit(dir, retentionDays, now = Date.now()) {
   if (retentionDays <= 0) return 0;
   let removed = 0;
   for (const name of rotatedFiles(dir)) {
-    const full = path5.join(dir, name);
-    const st = fs5.statSync(full, { throwIfNoEntry: false });
+    const full = path6.join(dir, name);
+    const st = fs6.statSync(full, { throwIfNoEntry: false });
     if (st !== void 0 && now - st.mtimeMs > retentionDays * 864e5) {
-      fs5.rmSync(full, { force: true });
+      fs6.rmSync(full, { force: true });
       removed++;
     }
   }
@@ -22174,7 +22235,7 @@ function pruneAudit(dir, retentionDays, now = Date.now()) {
 }
 function rotatedFiles(dir) {
   try {
-    return fs5.readdirSync(dir).filter((n) => /^audit-[\w-]+\.jsonl$/.test(n)).sort();
+    return fs6.readdirSync(dir).filter((n) => /^audit-[\w-]+\.jsonl$/.test(n)).sort();
   } catch {
     return [];
   }
@@ -22186,7 +22247,7 @@ function readAudit(storageBase, query = {}) {
   for (const name of [FILE, ...rotatedFiles(dir).reverse()]) {
     let text;
     try {
-      text = fs5.readFileSync(path5.join(dir, name), "utf8");
+      text = fs6.readFileSync(path6.join(dir, name), "utf8");
     } catch {
       continue;
     }
@@ -22217,41 +22278,41 @@ function matches(e, q) {
 }
 
 // src/core/maintenance/maintain.ts
-import fs13 from "node:fs";
-import path14 from "node:path";
+import fs14 from "node:fs";
+import path15 from "node:path";
 
 // src/core/locks/maintenance.ts
-import fs10 from "node:fs";
-import path11 from "node:path";
+import fs11 from "node:fs";
+import path12 from "node:path";
 
 // src/core/locks/locks.ts
 import crypto4 from "node:crypto";
-import fs6 from "node:fs";
+import fs7 from "node:fs";
 import os2 from "node:os";
-import path6 from "node:path";
+import path7 from "node:path";
 var MAX_LOCK_BYTES = 64 * 1024;
 var HOST = os2.hostname();
 function lockFile(zone, rel) {
-  return zone.workBase === void 0 ? void 0 : path6.join(zone.workBase, "locks", `${rel}.lock`);
+  return zone.workBase === void 0 ? void 0 : path7.join(zone.workBase, "locks", `${rel}.lock`);
 }
 function inspectLock(file2) {
   let fd2;
   try {
-    fd2 = fs6.openSync(file2, fs6.constants.O_RDONLY | fs6.constants.O_NOFOLLOW | fs6.constants.O_NONBLOCK);
+    fd2 = fs7.openSync(file2, fs7.constants.O_RDONLY | fs7.constants.O_NOFOLLOW | fs7.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ENOENT" || code === "ENOTDIR") return { state: "none" };
-    if (code === "ELOOP") return { state: "corrupt", ino: fs6.lstatSync(file2).ino };
+    if (code === "ELOOP") return { state: "corrupt", ino: fs7.lstatSync(file2).ino };
     throw err2;
   }
   try {
-    const st = fs6.fstatSync(fd2);
+    const st = fs7.fstatSync(fd2);
     if (st.isDirectory()) return { state: "blocked" };
     if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: "corrupt", ino: st.ino };
-    const lock = parseLock(fs6.readFileSync(fd2, "utf8"));
+    const lock = parseLock(fs7.readFileSync(fd2, "utf8"));
     return lock === void 0 ? { state: "corrupt", ino: st.ino } : { state: "held", lock, ino: st.ino };
   } finally {
-    fs6.closeSync(fd2);
+    fs7.closeSync(fd2);
   }
 }
 function parseLock(text) {
@@ -22300,7 +22361,7 @@ function isEditLock(lock) {
 function acquireLock(zone, rel, owner, maxAgeHours, kind) {
   const file2 = lockFile(zone, rel);
   if (file2 === void 0) throw lockError(rel, "this zone has no locks");
-  const dir = path6.dirname(file2);
+  const dir = path7.dirname(file2);
   const mine = {
     ...owner,
     locked_at: (/* @__PURE__ */ new Date()).toISOString(),
@@ -22309,10 +22370,10 @@ function acquireLock(zone, rel, owner, maxAgeHours, kind) {
     token: crypto4.randomBytes(12).toString("hex"),
     ...kind === "write" ? { pid: process.pid, host: HOST } : {}
   };
-  const tmp = path6.join(dir, `.${path6.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
+  const tmp = path7.join(dir, `.${path7.basename(file2).slice(0, 180)}.${mine.token}.tmp`);
   for (let attempt = 0; ; attempt++) {
     try {
-      fs6.mkdirSync(dir, { recursive: true });
+      fs7.mkdirSync(dir, { recursive: true });
       writePrivate(tmp, mine);
       break;
     } catch (err2) {
@@ -22324,7 +22385,7 @@ function acquireLock(zone, rel, owner, maxAgeHours, kind) {
     let tookOver;
     for (let attempt = 0; attempt < 200; attempt++) {
       try {
-        fs6.linkSync(tmp, file2);
+        fs7.linkSync(tmp, file2);
         syncDir(dir);
         return { file: file2, lock: mine, reentered: false };
       } catch (err2) {
@@ -22353,35 +22414,35 @@ function acquireLock(zone, rel, owner, maxAgeHours, kind) {
     }
     throw lockError(rel, "it changed hands too often while acquiring; try again");
   } finally {
-    fs6.rmSync(tmp, { force: true });
+    fs7.rmSync(tmp, { force: true });
   }
 }
 function writePrivate(file2, lock) {
-  const fd2 = fs6.openSync(file2, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+  const fd2 = fs7.openSync(file2, fs7.constants.O_WRONLY | fs7.constants.O_CREAT | fs7.constants.O_EXCL | fs7.constants.O_NOFOLLOW, 420);
   try {
-    fs6.writeSync(fd2, JSON.stringify(lock, null, 2));
-    fs6.fsyncSync(fd2);
+    fs7.writeSync(fd2, JSON.stringify(lock, null, 2));
+    fs7.fsyncSync(fd2);
   } finally {
-    fs6.closeSync(fd2);
+    fs7.closeSync(fd2);
   }
 }
 function replaceStale(file2, ino, mine) {
   const guard = `${file2}.takeover`;
   let fd2;
   try {
-    fd2 = fs6.openSync(guard, fs6.constants.O_WRONLY | fs6.constants.O_CREAT | fs6.constants.O_EXCL | fs6.constants.O_NOFOLLOW, 420);
+    fd2 = fs7.openSync(guard, fs7.constants.O_WRONLY | fs7.constants.O_CREAT | fs7.constants.O_EXCL | fs7.constants.O_NOFOLLOW, 420);
   } catch {
-    const st = fs6.lstatSync(guard, { throwIfNoEntry: false });
-    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs6.rmSync(guard, { force: true });
+    const st = fs7.lstatSync(guard, { throwIfNoEntry: false });
+    if (st !== void 0 && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs7.rmSync(guard, { force: true });
     return false;
   }
   try {
-    if (fs6.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
-    fs6.renameSync(mine, file2);
+    if (fs7.lstatSync(file2, { throwIfNoEntry: false })?.ino !== ino) return false;
+    fs7.renameSync(mine, file2);
     return true;
   } finally {
-    fs6.closeSync(fd2);
-    fs6.rmSync(guard, { force: true });
+    fs7.closeSync(fd2);
+    fs7.rmSync(guard, { force: true });
   }
 }
 var GUARD_STALE_MS = 1e4;
@@ -22393,12 +22454,12 @@ function refreshLock(file2, lock) {
   const current = inspectLock(file2);
   if (current.state !== "held" || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return void 0;
   const renewed = { ...current.lock, locked_at: (/* @__PURE__ */ new Date()).toISOString() };
-  const tmp = path6.join(path6.dirname(file2), `.${path6.basename(file2).slice(0, 180)}.${crypto4.randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path7.join(path7.dirname(file2), `.${path7.basename(file2).slice(0, 180)}.${crypto4.randomBytes(6).toString("hex")}.tmp`);
   try {
     writePrivate(tmp, renewed);
-    fs6.renameSync(tmp, file2);
+    fs7.renameSync(tmp, file2);
   } catch {
-    fs6.rmSync(tmp, { force: true });
+    fs7.rmSync(tmp, { force: true });
     return void 0;
   }
   return renewed;
@@ -22408,8 +22469,8 @@ function releaseLock(zone, rel, token) {
   if (file2 === void 0) return false;
   const state = inspectLock(file2);
   if (state.state !== "held" || state.lock.token !== token) return false;
-  fs6.rmSync(file2, { force: true });
-  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  fs7.rmSync(file2, { force: true });
+  pruneEmpty(path7.dirname(file2), locksRoot(zone));
   return true;
 }
 function removeLock(zone, rel) {
@@ -22422,22 +22483,22 @@ function removeLock(zone, rel) {
     state = { state: "corrupt", ino: 0 };
   }
   if (state.state === "none" || state.state === "blocked") return state;
-  fs6.rmSync(file2, { force: true });
-  pruneEmpty(path6.dirname(file2), locksRoot(zone));
+  fs7.rmSync(file2, { force: true });
+  pruneEmpty(path7.dirname(file2), locksRoot(zone));
   return state;
 }
 function locksRoot(zone) {
-  return path6.join(zone.workBase ?? "/nonexistent", "locks");
+  return path7.join(zone.workBase ?? "/nonexistent", "locks");
 }
 function pruneEmpty(dir, stop) {
   let current = dir;
-  while (current.startsWith(stop + path6.sep)) {
+  while (current.startsWith(stop + path7.sep)) {
     try {
-      fs6.rmdirSync(current);
+      fs7.rmdirSync(current);
     } catch {
       return;
     }
-    current = path6.dirname(current);
+    current = path7.dirname(current);
   }
 }
 async function withFileLock(zone, rel, owner, maxAgeHours, fn) {
@@ -22495,26 +22556,26 @@ function lockError(rel, why) {
 }
 
 // src/core/locks/scratch.ts
-import fs7 from "node:fs";
-import path7 from "node:path";
+import fs8 from "node:fs";
+import path8 from "node:path";
 function scratchBase(zone) {
-  return path7.join(zone.workBase ?? "/nonexistent", "scratch");
+  return path8.join(zone.workBase ?? "/nonexistent", "scratch");
 }
 function openScratch(zone, convId, rel, copy) {
   const base2 = scratchBase(zone);
-  fs7.mkdirSync(base2, { recursive: true });
-  const root = fs7.realpathSync(fs7.mkdtempSync(path7.join(base2, `${convId.slice(0, 60)}-`)));
-  const remove = () => fs7.rmSync(root, { recursive: true, force: true });
+  fs8.mkdirSync(base2, { recursive: true });
+  const root = fs8.realpathSync(fs8.mkdtempSync(path8.join(base2, `${convId.slice(0, 60)}-`)));
+  const remove = () => fs8.rmSync(root, { recursive: true, force: true });
   try {
-    const file2 = path7.join(root, rel);
-    fs7.mkdirSync(path7.dirname(file2), { recursive: true });
+    const file2 = path8.join(root, rel);
+    fs8.mkdirSync(path8.dirname(file2), { recursive: true });
     try {
-      fs7.linkSync(copy, file2);
+      fs8.linkSync(copy, file2);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV" && errnoCode(err2) !== "EPERM") throw err2;
-      fs7.copyFileSync(copy, file2, fs7.constants.COPYFILE_EXCL);
+      fs8.copyFileSync(copy, file2, fs8.constants.COPYFILE_EXCL);
     }
-    const st = fs7.statSync(copy);
+    const st = fs8.statSync(copy);
     return { root, file: file2, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
   } catch (err2) {
     remove();
@@ -22522,9 +22583,9 @@ function openScratch(zone, convId, rel, copy) {
   }
 }
 function collectScratch(s, maxBytes) {
-  const left = fs7.lstatSync(s.file, { throwIfNoEntry: false });
+  const left = fs8.lstatSync(s.file, { throwIfNoEntry: false });
   const current = () => {
-    const st = fs7.statSync(s.copy);
+    const st = fs8.statSync(s.copy);
     return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
   };
   if (left === void 0 || !left.isFile()) {
@@ -22533,23 +22594,23 @@ function collectScratch(s, maxBytes) {
   if (left.ino !== s.before.ino) {
     if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
     try {
-      fs7.renameSync(s.file, s.copy);
+      fs8.renameSync(s.file, s.copy);
     } catch (err2) {
       if (errnoCode(err2) !== "EXDEV") throw err2;
-      fs7.copyFileSync(s.file, s.copy);
+      fs8.copyFileSync(s.file, s.copy);
     }
   }
   return current();
 }
 
 // src/core/locks/session.ts
-import fs8 from "node:fs";
-import path8 from "node:path";
+import fs9 from "node:fs";
+import path9 from "node:path";
 function editzoneRoot(zone) {
-  return path8.join(zone.workBase ?? "/nonexistent", "editzone");
+  return path9.join(zone.workBase ?? "/nonexistent", "editzone");
 }
 function workingCopyPath(zone, convId, rel) {
-  return path8.join(editzoneRoot(zone), convId, rel);
+  return path9.join(editzoneRoot(zone), convId, rel);
 }
 function sessionFor(zone, rel, owner) {
   const file2 = lockFile(zone, rel);
@@ -22560,7 +22621,7 @@ function sessionFor(zone, rel, owner) {
     lock,
     ours: lock !== void 0 && isEditLock(lock) && sameOwner(lock, owner),
     copy,
-    copyStat: fs8.lstatSync(copy, { throwIfNoEntry: false })
+    copyStat: fs9.lstatSync(copy, { throwIfNoEntry: false })
   };
 }
 function requireSession(zone, rel, owner, names) {
@@ -22594,38 +22655,38 @@ var CONV_ID = ID_RULE;
 function removeWorkingCopy(zone, convId, rel) {
   if (!CONV_ID.test(convId)) return false;
   const copy = workingCopyPath(zone, convId, rel);
-  const existed = fs8.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
-  fs8.rmSync(copy, { recursive: true, force: true });
-  pruneEmpty(path8.dirname(copy), editzoneRoot(zone));
+  const existed = fs9.lstatSync(copy, { throwIfNoEntry: false }) !== void 0;
+  fs9.rmSync(copy, { recursive: true, force: true });
+  pruneEmpty(path9.dirname(copy), editzoneRoot(zone));
   return existed;
 }
 function allWorkingCopies(zone, rel) {
   const root = editzoneRoot(zone);
   let convs;
   try {
-    convs = fs8.readdirSync(root);
+    convs = fs9.readdirSync(root);
   } catch {
     return [];
   }
-  return convs.filter((conv) => fs8.lstatSync(path8.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
+  return convs.filter((conv) => fs9.lstatSync(path9.join(root, conv, rel), { throwIfNoEntry: false }) !== void 0);
 }
 
 // src/core/fs/walk.ts
-import fs9 from "node:fs";
-import path9 from "node:path";
+import fs10 from "node:fs";
+import path10 from "node:path";
 function* walkEntries(root, skip) {
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop();
     let entries;
     try {
-      entries = fs9.readdirSync(dir, { withFileTypes: true });
+      entries = fs10.readdirSync(dir, { withFileTypes: true });
     } catch {
       continue;
     }
     for (const entry of entries) {
       if (skip?.(dir, entry.name)) continue;
-      const full = path9.join(dir, entry.name);
+      const full = path10.join(dir, entry.name);
       if (entry.isDirectory()) stack.push(full);
       else yield { full, dir, entry };
     }
@@ -22633,9 +22694,9 @@ function* walkEntries(root, skip) {
 }
 
 // src/core/locks/state-dir.ts
-import path10 from "node:path";
+import path11 from "node:path";
 function scopeStateDir(home) {
-  return path10.basename(path10.dirname(home)) === "groups" ? path10.join(home, "locks") : path10.join(home, "Storage", "locks");
+  return path11.basename(path11.dirname(home)) === "groups" ? path11.join(home, "locks") : path11.join(home, "Storage", "locks");
 }
 var CALL_LOCK_NAME = ".shed-call.lck";
 var STAMP_NAME = ".shed-stamp";
@@ -22650,13 +22711,13 @@ function cleanLocks(zone, ages2, out) {
   const shown = (rel) => `${zone.label}/${rel}`;
   const root = locksRoot(zone);
   for (const file2 of walkFiles(root)) {
-    const name = path11.basename(file2);
-    if (path11.dirname(file2) === root && SCOPE_STATE_NAMES.has(name)) continue;
+    const name = path12.basename(file2);
+    if (path12.dirname(file2) === root && SCOPE_STATE_NAMES.has(name)) continue;
     if (!name.endsWith(".lock")) {
       if (olderThan(file2, 6e4, ages2.now) && rmQuiet(file2)) out.internal++;
       continue;
     }
-    const rel = path11.relative(root, file2).split(path11.sep).join("/").slice(0, -".lock".length);
+    const rel = path12.relative(root, file2).split(path12.sep).join("/").slice(0, -".lock".length);
     const state = inspectLock(file2);
     if (state.state === "corrupt") {
       removeLock(zone, rel);
@@ -22670,10 +22731,10 @@ function cleanLocks(zone, ages2, out) {
   const edits = editzoneRoot(zone);
   for (const conv of listDir(edits)) {
     if (!CONV_ID.test(conv)) continue;
-    const base2 = path11.join(edits, conv);
+    const base2 = path12.join(edits, conv);
     for (const file2 of walkFiles(base2)) {
-      const rel = path11.relative(base2, file2).split(path11.sep).join("/");
-      if (path11.basename(file2).endsWith(TEMP_SUFFIX)) {
+      const rel = path12.relative(base2, file2).split(path12.sep).join("/");
+      if (path12.basename(file2).endsWith(TEMP_SUFFIX)) {
         if (olderThan(file2, ages2.tempMs, ages2.now) && rmQuiet(file2)) out.internal++;
         continue;
       }
@@ -22685,17 +22746,17 @@ function cleanLocks(zone, ages2, out) {
   }
   const scratch = scratchBase(zone);
   for (const name of listDir(scratch)) {
-    const dir = path11.join(scratch, name);
+    const dir = path12.join(scratch, name);
     if (olderThan(dir, ages2.scratchMs, ages2.now)) {
-      fs10.rmSync(dir, { recursive: true, force: true });
+      fs11.rmSync(dir, { recursive: true, force: true });
       out.internal++;
     }
   }
 }
 function cleanTempFiles(label, root, ages2, out) {
   for (const file2 of walkFiles(root, (dir, name) => dir === root && name === ".git")) {
-    if (!path11.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
-    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path11.relative(root, file2).split(path11.sep).join("/")}`);
+    if (!path12.basename(file2).endsWith(TEMP_SUFFIX) || !olderThan(file2, ages2.tempMs, ages2.now)) continue;
+    if (rmQuiet(file2)) out.temp_files.push(`${label}/${path12.relative(root, file2).split(path12.sep).join("/")}`);
   }
 }
 function readHeld(zone, rel) {
@@ -22711,18 +22772,18 @@ function* walkFiles(root, skip) {
 }
 function listDir(dir) {
   try {
-    return fs10.readdirSync(dir);
+    return fs11.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function olderThan(p, ms, now) {
-  const st = fs10.lstatSync(p, { throwIfNoEntry: false });
+  const st = fs11.lstatSync(p, { throwIfNoEntry: false });
   return st !== void 0 && now - st.mtimeMs > ms;
 }
 function rmQuiet(p) {
   try {
-    fs10.rmSync(p, { force: true });
+    fs11.rmSync(p, { force: true });
     return true;
   } catch {
     return false;
@@ -22730,24 +22791,24 @@ function rmQuiet(p) {
 }
 
 // src/core/uploads/retention.ts
-import fs11 from "node:fs";
-import path12 from "node:path";
+import fs12 from "node:fs";
+import path13 from "node:path";
 var DAY = 864e5;
 function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
   if (retentionDays <= 0) return [];
   const removed = [];
   let names;
   try {
-    names = fs11.readdirSync(uploadsRoot);
+    names = fs12.readdirSync(uploadsRoot);
   } catch {
     return [];
   }
   for (const conv of names.sort()) {
-    const dir = path12.join(uploadsRoot, conv);
-    const st = fs11.lstatSync(dir, { throwIfNoEntry: false });
+    const dir = path13.join(uploadsRoot, conv);
+    const st = fs12.lstatSync(dir, { throwIfNoEntry: false });
     if (st === void 0 || !st.isDirectory()) continue;
     if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
-    fs11.rmSync(dir, { recursive: true, force: true });
+    fs12.rmSync(dir, { recursive: true, force: true });
     removed.push(conv);
   }
   return removed;
@@ -22755,19 +22816,19 @@ function removeExpiredUploads(uploadsRoot, retentionDays, now = Date.now()) {
 function newestChange(dir, own2) {
   let newest = own2;
   for (const { full } of walkEntries(dir)) {
-    const st = fs11.lstatSync(full, { throwIfNoEntry: false });
+    const st = fs12.lstatSync(full, { throwIfNoEntry: false });
     if (st !== void 0 && st.mtimeMs > newest) newest = st.mtimeMs;
   }
   return newest;
 }
 
 // src/core/zones/zones.ts
-import fs12 from "node:fs";
-import path13 from "node:path";
+import fs13 from "node:fs";
+import path14 from "node:path";
 var ZONE_NAMES = ["uploads", "storage", "documents", "group"];
 var MIB = 1024 * 1024;
 function userHome(valves, userId) {
-  return path13.join(path13.resolve(valves.storage_base_path), "users", userId);
+  return path14.join(path14.resolve(valves.storage_base_path), "users", userId);
 }
 function userScope(valves, userId) {
   const home = userHome(valves, userId);
@@ -22775,9 +22836,9 @@ function userScope(valves, userId) {
     key: `user:${home}`,
     limitBytes: valves.quota_per_user_mb * MIB,
     trees: {
-      Uploads: path13.join(home, "Uploads"),
-      Storage: path13.join(home, "Storage", "data"),
-      Documents: path13.join(home, "Documents", "data")
+      Uploads: path14.join(home, "Uploads"),
+      Storage: path14.join(home, "Storage", "data"),
+      Documents: path14.join(home, "Documents", "data")
     }
   };
 }
@@ -22797,15 +22858,15 @@ function openZone(req, name, group) {
   const home = userHome(req.valves, req.user.id);
   const scope = userScope(req.valves, req.user.id);
   const layout2 = {
-    uploads: { label: "Uploads", root: path13.join(home, "Uploads", req.convId), workBase: void 0 },
-    storage: { label: "Storage", root: scope.trees.Storage, workBase: path13.join(home, "Storage") },
-    documents: { label: "Documents", root: scope.trees.Documents, workBase: path13.join(home, "Documents") }
+    uploads: { label: "Uploads", root: path14.join(home, "Uploads", req.convId), workBase: void 0 },
+    storage: { label: "Storage", root: scope.trees.Storage, workBase: path14.join(home, "Storage") },
+    documents: { label: "Documents", root: scope.trees.Documents, workBase: path14.join(home, "Documents") }
   }[name];
-  fs12.mkdirSync(layout2.root, { recursive: true });
+  fs13.mkdirSync(layout2.root, { recursive: true });
   return {
     name,
     label: layout2.label,
-    root: fs12.realpathSync(layout2.root),
+    root: fs13.realpathSync(layout2.root),
     workBase: layout2.workBase,
     versioned: name === "documents",
     readonly: name === "uploads",
@@ -22813,25 +22874,25 @@ function openZone(req, name, group) {
   };
 }
 function groupHome(valves, groupId) {
-  return path13.join(path13.resolve(valves.storage_base_path), "groups", groupId);
+  return path14.join(path14.resolve(valves.storage_base_path), "groups", groupId);
 }
 function groupScope(valves, group) {
   const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path13.join(home, "data") } };
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path14.join(home, "data") } };
 }
 function openGroupZone(valves, group) {
   const home = groupHome(valves, group.id);
-  const root = path13.join(home, "data");
-  fs12.mkdirSync(root, { recursive: true });
+  const root = path14.join(home, "data");
+  fs13.mkdirSync(root, { recursive: true });
   return {
     name: "group",
     label: `Group:${group.name}`,
-    root: fs12.realpathSync(root),
+    root: fs13.realpathSync(root),
     workBase: home,
     versioned: true,
     readonly: false,
     scope: groupScope(valves, group),
-    group: { id: group.id, name: group.name, base: path13.resolve(valves.storage_base_path) }
+    group: { id: group.id, name: group.name, base: path14.resolve(valves.storage_base_path) }
   };
 }
 
@@ -22848,17 +22909,17 @@ function maintainUser(valves, userId, now = Date.now(), out = emptyReport()) {
   const identity = { id: userId, name: userId, email: "", role: "user" };
   const home = userHome(valves, userId);
   for (const name of ["storage", "documents"]) {
-    const workBase = path14.join(home, name === "storage" ? "Storage" : "Documents");
+    const workBase = path15.join(home, name === "storage" ? "Storage" : "Documents");
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: "maintenance" }, name, void 0), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
     if (isDir(root)) cleanTempFiles(label, root, a, out);
   }
-  for (const conv of removeExpiredUploads(path14.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
+  for (const conv of removeExpiredUploads(path15.join(home, "Uploads"), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
 function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
-  if (!isDir(path14.join(groupHome(valves, groupId), "data"))) return out;
+  if (!isDir(path15.join(groupHome(valves, groupId), "data"))) return out;
   const zone = openGroupZone(valves, { id: groupId, name: groupId });
   const a = ages(valves, now);
   cleanLocks(zone, a, out);
@@ -22867,7 +22928,7 @@ function maintainGroup(valves, groupId, now = Date.now(), out = emptyReport()) {
 }
 function maintainAll(valves, now = Date.now()) {
   const started = performance.now();
-  const base2 = path14.resolve(valves.storage_base_path);
+  const base2 = path15.resolve(valves.storage_base_path);
   const result3 = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
   const record2 = (key, report) => {
     const n = reportCount(report);
@@ -22875,11 +22936,11 @@ function maintainAll(valves, now = Date.now()) {
     result3.cleaned[key] = report;
     result3.total += n;
   };
-  for (const id of listIds(path14.join(base2, "users"))) {
+  for (const id of listIds(path15.join(base2, "users"))) {
     result3.users++;
     record2(`user:${id}`, maintainUser(valves, id, now));
   }
-  for (const id of listIds(path14.join(base2, "groups"))) {
+  for (const id of listIds(path15.join(base2, "groups"))) {
     result3.groups++;
     record2(`group:${id}`, maintainGroup(valves, id, now));
   }
@@ -22891,13 +22952,13 @@ function reportCount(r) {
 }
 function listIds(dir) {
   try {
-    return fs13.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path14.join(dir, n))).sort();
+    return fs14.readdirSync(dir).filter((n) => ID_RULE.test(n) && isDir(path15.join(dir, n))).sort();
   } catch {
     return [];
   }
 }
 function isDir(p) {
-  return fs13.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return fs14.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
 // src/core/links/secret.ts
@@ -22988,8 +23049,8 @@ async function revokeLink(base2, id, now = Date.now()) {
 }
 
 // src/core/links/serving.ts
-import fs14 from "node:fs";
-import path15 from "node:path";
+import fs15 from "node:fs";
+import path16 from "node:path";
 
 // src/core/links/tokens.ts
 import crypto6 from "node:crypto";
@@ -23836,10 +23897,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj3, path57) {
-  if (!path57)
+function getElementAtPath(obj3, path58) {
+  if (!path58)
     return obj3;
-  return path57.reduce((acc, key) => acc?.[key], obj3);
+  return path58.reduce((acc, key) => acc?.[key], obj3);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -24179,11 +24240,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path57, issues) {
+function prefixIssues(path58, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path57);
+    iss.path.unshift(path58);
     return iss;
   });
 }
@@ -24645,16 +24706,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path57 = []) => {
+  const processError = (error63, path58 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path57, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path58, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path58, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path58, ...issue2.path]);
       } else {
-        const fullpath = [...path57, ...issue2.path];
+        const fullpath = [...path58, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24693,17 +24754,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result3 = { errors: [] };
-  const processError = (error63, path57 = []) => {
+  const processError = (error63, path58 = []) => {
     var _a4;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path57, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path58, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path58, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path57, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path58, ...issue2.path]);
       } else {
-        const fullpath = [...path57, ...issue2.path];
+        const fullpath = [...path58, ...issue2.path];
         if (fullpath.length === 0) {
           result3.errors.push(mapper(issue2));
           continue;
@@ -24742,8 +24803,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path57 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path57) {
+  const path58 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path58) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -41881,13 +41942,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path57 = ref.slice(1).split("/").filter(Boolean);
-  if (path57.length === 0) {
+  const path58 = ref.slice(1).split("/").filter(Boolean);
+  if (path58.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path57[0] === defsKey) {
-    const key = path57[1] === void 0 ? void 0 : decodeJSONPointerSegment(path57[1]);
+  if (path58[0] === defsKey) {
+    const key = path58[1] === void 0 ? void 0 : decodeJSONPointerSegment(path58[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -42934,7 +42995,7 @@ function splitRest(rest) {
 }
 function exists(p) {
   try {
-    return fs14.lstatSync(p).isDirectory();
+    return fs15.lstatSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -42946,16 +43007,16 @@ async function linkZone(link, opts) {
     const dir = (opts.groups ?? standaloneDirectory)(opts.storageBase);
     const group = await dir.byId(link.groupId);
     if (group === void 0 || !(await dir.members(group.id)).includes(link.userId)) return refuse(404, "not-member");
-    if (!exists(path15.join(groupHome(valves, group.id), "data"))) return refuse(404, "missing");
+    if (!exists(path16.join(groupHome(valves, group.id), "data"))) return refuse(404, "missing");
     return openGroupZone(valves, group);
   }
   const home = userHome(valves, link.userId);
   const dirs = { uploads: ["Uploads", link.convId], storage: ["Storage", "data"], documents: ["Documents", "data"] }[link.zone];
-  if (dirs === void 0 || !exists(path15.join(home, ...dirs))) return refuse(404, "missing");
+  if (dirs === void 0 || !exists(path16.join(home, ...dirs))) return refuse(404, "missing");
   return openZone({ valves, user: { id: link.userId, name: link.userId, email: "", role: "user" }, convId: link.convId }, link.zone, void 0);
 }
 function relToZone(zone, real) {
-  return path15.relative(zone.root, real).split(path15.sep).join("/");
+  return path16.relative(zone.root, real).split(path16.sep).join("/");
 }
 async function resolveTarget(rest, opts) {
   const parts = splitRest(rest);
@@ -42978,13 +43039,13 @@ async function resolveTarget(rest, opts) {
   try {
     const base2 = resolvePath(zone, link.path, { param: "path", intent: "read", allowZoneInPath: true });
     if (base2.stat === void 0 || base2.stat.isDirectory() !== (link.kind === "folder")) return refuse(404, "missing");
-    linkRoot = fs14.realpathSync(base2.abs);
+    linkRoot = fs15.realpathSync(base2.abs);
     abs = linkRoot;
     if (parts.segments.length > 0) {
       const full = [link.path, ...parts.segments].filter((s) => s !== "").join("/");
       const sub = resolvePath(zone, full, { param: "path", intent: "read", allowZoneInPath: true });
       if (sub.stat === void 0) return refuse(404, "missing");
-      abs = fs14.realpathSync(sub.abs);
+      abs = fs15.realpathSync(sub.abs);
     }
   } catch {
     return refuse(404, "path");
@@ -42993,32 +43054,32 @@ async function resolveTarget(rest, opts) {
   if (isProtected(zone, relToZone(zone, abs)) || isProtected(zone, relToZone(zone, linkRoot))) return refuse(404, "path");
   let st;
   try {
-    st = fs14.statSync(abs);
+    st = fs15.statSync(abs);
   } catch {
     return refuse(404, "missing");
   }
   if (!st.isDirectory() && !st.isFile()) return refuse(404, "missing");
-  const name = parts.segments.at(-1) ?? (link.path === "" ? zone.label : path15.posix.basename(link.path));
+  const name = parts.segments.at(-1) ?? (link.path === "" ? zone.label : path16.posix.basename(link.path));
   return { link, zone, linkRoot, abs, sub: parts.segments.join("/"), name, isFolder: st.isDirectory(), slash: parts.slash };
 }
 function openChecked(abs, root) {
   let fd2;
   try {
-    fd2 = fs14.openSync(abs, fs14.constants.O_RDONLY | fs14.constants.O_NOFOLLOW);
+    fd2 = fs15.openSync(abs, fs15.constants.O_RDONLY | fs15.constants.O_NOFOLLOW);
   } catch {
     return void 0;
   }
   try {
     let real;
     try {
-      real = fs14.readlinkSync(`/proc/self/fd/${fd2}`);
+      real = fs15.readlinkSync(`/proc/self/fd/${fd2}`);
     } catch {
       real = void 0;
     }
-    if ((real === void 0 || isInside(real, root)) && fs14.fstatSync(fd2).isFile()) return fd2;
+    if ((real === void 0 || isInside(real, root)) && fs15.fstatSync(fd2).isFile()) return fd2;
   } catch {
   }
-  fs14.closeSync(fd2);
+  fs15.closeSync(fd2);
   return void 0;
 }
 function readEntries(target) {
@@ -43026,21 +43087,21 @@ function readEntries(target) {
   const hideGit = target.zone.versioned && target.abs === target.zone.root;
   let dirents;
   try {
-    dirents = fs14.readdirSync(target.abs, { withFileTypes: true });
+    dirents = fs15.readdirSync(target.abs, { withFileTypes: true });
   } catch {
     return out;
   }
   for (const d of dirents) {
     if (hideGit && d.name === ".git") continue;
-    const full = `${target.abs}${path15.sep}${d.name}`;
+    const full = `${target.abs}${path16.sep}${d.name}`;
     try {
       let st;
       if (d.isSymbolicLink()) {
-        const real = fs14.realpathSync(full);
+        const real = fs15.realpathSync(full);
         if (!isInside(real, target.linkRoot)) continue;
-        st = fs14.statSync(real, { throwIfNoEntry: false });
+        st = fs15.statSync(real, { throwIfNoEntry: false });
       } else {
-        st = fs14.lstatSync(full, { throwIfNoEntry: false });
+        st = fs15.lstatSync(full, { throwIfNoEntry: false });
       }
       if (st === void 0 || !st.isDirectory() && !st.isFile()) continue;
       out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
@@ -43054,25 +43115,25 @@ function* filesBelow(target) {
   for (const { full, entry } of walkEntries(target.abs, (dir, name) => dir === gitAt && name === ".git")) {
     if (!entry.isFile()) continue;
     const fd2 = openChecked(full, target.abs);
-    if (fd2 !== void 0) yield { rel: path15.relative(target.abs, full).split(path15.sep).join("/"), fd: fd2 };
+    if (fd2 !== void 0) yield { rel: path16.relative(target.abs, full).split(path16.sep).join("/"), fd: fd2 };
   }
 }
 
 // src/core/quota/stamp.ts
 import crypto7 from "node:crypto";
-import fs16 from "node:fs";
-import path17 from "node:path";
+import fs17 from "node:fs";
+import path18 from "node:path";
 
 // src/core/quota/usage.ts
-import fs15 from "node:fs";
-import path16 from "node:path";
+import fs16 from "node:fs";
+import path17 from "node:path";
 import { Worker } from "node:worker_threads";
 var MAX_TREES = 64;
-function measureFiles(lstat3, dir, names) {
-  const out = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+function measureFiles(lstat4, dir, names, withEntries) {
+  const out = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : void 0 };
   const prefix = dir.endsWith("/") ? dir : `${dir}/`;
   for (const name of names) {
-    const st = lstat3(prefix + name, { throwIfNoEntry: false });
+    const st = lstat4(prefix + name, { throwIfNoEntry: false });
     if (st === void 0) continue;
     if (st.isDirectory()) {
       out.becameFolders.push(name);
@@ -43080,7 +43141,11 @@ function measureFiles(lstat3, dir, names) {
     }
     out.bytes += st.size;
     out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+    if (st.nlink > 1 && st.isFile() || withEntries) {
+      const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (st.nlink > 1 && st.isFile()) out.linked.push([name, sig, st.ino]);
+      if (withEntries) out.entries.push([name, sig, Math.max(st.mtimeMs, st.ctimeMs)]);
+    }
   }
   return out;
 }
@@ -43092,15 +43157,12 @@ const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
   if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, dir, names, withEntries));
 });
 `;
 var MeasuringWorker = class {
-  worker;
-  sent = [];
-  batch = [];
-  seen = 0;
-  constructor() {
+  constructor(withEntries) {
+    this.withEntries = withEntries;
     try {
       this.worker = new Worker(WORKER_SOURCE, { eval: true });
       this.worker.unref();
@@ -43108,11 +43170,16 @@ var MeasuringWorker = class {
       this.worker = void 0;
     }
   }
+  withEntries;
+  worker;
+  sent = [];
+  batch = [];
+  seen = 0;
   /** Takes the folder for the worker (true), or leaves it to the main thread (false). */
   take(listing) {
     if (this.worker === void 0 || this.seen++ % 4 === 0) return false;
     this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
+    this.batch.push([listing.dir, listing.names, this.withEntries]);
     if (this.batch.length >= 16) this.flush();
     return true;
   }
@@ -43129,7 +43196,7 @@ var MeasuringWorker = class {
       worker.once("error", () => resolve(void 0));
     });
     worker.postMessage("end");
-    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs15.lstatSync, l.dir, l.names));
+    const measured = await answer2 ?? this.sent.map((l) => measureFiles(fs16.lstatSync, l.dir, l.names, this.withEntries));
     void worker.terminate();
     return this.sent.map((l, i2) => [l, measured[i2]]);
   }
@@ -43156,6 +43223,56 @@ var TreeUsage = class {
   scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
   unwatched = false;
+  /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
+  keepEntries = false;
+  trackers = /* @__PURE__ */ new Set();
+  track() {
+    const t = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: /* @__PURE__ */ new Map() };
+    this.trackers.add(t);
+    return t;
+  }
+  untrack(t) {
+    this.trackers.delete(t);
+  }
+  /** Zone-relative paths that changed in the folders `t` saw change (folders appearing or vanishing as themselves). */
+  changesOf(t) {
+    const reliable = this.scanned && !this.unwatched && watchEvents - t.eventsAtStart <= EVENT_BUDGET;
+    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : void 0 };
+  }
+  changedPaths(t) {
+    const out = /* @__PURE__ */ new Set();
+    const racyFrom = t.startedMs - RACY_MS;
+    for (const [dir, before] of t.before) {
+      const after = this.folders.get(dir);
+      const rel = dir === this.root ? "" : path17.relative(this.root, dir).split(path17.sep).join("/");
+      const at = (name) => rel === "" ? name : `${rel}/${name}`;
+      const was = before?.entries ?? NO_ENTRIES;
+      const now = after?.entries ?? NO_ENTRIES;
+      for (const [name, a] of was) {
+        const b = now.get(name);
+        if (b === void 0 || b.sig !== a.sig || a.newestMs >= racyFrom) out.add(at(name));
+      }
+      for (const name of now.keys()) if (!was.has(name)) out.add(at(name));
+      const wasFolders = before?.subfolders ?? NO_NAMES;
+      const nowFolders = after?.subfolders ?? NO_NAMES;
+      for (const name of wasFolders) if (!nowFolders.has(name)) out.add(at(name));
+      for (const name of nowFolders) if (!wasFolders.has(name)) out.add(at(name));
+    }
+    return [...out].sort();
+  }
+  /** Before a folder's record changes: every active watch keeps what it held at the watch's start. */
+  noteBefore(dir) {
+    if (this.trackers.size === 0) return;
+    const rec = this.folders.get(dir);
+    for (const t of this.trackers) {
+      if (t.before.has(dir)) continue;
+      t.before.set(dir, rec === void 0 ? void 0 : { entries: rec.entries ?? NO_ENTRIES, subfolders: rec.subfolders });
+      if (rec !== void 0 && rec.entries === void 0) t.trusted = false;
+    }
+  }
+  distrustWatches() {
+    for (const t of this.trackers) t.trusted = false;
+  }
   async usage() {
     const previous = this.busy;
     let release2;
@@ -43179,6 +43296,7 @@ var TreeUsage = class {
     this.scanned = false;
   }
   closeAll() {
+    this.distrustWatches();
     for (const rec of this.folders.values()) rec.watcher?.close();
     this.folders.clear();
     this.dirty.clear();
@@ -43205,10 +43323,10 @@ var TreeUsage = class {
       if (listing === void 0) continue;
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
       names += listing.names.length;
-      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker();
+      if (helper === void 0 && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(this.keepEntries);
       if (!helper?.take(listing)) mine.push(listing);
     }
-    for (const listing of mine) this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
+    for (const listing of mine) this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names, this.keepEntries));
     for (const [listing, measured] of await helper?.results() ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
@@ -43216,9 +43334,10 @@ var TreeUsage = class {
   }
   /** Records a folder from its listing and its measurement. */
   install(listing, m) {
-    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
+    const entries = m.entries === void 0 ? void 0 : new Map(m.entries.map(([name, sig, newestMs]) => [name, { sig, newestMs }]));
+    const rec = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: /* @__PURE__ */ new Map(), watcher: listing.watcher, entries };
+    for (const [name, sig, ino] of m.linked) {
+      rec.linked.set(name, sig);
       if (!this.linkedInodes.has(ino)) {
         this.linkedInodes.add(ino);
         this.sawNewLink = true;
@@ -43236,7 +43355,7 @@ var TreeUsage = class {
     const watcher = this.unwatched ? void 0 : this.watch(dir);
     let entries;
     try {
-      entries = fs15.readdirSync(dir, { withFileTypes: true });
+      entries = fs16.readdirSync(dir, { withFileTypes: true });
     } catch {
       watcher?.close();
       return void 0;
@@ -43250,6 +43369,7 @@ var TreeUsage = class {
     const stack = [dir];
     while (stack.length > 0) {
       const current = stack.pop();
+      this.noteBefore(current);
       const rec = this.readFolder(current);
       if (rec === void 0) continue;
       for (const name of rec.subfolders) stack.push(`${current}/${name}`);
@@ -43258,6 +43378,7 @@ var TreeUsage = class {
   dropSubtree(dir) {
     const rec = this.folders.get(dir);
     if (rec === void 0) return;
+    this.noteBefore(dir);
     if (dir === this.root) this.scanned = false;
     this.folders.delete(dir);
     this.dirty.delete(dir);
@@ -43265,13 +43386,14 @@ var TreeUsage = class {
     rec.watcher?.close();
     this.total.bytes -= rec.bytes;
     this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path16.join(dir, name));
+    for (const name of rec.subfolders) this.dropSubtree(path17.join(dir, name));
   }
   checkLinkedFiles() {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir);
-      for (const [name, size] of rec.linked) {
-        if (fs15.lstatSync(path16.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      for (const [name, sig] of rec.linked) {
+        const st = fs16.lstatSync(path17.join(dir, name), { throwIfNoEntry: false });
+        if (st === void 0 || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
   }
@@ -43281,6 +43403,7 @@ var TreeUsage = class {
     for (const dir of todo) {
       const old = this.folders.get(dir);
       if (old === void 0) continue;
+      this.noteBefore(dir);
       this.total.bytes -= old.bytes;
       this.total.files -= old.files;
       this.withLinks.delete(dir);
@@ -43291,31 +43414,61 @@ var TreeUsage = class {
         this.dropSubtree(dir);
         continue;
       }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path16.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path16.join(dir, name));
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path17.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path17.join(dir, name));
     }
   }
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
   readFolder(dir) {
     const listing = this.listFolder(dir);
-    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs15.lstatSync, listing.dir, listing.names));
+    return listing === void 0 ? void 0 : this.install(listing, measureFiles(fs16.lstatSync, listing.dir, listing.names, this.keepEntries));
   }
   watch(dir) {
     try {
-      const watcher = fs15.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      const watcher = fs16.watch(dir, { persistent: false }, () => {
+        watchEvents++;
+        this.dirty.add(dir);
+        for (const t of this.trackers) t.onEvent?.();
+      });
       watcher.on("error", () => {
         this.unwatched = true;
+        this.distrustWatches();
       });
       return watcher;
     } catch {
       this.unwatched = true;
+      this.distrustWatches();
       return void 0;
     }
   }
 };
 var trees = /* @__PURE__ */ new Map();
+var NO_ENTRIES = /* @__PURE__ */ new Map();
+var NO_NAMES = /* @__PURE__ */ new Set();
+var RACY_MS = 100;
+var watchEvents = 0;
+var EVENT_BUDGET = 8192;
+async function watchChanges(root, opts) {
+  const tree = treeFor(root);
+  if (opts.entries && !tree.keepEntries) {
+    tree.keepEntries = true;
+    tree.invalidate();
+  }
+  await tree.usage();
+  const tracker = tree.track();
+  return {
+    exact: tracker.trusted,
+    usage: () => tree.usage(),
+    onChange: (fn) => tracker.onEvent = fn,
+    async finish() {
+      await tree.usage();
+      tree.untrack(tracker);
+      return tree.changesOf(tracker);
+    }
+  };
+}
 function treeFor(root) {
-  const key = path16.resolve(root);
+  const key = path17.resolve(root);
   let tree = trees.get(key);
   if (tree !== void 0) {
     trees.delete(key);
@@ -43334,14 +43487,14 @@ function treeUsage(root) {
   return treeFor(root).usage();
 }
 function invalidateTree(root) {
-  trees.get(path16.resolve(root))?.invalidate();
+  trees.get(path17.resolve(root))?.invalidate();
 }
 function turnEventLoop() {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 function isFolder(p) {
   try {
-    return fs15.statSync(p).isDirectory();
+    return fs16.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -43350,11 +43503,11 @@ function isFolder(p) {
 // src/core/quota/stamp.ts
 var seen = /* @__PURE__ */ new Map();
 function stampPath(scope) {
-  return path17.join(scopeStateDir(scope.key.slice(scope.key.indexOf(":") + 1)), STAMP_NAME);
+  return path18.join(scopeStateDir(scope.key.slice(scope.key.indexOf(":") + 1)), STAMP_NAME);
 }
 function readStamp(file2) {
   try {
-    return fs16.readFileSync(file2, "utf8");
+    return fs17.readFileSync(file2, "utf8");
   } catch {
     return "";
   }
@@ -43363,10 +43516,10 @@ function bumpStamp(scope) {
   const file2 = stampPath(scope);
   const token = `${process.pid} ${Date.now()} ${crypto7.randomBytes(6).toString("hex")}`;
   try {
-    fs16.mkdirSync(path17.dirname(file2), { recursive: true });
+    fs17.mkdirSync(path18.dirname(file2), { recursive: true });
     const tmp = `${file2}.${crypto7.randomBytes(4).toString("hex")}.tmp`;
-    fs16.writeFileSync(tmp, token);
-    fs16.renameSync(tmp, file2);
+    fs17.writeFileSync(tmp, token);
+    fs17.renameSync(tmp, file2);
     seen.set(scope.key, token);
   } catch {
     seen.delete(scope.key);
@@ -43835,9 +43988,9 @@ function ruleFor(cmd) {
 
 // src/core/exec/sandbox.ts
 import { spawn } from "node:child_process";
-import fs17 from "node:fs";
+import fs18 from "node:fs";
 import os3 from "node:os";
-import path18 from "node:path";
+import path19 from "node:path";
 var SANDBOX_ZONE = "/zone";
 var SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 var ETC_READONLY = ["/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/mime.types", "/etc/magic"];
@@ -43846,8 +43999,8 @@ function bwrapArgs(opts) {
   const args = ["--ro-bind", "/usr", "/usr"];
   for (const dir of ["bin", "sbin", "lib", "lib64", "lib32"]) {
     const host = `/${dir}`;
-    const st = fs17.lstatSync(host, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) args.push("--symlink", fs17.readlinkSync(host), host);
+    const st = fs18.lstatSync(host, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push("--symlink", fs18.readlinkSync(host), host);
     else if (st?.isDirectory()) args.push("--ro-bind", host, host);
   }
   for (const p of [...ETC_READONLY, ...opts.network ? ETC_NETWORK : []]) args.push("--ro-bind-try", p, p);
@@ -43859,15 +44012,15 @@ function bwrapArgs(opts) {
     for (let i2 = 1; i2 < parts.length; i2++) pins.add(parts.slice(0, i2).join("/"));
   }
   for (const rel of [...pins].sort((a, b) => a.split("/").length - b.split("/").length)) {
-    const inside = path18.join(opts.zoneRoot, rel);
-    if (!fs17.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
-    const real = fs17.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path18.sep}`)) continue;
-    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path18.posix.join(SANDBOX_ZONE, rel));
+    const inside = path19.join(opts.zoneRoot, rel);
+    if (!fs18.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
+    const real = fs18.realpathSync(inside);
+    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path19.sep}`)) continue;
+    args.push(opts.readonly ? "--ro-bind" : "--bind", real, path19.posix.join(SANDBOX_ZONE, rel));
   }
   for (const rel of opts.protect) {
-    const inside = path18.join(opts.zoneRoot, rel);
-    if (fs17.existsSync(inside)) args.push("--ro-bind", inside, path18.posix.join(SANDBOX_ZONE, rel));
+    const inside = path19.join(opts.zoneRoot, rel);
+    if (fs18.existsSync(inside)) args.push("--ro-bind", inside, path19.posix.join(SANDBOX_ZONE, rel));
   }
   args.push("--chdir", SANDBOX_ZONE, "--unshare-all");
   if (opts.network) args.push("--share-net");
@@ -43882,7 +44035,7 @@ function probeBwrap() {
       resolve({ ok: false, reason: "bubblewrap (bwrap) is not installed (Debian package: bubblewrap)" });
       return;
     }
-    const dir = fs17.mkdtempSync(path18.join(os3.tmpdir(), "shed-probe-"));
+    const dir = fs18.mkdtempSync(path19.join(os3.tmpdir(), "shed-probe-"));
     const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), "--", "/usr/bin/true"], {
       stdio: ["ignore", "ignore", "pipe"],
       env: { PATH: SYSTEM_PATH }
@@ -43892,7 +44045,7 @@ function probeBwrap() {
     const timer = setTimeout(() => child.kill("SIGKILL"), 5e3);
     const done = (ok2, reason) => {
       clearTimeout(timer);
-      fs17.rmSync(dir, { recursive: true, force: true });
+      fs18.rmSync(dir, { recursive: true, force: true });
       resolve({ ok: ok2, reason });
     };
     child.on("error", (err2) => done(false, `bwrap could not start: ${err2.message}`));
@@ -43926,10 +44079,10 @@ function findProgram(name) {
   if (cached2 !== void 0) return cached2;
   let found;
   for (const dir of SYSTEM_PATH.split(":")) {
-    const candidate = path18.join(dir, name);
+    const candidate = path19.join(dir, name);
     try {
-      fs17.accessSync(candidate, fs17.constants.X_OK);
-      if (fs17.statSync(candidate).isFile()) {
+      fs18.accessSync(candidate, fs18.constants.X_OK);
+      if (fs18.statSync(candidate).isFile()) {
         found = candidate;
         break;
       }
@@ -44019,7 +44172,7 @@ var shedAllowedCommands = defineFunction({
 });
 
 // src/functions/convert_eol.ts
-import fs20 from "node:fs";
+import fs21 from "node:fs";
 
 // src/registry/params.ts
 function zoneParam(accepted) {
@@ -44101,8 +44254,8 @@ function looksBinary(bytes) {
 import nodeFs from "node:fs";
 
 // src/core/groups/enforce.ts
-import fs18 from "node:fs";
-import path20 from "node:path";
+import fs19 from "node:fs";
+import path21 from "node:path";
 
 // src/core/groups/access.ts
 var SAFE_ID = ID_RULE;
@@ -44189,9 +44342,9 @@ function moveRecords(base2, groupId, from, to) {
 }
 
 // src/core/files/entries.ts
-import path19 from "node:path";
+import path20 from "node:path";
 function diskRel(p) {
-  return path19.relative(p.zone.root, p.abs).split(path19.sep).join("/");
+  return path20.relative(p.zone.root, p.abs).split(path20.sep).join("/");
 }
 function countFiles(abs) {
   let count2 = 0;
@@ -44205,10 +44358,10 @@ function ensureNoForeignLock(p, isFolder3, owner, maxAgeHours) {
 function lockedBelow(zone, rel, isFolder3, owner, maxAgeHours) {
   ensureNotLockedByOther(zone, rel, owner, maxAgeHours);
   if (!isFolder3 || zone.workBase === void 0) return;
-  const base2 = path19.join(zone.workBase, "locks", rel);
+  const base2 = path20.join(zone.workBase, "locks", rel);
   for (const { full, entry } of walkEntries(base2)) {
     if (!entry.isFile() || !entry.name.endsWith(".lock")) continue;
-    const inner = path19.relative(base2, full).split(path19.sep).join("/").slice(0, -".lock".length);
+    const inner = path20.relative(base2, full).split(path20.sep).join("/").slice(0, -".lock".length);
     ensureNotLockedByOther(zone, `${rel}/${inner}`, owner, maxAgeHours);
   }
 }
@@ -44222,14 +44375,24 @@ function deniedError(zone, rec, reason, action) {
   });
 }
 async function guardWrite(ctx, p, action = "modify") {
-  const g = p.zone.group;
+  if (p.zone.group === void 0) return;
+  await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
+}
+async function guardDiskPath(userId, zone, rel, action = "modify") {
+  const g = zone.group;
   if (g === void 0) return;
-  const rel = diskRel(p);
-  const isFolder3 = fs18.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder3 = fs19.lstatSync(path21.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder3 ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r) => r !== void 0);
   for (const rec of recs) {
-    const reason = denial(rec, ctx.user.id);
-    if (reason !== void 0) throw deniedError(p.zone, rec, reason, action);
+    const reason = denial(rec, userId);
+    if (reason !== void 0) throw deniedError(zone, rec, reason, action);
+  }
+}
+async function recordWritten(ctx, zone, rels) {
+  const g = zone.group;
+  if (g === void 0) return;
+  for (const rel of rels) {
+    if (await getRecord(g.base, g.id, rel) === void 0) await setRecord(g.base, g.id, rel, ctx.user.id, newFileMode(ctx));
   }
 }
 function newFileMode(ctx) {
@@ -44250,10 +44413,10 @@ async function lockedFiles(ctx, zone) {
   const g = zone.group;
   if (g === void 0) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs18.lstatSync(path20.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== void 0 && fs19.lstatSync(path21.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
   const inodes = /* @__PURE__ */ new Map();
   for (const r of locked) {
-    const st = fs18.statSync(path20.join(zone.root, r.path));
+    const st = fs19.statSync(path21.join(zone.root, r.path));
     if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
@@ -44263,7 +44426,7 @@ async function lockedFiles(ctx, zone) {
     const rel = stack.pop();
     let entries;
     try {
-      entries = fs18.readdirSync(path20.join(zone.root, rel), { withFileTypes: true });
+      entries = fs19.readdirSync(path21.join(zone.root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -44272,7 +44435,7 @@ async function lockedFiles(ctx, zone) {
       if (e.isDirectory()) {
         if (child !== ".git") stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs18.statSync(path20.join(zone.root, child), { throwIfNoEntry: false });
+        const st = fs19.statSync(path21.join(zone.root, child), { throwIfNoEntry: false });
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== void 0) locked.push({ ...rec, path: child });
       }
@@ -44283,7 +44446,7 @@ async function lockedFiles(ctx, zone) {
 async function dropVanished(zone) {
   const g = zone.group;
   if (g === void 0) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs18.existsSync(path20.join(zone.root, r.path)));
+  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs19.existsSync(path21.join(zone.root, r.path)));
   for (const r of gone) await removeRecords(g.base, g.id, r.path);
 }
 
@@ -44304,7 +44467,7 @@ async function underLock(ctx, target, safe, fn) {
 }
 
 // src/functions/patch_bytes.ts
-import fs19 from "node:fs";
+import fs20 from "node:fs";
 var WRITE_ZONES = ["storage", "documents", "group"];
 var EXAMPLE = { zone: "storage", path: "image.png", content: "89504e470d0a1a0a", content_format: "hex", overwrite: true };
 function existingFileSize(target) {
@@ -44409,7 +44572,7 @@ var shedPatchBytes = defineFunction({
     requireNotRoot(target);
     const write = async () => {
       const before = existingFileSize(target);
-      const old = before === void 0 ? void 0 : fs19.readFileSync(target.abs);
+      const old = before === void 0 ? void 0 : fs20.readFileSync(target.abs);
       if (old !== void 0 && (position === "at" || position === "replace") && args.offset > old.length) {
         throw positionError("INVALID_PARAMETER", "offset", `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }
@@ -44504,7 +44667,7 @@ var shedConvertEol = defineFunction({
     requireNotRoot(target);
     const before = existingFileSize(target);
     if (before === void 0) throw notFound(target);
-    const bytes = fs20.readFileSync(target.abs);
+    const bytes = fs21.readFileSync(target.abs);
     if (bytes.includes(0)) {
       throw shedError("INVALID_FORMAT", `${target.shown} looks binary (it contains NUL bytes); line endings are only converted in text files.`, {
         details: { path: target.rel, size: bytes.length },
@@ -44541,8 +44704,8 @@ var shedConvertEol = defineFunction({
 
 // src/core/bridges/bridge.ts
 import crypto8 from "node:crypto";
-import fs21 from "node:fs";
-import path21 from "node:path";
+import fs22 from "node:fs";
+import path22 from "node:path";
 var LABELS = { uploads: "Uploads", storage: "Storage", documents: "Documents" };
 function defineBridge(spec) {
   const versioned = spec.from === "documents" || spec.to === "documents";
@@ -44601,13 +44764,13 @@ async function runBridge(spec, args, ctx) {
     if (!args.overwrite) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} already exists${destFolder ? " (a folder)" : ""}.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path21.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
+        hint: destFolder && !scan.folder ? `dest is the new path of the file itself: to put it inside that folder use ${call2({ dest: `${dst.rel}/${path22.posix.basename(src.rel)}` })}; to replace, pass overwrite=true.` : `To replace it: ${call2({ overwrite: true })}; otherwise choose another dest.`
       });
     }
     if (destFolder !== scan.folder) {
       throw shedError("FILE_EXISTS", `dest ${dst.shown} is a ${destFolder ? "folder" : "file"} and src is a ${scan.folder ? "folder" : "file"}; overwrite only replaces the same kind.`, {
         details: { parameter: "dest", path: dst.rel, is_directory: destFolder },
-        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path21.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
+        hint: destFolder ? `To put the file inside that folder: ${call2({ dest: `${dst.rel}/${path22.posix.basename(src.rel)}` })}` : `Choose another dest, or delete the file first with shed_delete(zone="${spec.to}", path="${dst.rel}").`
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
@@ -44654,11 +44817,11 @@ function scanTree(abs, st) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs21.readdirSync(path21.join(abs, rel), { withFileTypes: true })) {
+    for (const entry of fs22.readdirSync(path22.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) stack.push(child);
       else if (entry.isFile()) {
-        const size = fs21.lstatSync(path21.join(abs, child)).size;
+        const size = fs22.lstatSync(path22.join(abs, child)).size;
         scan.files++;
         scan.bytes += size;
         if (size > scan.largest.size) scan.largest = { rel: child, size };
@@ -44668,92 +44831,92 @@ function scanTree(abs, st) {
   return scan;
 }
 function tempBeside(dest, tag) {
-  return path21.join(path21.dirname(dest), `.${path21.basename(dest).slice(0, 180)}.${tag}${crypto8.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  return path22.join(path22.dirname(dest), `.${path22.basename(dest).slice(0, 180)}.${tag}${crypto8.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
 }
 function renameInto(from, dest, replace) {
-  fs21.mkdirSync(path21.dirname(dest), { recursive: true });
-  const folder = fs21.lstatSync(from).isDirectory();
+  fs22.mkdirSync(path22.dirname(dest), { recursive: true });
+  const folder = fs22.lstatSync(from).isDirectory();
   try {
     if (!replace || !folder) {
-      fs21.renameSync(from, dest);
+      fs22.renameSync(from, dest);
     } else {
       const aside = tempBeside(dest, "old.");
-      fs21.renameSync(dest, aside);
+      fs22.renameSync(dest, aside);
       try {
-        fs21.renameSync(from, dest);
+        fs22.renameSync(from, dest);
       } catch (err2) {
-        fs21.renameSync(aside, dest);
+        fs22.renameSync(aside, dest);
         throw err2;
       }
-      fs21.rmSync(aside, { recursive: true, force: true });
+      fs22.rmSync(aside, { recursive: true, force: true });
     }
   } catch (err2) {
     if (errnoCode(err2) === "EXDEV") return false;
     throw err2;
   }
-  syncDir(path21.dirname(dest));
+  syncDir(path22.dirname(dest));
   return true;
 }
 function copyInto(src, folder, dest, replace) {
-  fs21.mkdirSync(path21.dirname(dest), { recursive: true });
+  fs22.mkdirSync(path22.dirname(dest), { recursive: true });
   const tmp = tempBeside(dest, "");
   try {
     if (folder) copyFolder(src, tmp);
     else copyOne(src, tmp, true);
     if (!renameInto(tmp, dest, replace)) throw shedError("IO_ERROR", "The copy could not be put in place.");
   } catch (err2) {
-    fs21.rmSync(tmp, { recursive: true, force: true });
+    fs22.rmSync(tmp, { recursive: true, force: true });
     throw err2;
   }
 }
 function copyOne(src, dest, sync) {
-  fs21.copyFileSync(src, dest, fs21.constants.COPYFILE_EXCL);
+  fs22.copyFileSync(src, dest, fs22.constants.COPYFILE_EXCL);
   if (!sync) return;
-  const fd2 = fs21.openSync(dest, "r");
+  const fd2 = fs22.openSync(dest, "r");
   try {
-    fs21.fsyncSync(fd2);
+    fs22.fsyncSync(fd2);
   } finally {
-    fs21.closeSync(fd2);
+    fs22.closeSync(fd2);
   }
 }
 function copyFolder(src, dest) {
-  fs21.mkdirSync(dest);
+  fs22.mkdirSync(dest);
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const entry of fs21.readdirSync(path21.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path21.join(rel, entry.name) : entry.name;
+    for (const entry of fs22.readdirSync(path22.join(src, rel), { withFileTypes: true })) {
+      const child = rel ? path22.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        fs21.mkdirSync(path21.join(dest, child));
+        fs22.mkdirSync(path22.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path21.join(src, child), path21.join(dest, child), false);
+        copyOne(path22.join(src, child), path22.join(dest, child), false);
       }
     }
   }
 }
 function removeCopied(src, scan) {
   if (scan.skipped.length === 0) {
-    fs21.rmSync(src, { recursive: true, force: true });
+    fs22.rmSync(src, { recursive: true, force: true });
     return;
   }
   const removeIn = (rel) => {
-    const dir = path21.join(src, rel);
+    const dir = path22.join(src, rel);
     let empty2 = true;
-    for (const entry of fs21.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path21.join(rel, entry.name) : entry.name;
+    for (const entry of fs22.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? path22.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (removeIn(child)) fs21.rmdirSync(path21.join(src, child));
+        if (removeIn(child)) fs22.rmdirSync(path22.join(src, child));
         else empty2 = false;
       } else if (entry.isFile()) {
-        fs21.unlinkSync(path21.join(src, child));
+        fs22.unlinkSync(path22.join(src, child));
       } else {
         empty2 = false;
       }
     }
     return empty2;
   };
-  if (removeIn("")) fs21.rmdirSync(src);
+  if (removeIn("")) fs22.rmdirSync(src);
 }
 
 // src/functions/copy_storage_to_documents.ts
@@ -45252,7 +45415,7 @@ var shedCreateFile = defineFunction({
 });
 
 // src/functions/delete.ts
-import fs22 from "node:fs";
+import fs23 from "node:fs";
 var shedDelete = defineFunction({
   name: "shed_delete",
   category: "files",
@@ -45281,10 +45444,10 @@ var shedDelete = defineFunction({
     let filesRemoved;
     if (isFolder3) {
       filesRemoved = countFiles(target.abs);
-      fs22.rmSync(target.abs, { recursive: true });
+      fs23.rmSync(target.abs, { recursive: true });
     } else {
       filesRemoved = 1;
-      fs22.unlinkSync(target.abs);
+      fs23.unlinkSync(target.abs);
     }
     await forgetEntry(zone, diskRel(target));
     let message;
@@ -45306,11 +45469,7 @@ var shedDelete = defineFunction({
 });
 
 // src/functions/exec.ts
-import fs39 from "node:fs";
-
-// src/core/exec/policy.ts
-import fs23 from "node:fs";
-import path22 from "node:path";
+import fs40 from "node:fs";
 
 // src/core/exec/scripts.ts
 function scanScript(language, text) {
@@ -45566,7 +45725,38 @@ function scanSqliteCli(text) {
   if (/\b(load_extension|readfile|writefile|edit|fts3_tokenizer|zipfile|sqlar_compress|sqlar_uncompress)\b/.test(code)) return "this SQL function reads or writes files or loads code";
   if (/\bvacuum\b[\s\S]*\binto\b/.test(code)) return "VACUUM INTO writes another file";
   if (/\bpragma\b[\s\S]*\b(trusted_schema|writable_schema)\b/.test(code)) return "this PRAGMA weakens database safety";
+  if (/database_list\b/.test(code)) return "PRAGMA database_list shows where the server stores the file; .tables and .schema describe the database";
   return void 0;
+}
+
+// src/core/exec/serverpaths.ts
+function serverPathReason(cmd, args) {
+  switch (cmd) {
+    case "pwd":
+      return 'pwd prints the absolute server folder of the zone; the working folder is always the zone root, "."';
+    case "realpath":
+      return args.some((a) => /^--relative-t/.test(a)) ? void 0 : "realpath prints absolute server paths unless --relative-to is given";
+    case "readlink":
+      return args.some((a) => /^--can/.test(a) || /^-[A-Za-z]*[fem]/.test(a)) ? "readlink -f/-e/-m prints absolute server paths" : void 0;
+    case "df":
+      return "df prints the server's mount points";
+    case "stat":
+      return args.some((a) => /%m/.test(a)) ? "stat %m prints the server mount point" : void 0;
+    default:
+      return void 0;
+  }
+}
+function serverPathHint(cmd) {
+  switch (cmd) {
+    case "realpath":
+      return 'Give a base folder: shed_exec(zone="storage", cmd="realpath", args=["--relative-to=.", "some/link"]).';
+    case "readlink":
+      return 'Plain readlink shows where a link points: args=["some/link"]; or realpath with --relative-to=. resolves it relative to the zone.';
+    case "df":
+      return "shed_stats() shows the space used and the quota left.";
+    default:
+      return 'Paths are relative to the zone root ("."); shed_tree() shows where things are.';
+  }
 }
 
 // src/core/exec/policy.ts
@@ -45587,6 +45777,13 @@ function checkCommand(input2) {
     throw shedError("COMMAND_FORBIDDEN", `${cmd} can only run in the bubblewrap sandbox, which is not active here: ${rule.sandboxOnly}.`, {
       details: { parameter: "cmd", received: cmd, sandbox: input2.sandbox },
       hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").'
+    });
+  }
+  const leak = input2.sandbox === "bwrap" ? void 0 : serverPathReason(cmd, input2.args);
+  if (leak) {
+    throw shedError(cmd === "pwd" || cmd === "df" ? "COMMAND_FORBIDDEN" : "ARGUMENT_FORBIDDEN", `${leak}, and without the bubblewrap sandbox that is where the server stores your files, which commands may not reveal.`, {
+      details: { parameter: cmd === "pwd" || cmd === "df" ? "cmd" : "args", received: [cmd, ...input2.args].join(" "), sandbox: input2.sandbox },
+      hint: serverPathHint(cmd)
     });
   }
   const w = { input: input2, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
@@ -45876,38 +46073,17 @@ function checkPathArgument(zone, value, cmd, option) {
   });
   if (value.startsWith("/")) throw escape("is an absolute path; paths are relative to the zone root");
   let depth = 0;
-  const parts = [];
   for (const part of value.split("/")) {
-    if (part === "..") parts.pop();
-    else if (part !== "" && part !== ".") parts.push(part);
     depth += part === ".." ? -1 : part !== "" && part !== "." ? 1 : 0;
     if (depth < 0) throw escape("climbs above the zone root with ..");
   }
-  if (zone.versioned && parts[0] === ".git") {
+  const walked = walkInside(zone.root, value, { followLast: true });
+  if (!walked.inside) throw escape(walked.why);
+  if (zone.versioned && (walked.parts[0] === ".git" || value.split("/").filter((p) => p !== "" && p !== ".")[0] === ".git")) {
     throw shedError("PROTECTED_PATH", `Argument ${showValue(value)} of ${cmd} is inside .git, the history of ${zone.label}, which commands may not touch.`, {
       details: { parameter: "args", argument: option ?? value },
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`
     });
-  }
-  const lexical = path22.resolve(zone.root, value);
-  let probe2 = lexical;
-  for (; ; ) {
-    let real;
-    try {
-      real = fs23.realpathSync(probe2);
-    } catch (err2) {
-      const code = err2.code;
-      if (code === "ELOOP") throw escape("is a symbolic link loop");
-      if (fs23.lstatSync(probe2, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path22.resolve(path22.dirname(probe2), fs23.readlinkSync(probe2));
-        if (!isInside(dest, zone.root)) throw escape("is a broken symbolic link pointing outside the zone");
-      }
-      if (probe2 === zone.root) return;
-      probe2 = path22.dirname(probe2);
-      continue;
-    }
-    if (!isInside(real, zone.root)) throw escape("leads outside the zone through a symbolic link");
-    return;
   }
 }
 function scriptHint(cmd) {
@@ -45937,6 +46113,7 @@ function limitScript(req) {
   parts.push(`ulimit -f ${Math.floor(req.maxFileBytes / 512)}`);
   parts.push(`ulimit -p ${req.maxProcesses}`);
   parts.push("ulimit -c 0");
+  parts.push("unset PWD OLDPWD");
   if (req.mergeStderr && req.stdoutFd === void 0) parts.unshift("exec 2>&1");
   return `${parts.join(" && ")} && exec "$0" "$@"`;
 }
@@ -45953,14 +46130,14 @@ function privateTmp() {
 function run(req) {
   const started = performance.now();
   const inside = req.sandbox === "bwrap";
-  const tmp = inside ? void 0 : privateTmp();
-  const home = inside ? SANDBOX_ZONE : req.zoneRoot;
+  const tmp = inside ? "/tmp" : path23.relative(req.zoneRoot, privateTmp()) || ".";
+  const home = inside ? SANDBOX_ZONE : ".";
   const env = {
     PATH: SYSTEM_PATH,
     LANG: "C.UTF-8",
     LC_ALL: "C.UTF-8",
     HOME: home,
-    TMPDIR: tmp ?? "/tmp",
+    TMPDIR: tmp,
     TERM: "dumb",
     PAGER: "cat",
     GIT_PAGER: "cat",
@@ -46009,10 +46186,36 @@ function run(req) {
       killGroup();
     }, req.timeoutSec * 1e3);
     let finished = false;
+    let stoppedFor;
+    let checking = false;
+    const monitor = req.monitor;
+    let again = false;
+    const check2 = () => {
+      if (finished || monitor === void 0) return;
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      again = false;
+      monitor.check().then(
+        (why) => {
+          checking = false;
+          if (why !== void 0 && !finished && stoppedFor === void 0) {
+            stoppedFor = why;
+            killGroup();
+          } else if (again) check2();
+        },
+        () => checking = false
+      );
+    };
+    const watch = monitor && setInterval(check2, monitor.everyMs);
+    monitor?.wake?.(check2);
     const finish = (code, signal, startError) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       killGroup();
       if (startError) err2.chunks.push(Buffer.from(`could not start: ${startError.message}`));
       const captured = (c) => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -46023,7 +46226,8 @@ function run(req) {
         flooded,
         stdout: captured(out),
         stderr: captured(err2),
-        durationMs: performance.now() - started
+        durationMs: performance.now() - started,
+        ...stoppedFor !== void 0 ? { stoppedFor } : {}
       });
     };
     child.on("error", (e) => finish(null, null, e));
@@ -46031,49 +46235,39 @@ function run(req) {
   });
 }
 
-// src/core/exec/links.ts
-import fs25 from "node:fs";
-import path24 from "node:path";
-function outwardLinkSweep(root) {
-  const removed = [];
-  for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
-    if (!entry.isSymbolicLink()) continue;
-    const dest = path24.resolve(dir, fs25.readlinkSync(full));
-    let real;
-    try {
-      real = fs25.realpathSync(full);
-    } catch {
-      real = void 0;
+// src/core/exec/callwatch.ts
+var QUOTA_POLL_MS = 20;
+async function watchCall(zone) {
+  if (zone.readonly) return void 0;
+  const treeRoot = zone.scope.trees[zone.label] ?? zone.root;
+  const watch = await watchChanges(treeRoot, { entries: zone.versioned });
+  const ceiling = Math.max(zone.scope.limitBytes, await scopeTotal(zone.scope));
+  return {
+    exact: watch.exact,
+    monitor: {
+      everyMs: QUOTA_POLL_MS,
+      check: async () => await scopeTotal(zone.scope) > ceiling ? "quota" : void 0,
+      // Every change event asks again at once: a fast writer is caught after the write that passed the quota.
+      wake: (now) => watch.onChange(now)
+    },
+    async finish() {
+      const { paths, reliable } = await watch.finish();
+      if (!reliable) invalidateTree(treeRoot);
+      const usedBytes = await scopeTotal(zone.scope);
+      const changed = paths?.filter((rel) => rel !== ".git" && !rel.startsWith(".git/"));
+      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - zone.scope.limitBytes : 0 };
     }
-    if (!isInside(dest, root) || real !== void 0 && !isInside(real, root)) {
-      fs25.rmSync(full, { force: true });
-      removed.push(path24.relative(root, full));
-    }
-  }
-  return removed;
-}
-
-// src/core/exec/output.ts
-function scrubOutput(text, zone) {
-  return text.split(zone.root).join(SANDBOX_ZONE);
-}
-function truncateText(text, keptBytes, totalBytes, limit, stream) {
-  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
-  const shown = text.slice(0, limit);
-  const notice = `
-
-[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
-  return { text: shown + notice, truncated: true };
+  };
 }
 
 // src/core/vcs/commit.ts
-import fs32 from "node:fs";
-import path31 from "node:path";
+import fs31 from "node:fs";
+import path30 from "node:path";
 
 // src/core/vcs/gitindex.ts
 import crypto10 from "node:crypto";
-import fs27 from "node:fs";
-import path26 from "node:path";
+import fs26 from "node:fs";
+import path25 from "node:path";
 
 // src/core/vcs/ewah.ts
 var RUN_MAX = 4294967295;
@@ -46144,8 +46338,8 @@ function decodeEwah(buf, offset) {
 
 // src/core/vcs/objects.ts
 import crypto9 from "node:crypto";
-import fs26 from "node:fs";
-import path25 from "node:path";
+import fs25 from "node:fs";
+import path24 from "node:path";
 import zlib from "node:zlib";
 
 // src/core/vcs/names.ts
@@ -46180,40 +46374,40 @@ function hashObject(type, body) {
   return crypto9.createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 function loosePath(gitdir, oid) {
-  return path25.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+  return path24.join(gitdir, "objects", oid.slice(0, 2), oid.slice(2));
 }
 function hasLoose(gitdir, oid) {
-  return fs26.existsSync(loosePath(gitdir, oid));
+  return fs25.existsSync(loosePath(gitdir, oid));
 }
 function writeObject(gitdir, type, body) {
   const oid = hashObject(type, body);
   const final = loosePath(gitdir, oid);
-  if (fs26.existsSync(final)) return oid;
+  if (fs25.existsSync(final)) return oid;
   const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   placeLoose(gitdir, oid, (fd2) => writeAll(fd2, data));
   return oid;
 }
 function placeLoose(gitdir, oid, fill) {
-  const dir = path25.join(gitdir, "objects", oid.slice(0, 2));
-  fs26.mkdirSync(dir, { recursive: true });
+  const dir = path24.join(gitdir, "objects", oid.slice(0, 2));
+  fs25.mkdirSync(dir, { recursive: true });
   const tmp = tempObjectPath(dir);
-  const fd2 = fs26.openSync(tmp, fs26.constants.O_WRONLY | fs26.constants.O_CREAT | fs26.constants.O_EXCL, 292);
+  const fd2 = fs25.openSync(tmp, fs25.constants.O_WRONLY | fs25.constants.O_CREAT | fs25.constants.O_EXCL, 292);
   try {
     fill(fd2);
   } catch (err2) {
-    fs26.closeSync(fd2);
-    fs26.rmSync(tmp, { force: true });
+    fs25.closeSync(fd2);
+    fs25.rmSync(tmp, { force: true });
     throw err2;
   }
-  fs26.closeSync(fd2);
-  fs26.renameSync(tmp, path25.join(dir, oid.slice(2)));
+  fs25.closeSync(fd2);
+  fs25.renameSync(tmp, path24.join(dir, oid.slice(2)));
 }
 function tempObjectPath(dir) {
-  return path25.join(dir, `tmp_obj_fileshed_${crypto9.randomBytes(6).toString("hex")}`);
+  return path24.join(dir, `tmp_obj_fileshed_${crypto9.randomBytes(6).toString("hex")}`);
 }
 function writeAll(fd2, data) {
   let off = 0;
-  while (off < data.length) off += fs26.writeSync(fd2, data, off, data.length - off);
+  while (off < data.length) off += fs25.writeSync(fd2, data, off, data.length - off);
 }
 var MAX_CACHED = 8192;
 var treeCache = /* @__PURE__ */ new Map();
@@ -46228,7 +46422,7 @@ async function readObject(gitdir, oid) {
   if (oid === EMPTY_TREE) return { type: "tree", body: Buffer.alloc(0) };
   let raw;
   try {
-    raw = fs26.readFileSync(loosePath(gitdir, oid));
+    raw = fs25.readFileSync(loosePath(gitdir, oid));
   } catch {
     raw = void 0;
   }
@@ -46245,7 +46439,7 @@ async function readObject(gitdir, oid) {
     packCaches.set(gitdir, cache);
   }
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: fs26, gitdir, oid, format: "content", cache });
+  const packed = await readPackedObject({ fs: fs25, gitdir, oid, format: "content", cache });
   return { type: packed.type, body: Buffer.from(packed.object) };
 }
 async function readTree(gitdir, oid) {
@@ -46301,9 +46495,9 @@ function isTreeMode(mode) {
 }
 function parseCommit(oid, body) {
   const text = body.toString("utf8");
-  const split = text.indexOf("\n\n");
-  const head = split < 0 ? text : text.slice(0, split);
-  const message = split < 0 ? "" : text.slice(split + 2);
+  const split2 = text.indexOf("\n\n");
+  const head = split2 < 0 ? text : text.slice(0, split2);
+  const message = split2 < 0 ? "" : text.slice(split2 + 2);
   const commit = { oid, tree: EMPTY_TREE, parents: [], author: "", authorTime: 0, authorTz: "+0000", committer: "", committerTime: 0, committerTz: "+0000", message };
   for (const line of head.split("\n")) {
     const sp = line.indexOf(" ");
@@ -46332,7 +46526,7 @@ async function expandPrefix(gitdir, prefix) {
   let ambiguous = false;
   const found = /* @__PURE__ */ new Set();
   try {
-    for (const name of fs26.readdirSync(path25.join(gitdir, "objects", prefix.slice(0, 2)))) {
+    for (const name of fs25.readdirSync(path24.join(gitdir, "objects", prefix.slice(0, 2)))) {
       const oid = prefix.slice(0, 2) + name;
       if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
     }
@@ -46341,7 +46535,7 @@ async function expandPrefix(gitdir, prefix) {
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs: fs26, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: fs25, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err2) {
       if (err2 instanceof Error && err2.name === "AmbiguousError") ambiguous = true;
     }
@@ -46350,7 +46544,7 @@ async function expandPrefix(gitdir, prefix) {
 }
 function hasPacks(gitdir) {
   try {
-    return fs26.readdirSync(path25.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
+    return fs25.readdirSync(path24.join(gitdir, "objects", "pack")).some((n) => n.endsWith(".pack"));
   } catch {
     return false;
   }
@@ -46360,7 +46554,7 @@ function hasPacks(gitdir) {
 var MARKER = "fileshed-index-head";
 var MIN_SPLIT_ENTRIES = 1e3;
 async function updateIndex(gitdir, u) {
-  const inStep = readText(path26.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
+  const inStep = readText(path25.join(gitdir, MARKER)) === u.parent && u.parent !== void 0;
   const state = inStep ? readState(gitdir) : void 0;
   const added = u.blobs.map((b) => {
     const name = Buffer.from(b.path);
@@ -46520,7 +46714,7 @@ function indexMode(mode) {
   return (parseInt(mode, 8) & 64) !== 0 ? 33261 : 33188;
 }
 function readState(gitdir) {
-  const main = layout(readFile2(path26.join(gitdir, "index")));
+  const main = layout(readFile2(path25.join(gitdir, "index")));
   if (main === void 0) return void 0;
   let link;
   const buf = main.buf;
@@ -46542,7 +46736,7 @@ function readState(gitdir) {
     pos += 8 + size;
   }
   if (link === void 0 || /^0+$/.test(link.shared)) return { main, link: void 0, shared: void 0 };
-  const shared = layout(readFile2(path26.join(gitdir, `sharedindex.${link.shared}`)));
+  const shared = layout(readFile2(path25.join(gitdir, `sharedindex.${link.shared}`)));
   if (shared === void 0) return void 0;
   if (link.deletes.some((p) => p >= shared.count) || link.replaces.some((p) => p >= shared.count)) return void 0;
   return { main, link, shared };
@@ -46592,7 +46786,7 @@ function writeMain(gitdir, adds, shared, deletes) {
   const ext = Buffer.alloc(8);
   ext.write("link", 0, "latin1");
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path26.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  writeIndexFile(path25.join(gitdir, "index"), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
 }
 function writeSplit(gitdir, entries) {
   const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
@@ -46600,38 +46794,38 @@ function writeSplit(gitdir, entries) {
   for (const p of parts) hash2.update(p);
   const sha = hash2.copy().digest("hex");
   const name = `sharedindex.${sha}`;
-  if (!fs27.existsSync(path26.join(gitdir, name))) writeIndexFile(path26.join(gitdir, name), gitdir, parts);
+  if (!fs26.existsSync(path25.join(gitdir, name))) writeIndexFile(path25.join(gitdir, name), gitdir, parts);
   writeMain(gitdir, [], sha, []);
-  for (const old of fs27.readdirSync(gitdir)) {
-    if (old.startsWith("sharedindex.") && old !== name) fs27.rmSync(path26.join(gitdir, old), { force: true });
+  for (const old of fs26.readdirSync(gitdir)) {
+    if (old.startsWith("sharedindex.") && old !== name) fs26.rmSync(path25.join(gitdir, old), { force: true });
   }
 }
 function writeIndexFile(target, gitdir, parts) {
   const hash2 = crypto10.createHash("sha1");
   for (const p of parts) hash2.update(p);
   const all = [...parts, hash2.digest()];
-  const tmp = path26.join(gitdir, `fileshed-index-${crypto10.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs27.openSync(tmp, "wx");
+  const tmp = path25.join(gitdir, `fileshed-index-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs26.openSync(tmp, "wx");
   try {
     for (let i2 = 0; i2 < all.length; i2 += 512) {
       const batch = all.slice(i2, i2 + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
-      const written = fs27.writevSync(fd2, batch);
+      const written = fs26.writevSync(fd2, batch);
       if (written < total) writeAll(fd2, Buffer.concat(batch).subarray(written));
     }
   } finally {
-    fs27.closeSync(fd2);
+    fs26.closeSync(fd2);
   }
-  fs27.renameSync(tmp, target);
+  fs26.renameSync(tmp, target);
 }
 function writeSmall(gitdir, name, text) {
-  const tmp = path26.join(gitdir, `fileshed-${name}-${crypto10.randomBytes(6).toString("hex")}.tmp`);
-  fs27.writeFileSync(tmp, text, { flag: "wx" });
-  fs27.renameSync(tmp, path26.join(gitdir, name));
+  const tmp = path25.join(gitdir, `fileshed-${name}-${crypto10.randomBytes(6).toString("hex")}.tmp`);
+  fs26.writeFileSync(tmp, text, { flag: "wx" });
+  fs26.renameSync(tmp, path25.join(gitdir, name));
 }
 function readFile2(file2) {
   try {
-    return fs27.readFileSync(file2);
+    return fs26.readFileSync(file2);
   } catch {
     return void 0;
   }
@@ -46642,9 +46836,9 @@ function readText(file2) {
 
 // src/core/vcs/lock.ts
 import crypto11 from "node:crypto";
-import fs28 from "node:fs";
+import fs27 from "node:fs";
 import os5 from "node:os";
-import path27 from "node:path";
+import path26 from "node:path";
 var STALE_MS2 = 10 * 60 * 1e3;
 var WAIT_MS2 = 60 * 1e3;
 var tails = /* @__PURE__ */ new Map();
@@ -46667,22 +46861,22 @@ async function withRepoLock(repo, fn) {
   }
 }
 async function acquire(repo) {
-  const file2 = path27.join(repo.gitdir, "fileshed.lock");
+  const file2 = path26.join(repo.gitdir, "fileshed.lock");
   const token = `${process.pid} ${os5.hostname()} ${Date.now()} ${crypto11.randomBytes(8).toString("hex")}`;
   const deadline = Date.now() + WAIT_MS2;
   let pause2 = 1;
   let broke2 = false;
   for (; ; ) {
     try {
-      const fd2 = fs28.openSync(file2, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
+      const fd2 = fs27.openSync(file2, fs27.constants.O_WRONLY | fs27.constants.O_CREAT | fs27.constants.O_EXCL, 420);
       try {
-        fs28.writeSync(fd2, token);
+        fs27.writeSync(fd2, token);
       } finally {
-        fs28.closeSync(fd2);
+        fs27.closeSync(fd2);
       }
       if (broke2) sweepTemps(repo.gitdir);
       return () => {
-        if (readText2(file2) === token) fs28.rmSync(file2, { force: true });
+        if (readText2(file2) === token) fs27.rmSync(file2, { force: true });
       };
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
@@ -46706,7 +46900,7 @@ function isStale2(file2, held) {
   const [pid, host] = held.split(" ");
   if (host === os5.hostname() && pid !== void 0 && (Number(pid) === process.pid || !isAlive(Number(pid)))) return true;
   try {
-    return Date.now() - fs28.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
+    return Date.now() - fs27.statSync(file2).mtimeMs > (held === "" ? 5e3 : STALE_MS2);
   } catch {
     return false;
   }
@@ -46723,41 +46917,41 @@ function isAlive(pid) {
 function breakLock2(file2, held) {
   const aside = `${file2}.${crypto11.randomBytes(6).toString("hex")}.stale`;
   try {
-    fs28.renameSync(file2, aside);
+    fs27.renameSync(file2, aside);
   } catch {
     return;
   }
   if (readText2(aside) !== held) {
     try {
-      fs28.linkSync(aside, file2);
+      fs27.linkSync(aside, file2);
     } catch {
     }
   }
-  fs28.rmSync(aside, { force: true });
+  fs27.rmSync(aside, { force: true });
 }
 function sweepTemps(gitdir) {
   for (const name of safeList(gitdir)) {
-    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs28.rmSync(path27.join(gitdir, name), { force: true });
+    if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*\.stale$/.test(name)) fs27.rmSync(path26.join(gitdir, name), { force: true });
   }
-  const objects = path27.join(gitdir, "objects");
+  const objects = path26.join(gitdir, "objects");
   for (const dir of safeList(objects)) {
-    if (dir.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir), { force: true });
+    if (dir.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path26.join(objects, dir), { force: true });
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of safeList(path27.join(objects, dir))) {
-      if (name.startsWith("tmp_obj_fileshed_")) fs28.rmSync(path27.join(objects, dir, name), { force: true });
+    for (const name of safeList(path26.join(objects, dir))) {
+      if (name.startsWith("tmp_obj_fileshed_")) fs27.rmSync(path26.join(objects, dir, name), { force: true });
     }
   }
 }
 function safeList(dir) {
   try {
-    return fs28.readdirSync(dir);
+    return fs27.readdirSync(dir);
   } catch {
     return [];
   }
 }
 function readText2(file2) {
   try {
-    return fs28.readFileSync(file2, "utf8");
+    return fs27.readFileSync(file2, "utf8");
   } catch {
     return void 0;
   }
@@ -46765,15 +46959,15 @@ function readText2(file2) {
 
 // src/core/vcs/refs.ts
 import crypto12 from "node:crypto";
-import fs29 from "node:fs";
-import path28 from "node:path";
+import fs28 from "node:fs";
+import path27 from "node:path";
 var OID = /^[0-9a-f]{40}$/;
 var SAFE_REF = /^refs\/(?:heads|tags)\/(?!\.)(?!.*(?:\.\.|\/\.|\/\/|\.lock$|@\{))[A-Za-z0-9._\/-]+$/;
 function isSafeRef(name) {
   return SAFE_REF.test(name);
 }
 function readHead(gitdir) {
-  const text = readText3(path28.join(gitdir, "HEAD"));
+  const text = readText3(path27.join(gitdir, "HEAD"));
   if (text === void 0) return { ref: "refs/heads/main", oid: void 0 };
   if (text.startsWith("ref:")) {
     const ref = text.slice(4).trim();
@@ -46785,9 +46979,9 @@ function readHead(gitdir) {
 }
 function readRef(gitdir, ref) {
   if (!isSafeRef(ref)) return void 0;
-  const loose = readText3(path28.join(gitdir, ...ref.split("/")));
+  const loose = readText3(path27.join(gitdir, ...ref.split("/")));
   if (loose !== void 0) return OID.test(loose) ? loose : void 0;
-  const packed = readText3(path28.join(gitdir, "packed-refs"));
+  const packed = readText3(path27.join(gitdir, "packed-refs"));
   if (packed === void 0) return void 0;
   for (const line of packed.split("\n")) {
     const [oid, name] = line.split(" ");
@@ -46796,27 +46990,27 @@ function readRef(gitdir, ref) {
   return void 0;
 }
 function writeRef(gitdir, ref, oid) {
-  const target = ref === void 0 ? path28.join(gitdir, "HEAD") : path28.join(gitdir, ...ref.split("/"));
+  const target = ref === void 0 ? path27.join(gitdir, "HEAD") : path27.join(gitdir, ...ref.split("/"));
   if (ref !== void 0 && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs29.mkdirSync(path28.dirname(target), { recursive: true });
-  const tmp = path28.join(gitdir, `fileshed-ref-${crypto12.randomBytes(6).toString("hex")}.tmp`);
-  const fd2 = fs29.openSync(tmp, fs29.constants.O_WRONLY | fs29.constants.O_CREAT | fs29.constants.O_EXCL, 420);
+  fs28.mkdirSync(path27.dirname(target), { recursive: true });
+  const tmp = path27.join(gitdir, `fileshed-ref-${crypto12.randomBytes(6).toString("hex")}.tmp`);
+  const fd2 = fs28.openSync(tmp, fs28.constants.O_WRONLY | fs28.constants.O_CREAT | fs28.constants.O_EXCL, 420);
   try {
     writeAll(fd2, Buffer.from(`${oid}
 `));
   } finally {
-    fs29.closeSync(fd2);
+    fs28.closeSync(fd2);
   }
   try {
-    fs29.renameSync(tmp, target);
+    fs28.renameSync(tmp, target);
   } catch (err2) {
-    fs29.rmSync(tmp, { force: true });
+    fs28.rmSync(tmp, { force: true });
     throw err2;
   }
 }
 function readText3(file2) {
   try {
-    return fs29.readFileSync(file2, "utf8").trim();
+    return fs28.readFileSync(file2, "utf8").trim();
   } catch {
     return void 0;
   }
@@ -46824,11 +47018,11 @@ function readText3(file2) {
 
 // src/core/vcs/repo.ts
 import crypto13 from "node:crypto";
-import fs30 from "node:fs";
-import path29 from "node:path";
+import fs29 from "node:fs";
+import path28 from "node:path";
 var CONFIG = "[core]\n	repositoryformatversion = 0\n	filemode = true\n	bare = false\n	logallrefupdates = true\n";
 function repoFor(zone) {
-  return { root: zone.root, gitdir: path29.join(zone.root, ".git"), label: zone.label };
+  return { root: zone.root, gitdir: path28.join(zone.root, ".git"), label: zone.label };
 }
 function repoExists(repo) {
   return gitdirState(repo) === "ok";
@@ -46841,70 +47035,70 @@ async function ensureRepo(repo) {
       hint: 'Files can still be read and written in zone="storage" meanwhile.'
     });
   }
-  const tmp = path29.join(path29.dirname(repo.root), `.git-init-${crypto13.randomBytes(6).toString("hex")}`);
+  const tmp = path28.join(path28.dirname(repo.root), `.git-init-${crypto13.randomBytes(6).toString("hex")}`);
   try {
     const { init } = await isomorphicGit();
-    await init({ fs: fs30, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
-    fs30.writeFileSync(path29.join(tmp, "config"), CONFIG);
-    fs30.rmSync(path29.join(tmp, "hooks"), { recursive: true, force: true });
-    fs30.mkdirSync(path29.join(tmp, "objects", "info"), { recursive: true });
-    fs30.renameSync(tmp, repo.gitdir);
+    await init({ fs: fs29, dir: repo.root, gitdir: tmp, defaultBranch: "main" });
+    fs29.writeFileSync(path28.join(tmp, "config"), CONFIG);
+    fs29.rmSync(path28.join(tmp, "hooks"), { recursive: true, force: true });
+    fs29.mkdirSync(path28.join(tmp, "objects", "info"), { recursive: true });
+    fs29.renameSync(tmp, repo.gitdir);
   } catch (err2) {
-    fs30.rmSync(tmp, { recursive: true, force: true });
+    fs29.rmSync(tmp, { recursive: true, force: true });
     if (gitdirState(repo) !== "ok") throw err2;
   }
 }
 function gitdirState(repo) {
   let st;
   try {
-    st = fs30.lstatSync(repo.gitdir);
+    st = fs29.lstatSync(repo.gitdir);
   } catch {
     return "missing";
   }
   if (!st.isDirectory()) return "bad";
-  if (!fs30.existsSync(path29.join(repo.gitdir, "HEAD"))) {
-    fs30.mkdirSync(path29.join(repo.gitdir, "objects"), { recursive: true });
-    fs30.mkdirSync(path29.join(repo.gitdir, "refs", "heads"), { recursive: true });
-    if (!fs30.existsSync(path29.join(repo.gitdir, "config"))) fs30.writeFileSync(path29.join(repo.gitdir, "config"), CONFIG);
-    fs30.writeFileSync(path29.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
+  if (!fs29.existsSync(path28.join(repo.gitdir, "HEAD"))) {
+    fs29.mkdirSync(path28.join(repo.gitdir, "objects"), { recursive: true });
+    fs29.mkdirSync(path28.join(repo.gitdir, "refs", "heads"), { recursive: true });
+    if (!fs29.existsSync(path28.join(repo.gitdir, "config"))) fs29.writeFileSync(path28.join(repo.gitdir, "config"), CONFIG);
+    fs29.writeFileSync(path28.join(repo.gitdir, "HEAD"), "ref: refs/heads/main\n");
   }
   return "ok";
 }
 
 // src/core/vcs/worktree.ts
 import crypto14 from "node:crypto";
-import fs31 from "node:fs";
-import path30 from "node:path";
+import fs30 from "node:fs";
+import path29 from "node:path";
 import zlib2 from "node:zlib";
 var STREAM_ABOVE = 16 * 1024 * 1024;
 var CHUNK = 1024 * 1024;
 async function blobFor(gitdir, abs, rel) {
   let st;
   try {
-    st = fs31.lstatSync(abs, { bigint: true });
+    st = fs30.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path30.basename(rel) === ".gitmodules") return void 0;
-    const text = Buffer.from(fs31.readlinkSync(abs, { encoding: "buffer" }));
+    if (path29.basename(rel) === ".gitmodules") return void 0;
+    const text = Buffer.from(fs30.readlinkSync(abs, { encoding: "buffer" }));
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, "blob", text), stat: st };
   }
   if (!st.isFile()) return void 0;
   let fd2;
   try {
-    fd2 = fs31.openSync(abs, fs31.constants.O_RDONLY | fs31.constants.O_NOFOLLOW | fs31.constants.O_NONBLOCK);
+    fd2 = fs30.openSync(abs, fs30.constants.O_RDONLY | fs30.constants.O_NOFOLLOW | fs30.constants.O_NONBLOCK);
   } catch {
     return void 0;
   }
   try {
-    const fst = fs31.fstatSync(fd2, { bigint: true });
+    const fst = fs30.fstatSync(fd2, { bigint: true });
     if (!fst.isFile()) return void 0;
     const mode = (fst.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
     const oid = fst.size > BigInt(STREAM_ABOVE) ? await writeLargeBlob(gitdir, fd2, Number(fst.size)) : writeObject(gitdir, "blob", readAllFd(fd2, Number(fst.size)));
     return { path: rel, mode, oid, stat: fst };
   } finally {
-    fs31.closeSync(fd2);
+    fs30.closeSync(fd2);
   }
 }
 function readAllFd(fd2, size) {
@@ -46917,7 +47111,7 @@ function readAllFd(fd2, size) {
       buf = Buffer.allocUnsafe(CHUNK);
       got = 0;
     }
-    const n = fs31.readSync(fd2, buf, got, buf.length - got, null);
+    const n = fs30.readSync(fd2, buf, got, buf.length - got, null);
     if (n === 0) break;
     got += n;
   }
@@ -46925,10 +47119,10 @@ function readAllFd(fd2, size) {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 async function writeLargeBlob(gitdir, fd2, size) {
-  const objects = path30.join(gitdir, "objects");
+  const objects = path29.join(gitdir, "objects");
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs31.openSync(tmp, fs31.constants.O_WRONLY | fs31.constants.O_CREAT | fs31.constants.O_EXCL, 292);
+    const out = fs30.openSync(tmp, fs30.constants.O_WRONLY | fs30.constants.O_CREAT | fs30.constants.O_EXCL, 292);
     let total = 0;
     let oid;
     try {
@@ -46944,7 +47138,7 @@ async function writeLargeBlob(gitdir, fd2, size) {
       deflate.write(header2);
       for (; ; ) {
         const chunk = Buffer.allocUnsafe(CHUNK);
-        const n = fs31.readSync(fd2, chunk, 0, CHUNK, total);
+        const n = fs30.readSync(fd2, chunk, 0, CHUNK, total);
         if (n === 0) break;
         total += n;
         hash2.update(chunk.subarray(0, n));
@@ -46954,22 +47148,22 @@ async function writeLargeBlob(gitdir, fd2, size) {
       await ended;
       oid = hash2.digest("hex");
     } catch (err2) {
-      fs31.closeSync(out);
-      fs31.rmSync(tmp, { force: true });
+      fs30.closeSync(out);
+      fs30.rmSync(tmp, { force: true });
       throw err2;
     }
-    fs31.closeSync(out);
+    fs30.closeSync(out);
     if (total !== size) {
-      fs31.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
       if (attempt >= 2) throw new Error("a file kept changing while it was committed");
       size = total;
       continue;
     }
     if (hasLoose(gitdir, oid)) {
-      fs31.rmSync(tmp, { force: true });
+      fs30.rmSync(tmp, { force: true });
     } else {
-      fs31.mkdirSync(path30.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs31.renameSync(tmp, loosePath(gitdir, oid));
+      fs30.mkdirSync(path29.dirname(loosePath(gitdir, oid)), { recursive: true });
+      fs30.renameSync(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -46977,14 +47171,14 @@ async function writeLargeBlob(gitdir, fd2, size) {
 async function folderTree(gitdir, absDir, relDir, blobs) {
   let names;
   try {
-    names = fs31.readdirSync(absDir, { withFileTypes: true });
+    names = fs30.readdirSync(absDir, { withFileTypes: true });
   } catch {
     return void 0;
   }
   const entries = [];
   for (const d of names) {
     if (!isTrackableName(d.name)) continue;
-    const abs = path30.join(absDir, d.name);
+    const abs = path29.join(absDir, d.name);
     const rel = relDir === "" ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
       const sub = await folderTree(gitdir, abs, rel, blobs);
@@ -47003,17 +47197,17 @@ function canonicalRel(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    const next = path30.join(current, parts[i2]);
+    const next = path29.join(current, parts[i2]);
     let st;
     try {
-      st = fs31.lstatSync(next);
+      st = fs30.lstatSync(next);
     } catch {
-      current = path30.join(next, ...parts.slice(i2 + 1, -1));
+      current = path29.join(next, ...parts.slice(i2 + 1, -1));
       break;
     }
     if (st.isSymbolicLink()) {
       try {
-        current = fs31.realpathSync(next);
+        current = fs30.realpathSync(next);
       } catch {
         return void 0;
       }
@@ -47022,9 +47216,9 @@ function canonicalRel(root, rel) {
       current = next;
     }
   }
-  const abs = path30.join(current, parts[parts.length - 1]);
+  const abs = path29.join(current, parts[parts.length - 1]);
   if (abs === root || !isInside(abs, root)) return void 0;
-  const out = path30.relative(root, abs).split(path30.sep).join("/");
+  const out = path29.relative(root, abs).split(path29.sep).join("/");
   return out.split("/").every(isTrackableName) ? out : void 0;
 }
 
@@ -47081,7 +47275,7 @@ async function commitPaths(repo, paths, author, message) {
 function normalise(root, paths) {
   const set2 = /* @__PURE__ */ new Set();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path31.sep).join("/").replace(/^\/+|\/+$/g, ""));
+    const rel = canonicalRel(root, p.split(path30.sep).join("/").replace(/^\/+|\/+$/g, ""));
     if (rel !== void 0 && isTrackablePath(rel)) set2.add(rel);
   }
   if (set2.has("")) return [""];
@@ -47094,10 +47288,10 @@ function normalise(root, paths) {
   return out.sort();
 }
 async function editFor(repo, rel, blobs) {
-  const abs = rel === "" ? repo.root : path31.join(repo.root, rel);
+  const abs = rel === "" ? repo.root : path30.join(repo.root, rel);
   let st;
   try {
-    st = fs32.lstatSync(abs);
+    st = fs31.lstatSync(abs);
   } catch {
     st = void 0;
   }
@@ -47162,9 +47356,69 @@ async function recordChange(zone, change, author, message) {
   }
 }
 
-// src/core/vcs/snapshot.ts
+// src/core/exec/links.ts
 import fs33 from "node:fs";
 import path32 from "node:path";
+
+// src/core/paths/links.ts
+import fs32 from "node:fs";
+import path31 from "node:path";
+function linkProblem(root, linkAbs, target = fs32.readlinkSync(linkAbs)) {
+  const folder = path31.relative(root, path31.dirname(linkAbs));
+  if (folder.startsWith("..") || path31.isAbsolute(folder)) return "it is not inside the zone";
+  const own2 = folder === "" ? [] : folder.split(path31.sep);
+  let text = target;
+  let start = own2;
+  if (path31.isAbsolute(target)) {
+    const normal = path31.normalize(target);
+    if (normal !== root && !normal.startsWith(root + path31.sep)) return "it leads outside the zone";
+    text = path31.relative(root, normal);
+    start = [];
+  }
+  const walked = walkInside(root, text, { followLast: true }, start);
+  if (!walked.inside) return walked.why.includes("loop") ? "it is a symbolic link loop" : "it leads outside the zone";
+  const dest = walked.parts.join("/");
+  const linkRel = [...own2, path31.basename(linkAbs)].join("/");
+  if (dest === linkRel || dest.startsWith(`${linkRel}/`)) return "it points at itself";
+  const ownRel = own2.join("/");
+  if (dest === "" || ownRel === dest || ownRel.startsWith(`${dest}/`)) return dest === "" ? "it points at the zone root, an ancestor of itself" : `it points at '${dest}', its own folder or an ancestor of it`;
+  return void 0;
+}
+
+// src/core/exec/links.ts
+var MAX_ROUNDS = 8;
+function outwardLinkSweep(root) {
+  const removed = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let changed = false;
+    for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === ".git")) {
+      if (!entry.isSymbolicLink()) continue;
+      if (linkProblem(root, full) === void 0) continue;
+      fs33.rmSync(full, { force: true });
+      removed.push(path32.relative(root, full));
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return removed;
+}
+
+// src/core/exec/output.ts
+function scrubOutput(text, zone) {
+  return text.split(zone.root).join(SANDBOX_ZONE);
+}
+function truncateText(text, keptBytes, totalBytes, limit, stream) {
+  if (text.length <= limit && totalBytes <= keptBytes) return { text, truncated: false };
+  const shown = text.slice(0, limit);
+  const notice = `
+
+[... ${stream} TRUNCATED: showing the first ${shown.length} characters of about ${totalBytes} bytes. To get everything, save it with ${stream === "stdout" ? "stdout_file" : "stderr_file"}="out.txt" and read parts with shed_read(start_line=...), or narrow the output (head, tail, grep, wc -l). ...]`;
+  return { text: shown + notice, truncated: true };
+}
+
+// src/core/vcs/snapshot.ts
+import fs34 from "node:fs";
+import path33 from "node:path";
 var RACY_NS = 100000000n;
 var FOLDER = { type: "dir", size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 function snapshot(root) {
@@ -47175,7 +47429,7 @@ function snapshot(root) {
     const rel = stack.pop();
     let names;
     try {
-      names = fs33.readdirSync(rel === "" ? root : path32.join(root, rel), { withFileTypes: true });
+      names = fs34.readdirSync(rel === "" ? root : path33.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -47189,7 +47443,7 @@ function snapshot(root) {
       }
       let st;
       try {
-        st = fs33.lstatSync(path32.join(root, child), { bigint: true });
+        st = fs34.lstatSync(path33.join(root, child), { bigint: true });
       } catch {
         continue;
       }
@@ -47256,8 +47510,8 @@ function countOption(sub, args, i2) {
 }
 
 // src/core/vcs/history/blame.ts
-import fs36 from "node:fs";
-import path35 from "node:path";
+import fs37 from "node:fs";
+import path36 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
@@ -47359,16 +47613,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path57, added, removed, oldPosInc, options2) {
-    const last = path57.lastComponent;
+  addToPath(path58, added, removed, oldPosInc, options2) {
+    const last = path58.lastComponent;
     if (last && !options2.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path57.oldPos + oldPosInc,
+        oldPos: path58.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path57.oldPos + oldPosInc,
+        oldPos: path58.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -47645,8 +47899,8 @@ function splitLines2(text) {
 }
 
 // src/core/vcs/history/render.ts
-import fs34 from "node:fs";
-import path33 from "node:path";
+import fs35 from "node:fs";
+import path34 from "node:path";
 var DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 var ZERO = "0000000";
@@ -47692,9 +47946,9 @@ function mediumHeader(c) {
 async function sideContent(repo, key, state, worktree) {
   if (state === void 0) return Buffer.alloc(0);
   if (!worktree) return readBlob(repo.gitdir, state.oid);
-  const abs = path33.join(repo.root, fromKey(key));
+  const abs = path34.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs34.readlinkSync(abs, { encoding: "buffer" }) : fs34.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs35.readlinkSync(abs, { encoding: "buffer" }) : fs35.readFileSync(abs);
   } catch {
     return Buffer.alloc(0);
   }
@@ -47957,8 +48211,8 @@ async function isRevision(repo, text) {
 }
 
 // src/core/vcs/history/trees.ts
-import fs35 from "node:fs";
-import path34 from "node:path";
+import fs36 from "node:fs";
+import path35 from "node:path";
 function matches2(key, filters) {
   if (filters.length === 0) return true;
   return filters.some((f) => f === "" || key === f || key.startsWith(`${f}/`));
@@ -48023,21 +48277,21 @@ function worktreeFiles(repo, filters = []) {
   const index = readIndexEntries(repo.gitdir);
   let indexMtime = 0n;
   try {
-    indexMtime = fs35.statSync(path34.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
+    indexMtime = fs36.statSync(path35.join(repo.gitdir, "index"), { bigint: true }).mtimeNs;
   } catch {
   }
   const out = /* @__PURE__ */ new Map();
   const walk2 = (abs, prefix) => {
     let names;
     try {
-      names = fs35.readdirSync(abs, { withFileTypes: true });
+      names = fs36.readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
-      const child = path34.join(abs, d.name);
+      const child = path35.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk2(child, `${key}/`);
         continue;
@@ -48053,19 +48307,19 @@ function worktreeFiles(repo, filters = []) {
 function fileState(abs, cached2, indexMtime) {
   let st;
   try {
-    st = fs35.lstatSync(abs, { bigint: true });
+    st = fs36.lstatSync(abs, { bigint: true });
   } catch {
     return void 0;
   }
   if (st.isSymbolicLink()) {
-    if (path34.basename(abs) === ".gitmodules") return void 0;
-    return { mode: LINK_MODE, oid: hashObject("blob", fs35.readlinkSync(abs, { encoding: "buffer" })) };
+    if (path35.basename(abs) === ".gitmodules") return void 0;
+    return { mode: LINK_MODE, oid: hashObject("blob", fs36.readlinkSync(abs, { encoding: "buffer" })) };
   }
   if (!st.isFile()) return void 0;
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached2 !== void 0 && statMatches(cached2.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached2.oid };
   try {
-    return { mode, oid: hashObject("blob", fs35.readFileSync(abs)) };
+    return { mode, oid: hashObject("blob", fs36.readFileSync(abs)) };
   } catch {
     return void 0;
   }
@@ -48160,7 +48414,7 @@ async function gitBlame(repo, zone, args) {
 }
 function changedOnDisk(repo, rel, oid) {
   try {
-    return hashObject("blob", fs36.readFileSync(path35.join(repo.root, rel))) !== oid;
+    return hashObject("blob", fs37.readFileSync(path36.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }
@@ -48191,8 +48445,8 @@ function lineMap(old, now) {
 }
 
 // src/core/vcs/history/log.ts
-import fs37 from "node:fs";
-import path36 from "node:path";
+import fs38 from "node:fs";
+import path37 from "node:path";
 var OUTPUT_BUDGET2 = 1024 * 1024;
 var LOG_OPTIONS = "--oneline, -n N (or -N, --max-count=N), --stat, -p/--patch, --name-only, --name-status, a revision or range (HEAD~5, a1b2c3d..HEAD), -- path";
 var SHOW_OPTIONS = "--stat, --oneline, --name-only, --name-status, --no-patch (-s), REV, REV:path";
@@ -48251,7 +48505,7 @@ async function gitLog(repo, zone, args) {
 function pathOrRevision(repo, zone, a) {
   const rel = pathArg(zone, a);
   const looksLikeRevision = /^[0-9a-f]{4,40}$/i.test(a) || /[~^]/.test(a) || a.includes("..");
-  if (looksLikeRevision && !fs37.existsSync(path36.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
+  if (looksLikeRevision && !fs38.existsSync(path37.join(repo.root, rel))) throw invalid(a, "is not a commit of this history (nor a file)");
   return filterKey(rel);
 }
 async function renderCommit(repo, c, parentTree, fmt, filters, separator) {
@@ -48479,8 +48733,8 @@ function collapseUntracked(keys, allTracked) {
 }
 
 // src/core/vcs/history/restore.ts
-import fs38 from "node:fs";
-import path37 from "node:path";
+import fs39 from "node:fs";
+import path38 from "node:path";
 var RESTORE_OPTIONS = "--source=REV (or -s REV), --worktree, --staged, -- path";
 async function gitRestore(repo, zone, sub, args, author, limits) {
   const { before, paths } = splitDashDash(args);
@@ -48543,7 +48797,8 @@ async function gitRestore(repo, zone, sub, args, author, limits) {
       for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
       for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
     }
-    await applyToWorktree(zone, writes, removes, limits);
+    const written = await applyToWorktree(zone, writes, removes, limits);
+    await limits.afterWrite?.(written);
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(", ")} from ${short} (${subject(commit)})`;
     const made = await commitPaths(repo, rels, author, message);
@@ -48567,57 +48822,83 @@ async function applyToWorktree(zone, writes, removes, limits) {
     const bytes = await readBlob(zoneGitdir(zone), state.oid);
     if (limits.maxFileSizeMb !== void 0) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
-    growth += bytes.length - sizeOf(path37.join(zone.root, fromKey(key)));
+    growth += bytes.length - sizeOf(path38.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path37.join(zone.root, fromKey(key)));
+  for (const key of removes) growth -= sizeOf(path38.join(zone.root, fromKey(key)));
+  refuseBadLinks(zone, writes, blobs);
   await ensureQuota(zone.scope, growth);
-  for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
-  const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
-  if (limits.lockOwner !== void 0) {
-    for (const t of targets) ensureNotLockedByOther(zone, t.p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  const blockers = /* @__PURE__ */ new Set();
+  for (const key of writes.keys()) {
+    const blocker = wayBlocker(zone.root, fromKey(key));
+    if (blocker !== void 0) blockers.add(blocker);
   }
+  const underBlocker = (rel) => [...blockers].some((b) => rel.startsWith(`${b}/`));
+  const checked = [...writes.keys(), ...removes].map(fromKey).filter((rel) => !underBlocker(rel));
+  const resolved = checked.map((rel) => resolvePath(zone, rel, { param: "args", intent: "delete" }));
+  if (limits.guard !== void 0) {
+    for (const rel of blockers) await limits.guard(rel, "remove");
+    for (const p of resolved) await limits.guard(path38.relative(zone.root, p.abs).split(path38.sep).join("/"), writes.has(toKey(p.rel)) ? "restore" : "remove");
+  }
+  if (limits.lockOwner !== void 0) {
+    for (const rel of blockers) ensureNotLockedByOther(zone, rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    for (const p of resolved) ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  }
+  for (const rel of blockers) fs39.rmSync(path38.join(zone.root, rel), { force: true });
+  const targets = [...removes, ...writes.keys()].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: "args", intent: "delete" }) }));
+  const written = [];
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === void 0) {
-      fs38.rmSync(p.abs, { force: true });
+      fs39.rmSync(p.abs, { force: true });
       continue;
     }
-    if (p.stat?.isDirectory()) fs38.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) fs39.rmSync(p.abs, { recursive: true, force: true });
     const bytes = blobs.get(key);
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;
-      fs38.rmSync(tmp, { force: true });
-      fs38.mkdirSync(path37.dirname(p.abs), { recursive: true });
-      fs38.symlinkSync(bytes.toString("utf8"), tmp);
-      fs38.renameSync(tmp, p.abs);
+      fs39.rmSync(tmp, { force: true });
+      fs39.mkdirSync(path38.dirname(p.abs), { recursive: true });
+      fs39.symlinkSync(bytes.toString("utf8"), tmp);
+      fs39.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);
-      fs38.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
+      fs39.chmodSync(p.abs, state.mode === EXEC_MODE ? 493 : 420);
     }
+    written.push(path38.relative(zone.root, p.abs).split(path38.sep).join("/"));
+  }
+  return written;
+}
+function refuseBadLinks(zone, writes, blobs) {
+  for (const [key, state] of writes) {
+    if (state.mode !== LINK_MODE) continue;
+    const rel = fromKey(key);
+    const target = blobs.get(key).toString("utf8");
+    const why = linkProblem(zone.root, path38.join(zone.root, rel), target);
+    if (why === void 0) continue;
+    throw shedError("PATH_ESCAPE", `The history holds '${rel}' as a symbolic link to '${target}', which cannot be restored: ${why}. Nothing was restored.`, {
+      details: { parameter: "args", path: rel },
+      hint: 'Restore the other files by naming them, e.g. args=["checkout", "HEAD~1", "--", "notes.txt"].'
+    });
   }
 }
-function clearWay(root, rel) {
+function wayBlocker(root, rel) {
   const parts = rel.split("/");
   let current = root;
   for (let i2 = 0; i2 < parts.length - 1; i2++) {
-    current = path37.join(current, parts[i2]);
-    let st;
-    try {
-      st = fs38.lstatSync(current);
-    } catch {
-      return;
-    }
+    current = path38.join(current, parts[i2]);
+    const st = fs39.lstatSync(current, { throwIfNoEntry: false });
+    if (st === void 0) return void 0;
     if (st.isDirectory()) continue;
-    fs38.rmSync(current, { force: true });
-    return;
+    return parts.slice(0, i2 + 1).join("/");
   }
+  return void 0;
 }
 function zoneGitdir(zone) {
-  return path37.join(zone.root, ".git");
+  return path38.join(zone.root, ".git");
 }
 function sizeOf(abs) {
   try {
-    const st = fs38.lstatSync(abs);
+    const st = fs39.lstatSync(abs);
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
@@ -48690,7 +48971,6 @@ Example: ${EXAMPLE2}
 
 // src/functions/exec.ts
 var MIB3 = 1024 * 1024;
-var INOTIFY_SAFE_MS = 100;
 var shedExec = defineFunction({
   name: "shed_exec",
   category: "exec",
@@ -48726,7 +49006,8 @@ var shedExec = defineFunction({
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
-    const before = zone.versioned ? snapshot(zone.root) : void 0;
+    const watch = await watchCall(zone);
+    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : void 0;
     const outputs = [];
     let result3;
     let outFile;
@@ -48750,14 +49031,20 @@ var shedExec = defineFunction({
         captureBytes: limit * 4 + 4,
         stdoutFd: outFile?.file.fd,
         stderrFd: errFile?.file.fd,
-        mergeStderr: args.redirect_stderr_to_stdout
+        mergeStderr: args.redirect_stderr_to_stdout,
+        monitor: watch?.monitor
       });
     } catch (err2) {
       for (const out of outputs) out.file.abort();
       throw err2;
     }
     if (policy.sweepAfter) outwardLinkSweep(zone.root);
-    if (!zone.readonly && result3.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
+    const end = await watch?.finish();
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : end?.changed ?? [""];
+    if (end !== void 0 && (result3.stoppedFor === "quota" || end.overBytes > 0)) {
+      for (const out of outputs) out.file.abort();
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result3.stoppedFor === "quota");
+    }
     const files = {};
     for (const [key, file2] of [["stdout_file", outFile], ["stderr_file", errFile]]) {
       if (!file2) continue;
@@ -48785,7 +49072,6 @@ var shedExec = defineFunction({
     };
     if (result3.flooded) data.stopped = "endless output: the command was stopped after writing far more than max_output";
     const message = result3.returncode === 0 ? `${args.cmd} finished (exit code 0).` : `${args.cmd} FAILED with exit code ${result3.returncode}${result3.signal ? ` (signal ${result3.signal})` : ""}; see stderr.`;
-    const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(" ")}`.slice(0, 200);
     return { data, message, ...changed.length > 0 ? { change: { zone, paths: changed, summary } } : {} };
@@ -48795,8 +49081,12 @@ async function history(ctx, zone, gitArgs, limit) {
   const out = await gitCommand(zone, gitArgs, ctx.user, {
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
-    lockMaxAgeHours: ctx.valves.lock_max_age_hours
+    lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+    // Group spaces: restore/checkout pass the same ownership guard as every other write.
+    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    afterWrite: (written) => recordWritten(ctx, zone, written)
   });
+  await dropVanished(zone);
   const shown = (text, stream) => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, "stdout");
   const stderr = shown(out.stderr, "stderr");
@@ -48814,6 +49104,24 @@ async function history(ctx, zone, gitArgs, limit) {
   const sub = gitArgs[0] ?? "";
   const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;
   return { data, message };
+}
+async function quotaStopped(ctx, zone, cmd, cmdArgs, changed, end, stopped) {
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(" ")} (stopped: quota exceeded)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, void 0) : {};
+  const limit = zone.scope.limitBytes;
+  throw shedError("QUOTA_EXCEEDED", `${cmd} ${stopped ? "was stopped: it wrote" : "finished, but wrote"} past the quota (${mb(end.usedBytes)} MB used of ${mb(limit)} MB). What it wrote so far is left in place${zone.versioned ? " (and committed)" : ""}.`, {
+    details: {
+      command: cmd,
+      stopped,
+      used_bytes: end.usedBytes,
+      quota_bytes: limit,
+      over_by_bytes: end.overBytes,
+      ...end.changed !== void 0 || changed.length > 0 ? { changed: (end.changed ?? changed).slice(0, 20) } : {},
+      ...saved.commit ? { commit: saved.commit } : {}
+    },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), then run it on less data.`
+  });
 }
 function clampTimeout(ctx, requested) {
   const { exec_timeout_default: def, exec_timeout_max: max2 } = ctx.valves;
@@ -48841,7 +49149,7 @@ function openOutput(zone, input2, param, allowZoneInPath2, locked = []) {
   return { target, file: openAtomic(target.abs, 420) };
 }
 function commitOutput(out) {
-  const size = fs39.fstatSync(out.file.fd).size;
+  const size = fs40.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
 }
@@ -48859,8 +49167,8 @@ function readOnlyPolicy(ctx, zone, cmd, cmdArgs, sandbox, locked) {
 }
 
 // src/functions/file_type.ts
-import fs40 from "node:fs";
-import path38 from "node:path";
+import fs41 from "node:fs";
+import path39 from "node:path";
 var HEAD = 8192;
 var MIME_BY_EXT = {
   txt: "text/plain",
@@ -49049,7 +49357,7 @@ function ftypKind(b) {
 function scriptKind(b) {
   const first = b.toString("utf8", 0, Math.min(b.length, 200)).split("\n")[0].trim();
   const words2 = first.slice(2).trim().split(/\s+/);
-  let interp = path38.basename(words2[0] ?? "");
+  let interp = path39.basename(words2[0] ?? "");
   if (interp === "env") interp = words2.slice(1).find((w) => !w.startsWith("-")) ?? interp;
   const lang = [
     [/^(ba|da|z|k)?sh$/, "application/x-sh", "Shell script"],
@@ -49105,13 +49413,13 @@ var shedFileType = defineFunction({
     if (stat === void 0) throw notFound(target);
     const common = { path: target.rel || ".", zone: target.zone.label };
     if (stat.isDirectory()) {
-      const entries = fs40.readdirSync(target.abs).length;
+      const entries = fs41.readdirSync(target.abs).length;
       return {
         data: { ...common, type: "directory", mime: "inode/directory", mime_type: "inode/directory", description: "Folder", entries },
         message: `${target.shown} is a folder with ${entries} entr${entries === 1 ? "y" : "ies"}.`
       };
     }
-    const extension = path38.extname(target.rel).slice(1).toLowerCase();
+    const extension = path39.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data = { ...common, type: "file", extension, size: stat.size, size_human: humanSize(stat.size) };
@@ -49513,12 +49821,12 @@ var shedHexdump = defineFunction({
 
 // src/core/uploads/copy.ts
 import crypto15 from "node:crypto";
-import fs42 from "node:fs";
-import path40 from "node:path";
+import fs43 from "node:fs";
+import path41 from "node:path";
 
 // src/core/uploads/sources.ts
-import fs41 from "node:fs";
-import path39 from "node:path";
+import fs42 from "node:fs";
+import path40 from "node:path";
 var Refusal = class extends Error {
   constructor(code, message, fallback = false) {
     super(message);
@@ -49533,7 +49841,7 @@ function importArea(valves, userId) {
   for (const raw of valves.import_allowed_paths.split(/[,\n]/)) {
     const dir = raw.trim();
     if (dir === "") continue;
-    if (!path39.isAbsolute(dir)) {
+    if (!path40.isAbsolute(dir)) {
       throw shedError("INVALID_VALVES", `The valve 'import_allowed_paths' must list absolute folders; '${dir}' is not one.`, {
         details: { valve: "import_allowed_paths" },
         hint: 'An admin must correct it, e.g. import_allowed_paths="/app/backend/data/uploads".'
@@ -49542,12 +49850,12 @@ function importArea(valves, userId) {
     const real = realOrUndefined(dir);
     if (real !== void 0 && real !== "/") allowed.push(real);
   }
-  const base2 = realOrUndefined(path39.resolve(valves.storage_base_path));
-  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path39.join(base2, "users", userId) };
+  const base2 = realOrUndefined(path40.resolve(valves.storage_base_path));
+  return { allowed, base: base2, ownHome: base2 === void 0 ? "" : path40.join(base2, "users", userId) };
 }
 function realOrUndefined(p) {
   try {
-    return fs41.realpathSync(p);
+    return fs42.realpathSync(p);
   } catch {
     return void 0;
   }
@@ -49555,35 +49863,35 @@ function realOrUndefined(p) {
 function mayRead(area, real) {
   if (area.allowed.some((dir) => isInside(real, dir) && real !== dir)) return true;
   if (area.base === void 0 || !isInside(real, area.base) || real === area.base) return false;
-  const first = path39.relative(area.base, real).split(path39.sep)[0];
+  const first = path40.relative(area.base, real).split(path40.sep)[0];
   if (first === "users" || first === "groups") return isInside(real, area.ownHome) && real !== area.ownHome;
   return !first.startsWith("access_auth");
 }
 function openSource(area, given, maxBytes) {
-  if (given.includes("\0") || !path39.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
+  if (given.includes("\0") || !path40.isAbsolute(given)) throw new Refusal("IMPORT_REFUSED", "its path is not a local absolute path", true);
   let parent;
   try {
-    parent = fs41.realpathSync(path39.dirname(given));
+    parent = fs42.realpathSync(path40.dirname(given));
   } catch {
     throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   }
-  const candidate = path39.join(parent, path39.basename(given));
+  const candidate = path40.join(parent, path40.basename(given));
   if (!mayRead(area, candidate)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)", true);
-  const st = fs41.lstatSync(candidate, { throwIfNoEntry: false });
+  const st = fs42.lstatSync(candidate, { throwIfNoEntry: false });
   if (st === void 0) throw new Refusal("FILE_NOT_FOUND", "the file the host names does not exist", true);
   if (st.isSymbolicLink()) throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
   if (!st.isFile()) throw new Refusal("NOT_A_FILE", "it is not a regular file (a folder, device, pipe or socket)");
   let fd2;
   try {
-    fd2 = fs41.openSync(candidate, fs41.constants.O_RDONLY | fs41.constants.O_NOFOLLOW | fs41.constants.O_NONBLOCK);
+    fd2 = fs42.openSync(candidate, fs42.constants.O_RDONLY | fs42.constants.O_NOFOLLOW | fs42.constants.O_NONBLOCK);
   } catch (err2) {
     const code = errnoCode(err2);
     if (code === "ELOOP") throw new Refusal("IMPORT_REFUSED", "it is a symbolic link (links are never imported)");
     throw new Refusal("IMPORT_REFUSED", `it cannot be read (${code ?? "error"})`);
   }
-  const close = () => fs41.closeSync(fd2);
+  const close = () => fs42.closeSync(fd2);
   try {
-    const opened = fs41.fstatSync(fd2);
+    const opened = fs42.fstatSync(fd2);
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal("IMPORT_REFUSED", "it changed while being opened");
     const real = openedPath(fd2);
     if (real !== void 0 && !mayRead(area, real)) throw new Refusal("IMPORT_REFUSED", "its path is outside the folders imports may read (admin setting import_allowed_paths)");
@@ -49596,7 +49904,7 @@ function openSource(area, given, maxBytes) {
 }
 function openedPath(fd2) {
   try {
-    return fs41.readlinkSync(`/proc/self/fd/${fd2}`);
+    return fs42.readlinkSync(`/proc/self/fd/${fd2}`);
   } catch {
     return void 0;
   }
@@ -49608,30 +49916,30 @@ function mb2(bytes) {
 // src/core/uploads/copy.ts
 var CHUNK2 = 1024 * 1024;
 function copyFromFd(fd2, dest, maxBytes) {
-  const dir = path40.dirname(dest);
-  fs42.mkdirSync(dir, { recursive: true });
-  const tmp = path40.join(dir, `.${path40.basename(dest).slice(0, 180)}.${crypto15.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-  const out = fs42.openSync(tmp, fs42.constants.O_WRONLY | fs42.constants.O_CREAT | fs42.constants.O_EXCL | fs42.constants.O_NOFOLLOW, 420);
+  const dir = path41.dirname(dest);
+  fs43.mkdirSync(dir, { recursive: true });
+  const tmp = path41.join(dir, `.${path41.basename(dest).slice(0, 180)}.${crypto15.randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+  const out = fs43.openSync(tmp, fs43.constants.O_WRONLY | fs43.constants.O_CREAT | fs43.constants.O_EXCL | fs43.constants.O_NOFOLLOW, 420);
   let total = 0;
   try {
     const buf = Buffer.alloc(CHUNK2);
     for (; ; ) {
-      const n = fs42.readSync(fd2, buf, 0, CHUNK2, total);
+      const n = fs43.readSync(fd2, buf, 0, CHUNK2, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal("FILE_TOO_LARGE", "it grew beyond the size limit while being copied");
       let off = 0;
-      while (off < n) off += fs42.writeSync(out, buf, off, n - off);
+      while (off < n) off += fs43.writeSync(out, buf, off, n - off);
     }
-    fs42.fsyncSync(out);
-    fs42.closeSync(out);
-    fs42.renameSync(tmp, dest);
+    fs43.fsyncSync(out);
+    fs43.closeSync(out);
+    fs43.renameSync(tmp, dest);
   } catch (err2) {
     try {
-      fs42.closeSync(out);
+      fs43.closeSync(out);
     } catch {
     }
-    fs42.rmSync(tmp, { force: true });
+    fs43.rmSync(tmp, { force: true });
     throw err2;
   }
   syncDir(dir);
@@ -49841,10 +50149,10 @@ var shedLockeditCancel = defineFunction({
 });
 
 // src/core/locks/quota.ts
-import fs43 from "node:fs";
-import path41 from "node:path";
+import fs44 from "node:fs";
+import path42 from "node:path";
 function editzones(scope) {
-  return Object.values(scope.trees).map((tree) => path41.join(path41.dirname(tree), "editzone"));
+  return Object.values(scope.trees).map((tree) => path42.join(path42.dirname(tree), "editzone"));
 }
 function invalidateCopies(scope) {
   for (const dir of editzones(scope)) invalidateTree(dir);
@@ -49852,7 +50160,7 @@ function invalidateCopies(scope) {
 async function workingCopyBytes(scope) {
   let total = 0;
   for (const editzone of editzones(scope)) {
-    if (fs43.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
+    if (fs44.statSync(editzone, { throwIfNoEntry: false })?.isDirectory()) total += (await treeUsage(editzone)).bytes;
   }
   return total;
 }
@@ -49967,7 +50275,7 @@ var shedLockeditExec = defineFunction({
 });
 
 // src/functions/lockedit_open.ts
-import fs44 from "node:fs";
+import fs45 from "node:fs";
 var shedLockeditOpen = defineFunction({
   name: "shed_lockedit_open",
   category: "edit",
@@ -49997,14 +50305,14 @@ var shedLockeditOpen = defineFunction({
       continued = true;
     } else {
       try {
-        await ensureCopyRoom(t.zone.scope, fs44.statSync(t.target.abs).size);
+        await ensureCopyRoom(t.zone.scope, fs45.statSync(t.target.abs).size);
         copyIn(t.target.abs, before.copy);
       } catch (err2) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err2;
       }
     }
-    const copyStat = fs44.statSync(before.copy);
+    const copyStat = fs45.statSync(before.copy);
     const view = preview(before.copy, copyStat.size, outputLimit(ctx, void 0));
     const data = {
       zone: t.zone.label,
@@ -50034,7 +50342,7 @@ var shedLockeditOpen = defineFunction({
   }
 });
 function copyIn(src, copy) {
-  fs44.rmSync(copy, { recursive: true, force: true });
+  fs45.rmSync(copy, { recursive: true, force: true });
   atomicCopy(src, copy);
 }
 function preview(abs, size, limit) {
@@ -50053,7 +50361,7 @@ function staleNote(got, userId) {
 }
 
 // src/functions/lockedit_overwrite.ts
-import fs45 from "node:fs";
+import fs46 from "node:fs";
 var shedLockeditOverwrite = defineFunction({
   name: "shed_lockedit_overwrite",
   category: "edit",
@@ -50079,13 +50387,13 @@ var shedLockeditOverwrite = defineFunction({
     ensureFileSize(newSize, ctx.valves.max_file_size_mb, `The working copy of ${t.target.shown}`);
     await ensureCopyRoom(t.zone.scope, newSize - oldCopy);
     if (args.append) {
-      const fd2 = fs45.openSync(s.copy, fs45.constants.O_WRONLY | fs45.constants.O_APPEND | fs45.constants.O_NOFOLLOW);
+      const fd2 = fs46.openSync(s.copy, fs46.constants.O_WRONLY | fs46.constants.O_APPEND | fs46.constants.O_NOFOLLOW);
       try {
         let off = 0;
-        while (off < bytes.length) off += fs45.writeSync(fd2, bytes, off, bytes.length - off);
-        fs45.fsyncSync(fd2);
+        while (off < bytes.length) off += fs46.writeSync(fd2, bytes, off, bytes.length - off);
+        fs46.fsyncSync(fd2);
       } finally {
-        fs45.closeSync(fd2);
+        fs46.closeSync(fd2);
       }
     } else {
       atomicWrite(s.copy, bytes);
@@ -50100,8 +50408,8 @@ var shedLockeditOverwrite = defineFunction({
 });
 
 // src/functions/lockedit_save.ts
-import fs46 from "node:fs";
-import path42 from "node:path";
+import fs47 from "node:fs";
+import path43 from "node:path";
 var shedLockeditSave = defineFunction({
   name: "shed_lockedit_save",
   category: "edit",
@@ -50144,7 +50452,7 @@ var shedLockeditSave = defineFunction({
       throw shedError("NOT_LOCK_OWNER", `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
     moveInto(s.copy, t.target.abs);
-    pruneEmpty(path42.dirname(s.copy), editzoneRoot(t.zone));
+    pruneEmpty(path43.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key);
     releaseLock(t.zone, t.key, s.lock.token);
     return {
@@ -50155,10 +50463,10 @@ var shedLockeditSave = defineFunction({
   }
 });
 function moveInto(copy, dest) {
-  const dir = path42.dirname(dest);
-  fs46.mkdirSync(dir, { recursive: true });
+  const dir = path43.dirname(dest);
+  fs47.mkdirSync(dir, { recursive: true });
   try {
-    fs46.renameSync(copy, dest);
+    fs47.renameSync(copy, dest);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
     atomicCopy(copy, dest);
@@ -50167,17 +50475,17 @@ function moveInto(copy, dest) {
 }
 
 // src/core/recovery/recover.ts
-import fs47 from "node:fs";
-import path44 from "node:path";
+import fs48 from "node:fs";
+import path45 from "node:path";
 
 // src/core/locks/call-lock.ts
-import path43 from "node:path";
+import path44 from "node:path";
 var CALL_WAIT_MS = 12e4;
 async function withCallLock(homes, fn) {
-  const ordered2 = [...new Set(homes.map((h) => path43.resolve(h)))].sort();
+  const ordered2 = [...new Set(homes.map((h) => path44.resolve(h)))].sort();
   const step = (i2) => {
     if (i2 >= ordered2.length) return fn();
-    return withDbLock(path43.join(scopeStateDir(ordered2[i2]), CALL_LOCK_NAME), ordered2[i2], () => step(i2 + 1), CALL_WAIT_MS, "This space");
+    return withDbLock(path44.join(scopeStateDir(ordered2[i2]), CALL_LOCK_NAME), ordered2[i2], () => step(i2 + 1), CALL_WAIT_MS, "This space");
   };
   return step(0);
 }
@@ -50190,11 +50498,11 @@ function emptyReport2() {
 }
 async function recoverStorage(base2) {
   const report = emptyReport2();
-  const root = path44.resolve(base2);
-  for (const [kind, dir] of [["users", path44.join(root, "users")], ["groups", path44.join(root, "groups")]]) {
+  const root = path45.resolve(base2);
+  for (const [kind, dir] of [["users", path45.join(root, "users")], ["groups", path45.join(root, "groups")]]) {
     for (const id of listDir2(dir)) {
-      const home = path44.join(dir, id);
-      if (!fs47.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
+      const home = path45.join(dir, id);
+      if (!fs48.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
       report.scopes++;
       try {
         await withCallLock([home], () => kind === "users" ? recoverUserHome(home, id, root, report) : recoverGroupHome(home, id, root, report));
@@ -50205,28 +50513,28 @@ async function recoverStorage(base2) {
   return report;
 }
 async function recoverUserHome(home, userId, base2, report, temps = true) {
-  if (temps) for (const tree of [path44.join(home, "Uploads"), path44.join(home, "Storage", "data"), path44.join(home, "Documents", "data")]) removeTemps(tree, base2, report);
-  await commitLeftovers(path44.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
+  if (temps) for (const tree of [path45.join(home, "Uploads"), path45.join(home, "Storage", "data"), path45.join(home, "Documents", "data")]) removeTemps(tree, base2, report);
+  await commitLeftovers(path45.join(home, "Documents", "data"), "Documents", { id: userId, name: userId, email: "", role: "user" }, report);
 }
 async function recoverGroupHome(home, groupId, base2, report) {
-  const data = path44.join(home, "data");
+  const data = path45.join(home, "data");
   removeTemps(data, base2, report);
   await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
 }
 function removeTemps(tree, base2, report) {
-  if (!fs47.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
+  if (!fs48.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
   for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === ".git")) {
-    if (!path44.basename(full).endsWith(TEMP_SUFFIX)) continue;
+    if (!path45.basename(full).endsWith(TEMP_SUFFIX)) continue;
     try {
-      fs47.rmSync(full, { force: true });
-      report.temp_files.push(path44.relative(base2, full).split(path44.sep).join("/"));
+      fs48.rmSync(full, { force: true });
+      report.temp_files.push(path45.relative(base2, full).split(path45.sep).join("/"));
     } catch {
     }
   }
 }
 async function commitLeftovers(root, label, author, report) {
-  if (!fs47.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return;
-  const repo = repoFor({ root: fs47.realpathSync(root), label });
+  if (!fs48.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return;
+  const repo = repoFor({ root: fs48.realpathSync(root), label });
   if (!repoExists(repo)) return;
   const oid = await withRepoLock(repo, async () => {
     sweepTemps(repo.gitdir);
@@ -50236,7 +50544,7 @@ async function commitLeftovers(root, label, author, report) {
 }
 function listDir2(dir) {
   try {
-    return fs47.readdirSync(dir).sort();
+    return fs48.readdirSync(dir).sort();
   } catch {
     return [];
   }
@@ -50346,10 +50654,10 @@ var shedParameters = defineFunction({
 });
 
 // src/functions/read.ts
-import fs48 from "node:fs";
+import fs49 from "node:fs";
 var CHUNK3 = 64 * 1024;
 function sliceLines(abs, start, end, budget) {
-  const fd2 = fs48.openSync(abs, "r");
+  const fd2 = fs49.openSync(abs, "r");
   const kept = [];
   let keptBytes = 0;
   let line = 1;
@@ -50358,7 +50666,7 @@ function sliceLines(abs, start, end, budget) {
   const buf = Buffer.alloc(CHUNK3);
   try {
     for (; ; ) {
-      const n = fs48.readSync(fd2, buf, 0, CHUNK3, null);
+      const n = fs49.readSync(fd2, buf, 0, CHUNK3, null);
       if (n === 0) break;
       let from = 0;
       while (from < n) {
@@ -50379,7 +50687,7 @@ function sliceLines(abs, start, end, budget) {
       }
     }
   } finally {
-    fs48.closeSync(fd2);
+    fs49.closeSync(fd2);
   }
   return { bytes: Buffer.concat(kept), totalLines: pendingBytes > 0 ? line : line - 1, lastLine };
 }
@@ -50413,11 +50721,11 @@ var shedRead = defineFunction({
     const limit = outputLimit(ctx, args.max_output);
     const head = Buffer.alloc(Math.min(8192, stat.size));
     if (head.length > 0) {
-      const fd2 = fs48.openSync(target.abs, "r");
+      const fd2 = fs49.openSync(target.abs, "r");
       try {
-        fs48.readSync(fd2, head, 0, head.length, 0);
+        fs49.readSync(fd2, head, 0, head.length, 0);
       } finally {
-        fs48.closeSync(fd2);
+        fs49.closeSync(fd2);
       }
     }
     if (looksBinary(head)) {
@@ -50524,8 +50832,8 @@ var shedReadBytes = defineFunction({
 });
 
 // src/functions/rename.ts
-import fs49 from "node:fs";
-import path45 from "node:path";
+import fs50 from "node:fs";
+import path46 from "node:path";
 var ZONES2 = ["storage", "documents", "group"];
 var shedRename = defineFunction({
   name: "shed_rename",
@@ -50554,7 +50862,7 @@ var shedRename = defineFunction({
     if (src.rel === dst.rel || src.abs === dst.abs) {
       throw shedError("INVALID_PARAMETER", `'old_path' and 'new_path' name the same entry (${src.shown}); nothing to rename.`, {
         details: { parameter: "new_path", received: args.new_path },
-        hint: `Give a different new_path, e.g. ${call2(`renamed-${path45.posix.basename(src.rel)}`)}`
+        hint: `Give a different new_path, e.g. ${call2(`renamed-${path46.posix.basename(src.rel)}`)}`
       });
     }
     const srcStat = src.stat;
@@ -50563,7 +50871,7 @@ var shedRename = defineFunction({
     if (isFolder3 && isInside(dst.abs, src.abs)) {
       throw shedError("INVALID_PATH", `Cannot move the folder ${src.shown} into itself (new_path ${dst.shown} is inside it).`, {
         details: { parameter: "new_path", received: args.new_path, old_path: src.rel },
-        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path45.posix.basename(src.rel)}-moved`)}`
+        hint: `Choose a new_path outside '${src.rel}', e.g. ${call2(`${path46.posix.basename(src.rel)}-moved`)}`
       });
     }
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -50575,7 +50883,7 @@ var shedRename = defineFunction({
         const what = dst.stat.isDirectory() ? "a folder" : "a file";
         throw shedError("FILE_EXISTS", `new_path ${dst.shown} already exists (${what}); folders are never replaced and never replace anything.`, {
           details: { parameter: "new_path", path: dst.rel, is_directory: dst.stat.isDirectory() },
-          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path45.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
+          hint: dst.stat.isDirectory() ? `To put it inside that folder use ${call2(`${dst.rel}/${path46.posix.basename(src.rel)}`)}; or pick another new_path.` : `Pick another new_path, or delete the file first with shed_delete(zone="${args.zone}", path="${dst.rel}").`
         });
       }
       if (!args.overwrite) {
@@ -50588,9 +50896,18 @@ var shedRename = defineFunction({
       await guardWrite(ctx, dst, "replace");
       replaced = true;
     }
-    fs49.mkdirSync(path45.dirname(dst.abs), { recursive: true });
+    if (srcStat.isSymbolicLink()) refuseMovedLink(zone.root, dst.abs, dst.abs, src.shown, dst.shown, fs50.readlinkSync(src.abs));
+    fs50.mkdirSync(path46.dirname(dst.abs), { recursive: true });
     const fromRel = diskRel(src);
-    fs49.renameSync(src.abs, dst.abs);
+    fs50.renameSync(src.abs, dst.abs);
+    if (isFolder3) {
+      try {
+        for (const { full, entry } of walkEntries(dst.abs)) if (entry.isSymbolicLink()) refuseMovedLink(zone.root, full, dst.abs, src.shown, dst.shown);
+      } catch (err2) {
+        fs50.renameSync(dst.abs, src.abs);
+        throw err2;
+      }
+    }
     if (replaced) await forgetEntry(zone, diskRel(dst));
     await moveEntry(zone, fromRel, diskRel(dst));
     const kind = isFolder3 ? "the folder " : srcStat.isSymbolicLink() ? "the link " : "";
@@ -50601,6 +50918,16 @@ var shedRename = defineFunction({
     };
   }
 });
+function refuseMovedLink(root, linkAbs, movedAbs, srcShown, dstShown, target) {
+  const why = linkProblem(root, linkAbs, target);
+  if (why === void 0) return;
+  const inner = path46.relative(movedAbs, linkAbs);
+  const which = inner === "" ? "the symbolic link" : `the symbolic link '${inner.split(path46.sep).join("/")}' inside it`;
+  throw shedError("PATH_ESCAPE", `old_path ${srcShown} cannot be moved to new_path ${dstShown}: there ${which} would be refused (${why}). Nothing was moved.`, {
+    details: { parameter: "old_path", link: inner.split(path46.sep).join("/") || void 0 },
+    hint: "Keep the link where it is, or delete it first with shed_delete and make the move again."
+  });
+}
 
 // src/core/db/csv/encoding.ts
 var ALIASES2 = {
@@ -50673,7 +51000,7 @@ function decoderLabel(e) {
 }
 
 // src/core/db/dbfile.ts
-import fs50 from "node:fs";
+import fs51 from "node:fs";
 var MAGIC2 = Buffer.from("SQLite format 3\0", "latin1");
 var MIB6 = 1024 * 1024;
 function notSqlite(t) {
@@ -50683,14 +51010,14 @@ function notSqlite(t) {
   });
 }
 function readDbBytes(t) {
-  const bytes = fs50.readFileSync(t.abs);
+  const bytes = fs51.readFileSync(t.abs);
   if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC2))) throw notSqlite(t);
   return bytes;
 }
 function foreignJournal(abs) {
   for (const suffix of ["-wal", "-journal"]) {
     try {
-      if (fs50.statSync(abs + suffix).size > 0) return suffix;
+      if (fs51.statSync(abs + suffix).size > 0) return suffix;
     } catch {
     }
   }
@@ -50701,7 +51028,7 @@ async function withDbWrite(t, limits, work) {
     let sizeBefore = 0;
     let created = true;
     try {
-      const st = fs50.lstatSync(t.abs);
+      const st = fs51.lstatSync(t.abs);
       if (!st.isFile()) {
         throw shedError("NOT_A_FILE", `${t.shown} is not a regular file.`, { details: { parameter: "path", path: t.rel } });
       }
@@ -50731,10 +51058,10 @@ async function withDbWrite(t, limits, work) {
 }
 
 // src/core/work/pool.ts
-import fs51 from "node:fs";
+import fs52 from "node:fs";
 import { createRequire } from "node:module";
 import os6 from "node:os";
-import path46 from "node:path";
+import path47 from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker as Worker2 } from "node:worker_threads";
 var WORKER_MARK = "fileshedPoolWorker";
@@ -50863,8 +51190,8 @@ function workerScript() {
   return sourceBundle;
 }
 function bundleFromSource(selfPath) {
-  const dir = fs51.mkdtempSync(path46.join(os6.tmpdir(), "fileshed-worker-"));
-  const out = path46.join(dir, "worker.mjs");
+  const dir = fs52.mkdtempSync(path47.join(os6.tmpdir(), "fileshed-worker-"));
+  const out = path47.join(dir, "worker.mjs");
   const esbuildName = "esbuild";
   const esbuild = createRequire(selfPath)(esbuildName);
   const banner = [
@@ -50876,7 +51203,7 @@ function bundleFromSource(selfPath) {
     "const __dirname = __shedDirname(__filename);"
   ].join(" ");
   esbuild.buildSync({
-    entryPoints: [path46.join(path46.dirname(selfPath), "worker.ts")],
+    entryPoints: [path47.join(path47.dirname(selfPath), "worker.ts")],
     outfile: out,
     bundle: true,
     platform: "node",
@@ -50886,7 +51213,7 @@ function bundleFromSource(selfPath) {
     loader: { ".wasm": "binary" },
     banner: { js: banner }
   });
-  process.once("exit", () => fs51.rmSync(dir, { recursive: true, force: true }));
+  process.once("exit", () => fs52.rmSync(dir, { recursive: true, force: true }));
   return out;
 }
 
@@ -51450,7 +51777,7 @@ function generatedNames(width) {
 
 // src/core/db/csv/reader.ts
 import { isUtf8 as isUtf82 } from "node:buffer";
-import fs52 from "node:fs";
+import fs53 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
@@ -53169,8 +53496,8 @@ var DecodeError = class extends Error {
 var RecordReader = class {
   constructor(abs, opts) {
     this.opts = opts;
-    this.fd = fs52.openSync(abs, "r");
-    this.size = fs52.fstatSync(this.fd).size;
+    this.fd = fs53.openSync(abs, "r");
+    this.size = fs53.fstatSync(this.fd).size;
     this.pos = opts.bomBytes;
     this.skipLeft = opts.skipRows;
     this.utf8 = opts.encoding === "utf-8" || opts.encoding === "utf-8-sig";
@@ -53198,7 +53525,7 @@ var RecordReader = class {
   }
   close() {
     try {
-      fs52.closeSync(this.fd);
+      fs53.closeSync(this.fd);
     } catch {
     }
   }
@@ -53212,7 +53539,7 @@ var RecordReader = class {
     const carried = this.carry.length;
     if (this.work.length < carried + BLOCK) this.work = Buffer.allocUnsafe(carried + BLOCK);
     if (carried > 0) this.carry.copy(this.work, 0);
-    const n = fs52.readSync(this.fd, this.work, carried, BLOCK, this.pos);
+    const n = fs53.readSync(this.fd, this.work, carried, BLOCK, this.pos);
     const blockStart = this.pos - carried;
     this.pos += n;
     if (n === 0) this.eof = true;
@@ -53259,7 +53586,7 @@ var RecordReader = class {
     let text = "";
     if (!this.eof) {
       const block = Buffer.allocUnsafe(BLOCK);
-      const n = fs52.readSync(this.fd, block, 0, BLOCK, this.pos);
+      const n = fs53.readSync(this.fd, block, 0, BLOCK, this.pos);
       const at = this.pos;
       this.pos += n;
       if (n === 0) this.eof = true;
@@ -54097,7 +54424,7 @@ function suggest(plan2, sample, rules, req) {
 }
 
 // src/core/db/csv-export.ts
-import fs53 from "node:fs";
+import fs54 from "node:fs";
 
 // src/core/db/query.ts
 var COUNT_CAP = 1e6;
@@ -54272,7 +54599,7 @@ function exportCsv(db, stmt, sql, abs, limits) {
       });
     }
     let off = 0;
-    while (off < buf.length) off += fs53.writeSync(fd2, buf, off, buf.length - off);
+    while (off < buf.length) off += fs54.writeSync(fd2, buf, off, buf.length - off);
   };
   const add = (line) => {
     pending.push(line);
@@ -54783,10 +55110,10 @@ function safeTableName(raw) {
 }
 
 // src/functions/stats.ts
-import fs54 from "node:fs";
+import fs55 from "node:fs";
 function isFolder2(p) {
   try {
-    return fs54.statSync(p).isDirectory();
+    return fs55.statSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -54831,8 +55158,8 @@ var shedStats = defineFunction({
 });
 
 // src/functions/tree.ts
-import fs55 from "node:fs";
-import path47 from "node:path";
+import fs56 from "node:fs";
+import path48 from "node:path";
 var MAX_ENTRIES = 100;
 var MAX_DEPTH = 10;
 function shortSize(bytes) {
@@ -54866,22 +55193,22 @@ function push(walk2, line) {
 function linkText(walk2, abs) {
   let text;
   try {
-    text = fs55.readlinkSync(abs);
+    text = fs56.readlinkSync(abs);
   } catch {
     return "?";
   }
   const root = walk2.zone.root;
-  let leads = path47.resolve(path47.dirname(abs), text);
+  let leads = path48.resolve(path48.dirname(abs), text);
   try {
-    leads = fs55.realpathSync(abs);
+    leads = fs56.realpathSync(abs);
   } catch {
   }
   if (!isInside(leads, root)) return "(outside the zone)";
-  if (!path47.isAbsolute(text) && staysInside(path47.relative(root, path47.dirname(abs)), text)) return text;
-  return shownPath(walk2.zone, path47.relative(root, leads).split(path47.sep).join("/"));
+  if (!path48.isAbsolute(text) && staysInside(path48.relative(root, path48.dirname(abs)), text)) return text;
+  return shownPath(walk2.zone, path48.relative(root, leads).split(path48.sep).join("/"));
 }
 function staysInside(fromRel, text) {
-  let level = fromRel === "" ? 0 : fromRel.split(path47.sep).length;
+  let level = fromRel === "" ? 0 : fromRel.split(path48.sep).length;
   for (const part of text.split("/")) {
     if (part === "" || part === ".") continue;
     level += part === ".." ? -1 : 1;
@@ -54891,7 +55218,7 @@ function staysInside(fromRel, text) {
 }
 function visibleEntries(walk2, dir) {
   const atVersionedRoot = walk2.zone.versioned && dir === walk2.zone.root;
-  return fs55.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
+  return fs56.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === ".git"));
 }
 function listFolder(walk2, dir, prefix, level, entries) {
   const folders = entries.filter((e) => e.isDirectory()).sort(byName);
@@ -54903,7 +55230,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     const entry = shown[i2];
     const last = i2 === shown.length - 1 && more === 0;
     const lead = prefix + (last ? "\u2514\u2500\u2500 " : "\u251C\u2500\u2500 ");
-    const abs = path47.join(dir, entry.name);
+    const abs = path48.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!push(walk2, `${lead}${entry.name}/`)) return;
       walk2.folders++;
@@ -54925,7 +55252,7 @@ function listFolder(walk2, dir, prefix, level, entries) {
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk2, abs)}`;
     } else {
-      const st = fs55.lstatSync(abs, { throwIfNoEntry: false });
+      const st = fs56.lstatSync(abs, { throwIfNoEntry: false });
       line = st === void 0 ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
     }
     if (!push(walk2, line)) return;
@@ -54970,7 +55297,7 @@ var shedTree = defineFunction({
       folders: 0,
       files: 0
     };
-    const rootName = target.rel === "" ? zone.label : path47.posix.basename(target.rel);
+    const rootName = target.rel === "" ? zone.label : path48.posix.basename(target.rel);
     if (push(walk2, `${rootName}/`)) {
       const entries = visibleEntries(walk2, target.abs);
       if (entries.length === 0) push(walk2, "(empty)");
@@ -54988,11 +55315,11 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs58 from "node:fs";
-import path49 from "node:path";
+import fs59 from "node:fs";
+import path50 from "node:path";
 
 // src/core/archive/central.ts
-import fs56 from "node:fs";
+import fs57 from "node:fs";
 var SIG_EOCD = 101010256;
 var SIG_EOCD64 = 101075792;
 var SIG_LOC64 = 117853008;
@@ -55012,16 +55339,16 @@ function readAt(fd2, offset, length) {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {
-    const n = fs56.readSync(fd2, buf, got, length - got, offset + got);
+    const n = fs57.readSync(fd2, buf, got, length - got, offset + got);
     if (n === 0) break;
     got += n;
   }
   return got === length ? buf : buf.subarray(0, got);
 }
 function readDirectory(abs, shown, onCount) {
-  const fd2 = fs56.openSync(abs, "r");
+  const fd2 = fs57.openSync(abs, "r");
   try {
-    const fileSize = fs56.fstatSync(fd2).size;
+    const fileSize = fs57.fstatSync(fd2).size;
     if (fileSize < 22) throw badZip(shown, "too short");
     const tailLen = Math.min(fileSize, MAX_TAIL);
     const tail = readAt(fd2, fileSize - tailLen, tailLen);
@@ -55120,7 +55447,7 @@ function readDirectory(abs, shown, onCount) {
     }
     return { entries, fileSize, comment };
   } finally {
-    fs56.closeSync(fd2);
+    fs57.closeSync(fd2);
   }
 }
 function kindOf(name, unixMode, external) {
@@ -55167,8 +55494,8 @@ function decodeName(cd, start, end, flags, extraEnd) {
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
 // src/core/archive/extract.ts
-import fs57 from "node:fs";
-import path48 from "node:path";
+import fs58 from "node:fs";
+import path49 from "node:path";
 import zlib3 from "node:zlib";
 
 // node_modules/fflate/esm/index.mjs
@@ -55916,13 +56243,13 @@ var Deflate = /* @__PURE__ */ (function() {
         newBuf.set(this.b.subarray(0, this.s.z));
         this.b = newBuf;
       }
-      var split = this.b.length - this.s.z;
-      this.b.set(chunk.subarray(0, split), this.s.z);
+      var split2 = this.b.length - this.s.z;
+      this.b.set(chunk.subarray(0, split2), this.s.z);
       this.s.z = this.b.length;
       this.p(this.b, false);
       this.b.set(this.b.subarray(-32768));
-      this.b.set(chunk.subarray(split), 32768);
-      this.s.z = chunk.length - split + 32768;
+      this.b.set(chunk.subarray(split2), 32768);
+      this.s.z = chunk.length - split2 + 32768;
       this.s.i = 32766, this.s.w = 32768;
     } else {
       this.b.set(chunk, this.s.z);
@@ -56413,23 +56740,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs57.openSync(abs, "r");
-    this.size = fs57.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs57.readFileSync(this.fd) : void 0;
+    this.fd = fs58.openSync(abs, "r");
+    this.size = fs58.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs58.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs57.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs58.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs57.closeSync(this.fd);
+    fs58.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -56437,7 +56764,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs57.mkdirSync(path48.join(tempRoot, rel), { recursive: true });
+    fs58.mkdirSync(path49.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -56447,7 +56774,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path48.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path49.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -56462,7 +56789,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs57.openSync(out, fs57.constants.O_WRONLY | fs57.constants.O_CREAT | fs57.constants.O_EXCL | fs57.constants.O_NOFOLLOW, 420);
+  const fd2 = fs58.openSync(out, fs58.constants.O_WRONLY | fs58.constants.O_CREAT | fs58.constants.O_EXCL | fs58.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -56471,7 +56798,7 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs57.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs58.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
       for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
@@ -56498,22 +56825,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs57.closeSync(fd2);
+    fs58.closeSync(fd2);
   }
 }
 function makeTempDir(base2) {
-  const tmpBase = path48.join(base2, "tmp");
-  fs57.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path49.join(base2, "tmp");
+  fs58.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs57.mkdtempSync(path48.join(tmpBase, "unzip-"));
+  return fs58.mkdtempSync(path49.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs57.readdirSync(tmpBase)) {
+  for (const name of fs58.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path48.join(tmpBase, name);
+    const p = path49.join(tmpBase, name);
     try {
-      if (fs57.statSync(p).mtimeMs < cutoff) fs57.rmSync(p, { recursive: true, force: true });
+      if (fs58.statSync(p).mtimeMs < cutoff) fs58.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -56522,12 +56849,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs57.readdirSync(tmpDir).sort()) {
-      const from = path48.join(tmpDir, name);
-      const to = path48.join(destDir, name);
+    for (const name of fs58.readdirSync(tmpDir).sort()) {
+      const from = path49.join(tmpDir, name);
+      const to = path49.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
-      const there = lstat2(to);
-      const isDir2 = fs57.lstatSync(from).isDirectory();
+      const there = lstat3(to);
+      const isDir2 = fs58.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -56556,22 +56883,22 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs57.mkdirSync(destAbs, { recursive: true });
+  fs58.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs57.renameSync(from, to);
+    fs58.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs57.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs57.rmSync(from, { recursive: true, force: true });
+    fs58.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs58.rmSync(from, { recursive: true, force: true });
   }
 }
-function lstat2(p) {
+function lstat3(p) {
   try {
-    return fs57.lstatSync(p);
+    return fs58.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
@@ -56611,7 +56938,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path49.posix.dirname(src.rel) === "." ? "" : path49.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path50.posix.dirname(src.rel) === "." ? "" : path50.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -56642,7 +56969,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs58.rmSync(temp, { recursive: true, force: true });
+      fs59.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -56683,11 +57010,11 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 }
 
 // src/functions/zip.ts
-import path51 from "node:path";
+import path52 from "node:path";
 
 // src/core/archive/create.ts
-import fs59 from "node:fs";
-import path50 from "node:path";
+import fs60 from "node:fs";
+import path51 from "node:path";
 import zlib4 from "node:zlib";
 var MIB10 = 1024 * 1024;
 var READ_CHUNK = 4 * MIB10;
@@ -56739,7 +57066,7 @@ var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
 var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
 function collect(srcAbs, prefix, opts) {
   const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs59.statSync(srcAbs);
+  const st = fs60.statSync(srcAbs);
   if (st.isFile()) {
     out.items.push({ name: prefix, abs: srcAbs });
     out.files = 1;
@@ -56748,9 +57075,9 @@ function collect(srcAbs, prefix, opts) {
   const walk2 = (dirAbs, name, top) => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs59.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const entries = fs60.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const d of entries) {
-      const abs = path50.join(dirAbs, d.name);
+      const abs = path51.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
       if (top && opts.skipGit && d.name === ".git") continue;
@@ -56763,8 +57090,8 @@ function collect(srcAbs, prefix, opts) {
       if (d.isSymbolicLink()) {
         let ist;
         try {
-          target = fs59.realpathSync(abs);
-          ist = fs59.statSync(target);
+          target = fs60.realpathSync(abs);
+          ist = fs60.statSync(target);
         } catch {
           out.skipped.push(child);
           continue;
@@ -56782,7 +57109,7 @@ function collect(srcAbs, prefix, opts) {
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs59.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs60.statSync(dirAbs).mtimeMs });
       out.emptyDirs++;
     }
     return hasFile;
@@ -56807,7 +57134,7 @@ async function writeZip(items, destAbs, limits, progress) {
   let used = 0;
   const flush = () => {
     let off = 0;
-    while (off < used) off += fs59.writeSync(fd2, out, off, used - off);
+    while (off < used) off += fs60.writeSync(fd2, out, off, used - off);
     used = 0;
   };
   const zip = new Zip((err2, chunk, final) => {
@@ -56827,7 +57154,7 @@ async function writeZip(items, destAbs, limits, progress) {
     if (used + chunk.length > out.length) flush();
     if (chunk.length >= out.length) {
       let off = 0;
-      while (off < chunk.length) off += fs59.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs60.writeSync(fd2, chunk, off, chunk.length - off);
     } else {
       out.set(chunk, used);
       used += chunk.length;
@@ -56871,10 +57198,10 @@ function dosDate(ms) {
   return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
 }
 function addFile(zip, it, buf) {
-  const fd2 = fs59.openSync(it.abs, "r");
+  const fd2 = fs60.openSync(it.abs, "r");
   try {
-    const st = fs59.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path50.extname(it.name).slice(1).toLowerCase());
+    const st = fs60.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path51.extname(it.name).slice(1).toLowerCase());
     const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
     if (st.size < READ_CHUNK) {
       const n = readInto(fd2, buf, 0);
@@ -56894,13 +57221,13 @@ function addFile(zip, it, buf) {
       if (n < buf.length) return total;
     }
   } finally {
-    fs59.closeSync(fd2);
+    fs60.closeSync(fd2);
   }
 }
 function readInto(fd2, buf, pos) {
   let got = 0;
   while (got < buf.length) {
-    const n = fs59.readSync(fd2, buf, got, buf.length - got, pos + got);
+    const n = fs60.readSync(fd2, buf, got, buf.length - got, pos + got);
     if (n === 0) break;
     got += n;
   }
@@ -56971,7 +57298,7 @@ var shedZip = defineFunction({
     if (dest.stat !== void 0) {
       if (dest.stat.isDirectory()) {
         throw shedError("FILE_EXISTS", `'dest' ${dest.shown} is a folder.`, {
-          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path51.posix.basename(src.rel || zone.name)}.zip` },
+          details: { parameter: "dest", received: destInput, suggested: `${dest.rel}/${path52.posix.basename(src.rel || zone.name)}.zip` },
           hint: "Give a file name ending in .zip."
         });
       }
@@ -56983,7 +57310,7 @@ var shedZip = defineFunction({
       }
     }
     ensureNotLockedByOther(zone, dest.rel, { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-    const prefix = isRoot ? "" : path51.posix.basename(src.rel);
+    const prefix = isRoot ? "" : path52.posix.basename(src.rel);
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: /* @__PURE__ */ new Set([dest.abs]),
@@ -57119,8 +57446,8 @@ function dateText(d) {
 }
 
 // src/functions/copy_to_group.ts
-import fs60 from "node:fs";
-import path52 from "node:path";
+import fs61 from "node:fs";
+import path53 from "node:path";
 
 // src/core/groups/zone.ts
 async function groupZone(ctx, raw) {
@@ -57209,7 +57536,7 @@ function scanFiles(abs) {
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop();
-    for (const e of fs60.readdirSync(path52.join(abs, rel), { withFileTypes: true })) {
+    for (const e of fs61.readdirSync(path53.join(abs, rel), { withFileTypes: true })) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
@@ -57268,8 +57595,8 @@ var shedGroupChown = defineFunction({
 });
 
 // src/functions/group_info.ts
-import fs61 from "node:fs";
-import path53 from "node:path";
+import fs62 from "node:fs";
+import path54 from "node:path";
 var MAX_FILES = 1e3;
 var shedGroupInfo = defineFunction({
   name: "shed_group_info",
@@ -57290,12 +57617,12 @@ var shedGroupInfo = defineFunction({
     const stack = [""];
     while (stack.length > 0) {
       const rel = stack.pop();
-      for (const e of fs61.readdirSync(path53.join(zone.root, rel), { withFileTypes: true })) {
+      for (const e of fs62.readdirSync(path54.join(zone.root, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.name === ".git" && rel === "") continue;
         if (e.isDirectory()) stack.push(child);
         else if (e.isFile()) {
-          const size = fs61.lstatSync(path53.join(zone.root, child)).size;
+          const size = fs62.lstatSync(path54.join(zone.root, child)).size;
           total += size;
           count2++;
           const rec = records.get(child);
@@ -57370,8 +57697,8 @@ var shedGroupSetMode = defineFunction({
 });
 
 // src/core/links/openwebui.ts
-import fs62 from "node:fs";
-import path54 from "node:path";
+import fs63 from "node:fs";
+import path55 from "node:path";
 
 // src/core/links/urls.ts
 function linkUrl(publicUrl, keys, id, kind) {
@@ -57418,9 +57745,9 @@ function detail(json2) {
 }
 async function createOpenWebUILink(ctx, target) {
   const s = session(ctx);
-  const name = path54.posix.basename(target.rel);
+  const name = path55.posix.basename(target.rel);
   const form = new FormData();
-  form.append("file", await fs62.openAsBlob(target.abs), name);
+  form.append("file", await fs63.openAsBlob(target.abs), name);
   form.append("metadata", JSON.stringify({ fileshed_link: true, source_zone: target.zone.label, source_path: target.rel }));
   const { status, json: json2 } = await call(s, "POST", "/api/v1/files/?process=false", form);
   const id = obj(json2).id;
@@ -57472,8 +57799,8 @@ async function deleteOpenWebUILink(ctx, id) {
 }
 
 // src/core/links/standalone.ts
-import path55 from "node:path";
-var base = (ctx) => path55.resolve(ctx.valves.storage_base_path);
+import path56 from "node:path";
+var base = (ctx) => path56.resolve(ctx.valves.storage_base_path);
 async function createStandaloneLink(ctx, target, kind, hours) {
   const now = Date.now();
   const keys = await signingKeys(base(ctx));
@@ -57491,7 +57818,7 @@ async function createStandaloneLink(ctx, target, kind, hours) {
     expiresAt
   });
   const url2 = linkUrl(ctx.valves.public_url, keys, id, kind);
-  const name = target.rel === "" ? target.zone.label : path55.posix.basename(target.rel);
+  const name = target.rel === "" ? target.zone.label : path56.posix.basename(target.rel);
   const link = clickable(name, url2, kind);
   return {
     data: { link_id: id, url: url2, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
@@ -57800,8 +58127,8 @@ function readAttachedFiles(files, metadata) {
 var standaloneHost = { name: "standalone", attachedFiles: readAttachedFiles };
 
 // src/registry/dispatch.ts
-import fs63 from "node:fs";
-import path56 from "node:path";
+import fs64 from "node:fs";
+import path57 from "node:path";
 
 // src/registry/arg-guard.ts
 var MAX_ARG_DEPTH = 32;
@@ -57891,7 +58218,7 @@ async function answer(def, rawArgs, valvesRaw, host, functions, seen2) {
     seen2.user = user.id;
     const args = parseArgs(def, raw);
     const emitter = typeof raw.__event_emitter__ === "function" ? raw.__event_emitter__ : void 0;
-    const directory = host.groups ? host.groups({ storageBase: path56.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
+    const directory = host.groups ? host.groups({ storageBase: path57.resolve(valves.storage_base_path), userId: user.id }) : standaloneDirectory(valves.storage_base_path);
     let group;
     if (args.zone === "group" && typeof args.group === "string" && args.group !== "" && (!def.zones || def.zones.accepted.includes("group"))) {
       group = await resolveGroup(directory, args.group, user, def.name);
@@ -58036,10 +58363,10 @@ function asShedError(err2, fn) {
   });
 }
 function diskPrefixes(base2) {
-  const abs = path56.resolve(base2);
+  const abs = path57.resolve(base2);
   const out = [abs];
   try {
-    const real = fs63.realpathSync(abs);
+    const real = fs64.realpathSync(abs);
     if (real !== abs) out.push(real);
   } catch {
   }

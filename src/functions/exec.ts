@@ -7,7 +7,9 @@ import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { scopeTotal } from '../core/quota/quota.js';
-import { invalidateTree } from '../core/quota/usage.js';
+import { watchCall, type CallWatchEnd } from '../core/exec/callwatch.js';
+import { mb } from '../core/quota/quota.js';
+import { recordChange } from '../core/vcs/seam.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
@@ -17,11 +19,9 @@ import { outwardLinkSweep } from '../core/exec/links.js';
 import { scrubOutput, truncateText } from '../core/exec/output.js';
 import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
 import { diskRel } from '../core/files/entries.js';
-import { deniedError, dropVanished, lockedFiles } from '../core/groups/enforce.js';
+import { deniedError, dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
 
 const MIB = 1024 * 1024;
-/** Below this run time a command cannot have made enough file events to overflow inotify's queue. */
-const INOTIFY_SAFE_MS = 100;
 
 export const shedExec = defineFunction({
   name: 'shed_exec',
@@ -61,8 +61,10 @@ export const shedExec = defineFunction({
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
-    // In a versioned zone, what the command changed is found by comparing stat snapshots (no hashing).
-    const before = zone.versioned ? snapshot(zone.root) : undefined;
+    // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
+    const watch = await watchCall(zone);
+    // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
+    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : undefined;
     const outputs: OutputFile[] = [];
     let result: RunResult;
     let outFile: OutputFile | undefined;
@@ -87,6 +89,7 @@ export const shedExec = defineFunction({
         stdoutFd: outFile?.file.fd,
         stderrFd: errFile?.file.fd,
         mergeStderr: args.redirect_stderr_to_stdout,
+        monitor: watch?.monitor,
       });
     } catch (err) {
       for (const out of outputs) out.file.abort();
@@ -95,9 +98,14 @@ export const shedExec = defineFunction({
     // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links).
     if (policy.sweepAfter) outwardLinkSweep(zone.root);
-    // The quota's usage cache follows changes through inotify; a command that ran long enough to touch
-    // thousands of files could overflow the kernel's event queue, so its tree is measured afresh next time.
-    if (!zone.readonly && result.durationMs >= INOTIFY_SAFE_MS) invalidateTree(zone.scope.trees[zone.label] ?? zone.root);
+    const end = await watch?.finish();
+    // What the command changed: read off the changed folders, else the full comparison, else (the watch
+    // lost events midway) the whole zone, which the commit compares against the last one.
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : (end?.changed ?? ['']);
+    if (end !== undefined && (result.stoppedFor === 'quota' || end.overBytes > 0)) {
+      for (const out of outputs) out.file.abort();
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result.stoppedFor === 'quota');
+    }
     const files: Record<string, unknown> = {};
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
       if (!file) continue;
@@ -130,7 +138,6 @@ export const shedExec = defineFunction({
       result.returncode === 0
         ? `${args.cmd} finished (exit code 0).`
         : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`;
-    const changed = before ? changedPaths(before, snapshot(zone.root)) : [];
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
     return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };
@@ -143,7 +150,11 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
     lockMaxAgeHours: ctx.valves.lock_max_age_hours,
+    // Group spaces: restore/checkout pass the same ownership guard as every other write.
+    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    afterWrite: (written) => recordWritten(ctx, zone, written),
   });
+  await dropVanished(zone);
   const shown = (text: string, stream: 'stdout' | 'stderr') => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, 'stdout');
   const stderr = shown(out.stderr, 'stderr');
@@ -161,6 +172,30 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
   const sub = gitArgs[0] ?? '';
   const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;
   return { data, message };
+}
+
+/**
+ * The command wrote past the quota and was stopped (or finished over it). What it wrote is left in
+ * place for the user to sort out (in versioned zones it is committed, so history matches the disk);
+ * its stdout_file/stderr_file are discarded. The response is a QUOTA_EXCEEDED error naming the files.
+ */
+async function quotaStopped(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: string[], changed: string[], end: CallWatchEnd, stopped: boolean): Promise<never> {
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(' ')} (stopped: quota exceeded)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
+  const limit = zone.scope.limitBytes;
+  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota (${mb(end.usedBytes)} MB used of ${mb(limit)} MB). What it wrote so far is left in place${zone.versioned ? ' (and committed)' : ''}.`, {
+    details: {
+      command: cmd,
+      stopped,
+      used_bytes: end.usedBytes,
+      quota_bytes: limit,
+      over_by_bytes: end.overBytes,
+      ...(end.changed !== undefined || changed.length > 0 ? { changed: (end.changed ?? changed).slice(0, 20) } : {}),
+      ...(saved.commit ? { commit: saved.commit } : {}),
+    },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), then run it on less data.`,
+  });
 }
 
 function clampTimeout(ctx: CallContext, requested: number | undefined): number {

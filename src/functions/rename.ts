@@ -3,6 +3,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { isInside } from '../core/paths/resolve.js';
+import { linkProblem } from '../core/paths/links.js';
+import { walkEntries } from '../core/fs/walk.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
@@ -82,10 +84,21 @@ export const shedRename = defineFunction({
       replaced = true;
     }
 
+    // A relative link means something else once moved (d1/d2/L -> ../../x lands outside from the root).
+    if (srcStat.isSymbolicLink()) refuseMovedLink(zone.root, dst.abs, dst.abs, src.shown, dst.shown, fs.readlinkSync(src.abs));
     fs.mkdirSync(path.dirname(dst.abs), { recursive: true });
     // rename(2) is atomic and replaces a file destination in one step.
     const fromRel = diskRel(src);
     fs.renameSync(src.abs, dst.abs);
+    if (isFolder) {
+      // The links inside a moved folder are judged where they landed; if one would lead out, the move is undone.
+      try {
+        for (const { full, entry } of walkEntries(dst.abs)) if (entry.isSymbolicLink()) refuseMovedLink(zone.root, full, dst.abs, src.shown, dst.shown);
+      } catch (err) {
+        fs.renameSync(dst.abs, src.abs);
+        throw err;
+      }
+    }
     if (replaced) await forgetEntry(zone, diskRel(dst));
     await moveEntry(zone, fromRel, diskRel(dst));
 
@@ -97,3 +110,15 @@ export const shedRename = defineFunction({
     };
   },
 });
+
+/** PATH_ESCAPE if the link at `linkAbs` (after the move; text `target`, default what is on disk) breaks the one link rule. */
+function refuseMovedLink(root: string, linkAbs: string, movedAbs: string, srcShown: string, dstShown: string, target?: string): void {
+  const why = linkProblem(root, linkAbs, target);
+  if (why === undefined) return;
+  const inner = path.relative(movedAbs, linkAbs);
+  const which = inner === '' ? 'the symbolic link' : `the symbolic link '${inner.split(path.sep).join('/')}' inside it`;
+  throw shedError('PATH_ESCAPE', `old_path ${srcShown} cannot be moved to new_path ${dstShown}: there ${which} would be refused (${why}). Nothing was moved.`, {
+    details: { parameter: 'old_path', link: inner.split(path.sep).join('/') || undefined },
+    hint: 'Keep the link where it is, or delete it first with shed_delete and make the move again.',
+  });
+}

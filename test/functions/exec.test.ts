@@ -60,13 +60,23 @@ describe.each(MODES)('shed_exec (%s mode)', (mode) => {
     });
 
     it('args default to none', async () => {
-      expect(ran(await exec({ cmd: 'pwd' })).stdout).toBe('/zone\n');
-      expect(ran(await exec({ cmd: 'pwd', args: [] })).stdout).toBe('/zone\n');
+      expect(ran(await exec({ cmd: 'ls' })).stdout).toContain('f.txt');
+      expect(ran(await exec({ cmd: 'ls', args: [] })).stdout).toContain('f.txt');
     });
 
-    it('the zone appears as /zone: pwd, realpath, readlink -f, and error messages carry no disk path', async () => {
-      expect(ran(await exec({ cmd: 'realpath', args: ['f.txt'] })).stdout).toBe('/zone/f.txt\n');
-      expect(ran(await exec({ cmd: 'readlink', args: ['-f', '.'] })).stdout).toBe('/zone\n');
+    it('the zone appears as /zone under bwrap; without the sandbox pwd, realpath and readlink -f are refused (issue 10); error messages carry no disk path', async () => {
+      if (mode === 'bwrap') {
+        expect(ran(await exec({ cmd: 'pwd' })).stdout).toBe('/zone\n');
+        expect(ran(await exec({ cmd: 'realpath', args: ['f.txt'] })).stdout).toBe('/zone/f.txt\n');
+        expect(ran(await exec({ cmd: 'readlink', args: ['-f', '.'] })).stdout).toBe('/zone\n');
+      } else {
+        for (const [cmd, args] of [['pwd', []], ['realpath', ['f.txt']], ['readlink', ['-f', '.']]] as [string, string[]][]) {
+          const r = await exec({ cmd, args });
+          expect(['COMMAND_FORBIDDEN', 'ARGUMENT_FORBIDDEN']).toContain(r.error?.code);
+          expect(r.error?.hint).toBeTruthy();
+        }
+      }
+      expect(ran(await exec({ cmd: 'realpath', args: ['--relative-to=.', 'f.txt'] })).stdout).toBe('f.txt\n');
       const r = await exec({ cmd: 'ls', args: ['-la', 'nope', '.'] });
       expect(JSON.stringify(r)).not.toContain(zone);
       expect(JSON.stringify(r)).not.toContain(s.base);

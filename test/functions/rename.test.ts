@@ -194,7 +194,7 @@ describe('shed_rename', () => {
     expect(exists(s.zonePath('documents', '.git/hooks'))).toBe(false);
   });
 
-  it('moves a symbolic link itself, even one pointing outside', async () => {
+  it('never moves a link to where it leads outside (issue 10): one pointing outside stays where it is, untouched', async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-outside-'));
     try {
       const secret = path.join(outside, 'secret.txt');
@@ -202,10 +202,11 @@ describe('shed_rename', () => {
       fs.mkdirSync(s.zonePath('storage'), { recursive: true });
       fs.symlinkSync(secret, s.zonePath('storage', 'link'));
       const r = await s.call('shed_rename', { zone: 'storage', old_path: 'link', new_path: 'moved/link2' });
-      expect(r.success).toBe(true);
-      expect(r.message).toContain('link');
-      expect(exists(s.zonePath('storage', 'link'))).toBe(false);
-      expect(fs.readlinkSync(s.zonePath('storage', 'moved/link2'))).toBe(secret);
+      expect(r.success).toBe(false);
+      expect(r.error?.code).toBe('PATH_ESCAPE');
+      expect(r.error?.hint).toContain('shed_delete');
+      expect(fs.readlinkSync(s.zonePath('storage', 'link'))).toBe(secret);
+      expect(exists(s.zonePath('storage', 'moved/link2'))).toBe(false);
       expect(read(secret)).toBe('precious');
       expect(fs.readdirSync(outside)).toEqual(['secret.txt']);
     } finally {

@@ -50,12 +50,13 @@ describe.each(MODES)('%s mode', (mode) => {
       expectRefused(await a.exec({ zone: 'storage', cmd, args }));
     });
 
-    it('jq sees only the minimal environment: PATH, LANG, HOME=/zone, TMPDIR (no server variables)', async () => {
+    it('jq sees only the minimal environment: PATH, LANG, HOME=/zone (bwrap) or . (validated), TMPDIR (no server variables)', async () => {
       a = makeArena(mode);
       const d = expectRan(await a.exec({ zone: 'storage', cmd: 'jq', args: ['-n', '-c', 'env'] }));
       const env = JSON.parse(d.stdout) as Record<string, string>;
       expect(env.FILESHED_TEST_SECRET).toBeUndefined();
-      expect(env.HOME).toBe('/zone');
+      // Without the sandbox no variable holds a server path: HOME is the working folder itself (issue 10, finding 6).
+      expect(env.HOME).toBe(mode === 'bwrap' ? '/zone' : '.');
       expect(env.PATH).toBe('/usr/local/bin:/usr/bin:/bin');
       for (const key of Object.keys(env)) expect(['PATH', 'LANG', 'LC_ALL', 'HOME', 'TMPDIR', 'TERM', 'PAGER', 'GIT_PAGER', 'LESSSECURE', 'LESSKEYIN', 'LESSKEY', 'LESSHISTFILE', 'PWD', 'OLDPWD', 'SHLVL']).toContain(key);
       expect(d.stdout).not.toContain(a.zone); // no disk path of the zone

@@ -1,28 +1,29 @@
 /**
- * Without the sandbox, an archive extraction or a copy can leave symbolic links that lead outside
- * the zone, and a later command would follow them. After such commands in validated mode, every
- * link whose destination is outside the zone is removed.
+ * An archive extraction, a copy or a checkout can leave symbolic links that lead outside the zone
+ * (a later command would follow them without the sandbox) or at their own folder or an ancestor
+ * (`a -> .` makes `a/a/../..` climb above where its text says, and recursive tools loop). After
+ * such commands, in both modes, every link the one link rule (paths/links.ts) rejects is removed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { walkEntries } from '../fs/walk.js';
-import { isInside } from '../paths/resolve.js';
+import { linkProblem } from '../paths/links.js';
+
+/** Removing one link can change where another leads (`a -> b/..`), so the sweep repeats until nothing moves. */
+const MAX_ROUNDS = 8;
 
 export function outwardLinkSweep(root: string): string[] {
   const removed: string[] = [];
-  for (const { full, dir, entry } of walkEntries(root, (d, name) => d === root && name === '.git')) {
-    if (!entry.isSymbolicLink()) continue;
-    const dest = path.resolve(dir, fs.readlinkSync(full));
-    let real: string | undefined;
-    try {
-      real = fs.realpathSync(full);
-    } catch {
-      real = undefined; // dangling or looping: judged by its text
-    }
-    if (!isInside(dest, root) || (real !== undefined && !isInside(real, root))) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let changed = false;
+    for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === '.git')) {
+      if (!entry.isSymbolicLink()) continue;
+      if (linkProblem(root, full) === undefined) continue;
       fs.rmSync(full, { force: true });
       removed.push(path.relative(root, full));
+      changed = true;
     }
+    if (!changed) break;
   }
   return removed;
 }

@@ -3,14 +3,13 @@
  * checks on every argument, plus the per-command rules of rules.ts. It never rewrites what the
  * user meant; it refuses with an error that says why and what to do instead.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
-import { isInside } from '../paths/resolve.js';
+import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
+import { serverPathHint, serverPathReason } from './serverpaths.js';
 
 export type NetworkMode = 'disabled' | 'safe' | 'all';
 export type SandboxMode = 'bwrap' | 'validated';
@@ -77,6 +76,13 @@ export function checkCommand(input: PolicyInput): Policy {
     throw shedError('COMMAND_FORBIDDEN', `${cmd} can only run in the bubblewrap sandbox, which is not active here: ${rule.sandboxOnly}.`, {
       details: { parameter: 'cmd', received: cmd, sandbox: input.sandbox },
       hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").',
+    });
+  }
+  const leak = input.sandbox === 'bwrap' ? undefined : serverPathReason(cmd, input.args);
+  if (leak) {
+    throw shedError(cmd === 'pwd' || cmd === 'df' ? 'COMMAND_FORBIDDEN' : 'ARGUMENT_FORBIDDEN', `${leak}, and without the bubblewrap sandbox that is where the server stores your files, which commands may not reveal.`, {
+      details: { parameter: cmd === 'pwd' || cmd === 'df' ? 'cmd' : 'args', received: [cmd, ...input.args].join(' '), sandbox: input.sandbox },
+      hint: serverPathHint(cmd),
     });
   }
   const w: Walk = { input, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
@@ -420,42 +426,22 @@ export function checkPathArgument(zone: Zone, value: string, cmd: string, option
       hint: 'Commands run in the zone root: use relative paths such as "data/file.csv" (absolute paths and .. above the root are refused).',
     });
   if (value.startsWith('/')) throw escape('is an absolute path; paths are relative to the zone root');
-  // Like every path parameter: '..' may never climb above the root, even to come back (../data).
+  // Like every path parameter: '..' may never climb above the root on the text either, even to come back (../data).
   let depth = 0;
-  const parts: string[] = [];
   for (const part of value.split('/')) {
-    if (part === '..') parts.pop();
-    else if (part !== '' && part !== '.') parts.push(part);
     depth += part === '..' ? -1 : part !== '' && part !== '.' ? 1 : 0;
     if (depth < 0) throw escape('climbs above the zone root with ..');
   }
-  // The history of a versioned zone is only changed through Fileshed (the sandbox mounts it read-only).
-  if (zone.versioned && parts[0] === '.git') {
+  // Then where the kernel really goes: links followed component by component, '..' applied to the folder reached.
+  const walked = walkInside(zone.root, value, { followLast: true });
+  if (!walked.inside) throw escape(walked.why);
+  // The history of a versioned zone is only changed through Fileshed (the sandbox mounts it read-only),
+  // however the path reaches it (a/.git/HEAD with a -> .).
+  if (zone.versioned && (walked.parts[0] === '.git' || value.split('/').filter((p) => p !== '' && p !== '.')[0] === '.git')) {
     throw shedError('PROTECTED_PATH', `Argument ${showValue(value)} of ${cmd} is inside .git, the history of ${zone.label}, which commands may not touch.`, {
       details: { parameter: 'args', argument: option ?? value },
       hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`,
     });
-  }
-  const lexical = path.resolve(zone.root, value);
-  // The deepest existing ancestor must really be inside (links leading out are refused).
-  let probe = lexical;
-  for (;;) {
-    let real: string | undefined;
-    try {
-      real = fs.realpathSync(probe);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP') throw escape('is a symbolic link loop');
-      if (fs.lstatSync(probe, { throwIfNoEntry: false })?.isSymbolicLink()) {
-        const dest = path.resolve(path.dirname(probe), fs.readlinkSync(probe));
-        if (!isInside(dest, zone.root)) throw escape('is a broken symbolic link pointing outside the zone');
-      }
-      if (probe === zone.root) return;
-      probe = path.dirname(probe);
-      continue;
-    }
-    if (!isInside(real, zone.root)) throw escape('leads outside the zone through a symbolic link');
-    return;
   }
 }
 

@@ -32,6 +32,11 @@ export interface RunRequest {
   stdoutFd?: number;
   stderrFd?: number;
   mergeStderr: boolean;
+  /**
+   * Asked every `everyMs` while the command runs (never twice at once); a reason returned stops the
+   * whole process group (the per-call quota watch).
+   */
+  monitor?: { everyMs: number; check(): Promise<string | undefined>; wake?(now: () => void): void };
 }
 
 export interface Captured {
@@ -49,6 +54,8 @@ export interface RunResult {
   stdout: Captured;
   stderr: Captured;
   durationMs: number;
+  /** The monitor's reason, when it stopped the command. */
+  stoppedFor?: string;
 }
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
@@ -61,6 +68,8 @@ function limitScript(req: RunRequest): string {
   parts.push(`ulimit -f ${Math.floor(req.maxFileBytes / 512)}`); // dash counts 512-byte blocks
   parts.push(`ulimit -p ${req.maxProcesses}`); // dash's name for RLIMIT_NPROC
   parts.push('ulimit -c 0');
+  // dash exports the working folder as PWD (the zone's server path without the sandbox): not passed on.
+  parts.push('unset PWD OLDPWD');
   // Merged capture needs one pipe for both streams; with an output file the same fd is passed twice instead.
   if (req.mergeStderr && req.stdoutFd === undefined) parts.unshift('exec 2>&1');
   // Joined with && so a limit that cannot be set stops the command instead of running it unlimited.
@@ -87,12 +96,15 @@ function privateTmp(): string {
 export function run(req: RunRequest): Promise<RunResult> {
   const started = performance.now();
   const inside = req.sandbox === 'bwrap';
-  const tmp = inside ? undefined : privateTmp();
-  const home = inside ? SANDBOX_ZONE : req.zoneRoot;
+  // Without the sandbox no variable may hold an absolute server path (a command can print its
+  // environment encoded, past the output scrubber): HOME is the working folder itself, ".", and
+  // TMPDIR the private temp folder reached relatively from it.
+  const tmp = inside ? '/tmp' : path.relative(req.zoneRoot, privateTmp()) || '.';
+  const home = inside ? SANDBOX_ZONE : '.';
   // HOME is the zone, where the user can put dotfiles: LESSSECURE and the empty lesskey files keep less
   // from taking an input preprocessor (a shell command) from ~/.lesskey.
   const env = {
-    PATH: SYSTEM_PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: home, TMPDIR: tmp ?? '/tmp', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
+    PATH: SYSTEM_PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: home, TMPDIR: tmp, TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
     LESSSECURE: '1', LESSKEYIN: '/dev/null', LESSKEY: '/dev/null', LESSHISTFILE: '-',
   };
   const shellArgs = ['-c', limitScript(req), req.program, ...req.args];
@@ -138,10 +150,36 @@ export function run(req: RunRequest): Promise<RunResult> {
       killGroup();
     }, req.timeoutSec * 1000);
     let finished = false;
+    let stoppedFor: string | undefined;
+    let checking = false;
+    const monitor = req.monitor;
+    let again = false;
+    const check = (): void => {
+      if (finished || monitor === undefined) return;
+      if (checking) {
+        again = true; // one more check right after the running one
+        return;
+      }
+      checking = true;
+      again = false;
+      monitor.check().then(
+        (why) => {
+          checking = false;
+          if (why !== undefined && !finished && stoppedFor === undefined) {
+            stoppedFor = why;
+            killGroup();
+          } else if (again) check();
+        },
+        () => (checking = false),
+      );
+    };
+    const watch = monitor && setInterval(check, monitor.everyMs);
+    monitor?.wake?.(check);
     const finish = (code: number | null, signal: NodeJS.Signals | null, startError?: Error) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       killGroup(); // leftovers of the group (a command that forked and exited)
       if (startError) err.chunks.push(Buffer.from(`could not start: ${startError.message}`));
       const captured = (c: typeof out): Captured => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -153,6 +191,7 @@ export function run(req: RunRequest): Promise<RunResult> {
         stdout: captured(out),
         stderr: captured(err),
         durationMs: performance.now() - started,
+        ...(stoppedFor !== undefined ? { stoppedFor } : {}),
       });
     };
     child.on('error', (e) => finish(null, null, e));

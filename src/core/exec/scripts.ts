@@ -297,5 +297,7 @@ export function scanSqliteCli(text: string): string | undefined {
   if (/\b(load_extension|readfile|writefile|edit|fts3_tokenizer|zipfile|sqlar_compress|sqlar_uncompress)\b/.test(code)) return 'this SQL function reads or writes files or loads code';
   if (/\bvacuum\b[\s\S]*\binto\b/.test(code)) return 'VACUUM INTO writes another file';
   if (/\bpragma\b[\s\S]*\b(trusted_schema|writable_schema)\b/.test(code)) return 'this PRAGMA weakens database safety';
+  // The database list holds the file's absolute server path (encodable past the output scrubber).
+  if (/database_list\b/.test(code)) return 'PRAGMA database_list shows where the server stores the file; .tables and .schema describe the database';
   return undefined;
 }

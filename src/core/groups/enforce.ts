@@ -27,14 +27,31 @@ export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNE
 
 /** Refuses when the caller may not change the entry (a folder: any file below it). */
 export async function guardWrite(ctx: CallContext, p: ZonedPath, action = 'modify'): Promise<void> {
-  const g = p.zone.group;
+  if (p.zone.group === undefined) return;
+  await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
+}
+
+/**
+ * The same guard for a path already known by its real zone-relative location (no link on the way),
+ * for writers that do not start from a path parameter (the in-process git restore).
+ */
+export async function guardDiskPath(userId: string, zone: Zone, rel: string, action = 'modify'): Promise<void> {
+  const g = zone.group;
   if (g === undefined) return;
-  const rel = diskRel(p);
-  const isFolder = fs.lstatSync(p.abs, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  const isFolder = fs.lstatSync(path.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r): r is OwnershipRecord => r !== undefined);
   for (const rec of recs) {
-    const reason = denial(rec, ctx.user.id);
-    if (reason !== undefined) throw deniedError(p.zone, rec, reason, action);
+    const reason = denial(rec, userId);
+    if (reason !== undefined) throw deniedError(zone, rec, reason, action);
+  }
+}
+
+/** Files written by a writer that is not a path parameter (git restore): those without a record become the caller's. */
+export async function recordWritten(ctx: CallContext, zone: Zone, rels: readonly string[]): Promise<void> {
+  const g = zone.group;
+  if (g === undefined) return;
+  for (const rel of rels) {
+    if ((await getRecord(g.base, g.id, rel)) === undefined) await setRecord(g.base, g.id, rel, ctx.user.id, newFileMode(ctx));
   }
 }
 

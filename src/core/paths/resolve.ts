@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
+import { walkInside } from './walk.js';
 
 export type Intent = 'read' | 'write' | 'delete';
 
@@ -103,15 +104,15 @@ export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean
 }
 
 export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
-  const rel = normalizeRelative(input, zone, opts);
-  if (opts.intent !== 'read' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
-  if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };
-
   const escape = (why: string) =>
     shedError('PATH_ESCAPE', `${opts.param} ${showValue(input)} ${why}, which leads outside ${zone.label}.`, {
       details: { parameter: opts.param, received: input },
       hint: 'Symbolic links may only point inside the zone. Use a path to a regular file or folder.',
     });
+  let rel = normalizeRelative(input, zone, opts);
+  if (hasDotDot(input)) rel = kernelRel(zone, input, escape);
+  if (opts.intent !== 'read' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
+  if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };
 
   const parent = realParent(zone, rel, opts, escape);
   const abs = path.join(parent, path.basename(rel));
@@ -142,6 +143,21 @@ export function resolvePath(zone: Zone, input: string, opts: PathOptions): Resol
   }
   if (opts.intent === 'write') throw linkWrite(zone, opts, input, path.relative(zone.root, target));
   return opts.intent === 'read' ? { rel, abs: target, stat: fs.statSync(target) } : { rel, abs, stat: own };
+}
+
+function hasDotDot(input: string): boolean {
+  return input.split('/').includes('..');
+}
+
+/**
+ * A path with '..' means what the kernel would make of it: '..' applies to the folder reached, links
+ * on the way followed (with `a -> .`, `a/a/../../x` is two levels above the root, not `x`). The
+ * text was already checked by normalizeRelative; a final link is left for the caller to judge.
+ */
+function kernelRel(zone: Zone, input: string, escape: (why: string) => Error): string {
+  const walked = walkInside(zone.root, input.normalize('NFC').replace(/^\/+/, ''), { followLast: false });
+  if (!walked.inside) throw escape(walked.why);
+  return walked.parts.join('/');
 }
 
 function protectedPath(zone: Zone, opts: PathOptions, input: string): Error {

@@ -33,9 +33,18 @@ interface FolderRecord {
   bytes: number;
   files: number;
   subfolders: Set<string>;
-  /** Files with several hard links, by name → size: a write through another link notifies another folder. */
-  linked: Map<string, number>;
+  /** Files with several hard links, by name → stat signature: a write through another link notifies another folder. */
+  linked: Map<string, string>;
   watcher: fs.FSWatcher | undefined;
+  /** Non-folder entries by name → stat signature and newest timestamp (only in trees that keep entries). */
+  entries: Map<string, EntryStat> | undefined;
+}
+
+/** What a change watch compares: type+mode, size, inode, mtime and ctime (ctime catches `touch -r`, `cp -p`). */
+interface EntryStat {
+  sig: string;
+  /** max(mtime, ctime) in ms: entries changed just before the watch began are "racy" (coarse clocks). */
+  newestMs: number;
 }
 
 const MAX_TREES = 64;
@@ -50,18 +59,20 @@ interface Listing {
 interface Measurement {
   bytes: number;
   files: number;
-  /** Files with several hard links: [name, size, inode]. */
-  linked: [string, number, number][];
+  /** Files with several hard links: [name, stat signature, inode]. */
+  linked: [string, string, number][];
   /** Names that turned out to be folders (created between listing and measuring). */
   becameFolders: string[];
+  /** [name, stat signature, newest timestamp ms] of every non-folder entry, when asked for. */
+  entries: [string, string, number][] | undefined;
 }
 
 /**
  * Sizes of the non-folder entries of one folder. Self-contained (lstat is passed in) because its
  * source text also runs in the worker thread.
  */
-function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly string[]): Measurement {
-  const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [] };
+function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly string[], withEntries: boolean): Measurement {
+  const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
   for (const name of names) {
     const st = lstat(prefix + name, { throwIfNoEntry: false });
@@ -70,9 +81,14 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
       out.becameFolders.push(name);
       continue;
     }
+    // Apparent size (st.size), as everywhere in the quota: a sparse file counts for what it claims.
     out.bytes += st.size;
     out.files += 1;
-    if (st.nlink > 1 && st.isFile()) out.linked.push([name, st.size, st.ino]);
+    if ((st.nlink > 1 && st.isFile()) || withEntries) {
+      const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (st.nlink > 1 && st.isFile()) out.linked.push([name, sig, st.ino]);
+      if (withEntries) out.entries!.push([name, sig, Math.max(st.mtimeMs, st.ctimeMs)]);
+    }
   }
   return out;
 }
@@ -87,7 +103,7 @@ const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
   if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names] of jobs) results.push(measureFiles(lstatSync, dir, names));
+  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, dir, names, withEntries));
 });
 `;
 
@@ -100,10 +116,10 @@ parentPort.on('message', (jobs) => {
 class MeasuringWorker {
   private readonly worker: Worker | undefined;
   private readonly sent: Listing[] = [];
-  private batch: [string, string[]][] = [];
+  private batch: [string, string[], boolean][] = [];
   private seen = 0;
 
-  constructor() {
+  constructor(private readonly withEntries: boolean) {
     try {
       this.worker = new Worker(WORKER_SOURCE, { eval: true });
       this.worker.unref();
@@ -116,7 +132,7 @@ class MeasuringWorker {
   take(listing: Listing): boolean {
     if (this.worker === undefined || this.seen++ % 4 === 0) return false;
     this.sent.push(listing);
-    this.batch.push([listing.dir, listing.names]);
+    this.batch.push([listing.dir, listing.names, this.withEntries]);
     if (this.batch.length >= 16) this.flush();
     return true;
   }
@@ -134,7 +150,7 @@ class MeasuringWorker {
       worker.once('error', () => resolve(undefined));
     });
     worker.postMessage('end');
-    const measured = (await answer) ?? this.sent.map((l) => measureFiles(fs.lstatSync, l.dir, l.names));
+    const measured = (await answer) ?? this.sent.map((l) => measureFiles(fs.lstatSync, l.dir, l.names, this.withEntries));
     void worker.terminate();
     return this.sent.map((l, i) => [l, measured[i]!]);
   }
@@ -159,8 +175,64 @@ class TreeUsage {
   private scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
   private unwatched = false;
+  /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
+  keepEntries = false;
+  private readonly trackers = new Set<Tracker>();
 
   constructor(readonly root: string) {}
+
+  track(): Tracker {
+    const t: Tracker = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: new Map() };
+    this.trackers.add(t);
+    return t;
+  }
+
+  untrack(t: Tracker): void {
+    this.trackers.delete(t);
+  }
+
+  /** Zone-relative paths that changed in the folders `t` saw change (folders appearing or vanishing as themselves). */
+  changesOf(t: Tracker): WatchResult {
+    const reliable = this.scanned && !this.unwatched && watchEvents - t.eventsAtStart <= EVENT_BUDGET;
+    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : undefined };
+  }
+
+  private changedPaths(t: Tracker): string[] {
+    const out = new Set<string>();
+    const racyFrom = t.startedMs - RACY_MS;
+    for (const [dir, before] of t.before) {
+      const after = this.folders.get(dir);
+      const rel = dir === this.root ? '' : path.relative(this.root, dir).split(path.sep).join('/');
+      const at = (name: string) => (rel === '' ? name : `${rel}/${name}`);
+      const was = before?.entries ?? NO_ENTRIES;
+      const now = after?.entries ?? NO_ENTRIES;
+      for (const [name, a] of was) {
+        const b = now.get(name);
+        if (b === undefined || b.sig !== a.sig || a.newestMs >= racyFrom) out.add(at(name));
+      }
+      for (const name of now.keys()) if (!was.has(name)) out.add(at(name));
+      const wasFolders = before?.subfolders ?? NO_NAMES;
+      const nowFolders = after?.subfolders ?? NO_NAMES;
+      for (const name of wasFolders) if (!nowFolders.has(name)) out.add(at(name));
+      for (const name of nowFolders) if (!wasFolders.has(name)) out.add(at(name));
+    }
+    return [...out].sort();
+  }
+
+  /** Before a folder's record changes: every active watch keeps what it held at the watch's start. */
+  private noteBefore(dir: string): void {
+    if (this.trackers.size === 0) return;
+    const rec = this.folders.get(dir);
+    for (const t of this.trackers) {
+      if (t.before.has(dir)) continue;
+      t.before.set(dir, rec === undefined ? undefined : { entries: rec.entries ?? NO_ENTRIES, subfolders: rec.subfolders });
+      if (rec !== undefined && rec.entries === undefined) t.trusted = false;
+    }
+  }
+
+  private distrustWatches(): void {
+    for (const t of this.trackers) t.trusted = false;
+  }
 
   async usage(): Promise<Usage> {
     // One question at a time per tree: a walk and a refresh must not interleave.
@@ -188,6 +260,7 @@ class TreeUsage {
   }
 
   closeAll(): void {
+    this.distrustWatches();
     for (const rec of this.folders.values()) rec.watcher?.close();
     this.folders.clear();
     this.dirty.clear();
@@ -215,10 +288,10 @@ class TreeUsage {
       if (listing === undefined) continue;
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
       names += listing.names.length;
-      if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(); // big tree: it boots while we walk
+      if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(this.keepEntries); // big tree: it boots while we walk
       if (!helper?.take(listing)) mine.push(listing);
     }
-    for (const listing of mine) this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names));
+    for (const listing of mine) this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
     for (const [listing, measured] of (await helper?.results()) ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
@@ -228,9 +301,10 @@ class TreeUsage {
 
   /** Records a folder from its listing and its measurement. */
   private install(listing: Listing, m: Measurement): FolderRecord {
-    const rec: FolderRecord = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: new Map(), watcher: listing.watcher };
-    for (const [name, size, ino] of m.linked) {
-      rec.linked.set(name, size);
+    const entries = m.entries === undefined ? undefined : new Map(m.entries.map(([name, sig, newestMs]) => [name, { sig, newestMs }]));
+    const rec: FolderRecord = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: new Map(), watcher: listing.watcher, entries };
+    for (const [name, sig, ino] of m.linked) {
+      rec.linked.set(name, sig);
       if (!this.linkedInodes.has(ino)) {
         this.linkedInodes.add(ino);
         this.sawNewLink = true;
@@ -264,6 +338,7 @@ class TreeUsage {
     const stack = [dir];
     while (stack.length > 0) {
       const current = stack.pop()!;
+      this.noteBefore(current);
       const rec = this.readFolder(current);
       if (rec === undefined) continue;
       for (const name of rec.subfolders) stack.push(`${current}/${name}`);
@@ -273,6 +348,7 @@ class TreeUsage {
   private dropSubtree(dir: string): void {
     const rec = this.folders.get(dir);
     if (rec === undefined) return;
+    this.noteBefore(dir);
     if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
     this.folders.delete(dir);
     this.dirty.delete(dir);
@@ -286,8 +362,9 @@ class TreeUsage {
   private checkLinkedFiles(): void {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir)!;
-      for (const [name, size] of rec.linked) {
-        if (fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false })?.size !== size) this.dirty.add(dir);
+      for (const [name, sig] of rec.linked) {
+        const st = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+        if (st === undefined || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
   }
@@ -299,6 +376,7 @@ class TreeUsage {
     for (const dir of todo) {
       const old = this.folders.get(dir);
       if (old === undefined) continue;
+      this.noteBefore(dir);
       // A fresh watch every time: the folder may have been replaced under the same name (ext4 even
       // reuses the inode number), which leaves the old watch dead.
       this.total.bytes -= old.bytes;
@@ -319,24 +397,100 @@ class TreeUsage {
   /** Lists, measures and records one folder (the refresh path: small, on this thread). */
   private readFolder(dir: string): FolderRecord | undefined {
     const listing = this.listFolder(dir);
-    return listing === undefined ? undefined : this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names));
+    return listing === undefined ? undefined : this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
   }
 
   private watch(dir: string): fs.FSWatcher | undefined {
     try {
-      const watcher = fs.watch(dir, { persistent: false }, () => this.dirty.add(dir));
+      const watcher = fs.watch(dir, { persistent: false }, () => {
+        watchEvents++;
+        this.dirty.add(dir);
+        for (const t of this.trackers) t.onEvent?.();
+      });
       watcher.on('error', () => {
         this.unwatched = true;
+        this.distrustWatches();
       });
       return watcher;
     } catch {
       this.unwatched = true;
+      this.distrustWatches();
       return undefined;
     }
   }
 }
 
 const trees = new Map<string, TreeUsage>();
+
+/** Folders a change watch saw change, each with what it held when the watch began (undefined: it did not exist). */
+interface Tracker {
+  startedMs: number;
+  eventsAtStart: number;
+  /** False once anything could have slipped by (watches lost, tree re-walked or evicted, too many events). */
+  trusted: boolean;
+  before: Map<string, { entries: ReadonlyMap<string, EntryStat>; subfolders: ReadonlySet<string> } | undefined>;
+  /** Called on every event in the tree while the watch lasts. */
+  onEvent?: () => void;
+}
+
+const NO_ENTRIES: ReadonlyMap<string, EntryStat> = new Map();
+const NO_NAMES: ReadonlySet<string> = new Set();
+/** Entries changed within this long before a watch began are always reported (timestamps are coarse). */
+const RACY_MS = 100;
+/**
+ * inotify events of this process (all trees share one kernel queue). Node does not report a queue
+ * overflow, but one needs the queue full (fs.inotify.max_queued_events, 16384 by default): a watch
+ * that saw more events than half that distrusts itself, and its caller falls back to a full walk.
+ */
+let watchEvents = 0;
+const EVENT_BUDGET = 8192;
+
+export interface WatchResult {
+  /**
+   * The tree-relative paths of files and links that appeared, vanished or changed (a folder that
+   * appeared or vanished as itself), sorted; undefined when the watch cannot vouch for them (the
+   * caller compares in full instead) or was not asked to keep entries.
+   */
+  paths: string[] | undefined;
+  /** False when events may have been lost (watches failed, far too many events): the usage cache should be dropped. */
+  reliable: boolean;
+}
+
+export interface ChangeWatch {
+  /** True when the watch can tell what changed (entries kept, watches working); else compare in full. */
+  readonly exact: boolean;
+  /** Usage of the tree now; only folders changed since the last question are read again. */
+  usage(): Promise<Usage>;
+  /** Ends the watch. */
+  finish(): Promise<WatchResult>;
+  /** `fn` runs on every change event in the tree until the watch ends (cheap: it should only schedule work). */
+  onChange(fn: () => void): void;
+}
+
+/**
+ * "Which folders changed during this command": one mechanism for the per-call quota check (usage
+ * while the command runs) and for finding what a command changed in a versioned zone (`entries`:
+ * the tree keeps each entry's stat signature, so only the changed folders are compared).
+ */
+export async function watchChanges(root: string, opts: { entries: boolean }): Promise<ChangeWatch> {
+  const tree = treeFor(root);
+  if (opts.entries && !tree.keepEntries) {
+    tree.keepEntries = true;
+    tree.invalidate(); // one walk that records the entries; every later command is O(change)
+  }
+  await tree.usage();
+  const tracker = tree.track();
+  return {
+    exact: tracker.trusted,
+    usage: () => tree.usage(),
+    onChange: (fn) => (tracker.onEvent = fn),
+    async finish() {
+      await tree.usage();
+      tree.untrack(tracker);
+      return tree.changesOf(tracker);
+    },
+  };
+}
 
 function treeFor(root: string): TreeUsage {
   const key = path.resolve(root);

@@ -13,12 +13,13 @@ import { shedError } from '../../errors.js';
 import { atomicWrite } from '../../fs/atomic.js';
 import type { Identity } from '../../identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
+import { linkProblem } from '../../paths/links.js';
 import { resolvePath } from '../../paths/resolve.js';
 import { ensureFileSize, ensureQuota } from '../../quota/quota.js';
 import type { Zone } from '../../zones/zones.js';
 import { commitPaths } from '../commit.js';
 import { withRepoLock } from '../lock.js';
-import { EXEC_MODE, fromKey, isTrackablePath, LINK_MODE } from '../names.js';
+import { EXEC_MODE, fromKey, isTrackablePath, LINK_MODE, toKey } from '../names.js';
 import { readBlob, readCommit } from '../objects.js';
 import { readHead } from '../refs.js';
 import type { Repo } from '../repo.js';
@@ -29,6 +30,13 @@ import { filterKey, flatten } from './trees.js';
 
 export interface RestoreLimits {
   maxFileSizeMb?: number;
+  /**
+   * The ownership guard of group spaces, called with the real zone-relative path of everything the
+   * restore would write or remove, before anything changes; it throws to refuse.
+   */
+  guard?: (rel: string, action: 'restore' | 'remove') => Promise<void>;
+  /** Called with the files written, before the commit (ownership records of new files). */
+  afterWrite?: (written: string[]) => Promise<void>;
   lockOwner?: LockOwner;
   lockMaxAgeHours?: number;
 }
@@ -97,7 +105,8 @@ export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'check
       for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
       for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
     }
-    await applyToWorktree(zone, writes, removes, limits);
+    const written = await applyToWorktree(zone, writes, removes, limits);
+    await limits.afterWrite?.(written);
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(', ')} from ${short} (${subject(commit)})`;
     const made = await commitPaths(repo, rels, author, message);
@@ -114,7 +123,7 @@ function switchRefused(word: string | undefined): Error {
   });
 }
 
-async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; oid: string }>, removes: string[], limits: RestoreLimits): Promise<void> {
+async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; oid: string }>, removes: string[], limits: RestoreLimits): Promise<string[]> {
   const blobs = new Map<string, Buffer>();
   let growth = 0;
   for (const [key, state] of writes) {
@@ -124,13 +133,32 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
     growth += bytes.length - sizeOf(path.join(zone.root, fromKey(key)));
   }
   for (const key of removes) growth -= sizeOf(path.join(zone.root, fromKey(key)));
+  refuseBadLinks(zone, writes, blobs);
   await ensureQuota(zone.scope, growth);
 
-  for (const key of writes.keys()) clearWay(zone.root, fromKey(key));
-  const targets = [...writes.keys(), ...removes].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) }));
-  if (limits.lockOwner !== undefined) {
-    for (const t of targets) ensureNotLockedByOther(zone, t.p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  // Every check comes before the first change: ownership (group spaces), then other conversations' locks.
+  // What would be removed on the way (a file standing where a folder comes back) is judged too.
+  const blockers = new Set<string>();
+  for (const key of writes.keys()) {
+    const blocker = wayBlocker(zone.root, fromKey(key));
+    if (blocker !== undefined) blockers.add(blocker);
   }
+  const underBlocker = (rel: string) => [...blockers].some((b) => rel.startsWith(`${b}/`));
+  const checked = [...writes.keys(), ...removes].map(fromKey).filter((rel) => !underBlocker(rel));
+  const resolved = checked.map((rel) => resolvePath(zone, rel, { param: 'args', intent: 'delete' }));
+  if (limits.guard !== undefined) {
+    for (const rel of blockers) await limits.guard(rel, 'remove');
+    for (const p of resolved) await limits.guard(path.relative(zone.root, p.abs).split(path.sep).join('/'), writes.has(toKey(p.rel)) ? 'restore' : 'remove');
+  }
+  if (limits.lockOwner !== undefined) {
+    for (const rel of blockers) ensureNotLockedByOther(zone, rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    for (const p of resolved) ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+  }
+
+  for (const rel of blockers) fs.rmSync(path.join(zone.root, rel), { force: true });
+  // Removals first (as git does): a removed file may stand where a restored folder goes, and the reverse.
+  const targets = [...removes, ...writes.keys()].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) }));
+  const written: string[] = [];
   for (const { key, p } of targets) {
     const state = writes.get(key);
     if (state === undefined) {
@@ -150,25 +178,38 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
       atomicWrite(p.abs, bytes);
       fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644);
     }
+    written.push(path.relative(zone.root, p.abs).split(path.sep).join('/'));
+  }
+  return written;
+}
+
+/** A link blob is restored only if the one link rule allows it where it lands (not outside, not at itself or an ancestor). */
+function refuseBadLinks(zone: Zone, writes: Map<string, { mode: string; oid: string }>, blobs: Map<string, Buffer>): void {
+  for (const [key, state] of writes) {
+    if (state.mode !== LINK_MODE) continue;
+    const rel = fromKey(key);
+    const target = blobs.get(key)!.toString('utf8');
+    const why = linkProblem(zone.root, path.join(zone.root, rel), target);
+    if (why === undefined) continue;
+    throw shedError('PATH_ESCAPE', `The history holds '${rel}' as a symbolic link to '${target}', which cannot be restored: ${why}. Nothing was restored.`, {
+      details: { parameter: 'args', path: rel },
+      hint: 'Restore the other files by naming them, e.g. args=["checkout", "HEAD~1", "--", "notes.txt"].',
+    });
   }
 }
 
-/** A file or link standing where a restored folder must be is removed (git replaces it the same way). */
-function clearWay(root: string, rel: string): void {
+/** A file or link standing where a restored folder must be (git replaces it; it is removed after the checks). */
+function wayBlocker(root: string, rel: string): string | undefined {
   const parts = rel.split('/');
   let current = root;
   for (let i = 0; i < parts.length - 1; i++) {
     current = path.join(current, parts[i]!);
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(current);
-    } catch {
-      return;
-    }
+    const st = fs.lstatSync(current, { throwIfNoEntry: false });
+    if (st === undefined) return undefined;
     if (st.isDirectory()) continue;
-    fs.rmSync(current, { force: true });
-    return;
+    return parts.slice(0, i + 1).join('/');
   }
+  return undefined;
 }
 
 function zoneGitdir(zone: Zone): string {

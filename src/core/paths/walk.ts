@@ -1,0 +1,79 @@
+/**
+ * Where a path really leads, decided the way the kernel resolves it: component by component from
+ * the zone root, following every symbolic link that exists on disk (its text is spliced in front
+ * of what is left, an absolute one restarts from its target), applying `..` to the folder reached
+ * so far, never to the text. Counting `..` on the text is wrong as soon as a link points at its own
+ * folder or an ancestor: with `a -> .`, `a/a/../../x` is `x` on paper but two levels above the
+ * root for the kernel.
+ *
+ * Components that do not exist (yet) are taken as plain folders (a write may create them). The walk
+ * never leaves the root: `..` at the root, a link leading outside, or more than MAX_LINK_HOPS links
+ * (a loop) ends it with a reason instead of a location.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Linux's own limit (MAXSYMLINKS): beyond it the kernel answers ELOOP. */
+export const MAX_LINK_HOPS = 40;
+
+export type WalkResult =
+  | { inside: true; /** Components from the root to where the path leads (links followed). */ parts: string[] }
+  | { inside: false; /** Why it leaves the root, to finish a sentence: "… climbs above the zone root with '..'". */ why: string };
+
+export interface WalkOptions {
+  /** Follow a link that is the last component too (open, cat, cp's destination do; rm, mv of the link do not). */
+  followLast: boolean;
+}
+
+/**
+ * Resolves `text` (relative to `root`, or to the folder `start` components below it) inside
+ * `root`, which must be a real path (no links in it). Absolute `text` is refused: the caller turns
+ * an absolute link target into text relative to the root first (see linkProblem).
+ */
+export function walkInside(root: string, text: string, opts: WalkOptions, start: readonly string[] = []): WalkResult {
+  const parts = [...start];
+  const queue = split(text);
+  if (path.isAbsolute(text)) return { inside: false, why: 'is an absolute path' };
+  let hops = 0;
+  let via: string | undefined; // the last link followed, to name it when the climb goes out
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (name === '' || name === '.') continue;
+    if (name === '..') {
+      if (parts.length === 0) return { inside: false, why: via === undefined ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
+      parts.pop();
+      continue;
+    }
+    const here = path.join(root, ...parts, name);
+    const st = lstat(here);
+    const last = !queue.some((q) => q !== '' && q !== '.');
+    if (st?.isSymbolicLink() && (!last || opts.followLast)) {
+      if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
+      const target = fs.readlinkSync(here);
+      via = [...parts, name].join('/');
+      if (path.isAbsolute(target)) {
+        const real = path.normalize(target);
+        if (real !== root && !real.startsWith(root + path.sep)) return { inside: false, why: `goes through '${[...parts, name].join('/')}', a symbolic link leading outside the zone` };
+        parts.length = 0;
+        queue.unshift(...split(path.relative(root, real)));
+      } else {
+        queue.unshift(...split(target));
+      }
+      continue;
+    }
+    parts.push(name);
+  }
+  return { inside: true, parts };
+}
+
+function split(text: string): string[] {
+  return text.split('/').filter((p) => p !== '' && p !== '.');
+}
+
+function lstat(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return undefined; // missing, or a file used as a folder: the kernel would fail there, nothing leaks
+  }
+}

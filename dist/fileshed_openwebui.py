@@ -62,6 +62,10 @@ class Tools:
         functions_admin: Optional[str] = Field(default=None, title="Enabled functions (admins)", description="Added: the same for users whose role is admin; empty means the same as functions.")
         blocked_patterns: Optional[str] = Field(default=None, title="Blocked file patterns", description="Added: comma-separated, case-insensitive globs of files no function or command may touch, e.g. \".env, *.pem, *.key, id_rsa*, .ssh/, .git/config\". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.")
         allowed_extensions: Optional[str] = Field(default=None, title="Allowed file extensions", description="Added: comma-separated extensions (e.g. \"txt,md,csv,json\") that files must have to be read or written by a function; folders are not affected. Empty: every extension.")
+        public_url: Optional[str] = Field(default=None, title="Public URL", description="Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.")
+        link_default_hours: Optional[float] = Field(default=None, title="Link lifetime (hours)", description="Added: how long a download link works when shed_link_create gives no expires_hours.")
+        link_max_hours: Optional[float] = Field(default=None, title="Link max lifetime (hours)", description="Added: the longest expires_hours a link may ask for (longer is refused, not shortened).")
+        link_backend: Optional[Literal["standalone", "openwebui"]] = Field(default=None, title="Link backend", description="Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).", json_schema_extra={"input": {"type": "select", "options": ["standalone", "openwebui"]}})
 
     class UserValves(BaseModel):
         encryption_key: str = Field(default="", title="Encryption key", description="Personal key for encryption at rest (shown once by shed_encryption_setup).", json_schema_extra={"input": {"type": "password"}})
@@ -1063,6 +1067,72 @@ class Tools:
             None,
         )
 
+    async def shed_link_create(
+        self,
+        *,
+        zone: Literal["uploads", "storage", "documents", "group"],
+        path: str,
+        group: Optional[str] = None,
+        expires_hours: Optional[float] = None,
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """Create an expiring download link to a file or folder (a folder opens a page listing it). Show clickable_link to the user.
+
+        :param path: File or folder, e.g. "report.pdf" ("." = zone root).
+        :param group: Group name or id
+        :param expires_hours: Hours the link works (default 24, max 168).
+        """
+        return await _forward(
+            self.valves,
+            "shed_link_create",
+            {"zone": zone, "path": path, "group": group, "expires_hours": expires_hours},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
+    async def shed_link_list(
+        self,
+        *,
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """List your download links with their ids, URLs and expiry."""
+        return await _forward(
+            self.valves,
+            "shed_link_list",
+            {},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
+    async def shed_link_delete(
+        self,
+        *,
+        link_id: Optional[str] = None,
+        file_id: Optional[str] = None,
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """Delete one of your download links; its URL stops working.
+
+        :param link_id: From shed_link_list.
+        :param file_id: Old name of link_id.
+        """
+        return await _forward(
+            self.valves,
+            "shed_link_delete",
+            {"link_id": link_id, "file_id": file_id},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
     async def shed_help(
         self,
         *,
@@ -1085,7 +1155,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions", "public_url", "link_default_hours", "link_max_hours", "link_backend",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 

@@ -7,6 +7,10 @@ import { groupAdmin } from './core/groups/directory.js';
 import { appendAudit, readAudit } from './core/audit/audit.js';
 import { measureUsage, readUsageRecords } from './core/quota/records.js';
 import { maintainAll } from './core/maintenance/maintain.js';
+import { adoptSecret } from './core/links/secret.js';
+import { allLinks, revokeLink } from './core/links/store.js';
+import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
+import { humanSize } from './core/quota/quota.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
@@ -23,6 +27,7 @@ export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './host/bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
+export type { FolderEntry, Refusal, Target, TargetOptions } from './core/links/serving.js';
 export type { RecoveryReport } from './core/recovery/recover.js';
 
 /**
@@ -47,10 +52,18 @@ export const admin = {
     const entry = { time: new Date().toISOString(), user: event.user, conversation: 'admin', function: event.action, code: event.code, ms: 0, ...(event.paths ? { paths: event.paths } : {}), ...(event.flagged ? { flagged: true as const } : {}) };
     appendAudit({ storageBase: v.storage_base_path, maxBytes: v.audit_max_mb * 1024 * 1024, retentionDays: v.audit_retention_days }, entry);
   },
+  /** Every download link of a storage base, and revoking one (admin page). */
+  links: { list: allLinks, revoke: revokeLink },
 };
 export type { UsageRecord } from './core/quota/records.js';
 export type { AuditEntry } from './core/audit/audit.js';
 export type { StorageMaintenance } from './core/maintenance/maintain.js';
+
+/**
+ * What `GET /files/{token}` needs from the core (the server's files route): the per-request
+ * re-check of token, record, membership and path, and disk access to what it allows.
+ */
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
 
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind

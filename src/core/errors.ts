@@ -64,6 +64,12 @@ export const ERROR_CODES = {
   SERVER_AUTH_FAILED: 'Open WebUI tool file: the Fileshed server refused the api_key valve (401).',
   SERVER_REFUSED: 'Open WebUI tool file: the Fileshed server refused the request (403), e.g. valve overrides outside api-key mode.',
   SERVER_ERROR: 'Open WebUI tool file: the Fileshed server answered with an HTTP error or an unreadable answer.',
+  ACCESS_DENIED: 'The download link belongs to another user.',
+  LINK_NOT_FOUND: 'No download link has this id (shed_link_list shows yours).',
+  NOT_A_FILESHED_LINK: 'The Open WebUI file was not created by Fileshed, so Fileshed does not delete it.',
+  OPENWEBUI_API_UNAVAILABLE: 'Open WebUI links need an Open WebUI session (the server passes the user\'s token) and a reachable openwebui_api_url.',
+  OPENWEBUI_INSERT_ERROR: 'Open WebUI refused or failed the upload of the linked file.',
+  OPENWEBUI_DELETE_ERROR: 'Open WebUI refused or failed to delete the linked file.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -144,6 +144,22 @@ export const ValvesSchema = z.object({
     title: 'Allowed file extensions',
     description: 'Added: comma-separated extensions (e.g. "txt,md,csv,json") that files must have to be read or written by a function; folders are not affected. Empty: every extension.',
   }),
+  public_url: z.string().url().default('http://localhost:8765').meta({
+    title: 'Public URL',
+    description: 'Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.',
+  }),
+  link_default_hours: z.number().positive().default(24).meta({
+    title: 'Link lifetime (hours)',
+    description: 'Added: how long a download link works when shed_link_create gives no expires_hours.',
+  }),
+  link_max_hours: z.number().positive().default(168).meta({
+    title: 'Link max lifetime (hours)',
+    description: 'Added: the longest expires_hours a link may ask for (longer is refused, not shortened).',
+  }),
+  link_backend: z.enum(['standalone', 'openwebui']).default('standalone').meta({
+    title: 'Link backend',
+    description: 'Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).',
+  }),
 });
 
 export const UserValvesSchema = z.object({

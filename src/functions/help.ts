@@ -103,11 +103,11 @@ Read data.import_info after an import: it shows the detected delimiter, encoding
 Reading works in place: shed_read(zone="uploads", path="report.csv").`,
   },
   share: {
-    description: 'Give the user a download link to a file.',
+    description: 'Give the user a download link to a file or folder.',
     text: () => `HOWTO share
 shed_link_create(zone="storage", path="report.pdf") returns a Markdown link: show it to the user exactly as returned.
-shed_link_list() lists your links; shed_link_delete(file_id="...") removes one.
-To share a folder, zip it first: shed_zip(zone="storage", src="results", dest="results.zip").`,
+A folder link opens a page listing it (with a zip of everything). Links expire: expires_hours=48 (default 24, max 168).
+shed_link_list() lists your links; shed_link_delete(link_id="...") revokes one.`,
   },
   edit: {
     description: 'Create, insert, replace and overwrite text or bytes; locked edits.',

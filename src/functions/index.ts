@@ -39,6 +39,9 @@ import { shedGroupChown } from './group_chown.js';
 import { shedGroupInfo } from './group_info.js';
 import { shedGroupList } from './group_list.js';
 import { shedGroupSetMode } from './group_set_mode.js';
+import { shedLinkCreate } from './link_create.js';
+import { shedLinkDelete } from './link_delete.js';
+import { shedLinkList } from './link_list.js';
 
 export const FUNCTIONS: readonly FunctionDef[] = [
   shedExec,
@@ -77,5 +80,8 @@ export const FUNCTIONS: readonly FunctionDef[] = [
   shedGroupSetMode,
   shedGroupChown,
   shedCopyToGroup,
+  shedLinkCreate,
+  shedLinkList,
+  shedLinkDelete,
   shedHelp,
 ] as unknown as readonly FunctionDef[];

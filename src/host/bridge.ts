@@ -40,6 +40,12 @@ export interface HostBridge {
    * Optional: without it the standalone directory (groups tables of access_auth.sqlite) is used.
    */
   groups?(ctx: { storageBase: string; userId: string; token?: string }): GroupDirectory;
+  /**
+   * The caller's Open WebUI session (a server serving Open WebUI with the user's own token fills
+   * it): the link backend `openwebui` uploads and lists files with it. `url` is where the server
+   * reaches Open WebUI's API (default: the valve openwebui_api_url).
+   */
+  readonly openWebUI?: { url?: string; token: string };
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -37,6 +37,8 @@ export function callHost(req: CallRequest): HostBridge {
     name: `fileshed-serve (${req.caller.mode})`,
     attachedFiles: () => files,
     ...(token && req.openwebuiUrl ? { groups: () => openwebuiGroups(req.openwebuiUrl!, token, req.caller.user) } : {}),
+    // The link backend "openwebui" uploads with the caller's own session token.
+    ...(token && req.openwebuiUrl ? { openWebUI: { url: req.openwebuiUrl, token } } : {}),
   };
 }
 

@@ -121,6 +121,9 @@ SCENARIO: list[dict[str, Any]] = [
     {"name": "shed_copy_to_group", "args": {"src_zone": "storage", "src_path": "raw.bin", "group": "team", "dest_path": "raw.bin"}},
     {"name": "shed_group_set_mode", "args": {"group": "team", "path": "raw.bin", "mode": "owner"}},
     {"name": "shed_group_chown", "args": {"group": "team", "path": "raw.bin", "new_owner": "bob"}},
+    {"name": "shed_link_create", "args": {"zone": "storage", "path": "sales-back.csv", "expires_hours": 2}},
+    {"name": "shed_link_list"},
+    {"name": "shed_link_delete", "args": {"link_id": "AAAAAAAAAAAAAAAAAAAAAA"}},
     {"name": "shed_stats"},
     {"name": "shed_maintenance"},
     {"name": "shed_parameters"},
@@ -131,6 +134,9 @@ VOLATILE = [
     (re.compile(r"\b[0-9a-f]{40}\b"), "<hash>"),
     (re.compile(r"\b[0-9a-f]{7,12}\b"), "<short-hash>"),
     (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "<duration>"),
+    # Download links: the random token, and the origin (the server's address vs the public_url default).
+    (re.compile(r"https?://[^/\s)]+/files/[A-Za-z0-9_.-]+"), "<link>"),
+    (re.compile(r"https?://[A-Za-z0-9.:\[\]-]+"), "<origin>"),
 ]
 VOLATILE_KEYS = re.compile(r"(time|date|mtime|modified|created|expires|elapsed|duration|_ms$|age|commit|took|uptime|seconds)", re.I)
 
@@ -142,6 +148,8 @@ def normalise(value: Any, bases: tuple[str, ...], key: str = "") -> Any:
         return [normalise(v, bases, key) for v in value]
     if isinstance(value, (int, float)) and not isinstance(value, bool) and VOLATILE_KEYS.search(key):
         return "<n>"
+    if isinstance(value, str) and key == "link_id":
+        return "<link_id>"  # random by design
     if isinstance(value, str):
         for base in bases:
             value = value.replace(base, "<base>")

@@ -1,6 +1,6 @@
 /**
  * The access database `{storage_base_path}/access_auth.sqlite` (sql.js): per-file ownership in group
- * spaces, and the standalone group directory (groups, group_members). Every write is one cycle
+ * spaces, the standalone group directory (groups, group_members), download links and signing keys. Every write is one cycle
  * under the cross-process lock: load fresh bytes, migrate, change, export, atomic replace — so two
  * processes writing at once never lose an update. Reads load the current file without the lock
  * (files are only ever replaced whole, so a reader sees one complete version).
@@ -40,6 +40,24 @@ const MIGRATIONS: string[] = [
      group_id TEXT NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
      user_id TEXT NOT NULL,
      PRIMARY KEY (group_id, user_id));`,
+  // Download links (src/core/links): one row per link, never the token itself (it is recomputed
+  // from the id with the signing secret), and the signing secrets (current + previous).
+  `CREATE TABLE IF NOT EXISTS links (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     zone TEXT NOT NULL CHECK (zone IN ('uploads','storage','documents','group')),
+     group_id TEXT,
+     conv_id TEXT NOT NULL DEFAULT '',
+     path TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('file','folder')),
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL,
+     revoked_at TEXT);
+   CREATE INDEX IF NOT EXISTS idx_links_user ON links(user_id);
+   CREATE TABLE IF NOT EXISTS keys (
+     name TEXT PRIMARY KEY,
+     secret TEXT NOT NULL,
+     created_at TEXT NOT NULL);`,
 ];
 
 export function accessDbPath(base: string): string {

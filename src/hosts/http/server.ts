@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { admin, hostApi, version } from '../../index.js';
+import { admin, hostApi, linkServing, version } from '../../index.js';
 import { mcpRoutes } from '../mcp/http.js';
 import { adminRoutes } from './admin/index.js';
 import { MaintenanceSchedule, type ScheduleTimes } from './admin/schedule.js';
@@ -15,6 +15,7 @@ import { createLogger, type Logger } from './log.js';
 import { sendDetail } from './respond.js';
 import type { Route, ServerContext } from './route.js';
 import { basicRoutes } from './routes/basic.js';
+import { fileRoutes } from './routes/files.js';
 import { functionRoutes } from './routes/functions.js';
 import { isLoopback, type ServerSettings } from './settings.js';
 
@@ -40,11 +41,14 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   let port = settings.port;
   // The server audits calls unless the config file or a flag turns audit_log off.
   const valveDefaults = { audit_log: true, openwebui_api_url: settings.openwebuiUrl };
+  const source = valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults);
+  // Links point at this server: --public-url wins, then a public_url valve, then http://HOST:PORT.
+  const linkBase = (v: Record<string, unknown>) => (settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === undefined ? { ...v, public_url: ctx.publicUrl() } : v);
   const ctx: ServerContext = {
     settings,
     storageBase: settings.base,
     valveDefaults,
-    valves: valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults),
+    valves: () => linkBase(source()),
     identify: identityResolver(settings, options.fetchImpl),
     log,
     api: hostApi,
@@ -94,9 +98,12 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     server.listen(settings.port, settings.host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
+  // The configured link-signing secret becomes the storage's current one (the one it replaces
+  // keeps verifying for a grace period), so links made in-process and by this server agree.
+  await linkServing.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
   schedule.start();
-  routes = [...basicRoutes(ctx), ...mcp.routes, ...adminRoutes(ctx, schedule), ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
+  routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
 
   let closing: Promise<void> | undefined;
   return {

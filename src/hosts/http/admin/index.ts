@@ -13,7 +13,7 @@ import { ADMIN_CSS } from './assets.js';
 import { auditPage } from './audit-page.js';
 import { AdminGuard, crossSite, type Admin } from './guard.js';
 import { groupAction, groupsPage } from './groups.js';
-import { linksModule, linksPage } from './links.js';
+import { linksPage } from './links.js';
 import { maintenancePage } from './maintenance.js';
 import { esc, layout, redirect, sendHtml, type PageOptions } from './page.js';
 import { sandboxPage } from './sandbox.js';
@@ -27,7 +27,6 @@ type Handler = (req: IncomingMessage, res: ServerResponse, admin: Admin, form: U
 
 export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): Route[] {
   const guard = new AdminGuard(ctx);
-  const hidden = (): string[] => (linksModule() ? [] : ['/admin/links']);
   const audit = (user: string, action: string, code: string, extra: { flagged?: boolean; paths?: string[] } = {}) => {
     try {
       pluginAdmin.auditEvent(ctx.valves(), { user, action, code, ...extra });
@@ -36,7 +35,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     }
   };
   const page = (res: ServerResponse, admin: Admin, section: string, title: string, body: string, notice: PageOptions['notice'] = [], status = 200) =>
-    sendHtml(res, status, layout(body, { title, section, user: admin.user, csrf: admin.csrf, hidden: hidden(), notice }), admin.setCookie ? { 'Set-Cookie': admin.setCookie } : {});
+    sendHtml(res, status, layout(body, { title, section, user: admin.user, csrf: admin.csrf, notice }), admin.setCookie ? { 'Set-Cookie': admin.setCookie } : {});
 
   /** Admin check, then (POST) origin + CSRF; then the handler with the parsed form. */
   const admin = (handler: Handler) => async (req: IncomingMessage, res: ServerResponse) => {
@@ -98,10 +97,10 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     {
       methods: ['GET', 'HEAD'],
       path: '/admin',
-      handler: admin((req, res, a) => sendHtml(res, 200, renderValves(ctx, a, { notice: noticeFromQuery(req), hidden: hidden() }), a.setCookie ? { 'Set-Cookie': a.setCookie } : {})),
+      handler: admin((req, res, a) => sendHtml(res, 200, renderValves(ctx, a, { notice: noticeFromQuery(req) }), a.setCookie ? { 'Set-Cookie': a.setCookie } : {})),
     },
     { methods: ['GET', 'HEAD'], path: '/admin/', handler: (_req, res) => redirect(res, '/admin') },
-    { methods: ['POST'], path: '/admin/valves', handler: admin((req, res, a, form) => saveValves(req, res, form!, ctx, a, hidden(), (action, code, paths) => audit(a.user, action, code, paths ? { paths } : {}))) },
+    { methods: ['POST'], path: '/admin/valves', handler: admin((req, res, a, form) => saveValves(req, res, form!, ctx, a, (action, code, paths) => audit(a.user, action, code, paths ? { paths } : {}))) },
     {
       methods: ['GET', 'HEAD', 'POST'],
       path: '/admin/login',
@@ -145,13 +144,14 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
       redirect(res, `/admin/groups?${r.ok ? 'done' : 'error'}=${encodeURIComponent(r.text)}`);
     }),
     section('/admin/links', 'Links', (_req, a) => linksPage(ctx.storageBase, a.csrf), async (_req, res, a, form) => {
-      const links = linksModule();
       const id = form!.get('link_id') ?? '';
-      if (!links) return redirect(res, `/admin/links?error=${encodeURIComponent('Links are not part of this build.')}`);
       let text = `Link ${id} revoked.`;
       let ok = true;
       try {
-        await links.revoke(ctx.storageBase, id);
+        if (!(await pluginAdmin.links.revoke(ctx.storageBase, id))) {
+          ok = false;
+          text = `No active link has the id ${id}.`;
+        }
       } catch (err) {
         ok = false;
         text = `Nothing was revoked: ${(err as Error).message}`;

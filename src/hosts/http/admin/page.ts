@@ -38,14 +38,13 @@ export interface PageOptions {
   user?: string;
   csrf?: string;
   /** Sections to leave out of the navigation (links when the module is absent). */
-  hidden?: readonly string[];
   notice?: { kind: 'ok' | 'error' | 'warn'; text: string }[];
 }
 
 export function layout(body: string, o: PageOptions): string {
   const nav = o.section === undefined
     ? ''
-    : `<nav aria-label="Sections">${SECTIONS.filter(([p]) => !o.hidden?.includes(p))
+    : `<nav aria-label="Sections">${SECTIONS
         .map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ''}>${esc(label)}</a>`)
         .join('')}</nav>`;
   const signOut = o.user !== undefined && o.csrf !== undefined

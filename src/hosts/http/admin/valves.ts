@@ -58,7 +58,7 @@ function stateOf(ctx: ServerContext, stored: Record<string, unknown>, submitted:
   });
 }
 
-export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted?: Record<string, string>; errors?: Record<string, string>; notice?: PageOptions['notice']; hidden?: readonly string[] } = {}): string {
+export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted?: Record<string, string>; errors?: Record<string, string>; notice?: PageOptions['notice'] } = {}): string {
   const loaded = loadConfig(ctx.settings.configFile);
   const notice = [...(opts.notice ?? [])];
   if (loaded.error) notice.unshift({ kind: 'error', text: loaded.error });
@@ -66,20 +66,20 @@ export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted
   const hidden = `${csrfField(admin.csrf)}<input type="hidden" name="_version" value="${esc(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== undefined);
   const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc(ctx.settings.configFile)}</code>.</p>`;
-  return layout(intro + form, { title: 'Settings', section: '/admin', user: admin.user, csrf: admin.csrf, notice, ...(opts.hidden ? { hidden: opts.hidden } : {}) });
+  return layout(intro + form, { title: 'Settings', section: '/admin', user: admin.user, csrf: admin.csrf, notice });
 }
 
 const FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
 
 /** Saves the form; answers the page itself on errors (status 400 or 409), or redirects after a save. */
-export function saveValves(req: IncomingMessage, res: ServerResponse, form: URLSearchParams, ctx: ServerContext, admin: Admin, hidden: readonly string[], audit: (action: string, code: string, paths?: string[]) => void): void {
+export function saveValves(req: IncomingMessage, res: ServerResponse, form: URLSearchParams, ctx: ServerContext, admin: Admin, audit: (action: string, code: string, paths?: string[]) => void): void {
   const loaded = loadConfig(ctx.settings.configFile);
   const submitted: Record<string, string> = {};
   for (const key of Object.keys(PROPERTIES)) {
     const all = form.getAll(key);
     if (all.length > 0) submitted[key] = all[all.length - 1]!;
   }
-  const page = (status: number, opts: Parameters<typeof renderValves>[2]) => sendHtml(res, status, renderValves(ctx, admin, { ...opts, hidden }));
+  const page = (status: number, opts: Parameters<typeof renderValves>[2]) => sendHtml(res, status, renderValves(ctx, admin, opts));
   if (loaded.error || loaded.config === undefined) {
     audit('admin:valves', 'CONFIG_INVALID');
     page(409, { submitted, notice: [{ kind: 'error', text: 'Nothing was saved.' }] });

@@ -1,0 +1,63 @@
+/**
+ * The folder page: breadcrumbs, one row per entry (name, size, date), sortable by name, size or
+ * date through the query (`?sort=size&order=desc`), links relative to the folder's own URL (which
+ * ends with '/'), a "download all" zip link. Entries that are links leading outside the linked
+ * folder are left out; the version history (.git) of a versioned zone never shows.
+ */
+import path from 'node:path';
+import { linkServing, type FolderEntry, type Target } from '../../../index.js';
+import { isMarkdown } from './mime.js';
+import { escapeHtml, page } from './pages.js';
+
+type Entry = FolderEntry;
+export type SortKey = 'name' | 'size' | 'date';
+
+export function sortEntries(entries: Entry[], key: SortKey, desc: boolean): Entry[] {
+  const byName = (a: Entry, b: Entry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const cmp = key === 'size' ? (a: Entry, b: Entry) => a.size - b.size || byName(a, b) : key === 'date' ? (a: Entry, b: Entry) => a.mtimeMs - b.mtimeMs || byName(a, b) : byName;
+  // Folders first, whatever the order.
+  return entries.sort((a, b) => (a.isFolder !== b.isFolder ? (a.isFolder ? -1 : 1) : desc ? cmp(b, a) : cmp(a, b)));
+}
+
+const href = (name: string) => encodeURIComponent(name);
+/** Dates to the minute; files of one folder share few minutes, so each is formatted once per page. */
+function dateFormatter(): (ms: number) => string {
+  const seen = new Map<number, string>();
+  return (ms) => {
+    const minute = Math.floor(ms / 60_000);
+    let text = seen.get(minute);
+    if (text === undefined) {
+      text = new Date(minute * 60_000).toISOString().slice(0, 16).replace('T', ' ');
+      seen.set(minute, text);
+    }
+    return text;
+  };
+}
+
+export function listingPage(target: Target, entries: Entry[], key: SortKey, desc: boolean): string {
+  const rootName = target.link.path === '' ? target.zone.label : path.posix.basename(target.link.path);
+  const segs = target.sub === '' ? [] : target.sub.split('/');
+  const crumbs = [rootName, ...segs].map((label, i) => {
+    const up = segs.length - i;
+    return up === 0 ? `<strong>${escapeHtml(label)}</strong>` : `<a href="${'../'.repeat(up)}">${escapeHtml(label)}</a>`;
+  });
+  const sortLink = (k: SortKey, label: string, cls: string) => {
+    const nextDesc = k === key ? !desc : k !== 'name';
+    const arrow = k === key ? (desc ? ' ↓' : ' ↑') : '';
+    return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? 'desc' : 'asc'}">${label}${arrow}</a></th>`;
+  };
+  const date = dateFormatter();
+  const rows = sortEntries(entries, key, desc).map((e) => {
+    const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
+    const view = !e.isFolder && isMarkdown(e.name) ? ` · <a href="${link}?view=1">view</a>` : '';
+    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
+  });
+  const body = [
+    `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,
+    `<h1>${escapeHtml(segs.at(-1) ?? rootName)}</h1>`,
+    `<div class="bar"><a href="?zip=1" download>⬇ Download all (zip)</a><span>${entries.length} item${entries.length === 1 ? '' : 's'}</span></div>`,
+    `<table><thead><tr>${sortLink('name', 'Name', 'n')}${sortLink('size', 'Size', 's')}${sortLink('date', 'Modified', 'd')}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
+    `<footer>Shared with Fileshed · link valid until ${escapeHtml(target.link.expiresAt.replace('T', ' ').slice(0, 16))} UTC</footer>`,
+  ];
+  return page(segs.at(-1) ?? rootName, body.join(''));
+}

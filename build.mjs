@@ -3,7 +3,7 @@
 // Deterministic: same sources, same bytes (no timestamps, no absolute paths, stable key order).
 import { build } from 'esbuild';
 import fs from 'node:fs';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -12,14 +12,7 @@ const dist = path.join(root, 'dist');
 fs.mkdirSync(dist, { recursive: true });
 
 // Some bundled libraries (emscripten glue) call require() and use __dirname: give them both.
-const banner = [
-  "import { createRequire as __shedCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __shedFileURLToPath } from 'node:url';",
-  "import { dirname as __shedDirname } from 'node:path';",
-  'const require = __shedCreateRequire(import.meta.url);',
-  'const __filename = __shedFileURLToPath(import.meta.url);',
-  'const __dirname = __shedDirname(__filename);',
-].join(' ');
+const { banner } = createRequire(import.meta.url)('./build/bundle-banner.cjs');
 
 // Libraries that import "stream" or "fs" get the explicit "node:" form: the bundle imports nothing else.
 const nodePrefix = {

@@ -204,15 +204,10 @@ function bundleFromSource(selfPath: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-worker-'));
   const out = path.join(dir, 'worker.mjs');
   const esbuildName = 'esbuild'; // a variable, so the bundler leaves this require alone
-  const esbuild = createRequire(selfPath)(esbuildName) as { buildSync(opts: Record<string, unknown>): unknown };
-  const banner = [
-    "import { createRequire as __shedCreateRequire } from 'node:module';",
-    "import { fileURLToPath as __shedFileURLToPath } from 'node:url';",
-    "import { dirname as __shedDirname } from 'node:path';",
-    'const require = __shedCreateRequire(import.meta.url);',
-    'const __filename = __shedFileURLToPath(import.meta.url);',
-    'const __dirname = __shedDirname(__filename);',
-  ].join(' ');
+  const load = createRequire(selfPath);
+  const esbuild = load(esbuildName) as { buildSync(opts: Record<string, unknown>): unknown };
+  const bannerFile = '../../../build/bundle-banner.cjs'; // a variable too: build-time file, not bundled
+  const { banner } = load(bannerFile) as { banner: string };
   esbuild.buildSync({
     entryPoints: [path.join(path.dirname(selfPath), 'worker.ts')],
     outfile: out,

@@ -21442,7 +21442,8 @@ var ERROR_CODES = {
   IO_ERROR: "The storage reported an error (disk full, permission, ...).",
   INTERNAL_ERROR: "An unexpected internal error; the operation was not completed.",
   QUERY_TIMEOUT: "The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.",
-  RESOURCE_LIMIT: "The operation needed more memory than one call may use and was stopped; nothing was changed."
+  RESOURCE_LIMIT: "The operation needed more memory than one call may use and was stopped; nothing was changed.",
+  SERVER_BUSY: "The server (fileshed serve) already holds the most calls one user may have waiting; this call was not started. Wait for earlier calls to answer, then retry."
 };
 var ShedError = class extends Error {
   code;

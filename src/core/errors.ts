@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
   QUERY_TIMEOUT: 'The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.',
   RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
+  SERVER_BUSY: 'The server (fileshed serve) already holds the most calls one user may have waiting; this call was not started. Wait for earlier calls to answer, then retry.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -11,17 +11,57 @@ export class BodyTooLarge extends Error {
   }
 }
 
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new BodyTooLarge(limit);
-    chunks.push(chunk);
+/** A body that stopped arriving (slow client): the caller answers 408 and closes the connection. */
+export class BodyTimeout extends Error {
+  constructor(readonly idleMs: number) {
+    super(`The request body stopped arriving for ${idleMs / 1000} s; send the whole body at once.`);
   }
-  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Reads the body; `idleMs` bounds the pause between two chunks (a slow-body client holds a
+ * connection and a request slot; Node's requestTimeout bounds the whole request on top).
+ */
+export function readBody(req: IncomingMessage, limit: number, idleMs = 30_000): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge(limit));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const fail = (err: Error) => {
+      cleanup();
+      req.pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return fail(new BodyTooLarge(limit));
+      chunks.push(chunk);
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => fail(err);
+    // The client went away before the end: nothing to answer, nothing to run.
+    const onClose = () => {
+      if (!req.complete) fail(new BodyTimeout(idleMs));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** The body limit for a call: the largest file a call may carry plus 1 MiB of JSON or multipart framing. */

@@ -6381,8 +6381,8 @@ var require_deflate2 = __commonJS({
     var Z_DEFAULT_COMPRESSION = -1;
     var Z_DEFAULT_STRATEGY = 0;
     var Z_DEFLATED = 8;
-    function Deflate2(options2) {
-      if (!(this instanceof Deflate2)) return new Deflate2(options2);
+    function Deflate2(options3) {
+      if (!(this instanceof Deflate2)) return new Deflate2(options3);
       this.options = utils.assign({
         level: Z_DEFAULT_COMPRESSION,
         method: Z_DEFLATED,
@@ -6391,7 +6391,7 @@ var require_deflate2 = __commonJS({
         memLevel: 8,
         strategy: Z_DEFAULT_STRATEGY,
         to: ""
-      }, options2 || {});
+      }, options3 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits > 0) {
         opt.windowBits = -opt.windowBits;
@@ -6499,23 +6499,23 @@ var require_deflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function deflate(input2, options2) {
-      var deflator = new Deflate2(options2);
+    function deflate(input2, options3) {
+      var deflator = new Deflate2(options3);
       deflator.push(input2, true);
       if (deflator.err) {
         throw deflator.msg || msg[deflator.err];
       }
       return deflator.result;
     }
-    function deflateRaw(input2, options2) {
-      options2 = options2 || {};
-      options2.raw = true;
-      return deflate(input2, options2);
+    function deflateRaw(input2, options3) {
+      options3 = options3 || {};
+      options3.raw = true;
+      return deflate(input2, options3);
     }
-    function gzip(input2, options2) {
-      options2 = options2 || {};
-      options2.gzip = true;
-      return deflate(input2, options2);
+    function gzip(input2, options3) {
+      options3 = options3 || {};
+      options3.gzip = true;
+      return deflate(input2, options3);
     }
     exports.Deflate = Deflate2;
     exports.deflate = deflate;
@@ -8387,13 +8387,13 @@ var require_inflate2 = __commonJS({
     var ZStream = require_zstream();
     var GZheader = require_gzheader();
     var toString = Object.prototype.toString;
-    function Inflate2(options2) {
-      if (!(this instanceof Inflate2)) return new Inflate2(options2);
+    function Inflate2(options3) {
+      if (!(this instanceof Inflate2)) return new Inflate2(options3);
       this.options = utils.assign({
         chunkSize: 16384,
         windowBits: 0,
         to: ""
-      }, options2 || {});
+      }, options3 || {});
       var opt = this.options;
       if (opt.raw && opt.windowBits >= 0 && opt.windowBits < 16) {
         opt.windowBits = -opt.windowBits;
@@ -8401,7 +8401,7 @@ var require_inflate2 = __commonJS({
           opt.windowBits = -15;
         }
       }
-      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options2 && options2.windowBits)) {
+      if (opt.windowBits >= 0 && opt.windowBits < 16 && !(options3 && options3.windowBits)) {
         opt.windowBits += 32;
       }
       if (opt.windowBits > 15 && opt.windowBits < 48) {
@@ -8529,18 +8529,18 @@ var require_inflate2 = __commonJS({
       this.err = status;
       this.msg = this.strm.msg;
     };
-    function inflate(input2, options2) {
-      var inflator = new Inflate2(options2);
+    function inflate(input2, options3) {
+      var inflator = new Inflate2(options3);
       inflator.push(input2, true);
       if (inflator.err) {
         throw inflator.msg || msg[inflator.err];
       }
       return inflator.result;
     }
-    function inflateRaw(input2, options2) {
-      options2 = options2 || {};
-      options2.raw = true;
-      return inflate(input2, options2);
+    function inflateRaw(input2, options3) {
+      options3 = options3 || {};
+      options3.raw = true;
+      return inflate(input2, options3);
     }
     exports.Inflate = Inflate2;
     exports.inflate = inflate;
@@ -8567,12 +8567,12 @@ var require_pako = __commonJS({
 var require_pify = __commonJS({
   "node_modules/pify/index.js"(exports, module) {
     "use strict";
-    var processFn = (fn, options2) => function(...args) {
-      const P = options2.promiseModule;
+    var processFn = (fn, options3) => function(...args) {
+      const P = options3.promiseModule;
       return new P((resolve, reject) => {
-        if (options2.multiArgs) {
+        if (options3.multiArgs) {
           args.push((...result3) => {
-            if (options2.errorFirst) {
+            if (options3.errorFirst) {
               if (result3[0]) {
                 reject(result3);
               } else {
@@ -8583,7 +8583,7 @@ var require_pify = __commonJS({
               resolve(result3);
             }
           });
-        } else if (options2.errorFirst) {
+        } else if (options3.errorFirst) {
           args.push((error62, result3) => {
             if (error62) {
               reject(error62);
@@ -8597,31 +8597,31 @@ var require_pify = __commonJS({
         fn.apply(this, args);
       });
     };
-    module.exports = (input2, options2) => {
-      options2 = Object.assign({
+    module.exports = (input2, options3) => {
+      options3 = Object.assign({
         exclude: [/.+(Sync|Stream)$/],
         errorFirst: true,
         promiseModule: Promise
-      }, options2);
+      }, options3);
       const objType = typeof input2;
       if (!(input2 !== null && (objType === "object" || objType === "function"))) {
         throw new TypeError(`Expected \`input\` to be a \`Function\` or \`Object\`, got \`${input2 === null ? "null" : objType}\``);
       }
       const filter = (key) => {
         const match = (pattern) => typeof pattern === "string" ? key === pattern : pattern.test(key);
-        return options2.include ? options2.include.some(match) : !options2.exclude.some(match);
+        return options3.include ? options3.include.some(match) : !options3.exclude.some(match);
       };
       let ret;
       if (objType === "function") {
         ret = function(...args) {
-          return options2.excludeMain ? input2(...args) : processFn(input2, options2).apply(this, args);
+          return options3.excludeMain ? input2(...args) : processFn(input2, options3).apply(this, args);
         };
       } else {
         ret = Object.create(Object.getPrototypeOf(input2));
       }
       for (const key in input2) {
         const property = input2[key];
-        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options2) : property;
+        ret[key] = typeof property === "function" && filter(key) ? processFn(property, options3) : property;
       }
       return ret;
     };
@@ -8998,7 +8998,7 @@ var require_ignore = __commonJS({
         return this._test(path53, this._testCache, true);
       }
     };
-    var factory = (options2) => new Ignore(options2);
+    var factory = (options3) => new Ignore(options3);
     var isPathValid = (path53) => checkPath(path53 && checkPath.convert(path53), path53, RETURN_FALSE);
     factory.isPathValid = isPathValid;
     factory.default = factory;
@@ -13442,7 +13442,7 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object} [options] - Additional options.
        * @returns {Promise<boolean>} - `true` if the file exists, `false` otherwise.
        */
-      async exists(filepath, options2 = {}) {
+      async exists(filepath, options3 = {}) {
         try {
           await this._stat(filepath);
           return true;
@@ -13463,16 +13463,16 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object} [options] - Options for reading the file.
        * @returns {Promise<Buffer|string|null>} - The file contents, or `null` if the file doesn't exist.
        */
-      async read(filepath, options2 = {}) {
+      async read(filepath, options3 = {}) {
         let buffer;
         try {
-          buffer = await this._readFile(filepath, options2);
+          buffer = await this._readFile(filepath, options3);
         } catch (err2) {
           if (isNotFoundError(err2) || err2.code === "EISDIR") return null;
           throw err2;
         }
         if (buffer == null) return null;
-        if (options2.autocrlf === "true") {
+        if (options3.autocrlf === "true") {
           try {
             buffer = new TextDecoder("utf8", { fatal: true }).decode(buffer);
             buffer = buffer.replace(/\r\n/g, "\n");
@@ -13493,12 +13493,12 @@ ${obj2.gpgsig ? obj2.gpgsig : ""}`;
        * @param {Object|string} [options] - Options for writing the file.
        * @returns {Promise<void>}
        */
-      async write(filepath, contents, options2 = {}) {
+      async write(filepath, contents, options3 = {}) {
         try {
-          await this._writeFile(filepath, contents, options2);
+          await this._writeFile(filepath, contents, options3);
         } catch (err2) {
           await this.mkdir(dirname(filepath));
-          await this._writeFile(filepath, contents, options2);
+          await this._writeFile(filepath, contents, options3);
         }
       }
       /**
@@ -35832,14 +35832,14 @@ function compileValidator(schema, parser) {
     return parser;
   }
 }
-function compile(schema, options2) {
+function compile(schema, options3) {
   try {
     const parser = compileFn(schema);
     const clone2 = withParser(schema, parser);
     clone2._zod.bag.validator = compileValidator(schema, parser);
     return clone2;
   } catch (err2) {
-    if (options2?.strict)
+    if (options3?.strict)
       throw err2;
     return schema;
   }
@@ -35899,7 +35899,7 @@ function installCompiledUserMethods(target, source, parser) {
     };
   }
 }
-function compileFn(schema, options2) {
+function compileFn(schema, options3) {
   let recursive2 = true;
   try {
     recursive2 = isRecursiveSchema(schema);
@@ -35915,12 +35915,12 @@ function compileFn(schema, options2) {
     definite: true
   };
   const doc = new Doc(["input"]);
-  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options2?.assertOnly);
+  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options3?.assertOnly);
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
   const code = doc.content.join("\n");
-  const fullCode = options2?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
+  const fullCode = options3?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
 ${code}` : code : "";
   const F = Function;
   const factoryCode = `return (input) => {
@@ -35933,7 +35933,7 @@ ${code}
   } catch (err2) {
     throw new ZodCompileUnsupportedError(`this schema (generated code failed to evaluate: ${err2.message})`);
   }
-  if (options2?.debug) {
+  if (options3?.debug) {
     fn.code = fullCode;
   }
   fn.definite = ctx.definite;
@@ -37040,31 +37040,31 @@ function getTupleOptStart2(items, key) {
 }
 function generateUnionCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const options2 = def.options;
+  const options3 = def.options;
   if (def.discriminator) {
     return generateDiscriminatedUnionCheck(doc, ctx, def, accessor);
   }
   if (def.inclusive === false) {
     throw new ZodCompileUnsupportedError("exclusive unions (z.xor)");
   }
-  if (options2.length === 0) {
+  if (options3.length === 0) {
     doc.write("return INVALID;");
     return accessor;
   }
-  if (options2.length === 1) {
-    return generateCheck(doc, ctx, options2[0], accessor);
+  if (options3.length === 1) {
+    return generateCheck(doc, ctx, options3[0], accessor);
   }
-  const allLiterals = options2.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
+  const allLiterals = options3.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
   if (allLiterals) {
-    const values = new Set(options2.flatMap((opt) => opt._zod.def.values));
+    const values = new Set(options3.flatMap((opt) => opt._zod.def.values));
     const valuesConst = addConstant(ctx, values);
     doc.write(`if (!${valuesConst}.has(${accessor})) return INVALID;`);
     return accessor;
   }
   const outputVar = newVar(ctx);
   doc.write(`let ${outputVar};`);
-  for (let i2 = 0; i2 < options2.length; i2++) {
-    const opt = options2[i2];
+  for (let i2 = 0; i2 < options3.length; i2++) {
+    const opt = options3[i2];
     if (i2 === 0) {
       doc.write(`${outputVar} = (() => {`);
     } else {
@@ -38135,26 +38135,26 @@ function _array(Class2, element, params2) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _union(Class2, options2, params2) {
+function _union(Class2, options3, params2) {
   return new Class2({
     type: "union",
-    options: options2,
+    options: options3,
     ...normalizeParams(params2)
   });
 }
-function _xor(Class2, options2, params2) {
+function _xor(Class2, options3, params2) {
   return new Class2({
     type: "union",
-    options: options2,
+    options: options3,
     inclusive: false,
     ...normalizeParams(params2)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class2, discriminator, options2, params2) {
+function _discriminatedUnion(Class2, discriminator, options3, params2) {
   return new Class2({
     type: "union",
-    options: options2,
+    options: options3,
     discriminator,
     ...normalizeParams(params2)
   });
@@ -38676,11 +38676,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
     ctx.sharedDefsExtractedFor = ctx.external;
 }
 function compactTypeUnion(schema) {
-  const options2 = schema.anyOf;
-  if (!Array.isArray(options2) || options2.length === 0 || schema.type !== void 0)
+  const options3 = schema.anyOf;
+  if (!Array.isArray(options3) || options3.length === 0 || schema.type !== void 0)
     return;
   const types = [];
-  for (const option of options2) {
+  for (const option of options3) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
@@ -39384,14 +39384,14 @@ var objectProcessor = (schema, ctx, _json, params2) => {
 var unionProcessor = (schema, ctx, json2, params2) => {
   const def = schema._zod.def;
   const isExclusive = def.inclusive === false;
-  const options2 = def.options.map((x2, i2) => processSchema(x2, ctx, {
+  const options3 = def.options.map((x2, i2) => processSchema(x2, ctx, {
     ...params2,
     path: [...params2.path, isExclusive ? "oneOf" : "anyOf", i2]
   }));
   if (isExclusive) {
-    json2.oneOf = options2;
+    json2.oneOf = options3;
   } else {
-    json2.anyOf = options2;
+    json2.anyOf = options3;
   }
 };
 var intersectionProcessor = (schema, ctx, json2, params2) => {
@@ -41005,10 +41005,10 @@ var ZodUnion = /* @__PURE__ */ $constructor("ZodUnion", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function union(options2, params2) {
+function union(options3, params2) {
   return new ZodUnion({
     type: "union",
-    options: options2,
+    options: options3,
     ...util_exports.normalizeParams(params2)
   });
 }
@@ -41018,10 +41018,10 @@ var ZodXor = /* @__PURE__ */ $constructor("ZodXor", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params2) => unionProcessor(inst, ctx, json2, params2);
   inst.options = def.options;
 });
-function xor(options2, params2) {
+function xor(options3, params2) {
   return new ZodXor({
     type: "union",
-    options: options2,
+    options: options3,
     inclusive: false,
     ...util_exports.normalizeParams(params2)
   });
@@ -41030,10 +41030,10 @@ var ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("ZodDiscriminatedUnion"
   ZodUnion.init(inst, def);
   $ZodDiscriminatedUnion.init(inst, def);
 });
-function discriminatedUnion(discriminator, options2, params2) {
+function discriminatedUnion(discriminator, options3, params2) {
   return new ZodDiscriminatedUnion({
     type: "union",
-    options: options2,
+    options: options3,
     discriminator,
     ...util_exports.normalizeParams(params2)
   });
@@ -42265,13 +42265,13 @@ function convertSchema(schema, ctx) {
   let baseSchema = convertBaseSchema(schema, ctx);
   const hasExplicitType = schema.type || schema.enum !== void 0 || schema.const !== void 0;
   if (schema.anyOf && Array.isArray(schema.anyOf)) {
-    const options2 = schema.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options2);
+    const options3 = schema.anyOf.map((s) => convertSchema(s, ctx));
+    const anyOfUnion = z.union(options3);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema.oneOf && Array.isArray(schema.oneOf)) {
-    const options2 = schema.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options2);
+    const options3 = schema.oneOf.map((s) => convertSchema(s, ctx));
+    const oneOfUnion = z.xor(options3);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema.allOf && Array.isArray(schema.allOf)) {
@@ -44468,9 +44468,9 @@ function fieldInfo(schema) {
     }
     const kinds = { string: "string", number: "number", boolean: "boolean", array: "array", enum: "enum" };
     const kind = kinds[def.type] ?? "other";
-    const options2 = kind === "enum" ? current.options ?? [] : [];
+    const options3 = kind === "enum" ? current.options ?? [] : [];
     const nonEmpty = kind === "string" && (current.minLength ?? 0) > 0;
-    return { kind, optional: optional2, options: options2, description, nonEmpty };
+    return { kind, optional: optional2, options: options3, description, nonEmpty };
   }
 }
 var TRUE_WORDS = /* @__PURE__ */ new Set(["true", "1", "yes"]);
@@ -45600,10 +45600,10 @@ function checkPathArgument(zone, value, cmd, option) {
 function scriptHint(cmd) {
   return `Use ${cmd} only to transform text; save results with stdout_file="out.txt" and edit files with shed_patch_text.`;
 }
-function requireDownloadTarget(cmd, options2, hasOutputFile) {
+function requireDownloadTarget(cmd, options3, hasOutputFile) {
   if (hasOutputFile || cmd !== "curl" && cmd !== "wget") return;
   const outputs = cmd === "curl" ? ["-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"] : ["-O", "--output-document", "-P", "--directory-prefix"];
-  const hit = options2.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
+  const hit = options3.some((o) => outputs.includes(o) || o.startsWith("--") && o.length >= 4 && outputs.some((full) => full.startsWith(o)));
   if (hit) return;
   throw shedError("ARGUMENT_REQUIRED", `${cmd} must save what it downloads to a file (${cmd === "curl" ? "-o FILE" : "-O FILE"}).`, {
     details: { parameter: "args", command: cmd },
@@ -46948,24 +46948,24 @@ import path33 from "node:path";
 
 // node_modules/diff/libesm/diff/base.js
 var Diff = class {
-  diff(oldStr, newStr, options2 = {}) {
+  diff(oldStr, newStr, options3 = {}) {
     let callback;
-    if (typeof options2 === "function") {
-      callback = options2;
-      options2 = {};
-    } else if ("callback" in options2) {
-      callback = options2.callback;
+    if (typeof options3 === "function") {
+      callback = options3;
+      options3 = {};
+    } else if ("callback" in options3) {
+      callback = options3.callback;
     }
-    const oldString = this.castInput(oldStr, options2);
-    const newString = this.castInput(newStr, options2);
-    const oldTokens = this.removeEmpty(this.tokenize(oldString, options2));
-    const newTokens = this.removeEmpty(this.tokenize(newString, options2));
-    return this.diffWithOptionsObj(oldTokens, newTokens, options2, callback);
+    const oldString = this.castInput(oldStr, options3);
+    const newString = this.castInput(newStr, options3);
+    const oldTokens = this.removeEmpty(this.tokenize(oldString, options3));
+    const newTokens = this.removeEmpty(this.tokenize(newString, options3));
+    return this.diffWithOptionsObj(oldTokens, newTokens, options3, callback);
   }
-  diffWithOptionsObj(oldTokens, newTokens, options2, callback) {
+  diffWithOptionsObj(oldTokens, newTokens, options3, callback) {
     var _a4;
     const done = (value) => {
-      value = this.postProcess(value, options2);
+      value = this.postProcess(value, options3);
       if (callback) {
         setTimeout(function() {
           callback(value);
@@ -46978,13 +46978,13 @@ var Diff = class {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let editLength = 1;
     let maxEditLength = newLen + oldLen;
-    if (options2.maxEditLength != null) {
-      maxEditLength = Math.min(maxEditLength, options2.maxEditLength);
+    if (options3.maxEditLength != null) {
+      maxEditLength = Math.min(maxEditLength, options3.maxEditLength);
     }
-    const maxExecutionTime = (_a4 = options2.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
+    const maxExecutionTime = (_a4 = options3.timeout) !== null && _a4 !== void 0 ? _a4 : Infinity;
     const abortAfterTimestamp = Date.now() + maxExecutionTime;
     const bestPath = [{ oldPos: -1, lastComponent: void 0 }];
-    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options2);
+    let newPos = this.extractCommon(bestPath[0], newTokens, oldTokens, 0, options3);
     if (bestPath[0].oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
       return done(this.buildValues(bestPath[0].lastComponent, newTokens, oldTokens));
     }
@@ -47007,11 +47007,11 @@ var Diff = class {
           continue;
         }
         if (!canRemove || canAdd && removePath.oldPos < addPath.oldPos) {
-          basePath = this.addToPath(addPath, true, false, 0, options2);
+          basePath = this.addToPath(addPath, true, false, 0, options3);
         } else {
-          basePath = this.addToPath(removePath, false, true, 1, options2);
+          basePath = this.addToPath(removePath, false, true, 1, options3);
         }
-        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2);
+        newPos = this.extractCommon(basePath, newTokens, oldTokens, diagonalPath, options3);
         if (basePath.oldPos + 1 >= oldLen && newPos + 1 >= newLen) {
           return done(this.buildValues(basePath.lastComponent, newTokens, oldTokens)) || true;
         } else {
@@ -47046,9 +47046,9 @@ var Diff = class {
       }
     }
   }
-  addToPath(path53, added, removed, oldPosInc, options2) {
+  addToPath(path53, added, removed, oldPosInc, options3) {
     const last = path53.lastComponent;
-    if (last && !options2.oneChangePerToken && last.added === added && last.removed === removed) {
+    if (last && !options3.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
         oldPos: path53.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
@@ -47060,28 +47060,28 @@ var Diff = class {
       };
     }
   }
-  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options2) {
+  extractCommon(basePath, newTokens, oldTokens, diagonalPath, options3) {
     const newLen = newTokens.length, oldLen = oldTokens.length;
     let oldPos = basePath.oldPos, newPos = oldPos - diagonalPath, commonCount = 0;
-    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options2)) {
+    while (newPos + 1 < newLen && oldPos + 1 < oldLen && this.equals(oldTokens[oldPos + 1], newTokens[newPos + 1], options3)) {
       newPos++;
       oldPos++;
       commonCount++;
-      if (options2.oneChangePerToken) {
+      if (options3.oneChangePerToken) {
         basePath.lastComponent = { count: 1, previousComponent: basePath.lastComponent, added: false, removed: false };
       }
     }
-    if (commonCount && !options2.oneChangePerToken) {
+    if (commonCount && !options3.oneChangePerToken) {
       basePath.lastComponent = { count: commonCount, previousComponent: basePath.lastComponent, added: false, removed: false };
     }
     basePath.oldPos = oldPos;
     return newPos;
   }
-  equals(left, right, options2) {
-    if (options2.comparator) {
-      return options2.comparator(left, right);
+  equals(left, right, options3) {
+    if (options3.comparator) {
+      return options3.comparator(left, right);
     } else {
-      return left === right || !!options2.ignoreCase && left.toLowerCase() === right.toLowerCase();
+      return left === right || !!options3.ignoreCase && left.toLowerCase() === right.toLowerCase();
     }
   }
   removeEmpty(array2) {
@@ -47094,17 +47094,17 @@ var Diff = class {
     return ret;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  castInput(value, options2) {
+  castInput(value, options3) {
     return value;
   }
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  tokenize(value, options2) {
+  tokenize(value, options3) {
     return Array.from(value);
   }
   join(chars) {
     return chars.join("");
   }
-  postProcess(changeObjects, options2) {
+  postProcess(changeObjects, options3) {
     return changeObjects;
   }
   get useLongestToken() {
@@ -47154,15 +47154,15 @@ var LineDiff = class extends Diff {
     super(...arguments);
     this.tokenize = tokenize;
   }
-  equals(left, right, options2) {
-    if (options2.ignoreWhitespace) {
-      if (!options2.newlineIsToken || !left.includes("\n")) {
+  equals(left, right, options3) {
+    if (options3.ignoreWhitespace) {
+      if (!options3.newlineIsToken || !left.includes("\n")) {
         left = left.trim();
       }
-      if (!options2.newlineIsToken || !right.includes("\n")) {
+      if (!options3.newlineIsToken || !right.includes("\n")) {
         right = right.trim();
       }
-    } else if (options2.ignoreNewlineAtEof && !options2.newlineIsToken) {
+    } else if (options3.ignoreNewlineAtEof && !options3.newlineIsToken) {
       if (left.endsWith("\n")) {
         left = left.slice(0, -1);
       }
@@ -47170,15 +47170,15 @@ var LineDiff = class extends Diff {
         right = right.slice(0, -1);
       }
     }
-    return super.equals(left, right, options2);
+    return super.equals(left, right, options3);
   }
 };
 var lineDiff = new LineDiff();
-function diffLines(oldStr, newStr, options2) {
-  return lineDiff.diff(oldStr, newStr, options2);
+function diffLines(oldStr, newStr, options3) {
+  return lineDiff.diff(oldStr, newStr, options3);
 }
-function tokenize(value, options2) {
-  if (options2.stripTrailingCr) {
+function tokenize(value, options3) {
+  if (options3.stripTrailingCr) {
     value = value.replace(/\r\n/g, "\n");
   }
   const retLines = [], linesAndNewlines = value.split(/(\n|\r\n)/);
@@ -47187,7 +47187,7 @@ function tokenize(value, options2) {
   }
   for (let i2 = 0; i2 < linesAndNewlines.length; i2++) {
     const line = linesAndNewlines[i2];
-    if (i2 % 2 && !options2.newlineIsToken) {
+    if (i2 % 2 && !options3.newlineIsToken) {
       retLines[retLines.length - 1] += line;
     } else {
       retLines.push(line);
@@ -47209,19 +47209,19 @@ var ArrayDiff = class extends Diff {
   }
 };
 var arrayDiff = new ArrayDiff();
-function diffArrays(oldArr, newArr, options2) {
-  return arrayDiff.diff(oldArr, newArr, options2);
+function diffArrays(oldArr, newArr, options3) {
+  return arrayDiff.diff(oldArr, newArr, options3);
 }
 
 // node_modules/diff/libesm/patch/create.js
-function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options2) {
+function structuredPatch(oldFileName, newFileName, oldStr, newStr, oldHeader, newHeader, options3) {
   let optionsObj;
-  if (!options2) {
+  if (!options3) {
     optionsObj = {};
-  } else if (typeof options2 === "function") {
-    optionsObj = { callback: options2 };
+  } else if (typeof options3 === "function") {
+    optionsObj = { callback: options3 };
   } else {
-    optionsObj = options2;
+    optionsObj = options3;
   }
   if (typeof optionsObj.context === "undefined") {
     optionsObj.context = 4;
@@ -48330,7 +48330,7 @@ var INSTEAD = {
   clone: "Cloning is not available in Documents; in Storage, git runs as a normal command when it is installed.",
   init: "Documents already is a repository; it is created automatically."
 };
-async function gitCommand(zone, args, author, options2 = {}) {
+async function gitCommand(zone, args, author, options3 = {}) {
   if (!zone.versioned) {
     throw shedError("COMMAND_FORBIDDEN", `${zone.label} has no version history; git history commands work in zone="documents".`, {
       hint: EXAMPLE2
@@ -48371,7 +48371,7 @@ Example: ${EXAMPLE2}
     case "blame":
       return gitBlame(repo, zone, rest);
     default:
-      return gitRestore(repo, zone, sub, rest, author, options2);
+      return gitRestore(repo, zone, sub, rest, author, options3);
   }
 }
 
@@ -50427,6 +50427,10 @@ import { fileURLToPath } from "node:url";
 import { Worker as Worker2 } from "node:worker_threads";
 var WORKER_MARK = "fileshedPoolWorker";
 var WORKER_HEAP_MB = 512;
+function workerHeapMb() {
+  const given = Number(process.env.FILESHED_WORKER_HEAP_MB);
+  return Number.isInteger(given) && given >= 16 ? given : WORKER_HEAP_MB;
+}
 var slots = [];
 var queue = [];
 var nextId = 1;
@@ -50469,7 +50473,7 @@ function pump() {
 function startWorker() {
   const worker = new Worker2(workerScript(), {
     workerData: { [WORKER_MARK]: true },
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+    resourceLimits: { maxOldGenerationSizeMb: workerHeapMb(), maxYoungGenerationSizeMb: Math.min(64, Math.ceil(workerHeapMb() / 4)) },
     stderr: false
   });
   worker.unref();
@@ -50533,7 +50537,7 @@ function dispatchTo(slot, job) {
 }
 function memoryError() {
   return shedError("RESOURCE_LIMIT", "The operation needed more memory than one call may use, and was stopped. Nothing was changed.", {
-    details: { heap_limit_mb: WORKER_HEAP_MB },
+    details: { heap_limit_mb: workerHeapMb() },
     hint: "Work on less data per call: add WHERE or LIMIT, aggregate in SQL instead of returning huge values, or split the file."
   });
 }
@@ -51142,7 +51146,7 @@ import fs51 from "node:fs";
 
 // node_modules/csv-parse/lib/api/CsvError.js
 var CsvError = class _CsvError extends Error {
-  constructor(code, message, options2, ...contexts) {
+  constructor(code, message, options3, ...contexts) {
     if (Array.isArray(message)) message = message.join(" ").trim();
     super(message);
     if (Error.captureStackTrace !== void 0) {
@@ -51152,7 +51156,7 @@ var CsvError = class _CsvError extends Error {
     for (const context of contexts) {
       for (const key in context) {
         const value = context[key];
-        this[key] = Buffer.isBuffer(value) ? value.toString(options2.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
+        this[key] = Buffer.isBuffer(value) ? value.toString(options3.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
       }
     }
   }
@@ -51257,7 +51261,7 @@ var ResizeableBuffer = class {
 var ResizeableBuffer_default = ResizeableBuffer;
 
 // node_modules/csv-parse/lib/api/init_state.js
-var init_state = function(options2) {
+var init_state = function(options3) {
   const timchars = [
     // Basic Latin
     32,
@@ -51316,7 +51320,7 @@ var init_state = function(options2) {
   ].reduce((acc, codepoint) => {
     const encoded = Buffer.from(
       String.fromCharCode(codepoint),
-      options2.encoding
+      options3.encoding
     );
     if (codepoint !== 63 && encoded.length === 1 && encoded[0] === 63) {
       return acc;
@@ -51329,27 +51333,27 @@ var init_state = function(options2) {
   return {
     bomSkipped: false,
     bufBytesStart: 0,
-    castField: options2.cast_function,
+    castField: options3.cast_function,
     commenting: false,
     delimiterBufPrevious: void 0,
     delimiterDiscovered: false,
     // Current error encountered by a record
     error: void 0,
-    enabled: options2.from_line === 1,
+    enabled: options3.from_line === 1,
     escaping: false,
-    escapeIsQuote: Buffer.isBuffer(options2.escape) && Buffer.isBuffer(options2.quote) && Buffer.compare(options2.escape, options2.quote) === 0,
+    escapeIsQuote: Buffer.isBuffer(options3.escape) && Buffer.isBuffer(options3.quote) && Buffer.compare(options3.escape, options3.quote) === 0,
     // columns can be `false`, `true`, `Array`
-    expectedRecordLength: Array.isArray(options2.columns) ? options2.columns.length : void 0,
+    expectedRecordLength: Array.isArray(options3.columns) ? options3.columns.length : void 0,
     field: new ResizeableBuffer_default(20),
-    firstLineToHeaders: options2.cast_first_line_to_header,
+    firstLineToHeaders: options3.cast_first_line_to_header,
     needMoreDataSize: Math.max(
       // Skip if the remaining buffer smaller than comment
-      options2.comment !== null ? options2.comment.length : 0,
-      ...options2.delimiter ? options2.delimiter.map((delimiter) => delimiter.length) : [],
+      options3.comment !== null ? options3.comment.length : 0,
+      ...options3.delimiter ? options3.delimiter.map((delimiter) => delimiter.length) : [],
       // Auto discovery of delimiter is limited to 1 character
-      options2.delimiter_auto ? 1 : 0,
+      options3.delimiter_auto ? 1 : 0,
       // Skip if the remaining buffer can be escape sequence
-      options2.quote !== null ? options2.quote.length : 0,
+      options3.quote !== null ? options3.quote.length : 0,
       ...timchars.map((t) => t.length)
     ),
     previousBuf: void 0,
@@ -51359,10 +51363,10 @@ var init_state = function(options2) {
     record: [],
     recordHasError: false,
     record_length: 0,
-    recordDelimiterMaxLength: options2.record_delimiter.length === 0 ? 0 : Math.max(...options2.record_delimiter.map((v) => v.length)),
+    recordDelimiterMaxLength: options3.record_delimiter.length === 0 ? 0 : Math.max(...options3.record_delimiter.map((v) => v.length)),
     trimChars: [
-      Buffer.from(" ", options2.encoding)[0],
-      Buffer.from("	", options2.encoding)[0]
+      Buffer.from(" ", options3.encoding)[0],
+      Buffer.from("	", options3.encoding)[0]
     ],
     wasQuoting: false,
     wasRowDelimiter: false,
@@ -51380,165 +51384,165 @@ var underscore = function(str2) {
 
 // node_modules/csv-parse/lib/api/normalize_options.js
 var normalize_options = function(opts) {
-  const options2 = {};
+  const options3 = {};
   for (const opt in opts) {
-    options2[underscore(opt)] = opts[opt];
+    options3[underscore(opt)] = opts[opt];
   }
-  if (options2.encoding === void 0 || options2.encoding === true) {
-    options2.encoding = "utf8";
-  } else if (options2.encoding === null || options2.encoding === false) {
-    options2.encoding = null;
-  } else if (typeof options2.encoding !== "string" && options2.encoding !== null) {
+  if (options3.encoding === void 0 || options3.encoding === true) {
+    options3.encoding = "utf8";
+  } else if (options3.encoding === null || options3.encoding === false) {
+    options3.encoding = null;
+  } else if (typeof options3.encoding !== "string" && options3.encoding !== null) {
     throw new CsvError(
       "CSV_INVALID_OPTION_ENCODING",
       [
         "Invalid option encoding:",
         "encoding must be a string or null to return a buffer,",
-        `got ${JSON.stringify(options2.encoding)}`
+        `got ${JSON.stringify(options3.encoding)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.bom === void 0 || options2.bom === null || options2.bom === false) {
-    options2.bom = false;
-  } else if (options2.bom !== true) {
+  if (options3.bom === void 0 || options3.bom === null || options3.bom === false) {
+    options3.bom = false;
+  } else if (options3.bom !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_BOM",
       [
         "Invalid option bom:",
         "bom must be true,",
-        `got ${JSON.stringify(options2.bom)}`
+        `got ${JSON.stringify(options3.bom)}`
       ],
-      options2
+      options3
     );
   }
-  options2.cast_function = null;
-  if (options2.cast === void 0 || options2.cast === null || options2.cast === false || options2.cast === "") {
-    options2.cast = void 0;
-  } else if (typeof options2.cast === "function") {
-    options2.cast_function = options2.cast;
-    options2.cast = true;
-  } else if (options2.cast !== true) {
+  options3.cast_function = null;
+  if (options3.cast === void 0 || options3.cast === null || options3.cast === false || options3.cast === "") {
+    options3.cast = void 0;
+  } else if (typeof options3.cast === "function") {
+    options3.cast_function = options3.cast;
+    options3.cast = true;
+  } else if (options3.cast !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST",
       [
         "Invalid option cast:",
         "cast must be true or a function,",
-        `got ${JSON.stringify(options2.cast)}`
+        `got ${JSON.stringify(options3.cast)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.cast_date === void 0 || options2.cast_date === null || options2.cast_date === false || options2.cast_date === "") {
-    options2.cast_date = false;
-  } else if (options2.cast_date === true) {
-    options2.cast_date = function(value) {
+  if (options3.cast_date === void 0 || options3.cast_date === null || options3.cast_date === false || options3.cast_date === "") {
+    options3.cast_date = false;
+  } else if (options3.cast_date === true) {
+    options3.cast_date = function(value) {
       const date5 = Date.parse(value);
       return !isNaN(date5) ? new Date(date5) : value;
     };
-  } else if (typeof options2.cast_date !== "function") {
+  } else if (typeof options3.cast_date !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_CAST_DATE",
       [
         "Invalid option cast_date:",
         "cast_date must be true or a function,",
-        `got ${JSON.stringify(options2.cast_date)}`
+        `got ${JSON.stringify(options3.cast_date)}`
       ],
-      options2
+      options3
     );
   }
-  options2.cast_first_line_to_header = void 0;
-  if (options2.columns === true) {
-    options2.cast_first_line_to_header = void 0;
-  } else if (typeof options2.columns === "function") {
-    options2.cast_first_line_to_header = options2.columns;
-    options2.columns = true;
-  } else if (Array.isArray(options2.columns)) {
-    options2.columns = normalize_columns_array(options2.columns);
-  } else if (options2.columns === void 0 || options2.columns === null || options2.columns === false) {
-    options2.columns = false;
+  options3.cast_first_line_to_header = void 0;
+  if (options3.columns === true) {
+    options3.cast_first_line_to_header = void 0;
+  } else if (typeof options3.columns === "function") {
+    options3.cast_first_line_to_header = options3.columns;
+    options3.columns = true;
+  } else if (Array.isArray(options3.columns)) {
+    options3.columns = normalize_columns_array(options3.columns);
+  } else if (options3.columns === void 0 || options3.columns === null || options3.columns === false) {
+    options3.columns = false;
   } else {
     throw new CsvError(
       "CSV_INVALID_OPTION_COLUMNS",
       [
         "Invalid option columns:",
         "expect an array, a function or true,",
-        `got ${JSON.stringify(options2.columns)}`
+        `got ${JSON.stringify(options3.columns)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.group_columns_by_name === void 0 || options2.group_columns_by_name === null || options2.group_columns_by_name === false) {
-    options2.group_columns_by_name = false;
-  } else if (options2.group_columns_by_name !== true) {
+  if (options3.group_columns_by_name === void 0 || options3.group_columns_by_name === null || options3.group_columns_by_name === false) {
+    options3.group_columns_by_name = false;
+  } else if (options3.group_columns_by_name !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "expect an boolean,",
-        `got ${JSON.stringify(options2.group_columns_by_name)}`
+        `got ${JSON.stringify(options3.group_columns_by_name)}`
       ],
-      options2
+      options3
     );
-  } else if (options2.columns === false) {
+  } else if (options3.columns === false) {
     throw new CsvError(
       "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
       [
         "Invalid option group_columns_by_name:",
         "the `columns` mode must be activated."
       ],
-      options2
+      options3
     );
   }
-  if (options2.comment === void 0 || options2.comment === null || options2.comment === false || options2.comment === "") {
-    options2.comment = null;
+  if (options3.comment === void 0 || options3.comment === null || options3.comment === false || options3.comment === "") {
+    options3.comment = null;
   } else {
-    if (typeof options2.comment === "string") {
-      options2.comment = Buffer.from(options2.comment, options2.encoding);
+    if (typeof options3.comment === "string") {
+      options3.comment = Buffer.from(options3.comment, options3.encoding);
     }
-    if (!Buffer.isBuffer(options2.comment)) {
+    if (!Buffer.isBuffer(options3.comment)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_COMMENT",
         [
           "Invalid option comment:",
           "comment must be a buffer or a string,",
-          `got ${JSON.stringify(options2.comment)}`
+          `got ${JSON.stringify(options3.comment)}`
         ],
-        options2
+        options3
       );
     }
   }
-  if (options2.comment_no_infix === void 0 || options2.comment_no_infix === null || options2.comment_no_infix === false) {
-    options2.comment_no_infix = false;
-  } else if (options2.comment_no_infix !== true) {
+  if (options3.comment_no_infix === void 0 || options3.comment_no_infix === null || options3.comment_no_infix === false) {
+    options3.comment_no_infix = false;
+  } else if (options3.comment_no_infix !== true) {
     throw new CsvError(
       "CSV_INVALID_OPTION_COMMENT",
       [
         "Invalid option comment_no_infix:",
         "value must be a boolean,",
-        `got ${JSON.stringify(options2.comment_no_infix)}`
+        `got ${JSON.stringify(options3.comment_no_infix)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.delimiter_auto === void 0 || options2.delimiter_auto === null || options2.delimiter_auto === false) {
-    options2.delimiter_auto = false;
-  } else if (options2.delimiter_auto === true) {
-    options2.delimiter_auto = {};
-  } else if (!is_object(options2.delimiter_auto)) {
+  if (options3.delimiter_auto === void 0 || options3.delimiter_auto === null || options3.delimiter_auto === false) {
+    options3.delimiter_auto = false;
+  } else if (options3.delimiter_auto === true) {
+    options3.delimiter_auto = {};
+  } else if (!is_object(options3.delimiter_auto)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_DELIMITER_AUTO",
       [
         "Invalid option delimiter_auto:",
         "delimiter_auto must be a boolean or a configuration object,",
-        `got ${JSON.stringify(options2.delimiter_auto)}`
+        `got ${JSON.stringify(options3.delimiter_auto)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.delimiter_auto) {
-    if (options2.delimiter_auto.preferred === void 0)
-      options2.delimiter_auto.preferred = {
+  if (options3.delimiter_auto) {
+    if (options3.delimiter_auto.preferred === void 0)
+      options3.delimiter_auto.preferred = {
         [",".charCodeAt(0)]: 1.8,
         ["	".charCodeAt(0)]: 1.8,
         [";".charCodeAt(0)]: 1.6,
@@ -51547,59 +51551,59 @@ var normalize_options = function(opts) {
         [".".charCodeAt(0)]: 1.4,
         ["/".charCodeAt(0)]: 1.4
       };
-    else if (!is_object(options2.delimiter_auto.preferred)) {
+    else if (!is_object(options3.delimiter_auto.preferred)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "preferred must be an object,",
-          `got ${JSON.stringify(options2.delimiter_auto.preferred)}`
+          `got ${JSON.stringify(options3.delimiter_auto.preferred)}`
         ],
-        options2
+        options3
       );
     }
-    if (options2.delimiter_auto.score === void 0)
-      options2.delimiter_auto.score = (info, options3) => {
-        return (info.total - info.std) * (options3.preferred[info.char_code] || 1);
+    if (options3.delimiter_auto.score === void 0)
+      options3.delimiter_auto.score = (info, options4) => {
+        return (info.total - info.std) * (options4.preferred[info.char_code] || 1);
       };
-    else if (typeof options2.delimiter_auto.score !== "function") {
+    else if (typeof options3.delimiter_auto.score !== "function") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "score must be a function,",
-          `got ${JSON.stringify(options2.delimiter_auto.score)}`
+          `got ${JSON.stringify(options3.delimiter_auto.score)}`
         ],
-        options2
+        options3
       );
     }
-    if (options2.delimiter_auto.size === void 0)
-      options2.delimiter_auto.size = 2048;
-    else if (typeof options2.delimiter_auto.size !== "number") {
+    if (options3.delimiter_auto.size === void 0)
+      options3.delimiter_auto.size = 2048;
+    else if (typeof options3.delimiter_auto.size !== "number") {
       throw new CsvError(
         "CSV_INVALID_OPTION_DELIMITER_AUTO",
         [
           "Invalid option delimiter_auto:",
           "size must be a number,",
-          `got ${JSON.stringify(options2.delimiter_auto.size)}`
+          `got ${JSON.stringify(options3.delimiter_auto.size)}`
         ],
-        options2
+        options3
       );
     }
   }
-  const delimiter_json = JSON.stringify(options2.delimiter);
-  if (options2.delimiter_auto !== false) {
-    options2.delimiter = [];
+  const delimiter_json = JSON.stringify(options3.delimiter);
+  if (options3.delimiter_auto !== false) {
+    options3.delimiter = [];
   }
-  if (!Array.isArray(options2.delimiter)) {
-    if (options2.delimiter === void 0 || options2.delimiter === null || options2.delimiter === false) {
-      options2.delimiter = Buffer.from(",", options2.encoding);
+  if (!Array.isArray(options3.delimiter)) {
+    if (options3.delimiter === void 0 || options3.delimiter === null || options3.delimiter === false) {
+      options3.delimiter = Buffer.from(",", options3.encoding);
     }
-    options2.delimiter = [options2.delimiter];
+    options3.delimiter = [options3.delimiter];
   }
-  options2.delimiter = options2.delimiter.map(function(delimiter) {
+  options3.delimiter = options3.delimiter.map(function(delimiter) {
     if (typeof delimiter === "string") {
-      delimiter = Buffer.from(delimiter, options2.encoding);
+      delimiter = Buffer.from(delimiter, options3.encoding);
     }
     if (!Buffer.isBuffer(delimiter) || delimiter.length === 0) {
       throw new CsvError(
@@ -51609,51 +51613,51 @@ var normalize_options = function(opts) {
           "delimiter must be a non empty string or buffer or array of string|buffer,",
           `got ${delimiter_json}`
         ],
-        options2
+        options3
       );
     }
     return delimiter;
   });
-  if (options2.escape === void 0 || options2.escape === true) {
-    options2.escape = Buffer.from('"', options2.encoding);
-  } else if (typeof options2.escape === "string") {
-    options2.escape = Buffer.from(options2.escape, options2.encoding);
-  } else if (options2.escape === null || options2.escape === false) {
-    options2.escape = null;
+  if (options3.escape === void 0 || options3.escape === true) {
+    options3.escape = Buffer.from('"', options3.encoding);
+  } else if (typeof options3.escape === "string") {
+    options3.escape = Buffer.from(options3.escape, options3.encoding);
+  } else if (options3.escape === null || options3.escape === false) {
+    options3.escape = null;
   }
-  if (options2.escape !== null) {
-    if (!Buffer.isBuffer(options2.escape)) {
+  if (options3.escape !== null) {
+    if (!Buffer.isBuffer(options3.escape)) {
       throw new Error(
-        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options2.escape)}`
+        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options3.escape)}`
       );
     }
   }
-  if (options2.from === void 0 || options2.from === null) {
-    options2.from = 1;
+  if (options3.from === void 0 || options3.from === null) {
+    options3.from = 1;
   } else {
-    if (typeof options2.from === "string" && /\d+/.test(options2.from)) {
-      options2.from = parseInt(options2.from);
+    if (typeof options3.from === "string" && /\d+/.test(options3.from)) {
+      options3.from = parseInt(options3.from);
     }
-    if (Number.isInteger(options2.from)) {
-      if (options2.from < 0) {
+    if (Number.isInteger(options3.from)) {
+      if (options3.from < 0) {
         throw new Error(
           `Invalid Option: from must be a positive integer, got ${JSON.stringify(opts.from)}`
         );
       }
     } else {
       throw new Error(
-        `Invalid Option: from must be an integer, got ${JSON.stringify(options2.from)}`
+        `Invalid Option: from must be an integer, got ${JSON.stringify(options3.from)}`
       );
     }
   }
-  if (options2.from_line === void 0 || options2.from_line === null) {
-    options2.from_line = 1;
+  if (options3.from_line === void 0 || options3.from_line === null) {
+    options3.from_line = 1;
   } else {
-    if (typeof options2.from_line === "string" && /\d+/.test(options2.from_line)) {
-      options2.from_line = parseInt(options2.from_line);
+    if (typeof options3.from_line === "string" && /\d+/.test(options3.from_line)) {
+      options3.from_line = parseInt(options3.from_line);
     }
-    if (Number.isInteger(options2.from_line)) {
-      if (options2.from_line <= 0) {
+    if (Number.isInteger(options3.from_line)) {
+      if (options3.from_line <= 0) {
         throw new Error(
           `Invalid Option: from_line must be a positive integer greater than 0, got ${JSON.stringify(opts.from_line)}`
         );
@@ -51664,152 +51668,152 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options2.ignore_last_delimiters === void 0 || options2.ignore_last_delimiters === null) {
-    options2.ignore_last_delimiters = false;
-  } else if (typeof options2.ignore_last_delimiters === "number") {
-    options2.ignore_last_delimiters = Math.floor(options2.ignore_last_delimiters);
-    if (options2.ignore_last_delimiters === 0) {
-      options2.ignore_last_delimiters = false;
+  if (options3.ignore_last_delimiters === void 0 || options3.ignore_last_delimiters === null) {
+    options3.ignore_last_delimiters = false;
+  } else if (typeof options3.ignore_last_delimiters === "number") {
+    options3.ignore_last_delimiters = Math.floor(options3.ignore_last_delimiters);
+    if (options3.ignore_last_delimiters === 0) {
+      options3.ignore_last_delimiters = false;
     }
-  } else if (typeof options2.ignore_last_delimiters !== "boolean") {
+  } else if (typeof options3.ignore_last_delimiters !== "boolean") {
     throw new CsvError(
       "CSV_INVALID_OPTION_IGNORE_LAST_DELIMITERS",
       [
         "Invalid option `ignore_last_delimiters`:",
         "the value must be a boolean value or an integer,",
-        `got ${JSON.stringify(options2.ignore_last_delimiters)}`
+        `got ${JSON.stringify(options3.ignore_last_delimiters)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.ignore_last_delimiters === true && options2.columns === false) {
+  if (options3.ignore_last_delimiters === true && options3.columns === false) {
     throw new CsvError(
       "CSV_IGNORE_LAST_DELIMITERS_REQUIRES_COLUMNS",
       [
         "The option `ignore_last_delimiters`",
         "requires the activation of the `columns` option"
       ],
-      options2
+      options3
     );
   }
-  if (options2.info === void 0 || options2.info === null || options2.info === false) {
-    options2.info = false;
-  } else if (options2.info !== true) {
+  if (options3.info === void 0 || options3.info === null || options3.info === false) {
+    options3.info = false;
+  } else if (options3.info !== true) {
     throw new Error(
-      `Invalid Option: info must be true, got ${JSON.stringify(options2.info)}`
+      `Invalid Option: info must be true, got ${JSON.stringify(options3.info)}`
     );
   }
-  if (options2.max_record_size === void 0 || options2.max_record_size === null || options2.max_record_size === false) {
-    options2.max_record_size = 0;
-  } else if (Number.isInteger(options2.max_record_size) && options2.max_record_size >= 0) {
-  } else if (typeof options2.max_record_size === "string" && /\d+/.test(options2.max_record_size)) {
-    options2.max_record_size = parseInt(options2.max_record_size);
+  if (options3.max_record_size === void 0 || options3.max_record_size === null || options3.max_record_size === false) {
+    options3.max_record_size = 0;
+  } else if (Number.isInteger(options3.max_record_size) && options3.max_record_size >= 0) {
+  } else if (typeof options3.max_record_size === "string" && /\d+/.test(options3.max_record_size)) {
+    options3.max_record_size = parseInt(options3.max_record_size);
   } else {
     throw new Error(
-      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options2.max_record_size)}`
+      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options3.max_record_size)}`
     );
   }
-  if (options2.objname === void 0 || options2.objname === null || options2.objname === false) {
-    options2.objname = void 0;
-  } else if (Buffer.isBuffer(options2.objname)) {
-    if (options2.objname.length === 0) {
+  if (options3.objname === void 0 || options3.objname === null || options3.objname === false) {
+    options3.objname = void 0;
+  } else if (Buffer.isBuffer(options3.objname)) {
+    if (options3.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty buffer`);
     }
-    if (options2.encoding === null) {
+    if (options3.encoding === null) {
     } else {
-      options2.objname = options2.objname.toString(options2.encoding);
+      options3.objname = options3.objname.toString(options3.encoding);
     }
-  } else if (typeof options2.objname === "string") {
-    if (options2.objname.length === 0) {
+  } else if (typeof options3.objname === "string") {
+    if (options3.objname.length === 0) {
       throw new Error(`Invalid Option: objname must be a non empty string`);
     }
-  } else if (typeof options2.objname === "number") {
+  } else if (typeof options3.objname === "number") {
   } else {
     throw new Error(
-      `Invalid Option: objname must be a string or a buffer, got ${options2.objname}`
+      `Invalid Option: objname must be a string or a buffer, got ${options3.objname}`
     );
   }
-  if (options2.objname !== void 0) {
-    if (typeof options2.objname === "number") {
-      if (options2.columns !== false) {
+  if (options3.objname !== void 0) {
+    if (typeof options3.objname === "number") {
+      if (options3.columns !== false) {
         throw Error(
           "Invalid Option: objname index cannot be combined with columns or be defined as a field"
         );
       }
     } else {
-      if (options2.columns === false) {
+      if (options3.columns === false) {
         throw Error(
           "Invalid Option: objname field must be combined with columns or be defined as an index"
         );
       }
     }
   }
-  if (options2.on_record === void 0 || options2.on_record === null) {
-    options2.on_record = void 0;
-  } else if (typeof options2.on_record !== "function") {
+  if (options3.on_record === void 0 || options3.on_record === null) {
+    options3.on_record = void 0;
+  } else if (typeof options3.on_record !== "function") {
     throw new CsvError(
       "CSV_INVALID_OPTION_ON_RECORD",
       [
         "Invalid option `on_record`:",
         "expect a function,",
-        `got ${JSON.stringify(options2.on_record)}`
+        `got ${JSON.stringify(options3.on_record)}`
       ],
-      options2
+      options3
     );
   }
-  if (options2.on_skip !== void 0 && options2.on_skip !== null && typeof options2.on_skip !== "function") {
+  if (options3.on_skip !== void 0 && options3.on_skip !== null && typeof options3.on_skip !== "function") {
     throw new Error(
-      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options2.on_skip)}`
+      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options3.on_skip)}`
     );
   }
-  if (options2.quote === null || options2.quote === false || options2.quote === "") {
-    options2.quote = null;
+  if (options3.quote === null || options3.quote === false || options3.quote === "") {
+    options3.quote = null;
   } else {
-    if (options2.quote === void 0 || options2.quote === true) {
-      options2.quote = Buffer.from('"', options2.encoding);
-    } else if (typeof options2.quote === "string") {
-      options2.quote = Buffer.from(options2.quote, options2.encoding);
+    if (options3.quote === void 0 || options3.quote === true) {
+      options3.quote = Buffer.from('"', options3.encoding);
+    } else if (typeof options3.quote === "string") {
+      options3.quote = Buffer.from(options3.quote, options3.encoding);
     }
-    if (!Buffer.isBuffer(options2.quote)) {
+    if (!Buffer.isBuffer(options3.quote)) {
       throw new Error(
-        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options2.quote)}`
+        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options3.quote)}`
       );
     }
   }
-  if (options2.raw === void 0 || options2.raw === null || options2.raw === false) {
-    options2.raw = false;
-  } else if (options2.raw !== true) {
+  if (options3.raw === void 0 || options3.raw === null || options3.raw === false) {
+    options3.raw = false;
+  } else if (options3.raw !== true) {
     throw new Error(
-      `Invalid Option: raw must be true, got ${JSON.stringify(options2.raw)}`
+      `Invalid Option: raw must be true, got ${JSON.stringify(options3.raw)}`
     );
   }
-  if (options2.record_delimiter === void 0) {
-    options2.record_delimiter = [];
-  } else if (typeof options2.record_delimiter === "string" || Buffer.isBuffer(options2.record_delimiter)) {
-    if (options2.record_delimiter.length === 0) {
+  if (options3.record_delimiter === void 0) {
+    options3.record_delimiter = [];
+  } else if (typeof options3.record_delimiter === "string" || Buffer.isBuffer(options3.record_delimiter)) {
+    if (options3.record_delimiter.length === 0) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
         [
           "Invalid option `record_delimiter`:",
           "value must be a non empty string or buffer,",
-          `got ${JSON.stringify(options2.record_delimiter)}`
+          `got ${JSON.stringify(options3.record_delimiter)}`
         ],
-        options2
+        options3
       );
     }
-    options2.record_delimiter = [options2.record_delimiter];
-  } else if (!Array.isArray(options2.record_delimiter)) {
+    options3.record_delimiter = [options3.record_delimiter];
+  } else if (!Array.isArray(options3.record_delimiter)) {
     throw new CsvError(
       "CSV_INVALID_OPTION_RECORD_DELIMITER",
       [
         "Invalid option `record_delimiter`:",
         "value must be a string, a buffer or array of string|buffer,",
-        `got ${JSON.stringify(options2.record_delimiter)}`
+        `got ${JSON.stringify(options3.record_delimiter)}`
       ],
-      options2
+      options3
     );
   }
-  options2.record_delimiter = options2.record_delimiter.map(function(rd, i2) {
+  options3.record_delimiter = options3.record_delimiter.map(function(rd, i2) {
     if (typeof rd !== "string" && !Buffer.isBuffer(rd)) {
       throw new CsvError(
         "CSV_INVALID_OPTION_RECORD_DELIMITER",
@@ -51819,7 +51823,7 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options2
+        options3
       );
     } else if (rd.length === 0) {
       throw new CsvError(
@@ -51830,109 +51834,109 @@ var normalize_options = function(opts) {
           `at index ${i2},`,
           `got ${JSON.stringify(rd)}`
         ],
-        options2
+        options3
       );
     }
     if (typeof rd === "string") {
-      rd = Buffer.from(rd, options2.encoding);
+      rd = Buffer.from(rd, options3.encoding);
     }
     return rd;
   });
-  if (typeof options2.relax_column_count === "boolean") {
-  } else if (options2.relax_column_count === void 0 || options2.relax_column_count === null) {
-    options2.relax_column_count = false;
+  if (typeof options3.relax_column_count === "boolean") {
+  } else if (options3.relax_column_count === void 0 || options3.relax_column_count === null) {
+    options3.relax_column_count = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options2.relax_column_count)}`
+      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options3.relax_column_count)}`
     );
   }
-  if (typeof options2.relax_column_count_less === "boolean") {
-  } else if (options2.relax_column_count_less === void 0 || options2.relax_column_count_less === null) {
-    options2.relax_column_count_less = false;
+  if (typeof options3.relax_column_count_less === "boolean") {
+  } else if (options3.relax_column_count_less === void 0 || options3.relax_column_count_less === null) {
+    options3.relax_column_count_less = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options2.relax_column_count_less)}`
+      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options3.relax_column_count_less)}`
     );
   }
-  if (typeof options2.relax_column_count_more === "boolean") {
-  } else if (options2.relax_column_count_more === void 0 || options2.relax_column_count_more === null) {
-    options2.relax_column_count_more = false;
+  if (typeof options3.relax_column_count_more === "boolean") {
+  } else if (options3.relax_column_count_more === void 0 || options3.relax_column_count_more === null) {
+    options3.relax_column_count_more = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options2.relax_column_count_more)}`
+      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options3.relax_column_count_more)}`
     );
   }
-  if (typeof options2.relax_quotes === "boolean") {
-  } else if (options2.relax_quotes === void 0 || options2.relax_quotes === null) {
-    options2.relax_quotes = false;
+  if (typeof options3.relax_quotes === "boolean") {
+  } else if (options3.relax_quotes === void 0 || options3.relax_quotes === null) {
+    options3.relax_quotes = false;
   } else {
     throw new Error(
-      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options2.relax_quotes)}`
+      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options3.relax_quotes)}`
     );
   }
-  if (typeof options2.skip_empty_lines === "boolean") {
-  } else if (options2.skip_empty_lines === void 0 || options2.skip_empty_lines === null) {
-    options2.skip_empty_lines = false;
+  if (typeof options3.skip_empty_lines === "boolean") {
+  } else if (options3.skip_empty_lines === void 0 || options3.skip_empty_lines === null) {
+    options3.skip_empty_lines = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options2.skip_empty_lines)}`
+      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options3.skip_empty_lines)}`
     );
   }
-  if (typeof options2.skip_records_with_empty_values === "boolean") {
-  } else if (options2.skip_records_with_empty_values === void 0 || options2.skip_records_with_empty_values === null) {
-    options2.skip_records_with_empty_values = false;
+  if (typeof options3.skip_records_with_empty_values === "boolean") {
+  } else if (options3.skip_records_with_empty_values === void 0 || options3.skip_records_with_empty_values === null) {
+    options3.skip_records_with_empty_values = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options2.skip_records_with_empty_values)}`
+      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options3.skip_records_with_empty_values)}`
     );
   }
-  if (typeof options2.skip_records_with_error === "boolean") {
-  } else if (options2.skip_records_with_error === void 0 || options2.skip_records_with_error === null) {
-    options2.skip_records_with_error = false;
+  if (typeof options3.skip_records_with_error === "boolean") {
+  } else if (options3.skip_records_with_error === void 0 || options3.skip_records_with_error === null) {
+    options3.skip_records_with_error = false;
   } else {
     throw new Error(
-      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options2.skip_records_with_error)}`
+      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options3.skip_records_with_error)}`
     );
   }
-  if (options2.rtrim === void 0 || options2.rtrim === null || options2.rtrim === false) {
-    options2.rtrim = false;
-  } else if (options2.rtrim !== true) {
+  if (options3.rtrim === void 0 || options3.rtrim === null || options3.rtrim === false) {
+    options3.rtrim = false;
+  } else if (options3.rtrim !== true) {
     throw new Error(
-      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options2.rtrim)}`
+      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options3.rtrim)}`
     );
   }
-  if (options2.ltrim === void 0 || options2.ltrim === null || options2.ltrim === false) {
-    options2.ltrim = false;
-  } else if (options2.ltrim !== true) {
+  if (options3.ltrim === void 0 || options3.ltrim === null || options3.ltrim === false) {
+    options3.ltrim = false;
+  } else if (options3.ltrim !== true) {
     throw new Error(
-      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options2.ltrim)}`
+      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options3.ltrim)}`
     );
   }
-  if (options2.trim === void 0 || options2.trim === null || options2.trim === false) {
-    options2.trim = false;
-  } else if (options2.trim !== true) {
+  if (options3.trim === void 0 || options3.trim === null || options3.trim === false) {
+    options3.trim = false;
+  } else if (options3.trim !== true) {
     throw new Error(
-      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options2.trim)}`
+      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options3.trim)}`
     );
   }
-  if (options2.trim === true && opts.ltrim !== false) {
-    options2.ltrim = true;
-  } else if (options2.ltrim !== true) {
-    options2.ltrim = false;
+  if (options3.trim === true && opts.ltrim !== false) {
+    options3.ltrim = true;
+  } else if (options3.ltrim !== true) {
+    options3.ltrim = false;
   }
-  if (options2.trim === true && opts.rtrim !== false) {
-    options2.rtrim = true;
-  } else if (options2.rtrim !== true) {
-    options2.rtrim = false;
+  if (options3.trim === true && opts.rtrim !== false) {
+    options3.rtrim = true;
+  } else if (options3.rtrim !== true) {
+    options3.rtrim = false;
   }
-  if (options2.to === void 0 || options2.to === null) {
-    options2.to = -1;
-  } else if (options2.to !== -1) {
-    if (typeof options2.to === "string" && /\d+/.test(options2.to)) {
-      options2.to = parseInt(options2.to);
+  if (options3.to === void 0 || options3.to === null) {
+    options3.to = -1;
+  } else if (options3.to !== -1) {
+    if (typeof options3.to === "string" && /\d+/.test(options3.to)) {
+      options3.to = parseInt(options3.to);
     }
-    if (Number.isInteger(options2.to)) {
-      if (options2.to <= 0) {
+    if (Number.isInteger(options3.to)) {
+      if (options3.to <= 0) {
         throw new Error(
           `Invalid Option: to must be a positive integer greater than 0, got ${JSON.stringify(opts.to)}`
         );
@@ -51943,14 +51947,14 @@ var normalize_options = function(opts) {
       );
     }
   }
-  if (options2.to_line === void 0 || options2.to_line === null) {
-    options2.to_line = -1;
-  } else if (options2.to_line !== -1) {
-    if (typeof options2.to_line === "string" && /\d+/.test(options2.to_line)) {
-      options2.to_line = parseInt(options2.to_line);
+  if (options3.to_line === void 0 || options3.to_line === null) {
+    options3.to_line = -1;
+  } else if (options3.to_line !== -1) {
+    if (typeof options3.to_line === "string" && /\d+/.test(options3.to_line)) {
+      options3.to_line = parseInt(options3.to_line);
     }
-    if (Number.isInteger(options2.to_line)) {
-      if (options2.to_line <= 0) {
+    if (Number.isInteger(options3.to_line)) {
+      if (options3.to_line <= 0) {
         throw new Error(
           `Invalid Option: to_line must be a positive integer greater than 0, got ${JSON.stringify(opts.to_line)}`
         );
@@ -51961,13 +51965,13 @@ var normalize_options = function(opts) {
       );
     }
   }
-  return options2;
+  return options3;
 };
 
 // node_modules/csv-parse/lib/utils/delimiter_discover.js
-var delimiter_discover = function(records, options2) {
-  if (!options2) {
-    ({ delimiter_auto: options2 } = normalize_options({ delimiter_auto: true }));
+var delimiter_discover = function(records, options3) {
+  if (!options3) {
+    ({ delimiter_auto: options3 } = normalize_options({ delimiter_auto: true }));
   }
   if (typeof records === "string") {
     records = Buffer.from(records);
@@ -51996,8 +52000,8 @@ var delimiter_discover = function(records, options2) {
     info2.char_code = i2;
     info2.std = std(info2.lines);
     info2.total = info2.lines.reduce((acc, val) => acc + val, 0);
-    info2.preferred = !!options2.preferred[i2];
-    info2.score = options2.score(info2, options2);
+    info2.preferred = !!options3.preferred[i2];
+    info2.score = options3.score(info2, options3);
   });
   const result3 = info.reduce(
     (acc, info2) => acc.score > info2.score ? acc : info2,
@@ -52043,12 +52047,12 @@ var transform2 = function(original_options = {}) {
     lines: 1,
     records: 0
   };
-  const options2 = normalize_options(original_options);
+  const options3 = normalize_options(original_options);
   return {
     info,
     original_options,
-    options: options2,
-    state: init_state(options2),
+    options: options3,
+    state: init_state(options3),
     __needMoreData: function(i2, bufLen, end) {
       if (end) return false;
       const { encoding, escape, quote: quote2 } = this.options;
@@ -52147,12 +52151,12 @@ var transform2 = function(original_options = {}) {
               const bomLength = boms[encoding2].length;
               this.state.bufBytesStart += bomLength;
               buf = buf.slice(bomLength);
-              const options3 = normalize_options({
+              const options4 = normalize_options({
                 ...this.original_options,
                 encoding: encoding2
               });
-              for (const key in options3) {
-                this.options[key] = options3[key];
+              for (const key in options4) {
+                this.options[key] = options4[key];
               }
               ({ comment, escape, quote: quote2 } = this.options);
               break;
@@ -54676,8 +54680,8 @@ var shedTree = defineFunction({
 });
 
 // src/functions/unzip.ts
-import fs57 from "node:fs";
-import path47 from "node:path";
+import fs58 from "node:fs";
+import path48 from "node:path";
 
 // src/core/archive/central.ts
 import fs55 from "node:fs";
@@ -54854,7 +54858,7 @@ function decodeName(cd, start, end, flags, extraEnd) {
 }
 var METHOD_NAMES = { 0: "stored", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz", 98: "ppmd", 99: "aes" };
 
-// src/core/archive/extract.ts
+// src/core/archive/create.ts
 import fs56 from "node:fs";
 import path46 from "node:path";
 import zlib3 from "node:zlib";
@@ -55955,6 +55959,254 @@ var Zip = /* @__PURE__ */ (function() {
   return Zip2;
 })();
 
+// src/core/archive/create.ts
+var MIB8 = 1024 * 1024;
+var READ_CHUNK = 4 * MIB8;
+var WRITE_BUFFER = 4 * MIB8;
+var ZIP_MAX_ENTRIES = 65535;
+var ZIP_MAX_BYTES = 4294967295;
+var STORED_EXTENSIONS = /* @__PURE__ */ new Set([
+  "zip",
+  "gz",
+  "tgz",
+  "bz2",
+  "xz",
+  "zst",
+  "7z",
+  "rar",
+  "jar",
+  "war",
+  "apk",
+  "jpg",
+  "jpeg",
+  "png",
+  "gif",
+  "webp",
+  "heic",
+  "avif",
+  "mp3",
+  "m4a",
+  "aac",
+  "ogg",
+  "opus",
+  "flac",
+  "mp4",
+  "m4v",
+  "mkv",
+  "mov",
+  "avi",
+  "webm",
+  "docx",
+  "xlsx",
+  "pptx",
+  "odt",
+  "ods",
+  "odp",
+  "epub",
+  "woff",
+  "woff2"
+]);
+var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
+var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
+function collect(srcAbs, prefix, opts) {
+  const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
+  const st = fs56.statSync(srcAbs);
+  if (st.isFile()) {
+    out.items.push({ name: prefix, abs: srcAbs });
+    out.files = 1;
+    return out;
+  }
+  const walk2 = (dirAbs, name, top) => {
+    let hasFile = false;
+    const dirItemIndex = out.items.length;
+    const entries = fs56.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const d of entries) {
+      const abs = path46.join(dirAbs, d.name);
+      const child = name ? `${name}/${d.name}` : d.name;
+      if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
+      if (top && opts.skipGit && d.name === ".git") continue;
+      if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
+      if (d.isDirectory()) {
+        if (walk2(abs, child, false)) hasFile = true;
+        continue;
+      }
+      let target = abs;
+      if (d.isSymbolicLink()) {
+        let ist;
+        try {
+          target = fs56.realpathSync(abs);
+          ist = fs56.statSync(target);
+        } catch {
+          out.skipped.push(child);
+          continue;
+        }
+        if (!isInside(target, opts.zoneRoot) || !ist.isFile() || opts.exclude.has(target)) {
+          out.skipped.push(child);
+          continue;
+        }
+      } else if (!d.isFile()) {
+        out.skipped.push(child);
+        continue;
+      }
+      out.items.push({ name: child, abs: target });
+      out.files++;
+      hasFile = true;
+    }
+    if (!hasFile && opts.includeEmptyDirs && name !== "") {
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs56.statSync(dirAbs).mtimeMs });
+      out.emptyDirs++;
+    }
+    return hasFile;
+  };
+  walk2(srcAbs, prefix, true);
+  if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
+  return out;
+}
+function tooMany() {
+  return shedError("INVALID_PARAMETER", `The folder holds more than ${ZIP_MAX_ENTRIES} files; one ZIP archive cannot hold more.`, {
+    details: { parameter: "src", max_entries: ZIP_MAX_ENTRIES },
+    hint: "Zip its subfolders separately."
+  });
+}
+async function writeZip(items, destAbs, limits, progress) {
+  const target = openAtomic(destAbs, 420);
+  const fd2 = target.fd;
+  let size = 0;
+  let inputBytes = 0;
+  let failure2;
+  const out = Buffer.allocUnsafe(WRITE_BUFFER);
+  let used = 0;
+  const flush = () => {
+    let off = 0;
+    while (off < used) off += fs56.writeSync(fd2, out, off, used - off);
+    used = 0;
+  };
+  const zip = new Zip((err2, chunk, final) => {
+    if (failure2 !== void 0) return;
+    if (err2) {
+      failure2 = err2;
+      return;
+    }
+    size += chunk.length;
+    if (size > limits.maxBytes || size > ZIP_MAX_BYTES) {
+      failure2 = shedError(limits.quotaBound ? "QUOTA_EXCEEDED" : "FILE_TOO_LARGE", `The archive ${limits.shown} grew past ${limits.quotaBound ? "the space left in the quota" : "the largest file size allowed"} (${(Math.min(limits.maxBytes, ZIP_MAX_BYTES) / MIB8).toFixed(1)} MB); nothing was written.`, {
+        details: { limit_bytes: Math.min(limits.maxBytes, ZIP_MAX_BYTES) },
+        hint: "Zip a smaller folder, or free space with shed_delete."
+      });
+      return;
+    }
+    if (used + chunk.length > out.length) flush();
+    if (chunk.length >= out.length) {
+      let off = 0;
+      while (off < chunk.length) off += fs56.writeSync(fd2, chunk, off, chunk.length - off);
+    } else {
+      out.set(chunk, used);
+      used += chunk.length;
+    }
+    if (final) flush();
+  });
+  const check2 = () => {
+    if (failure2 !== void 0) throw failure2 instanceof Error && failure2.name === "ShedError" ? failure2 : shedError("IO_ERROR", `Could not write the archive: ${String(failure2)}`);
+  };
+  try {
+    let last = Date.now();
+    const buf = Buffer.allocUnsafe(READ_CHUNK);
+    for (let i2 = 0; i2 < items.length; i2++) {
+      const it = items[i2];
+      if (it.abs === void 0) {
+        const d = new ZipPassThrough(it.name);
+        Object.assign(d, { mtime: dosDate(it.mtimeMs ?? Date.now()), os: 3, attrs: (16877 << 16 | 16) >>> 0 });
+        zip.add(d);
+        d.push(new Uint8Array(0), true);
+      } else {
+        inputBytes += addFile(zip, it, buf);
+      }
+      check2();
+      if (Date.now() - last > 100) {
+        last = Date.now();
+        await progress(i2 + 1, items.length);
+        check2();
+      }
+    }
+    zip.end();
+    check2();
+    flush();
+  } catch (err2) {
+    target.abort();
+    throw err2;
+  }
+  target.commit();
+  return { size, inputBytes };
+}
+function dosDate(ms) {
+  return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
+}
+function addFile(zip, it, buf) {
+  const fd2 = fs56.openSync(it.abs, "r");
+  try {
+    const st = fs56.fstatSync(fd2);
+    const stored = STORED_EXTENSIONS.has(path46.extname(it.name).slice(1).toLowerCase());
+    const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
+    if (st.size < READ_CHUNK) {
+      const n = readInto(fd2, buf, 0);
+      if (n < READ_CHUNK) {
+        addSmall(zip, it.name, buf.subarray(0, n), stored, attrs);
+        return n;
+      }
+    }
+    const f = stored ? new ZipPassThrough(it.name) : new ZipDeflate(it.name, { level: 6 });
+    Object.assign(f, attrs);
+    zip.add(f);
+    let total = 0;
+    for (; ; ) {
+      const n = readInto(fd2, buf, total);
+      total += n;
+      f.push(Uint8Array.prototype.slice.call(buf, 0, n), n < buf.length);
+      if (n < buf.length) return total;
+    }
+  } finally {
+    fs56.closeSync(fd2);
+  }
+}
+function readInto(fd2, buf, pos) {
+  let got = 0;
+  while (got < buf.length) {
+    const n = fs56.readSync(fd2, buf, got, buf.length - got, pos + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+var Precompressed = class extends ZipPassThrough {
+  constructor(name, deflated) {
+    super(name);
+    this.deflated = deflated;
+    this.compression = 8;
+  }
+  deflated;
+  process(_chunk, final) {
+    if (final) this.ondata(null, this.deflated, true);
+  }
+};
+var TINY = 64;
+function addSmall(zip, name, data, stored, attrs) {
+  let deflated;
+  if (!stored && data.length >= TINY) {
+    const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(data.length + 1))));
+    const out = zlib3.deflateRawSync(data, { level: 6, windowBits, memLevel: 8 });
+    if (out.length < data.length) deflated = out;
+  }
+  const f = deflated ? new Precompressed(name, deflated) : new ZipPassThrough(name);
+  Object.assign(f, attrs);
+  zip.add(f);
+  f.push(data, true);
+}
+
+// src/core/archive/extract.ts
+import fs57 from "node:fs";
+import path47 from "node:path";
+import zlib4 from "node:zlib";
+
 // src/core/archive/names.ts
 var CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 var MAX_PART_BYTES = 255;
@@ -55986,15 +56238,15 @@ function unsafeEntry(shown, entry, verdict) {
 }
 
 // src/core/archive/extract.ts
-var MIB8 = 1024 * 1024;
+var MIB9 = 1024 * 1024;
 function badZip2(shown, why) {
   const err2 = badZip(shown, why);
   err2.message += " Nothing was extracted.";
   return err2;
 }
-var READ_WHOLE_BYTES = 32 * MIB8;
+var READ_WHOLE_BYTES = 32 * MIB9;
 var INFLATE_SLICE = 32 * 1024;
-var RATIO_FLOOR_BYTES = MIB8;
+var RATIO_FLOOR_BYTES = MIB9;
 function bomb(shown, what, details) {
   return shedError("ZIP_BOMB", `${shown} was refused: ${what}. Nothing was extracted.`, {
     details,
@@ -56052,7 +56304,7 @@ function planExtraction(dir, shown, limits, isProtected2) {
     }
     if (fileNames.has(verdict.rel)) throw badZip2(shown, `it lists '${verdict.rel}' twice`);
     if (e.size > limits.maxFileBytes) {
-      throw shedError("FILE_TOO_LARGE", `${shown}: '${verdict.rel}' would be ${(e.size / MIB8).toFixed(1)} MB, above the ${(limits.maxFileBytes / MIB8).toFixed(0)} MB limit per file. Nothing was extracted.`, {
+      throw shedError("FILE_TOO_LARGE", `${shown}: '${verdict.rel}' would be ${(e.size / MIB9).toFixed(1)} MB, above the ${(limits.maxFileBytes / MIB9).toFixed(0)} MB limit per file. Nothing was extracted.`, {
         details: { entry: verdict.rel, size: e.size }
       });
     }
@@ -56065,14 +56317,14 @@ function planExtraction(dir, shown, limits, isProtected2) {
     if (fileNames.has(d)) throw badZip2(shown, `'${d}' is both a file and a folder`);
   }
   if (total > limits.maxTotalBytes) {
-    bombThrow(shown, `its files add up to ${(total / MIB8).toFixed(1)} MB uncompressed, more than the limit of ${(limits.maxTotalBytes / MIB8).toFixed(0)} MB`, {
+    bombThrow(shown, `its files add up to ${(total / MIB9).toFixed(1)} MB uncompressed, more than the limit of ${(limits.maxTotalBytes / MIB9).toFixed(0)} MB`, {
       total_uncompressed: total,
       max_total_bytes: limits.maxTotalBytes
     });
   }
   const ratio = total / Math.max(1, dir.fileSize);
   if (limits.maxRatio > 0 && total >= RATIO_FLOOR_BYTES && ratio > limits.maxRatio) {
-    bombThrow(shown, `it expands ${ratio.toFixed(0)} times (${(total / MIB8).toFixed(1)} MB from ${(dir.fileSize / 1024).toFixed(1)} KB), more than the limit of ${limits.maxRatio}`, {
+    bombThrow(shown, `it expands ${ratio.toFixed(0)} times (${(total / MIB9).toFixed(1)} MB from ${(dir.fileSize / 1024).toFixed(1)} KB), more than the limit of ${limits.maxRatio}`, {
       ratio: Math.round(ratio),
       max_ratio: limits.maxRatio,
       total_uncompressed: total,
@@ -56081,7 +56333,7 @@ function planExtraction(dir, shown, limits, isProtected2) {
   }
   return { files, dirs: [...dirs].sort(), totalSize: total };
 }
-var crc32 = typeof zlib3.crc32 === "function" ? zlib3.crc32 : crc32Js;
+var crc32 = typeof zlib4.crc32 === "function" ? zlib4.crc32 : crc32Js;
 var table;
 function crc32Js(data, value = 0) {
   if (table === void 0) {
@@ -56101,23 +56353,23 @@ var Source = class {
   fd;
   size;
   constructor(abs) {
-    this.fd = fs56.openSync(abs, "r");
-    this.size = fs56.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs56.readFileSync(this.fd) : void 0;
+    this.fd = fs57.openSync(abs, "r");
+    this.size = fs57.fstatSync(this.fd).size;
+    this.whole = this.size <= READ_WHOLE_BYTES ? fs57.readFileSync(this.fd) : void 0;
   }
   read(offset, length) {
     if (this.whole) return this.whole.subarray(offset, offset + length);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
-      const n = fs56.readSync(this.fd, buf, got, length - got, offset + got);
+      const n = fs57.readSync(this.fd, buf, got, length - got, offset + got);
       if (n === 0) break;
       got += n;
     }
     return buf.subarray(0, got);
   }
   close() {
-    fs56.closeSync(this.fd);
+    fs57.closeSync(this.fd);
   }
 };
 async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
@@ -56125,7 +56377,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
   const made = /* @__PURE__ */ new Set([""]);
   const mkdir = (rel) => {
     if (made.has(rel)) return;
-    fs56.mkdirSync(path46.join(tempRoot, rel), { recursive: true });
+    fs57.mkdirSync(path47.join(tempRoot, rel), { recursive: true });
     made.add(rel);
   };
   try {
@@ -56135,7 +56387,7 @@ async function extractToTemp(zipAbs, shown, plan2, tempRoot, progress) {
       const { entry, rel } = plan2.files[i2];
       const slash = rel.lastIndexOf("/");
       mkdir(slash === -1 ? "" : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path46.join(tempRoot, rel));
+      extractOne(src, shown, entry, rel, path47.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i2 + 1, plan2.files.length);
@@ -56150,7 +56402,7 @@ function extractOne(src, shown, e, rel, out) {
   if (head.length < 30 || head.readUInt32LE(0) !== 67324752) throw badZip2(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   if (start + e.compressedSize > src.size) throw badZip2(shown, `the data of '${rel}' is cut short`);
-  const fd2 = fs56.openSync(out, fs56.constants.O_WRONLY | fs56.constants.O_CREAT | fs56.constants.O_EXCL | fs56.constants.O_NOFOLLOW, 420);
+  const fd2 = fs57.openSync(out, fs57.constants.O_WRONLY | fs57.constants.O_CREAT | fs57.constants.O_EXCL | fs57.constants.O_NOFOLLOW, 420);
   try {
     let written = 0;
     let crc2 = 0;
@@ -56159,10 +56411,10 @@ function extractOne(src, shown, e, rel, out) {
       if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
       crc2 = crc32(chunk, crc2);
       let off = 0;
-      while (off < chunk.length) off += fs56.writeSync(fd2, chunk, off, chunk.length - off);
+      while (off < chunk.length) off += fs57.writeSync(fd2, chunk, off, chunk.length - off);
     };
     if (e.method === 0) {
-      for (let off = 0; off < e.compressedSize; off += 4 * MIB8) emit(src.read(start + off, Math.min(4 * MIB8, e.compressedSize - off)));
+      for (let off = 0; off < e.compressedSize; off += 4 * MIB9) emit(src.read(start + off, Math.min(4 * MIB9, e.compressedSize - off)));
     } else if (e.compressedSize <= INFLATE_SLICE) {
       let data;
       try {
@@ -56186,22 +56438,22 @@ function extractOne(src, shown, e, rel, out) {
     if (written !== e.size) throw badZip2(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc2 >>> 0 !== e.crc >>> 0) throw badZip2(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
-    fs56.closeSync(fd2);
+    fs57.closeSync(fd2);
   }
 }
 function makeTempDir(base) {
-  const tmpBase = path46.join(base, "tmp");
-  fs56.mkdirSync(tmpBase, { recursive: true });
+  const tmpBase = path47.join(base, "tmp");
+  fs57.mkdirSync(tmpBase, { recursive: true });
   sweep(tmpBase);
-  return fs56.mkdtempSync(path46.join(tmpBase, "unzip-"));
+  return fs57.mkdtempSync(path47.join(tmpBase, "unzip-"));
 }
 function sweep(tmpBase) {
   const cutoff = Date.now() - 36e5;
-  for (const name of fs56.readdirSync(tmpBase)) {
+  for (const name of fs57.readdirSync(tmpBase)) {
     if (!name.startsWith("unzip-")) continue;
-    const p = path46.join(tmpBase, name);
+    const p = path47.join(tmpBase, name);
     try {
-      if (fs56.statSync(p).mtimeMs < cutoff) fs56.rmSync(p, { recursive: true, force: true });
+      if (fs57.statSync(p).mtimeMs < cutoff) fs57.rmSync(p, { recursive: true, force: true });
     } catch {
     }
   }
@@ -56210,12 +56462,12 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
   const moves = [];
   const conflicts = [];
   const plan2 = (tmpDir, destDir, prefix) => {
-    for (const name of fs56.readdirSync(tmpDir).sort()) {
-      const from = path46.join(tmpDir, name);
-      const to = path46.join(destDir, name);
+    for (const name of fs57.readdirSync(tmpDir).sort()) {
+      const from = path47.join(tmpDir, name);
+      const to = path47.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
       const there = lstat2(to);
-      const isDir2 = fs56.lstatSync(from).isDirectory();
+      const isDir2 = fs57.lstatSync(from).isDirectory();
       if (there === void 0) {
         moves.push({ from, to, rel, replace: false });
       } else if (there.isSymbolicLink()) {
@@ -56244,32 +56496,64 @@ function placeExtracted(tempRoot, destAbs, shown, overwrite, checkReplace) {
     });
   }
   for (const m of moves) if (m.replace) checkReplace(m.rel);
-  fs56.mkdirSync(destAbs, { recursive: true });
+  fs57.mkdirSync(destAbs, { recursive: true });
   for (const m of moves) move(m.from, m.to);
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 function move(from, to) {
   try {
-    fs56.renameSync(from, to);
+    fs57.renameSync(from, to);
   } catch (err2) {
     if (errnoCode(err2) !== "EXDEV") throw err2;
-    fs56.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
-    fs56.rmSync(from, { recursive: true, force: true });
+    fs57.cpSync(from, to, { recursive: true, errorOnExist: false, force: true });
+    fs57.rmSync(from, { recursive: true, force: true });
   }
 }
 function lstat2(p) {
   try {
-    return fs56.lstatSync(p);
+    return fs57.lstatSync(p);
   } catch (err2) {
     if (errnoCode(err2) === "ENOENT") return void 0;
     throw err2;
   }
 }
 
+// src/core/archive/jobs.ts
+var archiveJobs = {
+  async "zip.extract"(input2, ctx) {
+    const { zipAbs, shown, plan: plan2, tempRoot } = input2;
+    await extractToTemp(zipAbs, shown, plan2, tempRoot, (done, total) => ctx.progress(done, total, 0));
+    return { value: null };
+  },
+  async "zip.write"(input2, ctx) {
+    const { items, destAbs, limits } = input2;
+    return { value: await writeZip(items, destAbs, limits, (done, total) => ctx.progress(done, total, 0)) };
+  }
+};
+function options2(o, what) {
+  return {
+    timeoutMs: o.timeoutSeconds * 1e3,
+    onTimeout: () => shedError("TIMEOUT", `${what} ran longer than ${o.timeoutSeconds} s (exec_timeout_max) and was stopped; nothing was written.`, {
+      details: { timeout_seconds: o.timeoutSeconds },
+      hint: "Work on fewer files per call (split the folder or the archive), or ask the admin to raise exec_timeout_max."
+    }),
+    onStatus: (line) => {
+      const [done, total] = line.split(" ").map(Number);
+      void Promise.resolve(o.onProgress(done ?? 0, total ?? 0)).catch(() => void 0);
+    }
+  };
+}
+function runExtract(zipAbs, shown, plan2, tempRoot, o) {
+  return runJob("zip.extract", { zipAbs, shown, plan: plan2, tempRoot }, options2(o, `Extracting ${shown}`));
+}
+function runWriteZip(items, destAbs, limits, o) {
+  return runJob("zip.write", { items, destAbs, limits }, options2(o, `Creating ${limits.shown}`));
+}
+
 // src/functions/unzip.ts
 var DEST_ZONES = ["storage", "documents"];
 var SRC_ZONES = ["uploads", "storage", "documents"];
-var MIB9 = 1024 * 1024;
+var MIB10 = 1024 * 1024;
 var LISTED = 50;
 var shedUnzip = defineFunction({
   name: "shed_unzip",
@@ -56299,7 +56583,7 @@ var shedUnzip = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${srcZone.name}", path="${src.rel}"); .tar/.gz archives open with shed_exec(cmd="tar", ...).`
       });
     }
-    const destInput = args.dest?.trim() ? args.dest : path47.posix.dirname(src.rel) === "." ? "" : path47.posix.dirname(src.rel);
+    const destInput = args.dest?.trim() ? args.dest : path48.posix.dirname(src.rel) === "." ? "" : path48.posix.dirname(src.rel);
     const dest = locate(destZone, destInput, "dest", "write", args.allow_zone_in_path);
     if (dest.stat !== void 0 && !dest.stat.isDirectory()) {
       throw shedError("NOT_A_DIRECTORY", `'dest' ${dest.shown} is a file; give a folder to extract into.`, {
@@ -56308,9 +56592,9 @@ var shedUnzip = defineFunction({
     }
     const limits = {
       maxEntries: ctx.valves.zip_max_entries,
-      maxTotalBytes: ctx.valves.zip_max_total_mb * MIB9,
+      maxTotalBytes: ctx.valves.zip_max_total_mb * MIB10,
       maxRatio: ctx.valves.zip_max_ratio,
-      maxFileBytes: ctx.valves.max_file_size_mb * MIB9
+      maxFileBytes: ctx.valves.max_file_size_mb * MIB10
     };
     const dir = readDirectory(src.abs, src.shown, (count2) => checkCount(src.shown, count2, limits));
     const join = (rel) => dest.rel ? rel ? `${dest.rel}/${rel}` : dest.rel : rel;
@@ -56320,7 +56604,10 @@ var shedUnzip = defineFunction({
     const temp = makeTempDir(destZone.workBase);
     let placement;
     try {
-      await extractToTemp(src.abs, src.shown, plan2, temp, (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`));
+      await runExtract(src.abs, src.shown, plan2, temp, {
+        timeoutSeconds: ctx.valves.exec_timeout_max,
+        onProgress: (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`)
+      });
       const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
       placement = placeExtracted(
         temp,
@@ -56330,7 +56617,7 @@ var shedUnzip = defineFunction({
         (rel) => ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours)
       );
     } finally {
-      fs57.rmSync(temp, { recursive: true, force: true });
+      fs58.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     return result2(args, src, srcZone, dest, destZone, plan2, placement);
@@ -56372,254 +56659,6 @@ function result2(args, src, srcZone, dest, destZone, plan2, placement) {
 
 // src/functions/zip.ts
 import path49 from "node:path";
-
-// src/core/archive/create.ts
-import fs58 from "node:fs";
-import path48 from "node:path";
-import zlib4 from "node:zlib";
-var MIB10 = 1024 * 1024;
-var READ_CHUNK = 4 * MIB10;
-var WRITE_BUFFER = 4 * MIB10;
-var ZIP_MAX_ENTRIES = 65535;
-var ZIP_MAX_BYTES = 4294967295;
-var STORED_EXTENSIONS = /* @__PURE__ */ new Set([
-  "zip",
-  "gz",
-  "tgz",
-  "bz2",
-  "xz",
-  "zst",
-  "7z",
-  "rar",
-  "jar",
-  "war",
-  "apk",
-  "jpg",
-  "jpeg",
-  "png",
-  "gif",
-  "webp",
-  "heic",
-  "avif",
-  "mp3",
-  "m4a",
-  "aac",
-  "ogg",
-  "opus",
-  "flac",
-  "mp4",
-  "m4v",
-  "mkv",
-  "mov",
-  "avi",
-  "webm",
-  "docx",
-  "xlsx",
-  "pptx",
-  "odt",
-  "ods",
-  "odp",
-  "epub",
-  "woff",
-  "woff2"
-]);
-var DOS_MIN = new Date(1980, 0, 1, 0, 0, 0).getTime();
-var DOS_MAX = new Date(2099, 11, 31, 23, 59, 58).getTime();
-function collect(srcAbs, prefix, opts) {
-  const out = { items: [], files: 0, emptyDirs: 0, skipped: [] };
-  const st = fs58.statSync(srcAbs);
-  if (st.isFile()) {
-    out.items.push({ name: prefix, abs: srcAbs });
-    out.files = 1;
-    return out;
-  }
-  const walk2 = (dirAbs, name, top) => {
-    let hasFile = false;
-    const dirItemIndex = out.items.length;
-    const entries = fs58.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    for (const d of entries) {
-      const abs = path48.join(dirAbs, d.name);
-      const child = name ? `${name}/${d.name}` : d.name;
-      if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
-      if (top && opts.skipGit && d.name === ".git") continue;
-      if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
-      if (d.isDirectory()) {
-        if (walk2(abs, child, false)) hasFile = true;
-        continue;
-      }
-      let target = abs;
-      if (d.isSymbolicLink()) {
-        let ist;
-        try {
-          target = fs58.realpathSync(abs);
-          ist = fs58.statSync(target);
-        } catch {
-          out.skipped.push(child);
-          continue;
-        }
-        if (!isInside(target, opts.zoneRoot) || !ist.isFile() || opts.exclude.has(target)) {
-          out.skipped.push(child);
-          continue;
-        }
-      } else if (!d.isFile()) {
-        out.skipped.push(child);
-        continue;
-      }
-      out.items.push({ name: child, abs: target });
-      out.files++;
-      hasFile = true;
-    }
-    if (!hasFile && opts.includeEmptyDirs && name !== "") {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs58.statSync(dirAbs).mtimeMs });
-      out.emptyDirs++;
-    }
-    return hasFile;
-  };
-  walk2(srcAbs, prefix, true);
-  if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
-  return out;
-}
-function tooMany() {
-  return shedError("INVALID_PARAMETER", `The folder holds more than ${ZIP_MAX_ENTRIES} files; one ZIP archive cannot hold more.`, {
-    details: { parameter: "src", max_entries: ZIP_MAX_ENTRIES },
-    hint: "Zip its subfolders separately."
-  });
-}
-async function writeZip(items, destAbs, limits, progress) {
-  const target = openAtomic(destAbs, 420);
-  const fd2 = target.fd;
-  let size = 0;
-  let inputBytes = 0;
-  let failure2;
-  const out = Buffer.allocUnsafe(WRITE_BUFFER);
-  let used = 0;
-  const flush = () => {
-    let off = 0;
-    while (off < used) off += fs58.writeSync(fd2, out, off, used - off);
-    used = 0;
-  };
-  const zip = new Zip((err2, chunk, final) => {
-    if (failure2 !== void 0) return;
-    if (err2) {
-      failure2 = err2;
-      return;
-    }
-    size += chunk.length;
-    if (size > limits.maxBytes || size > ZIP_MAX_BYTES) {
-      failure2 = shedError(limits.quotaBound ? "QUOTA_EXCEEDED" : "FILE_TOO_LARGE", `The archive ${limits.shown} grew past ${limits.quotaBound ? "the space left in the quota" : "the largest file size allowed"} (${(Math.min(limits.maxBytes, ZIP_MAX_BYTES) / MIB10).toFixed(1)} MB); nothing was written.`, {
-        details: { limit_bytes: Math.min(limits.maxBytes, ZIP_MAX_BYTES) },
-        hint: "Zip a smaller folder, or free space with shed_delete."
-      });
-      return;
-    }
-    if (used + chunk.length > out.length) flush();
-    if (chunk.length >= out.length) {
-      let off = 0;
-      while (off < chunk.length) off += fs58.writeSync(fd2, chunk, off, chunk.length - off);
-    } else {
-      out.set(chunk, used);
-      used += chunk.length;
-    }
-    if (final) flush();
-  });
-  const check2 = () => {
-    if (failure2 !== void 0) throw failure2 instanceof Error && failure2.name === "ShedError" ? failure2 : shedError("IO_ERROR", `Could not write the archive: ${String(failure2)}`);
-  };
-  try {
-    let last = Date.now();
-    const buf = Buffer.allocUnsafe(READ_CHUNK);
-    for (let i2 = 0; i2 < items.length; i2++) {
-      const it = items[i2];
-      if (it.abs === void 0) {
-        const d = new ZipPassThrough(it.name);
-        Object.assign(d, { mtime: dosDate(it.mtimeMs ?? Date.now()), os: 3, attrs: (16877 << 16 | 16) >>> 0 });
-        zip.add(d);
-        d.push(new Uint8Array(0), true);
-      } else {
-        inputBytes += addFile(zip, it, buf);
-      }
-      check2();
-      if (Date.now() - last > 100) {
-        last = Date.now();
-        await progress(i2 + 1, items.length);
-        check2();
-      }
-    }
-    zip.end();
-    check2();
-    flush();
-  } catch (err2) {
-    target.abort();
-    throw err2;
-  }
-  target.commit();
-  return { size, inputBytes };
-}
-function dosDate(ms) {
-  return new Date(Math.min(DOS_MAX, Math.max(DOS_MIN, ms)));
-}
-function addFile(zip, it, buf) {
-  const fd2 = fs58.openSync(it.abs, "r");
-  try {
-    const st = fs58.fstatSync(fd2);
-    const stored = STORED_EXTENSIONS.has(path48.extname(it.name).slice(1).toLowerCase());
-    const attrs = { mtime: dosDate(st.mtimeMs), os: 3, attrs: 33188 << 16 >>> 0 };
-    if (st.size < READ_CHUNK) {
-      const n = readInto(fd2, buf, 0);
-      if (n < READ_CHUNK) {
-        addSmall(zip, it.name, buf.subarray(0, n), stored, attrs);
-        return n;
-      }
-    }
-    const f = stored ? new ZipPassThrough(it.name) : new ZipDeflate(it.name, { level: 6 });
-    Object.assign(f, attrs);
-    zip.add(f);
-    let total = 0;
-    for (; ; ) {
-      const n = readInto(fd2, buf, total);
-      total += n;
-      f.push(Uint8Array.prototype.slice.call(buf, 0, n), n < buf.length);
-      if (n < buf.length) return total;
-    }
-  } finally {
-    fs58.closeSync(fd2);
-  }
-}
-function readInto(fd2, buf, pos) {
-  let got = 0;
-  while (got < buf.length) {
-    const n = fs58.readSync(fd2, buf, got, buf.length - got, pos + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
-var Precompressed = class extends ZipPassThrough {
-  constructor(name, deflated) {
-    super(name);
-    this.deflated = deflated;
-    this.compression = 8;
-  }
-  deflated;
-  process(_chunk, final) {
-    if (final) this.ondata(null, this.deflated, true);
-  }
-};
-var TINY = 64;
-function addSmall(zip, name, data, stored, attrs) {
-  let deflated;
-  if (!stored && data.length >= TINY) {
-    const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(data.length + 1))));
-    const out = zlib4.deflateRawSync(data, { level: 6, windowBits, memLevel: 8 });
-    if (out.length < data.length) deflated = out;
-  }
-  const f = deflated ? new Precompressed(name, deflated) : new ZipPassThrough(name);
-  Object.assign(f, attrs);
-  zip.add(f);
-  f.push(data, true);
-}
-
-// src/functions/zip.ts
 var ZONES3 = ["storage", "documents"];
 var MIB11 = 1024 * 1024;
 var shedZip = defineFunction({
@@ -56682,12 +56721,10 @@ var shedZip = defineFunction({
     const maxFile = ctx.valves.max_file_size_mb * MIB11;
     const room = Math.max(0, zone.scope.limitBytes - await scopeTotal(zone.scope)) + oldSize;
     await ctx.emit(`Zipping ${plural2(found.files, "file")} from ${src.shown}...`);
-    const { size, inputBytes } = await writeZip(
-      found.items,
-      dest.abs,
-      { maxBytes: Math.min(maxFile, room), quotaBound: room < maxFile, shown: dest.shown },
-      (done, total) => ctx.emit(`Zipping ${src.shown}: ${done}/${total} entries`)
-    );
+    const { size, inputBytes } = await runWriteZip(found.items, dest.abs, { maxBytes: Math.min(maxFile, room), quotaBound: room < maxFile, shown: dest.shown }, {
+      timeoutSeconds: ctx.valves.exec_timeout_max,
+      onProgress: (done, total) => ctx.emit(`Zipping ${src.shown}: ${done}/${total} entries`)
+    });
     await ctx.emit(`Created ${dest.shown}`, true);
     const data = {
       source: src.rel || ".",
@@ -57134,7 +57171,7 @@ function toolHints(def) {
 
 // src/core/work/worker.ts
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-var JOBS = { ...sqlJobs };
+var JOBS = { ...sqlJobs, ...archiveJobs };
 var PROGRESS_EVERY_MS = 250;
 function serve(port) {
   port.on("message", (msg) => {
@@ -57484,9 +57521,9 @@ var hosts = /* @__PURE__ */ new WeakMap();
 var Tools = class {
   /** Admin settings as a plain object; validated on every call. */
   valves;
-  constructor(options2 = {}) {
-    this.valves = { ...defaultValves(), ...options2.valves ?? {} };
-    hosts.set(this, options2.host ?? standaloneHost);
+  constructor(options3 = {}) {
+    this.valves = { ...defaultValves(), ...options3.valves ?? {} };
+    hosts.set(this, options3.host ?? standaloneHost);
   }
 };
 for (const def of FUNCTIONS) {

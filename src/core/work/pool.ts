@@ -27,6 +27,15 @@ export const WORKER_MARK = 'fileshedPoolWorker';
 /** Heap cap per worker (JS objects); SQLite's own heap is capped separately (see jobs.ts). */
 export const WORKER_HEAP_MB = 512;
 
+/**
+ * The cap in effect: FILESHED_WORKER_HEAP_MB (a deployment knob for small machines, and how the
+ * tests reach the cap with a real call) or WORKER_HEAP_MB. Read when a worker starts.
+ */
+export function workerHeapMb(): number {
+  const given = Number(process.env.FILESHED_WORKER_HEAP_MB);
+  return Number.isInteger(given) && given >= 16 ? given : WORKER_HEAP_MB;
+}
+
 export interface JobOptions {
   /** Milliseconds before the worker is stopped; the job then fails with `onTimeout()`. */
   timeoutMs: number;
@@ -106,7 +115,7 @@ function pump(): void {
 function startWorker(): Slot {
   const worker = new Worker(workerScript(), {
     workerData: { [WORKER_MARK]: true },
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+    resourceLimits: { maxOldGenerationSizeMb: workerHeapMb(), maxYoungGenerationSizeMb: Math.min(64, Math.ceil(workerHeapMb() / 4)) },
     stderr: false,
   });
   worker.unref();
@@ -175,7 +184,7 @@ function dispatchTo(slot: Slot, job: Pending): void {
 
 export function memoryError(): ShedError {
   return shedError('RESOURCE_LIMIT', 'The operation needed more memory than one call may use, and was stopped. Nothing was changed.', {
-    details: { heap_limit_mb: WORKER_HEAP_MB },
+    details: { heap_limit_mb: workerHeapMb() },
     hint: 'Work on less data per call: add WHERE or LIMIT, aggregate in SQL instead of returning huge values, or split the file.',
   });
 }

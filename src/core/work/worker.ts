@@ -6,10 +6,11 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ShedError } from '../errors.js';
 import { sqlJobs } from '../db/jobs.js';
+import { archiveJobs } from '../archive/jobs.js';
 import type { JobTable } from './jobs.js';
 import { WORKER_MARK, type WorkerReply } from './pool.js';
 
-const JOBS: JobTable = { ...sqlJobs };
+const JOBS: JobTable = { ...sqlJobs, ...archiveJobs };
 
 /** Progress lines are throttled: one per 250 ms is plenty for a status bar. */
 const PROGRESS_EVERY_MS = 250;

@@ -50437,7 +50437,7 @@ var nextId = 1;
 var sourceBundle;
 function poolSize() {
   const cores = typeof os6.availableParallelism === "function" ? os6.availableParallelism() : os6.cpus().length;
-  return Math.max(2, Math.min(8, cores));
+  return Math.max(4, Math.min(8, cores));
 }
 function runJob(kind, input2, opts, transfer = []) {
   return new Promise((resolve, reject) => {

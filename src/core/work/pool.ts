@@ -2,7 +2,7 @@
  * The worker pool: CPU-bound work (SQLite statements and CSV imports, zip/unzip) runs on worker
  * threads so the host's event loop keeps answering other calls (SPEC section 15, "Serving").
  *
- * - Sized from the cores (availableParallelism, at least 2, at most 8), started lazily, one job per
+ * - Sized from the cores (availableParallelism, at least 4, at most 8), started lazily, one job per
  *   worker at a time, further jobs queue in order. Idle workers are unref'd: they never keep a
  *   process alive; a busy one is ref'd for the job's duration so the job can finish.
  * - A job has a deadline: past it the worker is terminated (the only way to stop sql.js mid-statement)
@@ -71,7 +71,10 @@ let sourceBundle: string | undefined;
 
 export function poolSize(): number {
   const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(2, Math.min(8, cores));
+  // At least 4 even on a small machine: a server's scheduler lets each user run one call, so a
+  // runaway query and a long import of two users hold two workers; the others' statements still
+  // find a free one instead of waiting up to sqlite_timeout_seconds behind them.
+  return Math.max(4, Math.min(8, cores));
 }
 
 /** Runs job `kind` on a worker; resolves with its value, rejects with its ShedError. */

@@ -20,7 +20,8 @@ const SMOKE = process.env.BENCH_SMOKE === '1';
 const USERS = Number(process.env.FILESHED_LOAD_USERS ?? (SMOKE ? 5 : 50));
 const SECONDS = Number(process.env.FILESHED_LOAD_SECONDS ?? (SMOKE ? 4 : 60));
 const CSV_ROWS = SMOKE ? 20_000 : 1_000_000;
-const THINK_MS = 100; // mean pause between one user's calls (uniform 0..2x)
+// Mean pause between one user's calls (uniform 0..2x): a model takes seconds to write its next call.
+const THINK_MS = Number(process.env.FILESHED_LOAD_THINK_MS ?? 1000);
 const KEY = 'fs_loadbench_key';
 const RUNAWAY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
 
@@ -200,7 +201,7 @@ function printPhase(title, sum, writes) {
 }
 
 async function main() {
-  log(`load bench: ${USERS} users, ${SECONDS} s per phase, base ${base}`);
+  log(`load bench: ${USERS} users, ${SECONDS} s per phase, think time ${THINK_MS} ms mean, base ${base}`);
   const server = await startServer();
   try {
     for (let u = 0; u < USERS; u++) await setupUser(server.url, `u${u}`);

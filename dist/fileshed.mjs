@@ -46326,6 +46326,14 @@ function readFile2(file2) {
 function readText(file2) {
   return readFile2(file2)?.toString("utf8").trim();
 }
+async function repairIndex(gitdir, head, tree) {
+  const marker = readText(path24.join(gitdir, MARKER));
+  if (marker === void 0 || marker === head) return false;
+  writeSplit(gitdir, await rebuild(gitdir, tree, []));
+  writeSmall(gitdir, MARKER, `${head}
+`);
+  return true;
+}
 
 // src/core/vcs/lock.ts
 import crypto9 from "node:crypto";
@@ -49918,7 +49926,12 @@ async function commitLeftovers(root, label, author, report) {
   if (!repoExists(repo)) return;
   const oid = await withRepoLock(repo, async () => {
     sweepTemps(repo.gitdir);
-    return commitPaths(repo, [""], author, RECOVERY_MESSAGE);
+    const made = await commitPaths(repo, [""], author, RECOVERY_MESSAGE);
+    if (made === void 0) {
+      const head = readHead(repo.gitdir).oid;
+      if (head !== void 0) await repairIndex(repo.gitdir, head, (await readCommit(repo.gitdir, head)).tree);
+    }
+    return made;
   });
   if (oid !== void 0) report.commits.push({ zone: label, commit: oid.slice(0, 7) });
 }
@@ -57170,8 +57183,10 @@ function toolHints(def) {
 }
 
 // src/core/work/worker.ts
+import os7 from "node:os";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 var JOBS = { ...sqlJobs, ...archiveJobs };
+var WORKER_NICE = 10;
 var PROGRESS_EVERY_MS = 250;
 function serve(port) {
   port.on("message", (msg) => {
@@ -57206,7 +57221,13 @@ async function run2(port, msg) {
     }
   }
 }
-if (!isMainThread && parentPort !== null && workerData?.[WORKER_MARK] === true) serve(parentPort);
+if (!isMainThread && parentPort !== null && workerData?.[WORKER_MARK] === true) {
+  try {
+    os7.setPriority(0, WORKER_NICE);
+  } catch {
+  }
+  serve(parentPort);
+}
 
 // src/core/envelope.ts
 function successJson(outcome) {

@@ -20552,6 +20552,12 @@ async function readCall(req, limit, idleMs) {
   }
   return { args, files };
 }
+function discardThenClose(req) {
+  const timer = setTimeout(() => req.destroy(), 1e3);
+  timer.unref();
+  req.once("end", () => clearTimeout(timer));
+  req.resume();
+}
 async function handle(req, res, match, ctx) {
   const name = match?.[1] ?? "";
   if (!ctx.api.has(name)) {
@@ -20588,13 +20594,13 @@ async function handle(req, res, match, ctx) {
     if (err instanceof BodyTooLarge) {
       res.setHeader("Connection", "close");
       sendDetail(res, 413, `${err.message} It follows the valve max_file_size_mb; write big content in several calls.`);
-      req.destroy();
+      discardThenClose(req);
       return;
     }
     if (err instanceof BodyTimeout) {
       res.setHeader("Connection", "close");
       sendDetail(res, 408, err.message);
-      req.destroy();
+      discardThenClose(req);
       return;
     }
     if (err instanceof BadRequest) {

@@ -63,6 +63,18 @@ async function readCall(req: IncomingMessage, limit: number, idleMs: number): Pr
   return { args, files };
 }
 
+/**
+ * After an early answer (413, 408) the rest of the body is read and dropped for a moment before the
+ * connection closes: closing a socket with unread bytes makes the kernel send a reset, which can
+ * wipe the answer from the client's buffer before the client reads it.
+ */
+function discardThenClose(req: IncomingMessage): void {
+  const timer = setTimeout(() => req.destroy(), 1000);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.resume();
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpExecArray | null, ctx: ServerContext): Promise<void> {
   const name = match?.[1] ?? '';
   if (!ctx.api.has(name)) {
@@ -100,13 +112,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
     if (err instanceof BodyTooLarge) {
       res.setHeader('Connection', 'close');
       sendDetail(res, 413, `${err.message} It follows the valve max_file_size_mb; write big content in several calls.`);
-      req.destroy();
+      discardThenClose(req);
       return;
     }
     if (err instanceof BodyTimeout) {
       res.setHeader('Connection', 'close');
       sendDetail(res, 408, err.message);
-      req.destroy();
+      discardThenClose(req);
       return;
     }
     if (err instanceof BadRequest) {

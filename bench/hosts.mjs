@@ -10,11 +10,11 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { median, printTable } from './lib.mjs';
+import { median, printTable, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(root, 'dist/cli.mjs');
-const RUNS = Number(process.env.BENCH_RUNS ?? 300);
+const RUNS = Number(process.env.BENCH_RUNS ?? sized(300, 20));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-bench-hosts-'));
 const CONTENT = 'a small file\n'.repeat(10);
 

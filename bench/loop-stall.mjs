@@ -6,8 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { sized } from './lib.mjs';
 
-const rows = Number(process.argv[2] ?? 300_000);
+const rows = Number(process.argv[2] ?? sized(300_000, 3_000));
 const modPath = path.resolve(process.argv[3] ?? new URL('../dist/fileshed.mjs', import.meta.url).pathname);
 const { Tools } = await import(pathToFileURL(modPath).href);
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-'));

@@ -15632,7 +15632,7 @@ var StdioServerTransport = class {
 };
 
 // src/hosts/server.ts
-import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
+import { hostApi as hostApi2, serving, version as version3 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
@@ -17800,26 +17800,51 @@ var BodyTooLarge = class extends Error {
   }
   limit;
 };
-async function readBody(req, limit) {
+var BodyTimeout = class extends Error {
+  constructor(idleMs) {
+    super(`The request body stopped arriving for ${idleMs / 1e3} s; send the whole body at once.`);
+    this.idleMs = idleMs;
+  }
+  idleMs;
+};
+function readBody(req, limit, idleMs = 3e4) {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge(limit));
   return new Promise((resolve, reject) => {
     const chunks = [];
     let size = 0;
+    let timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    const fail = (err2) => {
+      cleanup();
+      req.pause();
+      reject(err2);
+    };
     const onData = (chunk) => {
       size += chunk.length;
-      if (size > limit) {
-        req.off("data", onData);
-        req.pause();
-        reject(new BodyTooLarge(limit));
-        return;
-      }
+      if (size > limit) return fail(new BodyTooLarge(limit));
       chunks.push(chunk);
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err2) => fail(err2);
+    const onClose = () => {
+      if (!req.complete) fail(new BodyTimeout(idleMs));
     };
     req.on("data", onData);
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    req.once("error", reject);
-    req.once("aborted", () => reject(new Error("the client aborted the request")));
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
   });
 }
 function bodyLimit(valves) {
@@ -21342,6 +21367,68 @@ function valvesSource(configFile, base, flagValves, extra = {}) {
     }
     return current;
   };
+}
+
+// src/hosts/http/fairness.ts
+function createScheduler(limits) {
+  const users = /* @__PURE__ */ new Map();
+  const globalWaiters = [];
+  let running = 0;
+  const acquireSlot = () => {
+    if (running < limits.maxRunning) {
+      running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => globalWaiters.push(resolve));
+  };
+  const releaseSlot = () => {
+    const next = globalWaiters.shift();
+    if (next) next();
+    else running--;
+  };
+  return {
+    run(user, fn) {
+      let line = users.get(user);
+      if (line === void 0) {
+        line = { admitted: 0, tail: Promise.resolve() };
+        users.set(user, line);
+      }
+      if (line.admitted > limits.maxQueuedPerUser) return void 0;
+      line.admitted++;
+      const previous = line.tail;
+      let done;
+      line.tail = new Promise((r) => done = r);
+      const own2 = line;
+      return (async () => {
+        await previous;
+        await acquireSlot();
+        try {
+          return await fn();
+        } finally {
+          releaseSlot();
+          own2.admitted--;
+          if (own2.admitted === 0 && users.get(user) === own2) users.delete(user);
+          done();
+        }
+      })();
+    },
+    stats: () => ({ running, waiting: globalWaiters.length, users: users.size })
+  };
+}
+function serverBusyEnvelope(limits) {
+  return JSON.stringify(
+    {
+      success: false,
+      error: {
+        code: "SERVER_BUSY",
+        message: `You already have ${limits.maxQueuedPerUser + 1} calls running or waiting on this server; this call was not started and nothing was changed.`,
+        details: { max_queued_per_user: limits.maxQueuedPerUser },
+        hint: "Wait for your earlier calls to answer (a few seconds), then make this call again. Send calls one after another rather than many at once."
+      }
+    },
+    null,
+    2
+  );
 }
 
 // src/hosts/http/log.ts
@@ -27409,8 +27496,8 @@ function asObject(text2, what) {
   }
   return parsed;
 }
-async function readCall(req, limit) {
-  const body = await readBody(req, limit);
+async function readCall(req, limit, idleMs) {
+  const body = await readBody(req, limit, idleMs);
   const type = header(req.headers, "content-type") ?? "";
   if (!/^multipart\/form-data/i.test(type)) return { args: asObject(body.toString("utf8"), "The request body"), files: [] };
   let form;
@@ -27427,6 +27514,12 @@ async function readCall(req, limit) {
     files.push({ name: part.name, bytes: new Uint8Array(await part.arrayBuffer()) });
   }
   return { args, files };
+}
+function discardThenClose(req) {
+  const timer = setTimeout(() => req.destroy(), 1e3);
+  timer.unref();
+  req.once("end", () => clearTimeout(timer));
+  req.resume();
 }
 async function handle(req, res, match, ctx) {
   const name = match?.[1] ?? "";
@@ -27459,12 +27552,18 @@ async function handle(req, res, match, ctx) {
     }
     userValves = base64Object(header(req.headers, "x-fileshed-user-valves"), "X-Fileshed-User-Valves");
     if (overrides) valves = { ...valves, ...overrides, storage_base_path: ctx.storageBase };
-    ({ args, files } = await readCall(req, bodyLimit(valves)));
+    ({ args, files } = await readCall(req, bodyLimit(valves), ctx.settings.limits.bodyIdleTimeoutMs));
   } catch (err2) {
     if (err2 instanceof BodyTooLarge) {
       res.setHeader("Connection", "close");
       sendDetail(res, 413, `${err2.message} It follows the valve max_file_size_mb; write big content in several calls.`);
-      req.destroy();
+      discardThenClose(req);
+      return;
+    }
+    if (err2 instanceof BodyTimeout) {
+      res.setHeader("Connection", "close");
+      sendDetail(res, 408, err2.message);
+      discardThenClose(req);
       return;
     }
     if (err2 instanceof BadRequest) {
@@ -27500,6 +27599,15 @@ var functionRoutes = [{ methods: ["*"], path: /^\/([^/]+)$/, handler: handle }];
 import net from "node:net";
 import path4 from "node:path";
 var AUTH_MODES = ["local", "api-key", "openwebui-session", "openwebui-jwt"];
+var LIMIT_SETTINGS = {
+  maxRunning: { flag: "max-running", key: "max_running", fallback: 16, unit: 1 },
+  maxQueuedPerUser: { flag: "max-queued-per-user", key: "max_queued_per_user", fallback: 8, unit: 1 },
+  requestTimeoutMs: { flag: "request-timeout", key: "request_timeout", fallback: 300, unit: 1e3 },
+  headersTimeoutMs: { flag: "headers-timeout", key: "headers_timeout", fallback: 20, unit: 1e3 },
+  bodyIdleTimeoutMs: { flag: "body-timeout", key: "body_timeout", fallback: 30, unit: 1e3 },
+  keepAliveTimeoutMs: { flag: "keep-alive-timeout", key: "keep_alive_timeout", fallback: 5, unit: 1e3 },
+  maxHeaderSize: { flag: "max-header-size", key: "max_header_size", fallback: 16384, unit: 1 }
+};
 var REPEATED = /* @__PURE__ */ new Set(["api-key", "valve"]);
 function parseFlags(argv, allowed) {
   const options = {};
@@ -27526,7 +27634,22 @@ function valveFlags(list2 = []) {
   }
   return out;
 }
-var SERVE_FLAGS = ["host", "port", "base", "config", "auth", "api-key", "jwt-secret", "user", "public-url", "openwebui-url", "valve", "access-log", "shutdown-timeout"];
+var SERVE_FLAGS = [
+  "host",
+  "port",
+  "base",
+  "config",
+  "auth",
+  "api-key",
+  "jwt-secret",
+  "user",
+  "public-url",
+  "openwebui-url",
+  "valve",
+  "access-log",
+  "shutdown-timeout",
+  ...Object.values(LIMIT_SETTINGS).map((l) => l.flag)
+];
 function resolveSettings(flags, env = process.env) {
   const pick2 = (flag) => {
     const f = flags.options[flag];
@@ -27580,6 +27703,16 @@ function resolveSettings(flags, env = process.env) {
   const shutdownText = pick2("shutdown-timeout") ?? "10";
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
+  const limits = {};
+  for (const [name, spec] of Object.entries(LIMIT_SETTINGS)) {
+    const fromFile = server[spec.key];
+    const text2 = pick2(spec.flag) ?? (fromFile !== void 0 ? String(fromFile) : String(spec.fallback));
+    const value = Number(text2);
+    if (!Number.isFinite(value) || value <= 0 || spec.unit === 1 && !Number.isInteger(value)) {
+      throw new Error(`--${spec.flag} must be a ${spec.unit === 1 ? "whole number" : "number of seconds"} > 0, got '${text2}'`);
+    }
+    limits[name] = Math.round(value * spec.unit);
+  }
   return {
     settings: {
       host,
@@ -27595,7 +27728,8 @@ function resolveSettings(flags, env = process.env) {
       linkSecret,
       flagValves: valveFlags(flags.lists.valve),
       accessLog: pick2("access-log") ?? server.access_log ?? "stderr",
-      shutdownMs: shutdownSeconds * 1e3
+      shutdownMs: shutdownSeconds * 1e3,
+      limits
     },
     generated,
     config: config3
@@ -27616,6 +27750,15 @@ async function startServer(settings, options = {}) {
   const valveDefaults = { audit_log: true, openwebui_api_url: settings.openwebuiUrl };
   const source = valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults);
   const linkBase = (v) => settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === void 0 ? { ...v, public_url: ctx.publicUrl() } : v;
+  const scheduler = createScheduler(settings.limits);
+  const api = {
+    ...hostApi,
+    call: (name, args, valves, host) => {
+      const user = args.__user__?.id;
+      const key = typeof user === "string" ? user : "";
+      return scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits));
+    }
+  };
   const ctx = {
     settings,
     storageBase: settings.base,
@@ -27623,7 +27766,7 @@ async function startServer(settings, options = {}) {
     valves: () => linkBase(source()),
     identify: identityResolver(settings, options.fetchImpl),
     log,
-    api: hostApi,
+    api,
     version: version2,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`
   };
@@ -27632,18 +27775,30 @@ async function startServer(settings, options = {}) {
   const loopback = isLoopback(settings.host);
   let inFlight = 0;
   let idle;
-  const server = http.createServer({ requestTimeout: 6e5, headersTimeout: 3e4, keepAliveTimeout: 5e3 }, (req, res) => {
-    inFlight++;
-    res.on("close", () => {
-      inFlight--;
-      if (inFlight === 0) idle?.();
-    });
-    route(req, res).catch((err2) => {
-      log.info(`unexpected error on ${req.method} ${(req.url ?? "").split("?")[0]}: ${err2?.message ?? String(err2)}`);
-      if (!res.headersSent) sendDetail(res, 500, "Internal server error; see the server log.");
-      else res.end();
-    });
-  });
+  const { limits } = settings;
+  const server = http.createServer(
+    {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderSize,
+      // Node checks the two timeouts above on this interval (default 30 s): a slowloris client
+      // would otherwise hold its connection up to 30 s past the deadline.
+      connectionsCheckingInterval: Math.max(250, Math.min(5e3, Math.floor(limits.headersTimeoutMs / 4)))
+    },
+    (req, res) => {
+      inFlight++;
+      res.on("close", () => {
+        inFlight--;
+        if (inFlight === 0) idle?.();
+      });
+      route(req, res).catch((err2) => {
+        log.info(`unexpected error on ${req.method} ${(req.url ?? "").split("?")[0]}: ${err2?.message ?? String(err2)}`);
+        if (!res.headersSent) sendDetail(res, 500, "Internal server error; see the server log.");
+        else res.end();
+      });
+    }
+  );
   async function route(req, res) {
     if (loopback && !sameMachine(req)) {
       sendDetail(res, 403, "Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names (DNS rebinding protection).");
@@ -27712,6 +27867,11 @@ function hostnameOf(hostHeader) {
 // src/hosts/server.ts
 async function runServe(argv) {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  const recovered = await serving.recoverStorage(settings.base);
+  if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
+    process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
+`);
+  }
   const running = await startServer(settings);
   const lines = [
     `Fileshed listening on ${running.url}`,
@@ -27730,7 +27890,7 @@ async function runServe(argv) {
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1e3} s), then stopping.
 `);
     running.close().then(
-      () => process.exit(0),
+      () => serving.shutdownPool().finally(() => process.exit(0)),
       () => process.exit(1)
     );
   };

@@ -70,6 +70,7 @@ export const ERROR_CODES = {
   OPENWEBUI_API_UNAVAILABLE: 'Open WebUI links need an Open WebUI session (the server passes the user\'s token) and a reachable openwebui_api_url.',
   OPENWEBUI_INSERT_ERROR: 'Open WebUI refused or failed the upload of the linked file.',
   OPENWEBUI_DELETE_ERROR: 'Open WebUI refused or failed to delete the linked file.',
+  SERVER_BUSY: 'The server (fileshed serve) already holds the most calls one user may have waiting; this call was not started. Wait for earlier calls to answer, then retry.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { looksLikeZip, readDirectory } from '../core/archive/central.js';
-import { checkCount, extractToTemp, makeTempDir, placeExtracted, planExtraction, type UnzipLimits } from '../core/archive/extract.js';
+import { runExtract } from '../core/archive/jobs.js';
+import { checkCount, makeTempDir, placeExtracted, planExtraction, type UnzipLimits } from '../core/archive/extract.js';
 import { readRange } from '../core/fs/atomic.js';
 import { shedError, showValue } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
@@ -70,7 +71,11 @@ export const shedUnzip = defineFunction({
     const temp = makeTempDir(destZone.workBase!);
     let placement: ReturnType<typeof placeExtracted>;
     try {
-      await extractToTemp(src.abs, src.shown, plan, temp, (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`));
+      // Inflating runs on the worker pool: a 10,000-file archive does not stall other users.
+      await runExtract(src.abs, src.shown, plan, temp, {
+        timeoutSeconds: ctx.valves.exec_timeout_max,
+        onProgress: (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`),
+      });
       const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
       placement = placeExtracted(temp, dest.abs, (rel) => shownPath(destZone, join(rel)), args.overwrite, (rel) =>
         ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours),

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { collect, writeZip } from '../core/archive/create.js';
+import { collect } from '../core/archive/create.js';
+import { runWriteZip } from '../core/archive/jobs.js';
 import { shedError } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { humanSize, scopeTotal } from '../core/quota/quota.js';
@@ -79,9 +80,11 @@ export const shedZip = defineFunction({
     const maxFile = ctx.valves.max_file_size_mb * MIB;
     const room = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope))) + oldSize;
     await ctx.emit(`Zipping ${plural(found.files, 'file')} from ${src.shown}...`);
-    const { size, inputBytes } = await writeZip(found.items, dest.abs, { maxBytes: Math.min(maxFile, room), quotaBound: room < maxFile, shown: dest.shown }, (done, total) =>
-      ctx.emit(`Zipping ${src.shown}: ${done}/${total} entries`),
-    );
+    // Deflating runs on the worker pool: zipping a big folder does not stall other users.
+    const { size, inputBytes } = await runWriteZip(found.items, dest.abs, { maxBytes: Math.min(maxFile, room), quotaBound: room < maxFile, shown: dest.shown }, {
+      timeoutSeconds: ctx.valves.exec_timeout_max,
+      onProgress: (done, total) => ctx.emit(`Zipping ${src.shown}: ${done}/${total} entries`),
+    });
     await ctx.emit(`Created ${dest.shown}`, true);
 
     const data: Record<string, unknown> = {

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { hostApi, version } from '../index.js';
+import { hostApi, serving, version } from '../index.js';
 import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS, valveFlags } from './http/settings.js';
 import { createMcpServer } from './mcp/server.js';
@@ -12,6 +12,13 @@ import { valvesSource } from './valves.js';
 
 export async function runServe(argv: string[]): Promise<void> {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes
+  // and temp files: recover them before the first call (each scope under its call lock, so an
+  // instance already serving the same base is not disturbed).
+  const recovered = await serving.recoverStorage(settings.base);
+  if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
+    process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed\n`);
+  }
   const running = await startServer(settings);
   const lines = [
     `Fileshed listening on ${running.url}`,
@@ -29,7 +36,7 @@ export async function runServe(argv: string[]): Promise<void> {
     stopping = true;
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1000} s), then stopping.\n`);
     running.close().then(
-      () => process.exit(0),
+      () => serving.shutdownPool().finally(() => process.exit(0)),
       () => process.exit(1),
     );
   };

@@ -7,7 +7,9 @@
  *   the commit): committed as "Recovered changes after an interrupted call", so `git status` is
  *   clean and the history holds what the users' files hold;
  * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
- * - temp objects and refs inside .git: swept under the repository lock.
+ * - temp objects and refs inside .git: swept under the repository lock;
+ * - an index left at the previous commit (killed between the branch update and the index write):
+ *   rebuilt from HEAD, so a real git reading the folder sees a clean status.
  * Locks need nothing here: a lock whose process is gone is taken over by the next caller.
  *
  * Each scope is recovered under its call lock (call-lock.ts): another instance sharing the storage
@@ -20,6 +22,9 @@ import { walkEntries } from '../fs/walk.js';
 import type { Identity } from '../identity.js';
 import { withCallLock } from '../locks/call-lock.js';
 import { commitPaths } from '../vcs/commit.js';
+import { repairIndex } from '../vcs/gitindex.js';
+import { readCommit } from '../vcs/objects.js';
+import { readHead } from '../vcs/refs.js';
 import { sweepTemps, withRepoLock } from '../vcs/lock.js';
 import { repoExists, repoFor } from '../vcs/repo.js';
 
@@ -91,7 +96,13 @@ async function commitLeftovers(root: string, label: string, author: Identity, re
   if (!repoExists(repo)) return; // no history yet: the first commit will take the whole folder
   const oid = await withRepoLock(repo, async () => {
     sweepTemps(repo.gitdir);
-    return commitPaths(repo, [''], author, RECOVERY_MESSAGE);
+    const made = await commitPaths(repo, [''], author, RECOVERY_MESSAGE);
+    if (made === undefined) {
+      // Killed between the branch update and the index write: the commit stands, the index lags.
+      const head = readHead(repo.gitdir).oid;
+      if (head !== undefined) await repairIndex(repo.gitdir, head, (await readCommit(repo.gitdir, head)).tree);
+    }
+    return made;
   });
   if (oid !== undefined) report.commits.push({ zone: label, commit: oid.slice(0, 7) });
 }

@@ -377,3 +377,17 @@ function readFile(file: string): Buffer | undefined {
 function readText(file: string): string | undefined {
   return readFile(file)?.toString('utf8').trim();
 }
+
+/**
+ * Recovery: a process killed between the branch update and the index write (commit.ts) leaves an
+ * index of the previous commit, which a real git reads as staged changes. Commits never read the
+ * index, so history is right; this rebuilds the index from HEAD's tree when its marker is behind.
+ * True when it was rebuilt.
+ */
+export async function repairIndex(gitdir: string, head: string, tree: string): Promise<boolean> {
+  const marker = readText(path.join(gitdir, MARKER));
+  if (marker === undefined || marker === head) return false;
+  writeSplit(gitdir, await rebuild(gitdir, tree, []));
+  writeSmall(gitdir, MARKER, `${head}\n`);
+  return true;
+}

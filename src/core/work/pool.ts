@@ -2,7 +2,7 @@
  * The worker pool: CPU-bound work (SQLite statements and CSV imports, zip/unzip) runs on worker
  * threads so the host's event loop keeps answering other calls (SPEC section 15, "Serving").
  *
- * - Sized from the cores (availableParallelism, at least 2, at most 8), started lazily, one job per
+ * - Sized from the cores (availableParallelism, at least 4, at most 8), started lazily, one job per
  *   worker at a time, further jobs queue in order. Idle workers are unref'd: they never keep a
  *   process alive; a busy one is ref'd for the job's duration so the job can finish.
  * - A job has a deadline: past it the worker is terminated (the only way to stop sql.js mid-statement)
@@ -26,6 +26,15 @@ export const WORKER_MARK = 'fileshedPoolWorker';
 
 /** Heap cap per worker (JS objects); SQLite's own heap is capped separately (see jobs.ts). */
 export const WORKER_HEAP_MB = 512;
+
+/**
+ * The cap in effect: FILESHED_WORKER_HEAP_MB (a deployment knob for small machines, and how the
+ * tests reach the cap with a real call) or WORKER_HEAP_MB. Read when a worker starts.
+ */
+export function workerHeapMb(): number {
+  const given = Number(process.env.FILESHED_WORKER_HEAP_MB);
+  return Number.isInteger(given) && given >= 16 ? given : WORKER_HEAP_MB;
+}
 
 export interface JobOptions {
   /** Milliseconds before the worker is stopped; the job then fails with `onTimeout()`. */
@@ -62,7 +71,10 @@ let sourceBundle: string | undefined;
 
 export function poolSize(): number {
   const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(2, Math.min(8, cores));
+  // At least 4 even on a small machine: a server's scheduler lets each user run one call, so a
+  // runaway query and a long import of two users hold two workers; the others' statements still
+  // find a free one instead of waiting up to sqlite_timeout_seconds behind them.
+  return Math.max(4, Math.min(8, cores));
 }
 
 /** Runs job `kind` on a worker; resolves with its value, rejects with its ShedError. */
@@ -106,7 +118,7 @@ function pump(): void {
 function startWorker(): Slot {
   const worker = new Worker(workerScript(), {
     workerData: { [WORKER_MARK]: true },
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+    resourceLimits: { maxOldGenerationSizeMb: workerHeapMb(), maxYoungGenerationSizeMb: Math.min(64, Math.ceil(workerHeapMb() / 4)) },
     stderr: false,
   });
   worker.unref();
@@ -175,7 +187,7 @@ function dispatchTo(slot: Slot, job: Pending): void {
 
 export function memoryError(): ShedError {
   return shedError('RESOURCE_LIMIT', 'The operation needed more memory than one call may use, and was stopped. Nothing was changed.', {
-    details: { heap_limit_mb: WORKER_HEAP_MB },
+    details: { heap_limit_mb: workerHeapMb() },
     hint: 'Work on less data per call: add WHERE or LIMIT, aggregate in SQL instead of returning huge values, or split the file.',
   });
 }

@@ -3,13 +3,18 @@
  * effect: loaded on the main thread it does nothing; loaded by the pool (a worker started on the
  * bundle with the pool's marker in workerData) it serves jobs, one at a time, until terminated.
  */
+import os from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ShedError } from '../errors.js';
 import { sqlJobs } from '../db/jobs.js';
+import { archiveJobs } from '../archive/jobs.js';
 import type { JobTable } from './jobs.js';
 import { WORKER_MARK, type WorkerReply } from './pool.js';
 
-const JOBS: JobTable = { ...sqlJobs };
+const JOBS: JobTable = { ...sqlJobs, ...archiveJobs };
+
+/** Nice value of pool threads: below the event loop, so a heavy job cannot starve other users' calls. */
+const WORKER_NICE = 10;
 
 /** Progress lines are throttled: one per 250 ms is plenty for a status bar. */
 const PROGRESS_EVERY_MS = 250;
@@ -50,4 +55,14 @@ async function run(port: NonNullable<typeof parentPort>, msg: { id: number; kind
   }
 }
 
-if (!isMainThread && parentPort !== null && (workerData as Record<string, unknown> | null)?.[WORKER_MARK] === true) serve(parentPort);
+if (!isMainThread && parentPort !== null && (workerData as Record<string, unknown> | null)?.[WORKER_MARK] === true) {
+  // Pool work yields the CPU to the host's event loop (which answers every other user): on Linux a
+  // thread has its own nice value and setPriority(0, ...) sets the calling thread's only. Where
+  // that does not hold (or is not allowed) the worker just runs at normal priority.
+  try {
+    os.setPriority(0, WORKER_NICE);
+  } catch {
+    // not permitted or not supported: keep the default priority
+  }
+  serve(parentPort);
+}

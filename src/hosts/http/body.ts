@@ -11,27 +11,56 @@ export class BodyTooLarge extends Error {
   }
 }
 
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** A body that stopped arriving (slow client): the caller answers 408 and closes the connection. */
+export class BodyTimeout extends Error {
+  constructor(readonly idleMs: number) {
+    super(`The request body stopped arriving for ${idleMs / 1000} s; send the whole body at once.`);
+  }
+}
+
+/**
+ * Reads the body; `idleMs` bounds the pause between two chunks (a slow-body client holds a
+ * connection and a request slot; Node's requestTimeout bounds the whole request on top).
+ */
+export function readBody(req: IncomingMessage, limit: number, idleMs = 30_000): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
-  // Events rather than for-await: the async iterator costs a few promise turns per small body.
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge(limit));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const fail = (err: Error) => {
+      cleanup();
+      req.pause();
+      reject(err);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        reject(new BodyTooLarge(limit));
-        return;
-      }
+      if (size > limit) return fail(new BodyTooLarge(limit));
       chunks.push(chunk);
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(new BodyTimeout(idleMs)), idleMs);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => fail(err);
+    // The client went away before the end: nothing to answer, nothing to run.
+    const onClose = () => {
+      if (!req.complete) fail(new BodyTimeout(idleMs));
     };
     req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    req.once('error', reject);
-    req.once('aborted', () => reject(new Error('the client aborted the request')));
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 

@@ -19,6 +19,8 @@ export interface ConfigFile {
     public_url?: string;
     openwebui_url?: string;
     access_log?: string;
+    /** Fairness and slow-client limits (settings.ts LIMIT_SETTINGS): max_running, max_queued_per_user, *_timeout (s), max_header_size. */
+    [limit: string]: unknown;
   };
   valves?: Record<string, unknown>;
 }

@@ -10,6 +10,7 @@ import { mcpRoutes } from '../mcp/http.js';
 import { adminRoutes } from './admin/index.js';
 import { MaintenanceSchedule, type ScheduleTimes } from './admin/schedule.js';
 import { valvesSource } from '../valves.js';
+import { createScheduler, serverBusyEnvelope } from './fairness.js';
 import { identityResolver } from './identity/index.js';
 import { createLogger, type Logger } from './log.js';
 import { sendDetail } from './respond.js';
@@ -44,6 +45,17 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   const source = valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults);
   // Links point at this server: --public-url wins, then a public_url valve, then http://HOST:PORT.
   const linkBase = (v: Record<string, unknown>) => (settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === undefined ? { ...v, public_url: ctx.publicUrl() } : v);
+  // Every call (POST /{name} and MCP tools/call) goes through the fair scheduler: one call at a
+  // time per user, a global cap, a bounded queue per user (SERVER_BUSY beyond it).
+  const scheduler = createScheduler(settings.limits);
+  const api: typeof hostApi = {
+    ...hostApi,
+    call: (name, args, valves, host) => {
+      const user = (args.__user__ as { id?: unknown } | undefined)?.id;
+      const key = typeof user === 'string' ? user : '';
+      return scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits));
+    },
+  };
   const ctx: ServerContext = {
     settings,
     storageBase: settings.base,
@@ -51,7 +63,7 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     valves: () => linkBase(source()),
     identify: identityResolver(settings, options.fetchImpl),
     log,
-    api: hostApi,
+    api,
     version,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`,
   };
@@ -61,7 +73,18 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   let inFlight = 0;
   let idle: (() => void) | undefined;
 
-  const server = http.createServer({ requestTimeout: 600_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const { limits } = settings;
+  const server = http.createServer(
+    {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderSize,
+      // Node checks the two timeouts above on this interval (default 30 s): a slowloris client
+      // would otherwise hold its connection up to 30 s past the deadline.
+      connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
     inFlight++;
     res.on('close', () => {
       inFlight--;
@@ -72,7 +95,8 @@ export async function startServer(settings: ServerSettings, options: ServeOption
       if (!res.headersSent) sendDetail(res, 500, 'Internal server error; see the server log.');
       else res.end();
     });
-  });
+    },
+  );
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (loopback && !sameMachine(req)) {

@@ -32,7 +32,38 @@ export interface ServerSettings {
   accessLog: string;
   /** How long a graceful shutdown waits for in-flight calls. */
   shutdownMs: number;
+  /** Fairness and slow-client limits (see LIMIT_SETTINGS). */
+  limits: ServerLimits;
 }
+
+/** Fairness (fairness.ts) and slow-client protection (server.ts, body.ts). */
+export interface ServerLimits {
+  /** Calls running at once, all users together; more wait in one FIFO. */
+  maxRunning: number;
+  /** Calls one user may have waiting behind their running one; beyond: SERVER_BUSY. */
+  maxQueuedPerUser: number;
+  /** The whole request (headers and body) must arrive within this (Node's requestTimeout); 408 otherwise. */
+  requestTimeoutMs: number;
+  /** The headers must arrive within this (Node's headersTimeout: slowloris); 408 otherwise. */
+  headersTimeoutMs: number;
+  /** A body that stops arriving for this long is abandoned (408, connection closed). */
+  bodyIdleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Largest request line + headers, bytes (Node's maxHeaderSize); 431 beyond. */
+  maxHeaderSize: number;
+}
+
+/** Flag, config key (under "server") and default of each limit; seconds for timeouts. */
+export const LIMIT_SETTINGS = {
+  maxRunning: { flag: 'max-running', key: 'max_running', fallback: 16, unit: 1 },
+  maxQueuedPerUser: { flag: 'max-queued-per-user', key: 'max_queued_per_user', fallback: 8, unit: 1 },
+  requestTimeoutMs: { flag: 'request-timeout', key: 'request_timeout', fallback: 300, unit: 1000 },
+  headersTimeoutMs: { flag: 'headers-timeout', key: 'headers_timeout', fallback: 20, unit: 1000 },
+  bodyIdleTimeoutMs: { flag: 'body-timeout', key: 'body_timeout', fallback: 30, unit: 1000 },
+  keepAliveTimeoutMs: { flag: 'keep-alive-timeout', key: 'keep_alive_timeout', fallback: 5, unit: 1000 },
+  maxHeaderSize: { flag: 'max-header-size', key: 'max_header_size', fallback: 16384, unit: 1 },
+} as const satisfies Record<keyof ServerLimits, { flag: string; key: string; fallback: number; unit: number }>;
 
 export interface Flags {
   options: Record<string, string>;
@@ -69,7 +100,10 @@ export function valveFlags(list: readonly string[] = []): Record<string, string>
   return out;
 }
 
-export const SERVE_FLAGS = ['host', 'port', 'base', 'config', 'auth', 'api-key', 'jwt-secret', 'user', 'public-url', 'openwebui-url', 'valve', 'access-log', 'shutdown-timeout'] as const;
+export const SERVE_FLAGS = [
+  'host', 'port', 'base', 'config', 'auth', 'api-key', 'jwt-secret', 'user', 'public-url', 'openwebui-url', 'valve', 'access-log', 'shutdown-timeout',
+  ...Object.values(LIMIT_SETTINGS).map((l) => l.flag),
+] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -129,6 +163,17 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
   const shutdownText = pick('shutdown-timeout') ?? '10';
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
+  const limits = {} as ServerLimits;
+  for (const [name, spec] of Object.entries(LIMIT_SETTINGS) as [keyof ServerLimits, (typeof LIMIT_SETTINGS)[keyof ServerLimits]][]) {
+    const fromFile = (server as Record<string, unknown>)[spec.key];
+    const text = pick(spec.flag) ?? (fromFile !== undefined ? String(fromFile) : String(spec.fallback));
+    const value = Number(text);
+    // Timeouts may be fractions of a second; counts and sizes are whole numbers. All must be > 0.
+    if (!Number.isFinite(value) || value <= 0 || (spec.unit === 1 && !Number.isInteger(value))) {
+      throw new Error(`--${spec.flag} must be a ${spec.unit === 1 ? 'whole number' : 'number of seconds'} > 0, got '${text}'`);
+    }
+    limits[name] = Math.round(value * spec.unit);
+  }
   return {
     settings: {
       host,
@@ -145,6 +190,7 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
       flagValves: valveFlags(flags.lists.valve),
       accessLog: pick('access-log') ?? server.access_log ?? 'stderr',
       shutdownMs: shutdownSeconds * 1000,
+      limits,
     },
     generated,
     config,

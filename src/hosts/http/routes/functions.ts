@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AttachedFile } from '../../../index.js';
 import { callArguments, callHost, closestNames } from '../../call.js';
-import { BodyTooLarge, bodyLimit, readBody } from '../body.js';
+import { BodyTimeout, BodyTooLarge, bodyLimit, readBody } from '../body.js';
 import { challenge } from '../identity/index.js';
 import { header } from '../identity/types.js';
 import { openwebuiFile, postChatEvent } from '../openwebui.js';
@@ -43,8 +43,8 @@ function asObject(text: string, what: string): Record<string, unknown> {
 }
 
 /** JSON body, or multipart/form-data with `arguments` (JSON text) and `files` parts (the uploads). */
-async function readCall(req: IncomingMessage, limit: number): Promise<{ args: Record<string, unknown>; files: AttachedFile[] }> {
-  const body = await readBody(req, limit);
+async function readCall(req: IncomingMessage, limit: number, idleMs: number): Promise<{ args: Record<string, unknown>; files: AttachedFile[] }> {
+  const body = await readBody(req, limit, idleMs);
   const type = header(req.headers, 'content-type') ?? '';
   if (!/^multipart\/form-data/i.test(type)) return { args: asObject(body.toString('utf8'), 'The request body'), files: [] };
   let form: FormData;
@@ -61,6 +61,18 @@ async function readCall(req: IncomingMessage, limit: number): Promise<{ args: Re
     files.push({ name: part.name, bytes: new Uint8Array(await part.arrayBuffer()) });
   }
   return { args, files };
+}
+
+/**
+ * After an early answer (413, 408) the rest of the body is read and dropped for a moment before the
+ * connection closes: closing a socket with unread bytes makes the kernel send a reset, which can
+ * wipe the answer from the client's buffer before the client reads it.
+ */
+function discardThenClose(req: IncomingMessage): void {
+  const timer = setTimeout(() => req.destroy(), 1000);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.resume();
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpExecArray | null, ctx: ServerContext): Promise<void> {
@@ -95,12 +107,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
     userValves = base64Object(header(req.headers, 'x-fileshed-user-valves'), 'X-Fileshed-User-Valves');
     // The storage base is the server's, whatever an override says: it decides which disk is served.
     if (overrides) valves = { ...valves, ...overrides, storage_base_path: ctx.storageBase };
-    ({ args, files } = await readCall(req, bodyLimit(valves)));
+    ({ args, files } = await readCall(req, bodyLimit(valves), ctx.settings.limits.bodyIdleTimeoutMs));
   } catch (err) {
     if (err instanceof BodyTooLarge) {
       res.setHeader('Connection', 'close');
       sendDetail(res, 413, `${err.message} It follows the valve max_file_size_mb; write big content in several calls.`);
-      req.destroy();
+      discardThenClose(req);
+      return;
+    }
+    if (err instanceof BodyTimeout) {
+      res.setHeader('Connection', 'close');
+      sendDetail(res, 408, err.message);
+      discardThenClose(req);
       return;
     }
     if (err instanceof BadRequest) {

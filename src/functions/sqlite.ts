@@ -332,7 +332,7 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
   await guardWrite(ctx, target);
   const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, (image) =>
     runImport(
-      { bytes: image.bytes, padTo: image.padTo },
+      image,
       {
         csvAbs: csv.abs,
         csvShown: csv.shown,

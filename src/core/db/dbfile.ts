@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { shedError } from '../errors.js';
-import { atomicWrite } from '../fs/atomic.js';
+import { openAtomic } from '../fs/atomic.js';
 import { ensureFileSize, ensureQuota, scopeTotal } from '../quota/quota.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
@@ -73,8 +73,21 @@ export interface WriteOutcome<T> {
 /** What the work on a database image returns: its result, and the new image when something changed. */
 export interface ImageOutcome<T> {
   result: T;
-  /** The whole new database file; undefined when nothing changed (the file is not rewritten). */
-  bytes: Uint8Array | undefined;
+  /** Size of the new database written to the staged file; undefined when nothing changed (the file is not rewritten). */
+  size: number | undefined;
+}
+
+/**
+ * What a database write job gets: the current file to read (none when it is created), the temp file
+ * to write the new image to (an open descriptor: threads share the process's descriptors), and
+ * limits. The job reads, writes and fsyncs off the main thread; the main thread only checks the
+ * size and the quota and renames (a 50 MB image written on the main thread stalled every user).
+ */
+export interface ImageJob {
+  source: Pick<DbTarget, 'abs' | 'rel' | 'shown'> | undefined;
+  outFd: number;
+  padTo: number;
+  roomBytes: number;
 }
 
 /**
@@ -86,7 +99,7 @@ export interface ImageOutcome<T> {
 export async function withDbWrite<T>(
   t: DbTarget,
   limits: WriteLimits,
-  work: (image: { bytes: Uint8Array | undefined; padTo: number; roomBytes: number }) => Promise<ImageOutcome<T>>,
+  work: (image: ImageJob) => Promise<ImageOutcome<T>>,
 ): Promise<WriteOutcome<T>> {
   return withDbLock(dbLockPath(t.zone.workBase, t.abs), t.shown, async () => {
     let sizeBefore = 0;
@@ -112,11 +125,21 @@ export async function withDbWrite<T>(
     const room = Math.max(0, t.zone.scope.limitBytes - (await scopeTotal(t.zone.scope))) + sizeBefore;
     const limit = Math.min(maxBytes, room);
     const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
-    const { result, bytes } = await work({ bytes: created ? undefined : readDbBytes(t), padTo, roomBytes: limit });
-    if (bytes === undefined) return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
-    ensureFileSize(bytes.length, limits.maxFileSizeMb, t.shown);
-    await ensureQuota(t.zone.scope, bytes.length - sizeBefore);
-    atomicWrite(t.abs, bytes);
-    return { result, written: true, sizeBefore, sizeAfter: bytes.length, created };
+    const staged = openAtomic(t.abs);
+    try {
+      const source = created ? undefined : { abs: t.abs, rel: t.rel, shown: t.shown };
+      const { result, size } = await work({ source, outFd: staged.fd, padTo, roomBytes: limit });
+      if (size === undefined) {
+        staged.abort();
+        return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
+      }
+      ensureFileSize(size, limits.maxFileSizeMb, t.shown);
+      await ensureQuota(t.zone.scope, size - sizeBefore);
+      staged.commit(); // the job fsynced the data: this fsync is cheap, then rename + folder fsync
+      return { result, written: true, sizeBefore, sizeAfter: size, created };
+    } catch (err) {
+      staged.abort();
+      throw err;
+    }
   });
 }

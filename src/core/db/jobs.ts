@@ -6,13 +6,14 @@
  * `sqlJobs` are the worker-side implementations; the `run*` functions are what handlers call on the
  * main thread (they add the timeout, the status relay and the error for a stopped statement).
  */
+import fs from 'node:fs';
 import type { Database } from 'sql.js';
 import { shedError } from '../errors.js';
 import { runJob } from '../work/pool.js';
 import type { JobContext, JobTable } from '../work/jobs.js';
 import { importCsv, type ImportReport, type ImportRequest } from './csv/import.js';
 import { exportCsv } from './csv-export.js';
-import { readDbBytes, type DbTarget, type ImageOutcome } from './dbfile.js';
+import { readDbBytes, type DbTarget, type ImageJob, type ImageOutcome } from './dbfile.js';
 import { openDatabase, sqliteMessage } from './engine.js';
 import { bindParams, prepareOne, runStatement, type BindValue, type RunResult } from './query.js';
 
@@ -39,10 +40,8 @@ export interface ExportInput {
 
 export type ImportInput = Omit<ImportRequest, 'db' | 'progress'>;
 
-interface ImageInput {
-  bytes: Uint8Array | undefined;
-  padTo: number;
-}
+/** The database file to read (none: a new database), the staged descriptor to write, and the size hint. */
+type ImageInput = Pick<ImageJob, 'source' | 'outFd' | 'padTo'>;
 
 /** Caps SQLite's heap, and turns its "out of memory" into RESOURCE_LIMIT. */
 async function open(bytes: Uint8Array | undefined, padTo = 0): Promise<Database> {
@@ -97,14 +96,14 @@ export const sqlJobs: JobTable = {
 
   async 'sql.write'(input) {
     const { image, stmt, dml } = input as { image: ImageInput; stmt: StatementInput; dml: boolean };
-    const db = await open(image.bytes, image.padTo);
+    const db = await openImage(image);
     try {
       const s = prepareOne(db, stmt.query);
       bindParams(db, s, stmt.params, stmt.query);
       const res = runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget });
       // A DML statement that touched no row changed nothing: the file is left alone (and no commit).
       const changed = !(dml && res.changes === 0 && !res.schemaChanged);
-      return imageReply(db, res, changed);
+      return imageReply(db, res, changed, image.outFd);
     } catch (err) {
       return memoryGuard(err);
     } finally {
@@ -114,10 +113,10 @@ export const sqlJobs: JobTable = {
 
   async 'sql.import'(input, ctx: JobContext) {
     const { image, req } = input as { image: ImageInput; req: ImportInput };
-    const db = await open(image.bytes, image.padTo);
+    const db = await openImage(image);
     try {
       const report = await importCsv({ ...req, db, progress: async (done, total, rows) => ctx.progress(done, total, rows) });
-      return imageReply(db, report, true);
+      return imageReply(db, report, true, image.outFd);
     } catch (err) {
       return memoryGuard(err);
     } finally {
@@ -126,10 +125,18 @@ export const sqlJobs: JobTable = {
   },
 };
 
-function imageReply<T>(db: Database, result: T, changed: boolean): { value: ImageOutcome<T>; transfer: ArrayBuffer[] } {
-  if (!changed) return { value: { result, bytes: undefined }, transfer: [] };
+function openImage(image: ImageInput): Promise<Database> {
+  return open(image.source === undefined ? undefined : readDbBytes(image.source as DbTarget), image.padTo);
+}
+
+/** Writes the new image to the staged file and syncs it, here in the worker; the main thread renames it. */
+function imageReply<T>(db: Database, result: T, changed: boolean, outFd: number): { value: ImageOutcome<T> } {
+  if (!changed) return { value: { result, size: undefined } };
   const bytes = db.export();
-  return { value: { result, bytes }, transfer: [bytes.buffer as ArrayBuffer] };
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(outFd, bytes, done, bytes.length - done);
+  fs.fsyncSync(outFd);
+  return { value: { result, size: bytes.length } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,16 +185,11 @@ export function runExport(t: DbTarget, exp: ExportInput, o: SqlRunOptions): Prom
 }
 
 export function runWriteStatement(image: ImageInput, stmt: StatementInput, dml: boolean, o: SqlRunOptions): Promise<ImageOutcome<RunResult>> {
-  return runJob('sql.write', { image, stmt, dml }, options(o, stmt.query), transferOf(image));
+  return runJob('sql.write', { image, stmt, dml }, options(o, stmt.query));
 }
 
 export function runImport(image: ImageInput, req: ImportInput, o: SqlRunOptions): Promise<ImageOutcome<ImportReport>> {
-  return runJob('sql.import', { image, req }, options(o, undefined), transferOf(image));
+  return runJob('sql.import', { image, req }, options(o, undefined));
 }
 
-/** The file's bytes move to the worker instead of being copied (Buffers from a pool are copied). */
-function transferOf(image: ImageInput): ArrayBuffer[] {
-  const b = image.bytes;
-  if (b === undefined || b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength || !(b.buffer instanceof ArrayBuffer)) return [];
-  return [b.buffer];
-}
+

@@ -150,12 +150,20 @@ function dispatchTo(slot: Slot, job: Pending): void {
     if (keep) {
       slot.busy = false;
       worker.unref();
-    } else {
-      drop(slot);
-      void worker.terminate().catch(() => undefined);
+      fn();
+      pump();
+      return;
     }
-    fn();
-    pump();
+    drop(slot);
+    // The caller hears of the failure only once the thread has stopped: a job may be writing to a
+    // descriptor the caller closes next (a staged database file), and that number could be reused.
+    void worker
+      .terminate()
+      .catch(() => undefined)
+      .then(() => {
+        fn();
+        pump();
+      });
   };
   const onMessage = (msg: WorkerReply) => {
     if (msg.id !== id) return;

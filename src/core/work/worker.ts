@@ -14,7 +14,7 @@ import { WORKER_MARK, type WorkerReply } from './pool.js';
 const JOBS: JobTable = { ...sqlJobs, ...archiveJobs };
 
 /** Nice value of pool threads: below the event loop, so a heavy job cannot starve other users' calls. */
-const WORKER_NICE = 10;
+const WORKER_NICE = 19;
 
 /** Progress lines are throttled: one per 250 ms is plenty for a status bar. */
 const PROGRESS_EVERY_MS = 250;

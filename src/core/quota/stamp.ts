@@ -16,6 +16,8 @@ import type { QuotaScope } from '../zones/zones.js';
 import { invalidateTree } from './usage.js';
 import { scopeStateDir, STAMP_NAME } from '../locks/state-dir.js';
 
+const STAMP_BYTES = 48;
+
 /** Scope key → the stamp this process last saw or wrote. */
 const seen = new Map<string, string>();
 
@@ -35,12 +37,24 @@ function readStamp(file: string): string {
 /** Records that this process changed the scope (after each modifying call). */
 export function bumpStamp(scope: Pick<QuotaScope, 'key'>): void {
   const file = stampPath(scope);
-  const token = `${process.pid} ${Date.now()} ${crypto.randomBytes(6).toString('hex')}`;
+  // Fixed length, so rewriting never truncates (on ext4 a truncate-then-write forces a data flush).
+  const token = `${process.pid} ${Date.now()} ${crypto.randomBytes(6).toString('hex')}`.padEnd(STAMP_BYTES, ' ').slice(0, STAMP_BYTES);
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-    fs.writeFileSync(tmp, token);
-    fs.renameSync(tmp, file); // readers see the old stamp or the new one, never half of it
+    // Overwritten in place (no temp + rename, no truncate: either cost every modifying call most of
+    // a millisecond): a reader that catches it half-written sees a stamp that is not the one it
+    // knows, and measures again, which is the safe side.
+    let fd: number;
+    try {
+      fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o644);
+    } catch {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o644);
+    }
+    try {
+      fs.writeSync(fd, token, 0, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
     seen.set(scope.key, token);
   } catch {
     seen.delete(scope.key); // unknown state: the next question measures again

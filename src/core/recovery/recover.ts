@@ -18,6 +18,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TEMP_SUFFIX } from '../fs/atomic.js';
+import { dbLockPath, withDbLock } from '../db/dblock.js';
+import { ACCESS_DB, accessDbPath } from '../groups/accessdb.js';
 import { walkEntries } from '../fs/walk.js';
 import type { Identity } from '../identity.js';
 import { withCallLock } from '../locks/call-lock.js';
@@ -60,6 +62,20 @@ export async function recoverStorage(base: string): Promise<RecoveryReport> {
         // one unreadable scope must not stop the others (the next start tries again)
       }
     }
+  }
+  // Temp copies of the access database left by a killed write, taken under that database's lock
+  // (another instance may be writing it right now: its temp file is not a leftover).
+  try {
+    const db = accessDbPath(root);
+    await withDbLock(dbLockPath(root, db), ACCESS_DB, async () => {
+      for (const name of listDir(root)) {
+        if (!name.startsWith(`.${ACCESS_DB}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
+        fs.rmSync(path.join(root, name), { force: true });
+        report.temp_files.push(name);
+      }
+    });
+  } catch {
+    // the next start tries again; maintenance removes old ones too
   }
   return report;
 }

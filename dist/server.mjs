@@ -20406,7 +20406,10 @@ function createMcpServer(opts) {
     inputSchema: f.parameters,
     annotations: { readOnlyHint: f.hints.readOnly, destructiveHint: f.hints.destructive, idempotentHint: f.hints.idempotent, openWorldHint: f.hints.openWorld }
   }));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    const enabled = new Set(opts.api.enabled(opts.valves(), opts.callerOf(extra)?.user.role));
+    return { tools: tools.filter((t) => enabled.has(t.name)) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!opts.api.has(name)) {
@@ -21516,7 +21519,17 @@ function openApiDocument(functions, opts) {
 
 // src/hosts/http/routes/basic.ts
 function basicRoutes(ctx) {
-  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth }));
+  let cached2 = { key: "", text: "" };
+  const openapi = () => {
+    const valves = ctx.valves();
+    const enabled = /* @__PURE__ */ new Set([...ctx.api.enabled(valves, "user"), ...ctx.api.enabled(valves, "admin")]);
+    const key = [...enabled].join(",");
+    if (key !== cached2.key) {
+      const functions = ctx.api.functions.filter((f) => enabled.has(f.name));
+      cached2 = { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth })) };
+    }
+    return cached2.text;
+  };
   let sandbox;
   return [
     {
@@ -21528,7 +21541,7 @@ function basicRoutes(ctx) {
         sendJson(res, 200, { status: "ok", version: ctx.version, sandbox: (await sandbox).active, auth: ctx.settings.auth });
       }
     },
-    { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi, { "Access-Control-Allow-Origin": "*" }) }
+    { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi(), { "Access-Control-Allow-Origin": "*" }) }
   ];
 }
 

@@ -7,9 +7,7 @@ import { shedError } from './core/errors.js';
 import { defaultValves } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import { standaloneHost, type HostBridge } from './host/bridge.js';
-import type { FunctionDef } from './registry/define.js';
-import { dispatch } from './registry/dispatch.js';
-import { enabledFunctions, warnUnknown } from './registry/profiles.js';
+import { callFunction } from './registry/call.js';
 
 export interface ToolsOptions {
   host?: HostBridge;
@@ -34,17 +32,7 @@ for (const def of FUNCTIONS) {
     if (host === undefined) {
       return errorJson(shedError('INTERNAL_ERROR', `${def.name} must be called on a Tools instance: tools.${def.name}({...}).`));
     }
-    const valves = (this as Tools).valves;
-    try {
-      // The functions valve decides what this caller may use; the prototype itself stays static.
-      const profile = enabledFunctions(FUNCTIONS, valves ?? {}, callerRole(args));
-      warnUnknown(profile.unknown);
-      if (!profile.functions.includes(def)) return disabled(def, profile.functions);
-      return await dispatch(def, args, valves, host, profile.functions);
-    } catch (err) {
-      // dispatch answers every failure itself; this is the last guard so nothing ever escapes a method.
-      return errorJson(shedError('INTERNAL_ERROR', `${def.name} failed unexpectedly (${err instanceof Error ? err.name : typeof err}).`));
-    }
+    return callFunction(def, args, (this as Tools).valves, host);
   };
   Object.defineProperty(method, 'name', { value: def.name });
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });
@@ -53,21 +41,4 @@ for (const def of FUNCTIONS) {
 // Typed view for TypeScript users of the bundle: every shed_* method resolves to a JSON string.
 export interface Tools {
   [name: `shed_${string}`]: (args?: Record<string, unknown>) => Promise<string>;
-}
-
-/** The role the host gave (`__user__.role`), read before validation: only "admin" changes the profile. */
-function callerRole(args: unknown): string | undefined {
-  const user = args !== null && typeof args === 'object' ? (args as Record<string, unknown>).__user__ : undefined;
-  const role = user !== null && typeof user === 'object' ? (user as Record<string, unknown>).role : undefined;
-  return typeof role === 'string' ? role : undefined;
-}
-
-function disabled(def: FunctionDef, enabled: readonly FunctionDef[]): string {
-  const names = enabled.map((f) => f.name);
-  return errorJson(
-    shedError('FUNCTION_DISABLED', `${def.name} is turned off on this server (admin setting 'functions').`, {
-      details: { function: def.name, enabled: names },
-      hint: `Use the enabled functions instead (shed_help() lists them): ${names.join(', ')}. If you really need ${def.name}, ask an admin to enable it.`,
-    }),
-  );
 }

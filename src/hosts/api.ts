@@ -9,7 +9,7 @@ import { ShedError } from '../core/errors.js';
 import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { FUNCTIONS } from '../functions/index.js';
 import { standaloneHost, type HostBridge } from '../host/bridge.js';
-import { dispatch } from '../registry/dispatch.js';
+import { callFunction, enabledNames } from '../registry/call.js';
 import { toolHints, toolSpec } from '../registry/specs.js';
 import type { ToolHints } from '../registry/define.js';
 
@@ -36,8 +36,10 @@ export const hostApi = {
   call(name: string, args: Record<string, unknown>, valves: Record<string, unknown>, host: HostBridge = standaloneHost): Promise<string> {
     const def = byName.get(name);
     if (def === undefined) return Promise.resolve(JSON.stringify({ success: false, error: { code: 'INVALID_PARAMETER', message: `Unknown function '${name}'.` } }));
-    return dispatch(def, args, valves, host, FUNCTIONS);
+    return callFunction(def, args, valves, host);
   },
+  /** Names of the functions the `functions` valves enable for a role (OpenAPI, MCP tool lists). */
+  enabled: enabledNames,
   defaultValves: (): Valves => defaultValves(),
   /** Validated admin valves, or the INVALID_VALVES message naming the valve. */
   checkValves(raw: unknown): { ok: true; valves: Valves } | { ok: false; message: string } {

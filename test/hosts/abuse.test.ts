@@ -192,7 +192,10 @@ describe('oversized input', () => {
   it('a chunked body growing past the limit: 413', async () => {
     const chunk = `${(256 * 1024).toString(16)}\r\n${'x'.repeat(256 * 1024)}\r\n`;
     const r = await attack(() => raw([req('POST /shed_create_file HTTP/1.1', [...H(), 'Content-Type: application/json', 'Transfer-Encoding: chunked'], ''), ...Array.from({ length: 12 }, () => chunk)]));
-    expect(r.status).toBe(413);
+    // The server answers 413 and closes once it stopped reading; a client still writing may see the
+    // reset before it reads the answer (more likely on a loaded machine). Never a 2xx or 5xx.
+    if (r.status === undefined) expect(r.closed).toBe(true);
+    else expect(r.status).toBe(413);
   });
   it('JSON nested 100,000 levels: 200 envelope INVALID_PARAMETER (arrays) or 400, never 5xx', async () => {
     for (const body of [`{"zone":"storage","path":"x.txt","content":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`]) {

@@ -38,7 +38,11 @@ export function createMcpServer(opts: McpOptions): Server {
     inputSchema: f.parameters as { type: 'object'; properties?: Record<string, object> },
     annotations: { readOnlyHint: f.hints.readOnly, destructiveHint: f.hints.destructive, idempotentHint: f.hints.idempotent, openWorldHint: f.hints.openWorld },
   }));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  // Only the functions the `functions` valves enable for this caller's role.
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    const enabled = new Set(opts.api.enabled(opts.valves(), opts.callerOf(extra)?.user.role));
+    return { tools: tools.filter((t) => enabled.has(t.name)) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!opts.api.has(name)) {

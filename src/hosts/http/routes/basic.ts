@@ -4,8 +4,20 @@ import { sendJson } from '../respond.js';
 import type { Route, ServerContext } from '../route.js';
 
 export function basicRoutes(ctx: ServerContext): Route[] {
-  // Built once and served from memory: Open WebUI re-fetches it at every chat request (10 s timeout).
-  const openapi = JSON.stringify(openApiDocument(ctx.api.functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth }));
+  // Served from memory: Open WebUI re-fetches it at every chat request (10 s timeout). It lists the
+  // functions the `functions` valves enable (for users or admins: the document is read without a
+  // user), and is rebuilt only when that set changes (the admin page changes valves at run time).
+  let cached = { key: '', text: '' };
+  const openapi = (): string => {
+    const valves = ctx.valves();
+    const enabled = new Set([...ctx.api.enabled(valves, 'user'), ...ctx.api.enabled(valves, 'admin')]);
+    const key = [...enabled].join(',');
+    if (key !== cached.key) {
+      const functions = ctx.api.functions.filter((f) => enabled.has(f.name));
+      cached = { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth })) };
+    }
+    return cached.text;
+  };
   let sandbox: Promise<{ active: string }> | undefined;
   return [
     {
@@ -17,6 +29,6 @@ export function basicRoutes(ctx: ServerContext): Route[] {
         sendJson(res, 200, { status: 'ok', version: ctx.version, sandbox: (await sandbox).active, auth: ctx.settings.auth });
       },
     },
-    { methods: ['GET', 'HEAD'], path: '/openapi.json', handler: (_req, res) => sendJson(res, 200, openapi, { 'Access-Control-Allow-Origin': '*' }) },
+    { methods: ['GET', 'HEAD'], path: '/openapi.json', handler: (_req, res) => sendJson(res, 200, openapi(), { 'Access-Control-Allow-Origin': '*' }) },
   ];
 }

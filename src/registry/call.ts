@@ -1,0 +1,46 @@
+/**
+ * One call of a registered function under the function profile (valves `functions` /
+ * `functions_admin`): the single entry used by the Tools methods and by the hosts, so a function the
+ * admin turned off answers FUNCTION_DISABLED whichever way it is reached. Never throws.
+ */
+import { errorJson } from '../core/envelope.js';
+import { shedError } from '../core/errors.js';
+import { FUNCTIONS } from '../functions/index.js';
+import type { HostBridge } from '../host/bridge.js';
+import type { FunctionDef } from './define.js';
+import { dispatch } from './dispatch.js';
+import { enabledFunctions, warnUnknown } from './profiles.js';
+
+export async function callFunction(def: FunctionDef, args: unknown, valves: Record<string, unknown> | undefined, host: HostBridge): Promise<string> {
+  try {
+    const profile = enabledFunctions(FUNCTIONS, valves ?? {}, callerRole(args));
+    warnUnknown(profile.unknown);
+    if (!profile.functions.includes(def)) return disabled(def, profile.functions);
+    return await dispatch(def, args, valves, host, profile.functions);
+  } catch (err) {
+    // dispatch answers every failure itself; this is the last guard so nothing ever escapes a method.
+    return errorJson(shedError('INTERNAL_ERROR', `${def.name} failed unexpectedly (${err instanceof Error ? err.name : typeof err}).`));
+  }
+}
+
+/** Names of the functions enabled for a role (hosts filter their OpenAPI document and MCP tool list with it). */
+export function enabledNames(valves: Record<string, unknown>, role: string | undefined): string[] {
+  return enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name);
+}
+
+/** The role the host gave (`__user__.role`), read before validation: only "admin" changes the profile. */
+function callerRole(args: unknown): string | undefined {
+  const user = args !== null && typeof args === 'object' ? (args as Record<string, unknown>).__user__ : undefined;
+  const role = user !== null && typeof user === 'object' ? (user as Record<string, unknown>).role : undefined;
+  return typeof role === 'string' ? role : undefined;
+}
+
+function disabled(def: FunctionDef, enabled: readonly FunctionDef[]): string {
+  const names = enabled.map((f) => f.name);
+  return errorJson(
+    shedError('FUNCTION_DISABLED', `${def.name} is turned off on this server (admin setting 'functions').`, {
+      details: { function: def.name, enabled: names },
+      hint: `Use the enabled functions instead (shed_help() lists them): ${names.join(', ')}. If you really need ${def.name}, ask an admin to enable it.`,
+    }),
+  );
+}

@@ -48,7 +48,16 @@ export interface JobOptions {
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: { code?: ErrorCode; message: string; details?: Details; hint?: string; name?: string } }
-  | { id: number; status: string };
+  | { id: number; status: string }
+  | { id: number; started: true };
+
+/**
+ * A job's deadline runs from the moment its worker starts it (a `started` reply), not from the
+ * moment it was posted: a worker that is still booting (loading the bundle, instantiating sql.js,
+ * slow on a loaded machine) must not eat a one-second statement timeout. Until then this grace bounds
+ * the wait for a worker that never starts.
+ */
+const BOOT_GRACE_MS = 60_000;
 
 interface Slot {
   worker: Worker;
@@ -167,6 +176,11 @@ function dispatchTo(slot: Slot, job: Pending): void {
   };
   const onMessage = (msg: WorkerReply) => {
     if (msg.id !== id) return;
+    if ('started' in msg) {
+      clearTimeout(timer);
+      timer = setTimeout(timeout, job.opts.timeoutMs);
+      return;
+    }
     if ('status' in msg) {
       try {
         job.opts.onStatus?.(msg.status);
@@ -186,7 +200,8 @@ function dispatchTo(slot: Slot, job: Pending): void {
   const onExit = (exitCode: number) => {
     finish(() => job.reject(shedError('INTERNAL_ERROR', `A worker thread stopped unexpectedly (exit code ${exitCode}).`)), false);
   };
-  const timer = setTimeout(() => finish(() => job.reject(job.opts.onTimeout()), false), job.opts.timeoutMs);
+  const timeout = () => finish(() => job.reject(job.opts.onTimeout()), false);
+  let timer = setTimeout(timeout, job.opts.timeoutMs + BOOT_GRACE_MS);
   worker.on('message', onMessage);
   worker.on('error', onError);
   worker.on('exit', onExit);

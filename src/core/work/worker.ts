@@ -33,6 +33,7 @@ async function run(port: NonNullable<typeof parentPort>, msg: { id: number; kind
     return;
   }
   let last = 0;
+  reply({ id: msg.id, started: true }); // the job's deadline starts now (pool.ts)
   try {
     const { value, transfer } = await job(msg.input, {
       progress: async (done, total, rows) => {

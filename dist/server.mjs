@@ -20373,23 +20373,6 @@ function callHost(req) {
     ...token && req.openwebuiUrl ? { openWebUI: { url: req.openwebuiUrl, token } } : {}
   };
 }
-function closestNames(name, names, count = 3) {
-  const target = name.toLowerCase().replace(/^shed_/, "");
-  return names.map((n) => ({ n, d: distance(target, n.toLowerCase().replace(/^shed_/, "")) })).sort((a, b) => a.d - b.d || a.n.localeCompare(b.n)).slice(0, count).map((x2) => x2.n);
-}
-function distance(a, b) {
-  const prev = Array.from({ length: b.length + 1 }, (_, i2) => i2);
-  for (let i2 = 1; i2 <= a.length; i2++) {
-    let diag = prev[0];
-    prev[0] = i2;
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j];
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i2 - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
-    }
-  }
-  return prev[b.length];
-}
 
 // src/hosts/mcp/server.ts
 function createMcpServer(opts) {
@@ -20413,7 +20396,7 @@ function createMcpServer(opts) {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!opts.api.has(name)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Closest: ${closestNames(name, tools.map((t) => t.name)).join(", ")}.`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Closest: ${opts.api.closestNames(name, tools.map((t) => t.name)).join(", ")}.`);
     }
     const caller = opts.callerOf(extra);
     if (caller === void 0) throw new McpError(ErrorCode.InvalidRequest, "No authenticated caller for this request.");
@@ -27537,7 +27520,7 @@ function discardThenClose(req) {
 async function handle(req, res, match, ctx) {
   const name = match?.[1] ?? "";
   if (!ctx.api.has(name)) {
-    const near = closestNames(name, ctx.api.functions.map((f) => f.name));
+    const near = ctx.api.closestNames(name, ctx.api.functions.map((f) => f.name));
     sendDetail(res, 404, `No function '${name.slice(0, 80)}'. Closest: ${near.join(", ")}. The full list is at /openapi.json.`);
     return;
   }

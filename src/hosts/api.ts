@@ -10,6 +10,7 @@ import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves
 import { FUNCTIONS } from '../functions/index.js';
 import { standaloneHost, type HostBridge } from '../host/bridge.js';
 import { callFunction, enabledNames } from '../registry/call.js';
+import { closestNames } from '../core/text/distance.js';
 import { toolHints, toolSpec } from '../registry/specs.js';
 import type { ToolHints } from '../registry/define.js';
 
@@ -38,6 +39,8 @@ export const hostApi = {
     if (def === undefined) return Promise.resolve(JSON.stringify({ success: false, error: { code: 'INVALID_PARAMETER', message: `Unknown function '${name}'.` } }));
     return callFunction(def, args, valves, host);
   },
+  /** The registered names closest to an unknown one (for a 404 or an MCP error that teaches). */
+  closestNames,
   /** Names of the functions the `functions` valves enable for a role (OpenAPI, MCP tool lists). */
   enabled: enabledNames,
   defaultValves: (): Valves => defaultValves(),

@@ -5,7 +5,7 @@
  * dropped; the per-call host bridge carries the attachments and, for an Open WebUI session, the
  * user's token for group lookups. The call itself goes through the plugin's one dispatcher.
  */
-import type { AttachedFile, HostBridge, hostApi as HostApi, StatusEvent } from '../index.js';
+import type { AttachedFile, HostBridge, StatusEvent } from '../index.js';
 import { openwebuiGroups } from './http/openwebui.js';
 import type { Caller } from './http/identity/index.js';
 
@@ -40,32 +40,4 @@ export function callHost(req: CallRequest): HostBridge {
     // The link backend "openwebui" uploads with the caller's own session token.
     ...(token && req.openwebuiUrl ? { openWebUI: { url: req.openwebuiUrl, token } } : {}),
   };
-}
-
-export function runCall(api: typeof HostApi, name: string, args: Record<string, unknown>, valves: Record<string, unknown>, req: CallRequest): Promise<string> {
-  return api.call(name, callArguments(args, req), valves, callHost(req));
-}
-
-/** The registered names closest to an unknown one (for a 404 that teaches). */
-export function closestNames(name: string, names: readonly string[], count = 3): string[] {
-  const target = name.toLowerCase().replace(/^shed_/, '');
-  return names
-    .map((n) => ({ n, d: distance(target, n.toLowerCase().replace(/^shed_/, '')) }))
-    .sort((a, b) => a.d - b.d || a.n.localeCompare(b.n))
-    .slice(0, count)
-    .map((x) => x.n);
-}
-
-function distance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
-    }
-  }
-  return prev[b.length]!;
 }

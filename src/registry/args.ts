@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { shedError, showValue, type ShedError } from '../core/errors.js';
 import { renderCall, type FunctionDef } from './define.js';
+import { editDistance } from '../core/text/distance.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'enum' | 'other';
 
@@ -191,18 +192,4 @@ function closest(key: string, known: readonly string[]): string | undefined {
     if (score < bestScore) [best, bestScore] = [candidate, score];
   }
   return bestScore <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const keep = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = keep;
-    }
-  }
-  return row[b.length]!;
 }

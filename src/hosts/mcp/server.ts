@@ -8,7 +8,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { hostApi as HostApi } from '../../index.js';
-import { callArguments, callHost, closestNames, type CallRequest } from '../call.js';
+import { callArguments, callHost, type CallRequest } from '../call.js';
 import type { Caller } from '../http/identity/index.js';
 import type { Logger } from '../http/log.js';
 
@@ -46,7 +46,7 @@ export function createMcpServer(opts: McpOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!opts.api.has(name)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Closest: ${closestNames(name, tools.map((t) => t.name)).join(', ')}.`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Closest: ${opts.api.closestNames(name, tools.map((t) => t.name)).join(', ')}.`);
     }
     const caller = opts.callerOf(extra);
     if (caller === undefined) throw new McpError(ErrorCode.InvalidRequest, 'No authenticated caller for this request.');

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AttachedFile } from '../../../index.js';
-import { callArguments, callHost, closestNames } from '../../call.js';
+import { callArguments, callHost } from '../../call.js';
 import { BodyTimeout, BodyTooLarge, bodyLimit, readBody } from '../body.js';
 import { challenge } from '../identity/index.js';
 import { header } from '../identity/types.js';
@@ -78,7 +78,7 @@ function discardThenClose(req: IncomingMessage): void {
 async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpExecArray | null, ctx: ServerContext): Promise<void> {
   const name = match?.[1] ?? '';
   if (!ctx.api.has(name)) {
-    const near = closestNames(name, ctx.api.functions.map((f) => f.name));
+    const near = ctx.api.closestNames(name, ctx.api.functions.map((f) => f.name));
     sendDetail(res, 404, `No function '${name.slice(0, 80)}'. Closest: ${near.join(', ')}. The full list is at /openapi.json.`);
     return;
   }

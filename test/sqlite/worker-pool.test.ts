@@ -24,9 +24,11 @@ function dbLocks(s: Shed): string[] {
 
 describe('runaway statements', () => {
   it('a runaway read ends as QUERY_TIMEOUT with a hint, while shed_read answers at once', async () => {
-    shed = makeShed({ sqlite_timeout_seconds: 1 });
-    await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'CREATE TABLE t(x)' });
+    shed = makeShed();
+    expect((await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
     put(shed, 'note.txt', 'hello\n');
+    // Only the runaway gets the short timeout (the setup's write and fsync may be slow on a loaded machine).
+    shed.tools.valves = { ...shed.tools.valves, sqlite_timeout_seconds: 1 };
     const started = Date.now();
     const runaway = shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: RUNAWAY });
     await new Promise((r) => setTimeout(r, 150)); // the statement is running on its worker now
@@ -49,9 +51,10 @@ describe('runaway statements', () => {
   });
 
   it('a runaway write leaves the database byte-identical and its lock released', async () => {
-    shed = makeShed({ sqlite_timeout_seconds: 1 });
-    await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'CREATE TABLE t(x)' });
-    await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'INSERT INTO t VALUES (1)' });
+    shed = makeShed();
+    expect((await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
+    expect((await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'INSERT INTO t VALUES (1)' })).success).toBe(true);
+    shed.tools.valves = { ...shed.tools.valves, sqlite_timeout_seconds: 1 };
     const abs = shed.zonePath('storage', 'a.db');
     const before = fs.readFileSync(abs);
     const res = await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c' });

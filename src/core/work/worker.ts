@@ -10,8 +10,15 @@ import { sqlJobs } from '../db/jobs.js';
 import { archiveJobs } from '../archive/jobs.js';
 import type { JobTable } from './jobs.js';
 import { WORKER_MARK, type WorkerReply } from './pool.js';
+import { sqlEngine } from '../db/engine.js';
 
 const JOBS: JobTable = { ...sqlJobs, ...archiveJobs };
+
+/**
+ * What a job kind needs ready before its deadline starts: sql.js is instantiated on a worker's first
+ * SQL job (inflating and compiling the WASM), which is boot time, not the statement's run time.
+ */
+const WARM_UP: Record<string, () => Promise<unknown>> = { 'sql.': sqlEngine };
 
 /** Nice value of pool threads: below the event loop, so a heavy job cannot starve other users' calls. */
 const WORKER_NICE = 19;
@@ -33,6 +40,8 @@ async function run(port: NonNullable<typeof parentPort>, msg: { id: number; kind
     return;
   }
   let last = 0;
+  const warm = Object.entries(WARM_UP).find(([prefix]) => msg.kind.startsWith(prefix))?.[1];
+  if (warm) await warm().catch(() => undefined); // a failure shows again, with its message, in the job
   reply({ id: msg.id, started: true }); // the job's deadline starts now (pool.ts)
   try {
     const { value, transfer } = await job(msg.input, {

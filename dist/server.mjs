@@ -26866,18 +26866,28 @@ async function sendFile(req, res, abs, root, name, attachment) {
 }
 var CHUNK = 1024 * 1024;
 async function streamRange(fd2, res, start, end) {
-  const read = (at) => new Promise((resolve, reject) => {
-    const buf = Buffer.allocUnsafe(Math.min(CHUNK, end - at + 1));
-    fs5.read(fd2, buf, 0, buf.length, at, (err2, n) => err2 ? reject(err2) : resolve(n === buf.length ? buf : buf.subarray(0, n)));
-  });
+  const buffers = [Buffer.allocUnsafe(Math.min(CHUNK, end - start + 1)), Buffer.allocUnsafe(Math.min(CHUNK, end - start + 1))];
+  const flushed = [Promise.resolve(), Promise.resolve()];
+  const gone = new Promise((resolve) => res.once("close", () => resolve()));
+  const read = async (at, slot2) => {
+    await flushed[slot2];
+    const buf = buffers[slot2];
+    return new Promise((resolve, reject) => {
+      fs5.read(fd2, buf, 0, Math.min(buf.length, end - at + 1), at, (err2, n) => err2 ? reject(err2) : resolve(buf.subarray(0, n)));
+    });
+  };
   let pos = start;
-  let next = read(pos);
+  let slot = 0;
+  let next = read(pos, slot);
   while (next !== void 0 && !res.destroyed) {
     const chunk = await next;
     if (chunk.length === 0) break;
     pos += chunk.length;
-    next = pos <= end ? read(pos) : void 0;
-    if (!res.write(chunk)) await settled(res, "drain");
+    const written = slot;
+    flushed[written] = Promise.race([new Promise((resolve) => res.write(chunk, () => resolve())), gone]);
+    slot = 1 - slot;
+    next = pos <= end ? read(pos, slot) : void 0;
+    if (res.writableNeedDrain) await settled(res, "drain");
   }
   if (next !== void 0) await next.catch(() => void 0);
   if (pos <= end) res.destroy();

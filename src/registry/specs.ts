@@ -19,7 +19,16 @@ export interface ToolSpec {
  * No additionalProperties: an unknown parameter gets a "did you mean" error, and hosts that need
  * the flag (strict modes) add it themselves.
  */
+/** One spec per function, built once: `toolSpecs` and the hosts' function list share the objects. */
+const built = new WeakMap<FunctionDef, ToolSpec>();
+
 export function toolSpec(def: FunctionDef): ToolSpec {
+  let spec = built.get(def);
+  if (spec === undefined) built.set(def, (spec = buildSpec(def)));
+  return spec;
+}
+
+function buildSpec(def: FunctionDef): ToolSpec {
   const listed = Object.fromEntries(Object.entries(def.params).filter(([, s]) => !UNLISTED.has(s as z.ZodType)));
   const schema = cleanSchema(z.toJSONSchema(z.object(listed), { io: 'input' }), { dropMinLength1: true });
   const zone = (schema.properties as Record<string, Record<string, unknown>> | undefined)?.zone;

@@ -7,7 +7,7 @@
  * main thread (they add the timeout, the status relay and the error for a stopped statement).
  */
 import fs from 'node:fs';
-import type { Database } from 'sql.js';
+import type { Database, Statement } from 'sql.js';
 import { shedError } from '../errors.js';
 import { runJob } from '../work/pool.js';
 import type { JobContext, JobTable } from '../work/jobs.js';
@@ -68,30 +68,12 @@ function memoryGuard(err: unknown): never {
 export const sqlJobs: JobTable = {
   async 'sql.read'(input) {
     const { file, stmt } = input as { file: FileRef; stmt: StatementInput };
-    const db = await open(readDbBytes(file as DbTarget));
-    try {
-      const s = prepareOne(db, stmt.query);
-      bindParams(db, s, stmt.params, stmt.query);
-      return { value: runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget }) };
-    } catch (err) {
-      return memoryGuard(err);
-    } finally {
-      db.close();
-    }
+    return onStatement(file, stmt.query, stmt.params, (db, s) => runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget }));
   },
 
   async 'sql.export'(input) {
     const { file, exp } = input as { file: FileRef; exp: ExportInput };
-    const db = await open(readDbBytes(file as DbTarget));
-    try {
-      const s = prepareOne(db, exp.query);
-      bindParams(db, s, exp.params, exp.query);
-      return { value: exportCsv(db, s, exp.query, exp.outAbs, { maxBytes: exp.maxBytes, roomBytes: exp.roomBytes, shown: exp.outShown }) };
-    } catch (err) {
-      return memoryGuard(err);
-    } finally {
-      db.close();
-    }
+    return onStatement(file, exp.query, exp.params, (db, s) => exportCsv(db, s, exp.query, exp.outAbs, { maxBytes: exp.maxBytes, roomBytes: exp.roomBytes, shown: exp.outShown }));
   },
 
   async 'sql.write'(input) {
@@ -124,6 +106,20 @@ export const sqlJobs: JobTable = {
     }
   },
 };
+
+/** Opens the database file read-only (its bytes), prepares and binds one statement, runs `fn`, closes. */
+async function onStatement<T>(file: FileRef, query: string, params: BindValue[] | undefined, fn: (db: Database, s: Statement) => T): Promise<{ value: T }> {
+  const db = await open(readDbBytes(file as DbTarget));
+  try {
+    const s = prepareOne(db, query);
+    bindParams(db, s, params, query);
+    return { value: fn(db, s) };
+  } catch (err) {
+    return memoryGuard(err);
+  } finally {
+    db.close();
+  }
+}
 
 function openImage(image: ImageInput): Promise<Database> {
   return open(image.source === undefined ? undefined : readDbBytes(image.source as DbTarget), image.padTo);

@@ -12,4 +12,3 @@ export async function groupZone(ctx: CallContext, raw: string | undefined): Prom
   return { group, zone: openGroupZone(ctx.valves, group) };
 }
 
-export const modeHelp = 'owner (only the owner changes it) | group (every member) | owner_ro (nobody; the owner may change the mode back)';

@@ -38,8 +38,3 @@ export function verifyToken(keys: SigningKeys, token: string): string | undefine
   }
   return undefined;
 }
-
-/** Whether a string looks like a link id (for the link_id parameter). */
-export function isLinkId(text: string): boolean {
-  return ID_PATTERN.test(text);
-}

@@ -66,7 +66,7 @@ export const shedExec = defineFunction({
     const maxFileBytes = await writableBytes(ctx, zone);
     if (policy.sweepBefore) outwardLinkSweep(zone.root);
     // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
-    const watch = await watchCall(zone);
+    const watch = await watchCall(zone, maxFileBytes);
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
     const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : undefined;
     const outputs: OutputFile[] = [];

@@ -3,14 +3,19 @@
  * (the quota module's folder watches, see quota/usage.ts). It serves two needs:
  *
  * - Quota per call, not per file: while the command runs, the zone's quota scope is measured every
- *   QUOTA_POLL_MS and on every change event (only folders that changed are read again); once usage passes the quota (or what
- *   was used at the start, if the scope was already over) the whole process group is killed. Each
- *   file is also capped by `ulimit -f` at what was left of the quota, so the overshoot is at most what
- *   the command writes in one poll interval, plus one file.
+ *   QUOTA_POLL_MS and after change events (only folders that changed are read again); once usage
+ *   passes the quota (or what was used at the start, if the scope was already over) the whole
+ *   process group is killed. Each file is also capped by `ulimit -f` at what was left of the quota.
+ *   A measurement takes a few turns of the event loop, long enough for a fast writer (an archive of
+ *   many files, each under the cap) to write several more: so every event also updates a bound on
+ *   the usage (GrowthBound, one lstat), and once that bound passes the quota the command is held
+ *   (SIGSTOP) until an exact measurement decides. The overshoot is then what the command writes
+ *   between its last write under the quota and our reading of that event, not one measurement later.
  * - O(change) commits in versioned zones: the paths that changed are read off the changed folders
  *   only. When the watch cannot vouch for them (inotify unavailable, far too many events) the
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
  */
+import fs from 'node:fs';
 import { scopeTotal } from '../quota/quota.js';
 import { invalidateTree, watchChanges } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
@@ -34,18 +39,66 @@ export interface CallWatch {
   finish(): Promise<CallWatchEnd>;
 }
 
-export async function watchCall(zone: Zone): Promise<CallWatch | undefined> {
+/**
+ * An upper bound of the scope's usage between exact measurements: the last measurement taken while
+ * the command was held (or before it started), plus what each file an event named has grown since
+ * then. A file not seen at that measurement counts whole, and shrinking is ignored: the bound only
+ * errs high, which costs one more hold, never a missed overshoot.
+ */
+class GrowthBound {
+  private readonly sizeThen = new Map<string, number>();
+  private readonly growth = new Map<string, number>();
+  private grown = 0;
+
+  constructor(private measured: number) {}
+
+  get value(): number {
+    return this.measured + this.grown;
+  }
+
+  /** Counts a file or link an event named, now `size` bytes long. */
+  note(entry: string, size: number): void {
+    const grew = Math.max(0, size - (this.sizeThen.get(entry) ?? 0));
+    this.grown += grew - (this.growth.get(entry) ?? 0);
+    this.growth.set(entry, grew);
+  }
+
+  /** A new starting point: `total` was measured while the command was held (nothing was writing). */
+  restart(total: number): void {
+    this.measured = total;
+    for (const entry of this.growth.keys()) this.sizeThen.set(entry, fs.lstatSync(entry, { throwIfNoEntry: false })?.size ?? 0);
+    this.growth.clear();
+    this.grown = 0;
+  }
+}
+
+/** `fileCap`: the largest file the command may write (its `ulimit -f`). */
+export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch | undefined> {
   if (zone.readonly) return undefined;
   const treeRoot = zone.scope.trees[zone.label] ?? zone.root;
   const watch = await watchChanges(treeRoot, { entries: zone.versioned });
-  const ceiling = Math.max(zone.scope.limitBytes, await scopeTotal(zone.scope));
+  const usedAtStart = await scopeTotal(zone.scope);
+  const ceiling = Math.max(zone.scope.limitBytes, usedAtStart);
+  const bound = new GrowthBound(usedAtStart);
+  const risky = (entry: string | undefined): boolean => {
+    const st = entry === undefined ? undefined : fs.lstatSync(entry, { throwIfNoEntry: false });
+    if (st === undefined) return false;
+    // A new folder is watched from the next measurement on: near the quota, one capped file written in it meanwhile could pass unseen.
+    if (st.isDirectory()) return bound.value + fileCap >= ceiling;
+    bound.note(entry!, st.size);
+    return bound.value > ceiling;
+  };
   return {
     exact: watch.exact,
     monitor: {
       everyMs: QUOTA_POLL_MS,
-      check: async () => ((await scopeTotal(zone.scope)) > ceiling ? 'quota' : undefined),
-      // Every change event asks again at once: a fast writer is caught after the write that passed the quota.
-      wake: (now) => watch.onChange(now),
+      check: async (held) => {
+        const total = await scopeTotal(zone.scope);
+        if (held) bound.restart(total);
+        return total > ceiling ? 'quota' : undefined;
+      },
+      // Every change event asks again at once; one that may have passed the quota holds the command first.
+      wake: (run) => watch.onChange((entry) => (risky(entry) ? run.hold() : run.now())),
     },
     async finish() {
       const { paths, reliable } = await watch.finish();

@@ -402,10 +402,12 @@ class TreeUsage {
 
   private watch(dir: string): fs.FSWatcher | undefined {
     try {
-      const watcher = fs.watch(dir, { persistent: false }, () => {
+      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
         watchEvents++;
         this.dirty.add(dir);
-        for (const t of this.trackers) t.onEvent?.();
+        if (this.trackers.size === 0) return;
+        const entry = typeof name === 'string' ? `${dir}/${name}` : undefined;
+        for (const t of this.trackers) t.onEvent?.(entry);
       });
       watcher.on('error', () => {
         this.unwatched = true;
@@ -429,8 +431,8 @@ interface Tracker {
   /** False once anything could have slipped by (watches lost, tree re-walked or evicted, too many events). */
   trusted: boolean;
   before: Map<string, { entries: ReadonlyMap<string, EntryStat>; subfolders: ReadonlySet<string> } | undefined>;
-  /** Called on every event in the tree while the watch lasts. */
-  onEvent?: () => void;
+  /** Called on every event in the tree while the watch lasts, with the entry it names (absolute) when known. */
+  onEvent?: (entry: string | undefined) => void;
 }
 
 const NO_ENTRIES: ReadonlyMap<string, EntryStat> = new Map();
@@ -463,8 +465,11 @@ export interface ChangeWatch {
   usage(): Promise<Usage>;
   /** Ends the watch. */
   finish(): Promise<WatchResult>;
-  /** `fn` runs on every change event in the tree until the watch ends (cheap: it should only schedule work). */
-  onChange(fn: () => void): void;
+  /**
+   * `fn` runs on every change event in the tree until the watch ends, with the absolute path of the
+   * entry the event names when the kernel says (cheap work only: it runs once per event).
+   */
+  onChange(fn: (entry: string | undefined) => void): void;
 }
 
 /**

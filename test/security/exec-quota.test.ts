@@ -126,25 +126,35 @@ describe.each(MODES)('sandbox %s', (mode) => {
     }
   });
 
-  it('runs the command below the server priority (nice 10)', async () => {
-    const { s } = shed('storage');
+  /** Nice values of the running processes whose command line holds `marker`. */
+  function nicesOf(marker: string): number[] {
+    const nices: number[] = [];
+    for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        nices.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      } catch {
+        // ended meanwhile
+      }
+    }
+    return nices;
+  }
+
+  it.each([
+    ['below the server priority (nice 10)', false, 10],
+    ['at nice 19 when one more file could pass the quota', true, 19],
+  ] as const)('runs a command %s', async (_label, nearQuota, nice) => {
+    const s = nearQuota ? shed('storage').s : makeShed({ sandbox: mode });
     try {
       // A distinctive duration finds the command's processes in /proc while it runs.
-      const pending = s.call('shed_exec', { zone: 'storage', cmd: 'sleep', args: ['0.6731'] }).catch(() => undefined);
+      const marker = nearQuota ? '0.6731' : '0.6732';
+      const pending = s.call('shed_exec', { zone: 'storage', cmd: 'sleep', args: [marker] });
       await new Promise((r) => setTimeout(r, 300));
-      const nices: number[] = [];
-      for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-        try {
-          if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('0.6731')) continue;
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-          nices.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-        } catch {
-          // ended meanwhile
-        }
-      }
-      await pending;
+      const nices = nicesOf(marker);
+      expect((await pending).success).toBe(true);
       expect(nices.length).toBeGreaterThan(0);
-      expect(new Set(nices)).toEqual(new Set([10]));
+      expect(new Set(nices)).toEqual(new Set([nice]));
     } finally {
       s.cleanup();
     }

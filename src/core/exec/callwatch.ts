@@ -10,7 +10,8 @@
  *   many files, each under the cap) to write several more: so every event also updates a bound on
  *   the usage (GrowthBound, one lstat), and once that bound passes the quota the command is held
  *   (SIGSTOP) until an exact measurement decides. The overshoot is then what the command writes
- *   between its last write under the quota and our reading of that event, not one measurement later.
+ *   between its last write under the quota and our reading of that event, not one measurement later;
+ *   and once one more file could pass the quota the command yields the CPU to this watch (nice 19).
  * - O(change) commits in versioned zones: the paths that changed are read off the changed folders
  *   only. When the watch cannot vouch for them (inotify unavailable, far too many events) the
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
@@ -80,11 +81,13 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
   const usedAtStart = await scopeTotal(zone.scope);
   const ceiling = Math.max(zone.scope.limitBytes, usedAtStart);
   const bound = new GrowthBound(usedAtStart);
+  // Near the quota: one more file (at most fileCap) could pass it.
+  const near = () => bound.value + fileCap >= ceiling;
   const risky = (entry: string | undefined): boolean => {
     const st = entry === undefined ? undefined : fs.lstatSync(entry, { throwIfNoEntry: false });
     if (st === undefined) return false;
-    // A new folder is watched from the next measurement on: near the quota, one capped file written in it meanwhile could pass unseen.
-    if (st.isDirectory()) return bound.value + fileCap >= ceiling;
+    // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
+    if (st.isDirectory()) return near();
     bound.note(entry!, st.size);
     return bound.value > ceiling;
   };
@@ -97,8 +100,16 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
         if (held) bound.restart(total);
         return total > ceiling ? 'quota' : undefined;
       },
-      // Every change event asks again at once; one that may have passed the quota holds the command first.
-      wake: (run) => watch.onChange((entry) => (risky(entry) ? run.hold() : run.now())),
+      // Every change event asks again at once; one that may have passed the quota holds the command
+      // first. Near the quota the command yields the CPU to this watch.
+      wake: (run) => {
+        if (near()) run.yieldCpu();
+        watch.onChange((entry) => {
+          if (risky(entry)) run.hold();
+          else run.now();
+          if (near()) run.yieldCpu();
+        });
+      },
     },
     async finish() {
       const { paths, reliable } = await watch.finish();

@@ -4,11 +4,11 @@
  * minimal environment, resource limits, a timeout that kills the whole process group (and, in
  * bubblewrap, the PID namespace), output captured per stream up to a limit, optionally into files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand, releaseSandbox, SANDBOX_PRIORITY_ARGS } from './priority.js';
 import { bwrapArgs, SANDBOX_ZONE, SYSTEM_PATH } from './sandbox.js';
 
 export interface RunRequest {
@@ -37,11 +37,18 @@ export interface RunRequest {
    * Asked every `everyMs` while the command runs (never twice at once); a reason returned stops the
    * whole process group (the per-call quota watch). `held` says the command was frozen during the
    * whole check. `wake` receives the runner's controls: `now` checks at once, `hold` freezes the
-   * command (SIGSTOP) until a check started after the freeze has answered.
+   * command (SIGSTOP) until a check started after the freeze has answered, `yieldCpu` lowers the
+   * command's priority further (see priority.ts).
    */
-  monitor?: { everyMs: number; check(held: boolean): Promise<string | undefined>; wake?(run: { now(): void; hold(): void }): void };
+  monitor?: { everyMs: number; check(held: boolean): Promise<string | undefined>; wake?(run: RunControls): void };
   /** Blocked files and folders (zone-relative) the sandbox hides (valve blocked_patterns). */
   mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;
+}
+
+export interface RunControls {
+  now(): void;
+  hold(): void;
+  yieldCpu(): void;
 }
 
 export interface Captured {
@@ -62,18 +69,6 @@ export interface RunResult {
   /** The monitor's reason, when it stopped the command. */
   stoppedFor?: string;
 }
-
-/**
- * Commands run below the server's priority: the host's event loop (every other user's requests, and
- * the quota watch that must catch a fast writer) runs first when both want the CPU. The nice value is
- * set just after the start: without the sandbox on the shell, which then becomes the command (its
- * children inherit it). bwrap creates its sandbox's first process at once, in namespaces that take
- * milliseconds to make, so it reports that process (--info-fd) and waits (--block-fd) until it has
- * been reniced; the command is forked from it afterwards.
- */
-const COMMAND_NICE = 10;
-const BWRAP_INFO_FD = 3;
-const BWRAP_BLOCK_FD = 4;
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
 const FLOOD_BYTES = 64 * 1024 * 1024;
@@ -110,53 +105,6 @@ function privateTmp(): string {
   return sharedTmp;
 }
 
-function lowerPriority(pid: number): void {
-  try {
-    os.setPriority(pid, COMMAND_NICE);
-  } catch {
-    // not permitted, or already gone: it runs at the default priority
-  }
-}
-
-/** Renices bwrap's first sandbox process once bwrap reports it, then lets it start the command (see COMMAND_NICE). */
-function releaseSandbox(child: ChildProcess): void {
-  const info = child.stdio[BWRAP_INFO_FD] as Readable;
-  const gate = child.stdio[BWRAP_BLOCK_FD] as Writable;
-  // bwrap gone early: its exit is reported as usual
-  info.on('error', () => undefined);
-  gate.on('error', () => undefined);
-  let text = '';
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    gate.end('\n');
-  };
-  info.on('data', (chunk: Buffer) => {
-    if (released) return; // whatever else bwrap reports is not needed
-    text += chunk.toString();
-    const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
-    if (pid === undefined) return;
-    lowerPriority(Number(pid));
-    release();
-  });
-  info.once('end', release);
-}
-
-/**
- * The process group holding the command. bwrap's sandbox runs in a session of its own
- * (--new-session): its group is led by bwrap's child, the sandbox's first process.
- */
-function commandGroup(pid: number, sandboxed: boolean): number {
-  if (!sandboxed) return pid;
-  try {
-    const first = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ')[0];
-    return first ? Number(first) : pid;
-  } catch {
-    return pid;
-  }
-}
-
 export function run(req: RunRequest): Promise<RunResult> {
   const started = performance.now();
   const inside = req.sandbox === 'bwrap';
@@ -173,7 +121,7 @@ export function run(req: RunRequest): Promise<RunResult> {
   };
   const shellArgs = ['-c', limitScript(req), req.program, ...req.args];
   const [file, argv] = inside
-    ? ['bwrap', [...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), '--info-fd', String(BWRAP_INFO_FD), '--block-fd', String(BWRAP_BLOCK_FD), '--', '/bin/sh', ...shellArgs]]
+    ? ['bwrap', [...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), ...SANDBOX_PRIORITY_ARGS, '--', '/bin/sh', ...shellArgs]]
     : ['/bin/sh', shellArgs];
   const stdout = req.stdoutFd ?? 'pipe';
   const stderr = req.mergeStderr ? stdout : (req.stderrFd ?? 'pipe');
@@ -183,10 +131,12 @@ export function run(req: RunRequest): Promise<RunResult> {
       cwd: inside ? '/' : req.zoneRoot,
       env,
       stdio: inside ? ['ignore', stdout, stderr, 'pipe', 'pipe'] : ['ignore', stdout, stderr],
-      detached: true, // own process group, so the timeout can kill everything it started
+      detached: true, // own session and process group: the timeout kills everything it started; one scheduling group
     });
-    if (child.pid !== undefined) lowerPriority(child.pid);
-    if (inside) releaseSandbox(child);
+    // Raised (never lowered) by yieldCpu below.
+    let nice = COMMAND_NICE;
+    if (child.pid !== undefined) lowerCommand(child.pid, nice);
+    if (inside) releaseSandbox(child, () => nice);
     const out = { chunks: [] as Buffer[], kept: 0, total: 0 };
     const err = { chunks: [] as Buffer[], kept: 0, total: 0 };
     let timedOut = false;
@@ -220,14 +170,11 @@ export function run(req: RunRequest): Promise<RunResult> {
     let checking = false;
     const monitor = req.monitor;
     let again = false;
-    // Frozen by `hold`: resumed (or killed) by the first check that started after the freeze. The
-    // group frozen is the one resumed (bwrap's may appear in between).
+    // Frozen by `hold`: resumed (or killed) by the first check that started after the freeze.
     let held = false;
-    let frozen = 0;
     const freeze = (signal: 'SIGSTOP' | 'SIGCONT') => {
       try {
-        if (signal === 'SIGSTOP' && child.pid !== undefined) frozen = commandGroup(child.pid, inside);
-        if (frozen !== 0) process.kill(-frozen, signal);
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
       } catch {
         // already gone
       }
@@ -261,7 +208,12 @@ export function run(req: RunRequest): Promise<RunResult> {
       check();
     };
     const watch = monitor && setInterval(check, monitor.everyMs);
-    monitor?.wake?.({ now: check, hold });
+    const yieldCpu = (): void => {
+      if (nice === COMMAND_NICE_NEAR_LIMIT || finished || child.pid === undefined) return;
+      nice = COMMAND_NICE_NEAR_LIMIT;
+      lowerCommand(child.pid, nice);
+    };
+    monitor?.wake?.({ now: check, hold, yieldCpu });
     const finish = (code: number | null, signal: NodeJS.Signals | null, startError?: Error) => {
       if (finished) return;
       finished = true;

@@ -72,7 +72,10 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
   args.push(...maskArgs(opts));
   args.push('--chdir', SANDBOX_ZONE, '--unshare-all');
   if (opts.network) args.push('--share-net');
-  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  // No --new-session: the runner starts bwrap in a session of its own (setsid, no controlling terminal,
+  // no terminal descriptor passed), and the sandbox stays in it, so one process group and one
+  // scheduling group (autogroup) hold the whole command.
+  args.push('--die-with-parent', '--cap-drop', 'ALL');
   return args;
 }
 

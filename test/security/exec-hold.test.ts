@@ -1,0 +1,113 @@
+/**
+ * The executor's freeze (what the per-call quota uses once a command may have passed its quota):
+ * `hold` stops every process of the command, the sandboxed ones included, until a check that
+ * started after the freeze answers; then the command goes on, or is killed if the check says so.
+ * Also: `yieldCpu` lowers the priority of the command's processes started before it.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run, type RunControls, type RunRequest } from '../../src/core/exec/runner.js';
+import { MODES } from './exec-harness.js';
+
+let zone: string;
+beforeEach(() => {
+  zone = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-hold-'));
+});
+afterEach(() => fs.rmSync(zone, { recursive: true, force: true }));
+
+function request(mode: (typeof MODES)[number], args: string[], monitor: RunRequest['monitor']): RunRequest {
+  return {
+    program: '/bin/sh', args, zoneRoot: zone, readonly: false, sandbox: mode, network: false, protect: [],
+    timeoutSec: 20, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 30, maxProcesses: 64, captureBytes: 4096, mergeStderr: false, monitor,
+  };
+}
+
+/** State letter and nice value of each running process whose command line holds `marker`. */
+function processes(marker: string): { state: string; nice: number }[] {
+  const out: { state: string; nice: number }[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ state: fields[0]!, nice: Number(fields[16]) });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits (at most 5 s) until `count` processes carry `marker`: a loaded machine starts them late. */
+async function started(marker: string, count: number): Promise<void> {
+  for (let i = 0; i < 100 && processes(marker).filter((p) => p.state === 'S').length < count; i++) await sleep(50);
+}
+/** A sleep of `whole` seconds and a fraction no other process uses: it marks the command's processes in /proc. */
+const uniqueSeconds = (whole: number) => `${whole}.${String(process.pid).padStart(7, '0')}${Math.floor(Math.random() * 1e4)}`;
+
+describe.each(MODES)('sandbox %s', (mode) => {
+  it('hold stops every process of the command until a later check answers, then it goes on', async () => {
+    const marker = uniqueSeconds(2);
+    let controls: RunControls | undefined;
+    const checks: boolean[] = [];
+    const seen: string[][] = [];
+    const result = run(request(mode, ['-c', `sleep ${marker} & sleep ${marker}; wait; echo ${marker} > done.txt`], {
+      everyMs: 60_000, // only the checks the test asks for
+      check: async (held) => {
+        checks.push(held);
+        await sleep(100); // a stop signal takes effect asynchronously
+        seen.push(processes(marker).map((p) => p.state));
+        await sleep(300);
+        return undefined;
+      },
+      wake: (run) => (controls = run),
+    }));
+    await started(marker, 3);
+    controls!.hold();
+    const r = await result;
+    expect(r.returncode).toBe(0);
+    expect(fs.readFileSync(path.join(zone, 'done.txt'), 'utf8').trim()).toBe(marker);
+    expect(checks).toEqual([true]);
+    // Every process of the command (the shell and both sleeps; bwrap's own under the sandbox) was stopped.
+    expect(seen[0]!.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(seen[0])).toEqual(new Set(['T']));
+  });
+
+  it('a held command the check condemns is killed, not resumed', async () => {
+    const marker = uniqueSeconds(5);
+    let controls: RunControls | undefined;
+    const result = run(request(mode, ['-c', `sleep ${marker}; echo late > late.txt`], {
+      everyMs: 60_000,
+      check: async () => 'quota',
+      wake: (run) => (controls = run),
+    }));
+    await started(marker, 2);
+    controls!.hold();
+    const r = await result;
+    expect(r.stoppedFor).toBe('quota');
+    expect(r.durationMs).toBeLessThan(4500);
+    expect(fs.existsSync(path.join(zone, 'late.txt'))).toBe(false);
+    expect(processes(marker)).toEqual([]);
+  });
+
+  it('yieldCpu lowers every running process of the command from nice 10 to 19', async () => {
+    const marker = uniqueSeconds(2);
+    let controls: RunControls | undefined;
+    const result = run(request(mode, ['-c', `sleep ${marker} & sleep ${marker}; wait`], {
+      everyMs: 60_000,
+      check: async () => undefined,
+      wake: (run) => (controls = run),
+    }));
+    await started(marker, 3);
+    const before = processes(marker).map((p) => p.nice);
+    controls!.yieldCpu();
+    const after = processes(marker).map((p) => p.nice);
+    await result;
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(before)).toEqual(new Set([10]));
+    expect(new Set(after)).toEqual(new Set([19]));
+  });
+});

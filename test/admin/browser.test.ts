@@ -17,6 +17,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenWebUI, serve, tempBase, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
 import { auditLines, configValves } from './admin-helpers.js';
+import { putAged } from '../helpers/aged.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = '/tmp/admin-shots';
@@ -174,16 +175,8 @@ describe('admin page in Chromium', () => {
   });
 
   it('run now: Uploads retention removes old conversation folders and nothing else', async () => {
-    const DAY = 86_400_000;
     const home = path.join(base, 'users', 'alice');
-    const put = (rel: string, days: number) => {
-      const p = path.join(home, rel);
-      fs.mkdirSync(path.dirname(p), { recursive: true });
-      fs.writeFileSync(p, 'x');
-      const t = new Date(Date.now() - days * DAY);
-      fs.utimesSync(p, t, t);
-      fs.utimesSync(path.dirname(p), t, t);
-    };
+    const put = (rel: string, days: number) => putAged(home, rel, days);
     put('Uploads/old-chat/a.csv', 45);
     put('Uploads/recent-chat/b.csv', 3);
     put('Storage/data/old.txt', 400);

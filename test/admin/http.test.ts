@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenWebUI, serve, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
 import { auditLines, configValves, cookieOf, hiddenValue, post, signIn, type AdminSession } from './admin-helpers.js';
+import { putAged } from '../helpers/aged.js';
 
 const KEY = 'fs_test-admin-key-0123456789';
 let srv: Served;
@@ -176,16 +177,8 @@ describe('records and maintenance', () => {
   });
 
   it('run now: retention removes old upload folders and nothing else, and the report says so', async () => {
-    const DAY = 86_400_000;
     const home = path.join(srv.base, 'users', 'carol');
-    const put = (rel: string, days: number) => {
-      const p = path.join(home, rel);
-      fs.mkdirSync(path.dirname(p), { recursive: true });
-      fs.writeFileSync(p, 'x');
-      const t = new Date(Date.now() - days * DAY);
-      fs.utimesSync(p, t, t);
-      fs.utimesSync(path.dirname(p), t, t);
-    };
+    const put = (rel: string, days: number) => putAged(home, rel, days);
     put('Uploads/old-chat/a.csv', 40);
     put('Uploads/new-chat/b.csv', 2);
     put('Storage/data/ancient.txt', 400);

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -78,14 +79,8 @@ if (action === 'open') {
 }
 `;
 
-const BANNER = [
-  "import { createRequire as __cr } from 'node:module';",
-  "import { fileURLToPath as __fu } from 'node:url';",
-  "import { dirname as __dn } from 'node:path';",
-  'const require = __cr(import.meta.url);',
-  'const __filename = __fu(import.meta.url);',
-  'const __dirname = __dn(__filename);',
-].join(' ');
+// The banner every Fileshed bundle starts with (bundled libraries call require and use __dirname).
+const { banner: BANNER } = createRequire(import.meta.url)('../../build/bundle-banner.cjs') as { banner: string };
 
 export async function buildChildren(): Promise<Children> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-lock-child-'));

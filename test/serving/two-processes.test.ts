@@ -8,6 +8,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -44,14 +45,8 @@ if (p.action === 'append') {
 process.stdout.write(JSON.stringify(out));
 `;
 
-const BANNER = [
-  "import { createRequire as __cr } from 'node:module';",
-  "import { fileURLToPath as __fu } from 'node:url';",
-  "import { dirname as __dn } from 'node:path';",
-  'const require = __cr(import.meta.url);',
-  'const __filename = __fu(import.meta.url);',
-  'const __dirname = __dn(__filename);',
-].join(' ');
+// The banner every Fileshed bundle starts with (bundled libraries call require and use __dirname).
+const { banner: BANNER } = createRequire(import.meta.url)('../../build/bundle-banner.cjs') as { banner: string };
 
 let dir: string;
 let base: string;

@@ -84,11 +84,12 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
   // Near the quota: one more file (at most fileCap) could pass it.
   const near = () => bound.value + fileCap >= ceiling;
   const risky = (entry: string | undefined): boolean => {
-    const st = entry === undefined ? undefined : fs.lstatSync(entry, { throwIfNoEntry: false });
+    if (entry === undefined) return false;
+    const st = fs.lstatSync(entry, { throwIfNoEntry: false });
     if (st === undefined) return false;
     // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
     if (st.isDirectory()) return near();
-    bound.note(entry!, st.size);
+    bound.note(entry, st.size);
     return bound.value > ceiling;
   };
   return {

@@ -38,9 +38,14 @@ function lowerPriority(pid: number, nice: number, sessionLeader = false): void {
   }
 }
 
-/** Lowers a command's priority: its session's (it leads one) and each of its processes'. */
-export function lowerCommand(leader: number, nice: number): void {
+/** Lowers a command's priority at its start: its session's (it leads one) and its first process's. */
+export function lowerSession(leader: number, nice: number): void {
   lowerPriority(leader, nice, true);
+}
+
+/** Lowers a running command's priority: its session's and each of its processes'. */
+export function lowerCommand(leader: number, nice: number): void {
+  lowerSession(leader, nice);
   for (const pid of descendants(leader)) lowerPriority(pid, nice);
 }
 

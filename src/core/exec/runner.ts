@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand, releaseSandbox, SANDBOX_PRIORITY_ARGS } from './priority.js';
+import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand, lowerSession, releaseSandbox, SANDBOX_PRIORITY_ARGS } from './priority.js';
 import { bwrapArgs, SANDBOX_ZONE, SYSTEM_PATH } from './sandbox.js';
 
 export interface RunRequest {
@@ -135,7 +135,7 @@ export function run(req: RunRequest): Promise<RunResult> {
     });
     // Raised (never lowered) by yieldCpu below.
     let nice = COMMAND_NICE;
-    if (child.pid !== undefined) lowerCommand(child.pid, nice);
+    if (child.pid !== undefined) lowerSession(child.pid, nice);
     if (inside) releaseSandbox(child, () => nice);
     const out = { chunks: [] as Buffer[], kept: 0, total: 0 };
     const err = { chunks: [] as Buffer[], kept: 0, total: 0 };

@@ -17,14 +17,14 @@ export type Probed = Arity | 'exits';
 export const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-arity-'));
 fs.writeFileSync(path.join(scratch, 'f'), 'x\n');
 
-/** Runs `cmd args` in the scratch folder; resolves to stdout and stderr joined. */
-export function run(cmd: string, args: string[]): Promise<string> {
+/** Runs `cmd args` in the scratch folder; resolves to stdout and stderr joined (the first `max` characters). */
+export function run(cmd: string, args: string[], max = 4000): Promise<string> {
   return new Promise((resolve) => {
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LC_ALL: 'C', HOME: scratch, TMPDIR: scratch };
     const child = spawn(cmd, args, { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000 });
     let out = '';
     const take = (b: Buffer) => {
-      if (out.length < 4000) out += b.toString('latin1');
+      if (out.length < max) out += b.toString('latin1');
     };
     child.stdout.on('data', take);
     child.stderr.on('data', take);
@@ -61,8 +61,9 @@ export function helpOptions(help: string): string[] {
   const out = new Set<string>();
   for (const line of help.split('\n')) {
     const m = /^\s{1,12}(-.*?)(?:\s{2,}|\t|$)/.exec(line);
-    if (!m) continue;
-    for (const t of m[1]!.matchAll(/(?:^|[\s,/])(--?[A-Za-z0-9][A-Za-z0-9-]*)/g)) out.add(t[1]!);
+    if (m) for (const t of m[1]!.matchAll(/(?:^|[\s,/])(-[A-Za-z0-9])\b/g)) out.add(t[1]!);
+    // Long names anywhere on the line (a description naming another option names a real one too).
+    for (const t of line.matchAll(/(?:^|[\s,/[(])(--[A-Za-z0-9][A-Za-z0-9-]*)/g)) out.add(t[1]!);
   }
   return [...out];
 }

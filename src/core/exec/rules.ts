@@ -175,7 +175,7 @@ const GZIP: CommandRule = { nameOptions: ['-S', '--suffix'] };
 // --files[=FILE] and --files0[=FILE] read the names to work on from a file (standard input without one).
 const XZ: CommandRule = {
   nameOptions: ['-S', '--suffix'],
-  textOptions: ['-T', '--threads', '-F', '--format', '-C', '--check', '-M', '--memlimit', '--memlimit-compress', '--memlimit-decompress', '--block-size', '--block-list', '--filters', '--filters1', '--filters2', '--filters3', '--filters4', '--filters5', '--filters6', '--filters7', '--filters8', '--filters9', '--filters-help'],
+  textOptions: ['-T', '--threads', '-F', '--format', '-C', '--check', '-M', '--memlimit', '--memlimit-compress', '--memlimit-decompress', '--memlimit-mt-decompress', '--flush-timeout', '--block-size', '--block-list', '--filters', '--filters1', '--filters2', '--filters3', '--filters4', '--filters5', '--filters6', '--filters7', '--filters8', '--filters9', '--filters-help'],
   optionalOptions: ['--files', '--files0', '-H', '--long-help'],
   listsFiles: ['--files', '--files0'],
 };
@@ -277,8 +277,10 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   zip: {
     followsLinks: true,
     forbid: ['-TT', '--unzip-command', '-T', '--test'],
-    textOptions: ['-P', '--password', '-n', '--suffixes', '-t', '--from-date', '-tt', '--before-date'],
-    outputOptions: ['-b', '--temp-path', '-O', '--output-file'],
+    // -x and -i start lists of name patterns (inside the archive), which is what their values are.
+    patternOptions: ['-P', '--password', '-n', '--suffixes', '-x', '--exclude', '-i', '--include'],
+    textOptions: ['-t', '--from-date', '-tt', '--before-date', '-Z', '--compression-method', '-s', '--split-size'],
+    outputOptions: ['-b', '--temp-path', '--temp-dir', '-O', '--output-file', '--out'],
   },
   '7z': {
     sandboxOnly: '7-Zip reads list files (@file) and archive links that argument checks cannot follow',
@@ -316,7 +318,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   // -s[CHAR], -S[STRING], -e[CHAR[WIDTH]], -i[CHAR[WIDTH]], -n[SEP[DIGITS]] take optional attached values only.
   pr: {
     patternOptions: ['-h', '--header', '-D', '--date-format'],
-    textOptions: ['-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-N', '--first-line-number', '--columns'],
+    textOptions: ['-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-N', '--first-line-number', '--columns', '--pages'],
     optionalOptions: ['-s', '--separator', '-S', '--sep-string', '-e', '--expand-tabs', '-i', '--output-tabs', '-n', '--number-lines'],
   },
   nl: { patternOptions: ['-s', '--number-separator', '-b', '--body-numbering', '-d', '--section-delimiter', '-f', '--footer-numbering', '-h', '--header-numbering'], textOptions: ['-i', '--line-increment', '-l', '--join-blank-lines', '-n', '--number-format', '-v', '--starting-line-number', '-w', '--number-width'] },
@@ -454,12 +456,17 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   },
   colordiff: { sandboxOnly: 'colordiff reads ~/.colordiffrc, which names the program it runs' },
   locate: { sandboxOnly: "locate searches the server's whole file list, not the zone" },
-  less: { forbid: ['-k', '--lesskey-file', '-o', '--log-file', '-O', '--LOG-FILE', '--lesskey-src', '-T', '--tag-file'] },
+  less: {
+    forbid: ['-k', '--lesskey-file', '-o', '--log-file', '-O', '--LOG-FILE', '--lesskey-src', '-T', '--tag-file'],
+    patternOptions: ['-p', '--pattern', '-P', '--prompt', '-t', '--tag'],
+    textOptions: ['-b', '--buffers', '-D', '--color', '-h', '--max-back-scroll', '-j', '--jump-target', '-x', '--tabs', '-y', '--max-forw-scroll', '-z', '--window', '--quotes', '--shift', '--line-num-width', '--rscroll', '--status-col-width', '--wheel-lines'],
+  },
   patch: {
     forbid: ['--merge', '-o', '--output', '-B', '--prefix', '-Y', '--basename-prefix', '-z', '--suffix', '-r', '--reject-file', '--follow-symlinks'],
     patternOptions: ['-D', '--ifdef'],
     textOptions: ['-p', '--strip', '-F', '--fuzz', '-V', '--version-control', '--quoting-style', '-g', '--get', '--read-only', '--reject-format'],
     pathOptions: ['-i', '--input', '-d', '--directory'],
+    flagOptions: ['--version', '--verbose', '--dry-run'],
     // git-style patches can create symbolic links.
     makesLinks: true,
   },
@@ -469,6 +476,8 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     patternOptions: ['--label', '-I', '--ignore-matching-lines', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '-F', '--show-function-line', '-D', '--ifdef', '-x', '--exclude', '--palette'],
     textOptions: ['-U', '-C', '-W', '--width', '--tabsize', '--horizon-lines'],
     optionalOptions: ['--unified', '--context', '--color'],
+    // --new-file (-N) takes no value; getopt matches it before the --new-*-format options.
+    flagOptions: ['--new-file'],
     pathOptions: ['--to-file', '--from-file', '-X', '--exclude-from', '-S', '--starting-file'],
     // -U NUM and -C NUM need a value; --unified[=NUM] and --context[=NUM] only take an attached one.
     textLanguage: true,
@@ -484,7 +493,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   xz: XZ,
   unxz: XZ,
   xzcat: XZ,
-  zstd: { pathOptions: ['-D', '--patch-from'], outputOptions: ['-o', '--output-dir-flat', '--output-dir-mirror', '--trace'], listsFiles: ['--filelist'], textOptions: ['--maxdict', '--dictID', '--stream-size', '--size-hint', '--target-compressed-block-size', '--auto-threads', '--priority'] },
+  zstd: { pathOptions: ['-D', '--patch-from', '--filelist'], outputOptions: ['-o', '--output-dir-flat', '--output-dir-mirror', '--trace'], listsFiles: ['--filelist'], textOptions: ['--maxdict', '--dictID', '--stream-size', '--size-hint', '--target-compressed-block-size', '--auto-threads', '--priority', '--format'] },
   // lz4 [IN [OUT]] writes its second operand (with -m every operand is an input).
   lz4: { pathOptions: ['-D', '--list'], outputOperands: 1 },
   curl: {
@@ -492,8 +501,12 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     atFiles: true,
     // -q (first) keeps curl from reading ~/.curlrc in the zone.
     prefixArgs: ['-q'],
-    textOptions: ['-H', '--header', '-A', '--user-agent', '-e', '--referer', '-r', '--range', '-m', '--max-time', '--connect-timeout', '--retry', '-w', '--write-out', '-X', '--request', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '--json', '-F', '--form', '--form-string', '-u', '--user', '-x', '--proxy', '-U', '--proxy-user', '-z', '--time-cond', '-C', '--continue-at', '-Y', '--speed-limit', '-y', '--speed-time', '--limit-rate', '--max-filesize', '--max-redirs', '-Q', '--quote', '-P', '--ftp-port', '-t', '--telnet-option', '--retry-delay', '--retry-max-time', '--resolve', '--connect-to', '--proto', '--proto-redir'],
-    pathOptions: ['-o', '--output', '--output-dir', '-T', '--upload-file', '-c', '--cookie-jar', '-b', '--cookie', '-D', '--dump-header', '--trace', '--trace-ascii', '--stderr', '--libcurl', '-E', '--cert', '--key', '--cacert', '--capath', '--netrc-file', '--etag-save', '--etag-compare', '--hsts', '--alt-svc'],
+    patternOptions: ['-H', '--header', '--proxy-header', '-A', '--user-agent', '-e', '--referer', '-w', '--write-out', '-X', '--request', '--request-target', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '--json', '--url-query', '-F', '--form', '--form-string', '-u', '--user', '-U', '--proxy-user', '-Q', '--quote', '-t', '--telnet-option', '--resolve', '--connect-to', '--noproxy', '--oauth2-bearer', '--pass', '--proxy-pass', '--tlsuser', '--tlspassword', '--proxy-tlsuser', '--proxy-tlspassword', '--mail-auth', '--mail-from', '--mail-rcpt', '--login-options', '--sasl-authzid', '--aws-sigv4', '--ftp-account', '--ftp-alternative-to-user', '--hostpubmd5', '--hostpubsha256', '--pinnedpubkey', '--proxy-pinnedpubkey'],
+    textOptions: ['-r', '--range', '-m', '--max-time', '--connect-timeout', '--retry', '--retry-delay', '--retry-max-time', '-x', '--proxy', '--proxy1.0', '--preproxy', '--socks4', '--socks4a', '--socks5', '--socks5-hostname', '--socks5-gssapi-service', '-C', '--continue-at', '-Y', '--speed-limit', '-y', '--speed-time', '--limit-rate', '--max-filesize', '--max-redirs', '-P', '--ftp-port', '--proto', '--proto-redir', '--proto-default', '--cert-type', '--key-type', '--proxy-cert-type', '--proxy-key-type', '--ciphers', '--proxy-ciphers', '--tls13-ciphers', '--proxy-tls13-ciphers', '--curves', '--create-file-mode', '--delegation', '--dns-interface', '--dns-ipv4-addr', '--dns-ipv6-addr', '--dns-servers', '--doh-url', '--expect100-timeout', '--ftp-method', '--ftp-ssl-ccc-mode', '--happy-eyeballs-timeout-ms', '--interface', '--keepalive-time', '--krb', '--local-port', '--parallel-max', '--rate', '--service-name', '--proxy-service-name', '--tftp-blksize', '--tls-max', '--tlsauthtype', '--proxy-tlsauthtype'],
+    // -z/--time-cond takes a date or a file whose time is used; -b/--cookie data or a file to read.
+    pathOptions: ['-o', '--output', '--output-dir', '-T', '--upload-file', '-c', '--cookie-jar', '-b', '--cookie', '-z', '--time-cond', '-D', '--dump-header', '--trace', '--trace-ascii', '--stderr', '--libcurl', '-E', '--cert', '--key', '--cacert', '--capath', '--crlfile', '--proxy-cert', '--proxy-key', '--proxy-cacert', '--proxy-capath', '--proxy-crlfile', '--pubkey', '--random-file', '--egd-file', '--netrc-file', '--etag-save', '--etag-compare', '--hsts', '--alt-svc', '--url'],
+    // Flags that are prefixes of valued options (curl matches long names by prefix, like getopt).
+    flagOptions: ['--crlf', '--ftp-ssl-ccc', '--head', '--netrc', '--parallel', '--socks5-gssapi'],
     forbid: ['-K', '--config', '--engine', '--unix-socket', '--abstract-unix-socket'],
     forbidNetworkSafe: ['-X', '--request', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '-F', '--form', '--form-string', '-T', '--upload-file', '--post301', '--post302', '--post303', '--json', '-u', '--user'],
   },

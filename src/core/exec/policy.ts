@@ -165,16 +165,14 @@ function operandRoles(rule: CommandRule, parsed: Parsed): Role[] {
 
 function checkOperand(w: Walk, op: OperandToken, role: Role): void {
   const { rule, input } = w;
+  if (role !== 'path' && role !== 'member' && URL_RE.test(op.text)) checkUrl(w, op.text, undefined); // program text too: only network commands take URLs
   if (role === 'program') {
     const reason = rule.script ? scanScript(rule.script, op.text) : undefined;
     if (reason) throw forbidden(op.text, reason, scriptHint(input.cmd));
     w.scripts.push(op.text);
     return;
   }
-  if (role === 'text') {
-    if (input.cmd === 'git' && URL_RE.test(op.text)) checkUrl(w, op.text, undefined); // git's arguments are text, but a URL is fetched
-    return;
-  }
+  if (role === 'text') return;
   checkPathValue(w, op.text, undefined);
 }
 
@@ -206,6 +204,7 @@ function checkOption(w: Walk, opt: OptionToken): void {
     case 'pattern':
     case 'pair':
     case 'none':
+      if (URL_RE.test(value)) checkUrl(w, value, opt.name);
       if (rule.atFiles) checkPrefixed(w, value, opt.shown);
       return;
   }

@@ -97,6 +97,9 @@ export interface Expansion {
 export function expandGlob(root: string, pattern: string, budget: number): string[] | undefined {
   if (path.isAbsolute(pattern)) return undefined;
   const parts = pattern.split('/');
+  // `..` may not climb above the root on the text, even to come back (as for every path).
+  let depth = 0;
+  for (const part of parts) if ((depth += part === '..' ? -1 : part !== '' && part !== '.' ? 1 : 0) < 0) return undefined;
   let found: string[] = [''];
   let read = 0;
   for (let k = 0; k < parts.length; k++) {

@@ -92,7 +92,9 @@ export function checkCommand(input: PolicyInput): Policy {
   checkOperators(input, rule, parsed, operandRoles(rule, parsed));
   const expanded = expandOperands(input, rule, parsed);
   if (expanded.length > 0) parsed = parseArgs(rule, expanded.args);
-  for (const arg of parsed.args) checkCharacters(arg, rule, cmd);
+  // Separators and patterns given to options (cut -d '|', sort -t ';') are text for the program itself.
+  const patterns = new Set(parsed.options.filter((o) => o.valueKind === 'pattern').map((o) => o.valueIndex ?? o.index));
+  parsed.args.forEach((arg, i) => patterns.has(i) || checkCharacters(arg, rule, cmd));
   const amb = parsed.ambiguous[0];
   if (amb) {
     throw forbidden(amb.written, `${cmd} reads ${amb.written} as an abbreviation of several options (${amb.candidates.join(', ')})`, `Write the option in full, e.g. ${amb.candidates[0]}.`);
@@ -309,6 +311,7 @@ export function fileUriPath(rest: string): string {
 }
 
 /** Shell operators standing alone as arguments: there is no shell, so each is a mistake with a two-call answer. */
+const PRINTERS = new Set(['echo', 'printf']);
 const OPERATORS = new Set(['|', '||', '&&', ';', '&', '|&', '>', '>>', '<', '<<', '<<<', '1>', '1>>', '2>', '2>>', '2>&1', '>&', '&>', '&>>', '>&2', '1>&2']);
 
 /**
@@ -319,7 +322,9 @@ const OPERATORS = new Set(['|', '||', '&&', ';', '&', '|&', '>', '>>', '<', '<<'
 function checkOperators(input: PolicyInput, rule: CommandRule, parsed: Parsed, roles: Role[]): void {
   if (rule.operatorOperands) return;
   parsed.operands.forEach((op, k) => {
-    if (!OPERATORS.has(op.text) || roles[k] === 'program') return;
+    // Program text and patterns may be an operator (grep -F '|'); echo and printf would only print it back.
+    const language = (roles[k] === 'program' || roles[k] === 'text') && !PRINTERS.has(input.cmd);
+    if (!OPERATORS.has(op.text) || language) return;
     throw operatorError(input, parsed.args, op.index);
   });
 }

@@ -28,7 +28,7 @@ export const shedExec = defineFunction({
   name: 'shed_exec',
   category: 'exec',
   summary: 'Run a whitelisted command (ls, cat, grep, sed, awk, sort, cp, mv, mkdir, tar, git log...) in a zone.',
-  description: 'Run a whitelisted program in the zone, no shell (no pipes, >, globs). Check data.returncode and stderr. In Documents, git log/show/diff/restore work.',
+  description: 'Run a whitelisted program in the zone. No shell: no pipes or > (use stdout_file, then a second call); * ? [..] in file names are expanded in the zone. Check data.returncode and stderr. In Documents, git log/show/diff/restore work.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     cmd: z.string().min(1).describe('Program, e.g. "grep"'),

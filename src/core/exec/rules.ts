@@ -220,8 +220,9 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   },
   find: {
     wordOptions: true,
-    patternOptions: ['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-lname', '-ilname', '-printf', '-context'],
-    textOptions: ['-type', '-xtype', '-size', '-perm', '-user', '-group', '-uid', '-gid', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-maxdepth', '-mindepth', '-regextype', '-newermt', '-newerat', '-newerct', '-newerBt', '-links', '-inum', '-used', '-fstype', '-D'],
+    // -perm /MODE means "any of these bits", not a path.
+    patternOptions: ['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-lname', '-ilname', '-printf', '-context', '-perm'],
+    textOptions: ['-type', '-xtype', '-size', '-user', '-group', '-uid', '-gid', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-maxdepth', '-mindepth', '-regextype', '-newermt', '-newerat', '-newerct', '-newerBt', '-links', '-inum', '-used', '-fstype', '-D'],
     // Tests comparing with another file's times or identity.
     pathOptions: ['-newer', '-anewer', '-cnewer', '-samefile', '-files0-from', '-neweraa', '-newerac', '-neweram', '-newerca', '-newercc', '-newercm', '-newerma', '-newermc', '-newermm', '-newerBa', '-newerBc', '-newerBm', '-newerBB', '-newerab', '-newercb', '-newermb'],
     forbid: ['-exec', '-execdir', '-ok', '-okdir', '-fprint', '-fprint0', '-fprintf', '-fls'],
@@ -357,7 +358,10 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     textPositionals: 'all',
     wordOptions: true,
     doubleDashWords: true,
-    textOptions: ['-separator', '-newline', '-nullvalue', '-escape', '-mmap', '-maxsize'],
+    // sqlite3 has no `--` (it is the unknown option "-"): what follows is still read as options.
+    dashDash: 'ignored',
+    patternOptions: ['-separator', '-newline', '-nullvalue'],
+    textOptions: ['-escape', '-mmap', '-maxsize'],
     forbid: ['-cmd', '-init', '-A', '-archive', '-append', '-deserialize', '-memtrace', '-safe-off', '-unsafe-testing', '-vfs', '-zip', '-lookaside', '-pagecache', '-heap', '-nonce', '-sorterref', '-multiplex', '-pcachetrace'],
     script: 'sqlite3',
     textLanguage: true,

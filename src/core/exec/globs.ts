@@ -111,7 +111,7 @@ export function expandGlob(root: string, pattern: string, budget: number): strin
       if (part === '' || !isGlob(part)) {
         // A literal component: kept as written (a trailing slash too); it must exist below a wildcard.
         const text = part === '' ? (prefix === '' ? '' : `${prefix}/`) : join(unescape(part));
-        if (part !== '' && !found.includes('') && !exists(root, text)) continue;
+        if (part !== '' && !found.includes('') && !existsInside(root, text)) continue;
         next.push(text);
         continue;
       }
@@ -143,7 +143,8 @@ export function expandGlob(root: string, pattern: string, budget: number): strin
   return found.filter((f) => f !== '').sort(byBytes);
 }
 
-function exists(root: string, rel: string): boolean {
+/** An entry exists at `rel` inside the zone (a link counts as itself; nothing outside is looked at). */
+export function existsInside(root: string, rel: string): boolean {
   const walked = walkInside(root, rel, { followLast: false });
   return walked.inside && fs.lstatSync(path.join(root, ...walked.parts), { throwIfNoEntry: false }) !== undefined;
 }

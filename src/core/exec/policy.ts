@@ -3,13 +3,11 @@
  * checks on every argument, plus the per-command rules of rules.ts. It never rewrites what the
  * user meant; it refuses with an error that says why and what to do instead.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { ShedError, shedError, showValue } from '../errors.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
-import { expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansion } from './globs.js';
+import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansion } from './globs.js';
 import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
@@ -374,7 +372,7 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
   const replace = new Map<number, string[]>();
   let budget = MAX_EXPANSION;
   parsed.operands.forEach((op, k) => {
-    if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || literalExists(input.zone, op.text)) return;
+    if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || existsInside(input.zone.root, op.text)) return;
     const names = expandGlob(input.zone.root, op.text, budget);
     if (names === undefined) return; // outside the zone: the path check refuses it
     if (names.length === 0) throw noMatch(op.text, op.index);
@@ -384,11 +382,6 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
   });
   const args = parsed.args.flatMap((a, i) => replace.get(i) ?? [a]);
   return { length: list.length, args, list };
-}
-
-function literalExists(zone: Zone, text: string): boolean {
-  const walked = walkInside(zone.root, text, { followLast: false });
-  return walked.inside && fs.lstatSync(path.join(zone.root, ...walked.parts), { throwIfNoEntry: false }) !== undefined;
 }
 
 function checkProgram(input: PolicyInput): void {

@@ -88,7 +88,7 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Run a whitelisted program in the zone, no shell (no pipes, >, globs). Check data.returncode and stderr. In Documents, git log/show/diff/restore work.
+        """Run a whitelisted program in the zone. No shell: no pipes or > (use stdout_file, then a second call); * ? [..] in file names are expanded in the zone. Check data.returncode and stderr. In Documents, git log/show/diff/restore work.
 
         :param cmd: Program, e.g. "grep\"
         :param args: Arguments, e.g. ["-n", "TODO", "a.txt"]

@@ -28,7 +28,7 @@ export const shedExec = defineFunction({
   name: 'shed_exec',
   category: 'exec',
   summary: 'Run a whitelisted command (ls, cat, grep, sed, awk, sort, cp, mv, mkdir, tar, git log...) in a zone.',
-  description: 'Run a whitelisted program in the zone, no shell (no pipes, >, globs). Check data.returncode and stderr. In Documents, git log/show/diff/restore work.',
+  description: 'Run a whitelisted program in the zone. No shell: no pipes or > (use stdout_file, then a second call); * ? [..] in file names are expanded in the zone. Check data.returncode and stderr. In Documents, git log/show/diff/restore work.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     cmd: z.string().min(1).describe('Program, e.g. "grep"'),
@@ -55,12 +55,14 @@ export const shedExec = defineFunction({
       return history(ctx, zone, args.args, limit);
     }
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
-    const mask = checkSensitiveCommand(zone, args.cmd, args.args, sandbox.active);
+    let mask = checkSensitiveCommand(zone, args.cmd, args.args, sandbox.active);
     let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
+    // Glob patterns stand for the names they expanded to: those are judged too.
+    if (policy.expanded.length > 0) mask = checkSensitiveCommand(zone, args.cmd, policy.args, sandbox.active);
     // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
     // sandbox nothing can protect single files, so the command must pass the read-only policy.
     const locked = await lockedFiles(ctx, zone);
-    if (locked.length > 0 && sandbox.active === 'validated') policy = readOnlyPolicy(ctx, zone, args.cmd, args.args, sandbox.active, locked);
+    if (locked.length > 0 && sandbox.active === 'validated') policy = readOnlyPolicy(ctx, zone, args.cmd, policy.args, sandbox.active, locked);
     requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
@@ -138,6 +140,7 @@ export const shedExec = defineFunction({
       sandbox: sandbox.active,
       ...files,
     };
+    if (policy.expanded.length > 0) data.expanded = policy.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
     if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
     const message =
       result.returncode === 0

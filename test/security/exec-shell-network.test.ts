@@ -56,7 +56,7 @@ describe.each(MODES)('%s mode', (mode) => {
 
     const harmless: [string, string[], string][] = [
       ['echo', ['a.txt; rm -rf x'], 'a.txt; rm -rf x\n'],
-      ['echo', ['$(touch pwn)', '`touch pwn2`', '&&', 'rm', '-rf', 'x'], '$(touch pwn) `touch pwn2` && rm -rf x\n'],
+      ['echo', ['$(touch pwn)', '`touch pwn2`', 'a&&b', 'rm', '-rf', 'x'], '$(touch pwn) `touch pwn2` a&&b rm -rf x\n'],
       ['printf', ['%s|%s\\n', '$(id)', '${HOME}'], '$(id)|${HOME}\n'],
       ['grep', ['-c', 'alpha|$(touch pwn)', 'a.txt'], '0\n'],
       ['grep', ['-E', '-c', 'alpha|beta', 'a.txt'], '2\n'],

@@ -3,10 +3,12 @@
  * checks on every argument, plus the per-command rules of rules.ts. It never rewrites what the
  * user meant; it refuses with an error that says why and what to do instead.
  */
-import { shedError, showValue } from '../errors.js';
+import { ShedError, shedError, showValue } from '../errors.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
+import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansion } from './globs.js';
+import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
 import { serverPathHint, serverPathReason } from './serverpaths.js';
@@ -27,6 +29,10 @@ export interface PolicyInput {
 export interface Policy {
   /** Arguments to run with (the user's, after any fixed prefix such as tar --force-local). */
   argv: string[];
+  /** The user's arguments as they will run: glob patterns expanded, tar's old style rewritten, no prefix. */
+  args: string[];
+  /** The glob patterns expanded, with the names each became. */
+  expanded: Expansion[];
   /** Remove links leading outside the zone before the command runs (it may follow them; no sandbox). */
   sweepBefore: boolean;
   /** Remove links leading outside the zone after the command (it may have created some). */
@@ -51,20 +57,12 @@ const GIT_NETWORK_SAFE = ['clone', 'fetch', 'pull', 'submodule'];
 const forbidden = (arg: string, reason: string, hint: string) =>
   shedError('ARGUMENT_FORBIDDEN', `Argument ${showValue(arg)} is not allowed: ${reason}.`, { details: { parameter: 'args', argument: arg, reason }, hint });
 
-/** What the parse of one argument list has seen so far. */
+/** What the checks of one argument list have seen so far. */
 interface Walk {
   input: PolicyInput;
   rule: CommandRule;
-  positional: number;
-  /** The program text came from an option (-e, -f), so positionals are files. */
-  scriptGiven: boolean;
-  /** An option says there is no program text at all (rg --files). */
-  noScript: boolean;
   /** Program texts seen, in order (sed and awk join several -e into one program). */
   scripts: string[];
-  /** Positional operands in order (`-`, standard input, included): the command's signature says which are outputs. */
-  operands: string[];
-  options: string[];
   network: boolean;
 }
 
@@ -85,67 +83,55 @@ export function checkCommand(input: PolicyInput): Policy {
       hint: serverPathHint(cmd),
     });
   }
-  const w: Walk = { input, rule, positional: 0, scriptGiven: false, noScript: false, scripts: [], operands: [], options: [], network: DOWNLOADERS.has(cmd) };
+  for (const arg of input.args) if (arg.includes('\0')) throw forbidden(arg, 'it contains a NUL byte', 'Remove the NUL byte.');
+  const w: Walk = { input, rule, scripts: [], network: DOWNLOADERS.has(cmd) };
   if (cmd === 'git') w.network = checkGit(input);
-  const args = rule.oldStyleFirst ? expandOldStyle(input.args, rule.oldStyleFirst) : input.args;
-  let afterDashDash = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    checkCharacters(arg, rule, cmd);
-    if (URL_RE.test(arg)) {
-      checkUrl(w, arg, i > 0 ? args[i - 1] : undefined);
-      continue;
-    }
-    if (!afterDashDash && arg === '--') {
-      afterDashDash = true;
-      continue;
-    }
-    if (!afterDashDash && arg.startsWith('-') && arg.length > 1) {
-      i += checkOption(w, arg, args[i + 1]);
-      continue;
-    }
-    checkPositional(w, arg);
+  let parsed = parseArgs(rule, input.args);
+  checkOperators(input, rule, parsed, operandRoles(rule, parsed));
+  const expanded = expandOperands(input, rule, parsed);
+  if (expanded.length > 0) parsed = parseArgs(rule, expanded.args);
+  // Separators and patterns given to options (cut -d '|', sort -t ';') are text for the program itself.
+  const patterns = new Set(parsed.options.filter((o) => o.valueKind === 'pattern').map((o) => o.valueIndex ?? o.index));
+  parsed.args.forEach((arg, i) => patterns.has(i) || checkCharacters(arg, rule, cmd));
+  const amb = parsed.ambiguous[0];
+  if (amb) {
+    throw forbidden(amb.written, `${cmd} reads ${amb.written} as an abbreviation of several options (${amb.candidates.join(', ')})`, `Write the option in full, e.g. ${amb.candidates[0]}.`);
   }
+  for (const opt of parsed.options) checkOption(w, opt);
+  const roles = operandRoles(rule, parsed);
+  parsed.operands.forEach((op, k) => checkOperand(w, op, roles[k]!));
   if (rule.script && w.scripts.length > 1 && (rule.script === 'sed' || rule.script === 'awk')) {
     const joined = w.scripts.join('\n');
     const reason = scanScript(rule.script, joined);
     if (reason) throw forbidden(joined, reason, scriptHint(cmd));
   }
-  if (input.readonly && rule.outputOperands !== undefined && w.operands.length > rule.outputOperands) {
-    const out = w.operands[rule.outputOperands]!;
+  if (input.readonly && rule.outputOperands !== undefined && parsed.operands.length > rule.outputOperands) {
+    const out = parsed.operands[rule.outputOperands]!.text;
     throw forbidden(out, `${cmd} writes its operand ${rule.outputOperands + 1} (${showValue(out)}; \`-\` counts as an operand, standard input), and ${input.zone.label} is read-only`, READONLY_HINT);
   }
-  const reason = rule.check?.(args);
-  if (reason) throw forbidden(args.join(' '), reason, `Run shed_help(howto="commands") for what ${cmd} may do here.`);
+  const reason = rule.check?.(parsed);
+  if (reason) throw forbidden(parsed.args.join(' '), reason, `Run shed_help(howto="commands") for what ${cmd} may do here.`);
   if (input.readonly && rule.readonlyCheck) {
-    const why = rule.readonlyCheck(args);
-    if (why) throw forbidden(args.join(' '), `${why}, and ${input.zone.label} is read-only`, READONLY_HINT);
+    const why = rule.readonlyCheck(parsed);
+    if (why) throw forbidden(parsed.args.join(' '), `${why}, and ${input.zone.label} is read-only`, READONLY_HINT);
   }
+  const args = [...parsed.args];
   const argv = [...(rule.prefixArgs ?? []), ...(input.readonly ? (rule.readonlyPrefix ?? []) : []), ...args];
   const makesLinks = rule.makesLinks === true && !input.readonly;
   return {
     argv,
-    sweepBefore: input.sandbox !== 'bwrap' && !input.readonly && (makesLinks || rule.followsLinks === true),
+    args,
+    expanded: expanded.list,
+    // Read-only zones too: a link left there earlier (an upload, an old extraction) must not lead diff -r or zip out.
+    sweepBefore: input.sandbox !== 'bwrap' && (makesLinks || rule.followsLinks === true),
     sweepAfter: makesLinks,
     network: w.network,
-    options: w.options,
+    options: parsed.options.map((o) => o.written),
   };
 }
 
-/** tar czf out.tgz dir → -c -z -f out.tgz dir (each value letter takes the next argument, in order). */
-function expandOldStyle(args: readonly string[], valueLetters: string): readonly string[] {
-  const first = args[0];
-  if (first === undefined || !/^[A-Za-z]+$/.test(first)) return args;
-  const rest = args.slice(1);
-  const out: string[] = [];
-  for (const letter of first) {
-    out.push(`-${letter}`);
-    if (valueLetters.includes(letter) && rest.length > 0) out.push(rest.shift()!);
-  }
-  return [...out, ...rest];
-}
-
-function checkUrl(w: Walk, url: string, previous: string | undefined): void {
+/** A URL: allowed only for commands that use the network, in the network mode set, with a plain scheme; `option` is the option it is the value of. */
+function checkUrl(w: Walk, url: string, option: string | undefined): void {
   const { input } = w;
   const cmd = input.cmd;
   const urlsAllowed = input.network !== 'disabled' && (DOWNLOADERS.has(cmd) || MEDIA_NETWORK.has(cmd) || cmd === 'git');
@@ -156,34 +142,72 @@ function checkUrl(w: Walk, url: string, previous: string | undefined): void {
   if (!(cmd === 'git' ? GIT_URL_SCHEMES : URL_SCHEMES).includes(scheme)) {
     throw forbidden(url, `the URL scheme "${scheme}:" is not allowed (only ${URL_SCHEMES.join(', ')})`, 'Download with an https:// URL.');
   }
-  if (cmd === 'ffmpeg' && input.network === 'safe' && previous !== '-i') {
+  if (cmd === 'ffmpeg' && input.network === 'safe' && option !== '-i') {
     throw forbidden(url, 'in network_mode "safe" ffmpeg may read from URLs (-i) but not send output to them', 'Write the output to a file in the zone.');
   }
   w.network = true;
 }
 
-function checkPositional(w: Walk, arg: string): void {
-  const { rule, input } = w;
-  w.operands.push(arg);
-  if (isProgramText(w)) {
-    if (rule.script) {
-      const reason = scanScript(rule.script, arg);
-      if (reason) throw forbidden(arg, reason, scriptHint(input.cmd));
-      w.scripts.push(arg);
-    }
-  } else {
-    // curl accepts scheme prefixes without slashes (file:/etc/passwd).
-    if (DOWNLOADERS.has(input.cmd) && SCHEME_RE.test(arg)) checkUrl(w, arg.replace(SCHEME_RE, '$1://'), undefined);
-    checkValuePath(w, arg);
-  }
-  w.positional++;
+/** What each operand is to the program: program text, plain text, a file of the zone, or a name inside an archive. */
+type Role = 'program' | 'text' | 'path' | 'member';
+
+function operandRoles(rule: CommandRule, parsed: Parsed): Role[] {
+  const scriptGiven = parsed.options.some((o) => o.valueKind === 'script' || o.valueKind === 'scriptFile');
+  const noScript = parsed.options.some((o) => rule.noScriptWith?.includes(o.name));
+  const members = rule.members?.(parsed) === true;
+  return parsed.operands.map((op, k): Role => {
+    if (op.member) return 'member';
+    const textual = k >= (rule.textFrom ?? 0) && (rule.textPositionals === 'all' || (!scriptGiven && !noScript && k < (rule.textPositionals ?? 0)));
+    if (textual) return rule.script ? 'program' : 'text';
+    return members ? 'member' : 'path';
+  });
 }
 
-function isProgramText(w: Walk): boolean {
-  const { rule } = w;
-  if (w.positional < (rule.textFrom ?? 0)) return false;
-  if (rule.textPositionals === 'all') return true;
-  return !w.scriptGiven && !w.noScript && w.positional < (rule.textPositionals ?? 0);
+function checkOperand(w: Walk, op: OperandToken, role: Role): void {
+  const { rule, input } = w;
+  if (role !== 'path' && role !== 'member' && URL_RE.test(op.text)) checkUrl(w, op.text, undefined); // program text too: only network commands take URLs
+  if (role === 'program') {
+    const reason = rule.script ? scanScript(rule.script, op.text) : undefined;
+    if (reason) throw forbidden(op.text, reason, scriptHint(input.cmd));
+    w.scripts.push(op.text);
+    return;
+  }
+  if (role === 'text') return;
+  checkPathValue(w, op.text, undefined);
+}
+
+/** Checks one option as the program reads it, and its value by what the value is. */
+function checkOption(w: Walk, opt: OptionToken): void {
+  const { rule, input } = w;
+  const names = new Set([opt.written, opt.name]);
+  if (rule.wordOptions) names.add(opt.name.split(':')[0]!); // ffmpeg stream specifiers: -c:v
+  for (const name of names) refuseOption(w, name, opt.long, opt.shown);
+  const value = opt.value;
+  if (value === undefined) return;
+  switch (opt.valueKind) {
+    case 'script': {
+      const reason = rule.script ? scanScript(rule.script, value) : undefined;
+      if (reason) throw forbidden(value, reason, scriptHint(input.cmd));
+      w.scripts.push(value);
+      return;
+    }
+    case 'scriptFile':
+    case 'path':
+    case 'output':
+    case 'optional':
+    case 'unknown':
+      return checkPathValue(w, value, opt.shown);
+    case 'name':
+      return checkNamePart(w, opt.name, value, opt.shown);
+    case 'text':
+      return checkTextValue(w, opt, value);
+    case 'pattern':
+    case 'pair':
+    case 'none':
+      if (URL_RE.test(value)) checkUrl(w, value, opt.name);
+      if (rule.atFiles) checkPrefixed(w, value, opt.shown);
+      return;
+  }
 }
 
 /** The entry of `list` that option `name` selects: itself or, for --long options, a prefix of it (getopt accepts abbreviations). */
@@ -214,114 +238,25 @@ function refuseOption(w: Walk, name: string, long: boolean, shown: string): void
   }
 }
 
-/** Checks one option argument and the value it carries; returns how many following arguments it consumed. */
-function checkOption(w: Walk, arg: string, next: string | undefined): number {
-  const { rule } = w;
-  if (rule.wordOptions) {
-    const word = rule.doubleDashWords && arg.startsWith('--') ? arg.slice(1) : arg;
-    const base = word.split(':')[0]!; // ffmpeg stream specifiers: -c:v
-    for (const name of new Set([word, base])) refuseOption(w, name, false, arg);
-    w.options.push(word);
-    return takeValue(w, word, false, undefined, next, arg);
-  }
-  if (arg.startsWith('--')) {
-    const eq = arg.indexOf('=');
-    const name = eq < 0 ? arg : arg.slice(0, eq);
-    refuseOption(w, name, true, arg);
-    w.options.push(name);
-    if (pick(rule.noScriptWith, name, true)) w.noScript = true;
-    const attached = eq < 0 ? undefined : arg.slice(eq + 1);
-    return takeValue(w, name, true, attached, next, arg);
-  }
-  refuseOption(w, arg, false, arg); // whole-word entries such as zip -TT
-  return checkCluster(w, arg, next);
-}
-
 /**
- * A short option cluster (-rt/dir, -xzf, -n5): each letter is an option until one that takes a
- * value, which takes the rest of the cluster or the next argument. A letter we do not know may
- * take the rest as its value, so every rest that could be a path is checked as one.
+ * A plain value (a number, a charset, a name, a date) that the program does not document as a
+ * file can still be opened as one (glibc iconv reads a charset name holding a slash as a charmap
+ * file): a value that could name a file is checked like a path. Values made of slashes only are
+ * separators (cut -d /).
  */
-function checkCluster(w: Walk, arg: string, next: string | undefined): number {
-  for (let k = 1; k < arg.length; k++) {
-    const letter = arg[k]!;
-    if (!/[A-Za-z0-9:^@#?]/.test(letter)) {
-      checkAttached(w, arg.slice(k), arg); // not an option letter: a value attached to the previous one
-      return 0;
-    }
-    const name = `-${letter}`;
-    refuseOption(w, name, false, arg);
-    w.options.push(name);
-    const rest = arg.slice(k + 1);
-    if (isValued(w.rule, name)) return takeValue(w, name, false, rest === '' ? undefined : rest, next, arg);
-    if (rest !== '') checkAttached(w, rest, arg);
-  }
-  return 0;
-}
-
-function isValued(rule: CommandRule, name: string): boolean {
-  return (
-    (rule.scriptOptions ?? []).includes(name) ||
-    (rule.pathOptions ?? []).includes(name) ||
-    (rule.outputOptions ?? []).includes(name) ||
-    (rule.nameOptions ?? []).includes(name) ||
-    (rule.textOptions ?? []).includes(name) ||
-    (rule.pairOptions ?? []).includes(name)
-  );
-}
-
-/** Handles the value of option `name` (attached, or the next argument if the option takes one); returns the arguments consumed. */
-function takeValue(w: Walk, name: string, long: boolean, attached: string | undefined, next: string | undefined, shown: string): number {
-  const { rule, input } = w;
-  const consumedNext = attached === undefined && next !== undefined ? 1 : 0;
-  const value = attached ?? next;
-  if (pick(rule.scriptOptions, name, long)) {
-    w.scriptGiven = true;
-    if (value === undefined) return 0;
-    if (pick(rule.pathOptions, name, long)) checkValuePath(w, value, shown);
-    else if (rule.script) {
-      const reason = scanScript(rule.script, value);
-      if (reason) throw forbidden(value, reason, scriptHint(input.cmd));
-      w.scripts.push(value);
-    }
-    return consumedNext;
-  }
-  if (pick(rule.pathOptions, name, long) ?? pick(rule.outputOptions, name, long)) {
-    if (value !== undefined) checkValuePath(w, value, shown);
-    return consumedNext;
-  }
-  if (pick(rule.nameOptions, name, long)) {
-    if (value !== undefined) checkNamePart(w, name, value, shown);
-    return consumedNext;
-  }
-  if ((rule.textOptions ?? []).includes(name)) {
-    if (value !== undefined) checkText(w, value);
-    return consumedNext;
-  }
-  if ((rule.pairOptions ?? []).includes(name)) {
-    if (attached !== undefined) return next !== undefined ? 1 : 0;
-    return next === undefined ? 0 : 2;
-  }
-  if (attached !== undefined) checkAttached(w, attached, shown);
-  return 0;
-}
-
-/** A text value: only what it could still name (a URL, an @file) is checked. */
-function checkText(w: Walk, value: string): void {
-  if (URL_RE.test(value)) checkUrl(w, value, undefined);
-  if (w.rule.atFiles) checkAtFile(w, value);
-}
-
-/**
- * A value attached to an option we know nothing about, or an optional value (gawk -d[FILE], tar
- * --one-top-level[=DIR]): always checked as a path, since an optional value is often a file name and
- * a bare name can be a link leading out. A value that is not a path passes unchanged.
- */
-function checkAttached(w: Walk, value: string, shown: string): void {
+function checkTextValue(w: Walk, opt: OptionToken, value: string): void {
   if (URL_RE.test(value)) return checkUrl(w, value, undefined);
-  if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, '$1://'), undefined);
-  checkPathArgument(w.input.zone, value, w.input.cmd, shown);
-  if (w.rule.atFiles) checkAtFile(w, value);
+  if (/^\/+$/.test(value)) return;
+  try {
+    checkPrefixed(w, value, opt.shown);
+    checkPathArgument(w.input.zone, value, w.input.cmd, opt.shown);
+  } catch (err) {
+    if (!(err instanceof ShedError) || err.code !== 'PATH_ESCAPE') throw err;
+    throw shedError('PATH_ESCAPE', `${err.message.replace(/\.$/, '')}: ${w.input.cmd} may open the value of ${opt.name} as a file, so it may not name one outside the zone.`, {
+      details: err.details,
+      hint: `Give ${opt.name} a plain value (a name or a number, without a leading / or ..) or a file inside the zone.`,
+    });
+  }
 }
 
 /** A value that becomes part of output file names (csplit -b, split --additional-suffix, backup suffixes). */
@@ -330,17 +265,123 @@ function checkNamePart(w: Walk, name: string, value: string, shown: string): voi
   throw forbidden(shown, `the value of ${w.input.cmd} ${name} becomes part of output file names, and a slash in it would make it a path of its own (out of the zone with ../)`, 'Give folders in the output prefix or target instead, e.g. csplit -f parts/chunk -b "%02d.txt" in.txt 2.');
 }
 
-/** A value that names a file: checked like a path (and its @file form). */
-function checkValuePath(w: Walk, value: string, option?: string): void {
-  if (URL_RE.test(value)) return checkUrl(w, value, undefined);
-  if (value !== '-') checkPathArgument(w.input.zone, value, w.input.cmd, option);
-  if (w.rule.atFiles) checkAtFile(w, value);
+/** A value that names a file: checked like a path, and so is any path behind a prefix the program reads through. */
+function checkPathValue(w: Walk, value: string, option: string | undefined): void {
+  if (URL_RE.test(value)) return checkUrl(w, value, option);
+  // curl accepts scheme prefixes without slashes (file:/etc/passwd).
+  if (DOWNLOADERS.has(w.input.cmd) && SCHEME_RE.test(value)) return checkUrl(w, value.replace(SCHEME_RE, '$1://'), undefined);
+  if (value === '-') return; // standard input or output
+  checkPathArgument(w.input.zone, value, w.input.cmd, option);
+  checkPrefixed(w, value, option ?? value);
 }
 
-/** curl -d @file, -F name=@file or name=<file: the named file is read and sent. */
-function checkAtFile(w: Walk, value: string): void {
-  const m = /(?:^|=)[@<](.*)$/.exec(value);
-  if (m && m[1] !== '' && m[1] !== '-') checkPathArgument(w.input.zone, m[1]!, w.input.cmd, value);
+/**
+ * Paths behind a prefix: `file:PATH` (a file: URI, as sqlite3 and libxml2 open them), `@PATH`
+ * (response and data files: binutils, curl -d @file), `name=@PATH` and `name=<PATH` (curl -F), and
+ * `<PATH`. A program that does not read the prefix sees a harmless relative name; one that does
+ * would open the path inside, so that path is checked too.
+ */
+function checkPrefixed(w: Walk, value: string, shown: string): void {
+  for (const inner of innerPaths(value)) {
+    if (inner === '' || inner === '-') continue;
+    checkPathArgument(w.input.zone, inner, w.input.cmd, shown);
+  }
+}
+
+function innerPaths(value: string): string[] {
+  const out: string[] = [];
+  const uri = /^file:(.*)$/is.exec(value);
+  if (uri) out.push(fileUriPath(uri[1]!));
+  if (value.startsWith('@') || value.startsWith('<')) out.push(value.slice(1));
+  const at = /=[@<](.*)$/s.exec(value);
+  if (at) out.push(at[1]!);
+  return out;
+}
+
+/** The path of a file: URI the way SQLite reads it: `//localhost` or `//` authority dropped, query and fragment cut, %HH decoded. */
+export function fileUriPath(rest: string): string {
+  let p = rest.replace(/[?#].*$/s, '');
+  if (p.startsWith('//')) {
+    const slash = p.indexOf('/', 2);
+    p = slash < 0 ? '/' : p.slice(slash); // the authority (empty or localhost) is dropped; the path that follows is absolute
+  }
+  return p.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** Shell operators standing alone as arguments: there is no shell, so each is a mistake with a two-call answer. */
+const PRINTERS = new Set(['echo', 'printf']);
+const OPERATORS = new Set(['|', '||', '&&', ';', '&', '|&', '>', '>>', '<', '<<', '<<<', '1>', '1>>', '2>', '2>>', '2>&1', '>&', '&>', '&>>', '>&2', '1>&2']);
+
+/**
+ * A standalone `|`, `>`, `&&` ... reaches the program as a plain argument (awk then fails on a file
+ * named "|" while `success` is true). It is refused with the calls that do what was meant, except
+ * where the program's own language takes it as an operand (program text and patterns, expr, tr).
+ */
+function checkOperators(input: PolicyInput, rule: CommandRule, parsed: Parsed, roles: Role[]): void {
+  if (rule.operatorOperands) return;
+  parsed.operands.forEach((op, k) => {
+    // Program text and patterns may be an operator (grep -F '|'); echo and printf would only print it back.
+    const language = (roles[k] === 'program' || roles[k] === 'text') && !PRINTERS.has(input.cmd);
+    if (!OPERATORS.has(op.text) || language) return;
+    throw operatorError(input, parsed.args, op.index);
+  });
+}
+
+function operatorError(input: PolicyInput, args: readonly string[], at: number) {
+  const op = args[at]!;
+  const before = args.slice(0, at);
+  const after = args.slice(at + 1);
+  const call = (cmd: string, list: readonly string[], extra = '') => `shed_exec(zone="${input.zone.name}", cmd="${cmd}", args=${JSON.stringify(list)}${extra})`;
+  let what: string;
+  let hint: string;
+  if (op === '|' || op === '|&') {
+    what = 'a pipe';
+    const next = after[0] ?? 'sort';
+    hint = `Use two calls: ${call(input.cmd, before, ', stdout_file="tmp.txt"')}, then ${call(next, [...after.slice(1), 'tmp.txt'])}.`;
+  } else if (op === '>' || op === '1>' || op === '>>' || op === '1>>' || op === '&>' || op === '&>>' || op === '>&') {
+    what = 'output redirection';
+    const target = after[0] ?? 'out.txt';
+    hint = `Save the output with stdout_file: ${call(input.cmd, before, `, stdout_file="${target}"${op.startsWith('&') || op === '>&' ? ', redirect_stderr_to_stdout=true' : ''}`)}${op.endsWith('>>') ? ' (it replaces the file; to append, save to a second file and join them with cat)' : ''}.`;
+  } else if (op === '2>' || op === '2>>') {
+    what = 'error redirection';
+    hint = `Save the errors with stderr_file: ${call(input.cmd, before, `, stderr_file="${after[0] ?? 'errors.txt'}"`)}.`;
+  } else if (op === '2>&1' || op === '>&2' || op === '1>&2') {
+    what = 'stream redirection';
+    hint = `Use redirect_stderr_to_stdout: ${call(input.cmd, [...before, ...after], ', redirect_stderr_to_stdout=true')}.`;
+  } else if (op === '<' || op === '<<' || op === '<<<') {
+    what = 'input redirection';
+    hint = `Name the input file as an argument: ${call(input.cmd, [...before, ...after])}.`;
+  } else {
+    what = op === '&' ? 'a background job' : 'a command list';
+    hint = `Run one command per call: ${call(input.cmd, before)}${after.length > 0 ? `, then ${call(after[0]!, after.slice(1))}` : ''}.`;
+  }
+  return shedError('ARGUMENT_FORBIDDEN', `Argument ${at + 1} is ${JSON.stringify(op)}, shell syntax for ${what}, but commands run without a shell: ${input.cmd} would get ${JSON.stringify(op)} as a plain argument.`, {
+    details: { parameter: 'args', argument: op, position: at },
+    hint,
+  });
+}
+
+/**
+ * Expands the glob patterns among the file operands (see globs.ts). A name that exists as written
+ * is kept (a file may be called `a*b`); a pattern that matches nothing is an error; expanded names
+ * starting with `-` get `./` so the program cannot take them for options.
+ */
+function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): { length: number; args: string[]; list: Expansion[] } {
+  const roles = operandRoles(rule, parsed);
+  const list: Expansion[] = [];
+  const replace = new Map<number, string[]>();
+  let budget = MAX_EXPANSION;
+  parsed.operands.forEach((op, k) => {
+    if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || existsInside(input.zone.root, op.text)) return;
+    const names = expandGlob(input.zone.root, op.text, budget);
+    if (names === undefined) return; // outside the zone: the path check refuses it
+    if (names.length === 0) throw noMatch(op.text, op.index);
+    budget -= names.length;
+    list.push({ pattern: op.text, names });
+    replace.set(op.index, names.map((n) => (n.startsWith('-') ? `./${n}` : n)));
+  });
+  const args = parsed.args.flatMap((a, i) => replace.get(i) ?? [a]);
+  return { length: list.length, args, list };
 }
 
 function checkProgram(input: PolicyInput): void {

@@ -14,6 +14,8 @@
  * and what the audit changed are in OPTIONS-AUDIT.md beside this file.
  */
 
+import type { Parsed } from './parse.js';
+
 export type ScriptLanguage = 'sed' | 'awk' | 'dc' | 'sqlite3' | 'jq';
 
 export interface CommandRule {
@@ -21,8 +23,28 @@ export interface CommandRule {
   textPositionals?: number | 'all';
   /** Positionals before this index are paths even when textPositionals is 'all' (sqlite3's database). */
   textFrom?: number;
-  /** Options whose (required) value, attached or the next argument, is text, not a path. */
+  /**
+   * Options whose (required) value, attached or the next argument, is a plain value (a number, a
+   * name, a charset, a date) the program does not document as a file. A program may still open
+   * one as a file (iconv -f /x reads a charmap), so a value that could name a file outside the zone
+   * (absolute, `..` above the root, a link leading out) is refused.
+   */
   textOptions?: readonly string[];
+  /**
+   * Options whose (required) value is in the program's own language: a pattern, a glob, a format,
+   * a header or text to print. Never a file name, never path-checked (grep -e '^/usr', find -path '/x/*').
+   */
+  patternOptions?: readonly string[];
+  /**
+   * Options whose value is optional and can only be attached (--time[=WORD], -d[FILE]): the next
+   * argument is never theirs. An attached value is checked as a path (it often is one).
+   */
+  optionalOptions?: readonly string[];
+  /**
+   * Long options without a value that are a prefix of a longer valued one (tar --exclude-vcs, du
+   * --time): getopt takes the exact name, so the model must know them to resolve abbreviations.
+   */
+  flagOptions?: readonly string[];
   /** Options whose (required) value, attached or the next argument, is a file or folder: checked like a path. */
   pathOptions?: readonly string[];
   /**
@@ -64,6 +86,16 @@ export interface CommandRule {
   listsFiles?: readonly string[];
   /** Options are whole words after one dash (find -name, sqlite3 -separator): no clusters, no attached values. */
   wordOptions?: boolean;
+  /** A grammar of the program's own (see parse.ts): Info-ZIP's (unzip, zipinfo), or one option per argument named by its first letter (xxd). */
+  parser?: 'unzip' | 'letter';
+  /** Options end at the first operand (POSIX order: awk's program text, tr's sets); the rest are operands even if they start with `-`. */
+  posix?: boolean;
+  /** `--` does not end the options: it is skipped and what follows is still parsed as options (find). */
+  dashDash?: 'ignored';
+  /** The operands are names inside an archive (tar -x/-t), not files of the zone: not expanded as globs (still path-checked). */
+  members?: (parsed: Parsed) => boolean;
+  /** Standalone shell operators (`|`, `>`, `&`) are operands of the program's own language (expr, tr). */
+  operatorOperands?: boolean;
   /** `--word` means the same as `-word` (sqlite3). */
   doubleDashWords?: boolean;
   /**
@@ -93,39 +125,35 @@ export interface CommandRule {
    * argument check can see. The text says why.
    */
   sandboxOnly?: string;
-  /** A refusal reason for this argument list in any zone (what options alone cannot express). */
-  check?: (args: readonly string[]) => string | undefined;
-  /** In read-only zones: the reason this call would write, if it would (forms options alone don't show). */
-  readonlyCheck?: (args: readonly string[]) => string | undefined;
+  /** A refusal reason for this argument list in any zone (what options alone cannot express), judged on the engine's parse. */
+  check?: (parsed: Parsed) => string | undefined;
+  /** In read-only zones: the reason this call would write, if it would, judged on the engine's parse. */
+  readonlyCheck?: (parsed: Parsed) => string | undefined;
   /** Arguments added in read-only zones (e.g. sqlite3 -readonly). */
   readonlyPrefix?: readonly string[];
 }
 
-const positionals = (args: readonly string[]) => args.filter((a) => !a.startsWith('-'));
-
-/** Positionals that are not the separate value of one of `valued` (e.g. dc's files beside -e EXPR). */
-function filesBesideValues(args: readonly string[], valued: readonly string[]): string[] {
-  const files: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (valued.includes(a)) i++;
-    else if (!a.startsWith('-') || a === '-') files.push(a);
-  }
-  return files;
-}
+const has = (parsed: Parsed, ...names: string[]) => parsed.options.some((o) => names.includes(o.name));
 
 const GREP: CommandRule = {
   textPositionals: 1,
   scriptOptions: ['-e', '--regexp', '-f', '--file'],
   pathOptions: ['-f', '--file', '--exclude-from'],
-  textOptions: ['--include', '--exclude', '--exclude-dir', '--label', '-m', '--max-count', '-A', '-B', '-C', '--context', '--after-context', '--before-context', '-d', '--directories', '-D', '--devices', '--binary-files', '--group-separator'],
+  patternOptions: ['--include', '--exclude', '--exclude-dir', '--label', '--group-separator'],
+  textOptions: ['-m', '--max-count', '-A', '-B', '-C', '--context', '--after-context', '--before-context', '-d', '--directories', '-D', '--devices', '--binary-files'],
+  // --binary takes no value; getopt matches it exactly before --binary-files.
+  flagOptions: ['--binary'],
   dereference: ['-R', '--dereference-recursive'],
   textLanguage: true,
 };
 const AWK: CommandRule = {
   textPositionals: 1,
   scriptOptions: ['-e', '--source'],
-  textOptions: ['-F', '--field-separator', '-v', '--assign'],
+  patternOptions: ['-F', '--field-separator', '-v', '--assign'],
+  // gawk -d[FILE], -p[FILE], -o[FILE], -L[fatal|invalid|no-ext], -D[FILE]: optional values, attached only.
+  optionalOptions: ['-d', '--dump-variables', '-p', '--profile', '-o', '--pretty-print', '-L', '--lint', '-D', '--debug'],
+  // Options end at the program text: what follows it is an input file or an assignment, even `-F /x`.
+  posix: true,
   // -W (mawk) and --exec/-E/-f (gawk) read the program from a file the scanner cannot see; -l/-i load code;
   // -D/--debug reads debugger commands (which can write files: dump, save) from a file.
   forbid: ['-f', '--file', '-E', '--exec', '-l', '--load', '-i', '--include', '-W', '-D', '--debug'],
@@ -143,6 +171,14 @@ const JQ: CommandRule = {
   textLanguage: true,
 };
 const CHECKSUM: CommandRule = { listsFiles: ['-c', '--check'] };
+const GZIP: CommandRule = { nameOptions: ['-S', '--suffix'] };
+// --files[=FILE] and --files0[=FILE] read the names to work on from a file (standard input without one).
+const XZ: CommandRule = {
+  nameOptions: ['-S', '--suffix'],
+  textOptions: ['-T', '--threads', '-F', '--format', '-C', '--check', '-M', '--memlimit', '--memlimit-compress', '--memlimit-decompress', '--memlimit-mt-decompress', '--flush-timeout', '--block-size', '--block-list', '--filters', '--filters1', '--filters2', '--filters3', '--filters4', '--filters5', '--filters6', '--filters7', '--filters8', '--filters9', '--filters-help'],
+  optionalOptions: ['--files', '--files0', '-H', '--long-help'],
+  listsFiles: ['--files', '--files0'],
+};
 const MEDIA = 'media tools follow references inside their input files (playlists, concat lists, SVG or HTML links) and read configuration that can run programs';
 
 export const RULES: Readonly<Record<string, CommandRule>> = {
@@ -153,7 +189,8 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     ...GREP,
     pathOptions: ['-f', '--file', '--ignore-file'],
     forbid: ['--pre', '--pre-glob', '--search-zip', '-z', '--hostname-bin'],
-    textOptions: [...(GREP.textOptions ?? []), '-g', '--glob', '--iglob', '-t', '--type', '-T', '--type-not', '-r', '--replace', '-M', '--max-columns', '-j', '--threads', '--sort', '--sortr', '-E', '--encoding', '--type-add'],
+    patternOptions: [...(GREP.patternOptions ?? []), '-g', '--glob', '--iglob', '-r', '--replace', '--type-add'],
+    textOptions: [...(GREP.textOptions ?? []), '-t', '--type', '-T', '--type-not', '-M', '--max-columns', '-j', '--threads', '--sort', '--sortr', '-E', '--encoding'],
     noScriptWith: ['--files', '--type-list'],
     dereference: ['-L', '--follow'],
   },
@@ -164,6 +201,8 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     textPositionals: 1,
     scriptOptions: ['-e', '--expression'],
     textOptions: ['-l', '--line-length'],
+    // -i[SUFFIX]: the backup suffix is optional and attached only.
+    optionalOptions: ['-i', '--in-place'],
     forbid: ['-f', '--file'],
     forbidReadonly: ['-i', '--in-place'],
     script: 'sed',
@@ -172,7 +211,8 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   jq: JQ,
   yq: { ...JQ, textOptions: [...(JQ.textOptions ?? []), '-w', '--width', '--yaml-output-grammar-version', '--yml-out-ver'], forbidReadonly: ['-i', '--in-place'] },
   xmllint: {
-    textOptions: ['--xpath', '--encode', '--pattern', '--maxmem'],
+    patternOptions: ['--xpath', '--pattern'],
+    textOptions: ['--encode', '--maxmem'],
     // External entities, DTDs, XInclude and catalogs make libxml2 open other files or URLs.
     forbid: ['--output', '-o', '--shell', '--dtdvalid', '--dtdvalidfpi', '--path', '--load-trace', '--noent', '--xinclude', '--loaddtd', '--dtdattr', '--valid', '--postvalid', '--catalogs', '--relaxng', '--schema', '--schematron', '--huge'],
     prefixArgs: ['--nonet'],
@@ -180,8 +220,14 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   },
   find: {
     wordOptions: true,
-    textOptions: ['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-lname', '-ilname', '-type', '-xtype', '-size', '-printf', '-perm', '-user', '-group', '-uid', '-gid', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-maxdepth', '-mindepth', '-regextype', '-newermt', '-newerat', '-newerct', '-links', '-inum', '-used', '-fstype', '-context'],
+    // -perm /MODE means "any of these bits", not a path.
+    patternOptions: ['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-lname', '-ilname', '-printf', '-context', '-perm'],
+    textOptions: ['-type', '-xtype', '-size', '-user', '-group', '-uid', '-gid', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-maxdepth', '-mindepth', '-regextype', '-newermt', '-newerat', '-newerct', '-newerBt', '-links', '-inum', '-used', '-fstype', '-D'],
+    // Tests comparing with another file's times or identity.
+    pathOptions: ['-newer', '-anewer', '-cnewer', '-samefile', '-files0-from', '-neweraa', '-newerac', '-neweram', '-newerca', '-newercc', '-newercm', '-newerma', '-newermc', '-newermm', '-newerBa', '-newerBc', '-newerBm', '-newerBB', '-newerab', '-newercb', '-newermb'],
     forbid: ['-exec', '-execdir', '-ok', '-okdir', '-fprint', '-fprint0', '-fprintf', '-fls'],
+    // find reads `--` only to end its leading options (-H -L -P -D -O); tests and actions after it are still expression words.
+    dashDash: 'ignored',
     forbidReadonly: ['-delete'],
     dereference: ['-L', '-follow'],
     listsFiles: ['-files0-from'],
@@ -198,71 +244,96 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     outputOptions: ['--index-file', '--volno-file', '-g', '--listed-incremental'],
     // --suffix is the backup suffix appended to extracted file names.
     nameOptions: ['--suffix'],
-    // --occurrence[=N], --checkpoint[=N], --one-top-level[=DIR] take optional values (attached only), --wildcards-match-slash none.
-    textOptions: ['-b', '--blocking-factor', '-H', '--format', '-K', '--starting-file', '-V', '--label', '-L', '--tape-length', '--exclude', '--owner', '--group', '--mode', '--strip-components', '--record-size', '--quoting-style', '--sort', '--pax-option', '--quote-chars', '--no-quote-chars', '--hole-detection', '--sparse-version', '--xattrs-include', '--xattrs-exclude', '--exclude-vcs'],
+    patternOptions: ['-K', '--starting-file', '-V', '--label', '--exclude', '--pax-option', '--quote-chars', '--no-quote-chars', '--xattrs-include', '--xattrs-exclude'],
+    textOptions: ['-b', '--blocking-factor', '-H', '--format', '-L', '--tape-length', '--owner', '--group', '--mode', '--strip-components', '--record-size', '--quoting-style', '--sort', '--hole-detection', '--sparse-version', '--level', '--warning'],
+    optionalOptions: ['--atime-preserve', '--backup', '--checkpoint', '--occurrence', '--one-top-level', '--totals'],
+    // Flags that are prefixes of valued options: getopt matches them exactly.
+    flagOptions: ['--exclude-vcs', '--exclude-vcs-ignores', '--list', '--sparse', '--xattrs', '--exclude-caches', '--exclude-caches-all', '--exclude-caches-under'],
     listsFiles: ['-T', '--files-from'],
     forbidReadonly: ['--extract', '--get', '--create', '--append', '--update', '--delete', '--catenate', '--concatenate'],
     // Old-style "xzf" and clusters like "-xzf": extraction or creation letters write.
-    readonlyCheck: (args) => (args.some((a, i) => /^-?[A-Za-z]+$/.test(a) && (a.startsWith('-') || i === 0) && /[xcruA]/.test(a)) ? 'tar would extract or write an archive' : undefined),
+    readonlyCheck: (p) => (has(p, ...TAR_WRITES) ? 'tar would extract or write an archive' : undefined),
+    // Extracting, listing, comparing and deleting name members of the archive; creating, appending and updating name files.
+    members: (p) => !has(p, '-c', '--create', '-r', '--append', '-u', '--update', '-A', '--catenate', '--concatenate'),
     prefixArgs: ['--force-local', '--no-same-owner', '--no-same-permissions'],
     dereference: ['-h', '--dereference'],
     makesLinks: true,
   },
   unzip: {
-    textOptions: ['-P'],
+    parser: 'unzip',
+    patternOptions: ['-P'],
+    // Debian's unzip: -O and -I name the character set of member names.
+    textOptions: ['-O', '-I'],
     outputOptions: ['-d'],
     // -: keeps ../ in member names (extraction above the target folder); -^ keeps control characters.
     forbid: ['-:', '-^'],
     forbidLetters: ':^',
-    readonlyCheck: (args) => (args.some((a) => /^-[lvtpZzc]/.test(a)) ? undefined : 'unzip extracts unless -l (list), -v, -t (test), -p or -c (print) is given'),
+    // -T sets the archive's time to its newest member's.
+    forbidReadonly: ['-T'],
+    readonlyCheck: unzipWrites,
     makesLinks: true,
   },
-  zipinfo: {},
+  // zipinfo reads the same grammar (-d DIR after the archive is read and ignored).
+  zipinfo: { parser: 'unzip', outputOptions: ['-d'] },
   zip: {
     followsLinks: true,
     forbid: ['-TT', '--unzip-command', '-T', '--test'],
-    textOptions: ['-P', '--password', '-n', '--suffixes', '-t', '--from-date', '-tt', '--before-date'],
-    outputOptions: ['-b', '--temp-path', '-O', '--output-file'],
+    // -x and -i start lists of name patterns (inside the archive), which is what their values are.
+    patternOptions: ['-P', '--password', '-n', '--suffixes', '-x', '--exclude', '-i', '--include'],
+    textOptions: ['-t', '--from-date', '-tt', '--before-date', '-Z', '--compression-method', '-s', '--split-size'],
+    outputOptions: ['-b', '--temp-path', '--temp-dir', '-O', '--output-file', '--out'],
   },
   '7z': {
     sandboxOnly: '7-Zip reads list files (@file) and archive links that argument checks cannot follow',
     makesLinks: true,
-    readonlyCheck: (args) => (['l', 't', 'i', 'h'].includes(positionals(args)[0] ?? '') ? undefined : 'only 7z l (list) and t (test) leave files alone'),
+    readonlyCheck: (p) => (['l', 't', 'i', 'h'].includes(p.operands[0]?.text ?? '') ? undefined : 'only 7z l (list) and t (test) leave files alone'),
   },
   '7za': { sandboxOnly: '7-Zip reads list files (@file) and archive links that argument checks cannot follow', makesLinks: true },
   sort: {
     forbid: ['--compress-program'],
-    textOptions: ['-t', '--field-separator', '-k', '--key', '-S', '--buffer-size', '--parallel', '--batch-size'],
-    pathOptions: ['--random-source'],
+    patternOptions: ['-t', '--field-separator'],
+    textOptions: ['-k', '--key', '-S', '--buffer-size', '--parallel', '--batch-size', '--sort'],
+    pathOptions: ['--random-source', '--files0-from'],
     outputOptions: ['-o', '--output', '-T', '--temporary-directory'],
     listsFiles: ['--files0-from'],
   },
   // split [FILE [PREFIX]]: the second operand is the output name prefix (a path).
-  split: { forbid: ['--filter'], textOptions: ['-b', '--bytes', '-l', '--lines', '-n', '--number', '-a', '--suffix-length', '-C', '--line-bytes', '-t', '--separator'], nameOptions: ['--additional-suffix'], outputOperands: 1 },
+  split: { forbid: ['--filter'], patternOptions: ['-t', '--separator'], textOptions: ['-b', '--bytes', '-l', '--lines', '-n', '--number', '-a', '--suffix-length', '-C', '--line-bytes'], optionalOptions: ['--numeric-suffixes', '--hex-suffixes'], nameOptions: ['--additional-suffix'], outputOperands: 1 },
   csplit: { textPositionals: 'all', textFrom: 1, textOptions: ['-n', '--digits'], outputOptions: ['-f', '--prefix'], nameOptions: ['-b', '--suffix-format'] },
   // uniq [INPUT [OUTPUT]]: `uniq - FILE` reads standard input and writes FILE.
   uniq: { textOptions: ['-f', '--skip-fields', '-s', '--skip-chars', '-w', '--check-chars'], outputOperands: 1 },
   shuf: { textOptions: ['-n', '--head-count', '-i', '--input-range'], pathOptions: ['--random-source'], outputOptions: ['-o', '--output'] },
-  cut: { textOptions: ['-d', '--delimiter', '-f', '--fields', '-b', '--bytes', '-c', '--characters', '--output-delimiter'] },
-  tr: { textPositionals: 'all', textLanguage: true },
-  paste: { textOptions: ['-d', '--delimiters'] },
-  join: { textOptions: ['-t', '-j', '-1', '-2', '-o', '-e', '-a', '-v'] },
-  // -d (--table-noheadings) takes no value.
-  column: { textOptions: ['-s', '--separator', '-o', '--output-separator', '-c', '--output-width', '-N', '--table-columns', '-R', '--table-right', '-E', '--table-noextreme', '-H', '--table-hide', '-W', '--table-wrap', '-T', '--table-truncate', '-n', '--table-name', '-O', '--table-order', '-l', '--table-columns-limit', '-r', '--tree', '-i', '--tree-id', '-p', '--tree-parent'] },
+  cut: { patternOptions: ['-d', '--delimiter', '--output-delimiter'], textOptions: ['-f', '--fields', '-b', '--bytes', '-c', '--characters'] },
+  // tr SET1 [SET2]: options end at the first set (`tr a -d` translates to "-d").
+  tr: { textPositionals: 'all', textLanguage: true, posix: true, operatorOperands: true },
+  paste: { patternOptions: ['-d', '--delimiters'] },
+  join: { patternOptions: ['-t', '-e'], textOptions: ['-j', '-1', '-2', '-o', '-a', '-v'] },
+  // -d (--table-noheadings) takes no value; --table (-t) neither, though it starts longer valued names.
+  column: {
+    patternOptions: ['-s', '--separator', '-o', '--output-separator', '-N', '--table-columns', '-n', '--table-name'],
+    textOptions: ['-c', '--output-width', '-R', '--table-right', '-E', '--table-noextreme', '-H', '--table-hide', '-W', '--table-wrap', '-T', '--table-truncate', '-O', '--table-order', '-l', '--table-columns-limit', '-r', '--tree', '-i', '--tree-id', '-p', '--tree-parent'],
+    flagOptions: ['--table'],
+  },
   fold: { textOptions: ['-w', '--width'] },
-  fmt: { textOptions: ['-w', '--width', '-p', '--prefix', '-g', '--goal'] },
-  // -s[CHAR], -S[STRING], -e -i -n take optional attached values only.
-  pr: { textOptions: ['-h', '--header', '-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-N', '--first-line-number', '--columns'] },
-  nl: { textOptions: ['-s', '--number-separator', '-b', '--body-numbering', '-d', '--section-delimiter', '-f', '--footer-numbering', '-h', '--header-numbering', '-i', '--line-increment', '-l', '--join-blank-lines', '-n', '--number-format', '-v', '--starting-line-number', '-w', '--number-width'] },
-  tac: { textOptions: ['-s', '--separator'] },
+  fmt: { patternOptions: ['-p', '--prefix'], textOptions: ['-w', '--width', '-g', '--goal'] },
+  // -s[CHAR], -S[STRING], -e[CHAR[WIDTH]], -i[CHAR[WIDTH]], -n[SEP[DIGITS]] take optional attached values only.
+  pr: {
+    patternOptions: ['-h', '--header', '-D', '--date-format'],
+    textOptions: ['-w', '--width', '-l', '--length', '-W', '--page-width', '-o', '--indent', '-N', '--first-line-number', '--columns', '--pages'],
+    optionalOptions: ['-s', '--separator', '-S', '--sep-string', '-e', '--expand-tabs', '-i', '--output-tabs', '-n', '--number-lines'],
+  },
+  nl: { patternOptions: ['-s', '--number-separator', '-b', '--body-numbering', '-d', '--section-delimiter', '-f', '--footer-numbering', '-h', '--header-numbering'], textOptions: ['-i', '--line-increment', '-l', '--join-blank-lines', '-n', '--number-format', '-v', '--starting-line-number', '-w', '--number-width'] },
+  tac: { patternOptions: ['-s', '--separator'] },
   expand: { textOptions: ['-t', '--tabs'] },
   unexpand: { textOptions: ['-t', '--tabs'] },
-  numfmt: { textPositionals: 'all', textOptions: ['--to', '--from', '--format', '--suffix', '-d', '--delimiter', '--field', '--padding', '--round', '--from-unit', '--to-unit', '--invalid'] },
+  numfmt: { textPositionals: 'all', patternOptions: ['--format', '--suffix', '-d', '--delimiter'], textOptions: ['--to', '--from', '--field', '--padding', '--round', '--from-unit', '--to-unit', '--invalid'], optionalOptions: ['--header'] },
   echo: { textPositionals: 'all', textLanguage: true },
   printf: { textPositionals: 'all', textLanguage: true },
-  expr: { textPositionals: 'all', textLanguage: true },
+  // expr's operators (| & < > ...) are its operands.
+  expr: { textPositionals: 'all', textLanguage: true, operatorOperands: true },
   factor: { textPositionals: 'all' },
-  seq: { textPositionals: 'all', textOptions: ['-s', '--separator', '-f', '--format'] },
+  // Options end at the first number (seq -1 counts down from -1).
+  seq: { textPositionals: 'all', patternOptions: ['-s', '--separator', '-f', '--format'], posix: true },
   bc: { textLanguage: true, forbid: ['-f', '--file'] },
   dc: {
     scriptOptions: ['-e', '--expression'],
@@ -270,11 +341,12 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     script: 'dc',
     textLanguage: true,
     // A positional is a program file the scanner cannot see.
-    check: (args) => (filesBesideValues(args, ['-e', '--expression']).length > 0 ? 'dc runs program files, which cannot be checked; give the program with -e' : undefined),
+    check: (p) => (p.operands.length > 0 ? 'dc runs program files, which cannot be checked; give the program with -e' : undefined),
   },
   date: {
     textPositionals: 'all',
     textOptions: ['-d', '--date', '--rfc-3339'],
+    optionalOptions: ['-I', '--iso-8601'],
     pathOptions: ['-f', '--file', '-r', '--reference'],
     forbid: ['-s', '--set'],
     textLanguage: true,
@@ -286,50 +358,75 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     textPositionals: 'all',
     wordOptions: true,
     doubleDashWords: true,
-    textOptions: ['-separator', '-newline', '-nullvalue', '-escape', '-mmap', '-maxsize'],
+    // sqlite3 has no `--` (it is the unknown option "-"): what follows is still read as options.
+    dashDash: 'ignored',
+    patternOptions: ['-separator', '-newline', '-nullvalue'],
+    textOptions: ['-escape', '-mmap', '-maxsize'],
     forbid: ['-cmd', '-init', '-A', '-archive', '-append', '-deserialize', '-memtrace', '-safe-off', '-unsafe-testing', '-vfs', '-zip', '-lookaside', '-pagecache', '-heap', '-nonce', '-sorterref', '-multiplex', '-pcachetrace'],
     script: 'sqlite3',
     textLanguage: true,
     // -safe: no .shell/.system/.load/.output/ATTACH/readfile...; -init: never read the home folder's .sqliterc.
     prefixArgs: ['-safe', '-init', '/dev/null'],
     readonlyPrefix: ['-readonly'],
-    // The CLI opens file: URIs, which name any file on the server.
-    check: (args) => (positionals(args)[0]?.toLowerCase().startsWith('file:') ? 'sqlite3 would open a file: URI, which can name files outside the zone' : undefined),
+    // The CLI opens file: URIs (the policy checks the path inside); their parameters can name other files or VFSes.
+    check: (p) => sqliteUriProblem(p.operands[0]?.text),
   },
   cp: {
     forbid: ['-s', '--symbolic-link', '-l', '--link'],
     forbidLetters: 'sl',
     outputOptions: ['-t', '--target-directory'],
     nameOptions: ['-S', '--suffix'],
+    textOptions: ['--no-preserve', '--sparse'],
+    optionalOptions: ['--preserve', '--backup', '--reflink', '--context'],
     dereference: ['-L', '--dereference', '-H'],
     makesLinks: true,
   },
-  mv: { outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'], makesLinks: true },
-  install: { forbid: ['-m', '--mode', '-o', '--owner', '-g', '--group', '-s', '--strip', '--strip-program'], outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'] },
-  ls: { dereference: ['-L', '--dereference', '-H', '--dereference-command-line'], textOptions: ['-I', '--ignore', '--hide', '-w', '--width', '-T', '--tabsize', '--time-style', '--format', '--sort', '--time', '--block-size', '--quoting-style', '--indicator-style'] },
-  du: { dereference: ['-L', '--dereference'], listsFiles: ['--files0-from'], textOptions: ['-d', '--max-depth', '-B', '--block-size', '-t', '--threshold', '--exclude', '--time-style', '--time'], pathOptions: ['-X', '--exclude-from'] },
-  wc: { listsFiles: ['--files0-from'] },
-  stat: { textOptions: ['-c', '--format', '--printf'], dereference: ['-L', '--dereference'] },
-  file: { forbid: ['-m', '--magic-file', '-C', '--compile'], listsFiles: ['-f', '--files-from'], pathOptions: ['-f', '--files-from'], textOptions: ['-F', '--separator', '-e', '--exclude', '-P', '--parameter'], dereference: ['-L', '--dereference'] },
+  mv: { outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'], optionalOptions: ['--backup', '--context'], makesLinks: true },
+  install: { forbid: ['-m', '--mode', '-o', '--owner', '-g', '--group', '-s', '--strip', '--strip-program'], outputOptions: ['-t', '--target-directory'], nameOptions: ['-S', '--suffix'], optionalOptions: ['--backup', '--context'] },
+  ls: {
+    dereference: ['-L', '--dereference', '-H', '--dereference-command-line'],
+    patternOptions: ['-I', '--ignore', '--hide', '--time-style'],
+    textOptions: ['-w', '--width', '-T', '--tabsize', '--format', '--sort', '--time', '--block-size', '--quoting-style', '--indicator-style'],
+  },
+  // --time[=WORD] takes an optional value only (a prefix of --time-style, which takes one always).
+  du: { dereference: ['-L', '--dereference'], listsFiles: ['--files0-from'], patternOptions: ['--exclude', '--time-style'], textOptions: ['-d', '--max-depth', '-B', '--block-size', '-t', '--threshold'], optionalOptions: ['--time'], pathOptions: ['-X', '--exclude-from', '--files0-from'] },
+  wc: { listsFiles: ['--files0-from'], pathOptions: ['--files0-from'] },
+  stat: { patternOptions: ['-c', '--format', '--printf'], textOptions: ['--cached'], dereference: ['-L', '--dereference'] },
+  file: { forbid: ['-m', '--magic-file', '-C', '--compile'], listsFiles: ['-f', '--files-from'], pathOptions: ['-f', '--files-from'], patternOptions: ['-F', '--separator'], textOptions: ['-e', '--exclude', '--exclude-quiet', '-P', '--parameter'], dereference: ['-L', '--dereference'] },
   // -R with -H writes 00Tree.html into every folder at the -L depth; --hintro/--houtro/--gitfile/--infofile read files.
-  tree: { outputOptions: ['-o'], forbidReadonly: ['-R'], pathOptions: ['--gitfile', '--infofile', '--hintro', '--houtro'], textOptions: ['-P', '-I', '-L', '-H', '-T', '--charset', '--filelimit', '--timefmt', '--sort'], dereference: ['-l'], forbid: ['--fromfile'] },
+  tree: { outputOptions: ['-o'], forbidReadonly: ['-R'], pathOptions: ['--gitfile', '--infofile', '--hintro', '--houtro'], patternOptions: ['-P', '-I', '-H', '-T', '--timefmt'], textOptions: ['-L', '--charset', '--filelimit', '--sort'], dereference: ['-l'], forbid: ['--fromfile'] },
+  // glibc iconv reads a charset name holding a slash as a charmap file: a plain value, path-checked when it could be one.
   iconv: { textOptions: ['-f', '--from-code', '-t', '--to-code'], outputOptions: ['-o', '--output'] },
-  touch: { textOptions: ['-d', '--date', '-t'], pathOptions: ['-r', '--reference'] },
+  touch: { textOptions: ['-d', '--date', '-t', '--time'], pathOptions: ['-r', '--reference'] },
   truncate: { textOptions: ['-s', '--size'], pathOptions: ['-r', '--reference'] },
-  mktemp: { nameOptions: ['--suffix'], outputOptions: ['-p'] },
+  mktemp: { nameOptions: ['--suffix'], outputOptions: ['-p'], optionalOptions: ['--tmpdir'] },
+  mkdir: { textOptions: ['-m', '--mode'], optionalOptions: ['--context'] },
+  shred: { textOptions: ['-n', '--iterations', '-s', '--size'], pathOptions: ['--random-source'], optionalOptions: ['--remove'] },
+  cmp: { textOptions: ['-i', '--ignore-initial', '-n', '--bytes'] },
+  comm: { patternOptions: ['--output-delimiter'] },
+  df: { textOptions: ['-B', '--block-size', '-t', '--type', '-x', '--exclude-type'], optionalOptions: ['--output'] },
+  more: { textOptions: ['-n', '--lines'] },
+  nproc: { textOptions: ['--ignore'] },
+  realpath: { pathOptions: ['--relative-to', '--relative-base'] },
+  // basename NAME [SUFFIX]: options end at the name.
+  basename: { patternOptions: ['-s', '--suffix'], posix: true },
+  pathchk: { posix: true },
+  gettext: { textPositionals: 'all', textOptions: ['-d', '--domain', '-c', '--context'], posix: true },
   head: { textOptions: ['-n', '--lines', '-c', '--bytes'] },
   tail: { textOptions: ['-n', '--lines', '-c', '--bytes', '-s', '--sleep-interval', '--pid', '--max-unchanged-stats'] },
   xxd: {
+    parser: 'letter',
     textOptions: ['-c', '-g', '-l', '-s', '-o', '-n', '-cols', '-groupsize', '-len', '-seek', '-name'],
     forbidReadonly: ['-r', '-revert'],
     // xxd [INFILE [OUTFILE]]: `xxd - FILE` reads standard input and writes FILE.
     outputOperands: 1,
   },
   // -w[BYTES] and --width[=BYTES], --strings[=BYTES] take optional attached values only.
-  od: { textOptions: ['-A', '--address-radix', '-t', '--format', '-j', '--skip-bytes', '-N', '--read-bytes', '-S', '--endian'] },
-  hexdump: { textOptions: ['-e', '-n', '-s'], forbid: ['-f'] },
+  od: { textOptions: ['-A', '--address-radix', '-t', '--format', '-j', '--skip-bytes', '-N', '--read-bytes', '-S', '--endian'], optionalOptions: ['-w', '--width', '--strings'] },
+  // -f/--format-file read format strings from a file (which can name other files to read... and is unchecked).
+  hexdump: { patternOptions: ['-e', '--format'], textOptions: ['-n', '--length', '-s', '--skip'], optionalOptions: ['-L', '--color'], forbid: ['-f', '--format-file'] },
   // binutils reads options from @FILE arguments (response files): the file is checked like a path.
-  strings: { atFiles: true, textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-s', '--output-separator', '-T', '--target'] },
+  strings: { atFiles: true, patternOptions: ['-s', '--output-separator'], textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-T', '--target', '-U', '--unicode'] },
   md5sum: CHECKSUM,
   sha1sum: CHECKSUM,
   sha256sum: CHECKSUM,
@@ -339,7 +436,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   uudecode: {
     outputOptions: ['-o', '--output-file'],
     // Without -o the output file is named inside the encoded data (any path on the server).
-    check: (args) => (args.some((a) => /^-[A-Za-z]*o/.test(a) || a.startsWith('--output-file') || a.startsWith('--o')) ? undefined : 'uudecode without -o writes to the file named inside the encoded data; give the output file with -o'),
+    check: (p) => (has(p, '-o', '--output-file') ? undefined : 'uudecode without -o writes to the file named inside the encoded data; give the output file with -o'),
   },
   // The subcommand comes first, so git's global options (-c, -C, --git-dir) cannot be given at all; these are the
   // subcommand options that run programs or set configuration (git runs only in the sandbox anyway).
@@ -359,37 +456,48 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     wordOptions: true,
     forbid: ['-@', '-config', '-o', '-out', '-w', '-W', '-tagsFromFile'],
     textOptions: ['-p', '-d'],
-    readonlyCheck: (args) => (args.some((a) => a.startsWith('-') && a.includes('=')) ? 'exiftool tag assignments rewrite the file' : undefined),
+    readonlyCheck: (p) => (p.options.some((o) => /[=<]/.test(o.name)) ? 'exiftool tag assignments rewrite the file' : undefined),
   },
   colordiff: { sandboxOnly: 'colordiff reads ~/.colordiffrc, which names the program it runs' },
   locate: { sandboxOnly: "locate searches the server's whole file list, not the zone" },
-  less: { forbid: ['-k', '--lesskey-file', '-o', '--log-file', '-O', '--LOG-FILE', '--lesskey-src', '-T', '--tag-file'] },
+  less: {
+    forbid: ['-k', '--lesskey-file', '-o', '--log-file', '-O', '--LOG-FILE', '--lesskey-src', '-T', '--tag-file'],
+    patternOptions: ['-p', '--pattern', '-P', '--prompt', '-t', '--tag'],
+    textOptions: ['-b', '--buffers', '-D', '--color', '-h', '--max-back-scroll', '-j', '--jump-target', '-x', '--tabs', '-y', '--max-forw-scroll', '-z', '--window', '--quotes', '--shift', '--line-num-width', '--rscroll', '--status-col-width', '--wheel-lines'],
+  },
   patch: {
     forbid: ['--merge', '-o', '--output', '-B', '--prefix', '-Y', '--basename-prefix', '-z', '--suffix', '-r', '--reject-file', '--follow-symlinks'],
-    textOptions: ['-p', '--strip', '-F', '--fuzz', '-D', '--ifdef', '-V', '--version-control', '--quoting-style'],
+    patternOptions: ['-D', '--ifdef'],
+    textOptions: ['-p', '--strip', '-F', '--fuzz', '-V', '--version-control', '--quoting-style', '-g', '--get', '--read-only', '--reject-format'],
     pathOptions: ['-i', '--input', '-d', '--directory'],
+    flagOptions: ['--version', '--verbose', '--dry-run'],
     // git-style patches can create symbolic links.
     makesLinks: true,
   },
   tee: { outputOperands: 0 },
   diff: {
     followsLinks: true,
-    textOptions: ['-U', '-C', '--label', '-I', '--ignore-matching-lines', '-W', '--width', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '-F', '--show-function-line', '-D', '--ifdef', '--tabsize', '-x', '--exclude', '--horizon-lines', '--palette'],
+    patternOptions: ['--label', '-I', '--ignore-matching-lines', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '-F', '--show-function-line', '-D', '--ifdef', '-x', '--exclude', '--palette'],
+    textOptions: ['-U', '-C', '-W', '--width', '--tabsize', '--horizon-lines'],
+    optionalOptions: ['--unified', '--context', '--color'],
+    // --new-file (-N) takes no value; getopt matches it before the --new-*-format options.
+    flagOptions: ['--new-file'],
     pathOptions: ['--to-file', '--from-file', '-X', '--exclude-from', '-S', '--starting-file'],
     // -U NUM and -C NUM need a value; --unified[=NUM] and --context[=NUM] only take an attached one.
     textLanguage: true,
   },
-  diff3: { forbid: ['--diff-program'], textOptions: ['-L', '--label'] },
-  sdiff: { forbid: ['-o', '--output', '--diff-program'], textOptions: ['-w', '--width', '-I', '--ignore-matching-lines', '--tabsize'] },
-  more: {},
+  diff3: { forbid: ['--diff-program'], patternOptions: ['-L', '--label'] },
+  sdiff: { forbid: ['-o', '--output', '--diff-program'], patternOptions: ['-I', '--ignore-matching-lines'], textOptions: ['-w', '--width', '--tabsize'] },
   base64: { textOptions: ['-w', '--wrap'] },
   base32: { textOptions: ['-w', '--wrap'] },
   basenc: { textOptions: ['-w', '--wrap'] },
-  gzip: { nameOptions: ['-S', '--suffix'] },
-  gunzip: { nameOptions: ['-S', '--suffix'] },
-  xz: { nameOptions: ['-S', '--suffix'], textOptions: ['-T', '--threads', '-F', '--format', '-C', '--check', '-M', '--memlimit', '--memlimit-compress', '--memlimit-decompress', '--block-size', '--block-list', '--filters'], listsFiles: ['--files', '--files0'] },
-  unxz: { nameOptions: ['-S', '--suffix'], listsFiles: ['--files', '--files0'] },
-  zstd: { pathOptions: ['-D', '--patch-from'], outputOptions: ['-o', '--output-dir-flat', '--output-dir-mirror', '--trace'], listsFiles: ['--filelist'], textOptions: ['--maxdict', '--dictID', '--stream-size', '--size-hint', '--target-compressed-block-size', '--auto-threads', '--priority'] },
+  gzip: GZIP,
+  gunzip: GZIP,
+  zcat: GZIP,
+  xz: XZ,
+  unxz: XZ,
+  xzcat: XZ,
+  zstd: { pathOptions: ['-D', '--patch-from', '--filelist'], outputOptions: ['-o', '--output-dir-flat', '--output-dir-mirror', '--trace'], listsFiles: ['--filelist'], textOptions: ['--maxdict', '--dictID', '--stream-size', '--size-hint', '--target-compressed-block-size', '--auto-threads', '--priority', '--format'] },
   // lz4 [IN [OUT]] writes its second operand (with -m every operand is an input).
   lz4: { pathOptions: ['-D', '--list'], outputOperands: 1 },
   curl: {
@@ -397,8 +505,12 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     atFiles: true,
     // -q (first) keeps curl from reading ~/.curlrc in the zone.
     prefixArgs: ['-q'],
-    textOptions: ['-H', '--header', '-A', '--user-agent', '-e', '--referer', '-r', '--range', '-m', '--max-time', '--connect-timeout', '--retry', '-w', '--write-out', '-X', '--request', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '--json', '-F', '--form', '--form-string', '-u', '--user', '-x', '--proxy', '-U', '--proxy-user', '-z', '--time-cond', '-C', '--continue-at', '-Y', '--speed-limit', '-y', '--speed-time', '--limit-rate', '--max-filesize', '--max-redirs', '-Q', '--quote', '-P', '--ftp-port', '-t', '--telnet-option', '--retry-delay', '--retry-max-time', '--resolve', '--connect-to', '--proto', '--proto-redir'],
-    pathOptions: ['-o', '--output', '--output-dir', '-T', '--upload-file', '-c', '--cookie-jar', '-b', '--cookie', '-D', '--dump-header', '--trace', '--trace-ascii', '--stderr', '--libcurl', '-E', '--cert', '--key', '--cacert', '--capath', '--netrc-file', '--etag-save', '--etag-compare', '--hsts', '--alt-svc'],
+    patternOptions: ['-H', '--header', '--proxy-header', '-A', '--user-agent', '-e', '--referer', '-w', '--write-out', '-X', '--request', '--request-target', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '--json', '--url-query', '-F', '--form', '--form-string', '-u', '--user', '-U', '--proxy-user', '-Q', '--quote', '-t', '--telnet-option', '--resolve', '--connect-to', '--noproxy', '--oauth2-bearer', '--pass', '--proxy-pass', '--tlsuser', '--tlspassword', '--proxy-tlsuser', '--proxy-tlspassword', '--mail-auth', '--mail-from', '--mail-rcpt', '--login-options', '--sasl-authzid', '--aws-sigv4', '--ftp-account', '--ftp-alternative-to-user', '--hostpubmd5', '--hostpubsha256', '--pinnedpubkey', '--proxy-pinnedpubkey'],
+    textOptions: ['-r', '--range', '-m', '--max-time', '--connect-timeout', '--retry', '--retry-delay', '--retry-max-time', '-x', '--proxy', '--proxy1.0', '--preproxy', '--socks4', '--socks4a', '--socks5', '--socks5-hostname', '--socks5-gssapi-service', '-C', '--continue-at', '-Y', '--speed-limit', '-y', '--speed-time', '--limit-rate', '--max-filesize', '--max-redirs', '-P', '--ftp-port', '--proto', '--proto-redir', '--proto-default', '--cert-type', '--key-type', '--proxy-cert-type', '--proxy-key-type', '--ciphers', '--proxy-ciphers', '--tls13-ciphers', '--proxy-tls13-ciphers', '--curves', '--create-file-mode', '--delegation', '--dns-interface', '--dns-ipv4-addr', '--dns-ipv6-addr', '--dns-servers', '--doh-url', '--expect100-timeout', '--ftp-method', '--ftp-ssl-ccc-mode', '--happy-eyeballs-timeout-ms', '--interface', '--keepalive-time', '--krb', '--local-port', '--parallel-max', '--rate', '--service-name', '--proxy-service-name', '--tftp-blksize', '--tls-max', '--tlsauthtype', '--proxy-tlsauthtype'],
+    // -z/--time-cond takes a date or a file whose time is used; -b/--cookie data or a file to read.
+    pathOptions: ['-o', '--output', '--output-dir', '-T', '--upload-file', '-c', '--cookie-jar', '-b', '--cookie', '-z', '--time-cond', '-D', '--dump-header', '--trace', '--trace-ascii', '--stderr', '--libcurl', '-E', '--cert', '--key', '--cacert', '--capath', '--crlfile', '--proxy-cert', '--proxy-key', '--proxy-cacert', '--proxy-capath', '--proxy-crlfile', '--pubkey', '--random-file', '--egd-file', '--netrc-file', '--etag-save', '--etag-compare', '--hsts', '--alt-svc', '--url'],
+    // Flags that are prefixes of valued options (curl matches long names by prefix, like getopt).
+    flagOptions: ['--crlf', '--ftp-ssl-ccc', '--head', '--netrc', '--parallel', '--socks5-gssapi'],
     forbid: ['-K', '--config', '--engine', '--unix-socket', '--abstract-unix-socket'],
     forbidNetworkSafe: ['-X', '--request', '-d', '--data', '--data-raw', '--data-binary', '--data-urlencode', '--data-ascii', '-F', '--form', '--form-string', '-T', '--upload-file', '--post301', '--post302', '--post303', '--json', '-u', '--user'],
   },
@@ -406,12 +518,42 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
     textLanguage: true,
     // --no-config keeps wget from reading ~/.wgetrc in the zone.
     prefixArgs: ['--no-config'],
-    textOptions: ['-U', '--user-agent', '--header', '-t', '--tries', '-T', '--timeout', '-l', '--level', '-w', '--wait', '-Q', '--quota', '--limit-rate', '-A', '--accept', '-R', '--reject', '-D', '--domains', '--user', '--password', '--method', '--post-data', '--body-data'],
-    pathOptions: ['-O', '--output-document', '-P', '--directory-prefix', '--post-file', '--body-file', '--load-cookies', '--save-cookies', '--ca-certificate', '--certificate', '--private-key', '-a', '--append-output', '-o', '--output-file'],
+    patternOptions: ['-U', '--user-agent', '--header', '-A', '--accept', '-R', '--reject', '-D', '--domains', '--user', '--password', '--method', '--post-data', '--body-data', '--accept-regex', '--reject-regex', '--exclude-domains', '--follow-tags', '--ignore-tags', '--ftp-user', '--ftp-password', '--http-user', '--http-password', '--proxy-user', '--proxy-password', '--referer', '--warc-header', '-I', '--include-directories', '-X', '--exclude-directories'],
+    textOptions: ['-t', '--tries', '-T', '--timeout', '-l', '--level', '-w', '--wait', '-Q', '--quota', '--limit-rate', '-n', '--bind-address', '--certificate-type', '--ciphers', '--compression', '--connect-timeout', '--cut-dirs', '--default-page', '--dns-timeout', '--local-encoding', '--max-redirect', '--prefer-family', '--private-key-type', '--progress', '--read-timeout', '--regex-type', '--remote-encoding', '--retry-on-http-error', '--secure-protocol', '--start-pos', '--waitretry', '--warc-max-size', '--pinnedpubkey'],
+    pathOptions: ['-O', '--output-document', '-P', '--directory-prefix', '--post-file', '--body-file', '--load-cookies', '--save-cookies', '--ca-certificate', '--certificate', '--private-key', '-a', '--append-output', '-o', '--output-file', '--ca-directory', '--crl-file', '--warc-dedup', '--hsts-file', '--rejected-log', '--warc-file', '--warc-tempdir'],
     forbid: ['-e', '--execute', '--config', '-i', '--input-file', '--use-askpass', '-B', '--base'],
     forbidNetworkSafe: ['--post-data', '--post-file', '--body-data', '--body-file', '--method'],
   },
 };
+
+/** tar operations that write files or archives (the long forms are also in forbidReadonly, for their abbreviations). */
+const TAR_WRITES = ['-x', '--extract', '--get', '-c', '--create', '-r', '--append', '-u', '--update', '-A', '--catenate', '--concatenate', '--delete'];
+
+/**
+ * unzip extracts unless an option before the archive lists, tests, prints or shows the comment
+ * (unzip.c: extract_flag is off for -c -p -t -l -v -z -T); -Z first makes it zipinfo. A `-`
+ * inside a cluster negates the next letter, so with one nothing is judged safe.
+ */
+function unzipWrites(p: Parsed): string | undefined {
+  const archive = p.operands[0]?.index ?? Infinity;
+  const before = p.options.filter((o) => o.index < archive);
+  if (before.some((o) => o.name === '--')) return "unzip options negated with a second '-' cannot be judged";
+  if (before.some((o) => ['-l', '-v', '-t', '-p', '-c', '-z'].includes(o.name)) || p.args[0]?.startsWith('-Z')) return undefined;
+  return 'unzip extracts unless -l (list), -v, -t (test), -p or -c (print) comes before the archive name';
+}
+
+/** SQLite URI parameters that only tune how the file is opened; vfs= and modeof= reach other code or files. */
+const SQLITE_URI_PARAMS = ['mode', 'cache', 'immutable', 'nolock', 'psow'];
+
+function sqliteUriProblem(db: string | undefined): string | undefined {
+  const m = db === undefined ? null : /^file:[^?#]*\?([^#]*)/is.exec(db);
+  if (!m) return undefined;
+  for (const pair of m[1]!.split('&')) {
+    const key = decodeURIComponent(pair.split('=')[0]!.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')).toLowerCase();
+    if (key !== '' && !SQLITE_URI_PARAMS.includes(key)) return `the sqlite3 URI parameter "${key}" is not allowed (allowed: ${SQLITE_URI_PARAMS.join(', ')})`;
+  }
+  return undefined;
+}
 
 export function ruleFor(cmd: string): CommandRule {
   return RULES[cmd] ?? {};

@@ -172,7 +172,7 @@ describe('valves', () => {
   it('user valves list no setting without an effect; a retired one from an older client is ignored', async () => {
     expect(Object.keys(schema().$defs.UserValves.properties ?? {})).toEqual([]);
     const tools = toolsOn(tempDir('shed-uservalves-'));
-    const out = JSON.parse(await tools.shed_stats({ __user__: { id: 'u1', valves: { encryption_key: 'old' } } }));
+    const out = await call(tools, 'shed_stats', { __user__: { id: 'u1', valves: { encryption_key: 'old' } } });
     expect(out.success, JSON.stringify(out)).toBe(true);
   });
 

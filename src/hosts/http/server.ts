@@ -155,7 +155,7 @@ function hostForUrl(host: string): string {
 }
 
 /** Host (and Origin when sent) must name this machine: a rebinding page sends its own domain. */
-function sameMachine(req: http.IncomingMessage): boolean {
+export function sameMachine(req: http.IncomingMessage): boolean {
   const host = req.headers.host;
   if (host === undefined || !isLoopback(hostnameOf(host))) return false;
   const origin = req.headers.origin;

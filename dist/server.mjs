@@ -18357,18 +18357,19 @@ async function jwtCaller(token, secret) {
 import crypto3 from "node:crypto";
 var TTL_MS = 6e4;
 var MAX_ENTRIES = 1e4;
-function sessionVerifier(openwebuiUrl, fetchImpl = fetch) {
+function sessionVerifier(urlNow, fetchImpl = fetch) {
   const cache2 = /* @__PURE__ */ new Map();
   return {
     async verify(token) {
       const key = crypto3.createHash("sha256").update(token).digest("hex");
       const hit = cache2.get(key);
       if (hit && hit.until > Date.now()) return withToken(hit.result, token);
+      const openwebuiUrl = urlNow();
       let res;
       try {
         res = await fetchImpl(`${openwebuiUrl}/api/v1/auths/`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" }, signal: AbortSignal.timeout(1e4) });
       } catch {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the server's --openwebui-url.` };
+        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (admin page; its default is the server's --openwebui-url).` };
       }
       let result;
       if (res.status === 401 || res.status === 403) {
@@ -18393,9 +18394,9 @@ function withToken(result, token) {
 }
 
 // src/hosts/http/identity/index.ts
-function identityResolver(settings, fetchImpl = fetch) {
+function identityResolver(settings, fetchImpl = fetch, openwebuiUrl = () => settings.openwebuiUrl) {
   const modes = new Set(settings.auth);
-  const session = modes.has("openwebui-session") ? sessionVerifier(settings.openwebuiUrl, fetchImpl) : void 0;
+  const session = modes.has("openwebui-session") ? sessionVerifier(openwebuiUrl, fetchImpl) : void 0;
   return async (headers) => {
     const jwt = header(headers, "x-openwebui-user-jwt")?.trim();
     if (jwt && modes.has("openwebui-jwt")) return jwtCaller(jwt, settings.jwtSecret ?? "");
@@ -20390,7 +20391,7 @@ function createMcpServer(opts) {
       caller,
       chatId,
       messageId,
-      ...opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl } : {},
+      ...opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {},
       ...token !== void 0 ? {
         onStatus: async (event) => {
           progress += 1;
@@ -20464,7 +20465,7 @@ function mcpRoutes(ctx) {
       api: ctx.api,
       version: ctx.version,
       valves: ctx.valves,
-      openwebuiUrl: ctx.settings.openwebuiUrl,
+      openwebuiUrl: ctx.openwebuiUrl,
       log: ctx.log,
       callerOf: (extra) => extra.authInfo?.extra?.caller,
       chatOf: (extra) => {
@@ -27590,20 +27591,21 @@ async function handle(req, res, match, ctx) {
     }
     throw err2;
   }
+  const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, "x-openwebui-chat-id");
   const messageId = header(req.headers, "x-openwebui-message-id");
   const token = caller.token;
   const fileIds = header(req.headers, "x-openwebui-file-ids");
-  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(ctx.settings.openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
   const streaming = /application\/x-ndjson/i.test(header(req.headers, "accept") ?? "");
   if (streaming) res.writeHead(200, { "Content-Type": "application/x-ndjson; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
   const relay = token && chatId && messageId;
   const onStatus = streaming || relay ? async (event) => {
     if (streaming) res.write(`${JSON.stringify(event)}
 `);
-    if (relay) await postChatEvent(ctx.settings.openwebuiUrl, token, chatId, messageId, event);
+    if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
   } : void 0;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl: ctx.settings.openwebuiUrl, ...onStatus ? { onStatus } : {} };
+  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...onStatus ? { onStatus } : {} };
   const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
   const envelope = JSON.parse(result);
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
@@ -27782,11 +27784,12 @@ async function startServer(settings, options = {}) {
     storageBase: settings.base,
     valveDefaults,
     valves: () => linkBase(source()),
-    identify: identityResolver(settings, options.fetchImpl),
+    identify: identityResolver(settings, options.fetchImpl, () => ctx.openwebuiUrl()),
     log,
     api,
     version: version2,
-    publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port2}`
+    publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port2}`,
+    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, "")
   };
   const mcp = mcpRoutes(ctx);
   let routes = [];

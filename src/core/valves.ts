@@ -47,7 +47,7 @@ export const ValvesSchema = z.object({
   }),
   openwebui_api_url: z.string().default('http://localhost:8080').meta({
     title: 'Open WebUI URL',
-    description: 'Base URL of Open WebUI (no /api suffix), used for download links and group lookups.',
+    description: 'Base URL of Open WebUI (no /api suffix): session checks, groups, attachments and openwebui download links. Under fileshed serve its default is --openwebui-url; a value set here wins.',
   }),
   max_output_default: int(1).default(50000).meta({
     title: 'Output limit (characters)',

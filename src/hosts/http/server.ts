@@ -61,11 +61,12 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     storageBase: settings.base,
     valveDefaults,
     valves: () => linkBase(source()),
-    identify: identityResolver(settings, options.fetchImpl),
+    identify: identityResolver(settings, options.fetchImpl, () => ctx.openwebuiUrl()),
     log,
     api,
     version,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`,
+    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, ''),
   };
   const mcp = mcpRoutes(ctx);
   let routes: Route[] = [];

@@ -84,7 +84,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
       api: ctx.api,
       version: ctx.version,
       valves: ctx.valves,
-      openwebuiUrl: ctx.settings.openwebuiUrl,
+      openwebuiUrl: ctx.openwebuiUrl,
       log: ctx.log,
       callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
       chatOf: (extra) => {

@@ -21,7 +21,8 @@ export interface McpOptions {
   callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } | undefined }): Caller | undefined;
   /** Conversation and message ids of a request (HTTP: the X-OpenWebUI-* headers). */
   chatOf?(extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): { chatId?: string; messageId?: string };
-  openwebuiUrl?: string;
+  /** Where Open WebUI is reached for this call (HTTP host: the valve openwebui_api_url). */
+  openwebuiUrl?: () => string;
   log?: Logger;
   /** The host bridge of a call (default: the network hosts' callHost). */
   hostFor?(req: CallRequest): HostBridge;
@@ -63,7 +64,7 @@ export function createMcpServer(opts: McpOptions): Server {
       caller,
       chatId,
       messageId,
-      ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl } : {}),
+      ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {}),
       ...(token !== undefined
         ? {
             onStatus: async (event) => {

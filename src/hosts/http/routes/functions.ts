@@ -121,11 +121,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
     }
     throw err;
   }
+  const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, 'x-openwebui-chat-id');
   const messageId = header(req.headers, 'x-openwebui-message-id');
   const token = caller.token;
   const fileIds = header(req.headers, 'x-openwebui-file-ids');
-  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(ctx.settings.openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
 
   const streaming = /application\/x-ndjson/i.test(header(req.headers, 'accept') ?? '');
   if (streaming) res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
@@ -133,10 +134,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
   const onStatus = streaming || relay
     ? async (event: { type: 'status'; data: { description: string; done: boolean } }) => {
         if (streaming) res.write(`${JSON.stringify(event)}\n`);
-        if (relay) await postChatEvent(ctx.settings.openwebuiUrl, token, chatId, messageId, event);
+        if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
       }
     : undefined;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl: ctx.settings.openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
+  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
   const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
   const envelope = JSON.parse(result) as { success: boolean; error?: { code?: string } };
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });

@@ -7599,7 +7599,7 @@ var require_punycode = __commonJS({
 });
 
 // src/hosts/server.ts
-import { serving } from "./fileshed.mjs";
+import { serving as serving2 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
@@ -27885,6 +27885,15 @@ function hostnameOf(hostHeader) {
   return hostHeader.split(":")[0] ?? "";
 }
 
+// src/hosts/private-files.ts
+import { serving } from "./fileshed.mjs";
+function privateFiles(base) {
+  process.umask(63);
+  const warning = serving.privateStorageBase(base);
+  if (warning !== void 0) process.stderr.write(`fileshed: warning: ${warning}
+`);
+}
+
 // src/hosts/mcp/stdio.ts
 import fs8 from "node:fs";
 import http2 from "node:http";
@@ -28005,6 +28014,7 @@ async function runMcpStdio(argv) {
   const flags = parseFlags(argv, MCP_FLAGS);
   const base = path5.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
   const configFile = path5.resolve(flags.options.config ?? path5.join(base, "fileshed.json"));
+  privateFiles(base);
   const user = flags.options.user ?? process.env.FILESHED_USER ?? "local";
   const importDir = flags.options["import-dir"] === void 0 ? void 0 : existingFolder(flags.options["import-dir"], "--import-dir");
   const links = linkListener(base, port(flags.options["link-port"] ?? "0"));
@@ -28152,8 +28162,10 @@ function requestId(line) {
 
 // src/hosts/server.ts
 async function runServe(argv) {
+  process.umask(63);
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
-  const recovered = await serving.recoverStorage(settings.base);
+  privateFiles(settings.base);
+  const recovered = await serving2.recoverStorage(settings.base);
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
 `);
@@ -28176,7 +28188,7 @@ async function runServe(argv) {
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1e3} s), then stopping.
 `);
     running.close().then(
-      () => serving.shutdownPool().finally(() => process.exit(0)),
+      () => serving2.shutdownPool().finally(() => process.exit(0)),
       () => process.exit(1)
     );
   };

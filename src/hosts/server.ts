@@ -5,11 +5,14 @@
 import { serving } from '../index.js';
 import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
+import { privateFiles } from './private-files.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
 
 export async function runServe(argv: string[]): Promise<void> {
+  process.umask(0o077); // before the config file and its folder are first written
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  privateFiles(settings.base);
   // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes
   // and temp files: recover them before the first call (each scope under its call lock, so an
   // instance already serving the same base is not disturbed).

@@ -20,6 +20,7 @@ import { bodyLimit } from '../http/body.js';
 import { handleFilesRequest } from '../http/files/index.js';
 import { sameMachine } from '../http/server.js';
 import { parseFlags, valveFlags } from '../http/settings.js';
+import { privateFiles } from '../private-files.js';
 import { InvalidUtf8, assertUtf8 } from '../utf8.js';
 import { valvesSource } from '../valves.js';
 import { createMcpServer } from './server.js';
@@ -30,6 +31,7 @@ export async function runMcpStdio(argv: string[]): Promise<void> {
   const flags = parseFlags(argv, MCP_FLAGS);
   const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
   const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));
+  privateFiles(base);
   const user = flags.options.user ?? process.env.FILESHED_USER ?? 'local';
   const importDir = flags.options['import-dir'] === undefined ? undefined : existingFolder(flags.options['import-dir'], '--import-dir');
   const links = linkListener(base, port(flags.options['link-port'] ?? '0'));

@@ -20529,15 +20529,19 @@ var ADMIN_CSS = `
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#8d96a0;--line:#30363d;--card:#161b22;--accent:#4493f8;--ok:#3fb950;--err:#f85149;--warn:#d29922}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}
 header{display:flex;justify-content:space-between;align-items:center;gap:.5rem;padding:.6rem 1rem;border-bottom:1px solid var(--line);flex-wrap:wrap}
-.brand{font-size:1.05rem}.signout{display:flex;gap:.5rem;align-items:center;margin:0}.signout span{color:var(--muted)}
-nav{display:flex;gap:.25rem;overflow-x:auto;padding:.4rem 1rem;border-bottom:1px solid var(--line)}
-nav a{padding:.35rem .7rem;border-radius:6px;color:var(--fg);text-decoration:none;white-space:nowrap}nav a[aria-current]{background:var(--card);font-weight:600;box-shadow:inset 0 -2px var(--accent)}
+.brand{font-size:1.05rem}.account{display:flex;gap:.5rem;align-items:center;margin:0;color:var(--muted)}
+body>nav{display:flex;gap:.25rem;overflow-x:auto;padding:.4rem 1rem;border-bottom:1px solid var(--line)}
+body>nav a{padding:.35rem .7rem;border-radius:6px;color:var(--fg);text-decoration:none;white-space:nowrap}body>nav a[aria-current]{background:var(--card);font-weight:600;box-shadow:inset 0 -2px var(--accent)}
 main{max-width:1100px;margin:0 auto;padding:1rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem;padding-bottom:.3rem;border-bottom:1px solid var(--line)}
 a{color:var(--accent)}.muted,small{color:var(--muted)}
 .notice{padding:.6rem .8rem;border-radius:6px;border:1px solid var(--line);background:var(--card)}.notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--err);color:var(--err)}.notice.warn{border-color:var(--warn)}
-fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .4rem}
-.field{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.25rem 1rem;padding:.7rem 0;border-top:1px solid var(--line)}.field:first-of-type{border-top:0}
-.field label{font-weight:600}.field .desc{grid-column:1;color:var(--muted);font-size:.9rem}.field .control{grid-column:2;grid-row:1/span 3;display:flex;flex-direction:column;gap:.3rem}
+.toc h2{font-size:.95rem;margin:0 0 .4rem;border:0;padding:0}.toc ol{list-style:none;margin:0 0 1rem;padding:0;display:flex;flex-wrap:wrap;gap:.35rem}
+.toc a{display:inline-block;padding:.25rem .65rem;border:1px solid var(--line);border-radius:999px;text-decoration:none;white-space:nowrap}.toc small{margin-left:.2rem}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.3rem 1rem .6rem;position:relative;scroll-margin-top:.5rem;min-width:0}legend{font-weight:600;padding:0 .4rem;font-size:1.05rem}
+fieldset>.top{position:absolute;right:.8rem;top:-.1rem;font-size:.85rem;background:var(--bg);padding:0 .3rem}
+.field{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.15rem 1rem;padding:.55rem 0;border-top:1px solid var(--line)}.field:first-of-type{border-top:0}
+.field label{font-weight:600}.field .desc{grid-column:1;color:var(--muted);font-size:.87rem;margin:0}.field .control{grid-column:2;grid-row:1/span 3;display:flex;flex-direction:column;gap:.25rem}
+@media (min-width:960px){.settings{display:grid;grid-template-columns:12.5rem minmax(0,1fr);gap:1.5rem;align-items:start}.toc{position:sticky;top:1rem}.toc ol{flex-direction:column;flex-wrap:nowrap}.toc a{display:flex;justify-content:space-between;border:0;border-left:3px solid var(--line);border-radius:0;padding:.2rem .6rem}fieldset>.top{display:none}}
 .field .row{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
 .field.invalid input,.field.invalid select{border-color:var(--err);outline:1px solid var(--err)}.error{color:var(--err);font-size:.9rem;margin:0}
 input[type=text],input[type=number],input[type=password],input[type=search],select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.4rem .5rem;width:100%;max-width:28rem}
@@ -20549,10 +20553,11 @@ button.primary{background:var(--accent);border-color:var(--accent);color:#fff}bu
 .actions{position:sticky;bottom:0;background:var(--bg);padding:.7rem 0;border-top:1px solid var(--line);display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
 .table{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}th a{color:var(--fg)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 meter{width:8rem;max-width:30vw;height:.8rem;vertical-align:middle}
-.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0;flex-wrap:wrap}.grid{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
+.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0;flex-wrap:wrap}.inline label{display:inline-flex;gap:.3rem;align-items:center}.inline input[type=text],.inline input[type=search]{width:auto;min-width:8rem}
+.signin{display:flex;flex-direction:column;gap:.4rem;max-width:28rem}.signin label{font-weight:600}.signin p{margin:0}.signin button{align-self:flex-start}.grid{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.7rem 1rem}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}pre{background:var(--card);padding:.7rem;border-radius:6px;overflow-x:auto}
 .tag{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid var(--line);font-size:.8rem}.tag.flag{border-color:var(--err);color:var(--err)}
-@media (max-width:640px){.field{grid-template-columns:1fr}.field .control{grid-column:1;grid-row:auto}main{padding:.7rem}th,td{padding:.35rem}}
+@media (max-width:640px){.actions .muted{display:none}.field{grid-template-columns:1fr}.field .control{grid-column:1;grid-row:auto}main{padding:.7rem}th,td{padding:.35rem}}
 `;
 
 // src/hosts/http/admin/audit-page.ts
@@ -20580,15 +20585,18 @@ var SECTIONS = [
   ["/admin/audit", "Audit log"],
   ["/admin/maintenance", "Maintenance"]
 ];
+function accountOf(admin2, auth) {
+  return auth.includes("local") ? { user: admin2.user } : { user: admin2.user, signOut: admin2.csrf };
+}
 function layout(body, o) {
   const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label)}</a>`).join("")}</nav>`;
-  const signOut = o.user !== void 0 && o.csrf !== void 0 ? `<form method="post" action="/admin/logout" class="signout"><input type="hidden" name="_csrf" value="${esc2(o.csrf)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>` : "";
+  const account = o.user === void 0 ? "" : o.signOut === void 0 ? `<span class="account">Local mode (${esc2(o.user)}): no sign-in</span>` : `<form method="post" action="/admin/logout" class="account"><input type="hidden" name="_csrf" value="${esc2(o.signOut)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>`;
   const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === "ok" ? "status" : "alert"}">${esc2(n.text)}</p>`).join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>${esc2(o.title)} \xB7 Fileshed admin</title>
 <link rel="stylesheet" href="/admin/assets/admin.css"></head>
-<body><header><strong class="brand">Fileshed admin</strong>${signOut}</header>${nav}
+<body><header><strong class="brand">Fileshed admin</strong>${account}</header>${nav}
 <main><h1>${esc2(o.title)}</h1>${notices}${body}</main></body></html>`;
 }
 function sendHtml(res, status, html, headers = {}) {
@@ -20621,7 +20629,7 @@ function auditPage(storageBase, q, auditOn) {
   const flaggedOnly = q.get("flagged") === "1";
   const limit = Math.max(1, Math.min(Number(q.get("limit")) || 200, 2e3));
   const entries = pluginAdmin.readAudit(storageBase, { ...user ? { user } : {}, ...fn ? { function: fn } : {}, errorsOnly, flaggedOnly, limit });
-  const filters = `<form method="get" action="/admin/audit" class="inline"><input type="search" name="user" value="${esc2(user)}" placeholder="user" aria-label="User"><input type="search" name="function" value="${esc2(fn)}" placeholder="function (e.g. shed_exec)" aria-label="Function">
+  const filters = `<form method="get" action="/admin/audit" class="inline"><label>User <input type="search" name="user" value="${esc2(user)}" placeholder="alice"></label><label>Function <input type="search" name="function" value="${esc2(fn)}" placeholder="shed_exec"></label>
 <label><input type="checkbox" name="errors" value="1"${errorsOnly ? " checked" : ""}> errors only</label><label><input type="checkbox" name="flagged" value="1"${flaggedOnly ? " checked" : ""}> flagged only</label><button type="submit">Filter</button></form>`;
   const off = auditOn ? "" : '<p class="notice warn">The audit log is off (valve audit_log): no new entries are written.</p>';
   const rows = entries.map((e) => `<tr${e.flagged ? ' class="flagged"' : ""}><td>${esc2(e.time.replace("T", " ").slice(0, 19))}</td><td>${esc2(e.user)}</td><td>${esc2(e.conversation)}</td><td><code>${esc2(e.function)}</code>${e.command ? ` <code>${esc2(e.command)}</code>` : ""}</td><td>${esc2([e.zone, e.group].filter(Boolean).join(" "))}</td><td>${(e.paths ?? []).map((p) => `<code>${esc2(p)}</code>`).join("<br>")}</td><td>${esc2(e.code)}${e.flagged ? ' <span class="tag flag">flagged</span>' : ""}</td><td class="num">${esc2(e.ms)}</td></tr>`).join("");
@@ -20755,11 +20763,11 @@ async function groupsPage(ctx, csrf) {
   for (const g of list2) {
     const members2 = await pluginAdmin2.groups.members(base, g.id);
     const memberList = members2.map((m) => readOnly ? `<li>${esc2(m)}</li>` : `<li><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="remove-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="hidden" name="user" value="${esc2(m)}">${esc2(m)} <button type="submit" class="link">remove</button></form></li>`).join("");
-    const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="text" name="user" placeholder="user id" aria-label="User id to add to ${esc2(g.name)}" required><button type="submit">Add member</button></form>`;
+    const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><label>User id <input type="text" name="user" placeholder="alice" required></label><button type="submit">Add member</button></form>`;
     const del = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="delete"><input type="hidden" name="group" value="${esc2(g.id)}"><button type="submit">Delete group</button></form>`;
     rows.push(`<div class="card" data-group="${esc2(g.id)}"><h3>${esc2(g.name)} <small><code>${esc2(g.id)}</code></small></h3><p class="muted">${esc2(g.description)} ${members2.length} member(s). Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
   }
-  const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><input type="text" name="group" placeholder="id (e.g. team-a)" aria-label="Group id" required><input type="text" name="name" placeholder="display name" aria-label="Group name"><button type="submit" class="primary">Create group</button></form>`;
+  const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><label>Group id <input type="text" name="group" placeholder="team-a" required></label><label>Name <input type="text" name="name" placeholder="Team A"></label><button type="submit" class="primary">Create group</button></form>`;
   return `${note}${create}<h2>Groups (${list2.length})</h2>${rows.length ? `<div class="grid">${rows.join("")}</div>` : '<p class="muted">No groups yet.</p>'}`;
 }
 async function groupAction(ctx, form) {
@@ -20944,42 +20952,33 @@ function newSecret(prefix = "") {
 
 // src/hosts/http/admin/valves-form.ts
 var SECTIONS2 = [
-  ["storage_", "Storage and quotas"],
-  ["quota_", "Storage and quotas"],
-  ["max_file", "Storage and quotas"],
-  ["lock_", "Storage and quotas"],
-  ["sandbox", "Commands"],
-  ["exec_", "Commands"],
-  ["network_", "Commands"],
-  ["max_output", "Output"],
-  ["group_", "Groups"],
-  ["sqlite_", "SQLite"],
-  ["zip_", "Archives"],
-  ["import_", "Import"],
-  ["openwebui_", "Open WebUI and links"],
-  ["public_url", "Open WebUI and links"],
-  ["link_", "Open WebUI and links"],
-  ["audit_", "Audit log"],
-  ["uploads_", "Maintenance"],
-  ["maintenance_", "Maintenance"]
+  { id: "storage", title: "Storage & quotas", prefixes: ["storage_", "quota_", "max_file", "lock_", "group_"] },
+  { id: "commands", title: "Commands & sandbox", prefixes: ["sandbox", "exec_", "network_", "max_output"] },
+  { id: "sqlite", title: "SQLite", prefixes: ["sqlite_"] },
+  { id: "archives", title: "Archives", prefixes: ["zip_"] },
+  { id: "links", title: "Links", prefixes: ["public_url", "link_"] },
+  { id: "functions", title: "Functions & files", prefixes: ["functions", "blocked_", "allowed_"] },
+  { id: "audit", title: "Audit & maintenance", prefixes: ["audit_", "uploads_", "maintenance_"] },
+  { id: "openwebui", title: "Open WebUI", prefixes: ["openwebui_", "import_"] }
 ];
+var OTHER = { id: "other", title: "Other", prefixes: [] };
 function sectionOf(key) {
-  return SECTIONS2.find(([prefix]) => key.startsWith(prefix))?.[1] ?? "Other";
+  return SECTIONS2.find((s) => s.prefixes.some((prefix) => key.startsWith(prefix))) ?? OTHER;
 }
 function isSecret(p) {
   return p.format === "password";
 }
 function valvesForm(properties, state, hidden, disabled) {
-  const groups = /* @__PURE__ */ new Map();
+  const fields = /* @__PURE__ */ new Map();
   for (const [key, prop] of Object.entries(properties)) {
     const section = sectionOf(key);
-    const html = field(key, prop, state(key));
-    groups.set(section, [...groups.get(section) ?? [], html]);
+    fields.set(section, [...fields.get(section) ?? [], field(key, prop, state(key))]);
   }
-  const order = [.../* @__PURE__ */ new Set([...SECTIONS2.map(([, s]) => s), "Other"])].filter((s) => groups.has(s));
-  const sections = order.map((s) => `<fieldset><legend>${esc2(s)}</legend>${groups.get(s).join("")}</fieldset>`).join("");
+  const order = [...SECTIONS2, OTHER].filter((s) => fields.has(s));
+  const toc = `<nav class="toc" id="sections" aria-label="Settings sections"><h2>Sections</h2><ol>${order.map((s) => `<li><a href="#s-${s.id}">${esc2(s.title)} <small>${fields.get(s).length}</small></a></li>`).join("")}</ol></nav>`;
+  const sections = order.map((s) => `<fieldset id="s-${s.id}"><legend>${esc2(s.title)}</legend><a class="top" href="#sections">Sections \u2191</a>${fields.get(s).join("")}</fieldset>`).join("");
   const submit = disabled ? '<p class="notice error">Saving is disabled until the config file is valid JSON again.</p>' : '<button type="submit" class="primary" name="_save" value="1">Save settings</button><span class="muted">Saved to the config file; in effect for the next call.</span>';
-  return `<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form>`;
+  return `<div class="settings">${toc}<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form></div>`;
 }
 function shown(v) {
   if (v === "" || v === void 0) return "(empty)";
@@ -21007,12 +21006,12 @@ function field(key, p, s) {
   } else {
     control = `<input type="text" id="${id}" name="${esc2(key)}" value="${esc2(s.value)}"${aria}${ro}>`;
   }
-  const dflt = isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
+  const dflt = s.fixed ? "" : isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
   const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc2(key)}" title="Remove ${esc2(key)} from the config file">Reset to default</button>` : "";
   const notes = [s.flag ? "<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>" : "", s.fixed ? `<small>${esc2(s.fixed)}</small>` : ""].join("");
   const error2 = s.error ? `<p class="error" id="${errId}">${esc2(s.error)}</p>` : "";
   return `<div class="field${s.error ? " invalid" : ""}" data-valve="${esc2(key)}"><label for="${id}">${esc2(p.title ?? key)} <small><code>${esc2(key)}</code></small></label>
-<div class="control">${control}${error2}<div class="row"><small>${dflt}</small>${reset}</div>${notes}</div>
+<div class="control">${control}${error2}${dflt || reset ? `<div class="row"><small>${dflt}</small>${reset}</div>` : ""}${notes}</div>
 <p class="desc">${esc2(p.description ?? "")}</p></div>`;
 }
 
@@ -21044,7 +21043,7 @@ function stateOf(ctx, stored, submitted, errors) {
     stored: Object.hasOwn(stored, key),
     ...errors[key] ? { error: errors[key] } : {},
     ...Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {},
-    ...key === "storage_base_path" ? { fixed: `The server's storage folder (--base): ${ctx.storageBase}` } : {}
+    ...key === "storage_base_path" ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}
   });
 }
 function renderValves(ctx, admin2, opts = {}) {
@@ -21054,8 +21053,8 @@ function renderValves(ctx, admin2, opts = {}) {
   const stored = loaded.config?.valves ?? {};
   const hidden = `${csrfField(admin2.csrf)}<input type="hidden" name="_version" value="${esc2(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== void 0);
-  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc2(ctx.settings.configFile)}</code>.</p>`;
-  return layout(intro + form, { title: "Settings", section: "/admin", user: admin2.user, csrf: admin2.csrf, notice });
+  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc2(ctx.settings.configFile)}</code> and in effect for the next call.</p>`;
+  return layout(intro + form, { title: "Settings", section: "/admin", ...accountOf(admin2, ctx.settings.auth), notice });
 }
 var FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
 function saveValves(req, res, form, ctx, admin2, audit) {
@@ -21131,7 +21130,7 @@ function adminRoutes(ctx, schedule) {
     } catch {
     }
   };
-  const page2 = (res, admin3, section2, title, body, notice = [], status = 200) => sendHtml(res, status, layout(body, { title, section: section2, user: admin3.user, csrf: admin3.csrf, notice }), admin3.setCookie ? { "Set-Cookie": admin3.setCookie } : {});
+  const page2 = (res, admin3, section2, title, body, notice = [], status = 200) => sendHtml(res, status, layout(body, { title, section: section2, ...accountOf(admin3, ctx.settings.auth), notice }), admin3.setCookie ? { "Set-Cookie": admin3.setCookie } : {});
   const admin2 = (handler) => async (req, res) => {
     const post = req.method === "POST";
     if (post) {
@@ -21169,8 +21168,11 @@ function adminRoutes(ctx, schedule) {
   }
   function signIn(res, status, error2) {
     const modes = ctx.settings.auth;
-    const what = [modes.includes("api-key") || ctx.settings.apiKeys.length > 0 ? "the server's API key" : "", modes.includes("openwebui-session") ? "an Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(" or ");
-    const body = what ? `<form method="post" action="/admin/login"><p><label for="key">Sign in with ${esc2(what)}</label></p><p><input type="password" id="key" name="key" autocomplete="current-password" required></p><p><button type="submit" class="primary">Sign in</button></p></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
+    const key = modes.includes("api-key") || ctx.settings.apiKeys.length > 0;
+    const token = modes.includes("openwebui-session");
+    const label = key && token ? "API key or Open WebUI token" : key ? "API key" : "Open WebUI token";
+    const help = [key ? "the server's API key" : "", token ? "the Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(", or ");
+    const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
     sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
   const section = (path6, title, render, act) => ({

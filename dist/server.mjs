@@ -28164,7 +28164,6 @@ function requestId(line) {
 
 // src/hosts/server.ts
 async function runServe(argv) {
-  process.umask(63);
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   privateFiles(settings.base);
   const recovered = await serving2.recoverStorage(settings.base);

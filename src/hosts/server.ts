@@ -10,7 +10,6 @@ import { privateFiles } from './private-files.js';
 export { runMcpStdio } from './mcp/stdio.js';
 
 export async function runServe(argv: string[]): Promise<void> {
-  process.umask(0o077); // before the config file and its folder are first written
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   privateFiles(settings.base);
   // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Files holding secrets or who-did-what, tightened to 0600 at start if an older run left them open. */
+/** Files holding secrets, tightened to 0600 at start if an older run left them open. */
 const SECRET_FILES = ['access_auth.sqlite', 'fileshed.json'];
 
 /** Creates the base 0700 or tightens it; returns a warning when it cannot be made private. */

@@ -7,8 +7,7 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { hostApi as HostApi } from '../../index.js';
-import type { HostBridge } from '../../index.js';
+import type { HostBridge, hostApi as HostApi } from '../../index.js';
 import { callArguments, callHost, type CallRequest } from '../call.js';
 import type { Caller } from '../http/identity/index.js';
 import type { Logger } from '../http/log.js';

@@ -1,5 +1,6 @@
 # Fileshed server: OpenAPI tool server + MCP over HTTP on port 8765, storage in /data.
 # dist/ is self-contained (the plugin and the server bundle), so no npm install happens here.
+# It runs as the unprivileged user `node`; the code (root-owned) is read-only to it.
 FROM node:24-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap zip unzip jq file sqlite3 git ca-certificates \
@@ -7,11 +8,16 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json ./
 COPY dist/ ./dist/
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8765
 ENV FILESHED_BASE=/data FILESHED_HOST=0.0.0.0 FILESHED_PORT=8765
 # local mode is refused off loopback: choose the auth in the environment (compose example).
+# In api-key mode without FILESHED_API_KEY, a key is generated at first start, printed once
+# (`docker compose logs fileshed`) and kept in /data/fileshed.json.
 ENV FILESHED_AUTH=openwebui-session,api-key
+# Liveness without curl (not in slim images): node asks /healthz, which never touches storage.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.FILESHED_PORT||8765)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/cli.mjs", "serve"]

@@ -8,7 +8,8 @@ var USAGE = `Usage:
                  [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
                  [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
                  OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
-  fileshed mcp [--base DIR] [--user ID] [--valve key=value]...    MCP over stdio (one user)
+  fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--import-dir DIR] [--link-port PORT]
+                 MCP over stdio (one user); files in DIR can be imported, download links are served on 127.0.0.1
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions

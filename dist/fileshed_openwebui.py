@@ -38,37 +38,37 @@ class Tools:
         exec_timeout_max: Optional[int] = Field(default=None, title="Command timeout ceiling (s)", description="Largest timeout a call may ask for.", ge=1)
         group_default_mode: Optional[Literal["owner", "group", "owner_ro"]] = Field(default=None, title="Default group file mode", description="Write mode of new group files: owner (only the owner writes), group (all members), owner_ro (nobody).", json_schema_extra={"input": {"type": "select", "options": ["owner", "group", "owner_ro"]}})
         network_mode: Optional[Literal["disabled", "safe", "all"]] = Field(default=None, title="Network mode", description="disabled: no network; safe: downloads only (curl/wget GET, git clone/fetch/pull); all: everything (allows exfiltration).", json_schema_extra={"input": {"type": "select", "options": ["disabled", "safe", "all"]}})
-        openwebui_api_url: Optional[str] = Field(default=None, title="Open WebUI URL", description="Base URL of Open WebUI (no /api suffix), used for download links and group lookups.")
+        openwebui_api_url: Optional[str] = Field(default=None, title="Open WebUI URL", description="Base URL of Open WebUI (no /api suffix): session checks, groups, attachments and openwebui download links. Under fileshed serve its default is --openwebui-url; a value set here wins.")
         max_output_default: Optional[int] = Field(default=None, title="Output limit (characters)", description="Characters returned per output stream or read when the call gives no max_output.", ge=1)
         max_output_absolute: Optional[int] = Field(default=None, title="Output ceiling (characters)", description="Largest max_output a call may ask for (max_output=0 means this ceiling).", ge=1)
         exec_memory_limit_mb: Optional[int] = Field(default=None, title="Command memory limit (MB)", description="Address-space limit of each command; 0 means no limit.", ge=0)
         exec_cpu_limit_seconds: Optional[int] = Field(default=None, title="Command CPU limit (s)", description="CPU seconds each command may use; 0 means no limit.", ge=0)
         sqlite_readonly: Optional[bool] = Field(default=None, title="SQLite read-only", description="Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed.")
         sqlite_journal_mode: Optional[Literal["wal", "delete", "truncate", "memory"]] = Field(default=None, title="SQLite journal mode", description="Journal mode of databases (use delete on NFS).", json_schema_extra={"input": {"type": "select", "options": ["wal", "delete", "truncate", "memory"]}})
-        sandbox: Optional[Literal["auto", "bwrap", "validated"]] = Field(default=None, title="Command sandbox", description="Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).", json_schema_extra={"input": {"type": "select", "options": ["auto", "bwrap", "validated"]}})
+        sandbox: Optional[Literal["auto", "bwrap", "validated"]] = Field(default=None, title="Command sandbox", description="auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).", json_schema_extra={"input": {"type": "select", "options": ["auto", "bwrap", "validated"]}})
         sqlite_default_limit: Optional[int] = Field(default=None, title="SQLite default row limit", description="Rows a query returns when the call gives no limit and the SQL has no LIMIT.", ge=1)
         sqlite_max_rows: Optional[int] = Field(default=None, title="SQLite row ceiling", description="Most rows one query returns (limit=0 means this ceiling); output_csv exports all rows.", ge=1)
         zip_max_entries: Optional[int] = Field(default=None, title="Unzip: max entries", description="Archives with more entries (files and folders) are refused by shed_unzip.", ge=1)
         zip_max_total_mb: Optional[int] = Field(default=None, title="Unzip: max total size (MB)", description="Archives whose declared uncompressed total exceeds this (MiB) are refused by shed_unzip.", ge=1)
         zip_max_ratio: Optional[int] = Field(default=None, title="Unzip: max compression ratio", description="Archives over 1 MiB uncompressed whose total/compressed ratio exceeds this are refused; 0 disables the check.", ge=0)
-        import_allowed_paths: Optional[str] = Field(default=None, title="Import: allowed folders", description="Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted.")
-        audit_log: Optional[bool] = Field(default=None, title="Audit log", description="Added: one JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.")
-        audit_max_mb: Optional[int] = Field(default=None, title="Audit log file size (MB)", description="Added: the audit file is rotated when it reaches this size.", ge=1)
-        audit_retention_days: Optional[int] = Field(default=None, title="Audit log retention (days)", description="Added: rotated audit files older than this are deleted; 0 keeps them forever.", ge=0)
-        uploads_retention_days: Optional[int] = Field(default=None, title="Uploads retention (days)", description="Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.", ge=0)
-        maintenance_interval_hours: Optional[int] = Field(default=None, title="Maintenance interval (hours)", description="Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.", ge=0)
-        sqlite_timeout_seconds: Optional[int] = Field(default=None, title="SQLite timeout (s)", description="Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.", ge=1)
-        functions: Optional[str] = Field(default=None, title="Enabled functions", description="Added: which shed_* functions the model sees and may call: all, core (about a dozen for everyday work), or a comma-separated list of function names (with or without shed_) and categories, e.g. \"core,sqlite,archives\". shed_help is always on. Unknown names are ignored with a warning.")
-        functions_admin: Optional[str] = Field(default=None, title="Enabled functions (admins)", description="Added: the same for users whose role is admin; empty means the same as functions.")
-        blocked_patterns: Optional[str] = Field(default=None, title="Blocked file patterns", description="Added: comma-separated, case-insensitive globs of files no function or command may touch, e.g. \".env, *.pem, *.key, id_rsa*, .ssh/, .git/config\". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.")
-        allowed_extensions: Optional[str] = Field(default=None, title="Allowed file extensions", description="Added: comma-separated extensions (e.g. \"txt,md,csv,json\") that files must have to be read or written by a function; folders are not affected. Empty: every extension.")
-        public_url: Optional[str] = Field(default=None, title="Public URL", description="Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.")
-        link_default_hours: Optional[float] = Field(default=None, title="Link lifetime (hours)", description="Added: how long a download link works when shed_link_create gives no expires_hours.")
-        link_max_hours: Optional[float] = Field(default=None, title="Link max lifetime (hours)", description="Added: the longest expires_hours a link may ask for (longer is refused, not shortened).")
-        link_backend: Optional[Literal["standalone", "openwebui"]] = Field(default=None, title="Link backend", description="Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).", json_schema_extra={"input": {"type": "select", "options": ["standalone", "openwebui"]}})
+        import_allowed_paths: Optional[str] = Field(default=None, title="Import: allowed folders", description="Comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller's own folder). Inline content is always accepted.")
+        audit_log: Optional[bool] = Field(default=None, title="Audit log", description="One JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.")
+        audit_max_mb: Optional[int] = Field(default=None, title="Audit log file size (MB)", description="The audit file is rotated when it reaches this size.", ge=1)
+        audit_retention_days: Optional[int] = Field(default=None, title="Audit log retention (days)", description="Rotated audit files older than this are deleted; 0 keeps them forever.", ge=0)
+        uploads_retention_days: Optional[int] = Field(default=None, title="Uploads retention (days)", description="Maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.", ge=0)
+        maintenance_interval_hours: Optional[int] = Field(default=None, title="Maintenance interval (hours)", description="How often fileshed serve runs maintenance for all users; 0 turns the schedule off.", ge=0)
+        sqlite_timeout_seconds: Optional[int] = Field(default=None, title="SQLite timeout (s)", description="Longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.", ge=1)
+        functions: Optional[str] = Field(default=None, title="Enabled functions", description="Which shed_* functions the model sees and may call: all, core (about a dozen for everyday work), or a comma-separated list of function names (with or without shed_) and categories, e.g. \"core,sqlite,archives\". shed_help is always on. Unknown names are ignored with a warning.")
+        functions_admin: Optional[str] = Field(default=None, title="Enabled functions (admins)", description="The same for users whose role is admin; empty means the same as functions.")
+        blocked_patterns: Optional[str] = Field(default=None, title="Blocked file patterns", description="Comma-separated, case-insensitive globs of files no function or command may touch, e.g. \".env, *.pem, *.key, id_rsa*, .ssh/, .git/config\". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.")
+        allowed_extensions: Optional[str] = Field(default=None, title="Allowed file extensions", description="Comma-separated extensions (e.g. \"txt,md,csv,json\") that files must have to be read or written by a function; folders are not affected. Empty: every extension.")
+        public_url: Optional[str] = Field(default=None, title="Public URL", description="Base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.")
+        link_default_hours: Optional[float] = Field(default=None, title="Link lifetime (hours)", description="How long a download link works when shed_link_create gives no expires_hours.")
+        link_max_hours: Optional[float] = Field(default=None, title="Link max lifetime (hours)", description="The longest expires_hours a link may ask for (longer is refused, not shortened).")
+        link_backend: Optional[Literal["standalone", "openwebui"]] = Field(default=None, title="Link backend", description="standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).", json_schema_extra={"input": {"type": "select", "options": ["standalone", "openwebui"]}})
 
     class UserValves(BaseModel):
-        encryption_key: str = Field(default="", title="Encryption key", description="Personal key for encryption at rest (shown once by shed_encryption_setup).", json_schema_extra={"input": {"type": "password"}})
+        pass
 
     def __init__(self) -> None:
         self.valves = self.Valves()
@@ -90,6 +90,7 @@ class Tools:
     ) -> str:
         """Run a whitelisted program in the zone. No shell: no pipes or > (use stdout_file, then a second call); * ? [..] in file names are expanded in the zone. Check data.returncode and stderr. In Documents, git log/show/diff/restore work.
 
+        :param zone: uploads|storage|documents|group
         :param cmd: Program, e.g. "grep\"
         :param args: Arguments, e.g. ["-n", "TODO", "a.txt"]
         :param timeout: Seconds (the admin caps it)
@@ -124,6 +125,7 @@ class Tools:
     ) -> str:
         """Create or replace a whole file; parent folders are created.
 
+        :param zone: storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param content: Whole file content
         :param file_type: bytes: content is encoded bytes
@@ -161,6 +163,7 @@ class Tools:
     ) -> str:
         """Edit a text file. position: start | end | before/after (line, or first line matching pattern) | replace (lines line..end_line, or the pattern's match). overwrite=true replaces the file.
 
+        :param zone: storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param content: Text; whole lines for line positions
         :param position: Where to write
@@ -201,6 +204,7 @@ class Tools:
     ) -> str:
         """Write bytes into a file: end, start, at (insert at offset) or replace (length bytes at offset); overwrite=true replaces the file.
 
+        :param zone: storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param content: Bytes, e.g. hex "89504e47\"
         :param content_format: Encoding of content
@@ -235,6 +239,7 @@ class Tools:
     ) -> str:
         """Read a text file, or its lines start_line..end_line. A cut output says where to continue. Binary: shed_read_bytes, shed_hexdump.
 
+        :param zone: uploads|storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param start_line: First line
         :param end_line: Last line (inclusive)
@@ -265,6 +270,7 @@ class Tools:
     ) -> str:
         """Read bytes of any file as hex or base64, length bytes from offset. A cut read gives data.next_offset to continue.
 
+        :param zone: uploads|storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param output_format: Encoding of the bytes
         :param offset: First byte (from 0)
@@ -293,6 +299,7 @@ class Tools:
     ) -> str:
         """Delete a file, a link or a folder with its contents, in any zone. No undo outside Documents.
 
+        :param zone: uploads|storage|documents|group
         :param path: File or folder
         :param group: Group name or id
         :param message: Commit message
@@ -321,6 +328,7 @@ class Tools:
     ) -> str:
         """Rename or move a file or folder inside one zone. Between zones use shed_move_* / shed_copy_*.
 
+        :param zone: storage|documents|group
         :param old_path: Current path
         :param new_path: New path
         :param group: Group name or id
@@ -349,6 +357,7 @@ class Tools:
     ) -> str:
         """List a zone or folder as a tree with sizes; at most 100 entries per folder.
 
+        :param zone: uploads|storage|documents|group
         :param path: Folder; "." is the zone root
         :param depth: Levels shown (at most 10)
         :param group: Group name or id
@@ -374,6 +383,7 @@ class Tools:
     ) -> str:
         """Lock a file and get a working copy: change it with shed_lockedit_overwrite or shed_lockedit_exec, then shed_lockedit_save or shed_lockedit_cancel.
 
+        :param zone: storage|documents|group
         :param path: File to edit
         :param group: Group name or id
         """
@@ -402,6 +412,7 @@ class Tools:
     ) -> str:
         """Run a whitelisted command on the working copy of a locked edit, e.g. cmd="sed", args=["-i", "s/a/b/", "notes.md"]. It sees only that file.
 
+        :param zone: storage|documents|group
         :param path: The file being edited
         :param cmd: Program, e.g. "sed\"
         :param args: Arguments; name the file by its path
@@ -432,6 +443,7 @@ class Tools:
     ) -> str:
         """Replace the working copy of a locked edit with content (append=true adds it at the end). Written exactly as given.
 
+        :param zone: storage|documents|group
         :param path: The file being edited
         :param content: New text of the working copy
         :param append: Add at the end instead
@@ -459,6 +471,7 @@ class Tools:
     ) -> str:
         """Finish a locked edit: the working copy replaces the file, the lock is released.
 
+        :param zone: storage|documents|group
         :param path: The file being edited
         :param group: Group name or id
         :param message: Commit message
@@ -484,6 +497,7 @@ class Tools:
     ) -> str:
         """Drop this conversation's locked edit: the file stays as it was, the lock is released.
 
+        :param zone: storage|documents|group
         :param path: The file being edited
         :param group: Group name or id
         """
@@ -645,6 +659,7 @@ class Tools:
     ) -> str:
         """Identify a file from its content (PNG, PDF, ZIP, SQLite...): mime type, text encoding, line endings.
 
+        :param zone: uploads|storage|documents|group
         :param path: File or folder
         :param group: Group name or id
         """
@@ -671,6 +686,7 @@ class Tools:
     ) -> str:
         """Convert the line endings of a text file to unix (LF) or dos (CRLF).
 
+        :param zone: storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param to: Target line endings
         :param group: Group name or id
@@ -699,6 +715,7 @@ class Tools:
     ) -> str:
         """Hex dump of part of any file: offset, 16 bytes in hex, ASCII. data.next_offset continues.
 
+        :param zone: uploads|storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param offset: First byte (from 0)
         :param length: Bytes (default 256, max 4096)
@@ -740,6 +757,7 @@ class Tools:
     ) -> str:
         """Run ONE SQL statement on a SQLite file (values as ? in params; a SELECT returns limit rows, output_csv saves all), or import a CSV: import_csv and table.
 
+        :param zone: uploads|storage|documents|group
         :param path: Database file
         :param query: One SQL statement
         :param params: Values of the ? placeholders
@@ -782,6 +800,7 @@ class Tools:
     ) -> str:
         """Zip a file or folder (src="." zips the whole zone).
 
+        :param zone: storage|documents
         :param src: File or folder
         :param dest: Archive path (default: src.zip)
         :param include_empty_dirs: Keep empty folders
@@ -813,7 +832,7 @@ class Tools:
     ) -> str:
         """Extract a .zip from src_zone into dest; an unsafe archive is refused whole.
 
-        :param zone: Zone to extract into
+        :param zone: storage|documents
         :param src: .zip file in src_zone
         :param dest: Folder (default: the archive's folder)
         :param src_zone: Zone of the archive (default: zone)
@@ -841,6 +860,7 @@ class Tools:
     ) -> str:
         """List a .zip without extracting it; unzip_check says whether shed_unzip accepts it.
 
+        :param zone: uploads|storage|documents|group
         :param path: The .zip file
         :param group: Group name or id
         """
@@ -882,6 +902,7 @@ class Tools:
     ) -> str:
         """Remove a file's lock and all its working copies (unsaved edits are lost), e.g. of an abandoned edit.
 
+        :param zone: storage|documents|group
         :param path: The locked file
         :param group: Group name or id
         """
@@ -1079,6 +1100,7 @@ class Tools:
     ) -> str:
         """Create an expiring download link to a file or folder (a folder opens a page listing it). Show clickable_link to the user.
 
+        :param zone: uploads|storage|documents|group
         :param path: File or folder, e.g. "report.pdf" ("." = zone root).
         :param group: Group name or id
         :param expires_hours: Hours the link works (default 24, max 168).

@@ -3487,9 +3487,9 @@ var require_utils = __commonJS({
       let output = "";
       for (let i2 = 0; i2 < input.length; i2++) {
         if (input[i2] === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decodeUnreserved && isUnreserved(decoded)) {
               output += decoded;
@@ -3509,9 +3509,9 @@ var require_utils = __commonJS({
       for (let i2 = 0; i2 < input.length; i2++) {
         const ch = input[i2];
         if (ch === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decoded !== "." && isUnreserved(decoded)) {
               output += decoded;
@@ -3551,9 +3551,9 @@ var require_utils = __commonJS({
       for (let i2 = 0; i2 < input.length; i2++) {
         const ch = input[i2];
         if (ch === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i2 += 2;
             continue;
           }
@@ -3589,9 +3589,9 @@ var require_utils = __commonJS({
       for (let i2 = 0; i2 < input.length; i2++) {
         const ch = input[i2];
         if (ch === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i2 += 2;
             continue;
           }
@@ -3636,9 +3636,9 @@ var require_utils = __commonJS({
       for (let i2 = 0; i2 < input.length; i2++) {
         const ch = input[i2];
         if (ch === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (isUnreserved(decoded)) {
               output += decoded;
@@ -3676,9 +3676,9 @@ var require_utils = __commonJS({
       let output = "";
       for (let i2 = 0; i2 < input.length; i2++) {
         if (input[i2] === "%" && i2 + 2 < input.length) {
-          const hex = input.slice(i2 + 1, i2 + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i2 + 1, i2 + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i2 += 2;
             continue;
           }
@@ -3710,12 +3710,12 @@ var require_utils = __commonJS({
         uriTokens.push(host);
       }
       if (typeof component.port === "number" || typeof component.port === "string") {
-        const port = String(component.port);
-        if (!isPort(port)) {
+        const port2 = String(component.port);
+        if (!isPort(port2)) {
           throw new TypeError("URI port is malformed.");
         }
         uriTokens.push(":");
-        uriTokens.push(port);
+        uriTokens.push(port2);
       }
       return uriTokens.length ? uriTokens.join("") : void 0;
     }
@@ -3868,7 +3868,7 @@ var require_schemes = __commonJS({
       urnComponent.nss = (uuidComponent.uuid || "").toLowerCase();
       return urnComponent;
     }
-    var http2 = (
+    var http3 = (
       /** @type {SchemeHandler} */
       {
         scheme: "http",
@@ -3881,7 +3881,7 @@ var require_schemes = __commonJS({
       /** @type {SchemeHandler} */
       {
         scheme: "https",
-        domainHost: http2.domainHost,
+        domainHost: http3.domainHost,
         parse: httpParse,
         serialize: httpSerialize
       }
@@ -3925,7 +3925,7 @@ var require_schemes = __commonJS({
     var SCHEMES = (
       /** @type {Record<SchemeName, SchemeHandler>} */
       {
-        http: http2,
+        http: http3,
         https,
         ws,
         wss,
@@ -7346,12 +7346,12 @@ var require_dist = __commonJS({
         throw new Error(`Unknown format "${name}"`);
       return f;
     };
-    function addFormats(ajv, list2, fs8, exportName) {
+    function addFormats(ajv, list2, fs9, exportName) {
       var _a4;
       var _b2;
       (_a4 = (_b2 = ajv.opts.code).formats) !== null && _a4 !== void 0 ? _a4 : _b2.formats = (0, codegen_1._)`require("ajv-formats/dist/formats").${exportName}`;
       for (const f of list2)
-        ajv.addFormat(f, fs8[f]);
+        ajv.addFormat(f, fs9[f]);
     }
     module.exports = exports = formatsPlugin;
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -7599,10 +7599,1320 @@ var require_punycode = __commonJS({
 });
 
 // src/hosts/server.ts
-import path5 from "node:path";
+import { serving as serving2 } from "./fileshed.mjs";
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
-import process2 from "node:process";
+// src/hosts/http/server.ts
+import http from "node:http";
+import { admin, hostApi, linkServing as linkServing5, version as version2 } from "./fileshed.mjs";
+
+// src/hosts/mcp/http.ts
+import { randomUUID } from "node:crypto";
+
+// node_modules/@hono/node-server/dist/constants-BLSFu_RU.mjs
+var X_ALREADY_SENT = "x-hono-already-sent";
+
+// node_modules/@hono/node-server/dist/index.mjs
+import { STATUS_CODES, ServerResponse, createServer } from "node:http";
+import { Http2ServerRequest, constants } from "node:http2";
+import { Readable } from "node:stream";
+
+// node_modules/hono/dist/helper/websocket/index.js
+var defineWebSocketHelper = (handler) => {
+  return ((...args) => {
+    if (typeof args[0] === "function") {
+      const [createEvents, options] = args;
+      return async function upgradeWebSocket2(c, next) {
+        const result = await handler(c, await createEvents(c), options);
+        if (result) return result;
+        await next();
+      };
+    } else {
+      const [c, events, options] = args;
+      return (async () => {
+        const upgraded = await handler(c, events, options);
+        if (!upgraded) throw new Error("Failed to upgrade WebSocket");
+        return upgraded;
+      })();
+    }
+  });
+};
+
+// node_modules/@hono/node-server/dist/index.mjs
+var RequestError = class extends Error {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "RequestError";
+  }
+};
+var nonJoinedHeaders = /* @__PURE__ */ new Set([
+  "age",
+  "authorization",
+  "content-length",
+  "content-type",
+  "etag",
+  "expires",
+  "from",
+  "host",
+  "if-modified-since",
+  "if-unmodified-since",
+  "last-modified",
+  "location",
+  "max-forwards",
+  "proxy-authorization",
+  "referer",
+  "retry-after",
+  "server",
+  "user-agent"
+]);
+var validHeaderName = /^[!#$%&'*+\-.^_`|~\dA-Za-z]+$/;
+var isHttpWhitespace = (code2) => code2 === 9 || code2 === 10 || code2 === 13 || code2 === 32;
+var normalizeHeaderValue = (value) => {
+  if (!isHttpWhitespace(value.charCodeAt(0)) && !isHttpWhitespace(value.charCodeAt(value.length - 1))) return value;
+  let start = 0;
+  let end = value.length;
+  while (start < end && isHttpWhitespace(value.charCodeAt(start))) start++;
+  while (end > start && isHttpWhitespace(value.charCodeAt(end - 1))) end--;
+  return value.slice(start, end);
+};
+var forbiddenHeaderValue = /[\0\r\n]/;
+var GlobalHeaders = globalThis.Headers;
+var materializeHeaders = (rawHeaders, HeadersCtor = GlobalHeaders) => {
+  const headers = new HeadersCtor();
+  for (let i2 = 0; i2 < rawHeaders.length; i2 += 2) {
+    const name = rawHeaders[i2];
+    if (!name.startsWith(":")) headers.append(name, rawHeaders[i2 + 1]);
+  }
+  return headers;
+};
+var RequestHeaders = class {
+  #incoming;
+  #rawHeaders;
+  #headers;
+  #invalidValue;
+  constructor(incoming) {
+    this.#incoming = incoming;
+    if (incoming instanceof Http2ServerRequest) this.#rawHeaders = incoming.rawHeaders.slice();
+  }
+  get #lazyRawHeaders() {
+    return this.#rawHeaders ??= this.#incoming.rawHeaders.slice();
+  }
+  get #native() {
+    if (!this.#headers) {
+      this.#headers = materializeHeaders(this.#lazyRawHeaders);
+      this.#rawHeaders = void 0;
+    }
+    return this.#headers;
+  }
+  #normalizedName(name) {
+    if (typeof name !== "string") return;
+    if (!validHeaderName.test(name)) throw new TypeError(`Invalid header name: ${name}`);
+    return name.toLowerCase();
+  }
+  #lookupHttp1(lowerName) {
+    const headers = this.#incoming instanceof Http2ServerRequest ? void 0 : this.#incoming.headers;
+    if (!headers || nonJoinedHeaders.has(lowerName) || lowerName === "set-cookie" || lowerName === "__proto__") return;
+    if (!Object.hasOwn(headers, lowerName)) return null;
+    const rawValue = headers[lowerName];
+    if (typeof rawValue === "string") {
+      const value = normalizeHeaderValue(rawValue);
+      return forbiddenHeaderValue.test(value) ? void 0 : value;
+    }
+  }
+  #lookup(rawHeaders, lowerName) {
+    const separator = lowerName === "cookie" ? "; " : ", ";
+    let value = null;
+    for (let i2 = 0; i2 < rawHeaders.length; i2 += 2) {
+      const rawName = rawHeaders[i2];
+      if (rawName.length === lowerName.length && rawName.toLowerCase() === lowerName) {
+        const rawValue = normalizeHeaderValue(rawHeaders[i2 + 1]);
+        if (forbiddenHeaderValue.test(rawValue)) {
+          this.#invalidValue = true;
+          return;
+        }
+        value = value === null ? rawValue : value + separator + rawValue;
+      }
+    }
+    return value;
+  }
+  append(name, value) {
+    this.#native.append(name, value);
+  }
+  delete(name) {
+    this.#native.delete(name);
+  }
+  get(name) {
+    const lowerName = this.#normalizedName(name);
+    if (lowerName && !this.#headers && !this.#invalidValue) {
+      const http1Value = this.#lookupHttp1(lowerName);
+      if (http1Value !== void 0) return http1Value;
+      const value = this.#lookup(this.#lazyRawHeaders, lowerName);
+      if (value !== void 0) return value;
+    }
+    return this.#native.get(name);
+  }
+  has(name) {
+    const lowerName = this.#normalizedName(name);
+    if (lowerName && !this.#headers && !this.#invalidValue) {
+      const http1Value = this.#lookupHttp1(lowerName);
+      if (http1Value !== void 0) return http1Value !== null;
+      const value = this.#lookup(this.#lazyRawHeaders, lowerName);
+      if (value !== void 0) return value !== null;
+    }
+    return this.#native.has(name);
+  }
+  set(name, value) {
+    this.#native.set(name, value);
+  }
+  getSetCookie() {
+    return this.#native.getSetCookie();
+  }
+  keys() {
+    return this.#native.keys();
+  }
+  values() {
+    return this.#native.values();
+  }
+  entries() {
+    return this.#native.entries();
+  }
+  forEach(callback, thisArg) {
+    this.#native.forEach((value, key) => {
+      callback.call(thisArg, value, key, this);
+    });
+  }
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+};
+Object.defineProperty(RequestHeaders.prototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
+  return `Headers (lightweight) ${inspectFn(Object.fromEntries(this), {
+    ...options,
+    depth: depth == null ? null : depth - 1
+  })}`;
+} });
+Object.setPrototypeOf(RequestHeaders.prototype, GlobalHeaders.prototype);
+var newHeadersFromIncoming = (incoming) => globalThis.Headers === GlobalHeaders ? new RequestHeaders(incoming) : materializeHeaders(incoming.rawHeaders, globalThis.Headers);
+var reValidRequestUrl = /^\/[!#$&-;=?-\[\]_a-z~]*$/;
+var reDotSegment = /\/\.\.?(?:[/?#]|$)/;
+var reValidHost = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+var validateRequestTarget = (target) => {
+  const backslash = target.indexOf("\\");
+  if (backslash !== -1) {
+    const query2 = target.indexOf("?");
+    if (query2 === -1 || backslash < query2) throw new RequestError("Backslash in request path");
+  }
+};
+var buildUrl = (scheme, host, incomingUrl) => {
+  const url = `${scheme}://${host}${incomingUrl}`;
+  if (!reValidHost.test(host)) {
+    validateRequestTarget(incomingUrl);
+    const urlObj = new URL(url);
+    if (urlObj.hostname.length !== host.length && urlObj.hostname !== (host.includes(":") ? host.replace(/:\d+$/, "") : host).toLowerCase()) throw new RequestError("Invalid host header");
+    return urlObj.href;
+  } else if (incomingUrl.length === 0) return url + "/";
+  else {
+    if (incomingUrl.charCodeAt(0) !== 47) throw new RequestError("Invalid URL");
+    if (!reValidRequestUrl.test(incomingUrl) || reDotSegment.test(incomingUrl)) {
+      validateRequestTarget(incomingUrl);
+      return new URL(url).href;
+    }
+    return url;
+  }
+};
+var toRequestError = (e) => {
+  if (e instanceof RequestError) return e;
+  return new RequestError(e.message, { cause: e });
+};
+var GlobalRequest = global.Request;
+var Request$1 = class Request$12 extends GlobalRequest {
+  static [Symbol.hasInstance](instance) {
+    if (this === Request$12) return instance instanceof GlobalRequest || Function.prototype[Symbol.hasInstance].call(this, instance);
+    return Function.prototype[Symbol.hasInstance].call(this, instance);
+  }
+  constructor(input, options) {
+    if (typeof input === "object" && getRequestCache in input) {
+      const hasReplacementBody = options !== void 0 && "body" in options && options.body != null;
+      if (input[bodyConsumedDirectlyKey] && !hasReplacementBody) throw new TypeError("Cannot construct a Request with a Request object that has already been used.");
+      input = input[getRequestCache]();
+    }
+    if (typeof options?.body?.getReader !== "undefined") options.duplex ??= "half";
+    super(input, options);
+  }
+};
+var wrapBodyStream = /* @__PURE__ */ Symbol("wrapBodyStream");
+var byteExactEncodings = /* @__PURE__ */ new Set([
+  "latin1",
+  "binary",
+  "hex",
+  "base64",
+  "base64url"
+]);
+var isByteExactEncoding = (encoding) => encoding === null || byteExactEncodings.has(encoding);
+var bodyBufferedBeforeDisconnectKey = /* @__PURE__ */ Symbol("bodyBufferedBeforeDisconnect");
+var bodyBufferedLengthBeforeDisconnectKey = /* @__PURE__ */ Symbol("bodyBufferedLengthBeforeDisconnect");
+var toBufferChunk = (chunk, encoding) => Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding ?? "utf8");
+var isRecoverableDisconnectedIncoming = (incoming) => !(incoming instanceof Http2ServerRequest) && !!incoming.complete && !!incoming.readableAborted && typeof incoming.read === "function" && isByteExactEncoding(incoming.readableEncoding);
+var recordBodyBufferedBeforeDisconnect = (incoming) => {
+  if (incoming.readableDidRead || !isRecoverableDisconnectedIncoming(incoming)) return;
+  const incomingWithRecovery = incoming;
+  incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey] ??= incoming.readableLength;
+};
+var readBodyBufferedBeforeDisconnect = (incoming, chunks) => {
+  if (incoming.readableDidRead && !chunks || !isRecoverableDisconnectedIncoming(incoming)) return;
+  const incomingWithRecovery = incoming;
+  if (incomingWithRecovery[bodyBufferedBeforeDisconnectKey] !== void 0) return incomingWithRecovery[bodyBufferedBeforeDisconnectKey];
+  let result;
+  const errored = incoming.errored;
+  if (errored && errored.code !== "ECONNRESET") result = errored;
+  else if (incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey] !== void 0 && incoming.readableLength !== incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey]) result = newBodyUnusableError();
+  else {
+    const bodyChunks = chunks ?? [];
+    let chunk;
+    while ((chunk = incoming.read()) !== null) bodyChunks.push(toBufferChunk(chunk, incoming.readableEncoding));
+    const buffer = bodyChunks.length === 1 ? bodyChunks[0] : Buffer.concat(bodyChunks);
+    result = buffer;
+    const contentLength = incoming.headers["content-length"];
+    if (typeof contentLength === "string" && /^\d+$/.test(contentLength)) {
+      const expectedLength = Number(contentLength);
+      if (Number.isSafeInteger(expectedLength) && buffer.length !== expectedLength) result = newBodyUnusableError();
+    }
+  }
+  incomingWithRecovery[bodyBufferedBeforeDisconnectKey] = result;
+  return result;
+};
+var enqueueBufferedBody = (controller, buffered) => {
+  if (buffered instanceof Error) {
+    controller.error(buffered);
+    return;
+  }
+  if (buffered.length > 0) controller.enqueue(buffered);
+  controller.close();
+};
+var newRequestFromIncoming = (method, url, headers, incoming, abortController) => {
+  const init = {
+    method,
+    headers,
+    signal: abortController.signal
+  };
+  if (method === "TRACE") {
+    init.method = "GET";
+    const req = new Request$1(url, init);
+    Object.defineProperty(req, "method", { get() {
+      return "TRACE";
+    } });
+    return req;
+  }
+  if (!(method === "GET" || method === "HEAD")) if ("rawBody" in incoming && incoming.rawBody instanceof Buffer) init.body = new ReadableStream({ start(controller) {
+    controller.enqueue(incoming.rawBody);
+    controller.close();
+  } });
+  else if (incoming[wrapBodyStream]) {
+    let reader;
+    init.body = new ReadableStream({ async pull(controller) {
+      try {
+        if (!reader) {
+          const buffered = readBodyBufferedBeforeDisconnect(incoming);
+          if (buffered !== void 0) {
+            enqueueBufferedBody(controller, buffered);
+            return;
+          }
+        }
+        reader ||= Readable.toWeb(incoming).getReader();
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error2) {
+        controller.error(error2);
+      }
+    } });
+  } else {
+    const buffered = readBodyBufferedBeforeDisconnect(incoming);
+    if (buffered !== void 0) init.body = new ReadableStream({ start(controller) {
+      enqueueBufferedBody(controller, buffered);
+    } });
+    else init.body = Readable.toWeb(incoming);
+  }
+  return new Request$1(url, init);
+};
+var getRequestCache = /* @__PURE__ */ Symbol("getRequestCache");
+var requestCache = /* @__PURE__ */ Symbol("requestCache");
+var incomingKey = /* @__PURE__ */ Symbol("incomingKey");
+var urlKey = /* @__PURE__ */ Symbol("urlKey");
+var methodKey = /* @__PURE__ */ Symbol("methodKey");
+var headersKey = /* @__PURE__ */ Symbol("headersKey");
+var abortControllerKey = /* @__PURE__ */ Symbol("abortControllerKey");
+var getAbortController = /* @__PURE__ */ Symbol("getAbortController");
+var abortRequest = /* @__PURE__ */ Symbol("abortRequest");
+var bodyBufferKey = /* @__PURE__ */ Symbol("bodyBuffer");
+var bodyReadPromiseKey = /* @__PURE__ */ Symbol("bodyReadPromise");
+var bodyConsumedDirectlyKey = /* @__PURE__ */ Symbol("bodyConsumedDirectly");
+var bodyLockReaderKey = /* @__PURE__ */ Symbol("bodyLockReader");
+var abortReasonKey = /* @__PURE__ */ Symbol("abortReason");
+var newBodyUnusableError = () => {
+  return /* @__PURE__ */ new TypeError("Body is unusable");
+};
+var rejectBodyUnusable = () => {
+  return Promise.reject(newBodyUnusableError());
+};
+var textDecoder = new TextDecoder();
+var consumeBodyDirectOnce = (request) => {
+  if (request[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
+  request[bodyConsumedDirectlyKey] = true;
+};
+var toArrayBuffer = (buf) => {
+  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
+};
+var contentType = (request) => {
+  return (request[headersKey] ||= newHeadersFromIncoming(request[incomingKey])).get("content-type") || "";
+};
+var methodTokenRegExp = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+var normalizeIncomingMethod = (method) => {
+  if (typeof method !== "string" || method.length === 0) return "GET";
+  switch (method) {
+    case "DELETE":
+    case "GET":
+    case "HEAD":
+    case "OPTIONS":
+    case "PATCH":
+    case "POST":
+    case "PUT":
+    case "QUERY":
+      return method;
+  }
+  const upper = method.toUpperCase();
+  switch (upper) {
+    case "DELETE":
+    case "GET":
+    case "HEAD":
+    case "OPTIONS":
+    case "POST":
+    case "PUT":
+      return upper;
+    default:
+      return method;
+  }
+};
+var validateDirectReadMethod = (method) => {
+  if (!methodTokenRegExp.test(method)) return /* @__PURE__ */ new TypeError(`'${method}' is not a valid HTTP method.`);
+  const normalized = method.toUpperCase();
+  if (normalized === "CONNECT" || normalized === "TRACK" || normalized === "TRACE" && method !== "TRACE") return /* @__PURE__ */ new TypeError(`'${method}' HTTP method is unsupported.`);
+};
+var readBodyWithFastPath = (request, method, fromBuffer) => {
+  if (request[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
+  const methodName = request.method;
+  if (methodName === "GET" || methodName === "HEAD") return request[getRequestCache]()[method]();
+  const methodValidationError = validateDirectReadMethod(methodName);
+  if (methodValidationError) return Promise.reject(methodValidationError);
+  if (request[requestCache]) {
+    if (methodName !== "TRACE") return request[requestCache][method]();
+  }
+  const alreadyUsedError = consumeBodyDirectOnce(request);
+  if (alreadyUsedError) return alreadyUsedError;
+  const raw = readRawBodyIfAvailable(request);
+  if (raw) {
+    const result = Promise.resolve(fromBuffer(raw, request));
+    request[bodyBufferKey] = void 0;
+    return result;
+  }
+  return readBodyDirect(request).then((buf) => {
+    const result = fromBuffer(buf, request);
+    request[bodyBufferKey] = void 0;
+    return result;
+  });
+};
+var readRawBodyIfAvailable = (request) => {
+  const incoming = request[incomingKey];
+  if ("rawBody" in incoming && incoming.rawBody instanceof Buffer) return incoming.rawBody;
+};
+var normalizeAbortError = (request, incoming) => {
+  if (incoming.errored) return incoming.errored;
+  const reason = request[abortReasonKey];
+  if (reason !== void 0) return reason instanceof Error ? reason : new Error(String(reason));
+  return /* @__PURE__ */ new Error("Client connection prematurely closed.");
+};
+var readBodyDirect = (request) => {
+  if (request[bodyBufferKey]) return Promise.resolve(request[bodyBufferKey]);
+  if (request[bodyReadPromiseKey]) return request[bodyReadPromiseKey];
+  const incoming = request[incomingKey];
+  if (incoming.readableDidRead) return rejectBodyUnusable();
+  const buffered = readBodyBufferedBeforeDisconnect(incoming);
+  if (buffered !== void 0) {
+    if (buffered instanceof Error) return Promise.reject(buffered);
+    request[bodyBufferKey] = buffered;
+    return Promise.resolve(buffered);
+  }
+  const promise = new Promise((resolve, reject) => {
+    const chunks = [];
+    let settled2 = false;
+    const finish = (callback) => {
+      if (settled2) return;
+      settled2 = true;
+      cleanup();
+      callback();
+    };
+    const recoverCompleteBodyAfterDisconnect = (error2) => {
+      const streamError = incoming.errored ?? error2;
+      if (!isRecoverableDisconnectedIncoming(incoming) || streamError && streamError.code !== "ECONNRESET") return false;
+      finish(() => {
+        const recovered = readBodyBufferedBeforeDisconnect(incoming, chunks);
+        if (recovered instanceof Error) reject(recovered);
+        else if (recovered === void 0) reject(error2 ?? normalizeAbortError(request, incoming));
+        else {
+          request[bodyBufferKey] = recovered;
+          resolve(recovered);
+        }
+      });
+      return true;
+    };
+    const onData = (chunk) => {
+      chunks.push(toBufferChunk(chunk, incoming.readableEncoding));
+    };
+    const onEnd = () => {
+      finish(() => {
+        const buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+        request[bodyBufferKey] = buffer;
+        resolve(buffer);
+      });
+    };
+    const onError = (error2) => {
+      if (recoverCompleteBodyAfterDisconnect(error2)) return;
+      finish(() => {
+        reject(error2);
+      });
+    };
+    const onClose = () => {
+      if (incoming.readableEnded) {
+        onEnd();
+        return;
+      }
+      if (recoverCompleteBodyAfterDisconnect()) return;
+      finish(() => {
+        reject(normalizeAbortError(request, incoming));
+      });
+    };
+    const cleanup = () => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      incoming.off("error", onError);
+      incoming.off("close", onClose);
+      request[bodyReadPromiseKey] = void 0;
+    };
+    incoming.on("data", onData);
+    incoming.on("end", onEnd);
+    incoming.on("error", onError);
+    incoming.on("close", onClose);
+    queueMicrotask(() => {
+      if (settled2) return;
+      if (incoming.readableEnded) onEnd();
+      else if (incoming.errored) onError(incoming.errored);
+      else if (incoming.destroyed) onClose();
+    });
+  });
+  request[bodyReadPromiseKey] = promise;
+  return promise;
+};
+var requestPrototype = {
+  get method() {
+    return this[methodKey];
+  },
+  get url() {
+    return this[urlKey];
+  },
+  get headers() {
+    return this[headersKey] ||= newHeadersFromIncoming(this[incomingKey]);
+  },
+  [abortRequest](reason) {
+    if (this[abortReasonKey] === void 0) this[abortReasonKey] = reason;
+    const abortController = this[abortControllerKey];
+    if (abortController && !abortController.signal.aborted) abortController.abort(reason);
+  },
+  [getAbortController]() {
+    this[abortControllerKey] ||= new AbortController();
+    if (this[abortReasonKey] !== void 0 && !this[abortControllerKey].signal.aborted) this[abortControllerKey].abort(this[abortReasonKey]);
+    return this[abortControllerKey];
+  },
+  [getRequestCache]() {
+    const abortController = this[getAbortController]();
+    if (this[requestCache]) return this[requestCache];
+    const method = this.method;
+    if (this[bodyConsumedDirectlyKey] && !(method === "GET" || method === "HEAD")) {
+      this[bodyBufferKey] = void 0;
+      const init = {
+        method: method === "TRACE" ? "GET" : method,
+        headers: this.headers,
+        signal: abortController.signal
+      };
+      if (method !== "TRACE") {
+        init.body = new ReadableStream({ start(c) {
+          c.close();
+        } });
+        init.duplex = "half";
+      }
+      const req = new Request$1(this[urlKey], init);
+      if (method === "TRACE") Object.defineProperty(req, "method", { get() {
+        return "TRACE";
+      } });
+      return this[requestCache] = req;
+    }
+    return this[requestCache] = newRequestFromIncoming(this.method, this[urlKey], this.headers, this[incomingKey], abortController);
+  },
+  get body() {
+    if (!this[bodyConsumedDirectlyKey]) return this[getRequestCache]().body;
+    const request = this[getRequestCache]();
+    if (!this[bodyLockReaderKey] && request.body) this[bodyLockReaderKey] = request.body.getReader();
+    return request.body;
+  },
+  get bodyUsed() {
+    if (this[bodyConsumedDirectlyKey]) return true;
+    if (this[requestCache]) return this[requestCache].bodyUsed;
+    return false;
+  }
+};
+Object.defineProperty(requestPrototype, "signal", { get() {
+  return this[getAbortController]().signal;
+} });
+[
+  "cache",
+  "credentials",
+  "destination",
+  "duplex",
+  "integrity",
+  "mode",
+  "redirect",
+  "referrer",
+  "referrerPolicy",
+  "keepalive"
+].forEach((k) => {
+  Object.defineProperty(requestPrototype, k, { get() {
+    return this[getRequestCache]()[k];
+  } });
+});
+["clone", "formData"].forEach((k) => {
+  Object.defineProperty(requestPrototype, k, { value: function() {
+    if (this[bodyConsumedDirectlyKey]) {
+      if (k === "clone") throw newBodyUnusableError();
+      return rejectBodyUnusable();
+    }
+    return this[getRequestCache]()[k]();
+  } });
+});
+Object.defineProperty(requestPrototype, "text", { value: function() {
+  return readBodyWithFastPath(this, "text", (buf) => textDecoder.decode(buf));
+} });
+Object.defineProperty(requestPrototype, "arrayBuffer", { value: function() {
+  return readBodyWithFastPath(this, "arrayBuffer", (buf) => toArrayBuffer(buf));
+} });
+Object.defineProperty(requestPrototype, "blob", { value: function() {
+  return readBodyWithFastPath(this, "blob", (buf, request) => {
+    const type = contentType(request);
+    const init = type ? { headers: { "content-type": type } } : void 0;
+    return new Response(buf, init).blob();
+  });
+} });
+Object.defineProperty(requestPrototype, "bytes", { value: function() {
+  return this.arrayBuffer().then((buf) => new Uint8Array(buf));
+} });
+Object.defineProperty(requestPrototype, "json", { value: function() {
+  if (this[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
+  return this.text().then(JSON.parse);
+} });
+Object.defineProperty(requestPrototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
+  return `Request (lightweight) ${inspectFn({
+    method: this.method,
+    url: this.url,
+    headers: this.headers,
+    nativeRequest: this[requestCache]
+  }, {
+    ...options,
+    depth: depth == null ? null : depth - 1
+  })}`;
+} });
+Object.setPrototypeOf(requestPrototype, Request$1.prototype);
+var newRequest = (incoming, defaultHostname) => {
+  const req = Object.create(requestPrototype);
+  req[incomingKey] = incoming;
+  req[methodKey] = normalizeIncomingMethod(incoming.method);
+  const incomingUrl = incoming.url || "";
+  if (incomingUrl[0] !== "/" && (incomingUrl.startsWith("http://") || incomingUrl.startsWith("https://"))) {
+    if (incoming instanceof Http2ServerRequest) throw new RequestError("Absolute URL for :path is not allowed in HTTP/2");
+    try {
+      validateRequestTarget(incomingUrl);
+      req[urlKey] = new URL(incomingUrl).href;
+    } catch (e) {
+      throw new RequestError("Invalid absolute URL", { cause: e });
+    }
+    return req;
+  }
+  const host = (incoming instanceof Http2ServerRequest ? incoming.authority : incoming.headers.host) || defaultHostname;
+  if (!host) throw new RequestError("Missing host header");
+  let scheme;
+  if (incoming instanceof Http2ServerRequest) {
+    scheme = incoming.scheme;
+    if (!(scheme === "http" || scheme === "https")) throw new RequestError("Unsupported scheme");
+  } else scheme = incoming.socket && incoming.socket.encrypted ? "https" : "http";
+  try {
+    req[urlKey] = buildUrl(scheme, host, incomingUrl);
+  } catch (e) {
+    if (e instanceof RequestError) throw e;
+    else throw new RequestError("Invalid URL", { cause: e });
+  }
+  return req;
+};
+var defaultContentType = "text/plain; charset=UTF-8";
+var responseCache = /* @__PURE__ */ Symbol("responseCache");
+var getResponseCache = /* @__PURE__ */ Symbol("getResponseCache");
+var cacheKey = /* @__PURE__ */ Symbol("cache");
+var GlobalResponse = global.Response;
+var Response$1 = class Response$12 {
+  #body;
+  #init;
+  static [Symbol.hasInstance](instance) {
+    if (this === Response$12) return instance instanceof GlobalResponse || Function.prototype[Symbol.hasInstance].call(this, instance);
+    return Function.prototype[Symbol.hasInstance].call(this, instance);
+  }
+  [getResponseCache]() {
+    const cache2 = this[cacheKey];
+    const liveHeaders = cache2 && cache2[2] instanceof Headers ? cache2[2] : void 0;
+    delete this[cacheKey];
+    return this[responseCache] ||= new GlobalResponse(this.#body, liveHeaders ? {
+      status: this.#init?.status,
+      statusText: this.#init?.statusText,
+      headers: liveHeaders
+    } : this.#init);
+  }
+  constructor(body, init) {
+    let headers;
+    this.#body = body;
+    if (init instanceof GlobalResponse) {
+      const cachedGlobalResponse = init[responseCache];
+      if (cachedGlobalResponse) {
+        this.#init = cachedGlobalResponse;
+        this[getResponseCache]();
+        return;
+      }
+      this.#init = #init in init ? init.#init : init;
+      headers = new Headers(init.headers);
+    } else this.#init = init;
+    if (body == null || typeof body === "string" || typeof body?.getReader !== "undefined" || body instanceof Blob || body instanceof Uint8Array) this[cacheKey] = [
+      init?.status || 200,
+      body ?? null,
+      headers || init?.headers
+    ];
+  }
+  get headers() {
+    const cache2 = this[cacheKey];
+    if (cache2) {
+      if (!(cache2[2] instanceof Headers)) cache2[2] = new Headers(cache2[2] || (cache2[1] === null ? void 0 : { "content-type": defaultContentType }));
+      return cache2[2];
+    }
+    return this[getResponseCache]().headers;
+  }
+  get status() {
+    return this[cacheKey]?.[0] ?? this[getResponseCache]().status;
+  }
+  get ok() {
+    const status = this.status;
+    return status >= 200 && status < 300;
+  }
+};
+[
+  "body",
+  "bodyUsed",
+  "redirected",
+  "statusText",
+  "trailers",
+  "type",
+  "url"
+].forEach((k) => {
+  Object.defineProperty(Response$1.prototype, k, { get() {
+    return this[getResponseCache]()[k];
+  } });
+});
+[
+  "arrayBuffer",
+  "blob",
+  "bytes",
+  "clone",
+  "formData",
+  "json",
+  "text"
+].forEach((k) => {
+  Object.defineProperty(Response$1.prototype, k, { value: function() {
+    return this[getResponseCache]()[k]();
+  } });
+});
+Object.defineProperty(Response$1.prototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
+  return `Response (lightweight) ${inspectFn({
+    status: this.status,
+    headers: this.headers,
+    ok: this.ok,
+    nativeResponse: this[responseCache]
+  }, {
+    ...options,
+    depth: depth == null ? null : depth - 1
+  })}`;
+} });
+Object.setPrototypeOf(Response$1, GlobalResponse);
+Object.setPrototypeOf(Response$1.prototype, GlobalResponse.prototype);
+var validRedirectUrl = /^https?:\/\/[!#-;=?-[\]_a-z~A-Z]+$/;
+var parseRedirectUrl = (url) => {
+  if (url instanceof URL) return url.href;
+  if (validRedirectUrl.test(url)) return url;
+  return new URL(url).href;
+};
+var validRedirectStatuses = /* @__PURE__ */ new Set([
+  301,
+  302,
+  303,
+  307,
+  308
+]);
+Object.defineProperty(Response$1, "redirect", {
+  value: function redirect(url, status = 302) {
+    if (!validRedirectStatuses.has(status)) throw new RangeError("Invalid status code");
+    return new Response$1(null, {
+      status,
+      headers: { location: parseRedirectUrl(url) }
+    });
+  },
+  writable: true,
+  configurable: true
+});
+Object.defineProperty(Response$1, "json", {
+  value: function json(data, init) {
+    const body = JSON.stringify(data);
+    if (body === void 0) throw new TypeError("The data is not JSON serializable");
+    const initHeaders = init?.headers;
+    let headers;
+    if (initHeaders) {
+      headers = new Headers(initHeaders);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    } else headers = { "content-type": "application/json" };
+    return new Response$1(body, {
+      status: init?.status ?? 200,
+      statusText: init?.statusText,
+      headers
+    });
+  },
+  writable: true,
+  configurable: true
+});
+async function readWithoutBlocking(readPromise) {
+  return Promise.race([readPromise, Promise.resolve().then(() => Promise.resolve(void 0))]);
+}
+function writeFromReadableStreamDefaultReader(reader, writable, currentReadPromise) {
+  const cancel = (error2) => {
+    reader.cancel(error2).catch(() => {
+    });
+  };
+  const stream = writable.stream;
+  if (writable.destroyed || stream?.closed || stream?.destroyed) {
+    cancel();
+    return reader.closed;
+  }
+  writable.on("close", cancel);
+  writable.on("error", cancel);
+  (currentReadPromise ?? reader.read()).then(flow, handleStreamError);
+  return reader.closed.finally(() => {
+    writable.off("close", cancel);
+    writable.off("error", cancel);
+  });
+  function handleStreamError(error2) {
+    if (error2) writable.destroy(error2);
+  }
+  function onDrain() {
+    reader.read().then(flow, handleStreamError);
+  }
+  function flow({ done, value }) {
+    try {
+      if (done) writable.end();
+      else if (!writable.write(value)) writable.once("drain", onDrain);
+      else reader.read().then(flow, handleStreamError);
+    } catch (e) {
+      handleStreamError(e);
+    }
+  }
+}
+function writeFromReadableStream(stream, writable) {
+  if (stream.locked) throw new TypeError("ReadableStream is locked.");
+  else if (writable.destroyed) {
+    stream.cancel().catch(() => {
+    });
+    return;
+  }
+  return writeFromReadableStreamDefaultReader(stream.getReader(), writable);
+}
+var buildOutgoingHttpHeaders = (headers, defaultContentType2) => {
+  const res = {};
+  if (!(headers instanceof Headers)) headers = new Headers(headers ?? void 0);
+  if (headers.has("set-cookie")) {
+    const cookies = [];
+    for (const [k, v] of headers) if (k === "set-cookie") cookies.push(v);
+    else res[k] = v;
+    if (cookies.length > 0) res["set-cookie"] = cookies;
+  } else for (const [k, v] of headers) res[k] = v;
+  if (defaultContentType2) res["content-type"] ??= defaultContentType2;
+  return res;
+};
+var outgoingEnded = /* @__PURE__ */ Symbol("outgoingEnded");
+var incomingDraining = /* @__PURE__ */ Symbol("incomingDraining");
+var DRAIN_TIMEOUT_MS = 500;
+var MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+var drainIncoming = (incoming) => {
+  const incomingWithDrainState = incoming;
+  if (incoming.destroyed || incomingWithDrainState[incomingDraining]) return;
+  incomingWithDrainState[incomingDraining] = true;
+  if (incoming instanceof Http2ServerRequest) {
+    try {
+      incoming.stream?.close?.(constants.NGHTTP2_NO_ERROR);
+    } catch {
+    }
+    return;
+  }
+  let bytesRead = 0;
+  const cleanup = () => {
+    clearTimeout(timer);
+    incoming.off("data", onData);
+    incoming.off("end", cleanup);
+    incoming.off("error", cleanup);
+  };
+  const forceClose = () => {
+    cleanup();
+    const socket = incoming.socket;
+    if (socket && !socket.destroyed) {
+      if (typeof socket.destroySoon === "function") socket.destroySoon();
+      else if (typeof socket.destroy === "function") socket.destroy();
+    }
+  };
+  const timer = setTimeout(forceClose, DRAIN_TIMEOUT_MS);
+  timer.unref?.();
+  const onData = (chunk) => {
+    bytesRead += chunk.length;
+    if (bytesRead > MAX_DRAIN_BYTES) forceClose();
+  };
+  incoming.on("data", onData);
+  incoming.on("end", cleanup);
+  incoming.on("error", cleanup);
+  incoming.resume();
+};
+var makeCloseHandler = (req, incoming, outgoing, needsBodyCleanup) => () => {
+  if (incoming.errored) {
+    recordBodyBufferedBeforeDisconnect(incoming);
+    req[abortRequest](incoming.errored.toString());
+  } else if (!outgoing.writableFinished || incoming instanceof Http2ServerRequest && incoming.aborted) {
+    recordBodyBufferedBeforeDisconnect(incoming);
+    req[abortRequest]("Client connection prematurely closed.");
+  }
+  if (needsBodyCleanup && !incoming.readableEnded) setTimeout(() => {
+    if (!incoming.readableEnded) setTimeout(() => {
+      drainIncoming(incoming);
+    });
+  });
+};
+var isImmediateCacheableResponse = (res) => {
+  if (!(cacheKey in res)) return false;
+  const body = res[cacheKey][1];
+  return body === null || typeof body === "string" || body instanceof Uint8Array;
+};
+var handleRequestError = () => new Response(null, { status: 400 });
+var handleFetchError = (e) => new Response(null, { status: e instanceof Error && (e.name === "TimeoutError" || e.constructor.name === "TimeoutError") ? 504 : 500 });
+var handleResponseError = (e, outgoing) => {
+  const err2 = e instanceof Error ? e : new Error("unknown error", { cause: e });
+  if (err2.code === "ERR_STREAM_PREMATURE_CLOSE") console.info("The user aborted a request.");
+  else {
+    console.error(e);
+    if (!outgoing.headersSent) {
+      if (outgoing instanceof ServerResponse) outgoing._contentLength = null;
+      outgoing.writeHead(500, { "Content-Type": "text/plain" });
+    }
+    outgoing.end(`Error: ${err2.message}`);
+    outgoing.destroy(err2);
+  }
+};
+var flushHeaders = (outgoing) => {
+  if ("flushHeaders" in outgoing && outgoing.writable) outgoing.flushHeaders();
+};
+var trySetContentLength = (outgoing, status, length) => {
+  const http1 = outgoing;
+  if (http1._contentLength === null && http1._hasBody && http1.useChunkedEncodingByDefault && !http1._removedContLen && status >= 200 && status !== 204 && status !== 304 && !outgoing.hasHeader("content-length") && !outgoing.hasHeader("transfer-encoding") && !outgoing.hasHeader("trailer")) {
+    http1._contentLength = length;
+    return true;
+  }
+  return false;
+};
+var writeDefaultHeaders = (outgoing, status, length) => {
+  if (trySetContentLength(outgoing, status, length)) outgoing.writeHead(status, { "Content-Type": defaultContentType });
+  else outgoing.writeHead(status, {
+    "Content-Type": defaultContentType,
+    "Content-Length": length
+  });
+};
+var responseViaCache = async (res, outgoing) => {
+  let [status, body, header2] = res[cacheKey];
+  if (!header2) {
+    if (body === null) {
+      outgoing.writeHead(status);
+      outgoing.end();
+    } else if (typeof body === "string") {
+      writeDefaultHeaders(outgoing, status, Buffer.byteLength(body));
+      outgoing.end(body);
+    } else if (body instanceof Uint8Array) {
+      writeDefaultHeaders(outgoing, status, body.byteLength);
+      outgoing.end(body);
+    } else if (body instanceof Blob) {
+      writeDefaultHeaders(outgoing, status, body.size);
+      outgoing.end(new Uint8Array(await body.arrayBuffer()));
+    } else {
+      outgoing.writeHead(status, { "Content-Type": defaultContentType });
+      flushHeaders(outgoing);
+      await writeFromReadableStream(body, outgoing)?.catch((e) => handleResponseError(e, outgoing));
+    }
+    outgoing[outgoingEnded]?.();
+    return;
+  }
+  let hasContentLength = false;
+  let plainHeaders = false;
+  let canAutoLength = true;
+  if (header2 instanceof Headers) {
+    hasContentLength = header2.has("content-length");
+    header2 = buildOutgoingHttpHeaders(header2, body === null ? void 0 : defaultContentType);
+  } else if (Array.isArray(header2)) {
+    const headerObj = new Headers(header2);
+    hasContentLength = headerObj.has("content-length");
+    header2 = buildOutgoingHttpHeaders(headerObj, body === null ? void 0 : defaultContentType);
+  } else {
+    plainHeaders = true;
+    for (const key in header2) {
+      if (key.length === 14 && key.toLowerCase() === "content-length") {
+        hasContentLength = true;
+        break;
+      }
+      if (key.length === 17 && key.toLowerCase() === "transfer-encoding" || key.length === 7 && key.toLowerCase() === "trailer") canAutoLength = false;
+    }
+  }
+  if (!hasContentLength) {
+    let length;
+    if (typeof body === "string") length = Buffer.byteLength(body);
+    else if (body instanceof Uint8Array) length = body.byteLength;
+    else if (body instanceof Blob) length = body.size;
+    if (length !== void 0 && (!plainHeaders || !canAutoLength || !trySetContentLength(outgoing, status, length))) {
+      if (plainHeaders) header2 = { ...header2 };
+      header2["Content-Length"] = length;
+    }
+  }
+  outgoing.writeHead(status, header2);
+  if (body == null) outgoing.end();
+  else if (typeof body === "string" || body instanceof Uint8Array) outgoing.end(body);
+  else if (body instanceof Blob) outgoing.end(new Uint8Array(await body.arrayBuffer()));
+  else {
+    flushHeaders(outgoing);
+    await writeFromReadableStream(body, outgoing)?.catch((e) => handleResponseError(e, outgoing));
+  }
+  outgoing[outgoingEnded]?.();
+};
+var isPromise = (res) => typeof res.then === "function";
+var responseViaResponseObject = async (res, outgoing, options = {}) => {
+  if (isPromise(res)) if (options.errorHandler) try {
+    res = await res;
+  } catch (err2) {
+    const errRes = await options.errorHandler(err2);
+    if (!errRes) return;
+    res = errRes;
+  }
+  else res = await res.catch(handleFetchError);
+  if (cacheKey in res) return responseViaCache(res, outgoing);
+  const resHeaderRecord = buildOutgoingHttpHeaders(res.headers, res.body === null ? void 0 : defaultContentType);
+  if (res.body) {
+    const reader = res.body.getReader();
+    const values = [];
+    let done = false;
+    let currentReadPromise = void 0;
+    if (resHeaderRecord["transfer-encoding"] !== "chunked") {
+      let maxReadCount = 2;
+      for (let i2 = 0; i2 < maxReadCount; i2++) {
+        currentReadPromise ||= reader.read();
+        const chunk = await readWithoutBlocking(currentReadPromise);
+        if (!chunk) {
+          if (i2 === 1) {
+            await new Promise((resolve) => setTimeout(resolve));
+            maxReadCount = 3;
+            continue;
+          }
+          break;
+        }
+        currentReadPromise = void 0;
+        if (chunk.value) values.push(chunk.value);
+        if (chunk.done) {
+          done = true;
+          break;
+        }
+      }
+      if (done && !("content-length" in resHeaderRecord)) resHeaderRecord["content-length"] = values.reduce((acc, value) => acc + value.length, 0);
+    }
+    outgoing.writeHead(res.status, resHeaderRecord);
+    values.forEach((value) => {
+      outgoing.write(value);
+    });
+    if (done) outgoing.end();
+    else {
+      if (values.length === 0) flushHeaders(outgoing);
+      await writeFromReadableStreamDefaultReader(reader, outgoing, currentReadPromise);
+    }
+  } else if (resHeaderRecord[X_ALREADY_SENT]) {
+  } else {
+    outgoing.writeHead(res.status, resHeaderRecord);
+    outgoing.end();
+  }
+  outgoing[outgoingEnded]?.();
+};
+var getRequestListener = (fetchCallback, options = {}) => {
+  const autoCleanupIncoming = options.autoCleanupIncoming ?? true;
+  if (options.overrideGlobalObjects !== false && global.Request !== Request$1) {
+    Object.defineProperty(global, "Request", { value: Request$1 });
+    Object.defineProperty(global, "Response", { value: Response$1 });
+  }
+  return async (incoming, outgoing) => {
+    let res, req;
+    let needsBodyCleanup = false;
+    let closeHandlerAttached = false;
+    const ensureCloseHandler = () => {
+      if (!req || closeHandlerAttached) return;
+      closeHandlerAttached = true;
+      outgoing.on("close", makeCloseHandler(req, incoming, outgoing, needsBodyCleanup));
+    };
+    try {
+      req = newRequest(incoming, options.hostname);
+      needsBodyCleanup = autoCleanupIncoming && !(incoming.method === "GET" || incoming.method === "HEAD");
+      if (needsBodyCleanup) {
+        incoming[wrapBodyStream] = true;
+        if (incoming instanceof Http2ServerRequest) outgoing[outgoingEnded] = () => {
+          if (!incoming.readableEnded) setTimeout(() => {
+            if (!incoming.readableEnded) setTimeout(() => {
+              incoming.destroy();
+              outgoing.destroy();
+            });
+          });
+        };
+      }
+      res = fetchCallback(req, {
+        incoming,
+        outgoing
+      });
+      if (!isPromise(res) && isImmediateCacheableResponse(res)) {
+        if (needsBodyCleanup && !incoming.readableEnded) outgoing.once("finish", () => {
+          if (!incoming.readableEnded) drainIncoming(incoming);
+        });
+        return responseViaCache(res, outgoing);
+      }
+      ensureCloseHandler();
+    } catch (e) {
+      if (!res) if (options.errorHandler) {
+        ensureCloseHandler();
+        res = await options.errorHandler(req ? e : toRequestError(e));
+        if (!res) return;
+      } else if (!req) res = handleRequestError();
+      else res = handleFetchError(e);
+      else return handleResponseError(e, outgoing);
+    }
+    try {
+      return await responseViaResponseObject(res, outgoing, options);
+    } catch (e) {
+      return handleResponseError(e, outgoing);
+    }
+  };
+};
+var CloseEvent = globalThis.CloseEvent ?? class extends Event {
+  #eventInitDict;
+  constructor(type, eventInitDict = {}) {
+    super(type, eventInitDict);
+    this.#eventInitDict = eventInitDict;
+  }
+  get wasClean() {
+    return this.#eventInitDict.wasClean ?? false;
+  }
+  get code() {
+    return this.#eventInitDict.code ?? 0;
+  }
+  get reason() {
+    return this.#eventInitDict.reason ?? "";
+  }
+};
+var ErrorEvent = globalThis.ErrorEvent ?? class extends Event {
+  #eventInitDict;
+  constructor(type, eventInitDict = {}) {
+    super(type, eventInitDict);
+    this.#eventInitDict = eventInitDict;
+  }
+  get message() {
+    return this.#eventInitDict.message ?? "";
+  }
+  get filename() {
+    return this.#eventInitDict.filename ?? "";
+  }
+  get lineno() {
+    return this.#eventInitDict.lineno ?? 0;
+  }
+  get colno() {
+    return this.#eventInitDict.colno ?? 0;
+  }
+  get error() {
+    return this.#eventInitDict.error ?? null;
+  }
+};
+var generateConnectionSymbol = () => /* @__PURE__ */ Symbol("connection");
+var CONNECTION_SYMBOL_KEY = /* @__PURE__ */ Symbol("CONNECTION_SYMBOL_KEY");
+var WAIT_FOR_WEBSOCKET_SYMBOL = /* @__PURE__ */ Symbol("WAIT_FOR_WEBSOCKET_SYMBOL");
+var upgradeWebSocket = defineWebSocketHelper(async (c, events, options) => {
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return;
+  const env = c.env;
+  const waitForWebSocket = env[WAIT_FOR_WEBSOCKET_SYMBOL];
+  if (!waitForWebSocket || !env.incoming) return new Response(null, { status: 500 });
+  const connectionSymbol = generateConnectionSymbol();
+  env[CONNECTION_SYMBOL_KEY] = connectionSymbol;
+  (async () => {
+    let ws;
+    try {
+      ws = await waitForWebSocket(env.incoming, connectionSymbol);
+    } catch {
+      return;
+    }
+    const messagesReceivedInStarting = [];
+    const bufferMessage = (data, isBinary) => {
+      messagesReceivedInStarting.push([data, isBinary]);
+    };
+    ws.on("message", bufferMessage);
+    const ctx = {
+      binaryType: "arraybuffer",
+      close(code2, reason) {
+        ws.close(code2, reason);
+      },
+      protocol: ws.protocol,
+      raw: ws,
+      get readyState() {
+        return ws.readyState;
+      },
+      send(source, opts) {
+        ws.send(source, { compress: opts?.compress });
+      },
+      url: new URL(c.req.url)
+    };
+    try {
+      events?.onOpen?.(new Event("open"), ctx);
+    } catch (e) {
+      (options?.onError ?? console.error)(e);
+    }
+    const handleMessage = (data, isBinary) => {
+      const datas = Array.isArray(data) ? data : [data];
+      for (const data2 of datas) try {
+        events?.onMessage?.(new MessageEvent("message", { data: isBinary ? data2 instanceof ArrayBuffer ? data2 : data2.buffer.slice(data2.byteOffset, data2.byteOffset + data2.byteLength) : typeof data2 === "string" ? data2 : Buffer.from(data2).toString("utf-8") }), ctx);
+      } catch (e) {
+        (options?.onError ?? console.error)(e);
+      }
+    };
+    ws.off("message", bufferMessage);
+    for (const message2 of messagesReceivedInStarting) handleMessage(...message2);
+    ws.on("message", (data, isBinary) => {
+      handleMessage(data, isBinary);
+    });
+    ws.on("close", (code2, reason) => {
+      try {
+        events?.onClose?.(new CloseEvent("close", {
+          code: code2,
+          reason: reason.toString()
+        }), ctx);
+      } catch (e) {
+        (options?.onError ?? console.error)(e);
+      }
+    });
+    ws.on("error", (error2) => {
+      try {
+        events?.onError?.(new ErrorEvent("error", { error: error2 }), ctx);
+      } catch (e) {
+        (options?.onError ?? console.error)(e);
+      }
+    });
+  })();
+  return new Response();
+});
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/mediaType.js
+var import_content_type = __toESM(require_content_type(), 1);
+function mediaTypeEssence(header2) {
+  if (!header2) {
+    return void 0;
+  }
+  try {
+    return import_content_type.default.parse(header2).type;
+  } catch {
+    const essence = (header2.split(";", 1)[0] ?? "").trim().toLowerCase();
+    if (essence === "" || header2.slice(essence.length).includes(",")) {
+      return void 0;
+    }
+    return essence;
+  }
+}
+function isJsonContentType(header2) {
+  if (header2 === "application/json") {
+    return true;
+  }
+  return mediaTypeEssence(header2) === "application/json";
+}
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/server/requestBody.js
+var DEFAULT_MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024;
+var MAX_BATCH_SIZE = 100;
+function requestBodyTooLargeMessage(maxBytes) {
+  return `Payload Too Large: Request body must not exceed ${maxBytes} bytes`;
+}
+function resolveMaxRequestBodySize(value) {
+  if (value === void 0) {
+    return DEFAULT_MAX_REQUEST_BODY_SIZE;
+  }
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`maxRequestBodySize must be a positive number of bytes, got ${String(value)}`);
+  }
+  return value;
+}
+async function readRequestBody(request, maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE) {
+  if (Number(request.headers.get("content-length")) > maxBytes) {
+    return { tooLarge: true };
+  }
+  if (request.body === null) {
+    return { tooLarge: false, text: "" };
+  }
+  const reader = request.body.getReader();
+  const decoder2 = new TextDecoder();
+  let received = 0;
+  let text2 = "";
+  try {
+    for (; ; ) {
+      const { done, value } = await reader.read();
+      if (done) {
+        break;
+      }
+      received += value.byteLength;
+      if (received > maxBytes) {
+        return { tooLarge: true };
+      }
+      text2 += decoder2.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return { tooLarge: false, text: text2 + decoder2.decode() };
+}
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/server/sseKeepAlive.js
+var DEFAULT_SSE_KEEP_ALIVE_MS = 15e3;
+var MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+function armSseKeepAlive(intervalMs, onTick) {
+  if (!Number.isFinite(intervalMs) || intervalMs < 1) {
+    return void 0;
+  }
+  const timer = setInterval(onTick, Math.min(intervalMs, MAX_TIMER_DELAY_MS));
+  timer.unref?.();
+  return timer;
+}
 
 // node_modules/zod/v4/core/util.js
 var util_exports = {};
@@ -8328,8 +9638,8 @@ function base64urlToUint8Array(base64url2) {
 function uint8ArrayToBase64url(bytes) {
   return uint8ArrayToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
 }
-function hexToUint8Array(hex) {
-  const cleanHex = hex.replace(/^0x/, "");
+function hexToUint8Array(hex2) {
+  const cleanHex = hex2.replace(/^0x/, "");
   if (cleanHex.length % 2 !== 0) {
     throw new Error("Invalid hex string length");
   }
@@ -15527,1426 +16837,6 @@ var UrlElicitationRequiredError = class extends McpError {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
-var STDIO_DEFAULT_MAX_BUFFER_SIZE = 10 * 1024 * 1024;
-var ReadBuffer = class {
-  constructor(options) {
-    this._maxBufferSize = options?.maxBufferSize ?? STDIO_DEFAULT_MAX_BUFFER_SIZE;
-  }
-  append(chunk) {
-    const newSize = (this._buffer?.length ?? 0) + chunk.length;
-    if (newSize > this._maxBufferSize) {
-      this.clear();
-      throw new Error(`ReadBuffer exceeded maximum size of ${this._maxBufferSize} bytes`);
-    }
-    this._buffer = this._buffer ? Buffer.concat([this._buffer, chunk]) : chunk;
-  }
-  readMessage() {
-    if (!this._buffer) {
-      return null;
-    }
-    const index = this._buffer.indexOf("\n");
-    if (index === -1) {
-      return null;
-    }
-    const line = this._buffer.toString("utf8", 0, index).replace(/\r$/, "");
-    this._buffer = this._buffer.subarray(index + 1);
-    return deserializeMessage(line);
-  }
-  clear() {
-    this._buffer = void 0;
-  }
-};
-function deserializeMessage(line) {
-  return JSONRPCMessageSchema.parse(JSON.parse(line));
-}
-function serializeMessage(message2) {
-  return JSON.stringify(message2) + "\n";
-}
-
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
-var StdioServerTransport = class {
-  constructor(_stdin = process2.stdin, _stdout = process2.stdout, options) {
-    this._stdin = _stdin;
-    this._stdout = _stdout;
-    this._started = false;
-    this._ondata = (chunk) => {
-      try {
-        this._readBuffer.append(chunk);
-        this.processReadBuffer();
-      } catch (error2) {
-        this.onerror?.(error2);
-        this.close().catch(() => {
-        });
-      }
-    };
-    this._onerror = (error2) => {
-      this.onerror?.(error2);
-    };
-    this._readBuffer = new ReadBuffer({ maxBufferSize: options?.maxBufferSize });
-  }
-  /**
-   * Starts listening for messages on stdin.
-   */
-  async start() {
-    if (this._started) {
-      throw new Error("StdioServerTransport already started! If using Server class, note that connect() calls start() automatically.");
-    }
-    this._started = true;
-    this._stdin.on("data", this._ondata);
-    this._stdin.on("error", this._onerror);
-  }
-  processReadBuffer() {
-    while (true) {
-      try {
-        const message2 = this._readBuffer.readMessage();
-        if (message2 === null) {
-          break;
-        }
-        this.onmessage?.(message2);
-      } catch (error2) {
-        this.onerror?.(error2);
-      }
-    }
-  }
-  async close() {
-    this._stdin.off("data", this._ondata);
-    this._stdin.off("error", this._onerror);
-    const remainingDataListeners = this._stdin.listenerCount("data");
-    if (remainingDataListeners === 0) {
-      this._stdin.pause();
-    }
-    this._readBuffer.clear();
-    this.onclose?.();
-  }
-  send(message2) {
-    return new Promise((resolve) => {
-      const json2 = serializeMessage(message2);
-      if (this._stdout.write(json2)) {
-        resolve();
-      } else {
-        this._stdout.once("drain", resolve);
-      }
-    });
-  }
-};
-
-// src/hosts/server.ts
-import { hostApi as hostApi2, serving, version as version3 } from "./fileshed.mjs";
-
-// src/hosts/http/server.ts
-import http from "node:http";
-import { admin, hostApi, linkServing as linkServing5, version as version2 } from "./fileshed.mjs";
-
-// src/hosts/mcp/http.ts
-import { randomUUID } from "node:crypto";
-
-// node_modules/@hono/node-server/dist/constants-BLSFu_RU.mjs
-var X_ALREADY_SENT = "x-hono-already-sent";
-
-// node_modules/@hono/node-server/dist/index.mjs
-import { STATUS_CODES, ServerResponse, createServer } from "node:http";
-import { Http2ServerRequest, constants } from "node:http2";
-import { Readable } from "node:stream";
-
-// node_modules/hono/dist/helper/websocket/index.js
-var defineWebSocketHelper = (handler) => {
-  return ((...args) => {
-    if (typeof args[0] === "function") {
-      const [createEvents, options] = args;
-      return async function upgradeWebSocket2(c, next) {
-        const result = await handler(c, await createEvents(c), options);
-        if (result) return result;
-        await next();
-      };
-    } else {
-      const [c, events, options] = args;
-      return (async () => {
-        const upgraded = await handler(c, events, options);
-        if (!upgraded) throw new Error("Failed to upgrade WebSocket");
-        return upgraded;
-      })();
-    }
-  });
-};
-
-// node_modules/@hono/node-server/dist/index.mjs
-var RequestError = class extends Error {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "RequestError";
-  }
-};
-var nonJoinedHeaders = /* @__PURE__ */ new Set([
-  "age",
-  "authorization",
-  "content-length",
-  "content-type",
-  "etag",
-  "expires",
-  "from",
-  "host",
-  "if-modified-since",
-  "if-unmodified-since",
-  "last-modified",
-  "location",
-  "max-forwards",
-  "proxy-authorization",
-  "referer",
-  "retry-after",
-  "server",
-  "user-agent"
-]);
-var validHeaderName = /^[!#$%&'*+\-.^_`|~\dA-Za-z]+$/;
-var isHttpWhitespace = (code2) => code2 === 9 || code2 === 10 || code2 === 13 || code2 === 32;
-var normalizeHeaderValue = (value) => {
-  if (!isHttpWhitespace(value.charCodeAt(0)) && !isHttpWhitespace(value.charCodeAt(value.length - 1))) return value;
-  let start = 0;
-  let end = value.length;
-  while (start < end && isHttpWhitespace(value.charCodeAt(start))) start++;
-  while (end > start && isHttpWhitespace(value.charCodeAt(end - 1))) end--;
-  return value.slice(start, end);
-};
-var forbiddenHeaderValue = /[\0\r\n]/;
-var GlobalHeaders = globalThis.Headers;
-var materializeHeaders = (rawHeaders, HeadersCtor = GlobalHeaders) => {
-  const headers = new HeadersCtor();
-  for (let i2 = 0; i2 < rawHeaders.length; i2 += 2) {
-    const name = rawHeaders[i2];
-    if (!name.startsWith(":")) headers.append(name, rawHeaders[i2 + 1]);
-  }
-  return headers;
-};
-var RequestHeaders = class {
-  #incoming;
-  #rawHeaders;
-  #headers;
-  #invalidValue;
-  constructor(incoming) {
-    this.#incoming = incoming;
-    if (incoming instanceof Http2ServerRequest) this.#rawHeaders = incoming.rawHeaders.slice();
-  }
-  get #lazyRawHeaders() {
-    return this.#rawHeaders ??= this.#incoming.rawHeaders.slice();
-  }
-  get #native() {
-    if (!this.#headers) {
-      this.#headers = materializeHeaders(this.#lazyRawHeaders);
-      this.#rawHeaders = void 0;
-    }
-    return this.#headers;
-  }
-  #normalizedName(name) {
-    if (typeof name !== "string") return;
-    if (!validHeaderName.test(name)) throw new TypeError(`Invalid header name: ${name}`);
-    return name.toLowerCase();
-  }
-  #lookupHttp1(lowerName) {
-    const headers = this.#incoming instanceof Http2ServerRequest ? void 0 : this.#incoming.headers;
-    if (!headers || nonJoinedHeaders.has(lowerName) || lowerName === "set-cookie" || lowerName === "__proto__") return;
-    if (!Object.hasOwn(headers, lowerName)) return null;
-    const rawValue = headers[lowerName];
-    if (typeof rawValue === "string") {
-      const value = normalizeHeaderValue(rawValue);
-      return forbiddenHeaderValue.test(value) ? void 0 : value;
-    }
-  }
-  #lookup(rawHeaders, lowerName) {
-    const separator = lowerName === "cookie" ? "; " : ", ";
-    let value = null;
-    for (let i2 = 0; i2 < rawHeaders.length; i2 += 2) {
-      const rawName = rawHeaders[i2];
-      if (rawName.length === lowerName.length && rawName.toLowerCase() === lowerName) {
-        const rawValue = normalizeHeaderValue(rawHeaders[i2 + 1]);
-        if (forbiddenHeaderValue.test(rawValue)) {
-          this.#invalidValue = true;
-          return;
-        }
-        value = value === null ? rawValue : value + separator + rawValue;
-      }
-    }
-    return value;
-  }
-  append(name, value) {
-    this.#native.append(name, value);
-  }
-  delete(name) {
-    this.#native.delete(name);
-  }
-  get(name) {
-    const lowerName = this.#normalizedName(name);
-    if (lowerName && !this.#headers && !this.#invalidValue) {
-      const http1Value = this.#lookupHttp1(lowerName);
-      if (http1Value !== void 0) return http1Value;
-      const value = this.#lookup(this.#lazyRawHeaders, lowerName);
-      if (value !== void 0) return value;
-    }
-    return this.#native.get(name);
-  }
-  has(name) {
-    const lowerName = this.#normalizedName(name);
-    if (lowerName && !this.#headers && !this.#invalidValue) {
-      const http1Value = this.#lookupHttp1(lowerName);
-      if (http1Value !== void 0) return http1Value !== null;
-      const value = this.#lookup(this.#lazyRawHeaders, lowerName);
-      if (value !== void 0) return value !== null;
-    }
-    return this.#native.has(name);
-  }
-  set(name, value) {
-    this.#native.set(name, value);
-  }
-  getSetCookie() {
-    return this.#native.getSetCookie();
-  }
-  keys() {
-    return this.#native.keys();
-  }
-  values() {
-    return this.#native.values();
-  }
-  entries() {
-    return this.#native.entries();
-  }
-  forEach(callback, thisArg) {
-    this.#native.forEach((value, key) => {
-      callback.call(thisArg, value, key, this);
-    });
-  }
-  [Symbol.iterator]() {
-    return this.entries();
-  }
-};
-Object.defineProperty(RequestHeaders.prototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
-  return `Headers (lightweight) ${inspectFn(Object.fromEntries(this), {
-    ...options,
-    depth: depth == null ? null : depth - 1
-  })}`;
-} });
-Object.setPrototypeOf(RequestHeaders.prototype, GlobalHeaders.prototype);
-var newHeadersFromIncoming = (incoming) => globalThis.Headers === GlobalHeaders ? new RequestHeaders(incoming) : materializeHeaders(incoming.rawHeaders, globalThis.Headers);
-var reValidRequestUrl = /^\/[!#$&-;=?-\[\]_a-z~]*$/;
-var reDotSegment = /\/\.\.?(?:[/?#]|$)/;
-var reValidHost = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
-var validateRequestTarget = (target) => {
-  const backslash = target.indexOf("\\");
-  if (backslash !== -1) {
-    const query2 = target.indexOf("?");
-    if (query2 === -1 || backslash < query2) throw new RequestError("Backslash in request path");
-  }
-};
-var buildUrl = (scheme, host, incomingUrl) => {
-  const url = `${scheme}://${host}${incomingUrl}`;
-  if (!reValidHost.test(host)) {
-    validateRequestTarget(incomingUrl);
-    const urlObj = new URL(url);
-    if (urlObj.hostname.length !== host.length && urlObj.hostname !== (host.includes(":") ? host.replace(/:\d+$/, "") : host).toLowerCase()) throw new RequestError("Invalid host header");
-    return urlObj.href;
-  } else if (incomingUrl.length === 0) return url + "/";
-  else {
-    if (incomingUrl.charCodeAt(0) !== 47) throw new RequestError("Invalid URL");
-    if (!reValidRequestUrl.test(incomingUrl) || reDotSegment.test(incomingUrl)) {
-      validateRequestTarget(incomingUrl);
-      return new URL(url).href;
-    }
-    return url;
-  }
-};
-var toRequestError = (e) => {
-  if (e instanceof RequestError) return e;
-  return new RequestError(e.message, { cause: e });
-};
-var GlobalRequest = global.Request;
-var Request$1 = class Request$12 extends GlobalRequest {
-  static [Symbol.hasInstance](instance) {
-    if (this === Request$12) return instance instanceof GlobalRequest || Function.prototype[Symbol.hasInstance].call(this, instance);
-    return Function.prototype[Symbol.hasInstance].call(this, instance);
-  }
-  constructor(input, options) {
-    if (typeof input === "object" && getRequestCache in input) {
-      const hasReplacementBody = options !== void 0 && "body" in options && options.body != null;
-      if (input[bodyConsumedDirectlyKey] && !hasReplacementBody) throw new TypeError("Cannot construct a Request with a Request object that has already been used.");
-      input = input[getRequestCache]();
-    }
-    if (typeof options?.body?.getReader !== "undefined") options.duplex ??= "half";
-    super(input, options);
-  }
-};
-var wrapBodyStream = /* @__PURE__ */ Symbol("wrapBodyStream");
-var byteExactEncodings = /* @__PURE__ */ new Set([
-  "latin1",
-  "binary",
-  "hex",
-  "base64",
-  "base64url"
-]);
-var isByteExactEncoding = (encoding) => encoding === null || byteExactEncodings.has(encoding);
-var bodyBufferedBeforeDisconnectKey = /* @__PURE__ */ Symbol("bodyBufferedBeforeDisconnect");
-var bodyBufferedLengthBeforeDisconnectKey = /* @__PURE__ */ Symbol("bodyBufferedLengthBeforeDisconnect");
-var toBufferChunk = (chunk, encoding) => Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding ?? "utf8");
-var isRecoverableDisconnectedIncoming = (incoming) => !(incoming instanceof Http2ServerRequest) && !!incoming.complete && !!incoming.readableAborted && typeof incoming.read === "function" && isByteExactEncoding(incoming.readableEncoding);
-var recordBodyBufferedBeforeDisconnect = (incoming) => {
-  if (incoming.readableDidRead || !isRecoverableDisconnectedIncoming(incoming)) return;
-  const incomingWithRecovery = incoming;
-  incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey] ??= incoming.readableLength;
-};
-var readBodyBufferedBeforeDisconnect = (incoming, chunks) => {
-  if (incoming.readableDidRead && !chunks || !isRecoverableDisconnectedIncoming(incoming)) return;
-  const incomingWithRecovery = incoming;
-  if (incomingWithRecovery[bodyBufferedBeforeDisconnectKey] !== void 0) return incomingWithRecovery[bodyBufferedBeforeDisconnectKey];
-  let result;
-  const errored = incoming.errored;
-  if (errored && errored.code !== "ECONNRESET") result = errored;
-  else if (incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey] !== void 0 && incoming.readableLength !== incomingWithRecovery[bodyBufferedLengthBeforeDisconnectKey]) result = newBodyUnusableError();
-  else {
-    const bodyChunks = chunks ?? [];
-    let chunk;
-    while ((chunk = incoming.read()) !== null) bodyChunks.push(toBufferChunk(chunk, incoming.readableEncoding));
-    const buffer = bodyChunks.length === 1 ? bodyChunks[0] : Buffer.concat(bodyChunks);
-    result = buffer;
-    const contentLength = incoming.headers["content-length"];
-    if (typeof contentLength === "string" && /^\d+$/.test(contentLength)) {
-      const expectedLength = Number(contentLength);
-      if (Number.isSafeInteger(expectedLength) && buffer.length !== expectedLength) result = newBodyUnusableError();
-    }
-  }
-  incomingWithRecovery[bodyBufferedBeforeDisconnectKey] = result;
-  return result;
-};
-var enqueueBufferedBody = (controller, buffered) => {
-  if (buffered instanceof Error) {
-    controller.error(buffered);
-    return;
-  }
-  if (buffered.length > 0) controller.enqueue(buffered);
-  controller.close();
-};
-var newRequestFromIncoming = (method, url, headers, incoming, abortController) => {
-  const init = {
-    method,
-    headers,
-    signal: abortController.signal
-  };
-  if (method === "TRACE") {
-    init.method = "GET";
-    const req = new Request$1(url, init);
-    Object.defineProperty(req, "method", { get() {
-      return "TRACE";
-    } });
-    return req;
-  }
-  if (!(method === "GET" || method === "HEAD")) if ("rawBody" in incoming && incoming.rawBody instanceof Buffer) init.body = new ReadableStream({ start(controller) {
-    controller.enqueue(incoming.rawBody);
-    controller.close();
-  } });
-  else if (incoming[wrapBodyStream]) {
-    let reader;
-    init.body = new ReadableStream({ async pull(controller) {
-      try {
-        if (!reader) {
-          const buffered = readBodyBufferedBeforeDisconnect(incoming);
-          if (buffered !== void 0) {
-            enqueueBufferedBody(controller, buffered);
-            return;
-          }
-        }
-        reader ||= Readable.toWeb(incoming).getReader();
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      } catch (error2) {
-        controller.error(error2);
-      }
-    } });
-  } else {
-    const buffered = readBodyBufferedBeforeDisconnect(incoming);
-    if (buffered !== void 0) init.body = new ReadableStream({ start(controller) {
-      enqueueBufferedBody(controller, buffered);
-    } });
-    else init.body = Readable.toWeb(incoming);
-  }
-  return new Request$1(url, init);
-};
-var getRequestCache = /* @__PURE__ */ Symbol("getRequestCache");
-var requestCache = /* @__PURE__ */ Symbol("requestCache");
-var incomingKey = /* @__PURE__ */ Symbol("incomingKey");
-var urlKey = /* @__PURE__ */ Symbol("urlKey");
-var methodKey = /* @__PURE__ */ Symbol("methodKey");
-var headersKey = /* @__PURE__ */ Symbol("headersKey");
-var abortControllerKey = /* @__PURE__ */ Symbol("abortControllerKey");
-var getAbortController = /* @__PURE__ */ Symbol("getAbortController");
-var abortRequest = /* @__PURE__ */ Symbol("abortRequest");
-var bodyBufferKey = /* @__PURE__ */ Symbol("bodyBuffer");
-var bodyReadPromiseKey = /* @__PURE__ */ Symbol("bodyReadPromise");
-var bodyConsumedDirectlyKey = /* @__PURE__ */ Symbol("bodyConsumedDirectly");
-var bodyLockReaderKey = /* @__PURE__ */ Symbol("bodyLockReader");
-var abortReasonKey = /* @__PURE__ */ Symbol("abortReason");
-var newBodyUnusableError = () => {
-  return /* @__PURE__ */ new TypeError("Body is unusable");
-};
-var rejectBodyUnusable = () => {
-  return Promise.reject(newBodyUnusableError());
-};
-var textDecoder = new TextDecoder();
-var consumeBodyDirectOnce = (request) => {
-  if (request[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
-  request[bodyConsumedDirectlyKey] = true;
-};
-var toArrayBuffer = (buf) => {
-  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-};
-var contentType = (request) => {
-  return (request[headersKey] ||= newHeadersFromIncoming(request[incomingKey])).get("content-type") || "";
-};
-var methodTokenRegExp = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-var normalizeIncomingMethod = (method) => {
-  if (typeof method !== "string" || method.length === 0) return "GET";
-  switch (method) {
-    case "DELETE":
-    case "GET":
-    case "HEAD":
-    case "OPTIONS":
-    case "PATCH":
-    case "POST":
-    case "PUT":
-    case "QUERY":
-      return method;
-  }
-  const upper = method.toUpperCase();
-  switch (upper) {
-    case "DELETE":
-    case "GET":
-    case "HEAD":
-    case "OPTIONS":
-    case "POST":
-    case "PUT":
-      return upper;
-    default:
-      return method;
-  }
-};
-var validateDirectReadMethod = (method) => {
-  if (!methodTokenRegExp.test(method)) return /* @__PURE__ */ new TypeError(`'${method}' is not a valid HTTP method.`);
-  const normalized = method.toUpperCase();
-  if (normalized === "CONNECT" || normalized === "TRACK" || normalized === "TRACE" && method !== "TRACE") return /* @__PURE__ */ new TypeError(`'${method}' HTTP method is unsupported.`);
-};
-var readBodyWithFastPath = (request, method, fromBuffer) => {
-  if (request[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
-  const methodName = request.method;
-  if (methodName === "GET" || methodName === "HEAD") return request[getRequestCache]()[method]();
-  const methodValidationError = validateDirectReadMethod(methodName);
-  if (methodValidationError) return Promise.reject(methodValidationError);
-  if (request[requestCache]) {
-    if (methodName !== "TRACE") return request[requestCache][method]();
-  }
-  const alreadyUsedError = consumeBodyDirectOnce(request);
-  if (alreadyUsedError) return alreadyUsedError;
-  const raw = readRawBodyIfAvailable(request);
-  if (raw) {
-    const result = Promise.resolve(fromBuffer(raw, request));
-    request[bodyBufferKey] = void 0;
-    return result;
-  }
-  return readBodyDirect(request).then((buf) => {
-    const result = fromBuffer(buf, request);
-    request[bodyBufferKey] = void 0;
-    return result;
-  });
-};
-var readRawBodyIfAvailable = (request) => {
-  const incoming = request[incomingKey];
-  if ("rawBody" in incoming && incoming.rawBody instanceof Buffer) return incoming.rawBody;
-};
-var normalizeAbortError = (request, incoming) => {
-  if (incoming.errored) return incoming.errored;
-  const reason = request[abortReasonKey];
-  if (reason !== void 0) return reason instanceof Error ? reason : new Error(String(reason));
-  return /* @__PURE__ */ new Error("Client connection prematurely closed.");
-};
-var readBodyDirect = (request) => {
-  if (request[bodyBufferKey]) return Promise.resolve(request[bodyBufferKey]);
-  if (request[bodyReadPromiseKey]) return request[bodyReadPromiseKey];
-  const incoming = request[incomingKey];
-  if (incoming.readableDidRead) return rejectBodyUnusable();
-  const buffered = readBodyBufferedBeforeDisconnect(incoming);
-  if (buffered !== void 0) {
-    if (buffered instanceof Error) return Promise.reject(buffered);
-    request[bodyBufferKey] = buffered;
-    return Promise.resolve(buffered);
-  }
-  const promise = new Promise((resolve, reject) => {
-    const chunks = [];
-    let settled2 = false;
-    const finish = (callback) => {
-      if (settled2) return;
-      settled2 = true;
-      cleanup();
-      callback();
-    };
-    const recoverCompleteBodyAfterDisconnect = (error2) => {
-      const streamError = incoming.errored ?? error2;
-      if (!isRecoverableDisconnectedIncoming(incoming) || streamError && streamError.code !== "ECONNRESET") return false;
-      finish(() => {
-        const recovered = readBodyBufferedBeforeDisconnect(incoming, chunks);
-        if (recovered instanceof Error) reject(recovered);
-        else if (recovered === void 0) reject(error2 ?? normalizeAbortError(request, incoming));
-        else {
-          request[bodyBufferKey] = recovered;
-          resolve(recovered);
-        }
-      });
-      return true;
-    };
-    const onData = (chunk) => {
-      chunks.push(toBufferChunk(chunk, incoming.readableEncoding));
-    };
-    const onEnd = () => {
-      finish(() => {
-        const buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        request[bodyBufferKey] = buffer;
-        resolve(buffer);
-      });
-    };
-    const onError = (error2) => {
-      if (recoverCompleteBodyAfterDisconnect(error2)) return;
-      finish(() => {
-        reject(error2);
-      });
-    };
-    const onClose = () => {
-      if (incoming.readableEnded) {
-        onEnd();
-        return;
-      }
-      if (recoverCompleteBodyAfterDisconnect()) return;
-      finish(() => {
-        reject(normalizeAbortError(request, incoming));
-      });
-    };
-    const cleanup = () => {
-      incoming.off("data", onData);
-      incoming.off("end", onEnd);
-      incoming.off("error", onError);
-      incoming.off("close", onClose);
-      request[bodyReadPromiseKey] = void 0;
-    };
-    incoming.on("data", onData);
-    incoming.on("end", onEnd);
-    incoming.on("error", onError);
-    incoming.on("close", onClose);
-    queueMicrotask(() => {
-      if (settled2) return;
-      if (incoming.readableEnded) onEnd();
-      else if (incoming.errored) onError(incoming.errored);
-      else if (incoming.destroyed) onClose();
-    });
-  });
-  request[bodyReadPromiseKey] = promise;
-  return promise;
-};
-var requestPrototype = {
-  get method() {
-    return this[methodKey];
-  },
-  get url() {
-    return this[urlKey];
-  },
-  get headers() {
-    return this[headersKey] ||= newHeadersFromIncoming(this[incomingKey]);
-  },
-  [abortRequest](reason) {
-    if (this[abortReasonKey] === void 0) this[abortReasonKey] = reason;
-    const abortController = this[abortControllerKey];
-    if (abortController && !abortController.signal.aborted) abortController.abort(reason);
-  },
-  [getAbortController]() {
-    this[abortControllerKey] ||= new AbortController();
-    if (this[abortReasonKey] !== void 0 && !this[abortControllerKey].signal.aborted) this[abortControllerKey].abort(this[abortReasonKey]);
-    return this[abortControllerKey];
-  },
-  [getRequestCache]() {
-    const abortController = this[getAbortController]();
-    if (this[requestCache]) return this[requestCache];
-    const method = this.method;
-    if (this[bodyConsumedDirectlyKey] && !(method === "GET" || method === "HEAD")) {
-      this[bodyBufferKey] = void 0;
-      const init = {
-        method: method === "TRACE" ? "GET" : method,
-        headers: this.headers,
-        signal: abortController.signal
-      };
-      if (method !== "TRACE") {
-        init.body = new ReadableStream({ start(c) {
-          c.close();
-        } });
-        init.duplex = "half";
-      }
-      const req = new Request$1(this[urlKey], init);
-      if (method === "TRACE") Object.defineProperty(req, "method", { get() {
-        return "TRACE";
-      } });
-      return this[requestCache] = req;
-    }
-    return this[requestCache] = newRequestFromIncoming(this.method, this[urlKey], this.headers, this[incomingKey], abortController);
-  },
-  get body() {
-    if (!this[bodyConsumedDirectlyKey]) return this[getRequestCache]().body;
-    const request = this[getRequestCache]();
-    if (!this[bodyLockReaderKey] && request.body) this[bodyLockReaderKey] = request.body.getReader();
-    return request.body;
-  },
-  get bodyUsed() {
-    if (this[bodyConsumedDirectlyKey]) return true;
-    if (this[requestCache]) return this[requestCache].bodyUsed;
-    return false;
-  }
-};
-Object.defineProperty(requestPrototype, "signal", { get() {
-  return this[getAbortController]().signal;
-} });
-[
-  "cache",
-  "credentials",
-  "destination",
-  "duplex",
-  "integrity",
-  "mode",
-  "redirect",
-  "referrer",
-  "referrerPolicy",
-  "keepalive"
-].forEach((k) => {
-  Object.defineProperty(requestPrototype, k, { get() {
-    return this[getRequestCache]()[k];
-  } });
-});
-["clone", "formData"].forEach((k) => {
-  Object.defineProperty(requestPrototype, k, { value: function() {
-    if (this[bodyConsumedDirectlyKey]) {
-      if (k === "clone") throw newBodyUnusableError();
-      return rejectBodyUnusable();
-    }
-    return this[getRequestCache]()[k]();
-  } });
-});
-Object.defineProperty(requestPrototype, "text", { value: function() {
-  return readBodyWithFastPath(this, "text", (buf) => textDecoder.decode(buf));
-} });
-Object.defineProperty(requestPrototype, "arrayBuffer", { value: function() {
-  return readBodyWithFastPath(this, "arrayBuffer", (buf) => toArrayBuffer(buf));
-} });
-Object.defineProperty(requestPrototype, "blob", { value: function() {
-  return readBodyWithFastPath(this, "blob", (buf, request) => {
-    const type = contentType(request);
-    const init = type ? { headers: { "content-type": type } } : void 0;
-    return new Response(buf, init).blob();
-  });
-} });
-Object.defineProperty(requestPrototype, "bytes", { value: function() {
-  return this.arrayBuffer().then((buf) => new Uint8Array(buf));
-} });
-Object.defineProperty(requestPrototype, "json", { value: function() {
-  if (this[bodyConsumedDirectlyKey]) return rejectBodyUnusable();
-  return this.text().then(JSON.parse);
-} });
-Object.defineProperty(requestPrototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
-  return `Request (lightweight) ${inspectFn({
-    method: this.method,
-    url: this.url,
-    headers: this.headers,
-    nativeRequest: this[requestCache]
-  }, {
-    ...options,
-    depth: depth == null ? null : depth - 1
-  })}`;
-} });
-Object.setPrototypeOf(requestPrototype, Request$1.prototype);
-var newRequest = (incoming, defaultHostname) => {
-  const req = Object.create(requestPrototype);
-  req[incomingKey] = incoming;
-  req[methodKey] = normalizeIncomingMethod(incoming.method);
-  const incomingUrl = incoming.url || "";
-  if (incomingUrl[0] !== "/" && (incomingUrl.startsWith("http://") || incomingUrl.startsWith("https://"))) {
-    if (incoming instanceof Http2ServerRequest) throw new RequestError("Absolute URL for :path is not allowed in HTTP/2");
-    try {
-      validateRequestTarget(incomingUrl);
-      req[urlKey] = new URL(incomingUrl).href;
-    } catch (e) {
-      throw new RequestError("Invalid absolute URL", { cause: e });
-    }
-    return req;
-  }
-  const host = (incoming instanceof Http2ServerRequest ? incoming.authority : incoming.headers.host) || defaultHostname;
-  if (!host) throw new RequestError("Missing host header");
-  let scheme;
-  if (incoming instanceof Http2ServerRequest) {
-    scheme = incoming.scheme;
-    if (!(scheme === "http" || scheme === "https")) throw new RequestError("Unsupported scheme");
-  } else scheme = incoming.socket && incoming.socket.encrypted ? "https" : "http";
-  try {
-    req[urlKey] = buildUrl(scheme, host, incomingUrl);
-  } catch (e) {
-    if (e instanceof RequestError) throw e;
-    else throw new RequestError("Invalid URL", { cause: e });
-  }
-  return req;
-};
-var defaultContentType = "text/plain; charset=UTF-8";
-var responseCache = /* @__PURE__ */ Symbol("responseCache");
-var getResponseCache = /* @__PURE__ */ Symbol("getResponseCache");
-var cacheKey = /* @__PURE__ */ Symbol("cache");
-var GlobalResponse = global.Response;
-var Response$1 = class Response$12 {
-  #body;
-  #init;
-  static [Symbol.hasInstance](instance) {
-    if (this === Response$12) return instance instanceof GlobalResponse || Function.prototype[Symbol.hasInstance].call(this, instance);
-    return Function.prototype[Symbol.hasInstance].call(this, instance);
-  }
-  [getResponseCache]() {
-    const cache2 = this[cacheKey];
-    const liveHeaders = cache2 && cache2[2] instanceof Headers ? cache2[2] : void 0;
-    delete this[cacheKey];
-    return this[responseCache] ||= new GlobalResponse(this.#body, liveHeaders ? {
-      status: this.#init?.status,
-      statusText: this.#init?.statusText,
-      headers: liveHeaders
-    } : this.#init);
-  }
-  constructor(body, init) {
-    let headers;
-    this.#body = body;
-    if (init instanceof GlobalResponse) {
-      const cachedGlobalResponse = init[responseCache];
-      if (cachedGlobalResponse) {
-        this.#init = cachedGlobalResponse;
-        this[getResponseCache]();
-        return;
-      }
-      this.#init = #init in init ? init.#init : init;
-      headers = new Headers(init.headers);
-    } else this.#init = init;
-    if (body == null || typeof body === "string" || typeof body?.getReader !== "undefined" || body instanceof Blob || body instanceof Uint8Array) this[cacheKey] = [
-      init?.status || 200,
-      body ?? null,
-      headers || init?.headers
-    ];
-  }
-  get headers() {
-    const cache2 = this[cacheKey];
-    if (cache2) {
-      if (!(cache2[2] instanceof Headers)) cache2[2] = new Headers(cache2[2] || (cache2[1] === null ? void 0 : { "content-type": defaultContentType }));
-      return cache2[2];
-    }
-    return this[getResponseCache]().headers;
-  }
-  get status() {
-    return this[cacheKey]?.[0] ?? this[getResponseCache]().status;
-  }
-  get ok() {
-    const status = this.status;
-    return status >= 200 && status < 300;
-  }
-};
-[
-  "body",
-  "bodyUsed",
-  "redirected",
-  "statusText",
-  "trailers",
-  "type",
-  "url"
-].forEach((k) => {
-  Object.defineProperty(Response$1.prototype, k, { get() {
-    return this[getResponseCache]()[k];
-  } });
-});
-[
-  "arrayBuffer",
-  "blob",
-  "bytes",
-  "clone",
-  "formData",
-  "json",
-  "text"
-].forEach((k) => {
-  Object.defineProperty(Response$1.prototype, k, { value: function() {
-    return this[getResponseCache]()[k]();
-  } });
-});
-Object.defineProperty(Response$1.prototype, /* @__PURE__ */ Symbol.for("nodejs.util.inspect.custom"), { value: function(depth, options, inspectFn) {
-  return `Response (lightweight) ${inspectFn({
-    status: this.status,
-    headers: this.headers,
-    ok: this.ok,
-    nativeResponse: this[responseCache]
-  }, {
-    ...options,
-    depth: depth == null ? null : depth - 1
-  })}`;
-} });
-Object.setPrototypeOf(Response$1, GlobalResponse);
-Object.setPrototypeOf(Response$1.prototype, GlobalResponse.prototype);
-var validRedirectUrl = /^https?:\/\/[!#-;=?-[\]_a-z~A-Z]+$/;
-var parseRedirectUrl = (url) => {
-  if (url instanceof URL) return url.href;
-  if (validRedirectUrl.test(url)) return url;
-  return new URL(url).href;
-};
-var validRedirectStatuses = /* @__PURE__ */ new Set([
-  301,
-  302,
-  303,
-  307,
-  308
-]);
-Object.defineProperty(Response$1, "redirect", {
-  value: function redirect(url, status = 302) {
-    if (!validRedirectStatuses.has(status)) throw new RangeError("Invalid status code");
-    return new Response$1(null, {
-      status,
-      headers: { location: parseRedirectUrl(url) }
-    });
-  },
-  writable: true,
-  configurable: true
-});
-Object.defineProperty(Response$1, "json", {
-  value: function json(data, init) {
-    const body = JSON.stringify(data);
-    if (body === void 0) throw new TypeError("The data is not JSON serializable");
-    const initHeaders = init?.headers;
-    let headers;
-    if (initHeaders) {
-      headers = new Headers(initHeaders);
-      if (!headers.has("content-type")) headers.set("content-type", "application/json");
-    } else headers = { "content-type": "application/json" };
-    return new Response$1(body, {
-      status: init?.status ?? 200,
-      statusText: init?.statusText,
-      headers
-    });
-  },
-  writable: true,
-  configurable: true
-});
-async function readWithoutBlocking(readPromise) {
-  return Promise.race([readPromise, Promise.resolve().then(() => Promise.resolve(void 0))]);
-}
-function writeFromReadableStreamDefaultReader(reader, writable, currentReadPromise) {
-  const cancel = (error2) => {
-    reader.cancel(error2).catch(() => {
-    });
-  };
-  const stream = writable.stream;
-  if (writable.destroyed || stream?.closed || stream?.destroyed) {
-    cancel();
-    return reader.closed;
-  }
-  writable.on("close", cancel);
-  writable.on("error", cancel);
-  (currentReadPromise ?? reader.read()).then(flow, handleStreamError);
-  return reader.closed.finally(() => {
-    writable.off("close", cancel);
-    writable.off("error", cancel);
-  });
-  function handleStreamError(error2) {
-    if (error2) writable.destroy(error2);
-  }
-  function onDrain() {
-    reader.read().then(flow, handleStreamError);
-  }
-  function flow({ done, value }) {
-    try {
-      if (done) writable.end();
-      else if (!writable.write(value)) writable.once("drain", onDrain);
-      else reader.read().then(flow, handleStreamError);
-    } catch (e) {
-      handleStreamError(e);
-    }
-  }
-}
-function writeFromReadableStream(stream, writable) {
-  if (stream.locked) throw new TypeError("ReadableStream is locked.");
-  else if (writable.destroyed) {
-    stream.cancel().catch(() => {
-    });
-    return;
-  }
-  return writeFromReadableStreamDefaultReader(stream.getReader(), writable);
-}
-var buildOutgoingHttpHeaders = (headers, defaultContentType2) => {
-  const res = {};
-  if (!(headers instanceof Headers)) headers = new Headers(headers ?? void 0);
-  if (headers.has("set-cookie")) {
-    const cookies = [];
-    for (const [k, v] of headers) if (k === "set-cookie") cookies.push(v);
-    else res[k] = v;
-    if (cookies.length > 0) res["set-cookie"] = cookies;
-  } else for (const [k, v] of headers) res[k] = v;
-  if (defaultContentType2) res["content-type"] ??= defaultContentType2;
-  return res;
-};
-var outgoingEnded = /* @__PURE__ */ Symbol("outgoingEnded");
-var incomingDraining = /* @__PURE__ */ Symbol("incomingDraining");
-var DRAIN_TIMEOUT_MS = 500;
-var MAX_DRAIN_BYTES = 64 * 1024 * 1024;
-var drainIncoming = (incoming) => {
-  const incomingWithDrainState = incoming;
-  if (incoming.destroyed || incomingWithDrainState[incomingDraining]) return;
-  incomingWithDrainState[incomingDraining] = true;
-  if (incoming instanceof Http2ServerRequest) {
-    try {
-      incoming.stream?.close?.(constants.NGHTTP2_NO_ERROR);
-    } catch {
-    }
-    return;
-  }
-  let bytesRead = 0;
-  const cleanup = () => {
-    clearTimeout(timer);
-    incoming.off("data", onData);
-    incoming.off("end", cleanup);
-    incoming.off("error", cleanup);
-  };
-  const forceClose = () => {
-    cleanup();
-    const socket = incoming.socket;
-    if (socket && !socket.destroyed) {
-      if (typeof socket.destroySoon === "function") socket.destroySoon();
-      else if (typeof socket.destroy === "function") socket.destroy();
-    }
-  };
-  const timer = setTimeout(forceClose, DRAIN_TIMEOUT_MS);
-  timer.unref?.();
-  const onData = (chunk) => {
-    bytesRead += chunk.length;
-    if (bytesRead > MAX_DRAIN_BYTES) forceClose();
-  };
-  incoming.on("data", onData);
-  incoming.on("end", cleanup);
-  incoming.on("error", cleanup);
-  incoming.resume();
-};
-var makeCloseHandler = (req, incoming, outgoing, needsBodyCleanup) => () => {
-  if (incoming.errored) {
-    recordBodyBufferedBeforeDisconnect(incoming);
-    req[abortRequest](incoming.errored.toString());
-  } else if (!outgoing.writableFinished || incoming instanceof Http2ServerRequest && incoming.aborted) {
-    recordBodyBufferedBeforeDisconnect(incoming);
-    req[abortRequest]("Client connection prematurely closed.");
-  }
-  if (needsBodyCleanup && !incoming.readableEnded) setTimeout(() => {
-    if (!incoming.readableEnded) setTimeout(() => {
-      drainIncoming(incoming);
-    });
-  });
-};
-var isImmediateCacheableResponse = (res) => {
-  if (!(cacheKey in res)) return false;
-  const body = res[cacheKey][1];
-  return body === null || typeof body === "string" || body instanceof Uint8Array;
-};
-var handleRequestError = () => new Response(null, { status: 400 });
-var handleFetchError = (e) => new Response(null, { status: e instanceof Error && (e.name === "TimeoutError" || e.constructor.name === "TimeoutError") ? 504 : 500 });
-var handleResponseError = (e, outgoing) => {
-  const err2 = e instanceof Error ? e : new Error("unknown error", { cause: e });
-  if (err2.code === "ERR_STREAM_PREMATURE_CLOSE") console.info("The user aborted a request.");
-  else {
-    console.error(e);
-    if (!outgoing.headersSent) {
-      if (outgoing instanceof ServerResponse) outgoing._contentLength = null;
-      outgoing.writeHead(500, { "Content-Type": "text/plain" });
-    }
-    outgoing.end(`Error: ${err2.message}`);
-    outgoing.destroy(err2);
-  }
-};
-var flushHeaders = (outgoing) => {
-  if ("flushHeaders" in outgoing && outgoing.writable) outgoing.flushHeaders();
-};
-var trySetContentLength = (outgoing, status, length) => {
-  const http1 = outgoing;
-  if (http1._contentLength === null && http1._hasBody && http1.useChunkedEncodingByDefault && !http1._removedContLen && status >= 200 && status !== 204 && status !== 304 && !outgoing.hasHeader("content-length") && !outgoing.hasHeader("transfer-encoding") && !outgoing.hasHeader("trailer")) {
-    http1._contentLength = length;
-    return true;
-  }
-  return false;
-};
-var writeDefaultHeaders = (outgoing, status, length) => {
-  if (trySetContentLength(outgoing, status, length)) outgoing.writeHead(status, { "Content-Type": defaultContentType });
-  else outgoing.writeHead(status, {
-    "Content-Type": defaultContentType,
-    "Content-Length": length
-  });
-};
-var responseViaCache = async (res, outgoing) => {
-  let [status, body, header2] = res[cacheKey];
-  if (!header2) {
-    if (body === null) {
-      outgoing.writeHead(status);
-      outgoing.end();
-    } else if (typeof body === "string") {
-      writeDefaultHeaders(outgoing, status, Buffer.byteLength(body));
-      outgoing.end(body);
-    } else if (body instanceof Uint8Array) {
-      writeDefaultHeaders(outgoing, status, body.byteLength);
-      outgoing.end(body);
-    } else if (body instanceof Blob) {
-      writeDefaultHeaders(outgoing, status, body.size);
-      outgoing.end(new Uint8Array(await body.arrayBuffer()));
-    } else {
-      outgoing.writeHead(status, { "Content-Type": defaultContentType });
-      flushHeaders(outgoing);
-      await writeFromReadableStream(body, outgoing)?.catch((e) => handleResponseError(e, outgoing));
-    }
-    outgoing[outgoingEnded]?.();
-    return;
-  }
-  let hasContentLength = false;
-  let plainHeaders = false;
-  let canAutoLength = true;
-  if (header2 instanceof Headers) {
-    hasContentLength = header2.has("content-length");
-    header2 = buildOutgoingHttpHeaders(header2, body === null ? void 0 : defaultContentType);
-  } else if (Array.isArray(header2)) {
-    const headerObj = new Headers(header2);
-    hasContentLength = headerObj.has("content-length");
-    header2 = buildOutgoingHttpHeaders(headerObj, body === null ? void 0 : defaultContentType);
-  } else {
-    plainHeaders = true;
-    for (const key in header2) {
-      if (key.length === 14 && key.toLowerCase() === "content-length") {
-        hasContentLength = true;
-        break;
-      }
-      if (key.length === 17 && key.toLowerCase() === "transfer-encoding" || key.length === 7 && key.toLowerCase() === "trailer") canAutoLength = false;
-    }
-  }
-  if (!hasContentLength) {
-    let length;
-    if (typeof body === "string") length = Buffer.byteLength(body);
-    else if (body instanceof Uint8Array) length = body.byteLength;
-    else if (body instanceof Blob) length = body.size;
-    if (length !== void 0 && (!plainHeaders || !canAutoLength || !trySetContentLength(outgoing, status, length))) {
-      if (plainHeaders) header2 = { ...header2 };
-      header2["Content-Length"] = length;
-    }
-  }
-  outgoing.writeHead(status, header2);
-  if (body == null) outgoing.end();
-  else if (typeof body === "string" || body instanceof Uint8Array) outgoing.end(body);
-  else if (body instanceof Blob) outgoing.end(new Uint8Array(await body.arrayBuffer()));
-  else {
-    flushHeaders(outgoing);
-    await writeFromReadableStream(body, outgoing)?.catch((e) => handleResponseError(e, outgoing));
-  }
-  outgoing[outgoingEnded]?.();
-};
-var isPromise = (res) => typeof res.then === "function";
-var responseViaResponseObject = async (res, outgoing, options = {}) => {
-  if (isPromise(res)) if (options.errorHandler) try {
-    res = await res;
-  } catch (err2) {
-    const errRes = await options.errorHandler(err2);
-    if (!errRes) return;
-    res = errRes;
-  }
-  else res = await res.catch(handleFetchError);
-  if (cacheKey in res) return responseViaCache(res, outgoing);
-  const resHeaderRecord = buildOutgoingHttpHeaders(res.headers, res.body === null ? void 0 : defaultContentType);
-  if (res.body) {
-    const reader = res.body.getReader();
-    const values = [];
-    let done = false;
-    let currentReadPromise = void 0;
-    if (resHeaderRecord["transfer-encoding"] !== "chunked") {
-      let maxReadCount = 2;
-      for (let i2 = 0; i2 < maxReadCount; i2++) {
-        currentReadPromise ||= reader.read();
-        const chunk = await readWithoutBlocking(currentReadPromise);
-        if (!chunk) {
-          if (i2 === 1) {
-            await new Promise((resolve) => setTimeout(resolve));
-            maxReadCount = 3;
-            continue;
-          }
-          break;
-        }
-        currentReadPromise = void 0;
-        if (chunk.value) values.push(chunk.value);
-        if (chunk.done) {
-          done = true;
-          break;
-        }
-      }
-      if (done && !("content-length" in resHeaderRecord)) resHeaderRecord["content-length"] = values.reduce((acc, value) => acc + value.length, 0);
-    }
-    outgoing.writeHead(res.status, resHeaderRecord);
-    values.forEach((value) => {
-      outgoing.write(value);
-    });
-    if (done) outgoing.end();
-    else {
-      if (values.length === 0) flushHeaders(outgoing);
-      await writeFromReadableStreamDefaultReader(reader, outgoing, currentReadPromise);
-    }
-  } else if (resHeaderRecord[X_ALREADY_SENT]) {
-  } else {
-    outgoing.writeHead(res.status, resHeaderRecord);
-    outgoing.end();
-  }
-  outgoing[outgoingEnded]?.();
-};
-var getRequestListener = (fetchCallback, options = {}) => {
-  const autoCleanupIncoming = options.autoCleanupIncoming ?? true;
-  if (options.overrideGlobalObjects !== false && global.Request !== Request$1) {
-    Object.defineProperty(global, "Request", { value: Request$1 });
-    Object.defineProperty(global, "Response", { value: Response$1 });
-  }
-  return async (incoming, outgoing) => {
-    let res, req;
-    let needsBodyCleanup = false;
-    let closeHandlerAttached = false;
-    const ensureCloseHandler = () => {
-      if (!req || closeHandlerAttached) return;
-      closeHandlerAttached = true;
-      outgoing.on("close", makeCloseHandler(req, incoming, outgoing, needsBodyCleanup));
-    };
-    try {
-      req = newRequest(incoming, options.hostname);
-      needsBodyCleanup = autoCleanupIncoming && !(incoming.method === "GET" || incoming.method === "HEAD");
-      if (needsBodyCleanup) {
-        incoming[wrapBodyStream] = true;
-        if (incoming instanceof Http2ServerRequest) outgoing[outgoingEnded] = () => {
-          if (!incoming.readableEnded) setTimeout(() => {
-            if (!incoming.readableEnded) setTimeout(() => {
-              incoming.destroy();
-              outgoing.destroy();
-            });
-          });
-        };
-      }
-      res = fetchCallback(req, {
-        incoming,
-        outgoing
-      });
-      if (!isPromise(res) && isImmediateCacheableResponse(res)) {
-        if (needsBodyCleanup && !incoming.readableEnded) outgoing.once("finish", () => {
-          if (!incoming.readableEnded) drainIncoming(incoming);
-        });
-        return responseViaCache(res, outgoing);
-      }
-      ensureCloseHandler();
-    } catch (e) {
-      if (!res) if (options.errorHandler) {
-        ensureCloseHandler();
-        res = await options.errorHandler(req ? e : toRequestError(e));
-        if (!res) return;
-      } else if (!req) res = handleRequestError();
-      else res = handleFetchError(e);
-      else return handleResponseError(e, outgoing);
-    }
-    try {
-      return await responseViaResponseObject(res, outgoing, options);
-    } catch (e) {
-      return handleResponseError(e, outgoing);
-    }
-  };
-};
-var CloseEvent = globalThis.CloseEvent ?? class extends Event {
-  #eventInitDict;
-  constructor(type, eventInitDict = {}) {
-    super(type, eventInitDict);
-    this.#eventInitDict = eventInitDict;
-  }
-  get wasClean() {
-    return this.#eventInitDict.wasClean ?? false;
-  }
-  get code() {
-    return this.#eventInitDict.code ?? 0;
-  }
-  get reason() {
-    return this.#eventInitDict.reason ?? "";
-  }
-};
-var ErrorEvent = globalThis.ErrorEvent ?? class extends Event {
-  #eventInitDict;
-  constructor(type, eventInitDict = {}) {
-    super(type, eventInitDict);
-    this.#eventInitDict = eventInitDict;
-  }
-  get message() {
-    return this.#eventInitDict.message ?? "";
-  }
-  get filename() {
-    return this.#eventInitDict.filename ?? "";
-  }
-  get lineno() {
-    return this.#eventInitDict.lineno ?? 0;
-  }
-  get colno() {
-    return this.#eventInitDict.colno ?? 0;
-  }
-  get error() {
-    return this.#eventInitDict.error ?? null;
-  }
-};
-var generateConnectionSymbol = () => /* @__PURE__ */ Symbol("connection");
-var CONNECTION_SYMBOL_KEY = /* @__PURE__ */ Symbol("CONNECTION_SYMBOL_KEY");
-var WAIT_FOR_WEBSOCKET_SYMBOL = /* @__PURE__ */ Symbol("WAIT_FOR_WEBSOCKET_SYMBOL");
-var upgradeWebSocket = defineWebSocketHelper(async (c, events, options) => {
-  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return;
-  const env = c.env;
-  const waitForWebSocket = env[WAIT_FOR_WEBSOCKET_SYMBOL];
-  if (!waitForWebSocket || !env.incoming) return new Response(null, { status: 500 });
-  const connectionSymbol = generateConnectionSymbol();
-  env[CONNECTION_SYMBOL_KEY] = connectionSymbol;
-  (async () => {
-    let ws;
-    try {
-      ws = await waitForWebSocket(env.incoming, connectionSymbol);
-    } catch {
-      return;
-    }
-    const messagesReceivedInStarting = [];
-    const bufferMessage = (data, isBinary) => {
-      messagesReceivedInStarting.push([data, isBinary]);
-    };
-    ws.on("message", bufferMessage);
-    const ctx = {
-      binaryType: "arraybuffer",
-      close(code2, reason) {
-        ws.close(code2, reason);
-      },
-      protocol: ws.protocol,
-      raw: ws,
-      get readyState() {
-        return ws.readyState;
-      },
-      send(source, opts) {
-        ws.send(source, { compress: opts?.compress });
-      },
-      url: new URL(c.req.url)
-    };
-    try {
-      events?.onOpen?.(new Event("open"), ctx);
-    } catch (e) {
-      (options?.onError ?? console.error)(e);
-    }
-    const handleMessage = (data, isBinary) => {
-      const datas = Array.isArray(data) ? data : [data];
-      for (const data2 of datas) try {
-        events?.onMessage?.(new MessageEvent("message", { data: isBinary ? data2 instanceof ArrayBuffer ? data2 : data2.buffer.slice(data2.byteOffset, data2.byteOffset + data2.byteLength) : typeof data2 === "string" ? data2 : Buffer.from(data2).toString("utf-8") }), ctx);
-      } catch (e) {
-        (options?.onError ?? console.error)(e);
-      }
-    };
-    ws.off("message", bufferMessage);
-    for (const message2 of messagesReceivedInStarting) handleMessage(...message2);
-    ws.on("message", (data, isBinary) => {
-      handleMessage(data, isBinary);
-    });
-    ws.on("close", (code2, reason) => {
-      try {
-        events?.onClose?.(new CloseEvent("close", {
-          code: code2,
-          reason: reason.toString()
-        }), ctx);
-      } catch (e) {
-        (options?.onError ?? console.error)(e);
-      }
-    });
-    ws.on("error", (error2) => {
-      try {
-        events?.onError?.(new ErrorEvent("error", { error: error2 }), ctx);
-      } catch (e) {
-        (options?.onError ?? console.error)(e);
-      }
-    });
-  })();
-  return new Response();
-});
-
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/mediaType.js
-var import_content_type = __toESM(require_content_type(), 1);
-function mediaTypeEssence(header2) {
-  if (!header2) {
-    return void 0;
-  }
-  try {
-    return import_content_type.default.parse(header2).type;
-  } catch {
-    const essence = (header2.split(";", 1)[0] ?? "").trim().toLowerCase();
-    if (essence === "" || header2.slice(essence.length).includes(",")) {
-      return void 0;
-    }
-    return essence;
-  }
-}
-function isJsonContentType(header2) {
-  if (header2 === "application/json") {
-    return true;
-  }
-  return mediaTypeEssence(header2) === "application/json";
-}
-
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/requestBody.js
-var DEFAULT_MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024;
-var MAX_BATCH_SIZE = 100;
-function requestBodyTooLargeMessage(maxBytes) {
-  return `Payload Too Large: Request body must not exceed ${maxBytes} bytes`;
-}
-function resolveMaxRequestBodySize(value) {
-  if (value === void 0) {
-    return DEFAULT_MAX_REQUEST_BODY_SIZE;
-  }
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`maxRequestBodySize must be a positive number of bytes, got ${String(value)}`);
-  }
-  return value;
-}
-async function readRequestBody(request, maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE) {
-  if (Number(request.headers.get("content-length")) > maxBytes) {
-    return { tooLarge: true };
-  }
-  if (request.body === null) {
-    return { tooLarge: false, text: "" };
-  }
-  const reader = request.body.getReader();
-  const decoder2 = new TextDecoder();
-  let received = 0;
-  let text2 = "";
-  try {
-    for (; ; ) {
-      const { done, value } = await reader.read();
-      if (done) {
-        break;
-      }
-      received += value.byteLength;
-      if (received > maxBytes) {
-        return { tooLarge: true };
-      }
-      text2 += decoder2.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return { tooLarge: false, text: text2 + decoder2.decode() };
-}
-
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/sseKeepAlive.js
-var DEFAULT_SSE_KEEP_ALIVE_MS = 15e3;
-var MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
-function armSseKeepAlive(intervalMs, onTick) {
-  if (!Number.isFinite(intervalMs) || intervalMs < 1) {
-    return void 0;
-  }
-  const timer = setInterval(onTick, Math.min(intervalMs, MAX_TIMER_DELAY_MS));
-  timer.unref?.();
-  return timer;
-}
-
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/webStandardStreamableHttp.js
 var WebStandardStreamableHTTPServerTransport = class {
   constructor(options = {}) {
@@ -17578,8 +17468,8 @@ data:
    * Use this to implement polling behavior during long-running operations -
    * client will reconnect after the retry interval specified in the priming event.
    */
-  closeSSEStream(requestId) {
-    const streamId = this._requestToStreamMapping.get(requestId);
+  closeSSEStream(requestId2) {
+    const streamId = this._requestToStreamMapping.get(requestId2);
     if (!streamId)
       return;
     const stream = this._streamMapping.get(streamId);
@@ -17598,11 +17488,11 @@ data:
     }
   }
   async send(message2, options) {
-    let requestId = options?.relatedRequestId;
+    let requestId2 = options?.relatedRequestId;
     if (isJSONRPCResultResponse(message2) || isJSONRPCErrorResponse(message2)) {
-      requestId = message2.id;
+      requestId2 = message2.id;
     }
-    if (requestId === void 0) {
+    if (requestId2 === void 0) {
       if (isJSONRPCResultResponse(message2) || isJSONRPCErrorResponse(message2)) {
         throw new Error("Cannot send a response on a standalone SSE stream unless resuming a previous client request");
       }
@@ -17619,9 +17509,9 @@ data:
       }
       return;
     }
-    const streamId = this._requestToStreamMapping.get(requestId);
+    const streamId = this._requestToStreamMapping.get(requestId2);
     if (!streamId) {
-      throw new Error(`No connection established for request ID: ${String(requestId)}`);
+      throw new Error(`No connection established for request ID: ${String(requestId2)}`);
     }
     let stream = this._streamMapping.get(streamId);
     if (!this._enableJsonResponse) {
@@ -17638,7 +17528,7 @@ data:
       }
     }
     if (isJSONRPCResultResponse(message2) || isJSONRPCErrorResponse(message2)) {
-      this._requestResponseMap.set(requestId, message2);
+      this._requestResponseMap.set(requestId2, message2);
       const relatedIds = Array.from(this._requestToStreamMapping.entries()).filter(([_, sid]) => sid === streamId).map(([id]) => id);
       const allResponsesReady = relatedIds.every((id) => this._requestResponseMap.has(id));
       if (allResponsesReady) {
@@ -17662,7 +17552,7 @@ data:
             this._requestResponseMap.delete(id);
             this._requestToStreamMapping.delete(id);
           }
-          throw new Error(`No connection established for request ID: ${String(requestId)}`);
+          throw new Error(`No connection established for request ID: ${String(requestId2)}`);
         }
         if (this._enableJsonResponse && stream.resolveJson) {
           const headers = {
@@ -17780,8 +17670,8 @@ var StreamableHTTPServerTransport = class {
    * Use this to implement polling behavior during long-running operations -
    * client will reconnect after the retry interval specified in the priming event.
    */
-  closeSSEStream(requestId) {
-    this._webStandardTransport.closeSSEStream(requestId);
+  closeSSEStream(requestId2) {
+    this._webStandardTransport.closeSSEStream(requestId2);
   }
   /**
    * Close the standalone GET SSE stream, triggering client reconnection.
@@ -17851,6 +17741,12 @@ function bodyLimit(valves) {
   const given = Number(valves.max_file_size_mb);
   const mb = Number.isInteger(given) && given > 0 ? given : 300;
   return (mb + 1) * 1024 * 1024;
+}
+function discardThenClose(req) {
+  const timer = setTimeout(() => req.destroy(), 1e3);
+  timer.unref();
+  req.once("end", () => clearTimeout(timer));
+  req.resume();
 }
 
 // src/hosts/http/identity/api-key.ts
@@ -18461,18 +18357,19 @@ async function jwtCaller(token, secret) {
 import crypto3 from "node:crypto";
 var TTL_MS = 6e4;
 var MAX_ENTRIES = 1e4;
-function sessionVerifier(openwebuiUrl, fetchImpl = fetch) {
+function sessionVerifier(urlNow, fetchImpl = fetch) {
   const cache2 = /* @__PURE__ */ new Map();
   return {
     async verify(token) {
       const key = crypto3.createHash("sha256").update(token).digest("hex");
       const hit = cache2.get(key);
       if (hit && hit.until > Date.now()) return withToken(hit.result, token);
+      const openwebuiUrl = urlNow();
       let res;
       try {
         res = await fetchImpl(`${openwebuiUrl}/api/v1/auths/`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" }, signal: AbortSignal.timeout(1e4) });
       } catch {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the server's --openwebui-url.` };
+        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (admin page; its default is the server's --openwebui-url).` };
       }
       let result;
       if (res.status === 401 || res.status === 403) {
@@ -18497,9 +18394,9 @@ function withToken(result, token) {
 }
 
 // src/hosts/http/identity/index.ts
-function identityResolver(settings, fetchImpl = fetch) {
+function identityResolver(settings, fetchImpl = fetch, openwebuiUrl = () => settings.openwebuiUrl) {
   const modes = new Set(settings.auth);
-  const session = modes.has("openwebui-session") ? sessionVerifier(settings.openwebuiUrl, fetchImpl) : void 0;
+  const session = modes.has("openwebui-session") ? sessionVerifier(openwebuiUrl, fetchImpl) : void 0;
   return async (headers) => {
     const jwt = header(headers, "x-openwebui-user-jwt")?.trim();
     if (jwt && modes.has("openwebui-jwt")) return jwtCaller(jwt, settings.jwtSecret ?? "");
@@ -18535,6 +18432,92 @@ function sendJson(res, status, body, headers = {}) {
 }
 function sendDetail(res, status, detail, headers = {}) {
   sendJson(res, status, { detail }, headers);
+}
+
+// src/hosts/utf8.ts
+import { isUtf8 } from "node:buffer";
+var InvalidUtf8 = class extends Error {
+};
+var isContinuation = (byte) => byte !== void 0 && (byte & 192) === 128;
+function strictUtf8(bytes, what) {
+  assertUtf8(bytes, what);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8");
+}
+function assertUtf8(bytes, what) {
+  if (isUtf8(bytes)) return;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  throw invalidUtf8(what, buf.toString("utf8"), firstInvalidByte(buf), buf);
+}
+function checkDecodedField(text2, rawBody, what) {
+  if (!text2.includes("\uFFFD")) return;
+  if (Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.length).indexOf(Buffer.from(text2, "utf8")) >= 0) return;
+  throw invalidUtf8(what, text2, void 0, void 0);
+}
+function invalidUtf8(what, lenient, refused, bytes) {
+  let where = "";
+  if (refused !== void 0 && bytes !== void 0) {
+    const start = sequenceStart(bytes, refused);
+    where = ` at byte ${start} (${hex(bytes, start)})`;
+  }
+  const params = parametersHolding(lenient);
+  const inParams = params.length > 0 ? ` in ${params.map((p) => `'${p}'`).join(", ")}` : "";
+  return new InvalidUtf8(
+    `${what} is not valid UTF-8${where}${inParams}; it would be stored with U+FFFD instead of the bytes sent, so nothing was run. Send JSON as UTF-8 text; for binary content use shed_patch_bytes with content_format "base64" or "hex".`
+  );
+}
+function firstInvalidByte(bytes) {
+  const CHUNK3 = 64 * 1024;
+  const decoder2 = new TextDecoder("utf-8", { fatal: true });
+  for (let start = 0; start < bytes.length; start += CHUNK3) {
+    try {
+      decoder2.decode(bytes.subarray(start, start + CHUNK3), { stream: true });
+    } catch {
+      let from = start;
+      while (from > 0 && start - from < 3 && isContinuation(bytes[from])) from--;
+      let lo = from;
+      let hi = Math.min(bytes.length, start + CHUNK3);
+      while (lo + 1 < hi) {
+        const mid = lo + hi >>> 1;
+        if (refuses(bytes.subarray(from, mid))) hi = mid;
+        else lo = mid;
+      }
+      return hi - 1;
+    }
+  }
+  let end = bytes.length - 1;
+  while (end > 0 && isContinuation(bytes[end])) end--;
+  return end;
+}
+function refuses(bytes) {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: true });
+    return false;
+  } catch {
+    return true;
+  }
+}
+var announced = (byte) => byte >= 240 ? 4 : byte >= 224 ? 3 : byte >= 192 ? 2 : 0;
+function sequenceStart(bytes, refused) {
+  let lead = refused - 1;
+  while (lead >= 0 && refused - lead <= 3 && isContinuation(bytes[lead])) lead--;
+  return lead >= 0 && announced(bytes[lead]) > refused - lead ? lead : refused;
+}
+function hex(bytes, start) {
+  let end = start + 1;
+  while (end < bytes.length && end - start < announced(bytes[start]) && isContinuation(bytes[end])) end++;
+  return [...bytes.subarray(start, end)].map((b) => `0x${b.toString(16).toUpperCase().padStart(2, "0")}`).join(" ");
+}
+function parametersHolding(lenient) {
+  let parsed;
+  try {
+    parsed = JSON.parse(lenient);
+  } catch {
+    return [];
+  }
+  if (parsed === null || typeof parsed !== "object") return [];
+  const holder = parsed.params?.arguments ?? parsed;
+  if (holder === null || typeof holder !== "object") return [];
+  return Object.entries(holder).filter(([k, v]) => k.includes("\uFFFD") || JSON.stringify(v)?.includes("\uFFFD")).map(([k]) => k).slice(0, 5);
 }
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-compat.js
@@ -18678,10 +18661,10 @@ var Protocol = class {
             while (queuedMessage = await this._taskMessageQueue.dequeue(taskId, extra.sessionId)) {
               if (queuedMessage.type === "response" || queuedMessage.type === "error") {
                 const message2 = queuedMessage.message;
-                const requestId = message2.id;
-                const resolver = this._requestResolvers.get(requestId);
+                const requestId2 = message2.id;
+                const resolver = this._requestResolvers.get(requestId2);
                 if (resolver) {
-                  this._requestResolvers.delete(requestId);
+                  this._requestResolvers.delete(requestId2);
                   if (queuedMessage.type === "response") {
                     resolver(message2);
                   } else {
@@ -18691,7 +18674,7 @@ var Protocol = class {
                   }
                 } else {
                   const messageType = queuedMessage.type === "response" ? "Response" : "Error";
-                  this._onerror(new Error(`${messageType} handler missing for request ${requestId}`));
+                  this._onerror(new Error(`${messageType} handler missing for request ${requestId2}`));
                 }
                 continue;
               }
@@ -19479,13 +19462,13 @@ var Protocol = class {
       const messages = await this._taskMessageQueue.dequeueAll(taskId, sessionId);
       for (const message2 of messages) {
         if (message2.type === "request" && isJSONRPCRequest(message2.message)) {
-          const requestId = message2.message.id;
-          const resolver = this._requestResolvers.get(requestId);
+          const requestId2 = message2.message.id;
+          const resolver = this._requestResolvers.get(requestId2);
           if (resolver) {
             resolver(new McpError(ErrorCode.InternalError, "Task cancelled or completed"));
-            this._requestResolvers.delete(requestId);
+            this._requestResolvers.delete(requestId2);
           } else {
-            this._onerror(new Error(`Resolver missing for request ${requestId} during task ${taskId} cleanup`));
+            this._onerror(new Error(`Resolver missing for request ${requestId2} during task ${taskId} cleanup`));
           }
         }
       }
@@ -20408,7 +20391,7 @@ function createMcpServer(opts) {
       caller,
       chatId,
       messageId,
-      ...opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl } : {},
+      ...opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {},
       ...token !== void 0 ? {
         onStatus: async (event) => {
           progress += 1;
@@ -20416,7 +20399,8 @@ function createMcpServer(opts) {
         }
       } : {}
     };
-    const text2 = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), callHost(req));
+    await opts.beforeCall?.(name);
+    const text2 = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), (opts.hostFor ?? callHost)(req));
     const envelope = JSON.parse(text2);
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: "mcp", ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
     return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope, isError: !envelope.success };
@@ -20438,12 +20422,14 @@ function mcpRoutes(ctx) {
   async function handle2(req, res) {
     const who = await ctx.identify(req.headers);
     if (!who.ok) {
-      sendDetail(res, who.status, who.detail, who.status === 401 ? { "WWW-Authenticate": challenge(ctx.settings) } : {});
+      sendJsonRpcError(res, who.status, who.detail, -32e3, who.status === 401 ? { "WWW-Authenticate": challenge(ctx.settings) } : {});
       return;
     }
     const authed = req;
     authed.auth = { token: "", clientId: who.caller.user.id, scopes: [], extra: { caller: who.caller } };
     const sessionId = header(req.headers, "mcp-session-id");
+    const body = req.method === "POST" ? await readJsonRpc(req, res) : { parsed: void 0 };
+    if (body === void 0) return;
     if (sessionId !== void 0) {
       const session = sessions.get(sessionId);
       if (session === void 0) {
@@ -20455,7 +20441,7 @@ function mcpRoutes(ctx) {
         return;
       }
       session.seen = Date.now();
-      await session.transport.handleRequest(authed, res);
+      await session.transport.handleRequest(authed, res, body.parsed);
       return;
     }
     if (req.method !== "POST") {
@@ -20468,7 +20454,6 @@ function mcpRoutes(ctx) {
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      maxRequestBodySize: bodyLimit(ctx.valves()),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, owner: ownerOf(who.caller), seen: Date.now() });
       }
@@ -20480,7 +20465,7 @@ function mcpRoutes(ctx) {
       api: ctx.api,
       version: ctx.version,
       valves: ctx.valves,
-      openwebuiUrl: ctx.settings.openwebuiUrl,
+      openwebuiUrl: ctx.openwebuiUrl,
       log: ctx.log,
       callerOf: (extra) => extra.authInfo?.extra?.caller,
       chatOf: (extra) => {
@@ -20489,19 +20474,49 @@ function mcpRoutes(ctx) {
       }
     });
     await server.connect(transport);
-    await transport.handleRequest(authed, res);
+    await transport.handleRequest(authed, res, body.parsed);
+  }
+  async function readJsonRpc(req, res) {
+    let text2;
+    try {
+      text2 = strictUtf8(await readBody(req, bodyLimit(ctx.valves()), ctx.settings.limits.bodyIdleTimeoutMs), "The request body");
+    } catch (err2) {
+      if (err2 instanceof InvalidUtf8) {
+        sendJsonRpcError(res, 400, `Parse error: ${err2.message}`, -32700);
+        return void 0;
+      }
+      if (!(err2 instanceof BodyTooLarge || err2 instanceof BodyTimeout)) throw err2;
+      res.setHeader("Connection", "close");
+      sendJsonRpcError(res, err2 instanceof BodyTooLarge ? 413 : 408, err2 instanceof BodyTooLarge ? `${err2.message} It follows the valve max_file_size_mb.` : err2.message);
+      discardThenClose(req);
+      return void 0;
+    }
+    try {
+      return { parsed: JSON.parse(text2) };
+    } catch {
+      sendJsonRpcError(res, 400, "Parse error: Invalid JSON", -32700);
+      return void 0;
+    }
+  }
+  async function noOAuth(_req, res) {
+    const anonymous = await ctx.identify({});
+    const how = anonymous.ok ? "No credential is needed here (auth mode local)." : anonymous.detail;
+    sendJson(res, 404, { error: "invalid_request", error_description: `This server does not use OAuth. ${how}` });
   }
   return {
-    routes: [{ methods: ["GET", "POST", "DELETE"], path: "/mcp", handler: handle2 }],
+    routes: [
+      { methods: ["GET", "POST", "DELETE"], path: "/mcp", handler: handle2 },
+      { methods: ["*"], path: /^\/(?:\.well-known\/(?:oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/.*)?|register|authorize|token)$/, handler: noOAuth }
+    ],
     async closeAll() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
     }
   };
 }
-function sendJsonRpcError(res, status, message2) {
-  const text2 = JSON.stringify({ jsonrpc: "2.0", error: { code: -32e3, message: message2 }, id: null });
-  res.writeHead(status, { "Content-Type": "application/json" });
+function sendJsonRpcError(res, status, message2, code2 = -32e3, headers = {}) {
+  const text2 = JSON.stringify({ jsonrpc: "2.0", error: { code: code2, message: message2 }, id: null });
+  res.writeHead(status, { "Content-Type": "application/json", ...headers });
   res.end(text2);
 }
 
@@ -20514,15 +20529,19 @@ var ADMIN_CSS = `
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#8d96a0;--line:#30363d;--card:#161b22;--accent:#4493f8;--ok:#3fb950;--err:#f85149;--warn:#d29922}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}
 header{display:flex;justify-content:space-between;align-items:center;gap:.5rem;padding:.6rem 1rem;border-bottom:1px solid var(--line);flex-wrap:wrap}
-.brand{font-size:1.05rem}.signout{display:flex;gap:.5rem;align-items:center;margin:0}.signout span{color:var(--muted)}
-nav{display:flex;gap:.25rem;overflow-x:auto;padding:.4rem 1rem;border-bottom:1px solid var(--line)}
-nav a{padding:.35rem .7rem;border-radius:6px;color:var(--fg);text-decoration:none;white-space:nowrap}nav a[aria-current]{background:var(--card);font-weight:600;box-shadow:inset 0 -2px var(--accent)}
+.brand{font-size:1.05rem}.account{display:flex;gap:.5rem;align-items:center;margin:0;color:var(--muted)}
+body>nav{display:flex;gap:.25rem;overflow-x:auto;padding:.4rem 1rem;border-bottom:1px solid var(--line)}
+body>nav a{padding:.35rem .7rem;border-radius:6px;color:var(--fg);text-decoration:none;white-space:nowrap}body>nav a[aria-current]{background:var(--card);font-weight:600;box-shadow:inset 0 -2px var(--accent)}
 main{max-width:1100px;margin:0 auto;padding:1rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem;padding-bottom:.3rem;border-bottom:1px solid var(--line)}
 a{color:var(--accent)}.muted,small{color:var(--muted)}
 .notice{padding:.6rem .8rem;border-radius:6px;border:1px solid var(--line);background:var(--card)}.notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--err);color:var(--err)}.notice.warn{border-color:var(--warn)}
-fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .4rem}
-.field{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.25rem 1rem;padding:.7rem 0;border-top:1px solid var(--line)}.field:first-of-type{border-top:0}
-.field label{font-weight:600}.field .desc{grid-column:1;color:var(--muted);font-size:.9rem}.field .control{grid-column:2;grid-row:1/span 3;display:flex;flex-direction:column;gap:.3rem}
+.toc h2{font-size:.95rem;margin:0 0 .4rem;border:0;padding:0}.toc ol{list-style:none;margin:0 0 1rem;padding:0;display:flex;flex-wrap:wrap;gap:.35rem}
+.toc a{display:inline-block;padding:.25rem .65rem;border:1px solid var(--line);border-radius:999px;text-decoration:none;white-space:nowrap}.toc small{margin-left:.2rem}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.3rem 1rem .6rem;position:relative;scroll-margin-top:.5rem;min-width:0}legend{font-weight:600;padding:0 .4rem;font-size:1.05rem}
+fieldset>.top{position:absolute;right:.8rem;top:-.1rem;font-size:.85rem;background:var(--bg);padding:0 .3rem}
+.field{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.15rem 1rem;padding:.55rem 0;border-top:1px solid var(--line)}.field:first-of-type{border-top:0}
+.field label{font-weight:600}.field .desc{grid-column:1;color:var(--muted);font-size:.87rem;margin:0}.field .control{grid-column:2;grid-row:1/span 3;display:flex;flex-direction:column;gap:.25rem}
+@media (min-width:960px){.settings{display:grid;grid-template-columns:12.5rem minmax(0,1fr);gap:1.5rem;align-items:start}.toc{position:sticky;top:1rem}.toc ol{flex-direction:column;flex-wrap:nowrap}.toc a{display:flex;justify-content:space-between;border:0;border-left:3px solid var(--line);border-radius:0;padding:.2rem .6rem}fieldset>.top{display:none}}
 .field .row{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
 .field.invalid input,.field.invalid select{border-color:var(--err);outline:1px solid var(--err)}.error{color:var(--err);font-size:.9rem;margin:0}
 input[type=text],input[type=number],input[type=password],input[type=search],select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.4rem .5rem;width:100%;max-width:28rem}
@@ -20534,10 +20553,11 @@ button.primary{background:var(--accent);border-color:var(--accent);color:#fff}bu
 .actions{position:sticky;bottom:0;background:var(--bg);padding:.7rem 0;border-top:1px solid var(--line);display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
 .table{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}th a{color:var(--fg)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 meter{width:8rem;max-width:30vw;height:.8rem;vertical-align:middle}
-.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0;flex-wrap:wrap}.grid{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
+.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0;flex-wrap:wrap}.inline label{display:inline-flex;gap:.3rem;align-items:center}.inline input[type=text],.inline input[type=search]{width:auto;min-width:8rem}
+.signin{display:flex;flex-direction:column;gap:.4rem;max-width:28rem}.signin label{font-weight:600}.signin p{margin:0}.signin button{align-self:flex-start}.grid{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr))}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.7rem 1rem}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}pre{background:var(--card);padding:.7rem;border-radius:6px;overflow-x:auto}
 .tag{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid var(--line);font-size:.8rem}.tag.flag{border-color:var(--err);color:var(--err)}
-@media (max-width:640px){.field{grid-template-columns:1fr}.field .control{grid-column:1;grid-row:auto}main{padding:.7rem}th,td{padding:.35rem}}
+@media (max-width:640px){.actions .muted{display:none}.field{grid-template-columns:1fr}.field .control{grid-column:1;grid-row:auto}main{padding:.7rem}th,td{padding:.35rem}}
 `;
 
 // src/hosts/http/admin/audit-page.ts
@@ -20565,15 +20585,18 @@ var SECTIONS = [
   ["/admin/audit", "Audit log"],
   ["/admin/maintenance", "Maintenance"]
 ];
+function accountOf(admin2, auth) {
+  return auth.includes("local") ? { user: admin2.user } : { user: admin2.user, signOut: admin2.csrf };
+}
 function layout(body, o) {
   const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label)}</a>`).join("")}</nav>`;
-  const signOut = o.user !== void 0 && o.csrf !== void 0 ? `<form method="post" action="/admin/logout" class="signout"><input type="hidden" name="_csrf" value="${esc2(o.csrf)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>` : "";
+  const account = o.user === void 0 ? "" : o.signOut === void 0 ? `<span class="account">Local mode (${esc2(o.user)}): no sign-in</span>` : `<form method="post" action="/admin/logout" class="account"><input type="hidden" name="_csrf" value="${esc2(o.signOut)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>`;
   const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === "ok" ? "status" : "alert"}">${esc2(n.text)}</p>`).join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>${esc2(o.title)} \xB7 Fileshed admin</title>
 <link rel="stylesheet" href="/admin/assets/admin.css"></head>
-<body><header><strong class="brand">Fileshed admin</strong>${signOut}</header>${nav}
+<body><header><strong class="brand">Fileshed admin</strong>${account}</header>${nav}
 <main><h1>${esc2(o.title)}</h1>${notices}${body}</main></body></html>`;
 }
 function sendHtml(res, status, html, headers = {}) {
@@ -20606,7 +20629,7 @@ function auditPage(storageBase, q, auditOn) {
   const flaggedOnly = q.get("flagged") === "1";
   const limit = Math.max(1, Math.min(Number(q.get("limit")) || 200, 2e3));
   const entries = pluginAdmin.readAudit(storageBase, { ...user ? { user } : {}, ...fn ? { function: fn } : {}, errorsOnly, flaggedOnly, limit });
-  const filters = `<form method="get" action="/admin/audit" class="inline"><input type="search" name="user" value="${esc2(user)}" placeholder="user" aria-label="User"><input type="search" name="function" value="${esc2(fn)}" placeholder="function (e.g. shed_exec)" aria-label="Function">
+  const filters = `<form method="get" action="/admin/audit" class="inline"><label>User <input type="search" name="user" value="${esc2(user)}" placeholder="alice"></label><label>Function <input type="search" name="function" value="${esc2(fn)}" placeholder="shed_exec"></label>
 <label><input type="checkbox" name="errors" value="1"${errorsOnly ? " checked" : ""}> errors only</label><label><input type="checkbox" name="flagged" value="1"${flaggedOnly ? " checked" : ""}> flagged only</label><button type="submit">Filter</button></form>`;
   const off = auditOn ? "" : '<p class="notice warn">The audit log is off (valve audit_log): no new entries are written.</p>';
   const rows = entries.map((e) => `<tr${e.flagged ? ' class="flagged"' : ""}><td>${esc2(e.time.replace("T", " ").slice(0, 19))}</td><td>${esc2(e.user)}</td><td>${esc2(e.conversation)}</td><td><code>${esc2(e.function)}</code>${e.command ? ` <code>${esc2(e.command)}</code>` : ""}</td><td>${esc2([e.zone, e.group].filter(Boolean).join(" "))}</td><td>${(e.paths ?? []).map((p) => `<code>${esc2(p)}</code>`).join("<br>")}</td><td>${esc2(e.code)}${e.flagged ? ' <span class="tag flag">flagged</span>' : ""}</td><td class="num">${esc2(e.ms)}</td></tr>`).join("");
@@ -20740,11 +20763,11 @@ async function groupsPage(ctx, csrf) {
   for (const g of list2) {
     const members2 = await pluginAdmin2.groups.members(base, g.id);
     const memberList = members2.map((m) => readOnly ? `<li>${esc2(m)}</li>` : `<li><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="remove-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="hidden" name="user" value="${esc2(m)}">${esc2(m)} <button type="submit" class="link">remove</button></form></li>`).join("");
-    const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="text" name="user" placeholder="user id" aria-label="User id to add to ${esc2(g.name)}" required><button type="submit">Add member</button></form>`;
+    const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><label>User id <input type="text" name="user" placeholder="alice" required></label><button type="submit">Add member</button></form>`;
     const del = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="delete"><input type="hidden" name="group" value="${esc2(g.id)}"><button type="submit">Delete group</button></form>`;
     rows.push(`<div class="card" data-group="${esc2(g.id)}"><h3>${esc2(g.name)} <small><code>${esc2(g.id)}</code></small></h3><p class="muted">${esc2(g.description)} ${members2.length} member(s). Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
   }
-  const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><input type="text" name="group" placeholder="id (e.g. team-a)" aria-label="Group id" required><input type="text" name="name" placeholder="display name" aria-label="Group name"><button type="submit" class="primary">Create group</button></form>`;
+  const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><label>Group id <input type="text" name="group" placeholder="team-a" required></label><label>Name <input type="text" name="name" placeholder="Team A"></label><button type="submit" class="primary">Create group</button></form>`;
   return `${note}${create}<h2>Groups (${list2.length})</h2>${rows.length ? `<div class="grid">${rows.join("")}</div>` : '<p class="muted">No groups yet.</p>'}`;
 }
 async function groupAction(ctx, form) {
@@ -20929,42 +20952,33 @@ function newSecret(prefix = "") {
 
 // src/hosts/http/admin/valves-form.ts
 var SECTIONS2 = [
-  ["storage_", "Storage and quotas"],
-  ["quota_", "Storage and quotas"],
-  ["max_file", "Storage and quotas"],
-  ["lock_", "Storage and quotas"],
-  ["sandbox", "Commands"],
-  ["exec_", "Commands"],
-  ["network_", "Commands"],
-  ["max_output", "Output"],
-  ["group_", "Groups"],
-  ["sqlite_", "SQLite"],
-  ["zip_", "Archives"],
-  ["import_", "Import"],
-  ["openwebui_", "Open WebUI and links"],
-  ["public_url", "Open WebUI and links"],
-  ["link_", "Open WebUI and links"],
-  ["audit_", "Audit log"],
-  ["uploads_", "Maintenance"],
-  ["maintenance_", "Maintenance"]
+  { id: "storage", title: "Storage & quotas", prefixes: ["storage_", "quota_", "max_file", "lock_", "group_"] },
+  { id: "commands", title: "Commands & sandbox", prefixes: ["sandbox", "exec_", "network_", "max_output"] },
+  { id: "sqlite", title: "SQLite", prefixes: ["sqlite_"] },
+  { id: "archives", title: "Archives", prefixes: ["zip_"] },
+  { id: "links", title: "Links", prefixes: ["public_url", "link_"] },
+  { id: "functions", title: "Functions & files", prefixes: ["functions", "blocked_", "allowed_"] },
+  { id: "audit", title: "Audit & maintenance", prefixes: ["audit_", "uploads_", "maintenance_"] },
+  { id: "openwebui", title: "Open WebUI", prefixes: ["openwebui_", "import_"] }
 ];
+var OTHER = { id: "other", title: "Other", prefixes: [] };
 function sectionOf(key) {
-  return SECTIONS2.find(([prefix]) => key.startsWith(prefix))?.[1] ?? "Other";
+  return SECTIONS2.find((s) => s.prefixes.some((prefix) => key.startsWith(prefix))) ?? OTHER;
 }
 function isSecret(p) {
   return p.format === "password";
 }
 function valvesForm(properties, state, hidden, disabled) {
-  const groups = /* @__PURE__ */ new Map();
+  const fields = /* @__PURE__ */ new Map();
   for (const [key, prop] of Object.entries(properties)) {
     const section = sectionOf(key);
-    const html = field(key, prop, state(key));
-    groups.set(section, [...groups.get(section) ?? [], html]);
+    fields.set(section, [...fields.get(section) ?? [], field(key, prop, state(key))]);
   }
-  const order = [.../* @__PURE__ */ new Set([...SECTIONS2.map(([, s]) => s), "Other"])].filter((s) => groups.has(s));
-  const sections = order.map((s) => `<fieldset><legend>${esc2(s)}</legend>${groups.get(s).join("")}</fieldset>`).join("");
+  const order = [...SECTIONS2, OTHER].filter((s) => fields.has(s));
+  const toc = `<nav class="toc" id="sections" aria-label="Settings sections"><h2>Sections</h2><ol>${order.map((s) => `<li><a href="#s-${s.id}">${esc2(s.title)} <small>${fields.get(s).length}</small></a></li>`).join("")}</ol></nav>`;
+  const sections = order.map((s) => `<fieldset id="s-${s.id}"><legend>${esc2(s.title)}</legend><a class="top" href="#sections">Sections \u2191</a>${fields.get(s).join("")}</fieldset>`).join("");
   const submit = disabled ? '<p class="notice error">Saving is disabled until the config file is valid JSON again.</p>' : '<button type="submit" class="primary" name="_save" value="1">Save settings</button><span class="muted">Saved to the config file; in effect for the next call.</span>';
-  return `<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form>`;
+  return `<div class="settings">${toc}<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form></div>`;
 }
 function shown(v) {
   if (v === "" || v === void 0) return "(empty)";
@@ -20992,12 +21006,12 @@ function field(key, p, s) {
   } else {
     control = `<input type="text" id="${id}" name="${esc2(key)}" value="${esc2(s.value)}"${aria}${ro}>`;
   }
-  const dflt = isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
+  const dflt = s.fixed ? "" : isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
   const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc2(key)}" title="Remove ${esc2(key)} from the config file">Reset to default</button>` : "";
   const notes = [s.flag ? "<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>" : "", s.fixed ? `<small>${esc2(s.fixed)}</small>` : ""].join("");
   const error2 = s.error ? `<p class="error" id="${errId}">${esc2(s.error)}</p>` : "";
   return `<div class="field${s.error ? " invalid" : ""}" data-valve="${esc2(key)}"><label for="${id}">${esc2(p.title ?? key)} <small><code>${esc2(key)}</code></small></label>
-<div class="control">${control}${error2}<div class="row"><small>${dflt}</small>${reset}</div>${notes}</div>
+<div class="control">${control}${error2}${dflt || reset ? `<div class="row"><small>${dflt}</small>${reset}</div>` : ""}${notes}</div>
 <p class="desc">${esc2(p.description ?? "")}</p></div>`;
 }
 
@@ -21029,7 +21043,7 @@ function stateOf(ctx, stored, submitted, errors) {
     stored: Object.hasOwn(stored, key),
     ...errors[key] ? { error: errors[key] } : {},
     ...Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {},
-    ...key === "storage_base_path" ? { fixed: `The server's storage folder (--base): ${ctx.storageBase}` } : {}
+    ...key === "storage_base_path" ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}
   });
 }
 function renderValves(ctx, admin2, opts = {}) {
@@ -21039,8 +21053,8 @@ function renderValves(ctx, admin2, opts = {}) {
   const stored = loaded.config?.valves ?? {};
   const hidden = `${csrfField(admin2.csrf)}<input type="hidden" name="_version" value="${esc2(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== void 0);
-  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc2(ctx.settings.configFile)}</code>.</p>`;
-  return layout(intro + form, { title: "Settings", section: "/admin", user: admin2.user, csrf: admin2.csrf, notice });
+  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc2(ctx.settings.configFile)}</code> and in effect for the next call.</p>`;
+  return layout(intro + form, { title: "Settings", section: "/admin", ...accountOf(admin2, ctx.settings.auth), notice });
 }
 var FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
 function saveValves(req, res, form, ctx, admin2, audit) {
@@ -21116,7 +21130,7 @@ function adminRoutes(ctx, schedule) {
     } catch {
     }
   };
-  const page2 = (res, admin3, section2, title, body, notice = [], status = 200) => sendHtml(res, status, layout(body, { title, section: section2, user: admin3.user, csrf: admin3.csrf, notice }), admin3.setCookie ? { "Set-Cookie": admin3.setCookie } : {});
+  const page2 = (res, admin3, section2, title, body, notice = [], status = 200) => sendHtml(res, status, layout(body, { title, section: section2, ...accountOf(admin3, ctx.settings.auth), notice }), admin3.setCookie ? { "Set-Cookie": admin3.setCookie } : {});
   const admin2 = (handler) => async (req, res) => {
     const post = req.method === "POST";
     if (post) {
@@ -21154,8 +21168,11 @@ function adminRoutes(ctx, schedule) {
   }
   function signIn(res, status, error2) {
     const modes = ctx.settings.auth;
-    const what = [modes.includes("api-key") || ctx.settings.apiKeys.length > 0 ? "the server's API key" : "", modes.includes("openwebui-session") ? "an Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(" or ");
-    const body = what ? `<form method="post" action="/admin/login"><p><label for="key">Sign in with ${esc2(what)}</label></p><p><input type="password" id="key" name="key" autocomplete="current-password" required></p><p><button type="submit" class="primary">Sign in</button></p></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
+    const key = modes.includes("api-key") || ctx.settings.apiKeys.length > 0;
+    const token = modes.includes("openwebui-session");
+    const label = key && token ? "API key or Open WebUI token" : key ? "API key" : "Open WebUI token";
+    const help = [key ? "the server's API key" : "", token ? "the Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(", or ");
+    const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
     sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
   const section = (path6, title, render, act) => ({
@@ -21873,13 +21890,13 @@ Url.prototype.parse = function(url, slashesDenoteHost) {
   return this;
 };
 Url.prototype.parseHost = function(host) {
-  let port = portPattern.exec(host);
-  if (port) {
-    port = port[0];
-    if (port !== ":") {
-      this.port = port.substr(1);
+  let port2 = portPattern.exec(host);
+  if (port2) {
+    port2 = port2[0];
+    if (port2 !== ":") {
+      this.port = port2.substr(1);
     }
-    host = host.substr(0, host.length - port.length);
+    host = host.substr(0, host.length - port2.length);
   }
   if (host) {
     this.hostname = host;
@@ -24737,10 +24754,10 @@ function lineEnd(state, line) {
 function getNextLinePos(state, nextLine) {
   const endLine = state.lineMax;
   if (nextLine >= endLine || state.isEmpty(nextLine)) return -1;
-  let isContinuation = false;
-  if (state.sCount[nextLine] - state.blkIndent > 3) isContinuation = true;
-  if (state.sCount[nextLine] < 0) isContinuation = true;
-  if (!isContinuation) {
+  let isContinuation2 = false;
+  if (state.sCount[nextLine] - state.blkIndent > 3) isContinuation2 = true;
+  if (state.sCount[nextLine] < 0) isContinuation2 = true;
+  if (!isContinuation2) {
     const terminatorRules = state.md.block.ruler.getRules("reference");
     const oldParentType = state.parentType;
     state.parentType = "reference";
@@ -27482,8 +27499,9 @@ function base64Object(value, name) {
   if (value === void 0) return void 0;
   let parsed;
   try {
-    parsed = JSON.parse(Buffer.from(value.trim(), "base64").toString("utf8"));
-  } catch {
+    parsed = JSON.parse(strictUtf8(Buffer.from(value.trim(), "base64"), name));
+  } catch (err2) {
+    if (err2 instanceof InvalidUtf8) throw err2;
     throw new BadRequest(`${name} must be base64 of a UTF-8 JSON object.`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new BadRequest(`${name} must be base64 of a JSON object, e.g. {"max_output_default": 1000}.`);
@@ -27505,27 +27523,24 @@ function asObject(text2, what) {
 async function readCall(req, limit, idleMs) {
   const body = await readBody(req, limit, idleMs);
   const type = header(req.headers, "content-type") ?? "";
-  if (!/^multipart\/form-data/i.test(type)) return { args: asObject(body.toString("utf8"), "The request body"), files: [] };
+  if (!/^multipart\/form-data/i.test(type)) return { args: asObject(strictUtf8(body, "The request body"), "The request body"), files: [] };
   let form;
   try {
     form = await new Request("http://local/", { method: "POST", headers: { "content-type": type }, body: new Blob([new Uint8Array(body.buffer, body.byteOffset, body.length)]) }).formData();
   } catch (err2) {
     throw new BadRequest(`The multipart body could not be parsed: ${err2.message}.`);
   }
-  const argText = form.get("arguments");
-  const args = asObject(typeof argText === "string" ? argText : argText ? await argText.text() : "", "The multipart field 'arguments'");
+  const argField = form.get("arguments");
+  const what = "The multipart field 'arguments'";
+  const argText = typeof argField === "string" ? argField : argField ? strictUtf8(new Uint8Array(await argField.arrayBuffer()), what) : "";
+  if (typeof argField === "string") checkDecodedField(argText, body, what);
+  const args = asObject(argText, what);
   const files = [];
   for (const part of form.getAll("files")) {
     if (typeof part === "string") continue;
     files.push({ name: part.name, bytes: new Uint8Array(await part.arrayBuffer()) });
   }
   return { args, files };
-}
-function discardThenClose(req) {
-  const timer = setTimeout(() => req.destroy(), 1e3);
-  timer.unref();
-  req.once("end", () => clearTimeout(timer));
-  req.resume();
 }
 async function handle(req, res, match, ctx) {
   const name = match?.[1] ?? "";
@@ -27572,26 +27587,27 @@ async function handle(req, res, match, ctx) {
       discardThenClose(req);
       return;
     }
-    if (err2 instanceof BadRequest) {
+    if (err2 instanceof BadRequest || err2 instanceof InvalidUtf8) {
       sendDetail(res, 400, err2.message);
       return;
     }
     throw err2;
   }
+  const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, "x-openwebui-chat-id");
   const messageId = header(req.headers, "x-openwebui-message-id");
   const token = caller.token;
   const fileIds = header(req.headers, "x-openwebui-file-ids");
-  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(ctx.settings.openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
   const streaming = /application\/x-ndjson/i.test(header(req.headers, "accept") ?? "");
   if (streaming) res.writeHead(200, { "Content-Type": "application/x-ndjson; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
   const relay = token && chatId && messageId;
   const onStatus = streaming || relay ? async (event) => {
     if (streaming) res.write(`${JSON.stringify(event)}
 `);
-    if (relay) await postChatEvent(ctx.settings.openwebuiUrl, token, chatId, messageId, event);
+    if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
   } : void 0;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl: ctx.settings.openwebuiUrl, ...onStatus ? { onStatus } : {} };
+  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...onStatus ? { onStatus } : {} };
   const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
   const envelope = JSON.parse(result);
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
@@ -27675,8 +27691,8 @@ function resolveSettings(flags, env = process.env) {
   if (auth.length === 0) throw new Error(`--auth needs at least one mode: ${AUTH_MODES.join(", ")}`);
   const host = pick2("host") ?? server.host ?? "127.0.0.1";
   const portText = pick2("port") ?? (server.port !== void 0 ? String(server.port) : "8765");
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535, got '${portText}'`);
+  const port2 = Number(portText);
+  if (!Number.isInteger(port2) || port2 < 0 || port2 > 65535) throw new Error(`--port must be 0-65535, got '${portText}'`);
   if (auth.includes("local") && !isLoopback(host)) {
     throw new Error(`auth mode 'local' trusts every caller, so it only runs on a loopback address; got --host ${host}. Use --auth api-key or openwebui-session (or openwebui-jwt) on a network address.`);
   }
@@ -27722,7 +27738,7 @@ function resolveSettings(flags, env = process.env) {
   return {
     settings: {
       host,
-      port,
+      port: port2,
       base,
       configFile,
       auth,
@@ -27752,7 +27768,7 @@ function isLoopback(host) {
 // src/hosts/http/server.ts
 async function startServer(settings, options = {}) {
   const log = options.logger ?? createLogger(settings.accessLog, settings.base);
-  let port = settings.port;
+  let port2 = settings.port;
   const valveDefaults = { audit_log: true, openwebui_api_url: settings.openwebuiUrl };
   const source = valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults);
   const linkBase = (v) => settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === void 0 ? { ...v, public_url: ctx.publicUrl() } : v;
@@ -27770,11 +27786,12 @@ async function startServer(settings, options = {}) {
     storageBase: settings.base,
     valveDefaults,
     valves: () => linkBase(source()),
-    identify: identityResolver(settings, options.fetchImpl),
+    identify: identityResolver(settings, options.fetchImpl, () => ctx.openwebuiUrl()),
     log,
     api,
     version: version2,
-    publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`
+    publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port2}`,
+    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, "")
   };
   const mcp = mcpRoutes(ctx);
   let routes = [];
@@ -27827,15 +27844,15 @@ async function startServer(settings, options = {}) {
     server.once("error", reject);
     server.listen(settings.port, settings.host, () => resolve());
   });
-  port = server.address().port;
+  port2 = server.address().port;
   await linkServing5.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
   schedule.start();
   routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
   let closing;
   return {
-    url: `http://${hostForUrl(settings.host)}:${port}`,
-    port,
+    url: `http://${hostForUrl(settings.host)}:${port2}`,
+    port: port2,
     ctx,
     close: () => closing ??= (async () => {
       schedule.stop();
@@ -27870,10 +27887,286 @@ function hostnameOf(hostHeader) {
   return hostHeader.split(":")[0] ?? "";
 }
 
+// src/hosts/private-files.ts
+import { serving } from "./fileshed.mjs";
+function privateFiles(base) {
+  process.umask(63);
+  const warning = serving.privateStorageBase(base);
+  if (warning !== void 0) process.stderr.write(`fileshed: warning: ${warning}
+`);
+}
+
+// src/hosts/mcp/stdio.ts
+import fs8 from "node:fs";
+import http2 from "node:http";
+import path5 from "node:path";
+import { Transform } from "node:stream";
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+import process2 from "node:process";
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
+var STDIO_DEFAULT_MAX_BUFFER_SIZE = 10 * 1024 * 1024;
+var ReadBuffer = class {
+  constructor(options) {
+    this._maxBufferSize = options?.maxBufferSize ?? STDIO_DEFAULT_MAX_BUFFER_SIZE;
+  }
+  append(chunk) {
+    const newSize = (this._buffer?.length ?? 0) + chunk.length;
+    if (newSize > this._maxBufferSize) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this._maxBufferSize} bytes`);
+    }
+    this._buffer = this._buffer ? Buffer.concat([this._buffer, chunk]) : chunk;
+  }
+  readMessage() {
+    if (!this._buffer) {
+      return null;
+    }
+    const index = this._buffer.indexOf("\n");
+    if (index === -1) {
+      return null;
+    }
+    const line = this._buffer.toString("utf8", 0, index).replace(/\r$/, "");
+    this._buffer = this._buffer.subarray(index + 1);
+    return deserializeMessage(line);
+  }
+  clear() {
+    this._buffer = void 0;
+  }
+};
+function deserializeMessage(line) {
+  return JSONRPCMessageSchema.parse(JSON.parse(line));
+}
+function serializeMessage(message2) {
+  return JSON.stringify(message2) + "\n";
+}
+
+// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+var StdioServerTransport = class {
+  constructor(_stdin = process2.stdin, _stdout = process2.stdout, options) {
+    this._stdin = _stdin;
+    this._stdout = _stdout;
+    this._started = false;
+    this._ondata = (chunk) => {
+      try {
+        this._readBuffer.append(chunk);
+        this.processReadBuffer();
+      } catch (error2) {
+        this.onerror?.(error2);
+        this.close().catch(() => {
+        });
+      }
+    };
+    this._onerror = (error2) => {
+      this.onerror?.(error2);
+    };
+    this._readBuffer = new ReadBuffer({ maxBufferSize: options?.maxBufferSize });
+  }
+  /**
+   * Starts listening for messages on stdin.
+   */
+  async start() {
+    if (this._started) {
+      throw new Error("StdioServerTransport already started! If using Server class, note that connect() calls start() automatically.");
+    }
+    this._started = true;
+    this._stdin.on("data", this._ondata);
+    this._stdin.on("error", this._onerror);
+  }
+  processReadBuffer() {
+    while (true) {
+      try {
+        const message2 = this._readBuffer.readMessage();
+        if (message2 === null) {
+          break;
+        }
+        this.onmessage?.(message2);
+      } catch (error2) {
+        this.onerror?.(error2);
+      }
+    }
+  }
+  async close() {
+    this._stdin.off("data", this._ondata);
+    this._stdin.off("error", this._onerror);
+    const remainingDataListeners = this._stdin.listenerCount("data");
+    if (remainingDataListeners === 0) {
+      this._stdin.pause();
+    }
+    this._readBuffer.clear();
+    this.onclose?.();
+  }
+  send(message2) {
+    return new Promise((resolve) => {
+      const json2 = serializeMessage(message2);
+      if (this._stdout.write(json2)) {
+        resolve();
+      } else {
+        this._stdout.once("drain", resolve);
+      }
+    });
+  }
+};
+
+// src/hosts/mcp/stdio.ts
+import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
+var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port"];
+async function runMcpStdio(argv) {
+  const flags = parseFlags(argv, MCP_FLAGS);
+  const base = path5.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
+  const configFile = path5.resolve(flags.options.config ?? path5.join(base, "fileshed.json"));
+  privateFiles(base);
+  const user = flags.options.user ?? process.env.FILESHED_USER ?? "local";
+  const importDir = flags.options["import-dir"] === void 0 ? void 0 : existingFolder(flags.options["import-dir"], "--import-dir");
+  const links = linkListener(base, port(flags.options["link-port"] ?? "0"));
+  const source = valvesSource(configFile, base, valveFlags(flags.lists.valve));
+  const valves = () => {
+    const v = source();
+    const extra = {};
+    if (importDir !== void 0) extra.import_allowed_paths = [v.import_allowed_paths, importDir].filter((p) => typeof p === "string" && p !== "").join(",");
+    if (v.public_url === void 0 && links.url() !== void 0) extra.public_url = links.url();
+    return { ...v, ...extra };
+  };
+  const host = {
+    name: "fileshed mcp (stdio)",
+    attachedFiles: () => importDir === void 0 ? [] : importable(importDir),
+    attachHint: importDir === void 0 ? "This desktop server has no import folder: ask the user to add one (fileshed mcp --import-dir FOLDER in the client settings) and put the file there, or to paste its content" : "Ask the user to put the file in their import folder (fileshed mcp --import-dir)"
+  };
+  const linkFunctions = new Set(hostApi2.functions.filter((f) => f.category === "links").map((f) => f.name));
+  const server = createMcpServer({
+    api: hostApi2,
+    version: version3,
+    valves,
+    callerOf: () => ({ mode: "local", user: { id: user, name: user, email: "", role: "admin" } }),
+    hostFor: () => host,
+    beforeCall: async (name) => {
+      if (linkFunctions.has(name) && source().public_url === void 0) await links.start();
+    }
+  });
+  const out = process.stdout;
+  const limit = bodyLimit(valves());
+  const input = strictLines(process.stdin, (message2) => out.write(`${JSON.stringify(message2)}
+`), limit);
+  const transport = new StdioServerTransport(input, out, { maxBufferSize: limit + 1 });
+  transport.onclose = () => void links.close();
+  await server.connect(transport);
+}
+function existingFolder(given, flag) {
+  let real;
+  try {
+    real = fs8.realpathSync(path5.resolve(given));
+  } catch {
+    throw new Error(`${flag} ${given}: no such folder (create it first)`);
+  }
+  if (!fs8.statSync(real).isDirectory()) throw new Error(`${flag} ${given} is not a folder`);
+  if (real === "/") throw new Error(`${flag} / would make every file readable; name a folder of its own`);
+  return real;
+}
+function port(text2) {
+  const n = Number(text2);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--link-port must be 0-65535 (0: a free port), got '${text2}'`);
+  return n;
+}
+function importable(dir) {
+  let entries;
+  try {
+    entries = fs8.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.filter((e) => e.isFile() && !e.name.startsWith(".")).map((e) => e.name).sort().slice(0, 1e3).map((name) => ({ name, path: path5.join(dir, name) }));
+}
+function linkListener(base, wanted) {
+  let url;
+  let starting;
+  let server;
+  return {
+    url: () => url,
+    start: () => starting ??= new Promise((resolve, reject) => {
+      const s = http2.createServer((req, res) => {
+        const pathname = (req.url ?? "/").split("?")[0];
+        if (!sameMachine(req) || !/^\/files(\/|$)/.test(pathname)) {
+          res.writeHead(sameMachine(req) ? 404 : 403, { "Content-Type": "text/plain; charset=utf-8" }).end("Only download links are served here.\n");
+          return;
+        }
+        void handleFilesRequest(req, res, { storageBase: base });
+      });
+      s.once("error", (err2) => {
+        starting = void 0;
+        reject(new Error(`the link listener could not start on 127.0.0.1:${wanted}: ${err2.message}`));
+      });
+      s.listen(wanted, "127.0.0.1", () => {
+        s.unref();
+        server = s;
+        url = `http://127.0.0.1:${s.address().port}`;
+        process.stderr.write(`fileshed mcp: download links served at ${url}/files/ while this process runs
+`);
+        resolve();
+      });
+    }),
+    close: () => new Promise((resolve) => server ? server.close(() => resolve()) : resolve())
+  };
+}
+function strictLines(input, answer, maxBytes) {
+  let pending = [];
+  let pendingBytes = 0;
+  let skipping = false;
+  const refuse = (id, message2) => answer({ jsonrpc: "2.0", id, error: { code: -32700, message: `Parse error: ${message2}` } });
+  const check = (line, push) => {
+    try {
+      assertUtf8(line, "The message");
+      push(line);
+    } catch (err2) {
+      if (!(err2 instanceof InvalidUtf8)) throw err2;
+      refuse(requestId(line), err2.message);
+    }
+  };
+  return input.pipe(
+    new Transform({
+      transform(chunk, _encoding, done) {
+        let start = 0;
+        for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+          const piece = chunk.subarray(start, nl + 1);
+          if (!skipping) check(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece, (b) => this.push(b));
+          pending = [];
+          pendingBytes = 0;
+          skipping = false;
+          start = nl + 1;
+        }
+        if (start < chunk.length && !skipping) {
+          pending.push(chunk.subarray(start));
+          pendingBytes += chunk.length - start;
+          if (pendingBytes > maxBytes) {
+            refuse(null, `a message is larger than ${maxBytes} bytes (the valve max_file_size_mb + 1 MiB); it was skipped. Write big content in several calls.`);
+            pending = [];
+            pendingBytes = 0;
+            skipping = true;
+          }
+        }
+        done();
+      },
+      flush(done) {
+        if (pending.length > 0 && !skipping) check(Buffer.concat(pending), (b) => this.push(b));
+        done();
+      }
+    })
+  );
+}
+function requestId(line) {
+  try {
+    const id = JSON.parse(line.toString("utf8")).id;
+    return typeof id === "string" || typeof id === "number" ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 // src/hosts/server.ts
 async function runServe(argv) {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
-  const recovered = await serving.recoverStorage(settings.base);
+  privateFiles(settings.base);
+  const recovered = await serving2.recoverStorage(settings.base);
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
 `);
@@ -27896,25 +28189,12 @@ async function runServe(argv) {
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1e3} s), then stopping.
 `);
     running.close().then(
-      () => serving.shutdownPool().finally(() => process.exit(0)),
+      () => serving2.shutdownPool().finally(() => process.exit(0)),
       () => process.exit(1)
     );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
-}
-async function runMcpStdio(argv) {
-  const flags = parseFlags(argv, ["base", "user", "valve", "config"]);
-  const base = path5.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
-  const configFile = path5.resolve(flags.options.config ?? path5.join(base, "fileshed.json"));
-  const user = flags.options.user ?? process.env.FILESHED_USER ?? "local";
-  const server = createMcpServer({
-    api: hostApi2,
-    version: version3,
-    valves: valvesSource(configFile, base, valveFlags(flags.lists.valve)),
-    callerOf: () => ({ mode: "local", user: { id: user, name: user, email: "", role: "admin" } })
-  });
-  await server.connect(new StdioServerTransport());
 }
 export {
   runMcpStdio,

@@ -14,6 +14,7 @@ import { humanSize } from './core/quota/quota.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
+import { privateStorageBase } from './core/fs/private.js';
 import { recoverStorage } from './core/recovery/recover.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
@@ -67,9 +68,11 @@ export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow
 
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind
- * (call `recoverStorage(base)` at start, before serving), and the worker pool's shutdown and load.
+ * (call `recoverStorage(base)` at start, before serving), keeping the base private
+ * (`privateStorageBase(base)`: 0700, secrets 0600; a warning when it cannot), and the worker pool's
+ * shutdown and load.
  */
-export const serving = { recoverStorage, shutdownPool, poolStats };
+export const serving = { recoverStorage, privateStorageBase, shutdownPool, poolStats };
 
 export const version = '0.1.0';
 

@@ -169,10 +169,11 @@ describe('valves', () => {
     expect(props.network_mode!.enum).toEqual(['disabled', 'safe', 'all']);
   });
 
-  it('the user encryption key is a password field', () => {
-    const user = schema().$defs.UserValves;
-    expect(user.properties.encryption_key.format).toBe('password');
-    expect(typeof user.properties.encryption_key.description).toBe('string');
+  it('user valves list no setting without an effect; a retired one from an older client is ignored', async () => {
+    expect(Object.keys(schema().$defs.UserValves.properties ?? {})).toEqual([]);
+    const tools = toolsOn(tempDir('shed-uservalves-'));
+    const out = await call(tools, 'shed_stats', { __user__: { id: 'u1', valves: { encryption_key: 'old' } } });
+    expect(out.success, JSON.stringify(out)).toBe(true);
   });
 
   it.each([

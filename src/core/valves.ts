@@ -1,7 +1,7 @@
 /**
  * Admin settings (Valves) and per-user settings (UserValves): one zod schema each, validated on every
  * call and exported as JSON Schema (valves.schema.json) for admin UIs. Defaults follow the Python
- * original's table; additions are marked in their descriptions.
+ * original's table.
  */
 import { z } from 'zod';
 import { shedError } from './errors.js';
@@ -47,7 +47,7 @@ export const ValvesSchema = z.object({
   }),
   openwebui_api_url: z.string().default('http://localhost:8080').meta({
     title: 'Open WebUI URL',
-    description: 'Base URL of Open WebUI (no /api suffix), used for download links and group lookups.',
+    description: 'Base URL of Open WebUI (no /api suffix): session checks, groups, attachments and openwebui download links. Under fileshed serve its default is --openwebui-url; a value set here wins.',
   }),
   max_output_default: int(1).default(50000).meta({
     title: 'Output limit (characters)',
@@ -75,7 +75,7 @@ export const ValvesSchema = z.object({
   }),
   sandbox: z.enum(['auto', 'bwrap', 'validated']).default('auto').meta({
     title: 'Command sandbox',
-    description: 'Added: auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).',
+    description: 'auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).',
   }),
   sqlite_default_limit: int(1).default(10).meta({
     title: 'SQLite default row limit',
@@ -100,75 +100,70 @@ export const ValvesSchema = z.object({
   import_allowed_paths: z.string().default('').meta({
     title: 'Import: allowed folders',
     description:
-      'Added: comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller\'s own folder). Inline content is always accepted.',
+      'Comma-separated absolute folders from which shed_import may copy attached files given by a local path (e.g. /app/backend/data/uploads for Open WebUI). Empty: only files under the storage base (outside users/ and groups/, or in the caller\'s own folder). Inline content is always accepted.',
   }),
   audit_log: z.boolean().default(false).meta({
     title: 'Audit log',
-    description: 'Added: one JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.',
+    description: 'One JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.',
   }),
   audit_max_mb: int(1).default(10).meta({
     title: 'Audit log file size (MB)',
-    description: 'Added: the audit file is rotated when it reaches this size.',
+    description: 'The audit file is rotated when it reaches this size.',
   }),
   audit_retention_days: int(0).default(90).meta({
     title: 'Audit log retention (days)',
-    description: 'Added: rotated audit files older than this are deleted; 0 keeps them forever.',
+    description: 'Rotated audit files older than this are deleted; 0 keeps them forever.',
   }),
   uploads_retention_days: int(0).default(0).meta({
     title: 'Uploads retention (days)',
-    description: 'Added: maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.',
+    description: 'Maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.',
   }),
   maintenance_interval_hours: int(0).default(24).meta({
     title: 'Maintenance interval (hours)',
-    description: 'Added: how often fileshed serve runs maintenance for all users; 0 turns the schedule off.',
+    description: 'How often fileshed serve runs maintenance for all users; 0 turns the schedule off.',
   }),
   sqlite_timeout_seconds: int(1).default(30).meta({
     title: 'SQLite timeout (s)',
-    description: 'Added: longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
+    description: 'Longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.',
   }),
   functions: z.string().default('all').meta({
     title: 'Enabled functions',
     description:
-      'Added: which shed_* functions the model sees and may call: all, core (about a dozen for everyday work), or a comma-separated list of function names (with or without shed_) and categories, e.g. "core,sqlite,archives". shed_help is always on. Unknown names are ignored with a warning.',
+      'Which shed_* functions the model sees and may call: all, core (about a dozen for everyday work), or a comma-separated list of function names (with or without shed_) and categories, e.g. "core,sqlite,archives". shed_help is always on. Unknown names are ignored with a warning.',
   }),
   functions_admin: z.string().default('').meta({
     title: 'Enabled functions (admins)',
-    description: 'Added: the same for users whose role is admin; empty means the same as functions.',
+    description: 'The same for users whose role is admin; empty means the same as functions.',
   }),
   blocked_patterns: z.string().default('').meta({
     title: 'Blocked file patterns',
     description:
-      'Added: comma-separated, case-insensitive globs of files no function or command may touch, e.g. ".env, *.pem, *.key, id_rsa*, .ssh/, .git/config". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.',
+      'Comma-separated, case-insensitive globs of files no function or command may touch, e.g. ".env, *.pem, *.key, id_rsa*, .ssh/, .git/config". A pattern without / matches any path component; one ending in / matches a folder and all it holds. Empty: nothing is blocked.',
   }),
   allowed_extensions: z.string().default('').meta({
     title: 'Allowed file extensions',
-    description: 'Added: comma-separated extensions (e.g. "txt,md,csv,json") that files must have to be read or written by a function; folders are not affected. Empty: every extension.',
+    description: 'Comma-separated extensions (e.g. "txt,md,csv,json") that files must have to be read or written by a function; folders are not affected. Empty: every extension.',
   }),
   public_url: z.string().url().default('http://localhost:8765').meta({
     title: 'Public URL',
-    description: 'Added: base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.',
+    description: 'Base URL of fileshed serve as browsers reach it; download links are {public_url}/files/{token}.',
   }),
   link_default_hours: z.number().positive().default(24).meta({
     title: 'Link lifetime (hours)',
-    description: 'Added: how long a download link works when shed_link_create gives no expires_hours.',
+    description: 'How long a download link works when shed_link_create gives no expires_hours.',
   }),
   link_max_hours: z.number().positive().default(168).meta({
     title: 'Link max lifetime (hours)',
-    description: 'Added: the longest expires_hours a link may ask for (longer is refused, not shortened).',
+    description: 'The longest expires_hours a link may ask for (longer is refused, not shortened).',
   }),
   link_backend: z.enum(['standalone', 'openwebui']).default('standalone').meta({
     title: 'Link backend',
-    description: 'Added: standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).',
+    description: 'standalone (signed expiring links served by fileshed serve) or openwebui (files uploaded to Open WebUI, needs a session token).',
   }),
 });
 
-export const UserValvesSchema = z.object({
-  encryption_key: z.string().default('').meta({
-    title: 'Encryption key',
-    description: 'Personal key for encryption at rest (shown once by shed_encryption_setup).',
-    format: 'password',
-  }),
-});
+/** Per-user settings: none yet (the mechanism stays: hosts pass __user__.valves, validated like the admin's). */
+export const UserValvesSchema = z.object({});
 
 export type Valves = z.infer<typeof ValvesSchema>;
 export type UserValves = z.infer<typeof UserValvesSchema>;

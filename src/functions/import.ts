@@ -54,7 +54,7 @@ export const shedImport = defineFunction({
     }
     if (attached.length === 0) {
       throw shedError('FILE_NOT_FOUND', 'No files are attached to this conversation.', {
-        hint: 'Ask the user to attach the file in the chat, then call shed_import(import_all=true) again. Files imported earlier are listed by shed_tree(zone="uploads").',
+        hint: `${ctx.host.attachHint ?? 'Ask the user to attach the file in the chat'}, then call shed_import(import_all=true) again. Files imported earlier are listed by shed_tree(zone="uploads").`,
       });
     }
     const named = attached.map((file, index) => ({ file, index, name: safeName(file.name, fallbackName(file.id, index)) }));

@@ -35,6 +35,8 @@ export interface HostBridge {
    * Optional: hosts that do not provide it get the standalone reading.
    */
   attachedFiles?(files: unknown, metadata: unknown): AttachedFile[];
+  /** How a user attaches files with this host, for the hint when none are attached (default: in the chat). */
+  readonly attachHint?: string;
   /**
    * Group membership for this call (e.g. Open WebUI's REST groups API with the user's token).
    * Optional: without it the standalone directory (groups tables of access_auth.sqlite) is used.

@@ -12,10 +12,11 @@ import { standaloneHost, type HostBridge } from '../host/bridge.js';
 import { callFunction, enabledNames } from '../registry/call.js';
 import { closestNames } from '../core/text/distance.js';
 import { toolHints, toolSpec } from '../registry/specs.js';
-import type { ToolHints } from '../registry/define.js';
+import type { Category, ToolHints } from '../registry/define.js';
 
 export interface HostFunction {
   name: string;
+  category: Category;
   description: string;
   /** JSON Schema of the LLM-facing parameters (the same object as in toolSpecs). */
   parameters: Record<string, unknown>;
@@ -27,7 +28,7 @@ const byName = new Map(FUNCTIONS.map((def) => [def.name as string, def]));
 export const hostApi = {
   functions: FUNCTIONS.map((def): HostFunction => {
     const spec = toolSpec(def).function;
-    return { name: def.name, description: spec.description, parameters: spec.parameters, hints: toolHints(def) };
+    return { name: def.name, category: def.category, description: spec.description, parameters: spec.parameters, hints: toolHints(def) };
   }),
   /** True only for a registered function name (never for inherited names like `constructor`). */
   has(name: string): boolean {

@@ -2,16 +2,16 @@
  * Entry of the server bundle (dist/server.mjs, loaded by the CLI only for `serve` and `mcp`):
  * `fileshed serve` and `fileshed mcp` (stdio). Imports the plugin as ./fileshed.mjs at run time.
  */
-import path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { hostApi, serving, version } from '../index.js';
+import { serving } from '../index.js';
 import { startServer } from './http/server.js';
-import { parseFlags, resolveSettings, SERVE_FLAGS, valveFlags } from './http/settings.js';
-import { createMcpServer } from './mcp/server.js';
-import { valvesSource } from './valves.js';
+import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
+import { privateFiles } from './private-files.js';
+
+export { runMcpStdio } from './mcp/stdio.js';
 
 export async function runServe(argv: string[]): Promise<void> {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  privateFiles(settings.base);
   // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes
   // and temp files: recover them before the first call (each scope under its call lock, so an
   // instance already serving the same base is not disturbed).
@@ -42,18 +42,4 @@ export async function runServe(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-}
-
-export async function runMcpStdio(argv: string[]): Promise<void> {
-  const flags = parseFlags(argv, ['base', 'user', 'valve', 'config']);
-  const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
-  const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));
-  const user = flags.options.user ?? process.env.FILESHED_USER ?? 'local';
-  const server = createMcpServer({
-    api: hostApi,
-    version,
-    valves: valvesSource(configFile, base, valveFlags(flags.lists.valve)),
-    callerOf: () => ({ mode: 'local', user: { id: user, name: user, email: '', role: 'admin' } }),
-  });
-  await server.connect(new StdioServerTransport());
 }

@@ -7,7 +7,8 @@ import { ZONE_NAMES, type ZoneName } from '../core/zones/zones.js';
 /**
  * The zone. Its schema accepts every zone name (a wrong zone gets a teaching error from the zone
  * policy, e.g. ZONE_READONLY for uploads); the tool spec lists only the accepted ones (specs.ts).
- * No description: the enum says it, and shed_help explains the zones once for all functions.
+ * Its description (the accepted zones in words, for clients that drop enums) is set there too;
+ * shed_help explains the zones once for all functions.
  */
 export function zoneParam(_accepted: readonly ZoneName[]) {
   return z.enum(ZONE_NAMES);

@@ -32,7 +32,8 @@ function buildSpec(def: FunctionDef): ToolSpec {
   const listed = Object.fromEntries(Object.entries(def.params).filter(([, s]) => !UNLISTED.has(s as z.ZodType)));
   const schema = cleanSchema(z.toJSONSchema(z.object(listed), { io: 'input' }), { dropMinLength1: true });
   const zone = (schema.properties as Record<string, Record<string, unknown>> | undefined)?.zone;
-  if (zone && def.zones) zone.enum = [...def.zones.accepted];
+  // The description repeats the enum in words: proxies that drop enums (mcpo) still tell the model the zones.
+  if (zone && def.zones) Object.assign(zone, { description: def.zones.accepted.join('|'), enum: [...def.zones.accepted] });
   return { type: 'function', function: { name: def.name, description: def.description, parameters: schema } };
 }
 

@@ -27,11 +27,20 @@ export function tempBase(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'shed-hosts-'));
 }
 
-export async function serve(args: string[] = [], opts: { base?: string; env?: Record<string, string> } = {}): Promise<Served> {
+/**
+ * `bin`: an installed `fileshed` command to run instead of this checkout's dist/cli.mjs (with this
+ * node first on PATH); `umask`: the umask the server is started with (through sh).
+ */
+export async function serve(args: string[] = [], opts: { base?: string; env?: Record<string, string>; bin?: string; cwd?: string; umask?: string } = {}): Promise<Served> {
   const base = opts.base ?? tempBase();
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--base', base, ...args], {
-    env: { ...process.env, ...(opts.env ?? {}) },
+  const [program, first] = opts.bin ? [opts.bin, []] : [process.execPath, [CLI]];
+  const argv = [...first, 'serve', '--port', '0', '--base', base, ...args];
+  const [command, commandArgs] = opts.umask ? ['/bin/sh', ['-c', `umask ${opts.umask} && exec "$@"`, 'sh', program, ...argv]] : [program, argv];
+  const pathEnv = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+  const proc = spawn(command, commandArgs, {
+    env: { ...process.env, PATH: pathEnv, ...(opts.env ?? {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   const stdout: string[] = [];
   let err = '';

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hiddenValue, post as postForm, signIn } from '../admin/admin-helpers.js';
 import { b64, fakeOpenWebUI, json, serve, type FakeOpenWebUI, type Served } from './helpers.js';
 
 const KEY = 'test-key-0123456789';
@@ -213,5 +214,31 @@ describe('secrets stay out of the log', () => {
   it('never writes a token or key to the access log or stderr', () => {
     const logged = fs.readFileSync(path.join(s.base, 'access.log'), 'utf8') + s.stderr();
     for (const secret of [KEY, 'tok-alice', 'tok-bob', JWT_SECRET]) expect(logged).not.toContain(secret);
+  });
+});
+
+describe('the Open WebUI URL is one setting: --openwebui-url is the default of the valve openwebui_api_url', () => {
+  it('session verification follows the valve saved through the admin page, without a restart', async () => {
+    // Nothing listens at the flag's URL: sessions cannot be verified until the admin points the valve at Open WebUI.
+    const srv = await serve(['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', 'http://127.0.0.1:9', '--access-log', 'off']);
+    try {
+      const before = await srv.post('shed_stats', {}, { Authorization: 'Bearer tok-alice' });
+      expect(before.status).toBe(503);
+      expect((await json(before)).detail).toContain('openwebui_api_url');
+      const params = await json(await srv.post('shed_parameters', {}, asKey('root', { 'X-OpenWebUI-User-Role': 'admin' })));
+      expect(JSON.stringify(params)).toContain('http://127.0.0.1:9');
+
+      const admin = await signIn(srv.url, KEY);
+      const saved = await postForm(srv.url, '/admin/valves', admin, { _csrf: admin.csrf, _version: hiddenValue(admin.page, '_version'), openwebui_api_url: owui.url });
+      expect(saved.status).toBe(303);
+
+      const hits = owui.hits['/api/v1/auths/'] ?? 0;
+      const after = await json(await srv.post('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a' }, { Authorization: 'Bearer tok-alice' }));
+      expect(after.success, JSON.stringify(after)).toBe(true);
+      expect(owui.hits['/api/v1/auths/']).toBe(hits + 1);
+      expect(fs.readFileSync(path.join(srv.base, 'users', 'alice', 'Storage', 'data', 'a.txt'), 'utf8')).toBe('a');
+    } finally {
+      await srv.stop();
+    }
   });
 });

@@ -86,6 +86,35 @@ describe('Streamable HTTP (/mcp)', () => {
     }
   });
 
+  it('a missing credential is a JSON-RPC error saying what to send, and no OAuth is advertised', async () => {
+    const how = /Credentials are required \(auth modes: api-key\): Authorization: Bearer <API key> with X-OpenWebUI-User-Id/;
+    // The SDK client shows the body of the 401.
+    await expect(new Client({ name: 'test', version: '1' }).connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)))).rejects.toThrow(how);
+    const r = await fetch(`${s.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(r.status).toBe(401);
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(r.headers.get('www-authenticate')).not.toContain('resource_metadata');
+    expect((await r.json()) as unknown).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(how) } });
+    // A client with OAuth support (the Inspector, Claude Code) goes looking for an OAuth server after
+    // any 401: discovery finds none and registration is refused with the same explanation.
+    const oauthClient = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+      authProvider: {
+        redirectUrl: 'http://127.0.0.1:9/callback',
+        clientMetadata: { redirect_uris: ['http://127.0.0.1:9/callback'], client_name: 'oauth-test' },
+        clientInformation: () => undefined,
+        saveClientInformation: () => {},
+        tokens: () => undefined,
+        saveTokens: () => {},
+        redirectToAuthorization: () => {
+          throw new Error('no OAuth login should be started');
+        },
+        saveCodeVerifier: () => {},
+        codeVerifier: () => '',
+      },
+    });
+    await expect(new Client({ name: 'test', version: '1' }).connect(oauthClient)).rejects.toThrow(/This server does not use OAuth\. Credentials are required/);
+  });
+
   it('refuses a wrong key (401) and a session id used by another user (403)', async () => {
     await expect(connect('webuser', 'wrong')).rejects.toThrow();
     const { client, transport } = await connect('owner1');

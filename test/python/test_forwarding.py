@@ -85,7 +85,7 @@ def decode_b64_json(value: str) -> Any:
 
 def test_identity_headers_and_json_body(tool_module: types.ModuleType) -> None:
     rec = Recorder()
-    user = {"id": "u-1", "name": "Zoë Ω Test", "email": "zoe@example.com", "role": "admin", "valves": tool_module.Tools.UserValves(encryption_key="s3cret")}
+    user = {"id": "u-1", "name": "Zoë Ω Test", "email": "zoe@example.com", "role": "admin", "valves": tool_module.Tools.UserValves()}
     out = with_server(tool_module, rec, lambda t: t.shed_read(zone="storage", path="notes.txt", __user__=user, __metadata__={"chat_id": "c-42", "message_id": "m-7"}))
     assert json.loads(out) == OK
     (req,) = rec.requests
@@ -97,7 +97,7 @@ def test_identity_headers_and_json_body(tool_module: types.ModuleType) -> None:
     assert (h["X-OpenWebUI-User-Id"], h["X-OpenWebUI-User-Email"], h["X-OpenWebUI-User-Role"]) == ("u-1", "zoe@example.com", "admin")
     assert h["X-OpenWebUI-User-Name"] != "Zoë Ω Test" and unquote(h["X-OpenWebUI-User-Name"]) == "Zoë Ω Test"
     assert (h["X-OpenWebUI-Chat-Id"], h["X-OpenWebUI-Message-Id"]) == ("c-42", "m-7")
-    assert decode_b64_json(h["X-Fileshed-User-Valves"]) == {"encryption_key": "s3cret"}
+    assert decode_b64_json(h["X-Fileshed-User-Valves"]) == {}
     assert "X-Fileshed-Valves" not in h  # no override set: nothing a local-mode server would refuse
     # Omitted optional parameters are not sent; defaults are.
     assert req["body"] == {"zone": "storage", "path": "notes.txt"}
@@ -105,9 +105,9 @@ def test_identity_headers_and_json_body(tool_module: types.ModuleType) -> None:
 
 def test_user_valves_as_a_plain_dict_and_no_user(tool_module: types.ModuleType) -> None:
     rec = Recorder()
-    with_server(tool_module, rec, lambda t: t.shed_stats(__user__={"id": "u-2", "valves": {"encryption_key": ""}}))
+    with_server(tool_module, rec, lambda t: t.shed_stats(__user__={"id": "u-2", "valves": {"theme": "dark"}}))
     with_server(tool_module, rec, lambda t: t.shed_stats())
-    assert decode_b64_json(rec.requests[0]["headers"]["X-Fileshed-User-Valves"]) == {"encryption_key": ""}
+    assert decode_b64_json(rec.requests[0]["headers"]["X-Fileshed-User-Valves"]) == {"theme": "dark"}
     assert "X-OpenWebUI-User-Id" not in rec.requests[1]["headers"] and "X-OpenWebUI-Chat-Id" not in rec.requests[1]["headers"]
 
 

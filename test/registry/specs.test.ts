@@ -50,6 +50,17 @@ describe('what the specs leave out', () => {
     expect(props('shed_zip').zone!.enum).toEqual(['storage', 'documents']);
   });
 
+  it('every zone parameter says its zones in words too (proxies such as mcpo drop enums, keep descriptions)', () => {
+    let zones = 0;
+    for (const spec of toolSpecs) {
+      const zone = (spec.function.parameters as { properties: Record<string, { enum?: string[]; description?: string }> }).properties.zone;
+      if (zone === undefined) continue;
+      zones++;
+      expect(zone.description, spec.function.name).toBe(zone.enum!.join('|'));
+    }
+    expect(zones).toBeGreaterThan(20);
+  });
+
   it('dist/tools.json holds the lean specs', () => {
     const built = JSON.parse(fs.readFileSync(new URL('../../dist/tools.json', import.meta.url), 'utf8')) as unknown[];
     expect(bytes(built)).toBe(bytes(toolSpecs));

@@ -89,8 +89,9 @@ export function atomicCopy(src: string, dest: string): void {
   syncDir(dir);
 }
 
-export function atomicWrite(abs: string, data: Uint8Array | string): void {
-  const file = openAtomic(abs);
+/** `mode`: of the new file (default: the replaced file's, else 0644 less the umask). */
+export function atomicWrite(abs: string, data: Uint8Array | string, mode?: number): void {
+  const file = openAtomic(abs, mode);
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;

@@ -104,7 +104,7 @@ export async function writeAccess<T>(base: string, fn: (db: Database) => T): Pro
       db.exec('PRAGMA foreign_keys = ON');
       const before = Number(scalar(db, 'SELECT total_changes()'));
       const result = fn(db);
-      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) atomicWrite(abs, db.export());
+      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) atomicWrite(abs, db.export(), 0o600); // the link-signing secret and every link id: owner only
       return result;
     } finally {
       db.close();

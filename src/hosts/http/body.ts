@@ -71,3 +71,15 @@ export function bodyLimit(valves: Record<string, unknown>): number {
   const mb = Number.isInteger(given) && given > 0 ? given : 300;
   return (mb + 1) * 1024 * 1024;
 }
+
+/**
+ * After an early answer (413, 408) the rest of the body is read and dropped for a moment before the
+ * connection closes: closing a socket with unread bytes makes the kernel send a reset, which can
+ * wipe the answer from the client's buffer before the client reads it.
+ */
+export function discardThenClose(req: IncomingMessage): void {
+  const timer = setTimeout(() => req.destroy(), 1000);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.resume();
+}

@@ -31,6 +31,11 @@ export interface ServerContext {
   version: string;
   /** Valve defaults this server applies above the plugin's (audit log on, Open WebUI URL); the admin form shows them. */
   valveDefaults: Record<string, unknown>;
+  /**
+   * Where Open WebUI is reached now, without trailing slash: the valve openwebui_api_url, whose
+   * default is --openwebui-url (FILESHED_OPENWEBUI_URL, server.openwebui_url); the admin page overrides it.
+   */
+  openwebuiUrl(): string;
 }
 
 export interface Route {

@@ -61,11 +61,12 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     storageBase: settings.base,
     valveDefaults,
     valves: () => linkBase(source()),
-    identify: identityResolver(settings, options.fetchImpl),
+    identify: identityResolver(settings, options.fetchImpl, () => ctx.openwebuiUrl()),
     log,
     api,
     version,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`,
+    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, ''),
   };
   const mcp = mcpRoutes(ctx);
   let routes: Route[] = [];
@@ -155,7 +156,7 @@ function hostForUrl(host: string): string {
 }
 
 /** Host (and Origin when sent) must name this machine: a rebinding page sends its own domain. */
-function sameMachine(req: http.IncomingMessage): boolean {
+export function sameMachine(req: http.IncomingMessage): boolean {
   const host = req.headers.host;
   if (host === undefined || !isLoopback(hostnameOf(host))) return false;
   const origin = req.headers.origin;

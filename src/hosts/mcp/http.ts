@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { bodyLimit } from '../http/body.js';
+import { BodyTimeout, BodyTooLarge, bodyLimit, discardThenClose, readBody } from '../http/body.js';
 import { challenge, type Caller } from '../http/identity/index.js';
 import { header } from '../http/identity/types.js';
-import { sendDetail } from '../http/respond.js';
+import { sendJson } from '../http/respond.js';
 import type { Route, ServerContext } from '../http/route.js';
+import { InvalidUtf8, strictUtf8 } from '../utf8.js';
 import { createMcpServer } from './server.js';
 
 const IDLE_MS = 60 * 60 * 1000;
@@ -35,12 +36,18 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const who = await ctx.identify(req.headers);
     if (!who.ok) {
-      sendDetail(res, who.status, who.detail, who.status === 401 ? { 'WWW-Authenticate': challenge(ctx.settings) } : {});
+      // A JSON-RPC error, which MCP clients show (the SDK client: "Error POSTing to endpoint: ..."),
+      // saying what to send; the challenge names no OAuth resource metadata: this server has no OAuth.
+      sendJsonRpcError(res, who.status, who.detail, -32000, who.status === 401 ? { 'WWW-Authenticate': challenge(ctx.settings) } : {});
       return;
     }
     const authed = req as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } };
     authed.auth = { token: '', clientId: who.caller.user.id, scopes: [], extra: { caller: who.caller } };
     const sessionId = header(req.headers, 'mcp-session-id');
+    // POST bodies are read here, not by the SDK (whose decoder replaces bytes that are not UTF-8
+    // with U+FFFD): the server's body limit and slow-body timeout apply, and bad bytes are refused.
+    const body = req.method === 'POST' ? await readJsonRpc(req, res) : { parsed: undefined };
+    if (body === undefined) return;
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       if (session === undefined) {
@@ -52,7 +59,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
         return;
       }
       session.seen = Date.now();
-      await session.transport.handleRequest(authed, res);
+      await session.transport.handleRequest(authed, res, body.parsed);
       return;
     }
     if (req.method !== 'POST') {
@@ -66,7 +73,6 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
     }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      maxRequestBodySize: bodyLimit(ctx.valves()),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, owner: ownerOf(who.caller), seen: Date.now() });
       },
@@ -78,7 +84,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
       api: ctx.api,
       version: ctx.version,
       valves: ctx.valves,
-      openwebuiUrl: ctx.settings.openwebuiUrl,
+      openwebuiUrl: ctx.openwebuiUrl,
       log: ctx.log,
       callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
       chatOf: (extra) => {
@@ -87,11 +93,49 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
       },
     });
     await server.connect(transport);
-    await transport.handleRequest(authed, res);
+    await transport.handleRequest(authed, res, body.parsed);
+  }
+
+  /** The parsed JSON-RPC body, or undefined once an error was answered. */
+  async function readJsonRpc(req: IncomingMessage, res: ServerResponse): Promise<{ parsed: unknown } | undefined> {
+    let text: string;
+    try {
+      text = strictUtf8(await readBody(req, bodyLimit(ctx.valves()), ctx.settings.limits.bodyIdleTimeoutMs), 'The request body');
+    } catch (err) {
+      if (err instanceof InvalidUtf8) {
+        sendJsonRpcError(res, 400, `Parse error: ${err.message}`, -32700);
+        return undefined;
+      }
+      if (!(err instanceof BodyTooLarge || err instanceof BodyTimeout)) throw err;
+      res.setHeader('Connection', 'close');
+      sendJsonRpcError(res, err instanceof BodyTooLarge ? 413 : 408, err instanceof BodyTooLarge ? `${err.message} It follows the valve max_file_size_mb.` : err.message);
+      discardThenClose(req);
+      return undefined;
+    }
+    try {
+      return { parsed: JSON.parse(text) as unknown };
+    } catch {
+      sendJsonRpcError(res, 400, 'Parse error: Invalid JSON', -32700);
+      return undefined;
+    }
+  }
+
+  /**
+   * OAuth discovery and endpoints that MCP clients with OAuth support try after a 401 (the SDK:
+   * /.well-known/*, then /register): this server has no OAuth, and the error, in OAuth's shape so
+   * such clients show it, says what to send instead.
+   */
+  async function noOAuth(_req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const anonymous = await ctx.identify({});
+    const how = anonymous.ok ? 'No credential is needed here (auth mode local).' : anonymous.detail;
+    sendJson(res, 404, { error: 'invalid_request', error_description: `This server does not use OAuth. ${how}` });
   }
 
   return {
-    routes: [{ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: handle }],
+    routes: [
+      { methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: handle },
+      { methods: ['*'], path: /^\/(?:\.well-known\/(?:oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/.*)?|register|authorize|token)$/, handler: noOAuth },
+    ],
     async closeAll() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
@@ -99,9 +143,9 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
   };
 }
 
-function sendJsonRpcError(res: ServerResponse, status: number, message: string): void {
-  const text = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-  res.writeHead(status, { 'Content-Type': 'application/json' });
+function sendJsonRpcError(res: ServerResponse, status: number, message: string, code = -32000, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(text);
 }
 

@@ -7,7 +7,7 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { hostApi as HostApi } from '../../index.js';
+import type { HostBridge, hostApi as HostApi } from '../../index.js';
 import { callArguments, callHost, type CallRequest } from '../call.js';
 import type { Caller } from '../http/identity/index.js';
 import type { Logger } from '../http/log.js';
@@ -20,8 +20,13 @@ export interface McpOptions {
   callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } | undefined }): Caller | undefined;
   /** Conversation and message ids of a request (HTTP: the X-OpenWebUI-* headers). */
   chatOf?(extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): { chatId?: string; messageId?: string };
-  openwebuiUrl?: string;
+  /** Where Open WebUI is reached for this call (HTTP host: the valve openwebui_api_url). */
+  openwebuiUrl?: () => string;
   log?: Logger;
+  /** The host bridge of a call (default: the network hosts' callHost). */
+  hostFor?(req: CallRequest): HostBridge;
+  /** Runs before a call of this function (stdio: starts the link listener before a links function). */
+  beforeCall?(name: string): Promise<void>;
 }
 
 export function createMcpServer(opts: McpOptions): Server {
@@ -58,7 +63,7 @@ export function createMcpServer(opts: McpOptions): Server {
       caller,
       chatId,
       messageId,
-      ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl } : {}),
+      ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {}),
       ...(token !== undefined
         ? {
             onStatus: async (event) => {
@@ -68,7 +73,8 @@ export function createMcpServer(opts: McpOptions): Server {
           }
         : {}),
     };
-    const text = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), callHost(req));
+    await opts.beforeCall?.(name);
+    const text = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), (opts.hostFor ?? callHost)(req));
     const envelope = JSON.parse(text) as { success: boolean; error?: { code?: string } } & Record<string, unknown>;
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: 'mcp', ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
     // Compact text: the same envelope in fewer bytes (the plugin pretty-prints for humans reading JSON).

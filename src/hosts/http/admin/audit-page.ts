@@ -9,7 +9,7 @@ export function auditPage(storageBase: string, q: URLSearchParams, auditOn: bool
   const flaggedOnly = q.get('flagged') === '1';
   const limit = Math.max(1, Math.min(Number(q.get('limit')) || 200, 2000));
   const entries = pluginAdmin.readAudit(storageBase, { ...(user ? { user } : {}), ...(fn ? { function: fn } : {}), errorsOnly, flaggedOnly, limit });
-  const filters = `<form method="get" action="/admin/audit" class="inline"><input type="search" name="user" value="${esc(user)}" placeholder="user" aria-label="User"><input type="search" name="function" value="${esc(fn)}" placeholder="function (e.g. shed_exec)" aria-label="Function">
+  const filters = `<form method="get" action="/admin/audit" class="inline"><label>User <input type="search" name="user" value="${esc(user)}" placeholder="alice"></label><label>Function <input type="search" name="function" value="${esc(fn)}" placeholder="shed_exec"></label>
 <label><input type="checkbox" name="errors" value="1"${errorsOnly ? ' checked' : ''}> errors only</label><label><input type="checkbox" name="flagged" value="1"${flaggedOnly ? ' checked' : ''}> flagged only</label><button type="submit">Filter</button></form>`;
   const off = auditOn ? '' : '<p class="notice warn">The audit log is off (valve audit_log): no new entries are written.</p>';
   const rows = entries

@@ -15,7 +15,7 @@ import { AdminGuard, crossSite, type Admin } from './guard.js';
 import { groupAction, groupsPage } from './groups.js';
 import { linksPage } from './links.js';
 import { maintenancePage } from './maintenance.js';
-import { esc, layout, redirect, sendHtml, type PageOptions } from './page.js';
+import { accountOf, esc, layout, redirect, sendHtml, type PageOptions } from './page.js';
 import { sandboxPage } from './sandbox.js';
 import type { MaintenanceSchedule } from './schedule.js';
 import { usagePage } from './usage.js';
@@ -35,7 +35,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     }
   };
   const page = (res: ServerResponse, admin: Admin, section: string, title: string, body: string, notice: PageOptions['notice'] = [], status = 200) =>
-    sendHtml(res, status, layout(body, { title, section, user: admin.user, csrf: admin.csrf, notice }), admin.setCookie ? { 'Set-Cookie': admin.setCookie } : {});
+    sendHtml(res, status, layout(body, { title, section, ...accountOf(admin, ctx.settings.auth), notice }), admin.setCookie ? { 'Set-Cookie': admin.setCookie } : {});
 
   /** Admin check, then (POST) origin + CSRF; then the handler with the parsed form. */
   const admin = (handler: Handler) => async (req: IncomingMessage, res: ServerResponse) => {
@@ -78,9 +78,12 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
 
   function signIn(res: ServerResponse, status: number, error?: string): void {
     const modes = ctx.settings.auth;
-    const what = [modes.includes('api-key') || ctx.settings.apiKeys.length > 0 ? 'the server\'s API key' : '', modes.includes('openwebui-session') ? 'an Open WebUI token of an admin (Settings → Account → API keys, or the session token)' : ''].filter(Boolean).join(' or ');
-    const body = what
-      ? `<form method="post" action="/admin/login"><p><label for="key">Sign in with ${esc(what)}</label></p><p><input type="password" id="key" name="key" autocomplete="current-password" required></p><p><button type="submit" class="primary">Sign in</button></p></form>`
+    const key = modes.includes('api-key') || ctx.settings.apiKeys.length > 0;
+    const token = modes.includes('openwebui-session');
+    const label = key && token ? 'API key or Open WebUI token' : key ? 'API key' : 'Open WebUI token';
+    const help = [key ? 'the server\'s API key' : '', token ? 'the Open WebUI token of an admin (Settings → Account → API keys, or the session token)' : ''].filter(Boolean).join(', or ');
+    const body = key || token
+      ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc(help)}.</p><button type="submit" class="primary">Sign in</button></form>`
       : '<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>';
     sendHtml(res, status, layout(body, { title: 'Sign in', notice: error ? [{ kind: 'error', text: error }] : [] }));
   }

@@ -34,11 +34,17 @@ export interface PageOptions {
   title: string;
   /** Current section path (highlighted in the navigation); omitted on sign-in and error pages. */
   section?: string;
-  /** Who is signed in, shown with the sign-out button. */
+  /** Who is signed in. */
   user?: string;
-  csrf?: string;
-  /** Sections to leave out of the navigation (links when the module is absent). */
+  /** The CSRF token of the sign-out form; absent, no sign-out is offered (local mode has no sign-in). */
+  signOut?: string;
+  /** Banners above the content (saved, errors, warnings). */
   notice?: { kind: 'ok' | 'error' | 'warn'; text: string }[];
+}
+
+/** The account part of the header for an admin: sign-out only where signing in exists (not in local mode). */
+export function accountOf(admin: { user: string; csrf: string }, auth: readonly string[]): Pick<PageOptions, 'user' | 'signOut'> {
+  return auth.includes('local') ? { user: admin.user } : { user: admin.user, signOut: admin.csrf };
 }
 
 export function layout(body: string, o: PageOptions): string {
@@ -47,15 +53,17 @@ export function layout(body: string, o: PageOptions): string {
     : `<nav aria-label="Sections">${SECTIONS
         .map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ''}>${esc(label)}</a>`)
         .join('')}</nav>`;
-  const signOut = o.user !== undefined && o.csrf !== undefined
-    ? `<form method="post" action="/admin/logout" class="signout"><input type="hidden" name="_csrf" value="${esc(o.csrf)}"><span>${esc(o.user)}</span> <button type="submit">Sign out</button></form>`
-    : '';
+  const account = o.user === undefined
+    ? ''
+    : o.signOut === undefined
+      ? `<span class="account">Local mode (${esc(o.user)}): no sign-in</span>`
+      : `<form method="post" action="/admin/logout" class="account"><input type="hidden" name="_csrf" value="${esc(o.signOut)}"><span>${esc(o.user)}</span> <button type="submit">Sign out</button></form>`;
   const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === 'ok' ? 'status' : 'alert'}">${esc(n.text)}</p>`).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>${esc(o.title)} · Fileshed admin</title>
 <link rel="stylesheet" href="/admin/assets/admin.css"></head>
-<body><header><strong class="brand">Fileshed admin</strong>${signOut}</header>${nav}
+<body><header><strong class="brand">Fileshed admin</strong>${account}</header>${nav}
 <main><h1>${esc(o.title)}</h1>${notices}${body}</main></body></html>`;
 }
 

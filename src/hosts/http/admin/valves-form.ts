@@ -2,7 +2,8 @@
  * The valves form, generated at run time from the plugin's JSON Schema (`valvesSchema`, the same
  * document as valves.schema.json): one field per property, whatever the plugin version defines.
  * Sections come from key prefixes (SECTIONS below: a small ordered map, not a list of valves); a
- * valve whose prefix is not in the map lands in "Other".
+ * valve whose prefix is not in the map lands in "Other". A table of contents links to each
+ * section (plain anchors: the page runs no script), and each section links back to it.
  */
 import { esc } from './page.js';
 
@@ -17,30 +18,27 @@ export interface ValveProperty {
   format?: string;
 }
 
-/** Key prefix → section title, in page order. */
-const SECTIONS: readonly [string, string][] = [
-  ['storage_', 'Storage and quotas'],
-  ['quota_', 'Storage and quotas'],
-  ['max_file', 'Storage and quotas'],
-  ['lock_', 'Storage and quotas'],
-  ['sandbox', 'Commands'],
-  ['exec_', 'Commands'],
-  ['network_', 'Commands'],
-  ['max_output', 'Output'],
-  ['group_', 'Groups'],
-  ['sqlite_', 'SQLite'],
-  ['zip_', 'Archives'],
-  ['import_', 'Import'],
-  ['openwebui_', 'Open WebUI and links'],
-  ['public_url', 'Open WebUI and links'],
-  ['link_', 'Open WebUI and links'],
-  ['audit_', 'Audit log'],
-  ['uploads_', 'Maintenance'],
-  ['maintenance_', 'Maintenance'],
-];
+interface Section {
+  id: string;
+  title: string;
+  prefixes: readonly string[];
+}
 
-export function sectionOf(key: string): string {
-  return SECTIONS.find(([prefix]) => key.startsWith(prefix))?.[1] ?? 'Other';
+/** Sections in page order, each with the key prefixes of its valves. */
+const SECTIONS: readonly Section[] = [
+  { id: 'storage', title: 'Storage & quotas', prefixes: ['storage_', 'quota_', 'max_file', 'lock_', 'group_'] },
+  { id: 'commands', title: 'Commands & sandbox', prefixes: ['sandbox', 'exec_', 'network_', 'max_output'] },
+  { id: 'sqlite', title: 'SQLite', prefixes: ['sqlite_'] },
+  { id: 'archives', title: 'Archives', prefixes: ['zip_'] },
+  { id: 'links', title: 'Links', prefixes: ['public_url', 'link_'] },
+  { id: 'functions', title: 'Functions & files', prefixes: ['functions', 'blocked_', 'allowed_'] },
+  { id: 'audit', title: 'Audit & maintenance', prefixes: ['audit_', 'uploads_', 'maintenance_'] },
+  { id: 'openwebui', title: 'Open WebUI', prefixes: ['openwebui_', 'import_'] },
+];
+const OTHER: Section = { id: 'other', title: 'Other', prefixes: [] };
+
+export function sectionOf(key: string): Section {
+  return SECTIONS.find((s) => s.prefixes.some((prefix) => key.startsWith(prefix))) ?? OTHER;
 }
 
 export function isSecret(p: ValveProperty): boolean {
@@ -62,16 +60,20 @@ export interface FieldState {
 }
 
 export function valvesForm(properties: Record<string, ValveProperty>, state: (key: string) => FieldState, hidden: string, disabled: boolean): string {
-  const groups = new Map<string, string[]>();
+  const fields = new Map<Section, string[]>();
   for (const [key, prop] of Object.entries(properties)) {
     const section = sectionOf(key);
-    const html = field(key, prop, state(key));
-    groups.set(section, [...(groups.get(section) ?? []), html]);
+    fields.set(section, [...(fields.get(section) ?? []), field(key, prop, state(key))]);
   }
-  const order = [...new Set([...SECTIONS.map(([, s]) => s), 'Other'])].filter((s) => groups.has(s));
-  const sections = order.map((s) => `<fieldset><legend>${esc(s)}</legend>${groups.get(s)!.join('')}</fieldset>`).join('');
+  const order = [...SECTIONS, OTHER].filter((s) => fields.has(s));
+  const toc = `<nav class="toc" id="sections" aria-label="Settings sections"><h2>Sections</h2><ol>${order
+    .map((s) => `<li><a href="#s-${s.id}">${esc(s.title)} <small>${fields.get(s)!.length}</small></a></li>`)
+    .join('')}</ol></nav>`;
+  const sections = order
+    .map((s) => `<fieldset id="s-${s.id}"><legend>${esc(s.title)}</legend><a class="top" href="#sections">Sections ↑</a>${fields.get(s)!.join('')}</fieldset>`)
+    .join('');
   const submit = disabled ? '<p class="notice error">Saving is disabled until the config file is valid JSON again.</p>' : '<button type="submit" class="primary" name="_save" value="1">Save settings</button><span class="muted">Saved to the config file; in effect for the next call.</span>';
-  return `<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form>`;
+  return `<div class="settings">${toc}<form method="post" action="/admin/valves" novalidate>${hidden}${sections}<div class="actions">${submit}</div></form></div>`;
 }
 
 function shown(v: unknown): string {
@@ -103,11 +105,12 @@ function field(key: string, p: ValveProperty, s: FieldState): string {
   } else {
     control = `<input type="text" id="${id}" name="${esc(key)}" value="${esc(s.value)}"${aria}${ro}>`;
   }
-  const dflt = isSecret(p) ? 'Default: not set' : `Default: <code>${esc(shown(s.defaultValue))}</code>`;
+  // A fixed field shows the value in force and why it is fixed; a default would not apply to it.
+  const dflt = s.fixed ? '' : isSecret(p) ? 'Default: not set' : `Default: <code>${esc(shown(s.defaultValue))}</code>`;
   const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc(key)}" title="Remove ${esc(key)} from the config file">Reset to default</button>` : '';
   const notes = [s.flag ? '<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>' : '', s.fixed ? `<small>${esc(s.fixed)}</small>` : ''].join('');
   const error = s.error ? `<p class="error" id="${errId}">${esc(s.error)}</p>` : '';
   return `<div class="field${s.error ? ' invalid' : ''}" data-valve="${esc(key)}"><label for="${id}">${esc(p.title ?? key)} <small><code>${esc(key)}</code></small></label>
-<div class="control">${control}${error}<div class="row"><small>${dflt}</small>${reset}</div>${notes}</div>
+<div class="control">${control}${error}${dflt || reset ? `<div class="row"><small>${dflt}</small>${reset}</div>` : ''}${notes}</div>
 <p class="desc">${esc(p.description ?? '')}</p></div>`;
 }

@@ -13,7 +13,7 @@ import { valvesSchema } from '../../../index.js';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config-file.js';
 import type { ServerContext } from '../route.js';
 import type { Admin } from './guard.js';
-import { csrfField, esc, layout, sendHtml, type PageOptions } from './page.js';
+import { accountOf, csrfField, esc, layout, sendHtml, type PageOptions } from './page.js';
 import { isSecret, valvesForm, type FieldState, type ValveProperty } from './valves-form.js';
 
 export const PROPERTIES = (valvesSchema as { properties: Record<string, ValveProperty> }).properties;
@@ -54,7 +54,7 @@ function stateOf(ctx: ServerContext, stored: Record<string, unknown>, submitted:
     stored: Object.hasOwn(stored, key),
     ...(errors[key] ? { error: errors[key] } : {}),
     ...(Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {}),
-    ...(key === 'storage_base_path' ? { fixed: `The server's storage folder (--base): ${ctx.storageBase}` } : {}),
+    ...(key === 'storage_base_path' ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}),
   });
 }
 
@@ -65,8 +65,8 @@ export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted
   const stored = loaded.config?.valves ?? {};
   const hidden = `${csrfField(admin.csrf)}<input type="hidden" name="_version" value="${esc(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== undefined);
-  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc(ctx.settings.configFile)}</code>.</p>`;
-  return layout(intro + form, { title: 'Settings', section: '/admin', user: admin.user, csrf: admin.csrf, notice });
+  const intro = `<p class="muted">Every valve of the plugin (<code>valves.schema.json</code>), saved to <code>${esc(ctx.settings.configFile)}</code> and in effect for the next call.</p>`;
+  return layout(intro + form, { title: 'Settings', section: '/admin', ...accountOf(admin, ctx.settings.auth), notice });
 }
 
 const FIELD_PREFIX = /^The valve '[^']*' is invalid: /;

@@ -13,9 +13,10 @@ export type { Caller, Identified, Refusal } from './types.js';
 
 export type IdentityResolver = (headers: Headers) => Promise<Identified>;
 
-export function identityResolver(settings: ServerSettings, fetchImpl: typeof fetch = fetch): IdentityResolver {
+/** `openwebuiUrl`: where sessions are verified, read at each verification (the valve may change). */
+export function identityResolver(settings: ServerSettings, fetchImpl: typeof fetch = fetch, openwebuiUrl: () => string = () => settings.openwebuiUrl): IdentityResolver {
   const modes = new Set(settings.auth);
-  const session = modes.has('openwebui-session') ? sessionVerifier(settings.openwebuiUrl, fetchImpl) : undefined;
+  const session = modes.has('openwebui-session') ? sessionVerifier(openwebuiUrl, fetchImpl) : undefined;
   return async (headers) => {
     const jwt = header(headers, 'x-openwebui-user-jwt')?.trim();
     if (jwt && modes.has('openwebui-jwt')) return jwtCaller(jwt, settings.jwtSecret ?? '');

@@ -13,18 +13,19 @@ export interface SessionVerifier {
   verify(token: string): Promise<Identified>;
 }
 
-export function sessionVerifier(openwebuiUrl: string, fetchImpl: typeof fetch = fetch): SessionVerifier {
+export function sessionVerifier(urlNow: () => string, fetchImpl: typeof fetch = fetch): SessionVerifier {
   const cache = new Map<string, { until: number; result: Identified }>();
   return {
     async verify(token) {
       const key = crypto.createHash('sha256').update(token).digest('hex');
       const hit = cache.get(key);
       if (hit && hit.until > Date.now()) return withToken(hit.result, token);
+      const openwebuiUrl = urlNow();
       let res: Response;
       try {
         res = await fetchImpl(`${openwebuiUrl}/api/v1/auths/`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
       } catch {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the server's --openwebui-url.` };
+        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (admin page; its default is the server's --openwebui-url).` };
       }
       let result: Identified;
       if (res.status === 401 || res.status === 403) {

@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AttachedFile } from '../../../index.js';
 import { callArguments, callHost } from '../../call.js';
-import { BodyTimeout, BodyTooLarge, bodyLimit, readBody } from '../body.js';
+import { checkDecodedField, InvalidUtf8, strictUtf8 } from '../../utf8.js';
+import { BodyTimeout, BodyTooLarge, bodyLimit, discardThenClose, readBody } from '../body.js';
 import { challenge } from '../identity/index.js';
 import { header } from '../identity/types.js';
 import { openwebuiFile, postChatEvent } from '../openwebui.js';
@@ -20,8 +21,9 @@ function base64Object(value: string | undefined, name: string): Record<string, u
   if (value === undefined) return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(value.trim(), 'base64').toString('utf8'));
-  } catch {
+    parsed = JSON.parse(strictUtf8(Buffer.from(value.trim(), 'base64'), name));
+  } catch (err) {
+    if (err instanceof InvalidUtf8) throw err;
     throw new BadRequest(`${name} must be base64 of a UTF-8 JSON object.`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRequest(`${name} must be base64 of a JSON object, e.g. {"max_output_default": 1000}.`);
@@ -46,33 +48,25 @@ function asObject(text: string, what: string): Record<string, unknown> {
 async function readCall(req: IncomingMessage, limit: number, idleMs: number): Promise<{ args: Record<string, unknown>; files: AttachedFile[] }> {
   const body = await readBody(req, limit, idleMs);
   const type = header(req.headers, 'content-type') ?? '';
-  if (!/^multipart\/form-data/i.test(type)) return { args: asObject(body.toString('utf8'), 'The request body'), files: [] };
+  if (!/^multipart\/form-data/i.test(type)) return { args: asObject(strictUtf8(body, 'The request body'), 'The request body'), files: [] };
   let form: FormData;
   try {
     form = await new Request('http://local/', { method: 'POST', headers: { 'content-type': type }, body: new Blob([new Uint8Array(body.buffer, body.byteOffset, body.length) as Uint8Array<ArrayBuffer>]) }).formData();
   } catch (err) {
     throw new BadRequest(`The multipart body could not be parsed: ${(err as Error).message}.`);
   }
-  const argText = form.get('arguments');
-  const args = asObject(typeof argText === 'string' ? argText : argText ? await argText.text() : '', "The multipart field 'arguments'");
+  const argField = form.get('arguments');
+  const what = "The multipart field 'arguments'";
+  // A text field comes decoded (bad bytes already replaced): check it against the raw body.
+  const argText = typeof argField === 'string' ? argField : argField ? strictUtf8(new Uint8Array(await argField.arrayBuffer()), what) : '';
+  if (typeof argField === 'string') checkDecodedField(argText, body, what);
+  const args = asObject(argText, what);
   const files: AttachedFile[] = [];
   for (const part of form.getAll('files')) {
     if (typeof part === 'string') continue;
     files.push({ name: part.name, bytes: new Uint8Array(await part.arrayBuffer()) });
   }
   return { args, files };
-}
-
-/**
- * After an early answer (413, 408) the rest of the body is read and dropped for a moment before the
- * connection closes: closing a socket with unread bytes makes the kernel send a reset, which can
- * wipe the answer from the client's buffer before the client reads it.
- */
-function discardThenClose(req: IncomingMessage): void {
-  const timer = setTimeout(() => req.destroy(), 1000);
-  timer.unref();
-  req.once('end', () => clearTimeout(timer));
-  req.resume();
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpExecArray | null, ctx: ServerContext): Promise<void> {
@@ -121,17 +115,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
       discardThenClose(req);
       return;
     }
-    if (err instanceof BadRequest) {
+    if (err instanceof BadRequest || err instanceof InvalidUtf8) {
       sendDetail(res, 400, err.message);
       return;
     }
     throw err;
   }
+  const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, 'x-openwebui-chat-id');
   const messageId = header(req.headers, 'x-openwebui-message-id');
   const token = caller.token;
   const fileIds = header(req.headers, 'x-openwebui-file-ids');
-  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(ctx.settings.openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
 
   const streaming = /application\/x-ndjson/i.test(header(req.headers, 'accept') ?? '');
   if (streaming) res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
@@ -139,10 +134,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
   const onStatus = streaming || relay
     ? async (event: { type: 'status'; data: { description: string; done: boolean } }) => {
         if (streaming) res.write(`${JSON.stringify(event)}\n`);
-        if (relay) await postChatEvent(ctx.settings.openwebuiUrl, token, chatId, messageId, event);
+        if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
       }
     : undefined;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl: ctx.settings.openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
+  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
   const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
   const envelope = JSON.parse(result) as { success: boolean; error?: { code?: string } };
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });

@@ -64,7 +64,7 @@ export const shedExec = defineFunction({
     requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
-    if (policy.sweepBefore) outwardLinkSweep(zone.root);
+    if (policy.sweepBefore) await outwardLinkSweep(zone.root);
     // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
     const watch = await watchCall(zone, maxFileBytes);
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
@@ -102,7 +102,7 @@ export const shedExec = defineFunction({
     }
     // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links).
-    if (policy.sweepAfter) outwardLinkSweep(zone.root);
+    if (policy.sweepAfter) await outwardLinkSweep(zone.root);
     const end = await watch?.finish();
     // What the command changed: read off the changed folders, else the full comparison, else (the watch
     // lost events midway) the whole zone, which the commit compares against the last one.

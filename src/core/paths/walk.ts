@@ -36,20 +36,23 @@ export function walkInside(root: string, text: string, opts: WalkOptions, start:
   if (path.isAbsolute(text)) return { inside: false, why: 'is an absolute path' };
   let hops = 0;
   let via: string | undefined; // the last link followed, to name it when the climb goes out
+  // Once a component does not exist, nothing below it does (no link to follow): no more lstat, so a
+  // path thousands of levels deep for `mkdir -p` costs one pass, not one kernel walk per level.
+  let missing = false;
   while (queue.length > 0) {
     const name = queue.shift()!;
-    if (name === '' || name === '.') continue;
     if (name === '..') {
       if (parts.length === 0) return { inside: false, why: via === undefined ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
       parts.pop();
+      missing = false;
       continue;
     }
-    const here = path.join(root, ...parts, name);
-    const st = lstat(here);
-    const last = !queue.some((q) => q !== '' && q !== '.');
-    if (st?.isSymbolicLink() && (!last || opts.followLast)) {
+    const here = missing ? undefined : path.join(root, ...parts, name);
+    const st = here === undefined ? undefined : lstat(here);
+    if (st === undefined) missing = true;
+    else if (st.isSymbolicLink() && (queue.length > 0 || opts.followLast)) {
       if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
-      const target = fs.readlinkSync(here);
+      const target = fs.readlinkSync(here!);
       via = [...parts, name].join('/');
       if (path.isAbsolute(target)) {
         const real = path.normalize(target);

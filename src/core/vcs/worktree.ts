@@ -3,6 +3,7 @@
  * execute it), a symbolic link becomes a link blob holding its text (never followed), a folder
  * becomes a tree of what it holds. Anything else (fifo, socket, device) is not tracked.
  */
+import { TimeSlice } from '../fs/slice.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -137,7 +138,8 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
  * The tree of a folder (written with all its blobs and subtrees), or undefined when it holds
  * nothing trackable. Each file that went in is appended to `blobs` (for the index).
  */
-export async function folderTree(gitdir: string, absDir: string, relDir: string, blobs: WorkBlob[]): Promise<string | undefined> {
+export async function folderTree(gitdir: string, absDir: string, relDir: string, blobs: WorkBlob[], slice = new TimeSlice()): Promise<string | undefined> {
+  await slice.tick(); // a user's folder can nest thousands of levels: yield to the event loop between folders
   let names: fs.Dirent[];
   try {
     names = fs.readdirSync(absDir, { withFileTypes: true });
@@ -150,7 +152,7 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
     const abs = path.join(absDir, d.name);
     const rel = relDir === '' ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
-      const sub = await folderTree(gitdir, abs, rel, blobs);
+      const sub = await folderTree(gitdir, abs, rel, blobs, slice);
       if (sub !== undefined) entries.push({ mode: TREE_MODE, name: Buffer.from(d.name).toString('latin1'), oid: sub });
       continue;
     }

@@ -160,34 +160,57 @@ export function blockedError(param: string, input: string, why: BlockWhy, allowe
 }
 
 /**
- * Throws BLOCKED_PATH when `rel` (as the caller wrote it, `input`) or the real location `abs` it
- * resolved to (through links) is blocked. `stat` says whether it is a file, a folder or new.
+ * Judges entries of one zone: by the path as written, by the real location it resolves to (through
+ * links), by extension, and by identity (a file with several hard links may be a blocked file under
+ * another name). The blocked files' identities are found once, on the first entry that needs them.
  */
-export function requireNotBlocked(rules: BlockRules, zoneRoot: string, rel: string, abs: string, stat: fs.Stats | undefined, param: string, input: string): void {
-  if (rel === '') return;
-  const kind: EntryKind = stat === undefined ? 'new' : stat.isDirectory() ? 'dir' : 'file';
-  const why = blockReason(rules, rel, kind);
-  if (why) throw blockedError(param, input, why, rules.extensions);
-  const real = path.relative(zoneRoot, abs).split(path.sep).join('/');
-  if (real !== rel && !real.startsWith('..')) {
-    const viaLink = blockReason(rules, real, kind);
-    if (viaLink) throw blockedError(param, input, viaLink, rules.extensions);
+export class BlockJudge {
+  private identities: Map<string, string> | undefined;
+
+  constructor(
+    readonly rules: BlockRules,
+    private readonly zoneRoot: string,
+  ) {}
+
+  /** Why `rel` (as written; `abs` is where it really leads, `stat` what is there) is blocked, or undefined. */
+  why(rel: string, abs: string, stat: fs.Stats | undefined): BlockWhy | undefined {
+    if (rel === '') return undefined;
+    const kind: EntryKind = stat === undefined ? 'new' : stat.isDirectory() ? 'dir' : 'file';
+    const direct = blockReason(this.rules, rel, kind);
+    if (direct) return direct;
+    const real = path.relative(this.zoneRoot, abs).split(path.sep).join('/');
+    if (real !== rel && !real.startsWith('..')) {
+      const viaLink = blockReason(this.rules, real, kind);
+      if (viaLink) return viaLink;
+    }
+    // Another name of a blocked file (a hard link) is the blocked file: only a file with several names can be one.
+    if (stat?.isFile() && stat.nlink > 1 && this.rules.patterns.length > 0) {
+      const same = this.blockedIdentities().get(`${stat.dev}:${stat.ino}`);
+      if (same !== undefined && same !== rel) return { pattern: blockedPattern(this.rules, same), sameAs: same };
+    }
+    return undefined;
   }
-  // Another name of a blocked file (a hard link) is the blocked file: only a file with several names can be one.
-  if (stat?.isFile() && stat.nlink > 1 && rules.patterns.length > 0) {
-    const same = blockedFileLike(rules, zoneRoot, stat);
-    if (same !== undefined) throw blockedError(param, input, { pattern: blockedPattern(rules, same), sameAs: same }, rules.extensions);
+
+  private blockedIdentities(): Map<string, string> {
+    if (this.identities !== undefined) return this.identities;
+    this.identities = new Map();
+    const found = findBlockedSync(this.rules, this.zoneRoot);
+    for (const rel of [...found.files, ...found.inside]) {
+      const b = fs.lstatSync(path.join(this.zoneRoot, rel), { throwIfNoEntry: false });
+      if (b?.isFile()) this.identities.set(`${b.dev}:${b.ino}`, rel);
+    }
+    return this.identities;
   }
 }
 
-/** The blocked file (zone-relative) that is the same file as `st` (device + inode), if any. */
-function blockedFileLike(rules: BlockRules, zoneRoot: string, st: fs.Stats): string | undefined {
-  const found = findBlockedSync(rules, zoneRoot);
-  for (const rel of [...found.files, ...found.inside]) {
-    const b = fs.lstatSync(path.join(zoneRoot, rel), { throwIfNoEntry: false });
-    if (b !== undefined && b.dev === st.dev && b.ino === st.ino) return rel;
-  }
-  return undefined;
+/**
+ * Throws BLOCKED_PATH when `rel` (as the caller wrote it, `input`) or the real location `abs` it
+ * resolved to (through links), or the file itself (by identity), is blocked. `stat` says whether it
+ * is a file, a folder or new.
+ */
+export function requireNotBlocked(rules: BlockRules, zoneRoot: string, rel: string, abs: string, stat: fs.Stats | undefined, param: string, input: string): void {
+  const why = new BlockJudge(rules, zoneRoot).why(rel, abs, stat);
+  if (why) throw blockedError(param, input, why, rules.extensions);
 }
 
 export interface BlockedEntries {

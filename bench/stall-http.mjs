@@ -66,8 +66,8 @@ export function post(url, user, fn, body) {
   });
 }
 
-/** Runs `attack` while "bob" reads a small file every ~5 ms; the reader's latencies and the attack's result. */
-export async function probe(url, attack) {
+/** Runs `attack` while "bob" reads a small file every `pauseMs`; the reader's latencies and the attack's result. */
+export async function probe(url, attack, pauseMs = 5) {
   const reads = [];
   let done = false;
   const t0 = performance.now();
@@ -77,7 +77,7 @@ export async function probe(url, attack) {
     const r = await post(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
     if (!r.success) throw new Error(`bob's read failed: ${JSON.stringify(r.error)}`);
     reads.push(performance.now() - t);
-    await new Promise((res) => setTimeout(res, 5));
+    await new Promise((res) => setTimeout(res, pauseMs));
   }
   const result = await task;
   return { result, ms: performance.now() - t0, reads };

@@ -69,7 +69,7 @@ export const shedExec = defineFunction({
     // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
     const watch = await watchCall(zone, maxFileBytes);
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
-    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : undefined;
+    const before = zone.versioned && watch?.exact !== true ? await snapshot(zone.root) : undefined;
     const outputs: OutputFile[] = [];
     let result: RunResult;
     let outFile: OutputFile | undefined;
@@ -109,7 +109,7 @@ export const shedExec = defineFunction({
     const end = await watch?.finish();
     // What the command changed: read off the changed folders, else the full comparison, else (the watch
     // lost events midway) the whole zone, which the commit compares against the last one.
-    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : (end?.changed ?? ['']);
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
     if (end !== undefined && (result.stoppedFor === 'quota' || end.overBytes > 0)) {
       for (const out of outputs) out.file.abort();
       return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result.stoppedFor === 'quota');

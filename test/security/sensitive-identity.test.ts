@@ -16,19 +16,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
+import { MODES } from './exec-harness.js';
 
 const SECRET = `SECRET-${crypto.randomBytes(6).toString('hex')}`;
 const PATTERNS = '.env, *.pem, .ssh/, .git/config, secrets/*.txt';
-const bwrapWorks = (() => {
-  try {
-    execFileSync('bwrap', ['--ro-bind', '/', '/', '--unshare-user', '--', '/bin/true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const MODES = ['validated', ...(bwrapWorks ? ['bwrap'] : [])] as const;
-
 let s: Shed;
 const put = (rel: string, text: string, zone: 'storage' | 'documents' = 'storage') => {
   const p = s.zonePath(zone, rel);
@@ -219,5 +210,43 @@ describe.each(MODES)('links to blocked files (%s)', (mode) => {
     const zip = clean(await s.call('shed_zip', { zone: 'storage', src: '.', dest: 'all.zip' }));
     expect(zip.success, JSON.stringify(zip.error)).toBe(true);
     expect(fs.readFileSync(s.zonePath('storage', 'all.zip')).includes(Buffer.from(path.basename(name)))).toBe(false);
+  });
+});
+
+describe('writes of blocked names by archives and history', () => {
+  beforeEach(() => {
+    s = makeShed({ sandbox: 'validated', blocked_patterns: PATTERNS });
+    arrange();
+  });
+  afterEach(() => s.cleanup());
+
+  it('shed_unzip leaves entries with blocked names out, and never replaces a blocked file', async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-unzip-'));
+    for (const [rel, text] of Object.entries({ '.env': 'EVIL=1\n', 'keys/x.pem': 'pem', 'ok.txt': 'fine', 'proj/.git/config': 'evil' })) {
+      fs.mkdirSync(path.dirname(path.join(work, rel)), { recursive: true });
+      fs.writeFileSync(path.join(work, rel), text);
+    }
+    execFileSync('zip', ['-qr', s.zonePath('storage', 'in.zip'), '.'], { cwd: work });
+    fs.rmSync(work, { recursive: true, force: true });
+    const r = clean(await s.call('shed_unzip', { zone: 'storage', src: 'in.zip', overwrite: true }));
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(r.data!.blocked_left_out).toBe(3);
+    expect(fs.readFileSync(s.zonePath('storage', 'ok.txt'), 'utf8')).toBe('fine');
+    intact('.env', `TOKEN=${SECRET}\n`);
+    intact('proj/.git/config', `url=${SECRET}\n`);
+    expect(fs.existsSync(s.zonePath('storage', 'keys/x.pem'))).toBe(false);
+  });
+
+  it('git restore/checkout of a folder holding blocked files is refused in Documents', async () => {
+    put('.env', 'OLD=1\n', 'documents');
+    put('notes.md', 'v1\n', 'documents');
+    expect((await s.call('shed_patch_text', { zone: 'documents', path: 'notes.md', content: 'v2' })).success).toBe(true);
+    fs.writeFileSync(s.zonePath('documents', '.env'), `NEW=${SECRET}\n`);
+    for (const args of [['restore', '--source', 'HEAD~1', '--', '.'], ['checkout', 'HEAD~1', '--', '.'], ['restore', '--source=HEAD~1', '--', '.env']]) {
+      refused(await s.call('shed_exec', { zone: 'documents', cmd: 'git', args }));
+    }
+    expect(fs.readFileSync(s.zonePath('documents', '.env'), 'utf8')).toBe(`NEW=${SECRET}\n`);
+    const ok = await s.call('shed_exec', { zone: 'documents', cmd: 'git', args: ['restore', '--source', 'HEAD', '--', 'notes.md'] });
+    expect(ok.success, JSON.stringify(ok.error)).toBe(true);
   });
 });

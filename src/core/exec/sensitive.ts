@@ -194,11 +194,20 @@ export async function checkSensitiveGit(zone: Zone, args: readonly string[]): Pr
   if (sub === undefined) return;
   const rest = args.slice(args.indexOf(sub) + 1);
   const printsContent = GIT_CONTENT.has(sub) || (sub === 'log' && rest.some((a) => LOG_PATCH.has(a)));
-  if (!printsContent) return;
+  // A restore writes every file of the folders it names: over blocked files too.
+  const writes = sub === 'restore' || sub === 'checkout';
+  if (!printsContent && !writes) return;
   const { found } = await blockedIn(zone, rules);
   if (found.files.length + found.dirs.length === 0) return;
   const dashes = rest.indexOf('--');
   const pathspecs = dashes >= 0 ? rest.slice(dashes + 1) : [];
+  if (writes) {
+    for (const spec of pathspecs) {
+      const inside = under(found, spec.replace(/^(\.\/)+/, '').replace(/\/+$/, '').replace(/^\.$/, ''));
+      if (inside.length > 0) throw folderRefusal(zone, spec, inside);
+    }
+    return;
+  }
   const revPaths = rest.filter((a) => !a.startsWith('-') && a.includes(':'));
   const narrowed = pathspecs.length > 0 || (sub === 'show' && revPaths.length > 0 && rest.filter((a) => !a.startsWith('-')).every((a) => a.includes(':')));
   for (const spec of pathspecs) {

@@ -98,6 +98,14 @@ export const ATTACKS = {
     const deep = (i) => Array.from({ length: DEPTH }, () => 'e').join('/').replace(/^e/, `q${i}`);
     return () => post(url, 'alice', 'shed_exec', { zone: 'documents', cmd: 'mkdir', args: ['-p', ...Array.from({ length: PATHS }, (_, i) => deep(i))], timeout: 120 });
   },
+  [`ls of the ${PATHS} deep folders (existing paths as arguments)`]: async (url) => {
+    const deep = (i) => Array.from({ length: DEPTH }, () => 'd').join('/').replace(/^d/, `p${i}`);
+    return () => post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'ls', args: ['-d', ...Array.from({ length: PATHS }, (_, i) => deep(i))] });
+  },
+  'shed_create_file at the bottom of a deep folder': async (url) => {
+    const deep = `${Array.from({ length: DEPTH }, () => 'd').join('/').replace(/^d/, 'p0')}/x.txt`;
+    return () => post(url, 'alice', 'shed_create_file', { zone: 'storage', path: deep, content: 'x' });
+  },
   'shed_tree of the deep folders': async (url) => () => post(url, 'alice', 'shed_tree', { zone: 'storage', depth: 10000 }),
   'shed_stats after the deep folders': async (url) => () => post(url, 'alice', 'shed_stats', {}),
 };
@@ -122,7 +130,7 @@ async function main() {
     const stats = await post(url, 'alice', 'shed_stats', {});
     console.log(`module: ${CLI}`);
     printTable(rows);
-    console.log(`attacker's usage after the deep folders: ${stats.data?.total?.used_human ?? JSON.stringify(stats.data?.total ?? stats.error)}`);
+    console.log(`attacker's usage after the deep folders: ${stats.data?.total?.size_human ?? JSON.stringify(stats.error)}`);
   } finally {
     proc.kill('SIGTERM');
     agent.destroy();

@@ -13,7 +13,7 @@ import { printTable, SMOKE, sized } from './lib.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.resolve(process.argv[2] ?? path.join(root, 'dist/cli.mjs'));
 const KEY = 'stall-bench-key';
-const DEPTH = sized(2000, 200);
+const DEPTH = sized(2000, 100);
 const PATHS = sized(10, 2);
 const TARGET_MS = 100;
 

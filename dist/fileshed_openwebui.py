@@ -169,7 +169,7 @@ class Tools:
         :param position: Where to write
         :param line: Line number
         :param end_line: Last line to replace
-        :param pattern: Regex (JavaScript), instead of line
+        :param pattern: Regex (JavaScript, no backreferences or lookarounds), instead of line
         :param regex_flags: Any of i, m, s
         :param match_all: Every match, not only the first
         :param overwrite: Replace the whole file

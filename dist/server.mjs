@@ -27399,7 +27399,7 @@ async function sendZip(req, res, target) {
     if (res.writableNeedDrain) await settled(res, "drain");
   };
   try {
-    for (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
+    for await (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
       if (res.destroyed || failed) {
         fs6.closeSync(fd2);
         break;
@@ -27487,7 +27487,7 @@ function fileRoutes(ctx) {
       // Every method reaches the handler, so even a 405 is its short HTML page.
       methods: ["*"],
       path: /^\/files(\/.*)?$/,
-      handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase })
+      handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase, valves: ctx.valves })
     }
   ];
 }

@@ -15,6 +15,7 @@ import { allowZoneInPath, messageParam } from '../registry/params.js';
 import { copyInto, scanTree } from '../core/bridges/bridge.js';
 import { locate, requireNotRoot } from '../core/files/located.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { requireNamesKept } from '../core/paths/blocked-identity.js';
 import { groupZone } from '../core/groups/zone.js';
 import { forgetEntry, guardWrite, newFileMode } from '../core/groups/enforce.js';
 
@@ -53,6 +54,7 @@ export const shedCopyToGroup = defineFunction({
       throw shedError('NOT_A_FILE', `src_path ${src.shown} is not a regular file or folder.`, { details: { parameter: 'src_path', path: src.rel } });
     }
     const scan = scanTree(src.abs, st);
+    if (scan.folder) await requireNamesKept(from.blocked, from.root, diskRel(src), diskRel(dst), 'dest_path', args.dest_path);
     const existing = dst.stat;
     let replacedBytes = 0;
     if (existing !== undefined) {

@@ -5,7 +5,8 @@ import type { OwnershipRecord } from '../core/groups/access.js';
 import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
 import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
 import { run, type RunResult } from '../core/exec/runner.js';
-import { checkSensitiveCommand, checkSensitiveGit } from '../core/exec/sensitive.js';
+import { canMask, checkSensitiveCommand, checkSensitiveGit } from '../core/exec/sensitive.js';
+import { restoreNames, type NameRepair } from '../core/paths/blocked-identity.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { scopeTotal } from '../core/quota/quota.js';
 import { watchCall, type CallWatchEnd } from '../core/exec/callwatch.js';
@@ -51,14 +52,14 @@ export const shedExec = defineFunction({
     const timeoutSec = clampTimeout(ctx, args.timeout);
     const limit = outputLimit(ctx, args.max_output);
     if (args.cmd === 'git' && zone.versioned) {
-      checkSensitiveGit(zone, args.args);
+      await checkSensitiveGit(zone, args.args);
       return history(ctx, zone, args.args, limit);
     }
     const sandbox = await sandboxStatus(ctx.valves.sandbox);
-    let mask = checkSensitiveCommand(zone, args.cmd, args.args, sandbox.active);
+    let sensitive = await checkSensitiveCommand(zone, args.cmd, args.args, canMask(sandbox.active));
     let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
     // Glob patterns stand for the names they expanded to: those are judged too.
-    if (policy.expanded.length > 0) mask = checkSensitiveCommand(zone, args.cmd, policy.args, sandbox.active);
+    if (policy.expanded.length > 0) sensitive = await checkSensitiveCommand(zone, args.cmd, policy.args, canMask(sandbox.active));
     // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
     // sandbox nothing can protect single files, so the command must pass the read-only policy.
     const locked = await lockedFiles(ctx, zone);
@@ -66,11 +67,11 @@ export const shedExec = defineFunction({
     requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
     const program = requireProgram(args.cmd);
     const maxFileBytes = await writableBytes(ctx, zone);
-    if (policy.sweepBefore) outwardLinkSweep(zone.root);
+    if (policy.sweepBefore) await outwardLinkSweep(zone.root);
     // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
     const watch = await watchCall(zone, maxFileBytes);
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
-    const before = zone.versioned && watch?.exact !== true ? snapshot(zone.root) : undefined;
+    const before = zone.versioned && watch?.exact !== true ? await snapshot(zone.root) : undefined;
     const outputs: OutputFile[] = [];
     let result: RunResult;
     let outFile: OutputFile | undefined;
@@ -96,7 +97,7 @@ export const shedExec = defineFunction({
         stderrFd: errFile?.file.fd,
         mergeStderr: args.redirect_stderr_to_stdout,
         monitor: watch?.monitor,
-        mask,
+        mask: sensitive.masks,
       });
     } catch (err) {
       for (const out of outputs) out.file.abort();
@@ -104,11 +105,13 @@ export const shedExec = defineFunction({
     }
     // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links).
-    if (policy.sweepAfter) outwardLinkSweep(zone.root);
+    if (policy.sweepAfter) await outwardLinkSweep(zone.root);
+    // Blocked files keep their blocked names whatever the program did (mv of a parent folder, hard links).
+    const repair = sensitive.before && sensitive.before.size > 0 ? await restoreNames(zone.blocked!, zone.root, sensitive.before, zone.versioned) : undefined;
     const end = await watch?.finish();
     // What the command changed: read off the changed folders, else the full comparison, else (the watch
     // lost events midway) the whole zone, which the commit compares against the last one.
-    const changed = !zone.versioned ? [] : before ? changedPaths(before, snapshot(zone.root)) : (end?.changed ?? ['']);
+    const changed = !zone.versioned ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
     if (end !== undefined && (result.stoppedFor === 'quota' || end.overBytes > 0)) {
       for (const out of outputs) out.file.abort();
       return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result.stoppedFor === 'quota');
@@ -142,15 +145,27 @@ export const shedExec = defineFunction({
     };
     if (policy.expanded.length > 0) data.expanded = policy.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
     if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
+    const repaired = repairNote(repair);
+    if (repaired !== undefined) data.blocked_names_restored = repaired.data;
     const message =
-      result.returncode === 0
+      (result.returncode === 0
         ? `${args.cmd} finished (exit code 0).`
-        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`;
+        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`) + (repaired?.message ?? '');
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
     return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };
   },
 });
+
+/** What the response says when blocked files had to get their names back after the command. */
+function repairNote(repair: NameRepair | undefined): { data: Record<string, unknown>; message: string } | undefined {
+  if (repair === undefined || repair.restored.length + repair.unlinked.length === 0) return undefined;
+  const moved = repair.restored.map(([from, to]) => `'${from}' -> '${to}'`);
+  return {
+    data: { moved_back: repair.restored.map(([from, to]) => ({ from, to })), links_removed: repair.unlinked },
+    message: ` Blocked files (admin setting blocked_patterns) keep their names: ${[...moved, ...repair.unlinked.map((r) => `extra name '${r}' removed`)].join(', ')}.`,
+  };
+}
 
 /** git in Documents (and group spaces): history served in-process, no binary, nothing spawned. */
 async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: number) {

@@ -60,7 +60,7 @@ export const shedLockeditExec = defineFunction({
       const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
       requireDownloadTarget(args.cmd, policy.options, false);
       const program = requireProgram(args.cmd);
-      if (policy.sweepBefore) outwardLinkSweep(scratch.root);
+      if (policy.sweepBefore) await outwardLinkSweep(scratch.root);
       const result = await run({
         program,
         args: policy.argv,
@@ -77,7 +77,7 @@ export const shedLockeditExec = defineFunction({
         captureBytes: limit * 4 + 4,
         mergeStderr: false,
       });
-      if (policy.sweepAfter) outwardLinkSweep(scratch.root);
+      if (policy.sweepAfter) await outwardLinkSweep(scratch.root);
       const copy = collectScratch(scratch, maxFile);
       invalidateCopies(t.zone.scope);
       refreshLock(lockFile(t.zone, t.key)!, session.lock!); // an active edit does not expire

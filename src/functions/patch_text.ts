@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { readFile } from '../core/fs/atomic.js';
-import { applyTextPatch, compilePattern, splitLines, type Position, type TextPatch } from '../core/text/patch.js';
+import { applyTextPatch, splitLines, type Position, type TextPatch } from '../core/text/patch.js';
+import { runTextPatch } from '../core/text/jobs.js';
+import { translatePattern } from '../core/text/regex.js';
 import type { CallContext } from '../registry/define.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
@@ -24,7 +26,7 @@ export const shedPatchText = defineFunction({
     position: z.enum(['start', 'end', 'before', 'after', 'replace']).default('end').describe('Where to write'),
     line: lineNumber('Line number'),
     end_line: lineNumber('Last line to replace'),
-    pattern: z.string().optional().describe('Regex (JavaScript), instead of line'),
+    pattern: z.string().optional().describe('Regex (JavaScript, no backreferences or lookarounds), instead of line'),
     regex_flags: z.string().optional().describe('Any of i, m, s'),
     match_all: z.boolean().default(false).describe('Every match, not only the first'),
     overwrite: z.boolean().default(false).describe('Replace the whole file'),
@@ -119,8 +121,8 @@ function checkPositioning(args: PositionArgs): TextPatch {
   }
   const patch: TextPatch = { position, line: args.line, endLine: args.end_line, matchAll: args.match_all };
   if (args.pattern !== undefined) {
-    const compiled = compilePattern(args.pattern, args.regex_flags ?? '');
-    patch.pattern = compiled.regex;
+    const compiled = translatePattern(args.pattern, args.regex_flags ?? '');
+    patch.pattern = compiled.pattern;
     patch.matchAll = args.match_all || compiled.matchAll;
   }
   return patch;
@@ -154,7 +156,9 @@ async function writeText(ctx: CallContext, target: ZonedPath, content: string, p
     ({ text: next, linesAffected, where } = applyTextPatch('', content, patch));
   } else {
     const original = decodeText(target);
-    ({ text: next, linesAffected, where, matches } = applyTextPatch(original, content, patch));
+    // The model's pattern runs on a worker with a deadline (the default command timeout), never here.
+    const outcome = patch.pattern === undefined ? applyTextPatch(original, content, patch) : await runTextPatch(original, content, patch, ctx.valves.exec_timeout_default);
+    ({ text: next, linesAffected, where, matches } = outcome);
   }
   const bytes = Buffer.from(next, 'utf8');
   const oldSize = exists ? target.stat!.size : 0;

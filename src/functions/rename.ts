@@ -5,6 +5,7 @@ import { shedError } from '../core/errors.js';
 import { isInside } from '../core/paths/resolve.js';
 import { linkProblem } from '../core/paths/links.js';
 import { walkEntries } from '../core/fs/walk.js';
+import { requireNamesKept } from '../core/paths/blocked-identity.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
@@ -57,6 +58,8 @@ export const shedRename = defineFunction({
       });
     }
 
+    // Renaming a folder renames what is inside: a blocked entry there must keep a blocked name.
+    if (isFolder) await requireNamesKept(zone.blocked, zone.root, diskRel(src), diskRel(dst), 'new_path', args.new_path);
     const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
     ensureNoForeignLock(src, isFolder, owner, ctx.valves.lock_max_age_hours);
     await guardWrite(ctx, src, 'rename');

@@ -1,3 +1,4 @@
+import { blockedPattern, blockReason } from '../core/paths/blocked.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -64,7 +65,13 @@ export const shedUnzip = defineFunction({
     };
     const dir = readDirectory(src.abs, src.shown, (count) => checkCount(src.shown, count, limits));
     const join = (rel: string) => (dest.rel ? (rel ? `${dest.rel}/${rel}` : dest.rel) : rel);
-    const plan = planExtraction(dir, src.shown, limits, (rel) => isProtected(destZone, join(rel)));
+    const planned = planExtraction(dir, src.shown, limits, (rel) => isProtected(destZone, join(rel)));
+    // Entries with blocked names (valves blocked_patterns, allowed_extensions) are not written, as no function writes such a path.
+    const rules = destZone.blocked;
+    const plan = rules
+      ? { ...planned, files: planned.files.filter((f) => blockReason(rules, join(f.rel), 'file') === undefined), dirs: planned.dirs.filter((d) => blockedPattern(rules, join(d)) === undefined) }
+      : planned;
+    const leftOut = planned.files.length - plan.files.length;
     await ensureQuota(destZone.scope, plan.totalSize);
 
     await ctx.emit(`Extracting ${plural(plan.files.length, 'file')} from ${src.shown}...`);
@@ -84,7 +91,12 @@ export const shedUnzip = defineFunction({
       fs.rmSync(temp, { recursive: true, force: true });
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
-    return result(args, src, srcZone, dest, destZone, plan, placement);
+    const out = result(args, src, srcZone, dest, destZone, plan, placement);
+    if (leftOut > 0) {
+      out.data.blocked_left_out = leftOut;
+      out.message += ` Left out ${plural(leftOut, 'file')} whose names are blocked (admin settings blocked_patterns, allowed_extensions).`;
+    }
+    return out;
   },
 });
 

@@ -6,7 +6,7 @@ import { shedError } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { humanSize, scopeTotal } from '../core/quota/quota.js';
 import type { ZoneName } from '../core/zones/zones.js';
-import { findBlocked } from '../core/paths/blocked.js';
+import { blockedState } from '../core/paths/blocked-identity.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
@@ -68,8 +68,12 @@ export const shedZip = defineFunction({
 
     const prefix = isRoot ? '' : path.posix.basename(src.rel);
     // Blocked files (valve blocked_patterns) never go into an archive: its bytes could be read back.
-    const blocked = zone.blocked && src.stat?.isDirectory() ? findBlocked(zone.blocked, zone.root, src.rel, { skipRootGit: zone.versioned }) : undefined;
-    const blockedAbs = blocked ? [...blocked.files, ...blocked.dirs].map((rel) => path.join(zone.root, rel)) : [];
+    // Judged over the whole zone: a link inside the folder may lead to a blocked file elsewhere, and a
+    // hard link inside it is a blocked file under another name.
+    const blocked = zone.blocked && src.stat?.isDirectory() ? (await blockedState(zone.blocked, zone.root, { skipRootGit: zone.versioned })).found : undefined;
+    const within = (rel: string) => isRoot || rel === src.rel || rel.startsWith(`${src.rel}/`);
+    const blockedAbs = blocked ? [...blocked.files, ...blocked.dirs, ...blocked.inside].map((rel) => path.join(zone.root, rel)) : [];
+    const leftOut = blocked ? [...blocked.files, ...blocked.dirs].filter(within).length : 0;
     const found = collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: new Set([dest.abs, ...blockedAbs]),
@@ -102,10 +106,10 @@ export const shedZip = defineFunction({
       data.skipped_count = found.skipped.length;
     }
     if (oldSize > 0 || dest.stat !== undefined) data.replaced = true;
-    if (blockedAbs.length > 0) data.blocked_left_out = blockedAbs.length;
+    if (leftOut > 0) data.blocked_left_out = leftOut;
     const notes =
       (found.skipped.length > 0 ? ` Skipped ${plural(found.skipped.length, 'link or special file')} (see data.skipped).` : '') +
-      (blockedAbs.length > 0 ? ` Left out ${blockedAbs.length} blocked file(s) or folder(s) (admin setting blocked_patterns).` : '');
+      (leftOut > 0 ? ` Left out ${leftOut} blocked file(s) or folder(s) (admin setting blocked_patterns).` : '');
     return {
       data,
       message: `Created ${dest.shown} (${humanSize(size)}) with ${plural(found.files, 'file')}${found.emptyDirs ? ` and ${plural(found.emptyDirs, 'empty folder')}` : ''} from ${src.shown}.${notes}`,

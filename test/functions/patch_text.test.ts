@@ -149,3 +149,61 @@ describe('shed_patch_text', () => {
     }
   });
 });
+
+describe('shed_patch_text: the model\'s pattern never holds the event loop', () => {
+  /** Runs `fn` while a 10 ms timer measures the event loop's longest delay. */
+  async function loopDelay<T>(fn: () => Promise<T>): Promise<{ value: T; worstMs: number }> {
+    let worst = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last - 10);
+      last = now;
+    }, 10);
+    try {
+      return { value: await fn(), worstMs: worst };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('a catastrophic pattern answers PATTERN_NOT_FOUND at once (linear-time engine)', async () => {
+    arrange('evil.txt', `${'a'.repeat(27)}!\n`);
+    const t0 = performance.now();
+    const r = await s.call('shed_patch_text', { zone: 'storage', path: 'evil.txt', pattern: '^(a+)+$', position: 'replace', content: 'x' });
+    expect(r.error?.code).toBe('PATTERN_NOT_FOUND');
+    expect(performance.now() - t0).toBeLessThan(5000); // a backtracking engine takes 2^27 steps here
+    const before = await s.call('shed_patch_text', { zone: 'storage', path: 'evil.txt', pattern: '^(a|aa)+!$', position: 'before', content: 'top' });
+    expect(before.success, JSON.stringify(before.error)).toBe(true);
+    expect(disk('evil.txt')).toBe(`top\n${'a'.repeat(27)}!\n`);
+  });
+
+  it('a pattern too costly for the file runs off the event loop and stops at the deadline (TIMEOUT, file unchanged)', async () => {
+    const slow = makeShed({ exec_timeout_default: 1 });
+    try {
+      const text = `lorem ipsum dolor sit amet ${'x'.repeat(20)}\n`.repeat(1500);
+      const file = slow.zonePath('storage', 'big.txt');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+      // Linear in the file, but times a program of ~8,000 instructions: minutes of work.
+      const pattern = '(?s)(.{1,999}){1}(.{1,999}){1}(.{1,999}){1}(.{1,999})x$';
+      const { value: r, worstMs } = await loopDelay(() => slow.call('shed_patch_text', { zone: 'storage', path: 'big.txt', pattern, position: 'replace', content: 'y' }));
+      expect(r.error?.code, JSON.stringify(r)).toBe('TIMEOUT');
+      expect(r.error?.hint).toMatch(/simpler pattern|line numbers/);
+      expect(fs.readFileSync(file, 'utf8')).toBe(text);
+      expect(worstMs).toBeLessThan(500);
+    } finally {
+      slow.cleanup();
+    }
+  });
+
+  it('backreferences and lookarounds are refused with an error that teaches; the file is unchanged', async () => {
+    arrange('r.txt', 'abab\n');
+    for (const pattern of ['(ab)\\1', 'a(?=b)', '(?<=a)b']) {
+      const r = await s.call('shed_patch_text', { zone: 'storage', path: 'r.txt', pattern, position: 'replace', content: 'x' });
+      expect(r.error?.code).toBe('INVALID_PARAMETER');
+      expect(r.error?.message).toMatch(/backreference|lookahead|lookbehind/);
+    }
+    expect(disk('r.txt')).toBe('abab\n');
+  });
+});

@@ -16,6 +16,11 @@ function put(file: string, content: string | Buffer): void {
   fs.writeFileSync(file, content);
 }
 
+/** Folders count toward usage with their own size (st_size), like files; the zones' roots do not. */
+function dirs(...abs: string[]): number {
+  return abs.reduce((n, p) => n + fs.lstatSync(p).size, 0);
+}
+
 async function stats(shed = s) {
   const r = await shed.call('shed_stats');
   expect(r.success).toBe(true);
@@ -58,11 +63,15 @@ describe('shed_stats', () => {
     put(path.join(s.base, 'users', 'alice', 'Storage', 'locks', 'top.bin.lock'), '{}');
 
     const d = await stats();
-    expect(d.zones.Uploads).toEqual({ size_bytes: 3000, size_human: '2.93 KB', files: 2 });
-    expect(d.zones.Storage).toEqual({ size_bytes: MIB / 4 + 12345 + 3, size_human: '268 KB', files: 3 });
-    expect(d.zones.Documents).toEqual({ size_bytes: 305, size_human: '305 B', files: 2 });
-    const used = 3000 + MIB / 4 + 12345 + 3 + 305;
-    expect(d.total).toMatchObject({ size_bytes: used, files: 7, quota_bytes: MIB, remaining_bytes: MIB - used, usage_percent: '26.5%' });
+    const upDirs = dirs(s.zonePath('uploads'), s.zonePath('uploads', '', 'alice', 'c2'));
+    const storeDirs = dirs(s.zonePath('storage', 'x'), s.zonePath('storage', 'x/y'));
+    const docDirs = dirs(s.zonePath('documents', '.git'), s.zonePath('documents', '.git/objects'), s.zonePath('documents', '.git/objects/ab'));
+    expect(upDirs).toBeGreaterThan(0);
+    expect(d.zones.Uploads).toMatchObject({ size_bytes: 3000 + upDirs, files: 2 });
+    expect(d.zones.Storage).toMatchObject({ size_bytes: MIB / 4 + 12345 + 3 + storeDirs, files: 3 });
+    expect(d.zones.Documents).toMatchObject({ size_bytes: 305 + docDirs, files: 2 });
+    const used = 3000 + MIB / 4 + 12345 + 3 + 305 + upDirs + storeDirs + docDirs;
+    expect(d.total).toMatchObject({ size_bytes: used, files: 7, quota_bytes: MIB, remaining_bytes: MIB - used });
   });
 
   it('stays exact when files change directly on disk between two calls', async () => {
@@ -71,8 +80,8 @@ describe('shed_stats', () => {
     put(s.zonePath('storage', 'gone/one.txt'), 'c'.repeat(70));
     put(s.zonePath('uploads', 'up.txt'), 'd'.repeat(40));
     const before = await stats();
-    expect(before.zones.Storage).toMatchObject({ size_bytes: 670, files: 3 });
-    expect(before.zones.Uploads).toMatchObject({ size_bytes: 40, files: 1 });
+    expect(before.zones.Storage).toMatchObject({ size_bytes: 670 + dirs(s.zonePath('storage', 'gone')), files: 3 });
+    expect(before.zones.Uploads).toMatchObject({ size_bytes: 40 + dirs(s.zonePath('uploads')), files: 1 });
     expect(before.zones.Documents).toMatchObject({ size_bytes: 0, files: 0 });
 
     fs.appendFileSync(s.zonePath('storage', 'grow.txt'), 'a'.repeat(23)); // 123
@@ -83,28 +92,30 @@ describe('shed_stats', () => {
     put(s.zonePath('documents', 'later.md'), 'l'.repeat(11)); // a zone that did not exist at the first call
 
     const after = await stats();
-    expect(after.zones.Storage).toMatchObject({ size_bytes: 123 + 7 + 9, files: 3 });
-    expect(after.zones.Uploads).toMatchObject({ size_bytes: 0, files: 0 });
+    const newDirs = dirs(s.zonePath('storage', 'new'), s.zonePath('storage', 'new/deep'));
+    const convDir = dirs(s.zonePath('uploads'));
+    expect(after.zones.Storage).toMatchObject({ size_bytes: 123 + 7 + 9 + newDirs, files: 3 });
+    expect(after.zones.Uploads).toMatchObject({ size_bytes: convDir, files: 0 });
     expect(after.zones.Documents).toMatchObject({ size_bytes: 11, files: 1 });
-    expect(after.total.size_bytes).toBe(123 + 7 + 9 + 11);
+    expect(after.total.size_bytes).toBe(123 + 7 + 9 + 11 + newDirs + convDir);
 
     fs.writeFileSync(s.zonePath('storage', 'grow.txt'), 'replaced'); // 8
     fs.renameSync(s.zonePath('storage', 'new'), s.zonePath('storage', 'renamed'));
     fs.rmSync(s.zonePath('documents'), { recursive: true });
     const third = await stats();
-    expect(third.zones.Storage).toMatchObject({ size_bytes: 8 + 7 + 9, files: 3 });
+    expect(third.zones.Storage).toMatchObject({ size_bytes: 8 + 7 + 9 + dirs(s.zonePath('storage', 'renamed'), s.zonePath('storage', 'renamed/deep')), files: 3 });
     expect(third.zones.Documents).toMatchObject({ size_bytes: 0, files: 0 });
   });
 
   it('sees deletes and renames made through the tools', async () => {
     put(s.zonePath('storage', 'a.bin'), Buffer.alloc(4096));
     put(s.zonePath('uploads', 'u.bin'), Buffer.alloc(1024));
-    expect((await stats()).total.size_bytes).toBe(5120);
+    expect((await stats()).total.size_bytes).toBe(5120 + dirs(s.zonePath('uploads')));
     expect((await s.call('shed_delete', { zone: 'uploads', path: 'u.bin' })).success).toBe(true);
     expect((await s.call('shed_rename', { zone: 'storage', old_path: 'a.bin', new_path: 'b/a.bin' })).success).toBe(true);
     const d = await stats();
-    expect(d.zones.Uploads.size_bytes).toBe(0);
-    expect(d.zones.Storage).toMatchObject({ size_bytes: 4096, files: 1 });
+    expect(d.zones.Uploads.size_bytes).toBe(dirs(s.zonePath('uploads')));
+    expect(d.zones.Storage).toMatchObject({ size_bytes: 4096 + dirs(s.zonePath('storage', 'b')), files: 1 });
   });
 
   it('reports usage over the quota as more than 100% with nothing remaining', async () => {

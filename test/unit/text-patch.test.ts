@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyTextPatch, compilePattern, splitLines, type TextPatch } from '../../src/core/text/patch.js';
+import { applyTextPatch, splitLines, type TextPatch } from '../../src/core/text/patch.js';
+import { compileModelPattern, translatePattern as compilePattern } from '../../src/core/text/regex.js';
 import { ShedError } from '../../src/core/errors.js';
 
 const p = (patch: Partial<TextPatch> & Pick<TextPatch, 'position'>): TextPatch => ({ matchAll: false, ...patch });
@@ -59,7 +60,7 @@ describe('newline rule: line positions take whole lines', () => {
 });
 
 describe('patterns', () => {
-  const re = (s: string, f = '') => compilePattern(s, f).regex;
+  const re = (s: string, f = '') => compilePattern(s, f).pattern;
   it('before/after the first matching line, or all with match_all', () => {
     expect(apply('# A\nx\n# B\n', 'new', p({ position: 'after', pattern: re('^#') }))).toBe('# A\nnew\nx\n# B\n');
     expect(apply('# A\nx\n# B\n', 'new', p({ position: 'before', pattern: re('^#'), matchAll: true }))).toBe('new\n# A\nx\nnew\n# B\n');
@@ -84,8 +85,9 @@ describe('patterns', () => {
     }
   });
   it('compilePattern accepts Python habits and refuses bad flags and bad regexes', () => {
-    expect(compilePattern('(?P<n>a)(?P=n)', '').regex.test('aa')).toBe(true);
-    expect(compilePattern('(?i)abc', '').regex.flags).toBe('i');
+    expect(compileModelPattern(re('(?P<n>a)b')).test('xab')).toBe(true);
+    expect(compilePattern('(?i)abc', '').pattern.flags).toBe('i');
+    expect(compileModelPattern(re('(?i)abc')).test('xABC')).toBe(true);
     expect(compilePattern('a', 'g').matchAll).toBe(true);
     expect(code(() => compilePattern('a', 'x'))).toBe('INVALID_PARAMETER');
     expect(code(() => compilePattern('(unclosed', ''))).toBe('INVALID_PARAMETER');

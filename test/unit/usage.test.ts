@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { invalidateTree, treeUsage, type Usage } from '../../src/core/quota/usage.js';
 
-/** Independent reference: a synchronous lstat walk; folders are walked, everything else counted. */
+/** Independent reference: a synchronous lstat walk; folders (except the root) count their own size, everything else is counted. */
 function walk(root: string): Usage {
   const out = { bytes: 0, files: 0 };
   let top: fs.Stats;
@@ -26,8 +26,10 @@ function walk(root: string): Usage {
     for (const name of fs.readdirSync(dir)) {
       const p = path.join(dir, name);
       const st = fs.lstatSync(p);
-      if (st.isDirectory()) stack.push(p);
-      else {
+      if (st.isDirectory()) {
+        out.bytes += st.size;
+        stack.push(p);
+      } else {
         out.bytes += st.size;
         out.files += 1;
       }
@@ -43,6 +45,11 @@ async function expectExact(where = root): Promise<Usage> {
   const reference = walk(where);
   expect(await treeUsage(where)).toEqual(reference);
   return reference;
+}
+
+/** The own sizes of these folders (below the root), as usage counts them. */
+function dirBytes(...rels: string[]): number {
+  return rels.reduce((n, rel) => n + fs.lstatSync(path.join(root, rel)).size, 0);
 }
 
 function sh(script: string): void {
@@ -72,9 +79,11 @@ afterEach(() => {
 });
 
 describe('treeUsage: initial scan', () => {
-  it('equals a fresh walk, counting empty files and ignoring folders', async () => {
+  it('equals a fresh walk, counting empty files and the folders themselves (not the root)', async () => {
     const u = await expectExact();
-    expect(u).toEqual({ bytes: 6 + 1000 + 4096, files: 4 });
+    const folders = dirBytes('docs', 'docs/deep', 'docs/deep/er', 'empty-folder');
+    expect(folders).toBeGreaterThan(0);
+    expect(u).toEqual({ bytes: 6 + 1000 + 4096 + folders, files: 4 });
   });
 
   it('a missing root is 0 bytes, 0 files', async () => {
@@ -111,7 +120,7 @@ describe('treeUsage: files changed directly with fs, behind its back', () => {
     fs.rmSync(path.join(root, 'docs/b.md'));
     await expectExact();
     fs.rmSync(path.join(root, 'docs/deep/er/c.bin'));
-    expect(await expectExact()).toEqual({ bytes: 6, files: 2 });
+    expect(await expectExact()).toEqual({ bytes: 6 + dirBytes('docs', 'docs/deep', 'docs/deep/er', 'empty-folder'), files: 2 });
   });
 
   it('file appended', async () => {
@@ -178,7 +187,7 @@ describe('treeUsage: files changed directly with fs, behind its back', () => {
     const u = await expectExact();
     expect(u.files).toBe(4 + 2000);
     fs.rmSync(path.join(root, 'many'), { recursive: true });
-    expect(await expectExact()).toEqual({ bytes: 6 + 1000 + 4096, files: 4 });
+    expect(await expectExact()).toEqual({ bytes: 6 + 1000 + 4096 + dirBytes('docs', 'docs/deep', 'docs/deep/er', 'empty-folder'), files: 4 });
   });
 
   it('2000 files created at once in one folder', async () => {
@@ -329,7 +338,7 @@ describe('treeUsage: folders', () => {
 
   it('folder removed recursively', async () => {
     fs.rmSync(path.join(root, 'docs'), { recursive: true });
-    expect(await expectExact()).toEqual({ bytes: 6, files: 2 });
+    expect(await expectExact()).toEqual({ bytes: 6 + dirBytes('empty-folder'), files: 2 });
   });
 
   it('folder removed and recreated under the same name, then changed', async () => {

@@ -10,7 +10,7 @@ afterEach(() => z?.cleanup());
 /** A snapshot taken well after the files were written, so nothing counts as racy. */
 async function settled(): Promise<ReturnType<typeof snapshot>> {
   await new Promise((r) => setTimeout(r, 150));
-  return snapshot(z.root);
+  return await snapshot(z.root);
 }
 
 describe('snapshot + changedPaths find what a command changed, by stat only', () => {
@@ -33,7 +33,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     fs.rmSync(path.join(z.root, 'dir/gone'), { recursive: true });
     put(z.root, 'created/x/y.txt', 'y');
     fs.mkdirSync(path.join(z.root, 'empty-folder'));
-    const after = snapshot(z.root);
+    const after = await snapshot(z.root);
     expect(changedPaths(before, after)).toEqual(['created/x/y.txt', 'del.txt', 'dir/gone/deep.txt', 'exe.sh', 'ln', 'mod.txt', 'new/name.txt', 'old/name.txt']);
   });
 
@@ -47,7 +47,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     fs.writeFileSync(path.join(z.root, 'a.txt'), 'bbbb');
     fs.utimesSync(path.join(z.root, 'a.txt'), st.atime, st.mtime);
     put(z.root, '.git/HEAD', 'changed');
-    expect(changedPaths(before, snapshot(z.root))).toEqual(['a.txt']);
+    expect(changedPaths(before, await snapshot(z.root))).toEqual(['a.txt']);
     expect([...before.entries.keys()].some((k) => k.startsWith('.git'))).toBe(false);
   });
 
@@ -58,8 +58,8 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     await commitZone(z, [''], ALICE, 'init');
     await new Promise((r) => setTimeout(r, 150));
     put(z.root, 'fresh.txt', 'f'); // rewritten just now, same content
-    const before = snapshot(z.root);
-    const after = snapshot(z.root);
+    const before = await snapshot(z.root);
+    const after = await snapshot(z.root);
     expect(changedPaths(before, after)).toEqual(['fresh.txt']);
     expect(await commitZone(z, changedPaths(before, after), ALICE, 'nothing')).toBeUndefined();
     expect(git(z.root, 'rev-list', '--count', 'HEAD').trim()).toBe('1');
@@ -73,7 +73,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     put(z.root, 'd1/f1.txt', 'changed\n');
     fs.rmSync(path.join(z.root, 'd2'), { recursive: true });
     put(z.root, 'd9/new.txt', 'new\n');
-    const paths = changedPaths(before, snapshot(z.root));
+    const paths = changedPaths(before, await snapshot(z.root));
     const { recordChange } = await import('../../src/core/vcs/index.js');
     const r = await recordChange(z, { paths, summary: 'Run touch' }, ALICE, undefined);
     expect(r.commit).toMatch(/^[0-9a-f]{7}$/);
@@ -90,6 +90,6 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     await commitZone(z, [''], ALICE, 'init');
     const before = await settled();
     const { recordChange } = await import('../../src/core/vcs/index.js');
-    expect(await recordChange(z, { paths: changedPaths(before, snapshot(z.root)), summary: 'Run ls' }, ALICE, undefined)).toEqual({});
+    expect(await recordChange(z, { paths: changedPaths(before, await snapshot(z.root)), summary: 'Run ls' }, ALICE, undefined)).toEqual({});
   });
 });

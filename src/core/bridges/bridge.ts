@@ -24,6 +24,7 @@ import { allowZoneInPath, messageParam } from '../../registry/params.js';
 import { locate, requireNotRoot } from '../files/located.js';
 import { plural } from '../text/format.js';
 import { diskRel, ensureNoForeignLock } from '../files/entries.js';
+import { requireNamesKept } from '../paths/blocked-identity.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;
@@ -107,6 +108,8 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
     throw shedError('NOT_A_FILE', `src ${src.shown} is not a regular file or folder.`, { details: { parameter: 'src', path: src.rel }, hint: `Example: ${call({})}` });
   }
   const scan = scanTree(src.abs, st);
+  // A folder moved or copied under another name must not rename a blocked entry inside it to an unblocked name.
+  if (scan.folder) await requireNamesKept(from.blocked, from.root, diskRel(src), diskRel(dst), 'dest', args.dest);
   const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
   const maxAge = ctx.valves.lock_max_age_hours;
   if (spec.move) ensureNoForeignLock(src, scan.folder, owner, maxAge);

@@ -87,10 +87,10 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
     if (entry === undefined) return false;
     const st = fs.lstatSync(entry, { throwIfNoEntry: false });
     if (st === undefined) return false;
-    // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
-    if (st.isDirectory()) return near();
+    // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
     bound.note(entry, st.size);
-    return bound.value > ceiling;
+    // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
+    return bound.value > ceiling || (st.isDirectory() && near());
   };
   return {
     exact: watch.exact,

@@ -6,17 +6,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntriesSliced } from '../fs/walk.js';
 import { linkProblem } from '../paths/links.js';
 
 /** Removing one link can change where another leads (`a -> b/..`), so the sweep repeats until nothing moves. */
 const MAX_ROUNDS = 8;
 
-export function outwardLinkSweep(root: string): string[] {
+/** Runs after commands over a tree the user shaped: sliced, so other users' calls go on meanwhile. */
+export async function outwardLinkSweep(root: string): Promise<string[]> {
   const removed: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let changed = false;
-    for (const { full, entry } of walkEntries(root, (d, name) => d === root && name === '.git')) {
+    for await (const { full, entry } of walkEntriesSliced(root, (d, name) => d === root && name === '.git')) {
       if (!entry.isSymbolicLink()) continue;
       if (linkProblem(root, full) === undefined) continue;
       fs.rmSync(full, { force: true });

@@ -2,7 +2,9 @@
  * From `/files/{token}[/{subpath}]` to the one disk entry it may open, re-checking everything at
  * every request: the token's signature, the link record (revoked, expired), the group membership
  * of the link's creator, and the path through the one path resolver (a link swapped in after the
- * link was created that leads outside the zone, or outside the linked folder, is refused).
+ * link was created that leads outside the zone, or outside the linked folder, is refused) with the
+ * valves in force now (blocked_patterns, allowed_extensions: a blocked file is 404, hidden from
+ * folder pages and left out of folder zips; a link to a file blocked since stops working).
  * Every refusal is a status (404 or 410) and never says which check failed. The HTTP handler
  * (src/hosts/http/files) reads disk only through the functions here.
  */
@@ -10,13 +12,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GroupDirectory } from '../groups/directory.js';
 import { standaloneDirectory } from '../groups/directory.js';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntriesSliced } from '../fs/walk.js';
+import { BlockJudge, blockedPattern } from '../paths/blocked.js';
 import { readAccess } from '../groups/accessdb.js';
 import { loadKeys } from './secret.js';
 import { linkRow, type LinkRecord } from './store.js';
 import { verifyToken } from './tokens.js';
 import { isInside, isProtected, resolvePath } from '../paths/resolve.js';
-import { defaultValves } from '../valves.js';
+import { parseValves, ValvesSchema, type Valves } from '../valves.js';
 import { groupHome, openGroupZone, openZone, userHome, type Zone } from '../zones/zones.js';
 
 export type Refusal = { status: 404 | 410; reason: 'unknown' | 'expired' | 'revoked' | 'not-member' | 'missing' | 'path' };
@@ -39,6 +42,11 @@ export interface Target {
 
 export interface TargetOptions {
   storageBase: string;
+  /**
+   * The server's valves now (its config file, re-read when it changes, as calls read them): links are
+   * served with the same sensitive-file rules as calls. Default: the defaults.
+   */
+  valves?: () => Record<string, unknown>;
   now?: () => number;
   /** Group membership (default: the standalone directory in access_auth.sqlite). */
   groups?: (storageBase: string) => GroupDirectory;
@@ -80,7 +88,12 @@ function exists(p: string): boolean {
 
 /** Opens the link's zone without creating anything (a vanished zone is a missing link). */
 async function linkZone(link: LinkRecord, opts: TargetOptions): Promise<Zone | Refusal> {
-  const valves = { ...defaultValves(), storage_base_path: opts.storageBase };
+  let valves: Valves;
+  try {
+    valves = parseValves(ValvesSchema, { ...(opts.valves?.() ?? {}), storage_base_path: opts.storageBase }, 'valve');
+  } catch {
+    return refuse(404, 'unknown'); // broken valves: the rules in force are unknown, so nothing is served
+  }
   if (link.zone === 'group') {
     if (link.groupId === undefined) return refuse(404, 'unknown');
     const dir = (opts.groups ?? standaloneDirectory)(opts.storageBase);
@@ -185,6 +198,8 @@ export interface FolderEntry {
 export function readEntries(target: Target): FolderEntry[] {
   const out: FolderEntry[] = [];
   const hideGit = target.zone.versioned && target.abs === target.zone.root;
+  const judge = target.zone.blocked && new BlockJudge(target.zone.blocked, target.zone.root);
+  const folderRel = relToZone(target.zone, target.abs);
   let dirents: fs.Dirent[];
   try {
     dirents = fs.readdirSync(target.abs, { withFileTypes: true });
@@ -195,15 +210,12 @@ export function readEntries(target: Target): FolderEntry[] {
     if (hideGit && d.name === '.git') continue;
     const full = `${target.abs}${path.sep}${d.name}`;
     try {
-      let st: fs.Stats | undefined;
-      if (d.isSymbolicLink()) {
-        const real = fs.realpathSync(full);
-        if (!isInside(real, target.linkRoot)) continue;
-        st = fs.statSync(real, { throwIfNoEntry: false });
-      } else {
-        st = fs.lstatSync(full, { throwIfNoEntry: false });
-      }
+      const real = d.isSymbolicLink() ? fs.realpathSync(full) : full;
+      if (!isInside(real, target.linkRoot)) continue;
+      const st = real === full ? fs.lstatSync(full, { throwIfNoEntry: false }) : fs.statSync(real, { throwIfNoEntry: false });
       if (st === undefined || (!st.isDirectory() && !st.isFile())) continue;
+      // Blocked entries are not listed at all (their names can be secrets too).
+      if (judge && judge.why(folderRel === '' ? d.name : `${folderRel}/${d.name}`, real, st)) continue;
       out.push({ name: d.name, isFolder: st.isDirectory(), size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs });
     } catch {
       // vanished or unreadable meanwhile: not listed
@@ -214,14 +226,24 @@ export function readEntries(target: Target): FolderEntry[] {
 
 /**
  * The regular files below a folder target, for "download all": links are never followed (so
- * nothing outside can be packed) and the version history of a versioned zone is left out. Each
- * comes with its path relative to the folder and an open, checked descriptor (the caller closes it).
+ * nothing outside can be packed), the version history of a versioned zone and blocked entries are
+ * left out. Each comes with its path relative to the folder and an open, checked descriptor (the
+ * caller closes it). The walk yields to the event loop between folders (a user shapes the tree).
  */
-export function* filesBelow(target: Target): Generator<{ rel: string; fd: number }> {
-  const gitAt = target.zone.versioned ? target.zone.root : undefined;
-  for (const { full, entry } of walkEntries(target.abs, (dir, name) => dir === gitAt && name === '.git')) {
+export async function* filesBelow(target: Target): AsyncGenerator<{ rel: string; fd: number }> {
+  const { zone } = target;
+  const gitAt = zone.versioned ? zone.root : undefined;
+  const rules = zone.blocked;
+  const judge = rules && new BlockJudge(rules, zone.root);
+  const prune = (dir: string, name: string) => (dir === gitAt && name === '.git') || (rules !== undefined && blockedPattern(rules, relToZone(zone, `${dir}${path.sep}${name}`)) !== undefined);
+  for await (const { full, entry } of walkEntriesSliced(target.abs, prune)) {
     if (!entry.isFile()) continue;
     const fd = openChecked(full, target.abs);
-    if (fd !== undefined) yield { rel: path.relative(target.abs, full).split(path.sep).join('/'), fd };
+    if (fd === undefined) continue;
+    if (judge?.why(relToZone(zone, full), full, fs.fstatSync(fd))) {
+      fs.closeSync(fd);
+      continue;
+    }
+    yield { rel: path.relative(target.abs, full).split(path.sep).join('/'), fd };
   }
 }

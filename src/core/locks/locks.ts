@@ -13,6 +13,7 @@
  * Residual window (documented): the expired holder releasing in the microseconds between that
  * check and the rename, while a third caller creates a fresh lock.
  */
+import { makeFolders, removeEmptyFolders } from '../fs/dircursor.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -160,7 +161,7 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
   // A release elsewhere may prune the empty folder between mkdir and the write: retry then.
   for (let attempt = 0; ; attempt++) {
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      makeFolders(locksRoot(zone), path.relative(locksRoot(zone), dir));
       writePrivate(tmp, mine);
       break;
     } catch (err) {
@@ -296,17 +297,9 @@ export function locksRoot(zone: Pick<Zone, 'workBase'>): string {
   return path.join(zone.workBase ?? '/nonexistent', 'locks');
 }
 
-/** Removes empty folders from `dir` up to (not including) `stop`. */
+/** Removes empty folders from `dir` up to (not including) `stop` (a file's path can nest thousands of folders: constant cost per level). */
 export function pruneEmpty(dir: string, stop: string): void {
-  let current = dir;
-  while (current.startsWith(stop + path.sep)) {
-    try {
-      fs.rmdirSync(current);
-    } catch {
-      return; // not empty, or gone
-    }
-    current = path.dirname(current);
-  }
+  removeEmptyFolders(dir, stop);
 }
 
 /**
@@ -334,6 +327,10 @@ export const WRITE_LOCK_WAIT_MS = 5_000;
 async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number): Promise<Acquired> {
   const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
   let delay = 5;
+  // The lock's folders mirror the file's: made on the thread pool, since a path can nest thousands of
+  // folders and each mkdir is a disk write (acquireLock then finds them in place).
+  const file = lockFile(zone, rel);
+  if (file !== undefined) await fs.promises.mkdir(path.dirname(file), { recursive: true }).catch(() => undefined);
   for (;;) {
     try {
       return acquireLock(zone, rel, owner, maxAgeHours, 'write');

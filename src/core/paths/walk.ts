@@ -10,8 +10,8 @@
  * never leaves the root: `..` at the root, a link leading outside, or more than MAX_LINK_HOPS links
  * (a loop) ends it with a reason instead of a location.
  */
-import fs from 'node:fs';
 import path from 'node:path';
+import { DirCursor, realLocation } from '../fs/dircursor.js';
 
 /** Linux's own limit (MAXSYMLINKS): beyond it the kernel answers ELOOP. */
 export const MAX_LINK_HOPS = 40;
@@ -31,49 +31,68 @@ export interface WalkOptions {
  * an absolute link target into text relative to the root first (see linkProblem).
  */
 export function walkInside(root: string, text: string, opts: WalkOptions, start: readonly string[] = []): WalkResult {
-  const parts = [...start];
-  const queue = split(text);
   if (path.isAbsolute(text)) return { inside: false, why: 'is an absolute path' };
-  let hops = 0;
-  let via: string | undefined; // the last link followed, to name it when the climb goes out
-  while (queue.length > 0) {
-    const name = queue.shift()!;
-    if (name === '' || name === '.') continue;
-    if (name === '..') {
-      if (parts.length === 0) return { inside: false, why: via === undefined ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
-      parts.pop();
-      continue;
-    }
-    const here = path.join(root, ...parts, name);
-    const st = lstat(here);
-    const last = !queue.some((q) => q !== '' && q !== '.');
-    if (st?.isSymbolicLink() && (!last || opts.followLast)) {
-      if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
-      const target = fs.readlinkSync(here);
-      via = [...parts, name].join('/');
-      if (path.isAbsolute(target)) {
-        const real = path.normalize(target);
-        if (real !== root && !real.startsWith(root + path.sep)) return { inside: false, why: `goes through '${[...parts, name].join('/')}', a symbolic link leading outside the zone` };
-        parts.length = 0;
-        queue.unshift(...split(path.relative(root, real)));
-      } else {
-        queue.unshift(...split(target));
-      }
-      continue;
-    }
-    parts.push(name);
+  // Most paths exist and hold no link: one kernel walk proves it (its real location is its text).
+  const written = [...start, ...split(text)];
+  if (!written.includes('..')) {
+    const lexical = path.join(root, ...written);
+    if (realLocation(lexical, opts.followLast) === lexical) return { inside: true, parts: written };
   }
-  return { inside: true, parts };
+  // The folder reached so far, one component at a time at constant cost (a path thousands of
+  // levels deep must not cost a kernel walk per level). `parts` beyond `depth` do not exist on disk
+  // (or are not folders): no link can be there, so they are taken as written.
+  const cursor = new DirCursor(root);
+  try {
+    const parts: string[] = [];
+    let depth = 0;
+    const push = (name: string) => {
+      parts.push(name);
+      if (parts.length === depth + 1) {
+        cursor.enter(name);
+        depth++;
+      }
+    };
+    for (const name of start) push(name);
+    const queue = split(text);
+    let hops = 0;
+    let via: string | undefined; // the last link followed, to name it when the climb goes out
+    while (queue.length > 0) {
+      const name = queue.shift()!;
+      if (name === '..') {
+        if (parts.length === 0) return { inside: false, why: via === undefined ? "climbs above the zone root with '..'" : `climbs above the zone root through the symbolic link '${via}'` };
+        parts.pop();
+        if (parts.length < depth) {
+          cursor.up();
+          depth--;
+        }
+        continue;
+      }
+      const st = parts.length === depth ? cursor.lstat(name) : undefined;
+      if (st?.isSymbolicLink() && (queue.length > 0 || opts.followLast)) {
+        if (++hops > MAX_LINK_HOPS) return { inside: false, why: `goes through more than ${MAX_LINK_HOPS} symbolic links (a loop)` };
+        const target = cursor.readlink(name);
+        via = [...parts, name].join('/');
+        if (path.isAbsolute(target)) {
+          const real = path.normalize(target);
+          if (real !== root && !real.startsWith(root + path.sep)) return { inside: false, why: `goes through '${[...parts, name].join('/')}', a symbolic link leading outside the zone` };
+          parts.length = 0;
+          depth = 0;
+          cursor.reset(root);
+          queue.unshift(...split(path.relative(root, real)));
+        } else {
+          queue.unshift(...split(target));
+        }
+        continue;
+      }
+      if (st?.isDirectory()) push(name);
+      else parts.push(name); // missing, a file, or below one: nothing further down exists
+    }
+    return { inside: true, parts };
+  } finally {
+    cursor.close();
+  }
 }
 
 function split(text: string): string[] {
   return text.split('/').filter((p) => p !== '' && p !== '.');
-}
-
-function lstat(p: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(p);
-  } catch {
-    return undefined; // missing, or a file used as a folder: the kernel would fail there, nothing leaks
-  }
 }

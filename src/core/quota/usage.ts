@@ -2,8 +2,9 @@
  * Exact disk usage of a folder tree without a full walk per question.
  *
  * Mechanism: the first question about a tree walks it once (synchronous readdir + lstat, the
- * fastest walk Node offers) and records, per folder, the bytes and count of the regular files
- * and links directly in it, and its subfolders. Each folder gets an inotify watch (fs.watch,
+ * fastest walk Node offers, in slices that yield to the event loop) and records, per folder, its own
+ * size, the bytes and count of the regular files and links directly in it, and its subfolders.
+ * Sizes are apparent sizes (st_size) for files and folders alike; the tree's root is not counted. Each folder gets an inotify watch (fs.watch,
  * one per folder, not persistent). Any change by any process (create, write, truncate, rename,
  * delete) marks that folder dirty. Before answering, the event loop is turned twice so events
  * already queued by the kernel are delivered, then only the dirty folders are read again.
@@ -23,6 +24,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { TimeSlice } from '../fs/slice.js';
 
 export interface Usage {
   bytes: number;
@@ -51,6 +53,8 @@ const MAX_TREES = 64;
 
 interface Listing {
   dir: string;
+  /** The folder's own size (st_size, like files: its apparent size); 0 for the tree's root. */
+  own: number;
   watcher: fs.FSWatcher | undefined;
   subfolders: string[];
   names: string[];
@@ -201,8 +205,11 @@ class TreeUsage {
     const out = new Set<string>();
     const racyFrom = t.startedMs - RACY_MS;
     for (const [dir, before] of t.before) {
+      // A folder made during the watch is reported by its parent, as itself: it stands for all it
+      // holds (10 paths for `mkdir -p` of 10 chains 2,000 levels deep, not 20,000).
+      if (before === undefined && dir !== this.root) continue;
       const after = this.folders.get(dir);
-      const rel = dir === this.root ? '' : path.relative(this.root, dir).split(path.sep).join('/');
+      const rel = dir === this.root ? '' : dir.slice(this.root.length + 1);
       const at = (name: string) => (rel === '' ? name : `${rel}/${name}`);
       const was = before?.entries ?? NO_ENTRIES;
       const now = after?.entries ?? NO_ENTRIES;
@@ -244,7 +251,7 @@ class TreeUsage {
       if (this.scanned && !this.unwatched) {
         await turnEventLoop();
         this.checkLinkedFiles();
-        this.refreshDirty();
+        await this.refreshDirty();
         if (this.sawNewLink) await this.rescan(); // a new hard link: find every folder that holds it
       }
       if (!this.scanned || this.unwatched) await this.rescan();
@@ -282,7 +289,9 @@ class TreeUsage {
     let names = 0;
     const mine: Listing[] = [];
     const stack = [this.root];
+    const slice = new TimeSlice(); // the user shapes this tree: never hold the event loop for all of it
     while (stack.length > 0) {
+      await slice.tick();
       const dir = stack.pop()!;
       const listing = this.listFolder(dir);
       if (listing === undefined) continue;
@@ -291,7 +300,10 @@ class TreeUsage {
       if (helper === undefined && names >= PARALLEL_MIN_FILES) helper = new MeasuringWorker(this.keepEntries); // big tree: it boots while we walk
       if (!helper?.take(listing)) mine.push(listing);
     }
-    for (const listing of mine) this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
+    for (const listing of mine) {
+      await slice.tick();
+      this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
+    }
     for (const [listing, measured] of (await helper?.results()) ?? []) this.install(listing, measured);
     this.sawNewLink = false;
     if (!this.unwatched) return;
@@ -302,7 +314,7 @@ class TreeUsage {
   /** Records a folder from its listing and its measurement. */
   private install(listing: Listing, m: Measurement): FolderRecord {
     const entries = m.entries === undefined ? undefined : new Map(m.entries.map(([name, sig, newestMs]) => [name, { sig, newestMs }]));
-    const rec: FolderRecord = { bytes: m.bytes, files: m.files, subfolders: new Set(listing.subfolders), linked: new Map(), watcher: listing.watcher, entries };
+    const rec: FolderRecord = { bytes: m.bytes + listing.own, files: m.files, subfolders: new Set(listing.subfolders), linked: new Map(), watcher: listing.watcher, entries };
     for (const [name, sig, ino] of m.linked) {
       rec.linked.set(name, sig);
       if (!this.linkedInodes.has(ino)) {
@@ -331,12 +343,15 @@ class TreeUsage {
     const subfolders: string[] = [];
     const names: string[] = [];
     for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
-    return { dir, watcher, subfolders, names };
+    // Folders take disk space too (4 KiB and up on ext4): counted, so a tree of empty folders cannot fill the disk at "0 B used".
+    const own = dir === this.root ? 0 : (fs.lstatSync(dir, { throwIfNoEntry: false })?.size ?? 0);
+    return { dir, own, watcher, subfolders, names };
   }
 
-  private addSubtree(dir: string): void {
+  private async addSubtree(dir: string, slice: TimeSlice): Promise<void> {
     const stack = [dir];
     while (stack.length > 0) {
+      await slice.tick();
       const current = stack.pop()!;
       this.noteBefore(current);
       const rec = this.readFolder(current);
@@ -369,11 +384,13 @@ class TreeUsage {
     }
   }
 
-  private refreshDirty(): void {
+  private async refreshDirty(): Promise<void> {
     // Parents first, so a folder that disappeared is dropped before anyone re-reads it.
     const todo = [...this.dirty].sort((a, b) => a.length - b.length);
     this.dirty.clear();
+    const slice = new TimeSlice(); // a command may have made thousands of folders: yield between them
     for (const dir of todo) {
+      await slice.tick();
       const old = this.folders.get(dir);
       if (old === undefined) continue;
       this.noteBefore(dir);
@@ -390,7 +407,7 @@ class TreeUsage {
         continue;
       }
       for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path.join(dir, name));
-      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) this.addSubtree(path.join(dir, name));
+      for (const name of fresh.subfolders) if (!old.subfolders.has(name)) await this.addSubtree(`${dir}/${name}`, slice);
     }
   }
 
@@ -514,7 +531,7 @@ function treeFor(root: string): TreeUsage {
   return tree;
 }
 
-/** Exact bytes and file count of regular files (and links) under `root`; 0 if it does not exist. */
+/** Exact bytes (files, links and folders below `root`) and file count under `root`; 0 if it does not exist. */
 export function treeUsage(root: string): Promise<Usage> {
   return treeFor(root).usage();
 }

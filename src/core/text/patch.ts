@@ -6,8 +6,12 @@
  * whole lines, and a missing final newline is added, in the file's own line-ending style. Replacing
  * a pattern substitutes exactly the matched text with `content`, literally (no $1 or \1 templates).
  * Overwrite is handled by the caller and writes `content` exactly as given.
+ *
+ * Patterns are the model's (see regex.ts): they run on a linear-time engine, and the caller runs a
+ * patch that uses one on a worker thread with a deadline (`runTextPatch`), never on the event loop.
  */
 import { shedError, showValue } from '../errors.js';
+import { compileModelPattern, escapeRegExp, type ModelPattern } from './regex.js';
 
 export type Position = 'start' | 'end' | 'before' | 'after' | 'replace';
 
@@ -15,7 +19,7 @@ export interface TextPatch {
   position: Position;
   line?: number;
   endLine?: number;
-  pattern?: RegExp;
+  pattern?: ModelPattern;
   matchAll: boolean;
 }
 
@@ -95,10 +99,10 @@ export function applyTextPatch(original: string, content: string, patch: TextPat
 }
 
 function insertAtPattern(lines: string[], block: string[], patch: TextPatch, eol: string): PatchOutcome {
+  const re = compileModelPattern(patch.pattern!);
   const hits: number[] = [];
   for (let i = 0; i < lines.length; i++) {
-    patch.pattern!.lastIndex = 0;
-    if (patch.pattern!.test(lines[i]!.replace(/\r?\n$/, ''))) {
+    if (re.test(lines[i]!.replace(/\r?\n$/, ''))) {
       hits.push(i);
       if (!patch.matchAll) break;
     }
@@ -117,59 +121,41 @@ function insertAtPattern(lines: string[], block: string[], patch: TextPatch, eol
   return { text: lines.join(''), linesAffected: block.length * hits.length, where, matches: hits.length };
 }
 
-function replacePattern(original: string, content: string, pattern: RegExp, matchAll: boolean): PatchOutcome {
-  const re = new RegExp(pattern.source, pattern.flags.replace('g', '') + (matchAll ? 'g' : ''));
+/**
+ * A file whose every line ends in CRLF is matched as LF text (RE2's multi-line `$` only stops
+ * before \n, JavaScript's before \r too), then written back with CRLF; a pattern that names \r
+ * itself sees the file as it is.
+ */
+function replacePattern(original: string, content: string, pattern: ModelPattern, matchAll: boolean): PatchOutcome {
+  const crlf = allCrlf(original) && !/\\r|\r/.test(pattern.text);
+  const text = crlf ? original.replace(/\r\n/g, '\n') : original;
+  const literal = crlf ? content.replace(/\r\n/g, '\n') : content;
+  const matcher = compileModelPattern(pattern).matcher(text);
   let matches = 0;
-  const text = original.replace(re, () => {
+  const replacer = () => {
     matches++;
-    return content;
-  });
+    return literal; // literally: no $1 or \\1 templates
+  };
+  const replaced = matchAll ? matcher.replaceAll(replacer) : matcher.replaceFirst(replacer);
   if (matches === 0) throw patternNotFound(pattern, original);
-  return { text, linesAffected: matches, where: `replaced ${matches} match${matches === 1 ? '' : 'es'}`, matches };
+  return { text: crlf ? replaced.replace(/\n/g, '\r\n') : replaced, linesAffected: matches, where: `replaced ${matches} match${matches === 1 ? '' : 'es'}`, matches };
 }
 
-function patternNotFound(pattern: RegExp, text: string): Error {
-  const literal = pattern.source;
+function allCrlf(text: string): boolean {
+  let at = text.indexOf('\n');
+  if (at <= 0) return false;
+  for (; at !== -1; at = text.indexOf('\n', at + 1)) if (text[at - 1] !== '\r') return false;
+  return true;
+}
+
+function patternNotFound(pattern: ModelPattern, text: string): Error {
+  const literal = pattern.text;
   const escaped = escapeRegExp(literal);
   const looksLiteral = escaped !== literal && text.includes(literal);
   return shedError('PATTERN_NOT_FOUND', `The pattern ${showValue(literal)} matches nothing in the file.${looksLiteral ? ' The text occurs literally, but the pattern is a regular expression and its special characters change its meaning.' : ''}`, {
-    details: { parameter: 'pattern', received: literal, flags: pattern.flags.replace('g', '') },
+    details: { parameter: 'pattern', received: literal, flags: pattern.flags },
     hint: looksLiteral
       ? `Escape the special characters: pattern=${JSON.stringify(escaped)}`
-      : 'The pattern is a regular expression (JavaScript syntax). Check spelling and case (regex_flags="i" ignores case), or read the file first with shed_read.',
+      : 'The pattern is a regular expression (JavaScript syntax, run by a linear-time engine). Check spelling and case (regex_flags="i" ignores case), or read the file first with shed_read.',
   });
-}
-
-export function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/**
- * Builds the RegExp from the model's pattern and flags. Accepts Python habits: (?P<name>...) groups
- * and a leading (?i)/(?m)/(?s); flag "g" is taken as match_all.
- */
-export function compilePattern(pattern: string, flags: string): { regex: RegExp; matchAll: boolean } {
-  let source = pattern.replace(/\(\?P</g, '(?<').replace(/\(\?P=(\w+)\)/g, '\\k<$1>');
-  let wanted = flags;
-  const inline = /^\(\?([ims]+)\)/.exec(source);
-  if (inline) {
-    wanted += inline[1];
-    source = source.slice(inline[0].length);
-  }
-  const bad = [...wanted].filter((f) => !'imsg'.includes(f));
-  if (bad.length > 0) {
-    throw shedError('INVALID_PARAMETER', `'regex_flags' may only contain i (ignore case), m (multi-line ^ $), s (dot matches newline); got ${showValue(flags)}.`, {
-      details: { parameter: 'regex_flags', received: flags, expected: 'letters from "ims"' },
-      hint: 'Example: regex_flags="i"',
-    });
-  }
-  const unique = [...new Set(wanted.replace(/g/g, ''))].join('');
-  try {
-    return { regex: new RegExp(source, unique), matchAll: wanted.includes('g') };
-  } catch (err) {
-    throw shedError('INVALID_PARAMETER', `'pattern' is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}; got ${showValue(pattern)}.`, {
-      details: { parameter: 'pattern', received: pattern },
-      hint: `To match text literally, escape special characters: pattern=${JSON.stringify(escapeRegExp(pattern))}`,
-    });
-  }
 }

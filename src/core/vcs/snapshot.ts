@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isTrackableName } from './names.js';
+import { TimeSlice } from '../fs/slice.js';
 
 export type EntryType = 'file' | 'link' | 'dir' | 'other';
 
@@ -34,12 +35,14 @@ export interface Snapshot {
 const RACY_NS = 100_000_000n;
 const FOLDER: SnapEntry = { type: 'dir', size: 0n, mtimeNs: 0n, ctimeNs: 0n, ino: 0n, mode: 0n };
 
-/** Stat snapshot of everything under `root` (O(files), no file is read). */
-export function snapshot(root: string): Snapshot {
+/** Stat snapshot of everything under `root` (O(files), no file is read; sliced: the user shapes the tree). */
+export async function snapshot(root: string): Promise<Snapshot> {
   const takenAtNs = BigInt(Date.now()) * 1_000_000n;
   const entries = new Map<string, SnapEntry>();
   const stack: string[] = [''];
+  const slice = new TimeSlice();
   while (stack.length > 0) {
+    await slice.tick();
     const rel = stack.pop()!;
     let names: fs.Dirent[];
     try {

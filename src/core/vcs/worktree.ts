@@ -3,6 +3,8 @@
  * execute it), a symbolic link becomes a link blob holding its text (never followed), a folder
  * becomes a tree of what it holds. Anything else (fifo, socket, device) is not tracked.
  */
+import { TimeSlice } from '../fs/slice.js';
+import { DirCursor } from '../fs/dircursor.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -137,7 +139,8 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
  * The tree of a folder (written with all its blobs and subtrees), or undefined when it holds
  * nothing trackable. Each file that went in is appended to `blobs` (for the index).
  */
-export async function folderTree(gitdir: string, absDir: string, relDir: string, blobs: WorkBlob[]): Promise<string | undefined> {
+export async function folderTree(gitdir: string, absDir: string, relDir: string, blobs: WorkBlob[], slice = new TimeSlice()): Promise<string | undefined> {
+  await slice.tick(); // a user's folder can nest thousands of levels: yield to the event loop between folders
   let names: fs.Dirent[];
   try {
     names = fs.readdirSync(absDir, { withFileTypes: true });
@@ -150,7 +153,7 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
     const abs = path.join(absDir, d.name);
     const rel = relDir === '' ? d.name : `${relDir}/${d.name}`;
     if (d.isDirectory()) {
-      const sub = await folderTree(gitdir, abs, rel, blobs);
+      const sub = await folderTree(gitdir, abs, rel, blobs, slice);
       if (sub !== undefined) entries.push({ mode: TREE_MODE, name: Buffer.from(d.name).toString('latin1'), oid: sub });
       continue;
     }
@@ -171,26 +174,30 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
 export function canonicalRel(root: string, rel: string): string | undefined {
   if (rel === '') return '';
   const parts = rel.split('/');
-  let current = root;
-  for (let i = 0; i < parts.length - 1; i++) {
-    const next = path.join(current, parts[i]!);
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(next);
-    } catch {
-      current = path.join(next, ...parts.slice(i + 1, -1));
-      break; // the rest does not exist (any more): keep it as written
-    }
-    if (st.isSymbolicLink()) {
-      try {
-        current = fs.realpathSync(next);
-      } catch {
-        return undefined;
+  // One component at a time at constant cost (fs/dircursor.ts), whatever the depth.
+  const cursor = new DirCursor(root);
+  let current: string;
+  try {
+    let i = 0;
+    for (; i < parts.length - 1; i++) {
+      const st = cursor.lstat(parts[i]!);
+      if (st === undefined) break; // the rest does not exist (any more): keep it as written
+      if (st.isSymbolicLink()) {
+        let real: string;
+        try {
+          real = fs.realpathSync(path.join(cursor.here, parts[i]!));
+        } catch {
+          return undefined;
+        }
+        if (!isInside(real, root)) return undefined;
+        cursor.reset(real);
+      } else {
+        cursor.enter(parts[i]!);
       }
-      if (!isInside(current, root)) return undefined;
-    } else {
-      current = next;
     }
+    current = path.join(cursor.here, ...parts.slice(i, -1));
+  } finally {
+    cursor.close();
   }
   const abs = path.join(current, parts[parts.length - 1]!);
   if (abs === root || !isInside(abs, root)) return undefined;

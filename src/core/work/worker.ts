@@ -8,11 +8,12 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ShedError } from '../errors.js';
 import { sqlJobs } from '../db/jobs.js';
 import { archiveJobs } from '../archive/jobs.js';
+import { textJobs } from '../text/jobs.js';
 import type { JobTable } from './jobs.js';
 import { WORKER_MARK, type WorkerReply } from './pool.js';
 import { sqlEngine } from '../db/engine.js';
 
-const JOBS: JobTable = { ...sqlJobs, ...archiveJobs };
+const JOBS: JobTable = { ...sqlJobs, ...archiveJobs, ...textJobs };
 
 /**
  * What a job kind needs ready before its deadline starts: sql.js is instantiated on a worker's first

@@ -1,6 +1,6 @@
 /**
  * GET/HEAD /files/{token}[/{subpath}]: download links (SPEC 13.4). No identity: the signed token
- * is the credential, and the handler re-checks it (and the path) at every request.
+ * is the credential, and the handler re-checks it (and the path, with the valves in force) at every request.
  */
 import { handleFilesRequest } from '../files/index.js';
 import type { Route, ServerContext } from '../route.js';
@@ -11,7 +11,7 @@ export function fileRoutes(ctx: ServerContext): Route[] {
       // Every method reaches the handler, so even a 405 is its short HTML page.
       methods: ['*'],
       path: /^\/files(\/.*)?$/,
-      handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase }),
+      handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase, valves: ctx.valves }),
     },
   ];
 }

@@ -1,0 +1,157 @@
+// No user can stall the others: attacks from one user against `fileshed serve` over HTTP while a
+// second user's small shed_read is timed in a loop. Prints, per attack, how long the attack took
+// and the reader's p50 / p99 / max (target: p99 < 100 ms during every attack).
+// Usage: node bench/stall-http.mjs [path/to/cli.mjs]   (BENCH_SMOKE=1: small trees, 1 round)
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { printTable, SMOKE, sized } from './lib.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.resolve(process.argv[2] ?? path.join(root, 'dist/cli.mjs'));
+const KEY = 'stall-bench-key';
+const DEPTH = sized(2000, 100);
+const PATHS = sized(10, 2);
+const TARGET_MS = 100;
+
+export function percentile(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+}
+
+/** `fileshed serve` on a free loopback port; resolves once it answers. */
+export function startServe(cli, base, valves = []) {
+  const proc = spawn(process.execPath, [cli, 'serve', '--port', '0', '--base', base, '--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', ...valves.flatMap((v) => ['--valve', v])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout.on('data', (d) => {
+      buf += d;
+      const m = /^Fileshed listening on (\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    proc.on('exit', (c) => reject(new Error(`serve exited ${c}`)));
+  });
+  return { proc, url };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+/** POST /{fn} as `user`; resolves with the envelope. */
+export function post(url, user, fn, body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request(`${url}/${fn}`, {
+      method: 'POST',
+      agent,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), Authorization: `Bearer ${KEY}`, 'X-OpenWebUI-User-Id': user, 'X-OpenWebUI-Chat-Id': 'c1' },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(text));
+        } catch {
+          reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** Runs `attack` while "bob" reads a small file every `pauseMs`; the reader's latencies and the attack's result. */
+export async function probe(url, attack, pauseMs = 5) {
+  const reads = [];
+  let done = false;
+  const t0 = performance.now();
+  const task = attack().finally(() => (done = true));
+  while (!done) {
+    const t = performance.now();
+    const r = await post(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
+    if (!r.success) throw new Error(`bob's read failed: ${JSON.stringify(r.error)}`);
+    reads.push(performance.now() - t);
+    await new Promise((res) => setTimeout(res, pauseMs));
+  }
+  const result = await task;
+  return { result, ms: performance.now() - t0, reads };
+}
+
+/** The attacks of issue 19 (deliverable 4), each a function of the server URL. */
+export const ATTACKS = {
+  /** A catastrophic pattern: backtracking engines take 2^27 steps. */
+  'patch_text ^(a+)+$ on 27 a + !': async (url) => {
+    await post(url, 'alice', 'shed_create_file', { zone: 'storage', path: 'evil.txt', content: `${'a'.repeat(27)}!\n` });
+    return () => post(url, 'alice', 'shed_patch_text', { zone: 'storage', path: 'evil.txt', pattern: '^(a+)+$', position: 'replace', content: 'x' });
+  },
+  [`mkdir -p ${PATHS} paths ${DEPTH} levels deep`]: async (url) => {
+    const deep = (i) => Array.from({ length: DEPTH }, () => 'd').join('/').replace(/^d/, `p${i}`);
+    return () => post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'mkdir', args: ['-p', ...Array.from({ length: PATHS }, (_, i) => deep(i))], timeout: 120 });
+  },
+  [`same in Documents (committed)`]: async (url) => {
+    const deep = (i) => Array.from({ length: DEPTH }, () => 'e').join('/').replace(/^e/, `q${i}`);
+    return () => post(url, 'alice', 'shed_exec', { zone: 'documents', cmd: 'mkdir', args: ['-p', ...Array.from({ length: PATHS }, (_, i) => deep(i))], timeout: 120 });
+  },
+  [`ls of the ${PATHS} deep folders (existing paths as arguments)`]: async (url) => {
+    const deep = (i) => Array.from({ length: DEPTH }, () => 'd').join('/').replace(/^d/, `p${i}`);
+    return () => post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'ls', args: ['-d', ...Array.from({ length: PATHS }, (_, i) => deep(i))] });
+  },
+  'shed_create_file at the bottom of a deep folder': async (url) => {
+    const deep = `${Array.from({ length: DEPTH }, () => 'd').join('/').replace(/^d/, 'p0')}/x.txt`;
+    return () => post(url, 'alice', 'shed_create_file', { zone: 'storage', path: deep, content: 'x' });
+  },
+  'shed_tree of the deep folders': async (url) => () => post(url, 'alice', 'shed_tree', { zone: 'storage', depth: 10000 }),
+  'shed_stats after the deep folders': async (url) => () => post(url, 'alice', 'shed_stats', {}),
+};
+
+async function main() {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-http-'));
+  const { proc, url: urlP } = startServe(CLI, base);
+  const rows = [];
+  try {
+    const url = await urlP;
+    await post(url, 'bob', 'shed_create_file', { zone: 'storage', path: 'hello.txt', content: 'hello\n' });
+    // Warm-up: the reader's path, the worker pool, the sandbox probe.
+    for (let i = 0; i < 20; i++) await post(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
+    await post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'ls' });
+    const idle = await probe(url, () => new Promise((r) => setTimeout(r, sized(1000, 200))));
+    rows.push(row('(no attack)', idle));
+    for (const [label, arrange] of Object.entries(ATTACKS)) {
+      const attack = await arrange(url);
+      const p = await probe(url, attack);
+      rows.push(row(label, p));
+    }
+    const stats = await post(url, 'alice', 'shed_stats', {});
+    console.log(`module: ${CLI}`);
+    printTable(rows);
+    console.log(`attacker's usage after the deep folders: ${stats.data?.total?.size_human ?? JSON.stringify(stats.error)}`);
+  } finally {
+    proc.kill('SIGTERM');
+    agent.destroy();
+    await new Promise((r) => proc.once('exit', r));
+    spawnSync('rm', ['-rf', base]); // fs.rmSync recurses per level: 2,000 levels overflow its stack
+  }
+  if (!SMOKE && rows.some((r) => r.result.startsWith('missed'))) process.exitCode = 0; // a bench reports, it does not fail
+}
+
+function row(label, p) {
+  const p99 = percentile(p.reads, 99);
+  const outcome = p.result === undefined ? '' : p.result.success ? 'ok' : p.result.error.code;
+  return {
+    scenario: `${label}${outcome ? ` [${outcome}]` : ''}`,
+    ours: `p99 ${p99.toFixed(1)} ms`,
+    anchor: `${p.reads.length} reads, max ${Math.max(...p.reads).toFixed(1)} ms`,
+    anchorValue: `p50 ${percentile(p.reads, 50).toFixed(1)} ms`,
+    ratio: `attack ${(p.ms / 1000).toFixed(2)} s`,
+    target: `< ${TARGET_MS} ms`,
+    result: p99 < TARGET_MS ? 'met' : 'missed',
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

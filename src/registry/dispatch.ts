@@ -14,7 +14,9 @@ import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
-import { bumpStamp } from '../core/quota/stamp.js';
+import { recoverScope } from '../core/recovery/recover.js';
+import { bumpStamp, stampMark } from '../core/quota/stamp.js';
+import { scopeUsage } from '../core/quota/quota.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
@@ -112,7 +114,8 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
     if (def.mutates) {
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
-      result = await withCallLock(homes, stamped(valves, user, named, run));
+      // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
+      result = await withCallLock(homes, stamped(valves, user, named, run), async (home) => void (await recoverScope(home)));
     } else {
       result = await run();
     }
@@ -142,14 +145,20 @@ async function namedGroup(user: Identity, directory: GroupDirectory, args: Recor
   }
 }
 
-/** Runs the call, then bumps the change stamps of its scopes (other processes then re-measure usage). */
+/**
+ * Runs the call under its call locks, then records in the change stamp of each scope which folders
+ * it changed (other processes read just those again, see stamp.ts). Before the call, each scope's
+ * usage is brought up to date, so every tree is watched for the whole call.
+ */
 function stamped<T>(valves: Valves, user: Identity, group: GroupInfo | undefined, run: () => Promise<T>): () => Promise<T> {
   return async () => {
+    const scopes = [userScope(valves, user.id), ...(group !== undefined ? [groupScope(valves, group)] : [])];
+    for (const scope of scopes) await scopeUsage(scope).catch(() => undefined);
+    const mark = stampMark();
     try {
       return await run();
     } finally {
-      bumpStamp(userScope(valves, user.id));
-      if (group !== undefined) bumpStamp(groupScope(valves, group));
+      for (const scope of scopes) await bumpStamp(scope, mark, () => scopeUsage(scope));
     }
   };
 }

@@ -9,9 +9,14 @@ import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS, valveFlags } from './http/settings.js';
 import { createMcpServer } from './mcp/server.js';
 import { valvesSource } from './valves.js';
+import { connectCoordination } from './coordination/connect.js';
+
+export { connectCoordination };
 
 export async function runServe(argv: string[]): Promise<void> {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  // Before anything takes a lock (recovery does): with coordination, every lock is a Redis lease.
+  const coordinator = settings.coordination !== undefined ? await connectCoordination(settings.coordination, settings.base) : undefined;
   // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes
   // and temp files: recover them before the first call (each scope under its call lock, so an
   // instance already serving the same base is not disturbed).
@@ -19,13 +24,15 @@ export async function runServe(argv: string[]): Promise<void> {
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed\n`);
   }
-  const running = await startServer(settings);
+  const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
+  const storage = serving.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,
     `OpenAPI: ${running.url}/openapi.json`,
     `MCP:     ${running.url}/mcp`,
     `Admin:   ${running.url}/admin`,
-    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base}`,
+    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base} (${storage.type}${storage.shared ? ', shared' : ''}); coordination: ${coordinator?.description ?? 'lock files (one host)'}`,
+    ...(running.healthPort !== undefined ? [`Health:  http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${running.healthPort}/healthz, /readyz`] : []),
     ...(generated.includes('api_key') ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []),
   ];
   // One write: readers of the first line get the rest with it.
@@ -36,7 +43,10 @@ export async function runServe(argv: string[]): Promise<void> {
     stopping = true;
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1000} s), then stopping.\n`);
     running.close().then(
-      () => serving.shutdownPool().finally(() => process.exit(0)),
+      () => serving.shutdownPool().finally(() => {
+        coordinator?.close();
+        process.exit(0);
+      }),
       () => process.exit(1),
     );
   };
@@ -45,8 +55,10 @@ export async function runServe(argv: string[]): Promise<void> {
 }
 
 export async function runMcpStdio(argv: string[]): Promise<void> {
-  const flags = parseFlags(argv, ['base', 'user', 'valve', 'config']);
+  const flags = parseFlags(argv, ['base', 'user', 'valve', 'config', 'coordination']);
   const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
+  const coordination = flags.options.coordination ?? (process.env.FILESHED_COORDINATION || undefined);
+  if (coordination !== undefined) await connectCoordination(coordination, base);
   const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));
   const user = flags.options.user ?? process.env.FILESHED_USER ?? 'local';
   const server = createMcpServer({

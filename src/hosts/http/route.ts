@@ -15,6 +15,8 @@ import type { hostApi as HostApi } from '../../index.js';
 import type { IdentityResolver } from './identity/index.js';
 import type { Logger } from './log.js';
 import type { ServerSettings } from './settings.js';
+import type { Health } from './health.js';
+import type { Gauges, Metrics } from './metrics.js';
 
 export interface ServerContext {
   settings: ServerSettings;
@@ -31,6 +33,12 @@ export interface ServerContext {
   version: string;
   /** Valve defaults this server applies above the plugin's (audit log on, Open WebUI URL); the admin form shows them. */
   valveDefaults: Record<string, unknown>;
+  /** Liveness and readiness (answered from memory). */
+  health: Health;
+  /** Calls, errors and latency per function (GET /metrics). */
+  metrics: Metrics;
+  /** Queue, pool and status figures for /metrics. */
+  gauges(): Gauges;
 }
 
 export interface Route {

@@ -213,22 +213,24 @@ class FileLease implements Lease {
     private readonly nonce: string,
     readonly tookOver: boolean,
   ) {
-    this.timer = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.timer = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.timer.unref();
   }
 
-  private beat(): void {
-    if (this.lost) return;
+  /** Touches the lock if it is still ours; true when it did. */
+  private beat(): boolean {
+    if (this.lost) return false;
     try {
       if (readBody(this.lockPath)?.body?.nonce !== this.nonce) {
         this.lost = true; // taken over: never touch the new holder's file
-        return;
+        return false;
       }
       const now = new Date();
       fs.utimesSync(this.lockPath, now, now);
       this.lastBeat = Date.now();
+      return true;
     } catch {
-      // the storage did not answer: held() turns false once the margin is used up
+      return false; // the storage did not answer: held() turns false once the margin is used up
     }
   }
 
@@ -236,8 +238,9 @@ class FileLease implements Lease {
     return !this.lost && Date.now() - this.lastBeat < STALE_MS - HOLDER_MARGIN_MS;
   }
 
+  /** A heartbeat is the check: the lock file still holds our nonce (nobody took it over). */
   async check(): Promise<boolean> {
-    return this.held() && readBody(this.lockPath)?.body?.nonce === this.nonce;
+    return this.beat();
   }
 
   async release(): Promise<void> {
@@ -299,20 +302,19 @@ function parseBody(text: string): Partial<LockBody> | undefined {
   }
 }
 
-/** The lock's nonce ('' when it has none) when it is stale, else undefined. */
+/** The lock's signature (mtime, size, nonce) when it is stale, else undefined. */
 function staleLock(lockPath: string): string | undefined {
   const seen = readBody(lockPath);
   if (seen === undefined) return undefined; // gone already: the next attempt creates it or waits
   const now = Date.now();
   const { body } = seen;
-  const nonce = body?.nonce ?? '';
   if (body?.host === HOST && typeof body.pid === 'number') {
     // Our own pid: the in-process queue means we do not hold it, so an earlier process with our pid (a restarted container) left it.
-    if (body.pid === process.pid || !alive(body.pid)) return nonce;
+    if (body.pid === process.pid || !alive(body.pid)) return signature(seen);
   }
   // The heartbeat, judged two ways: by the holder's clock (mtime), and by what this waiter saw not
   // move on its own clock (immune to clock skew between hosts, at the cost of waiting STALE_MS).
-  const sig = `${seen.mtimeMs}:${seen.size}:${nonce}`;
+  const sig = signature(seen);
   const prior = observed.get(lockPath);
   const since = prior?.sig === sig ? prior.since : now;
   if (prior?.sig !== sig) {
@@ -320,7 +322,11 @@ function staleLock(lockPath: string): string | undefined {
     if (observed.size > 10_000) observed.delete(observed.keys().next().value as string);
   }
   const limit = body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS;
-  return now - seen.mtimeMs > limit || now - since > limit ? nonce : undefined;
+  return now - seen.mtimeMs > limit || now - since > limit ? sig : undefined;
+}
+
+function signature(seen: { body: Partial<LockBody> | undefined; mtimeMs: number; size: number }): string {
+  return `${seen.mtimeMs}:${seen.size}:${seen.body?.nonce ?? ''}`;
 }
 
 function alive(pid: number): boolean {
@@ -333,8 +339,9 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Renames the stale lock away (only one breaker can succeed) and removes it. A fresh lock taken
- * between the judgement (nonce `judged`) and the rename is put back.
+ * Renames the stale lock away (only one breaker can succeed) and removes it. A lock that changed
+ * between the judgement (signature `judged`) and the rename (a fresh lock, or a heartbeat of a
+ * holder that was only slow) is put back.
  */
 function breakLock(lockPath: string, judged: string): void {
   const aside = `${lockPath}.stale-${crypto.randomBytes(6).toString('hex')}`;
@@ -344,8 +351,8 @@ function breakLock(lockPath: string, judged: string): void {
     return; // someone else broke or released it
   }
   observed.delete(lockPath);
-  const moved = readBody(aside)?.body?.nonce ?? '';
-  if (moved !== judged) {
+  const moved = readBody(aside);
+  if (moved === undefined || signature(moved) !== judged) {
     try {
       fs.linkSync(aside, lockPath);
     } catch {

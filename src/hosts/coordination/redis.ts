@@ -6,12 +6,12 @@
  *   (strictly increasing across all holders, recorded in Redis and in the scope's change stamp)
  *   and a "held" marker naming the holder. A marker left by a previous holder means it never
  *   released the lock (it died): the new holder recovers what it protected.
- * - Renew: every ttl/3 while held, only if the lock still holds our token. The holder counts its
- *   lease as valid until (time the renewal was sent) + ttl - margin, so it stops writing before
- *   any other host can take the lock, even when Redis is unreachable.
+ * - Renew: every ttl/4 while held (and before each commit), only if the lock still holds our
+ *   token. The holder counts its lease as valid until (time the renewal was sent) + ttl - margin,
+ *   so it stops writing before any other host can take the lock, even when Redis is unreachable.
  * - Release: delete lock and marker, only if they still hold our token.
  *
- * A killed holder's lease ends at most `ttl` after its last renewal (6 s by default), so a crashed
+ * A killed holder's lease ends at most `ttl` after its last renewal (8 s by default), so a crashed
  * instance blocks its users for at most ttl plus one waiting poll.
  */
 import crypto from 'node:crypto';
@@ -41,8 +41,12 @@ export interface RedisCoordinationOptions {
   timeoutMs?: number;
 }
 
-/** Default lease: a dead holder's locks end within 6 s. */
-export const DEFAULT_TTL_MS = 6_000;
+/**
+ * Default lease: a dead holder's locks end within 8 s of its last renewal (6 to 8 s after its
+ * death). The holder renews every 2 s and counts its lease valid for 7 s after each renewal, so
+ * its event loop may stall 5 s (slow storage inside a call) before it must stop writing.
+ */
+export const DEFAULT_TTL_MS = 8_000;
 
 export class RedisCoordinator implements Coordinator {
   readonly description: string;
@@ -56,7 +60,7 @@ export class RedisCoordinator implements Coordinator {
     const u = new URL(url);
     this.prefix = opts.prefix ?? u.searchParams.get('prefix') ?? 'fileshed';
     this.ttlMs = opts.ttlMs ?? DEFAULT_TTL_MS;
-    this.marginMs = Math.min(1500, Math.floor(this.ttlMs / 4));
+    this.marginMs = Math.min(1000, Math.floor(this.ttlMs / 4));
     u.search = '';
     this.client = new RespClient(u.toString(), { timeoutMs: opts.timeoutMs ?? 2000 });
     this.description = `${redact(u.toString())} (prefix ${this.prefix}, lease ${this.ttlMs / 1000} s)`;
@@ -103,32 +107,38 @@ class RedisLease implements Lease {
     private readonly ttlMs: number,
     private readonly marginMs: number,
   ) {
-    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(ttlMs / 3)));
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(ttlMs / 4)));
     this.timer.unref();
   }
 
-  private async renew(): Promise<void> {
-    if (this.lost) return;
+  /** Extends the lease if Redis still holds our token; true when it did. */
+  private async renew(): Promise<boolean> {
+    if (this.lost) return false;
     const sent = Date.now();
     let reply: Reply;
     try {
       reply = await this.client.send(['EVAL', RENEW, 1, this.keys.lock, this.token, this.ttlMs]);
     } catch {
-      return; // unreachable: held() turns false when validUntil passes
+      return false; // unreachable: held() turns false when validUntil passes
     }
-    if (reply === 1) this.validUntil = Math.max(this.validUntil, sent + this.ttlMs - this.marginMs);
-    else if (!(reply instanceof RedisError)) this.lost = true; // another holder has it now
+    if (reply === 1) {
+      this.validUntil = Math.max(this.validUntil, sent + this.ttlMs - this.marginMs);
+      return true;
+    }
+    if (!(reply instanceof RedisError)) this.lost = true; // expired, and maybe another holder has it now
+    return false;
   }
 
   held(): boolean {
     return !this.lost && Date.now() < this.validUntil;
   }
 
+  /**
+   * Renewing is the check: it succeeds only while Redis still holds our token, in which case no
+   * one else took the lock, even if this holder's event loop stalled past its local validity.
+   */
   async check(): Promise<boolean> {
-    if (!this.held()) return false;
-    const current = await this.client.call(['GET', this.keys.lock]);
-    if (current !== this.token) this.lost = true;
-    return !this.lost;
+    return this.renew();
   }
 
   async release(): Promise<void> {

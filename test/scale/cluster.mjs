@@ -69,9 +69,9 @@ export function glusterUp(root, log = () => {}) {
     },
     /** Pid of the first brick process (SIGSTOP it to make the storage stall). */
     brickPid() {
-      const status = gluster('volume', 'status', VOLUME);
-      const line = status.split('\n').find((l) => l.startsWith('Brick '));
-      return Number(line?.trim().split(/\s+/).pop());
+      const dir = `/var/run/gluster/vols/${VOLUME}`;
+      const file = fs.readdirSync(dir).filter((n) => n.endsWith('.pid')).sort()[0];
+      return Number(fs.readFileSync(path.join(dir, file), 'utf8').trim());
     },
     down() {
       spawnSync('bash', [path.join(here, 'gluster-down.sh')], { env, encoding: 'utf8' });

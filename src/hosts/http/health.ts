@@ -60,7 +60,7 @@ function evaluate(state: Float64Array, now: number, fromThread: boolean, timeout
   if (state[7]! > 0 && state[4]! > 0) out.coordination_ms = Math.round(state[5]! * 10) / 10;
   const coordPending = state[6]! > 0 ? now - state[6]! : 0;
   const no = (reason: string): Readiness => ({ ...out, ready: false, reason });
-  if (fromThread && stalled > 5 * timeoutMs) return no(`the main thread has not turned for ${Math.round(stalled)} ms (waiting for the storage inside a call)`);
+  if (fromThread && stalled > timeoutMs) return no(`the main thread has not turned for ${Math.round(stalled)} ms (waiting for the storage inside a call)`);
   if (state[1]! === 0) return no(state[8]! > 0 ? 'the storage refused the probe write' : 'the storage has not answered a probe yet');
   if (storagePending > timeoutMs) return no(`the storage has not answered a probe for ${Math.round(storagePending)} ms`);
   if (now - state[1]! > 3 * timeoutMs + 2000) return no(state[8]! > 0 ? 'the storage refused the last probe write' : `no successful storage probe for ${Math.round(now - state[1]!)} ms`);
@@ -71,12 +71,60 @@ function evaluate(state: Float64Array, now: number, fromThread: boolean, timeout
   return out;
 }
 
-/** The health thread: a tiny HTTP server answering /healthz and /readyz from shared memory. */
+/**
+ * Storage probes into the shared state: each tick starts one probe unless the previous one is
+ * still pending (a probe stuck on a hung mount holds one libuv thread until the mount answers:
+ * never more than one). Self-contained: its source also runs in the health thread, which probes
+ * on its own so readiness follows the storage even while the main thread waits inside a call.
+ * The probe is a write that reaches the storage: `{base}/.fileshed-ready/{host}` rewritten in place.
+ */
+function storageProber(fs: typeof import('node:fs'), state: Float64Array, dir: string, file: string): () => void {
+  let pending = false;
+  const open = () => fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+  const probe = async () => {
+    let handle;
+    try {
+      handle = await open();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+      handle = await open();
+    }
+    try {
+      await handle.write(`${new Date().toISOString()}\n`, 0);
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  };
+  return () => {
+    if (pending) return;
+    pending = true;
+    const started = performance.now();
+    state[3] = Date.now();
+    probe().then(
+      () => {
+        state[1] = Date.now();
+        state[2] = performance.now() - started;
+        state[8] = 0;
+      },
+      () => (state[8] = 1),
+    ).finally(() => {
+      pending = false;
+      state[3] = 0;
+    });
+  };
+}
+
+/** The health thread: a tiny HTTP server answering /healthz and /readyz from shared memory, and probing the storage. */
 const THREAD_SOURCE = `
 const http = require('node:http');
 const { workerData, parentPort } = require('node:worker_threads');
 const evaluate = ${evaluate.toString()};
+const storageProber = ${storageProber.toString()};
 const state = new Float64Array(workerData.shared);
+const probe = storageProber(require('node:fs'), state, workerData.probeDir, workerData.probeFile);
+probe();
+setInterval(probe, workerData.probeEveryMs).unref();
 let info = workerData.info;
 parentPort.on('message', (m) => { if (m && m.info) info = m.info; });
 const send = (res, status, body) => {
@@ -100,16 +148,22 @@ export class Health {
   private readonly state = new Float64Array(new SharedArrayBuffer(8 * 9));
   private readonly timers: NodeJS.Timeout[] = [];
   private thread: Worker | undefined;
-  private storagePending = false;
   private coordPending = false;
+  private readonly probeDir: string;
+  private readonly probeFile: string;
+  /** Storage probes from the main thread, until a health thread takes them over. */
+  private storageProbe: (() => void) | undefined;
 
   constructor(
     private info: HealthInfo,
-    private readonly base: string,
+    base: string,
     private readonly coordination: { ping(): Promise<number> } | undefined,
   ) {
     this.state[SLOT.beat] = Date.now();
     this.state[SLOT.coordUsed] = coordination ? 1 : 0;
+    this.probeDir = path.join(base, '.fileshed-ready');
+    this.probeFile = path.join(this.probeDir, os.hostname().replace(/[^A-Za-z0-9._-]/g, '_') || 'host');
+    this.storageProbe = storageProber(fs, this.state, this.probeDir, this.probeFile);
   }
 
   /** Starts the heartbeat and the background probes (and the first probe right away). */
@@ -137,7 +191,8 @@ export class Health {
 
   /** Serves /healthz and /readyz from a dedicated thread on `port` (0: any free port); resolves with the port. */
   async listen(host: string, port: number): Promise<number> {
-    const thread = new Worker(THREAD_SOURCE, { eval: true, workerData: { shared: this.state.buffer, info: this.info, host, port, timeoutMs: READY_TIMEOUT_MS } });
+    const thread = new Worker(THREAD_SOURCE, { eval: true, workerData: { shared: this.state.buffer, info: this.info, host, port, timeoutMs: READY_TIMEOUT_MS, probeDir: this.probeDir, probeFile: this.probeFile, probeEveryMs: PROBE_EVERY_MS } });
+    this.storageProbe = undefined; // the thread probes from now on
     thread.unref();
     this.thread = thread;
     return new Promise<number>((resolve, reject) => {
@@ -151,24 +206,9 @@ export class Health {
     await this.thread?.terminate();
   }
 
-  /** One storage probe and one coordination ping, unless the previous ones are still pending. */
+  /** One storage probe (unless the health thread probes) and one coordination ping, unless the previous ones are still pending. */
   private probe(): void {
-    if (!this.storagePending) {
-      this.storagePending = true;
-      const started = performance.now();
-      this.state[SLOT.storagePendingSince] = Date.now();
-      probeStorage(this.base).then(
-        () => {
-          this.state[SLOT.storageOkAt] = Date.now();
-          this.state[SLOT.storageMs] = performance.now() - started;
-          this.state[SLOT.storageError] = 0;
-        },
-        () => (this.state[SLOT.storageError] = 1),
-      ).finally(() => {
-        this.storagePending = false;
-        this.state[SLOT.storagePendingSince] = 0;
-      });
-    }
+    this.storageProbe?.();
     if (this.coordination !== undefined && !this.coordPending) {
       this.coordPending = true;
       this.state[SLOT.coordPendingSince] = Date.now();
@@ -183,27 +223,5 @@ export class Health {
         this.state[SLOT.coordPendingSince] = 0;
       });
     }
-  }
-}
-
-/**
- * A write that reaches the storage: the probe file `{base}/.fileshed-ready/{host}` rewritten in
- * place (async, on libuv's threads: a hung mount never blocks the event loop).
- */
-async function probeStorage(base: string): Promise<void> {
-  const dir = path.join(base, '.fileshed-ready');
-  const file = path.join(dir, os.hostname().replace(/[^A-Za-z0-9._-]/g, '_') || 'host');
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
-    handle = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
-  }
-  try {
-    await handle.write(`${new Date().toISOString()}\n`, 0);
-  } finally {
-    await handle.close().catch(() => undefined);
   }
 }

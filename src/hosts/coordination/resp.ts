@@ -35,6 +35,7 @@ export class RespClient {
   private ready: Promise<void> | undefined;
   private readonly pending: Pending[] = [];
   private buffer: Buffer = Buffer.alloc(0);
+  private closed = false;
   private readonly timeoutMs: number;
   private readonly target: { host: string; port: number; tls: boolean; user?: string; password?: string; db: number };
 
@@ -56,11 +57,14 @@ export class RespClient {
     return reply;
   }
 
+  /** Closes the connection for good: later commands fail at once. */
   close(): void {
+    this.closed = true;
     this.fail(new Error('closed'));
   }
 
   private connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the Redis client is closed'));
     if (this.ready !== undefined) return this.ready;
     const { host, port } = this.target;
     const socket = this.target.tls ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host }) : net.connect({ host, port });

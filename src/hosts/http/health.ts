@@ -91,7 +91,7 @@ function storageProber(fs: typeof import('node:fs'), state: Float64Array, dir: s
       handle = await open();
     }
     try {
-      await handle.write(`${new Date().toISOString()}\n`, 0);
+      await handle.write('ready\n', 0); // the same bytes every time: a write that reaches the storage
     } finally {
       await handle.close().catch(() => undefined);
     }
@@ -149,6 +149,9 @@ export class Health {
   private readonly timers: NodeJS.Timeout[] = [];
   private thread: Worker | undefined;
   private coordPending = false;
+  private started!: () => void;
+  /** Resolves once the first complete information is known (the sandbox report). */
+  readonly known = new Promise<void>((resolve) => (this.started = resolve));
   private readonly probeDir: string;
   private readonly probeFile: string;
   /** Storage probes from the main thread, until a health thread takes them over. */
@@ -182,6 +185,7 @@ export class Health {
 
   update(info: HealthInfo): void {
     this.info = info;
+    this.started();
     this.thread?.postMessage({ info });
   }
 

@@ -123,8 +123,10 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   const allowed = new Set(settings.allowedHosts);
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-    // Health answers are public and change nothing: a balancer's check may send no Host at all.
-    if (loopback && !PROBES.has(pathname) && !sameMachine(req, allowed)) {
+    // A balancer's check may send no Host at all (HAProxy's default HTTP/1.0 check): never a
+    // browser, so no DNS rebinding; the health answers are public and change nothing.
+    const probeWithoutHost = PROBES.has(pathname) && req.headers.host === undefined;
+    if (loopback && !probeWithoutHost && !sameMachine(req, allowed)) {
       sendDetail(res, 403, 'Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names or names given with --allowed-hosts (DNS rebinding protection).');
       return;
     }

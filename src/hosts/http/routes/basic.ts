@@ -25,7 +25,15 @@ export function basicRoutes(ctx: ServerContext): Route[] {
   };
   return [
     // Liveness: from memory only, never the storage (health.ts).
-    { methods: ['GET', 'HEAD'], path: '/healthz', handler: (_req, res) => sendJson(res, 200, ctx.health.healthz()) },
+    {
+      methods: ['GET', 'HEAD'],
+      path: '/healthz',
+      handler: async (_req, res) => {
+        // Right after start the sandbox report may still be running (it starts bwrap once, never the storage).
+        await Promise.race([ctx.health.known, new Promise((r) => setTimeout(r, 2000))]);
+        sendJson(res, 200, ctx.health.healthz());
+      },
+    },
     {
       methods: ['GET', 'HEAD'],
       path: '/readyz',

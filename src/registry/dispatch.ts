@@ -8,6 +8,7 @@ import { errorJson, successJson } from '../core/envelope.js';
 import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
 import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
+import { isStale } from '../core/fs/read.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
@@ -220,12 +221,17 @@ const FS_ERRORS: Record<string, string> = {
   ENOTEMPTY: 'The folder is not empty.',
   EXDEV: 'The operation crosses storage devices.',
   ELOOP: 'Too many symbolic links.',
+  // Network filesystems (NFS, GlusterFS, CephFS...):
+  ESTALE: 'A file was replaced through another server at the same moment.',
+  ENOTCONN: 'The storage (a network filesystem) is disconnected.',
+  EIO: 'The storage reported an input/output error.',
+  ETIMEDOUT: 'The storage did not answer in time.',
 };
 
 /** Anything thrown becomes a ShedError; messages of unexpected errors name their kind, never a stack. */
 export function asShedError(err: unknown, fn: string): ShedError {
   if (err instanceof ShedError) return err;
-  const code = errnoCode(err);
+  const code = isStale(err) ? 'ESTALE' : errnoCode(err); // libuv has no name for ESTALE
   if (code !== undefined && code in FS_ERRORS) {
     return shedError('IO_ERROR', `${fn} failed: ${FS_ERRORS[code]} (${code})`, { details: { errno: code }, hint: 'Nothing was changed by the failed step; retry later or ask an admin.' });
   }

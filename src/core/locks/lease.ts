@@ -97,7 +97,7 @@ async function hold<T>(lockPath: string, opts: LeaseOptions, fn: (lease: Lease) 
     try {
       lease = await acquire();
     } catch (err) {
-      throw unreachable(err);
+      throw c !== undefined ? unreachable(err) : err; // a lock file's error is the storage's (IO_ERROR)
     }
     if (lease !== undefined) break;
     if (Date.now() > deadline) throw opts.busy();
@@ -123,10 +123,13 @@ export function assertFence(): void {
   for (const { lease } of held.getStore() ?? []) if (!lease.held()) throw lostError();
 }
 
-/** Before a commit: asks the store that every lease of this call is still held. */
+/**
+ * Before a commit: asks the store that every lease of this call is still held (and renews it: a
+ * holder whose event loop stalled but whose lease nobody took may go on).
+ */
 export async function confirmFence(): Promise<void> {
   for (const { lease } of held.getStore() ?? []) {
-    if (!lease.held() || !(await lease.check().catch(() => false))) throw lostError();
+    if (!(await lease.check().catch(() => false))) throw lostError();
   }
 }
 
@@ -168,6 +171,8 @@ const HEARTBEAT_MS = 1_000;
  */
 export const STALE_MS = 8_000;
 const HOLDER_MARGIN_MS = 2_000;
+/** A holder alive on this host (its pid checked) keeps its lock unless its heartbeat stopped this long. */
+const SAME_HOST_STALE_MS = 60_000;
 /** A lock file still empty this long after its creation belongs to a holder killed while creating it. */
 const EMPTY_STALE_MS = 3_000;
 
@@ -308,9 +313,11 @@ function staleLock(lockPath: string): string | undefined {
   if (seen === undefined) return undefined; // gone already: the next attempt creates it or waits
   const now = Date.now();
   const { body } = seen;
+  let limit = body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS;
   if (body?.host === HOST && typeof body.pid === 'number') {
     // Our own pid: the in-process queue means we do not hold it, so an earlier process with our pid (a restarted container) left it.
     if (body.pid === process.pid || !alive(body.pid)) return signature(seen);
+    limit = SAME_HOST_STALE_MS; // alive on this host: only a holder hung for a minute loses it
   }
   // The heartbeat, judged two ways: by the holder's clock (mtime), and by what this waiter saw not
   // move on its own clock (immune to clock skew between hosts, at the cost of waiting STALE_MS).
@@ -321,7 +328,6 @@ function staleLock(lockPath: string): string | undefined {
     observed.set(lockPath, { sig, since });
     if (observed.size > 10_000) observed.delete(observed.keys().next().value as string);
   }
-  const limit = body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS;
   return now - seen.mtimeMs > limit || now - since > limit ? sig : undefined;
 }
 

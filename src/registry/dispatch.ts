@@ -116,7 +116,7 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
-      result = await withCallLock(homes, stamped(valves, user, named, run), async (home) => void (await recoverScope(home)));
+      result = await withCallLock(homes, stamped(valves, user, named, run), recoverScope);
     } else {
       result = await run();
     }

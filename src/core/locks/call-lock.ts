@@ -24,7 +24,7 @@ import { callLockPath } from './state-dir.js';
 const CALL_WAIT_MS = 120_000;
 
 /** Recovers a space whose previous call-lock holder died. */
-export type TakeoverHandler = (home: string) => Promise<void>;
+export type TakeoverHandler = (home: string) => Promise<unknown>;
 
 export async function withCallLock<T>(homes: readonly string[], fn: () => Promise<T>, onTakeover?: TakeoverHandler): Promise<T> {
   const ordered = [...new Set(homes.map((h) => path.resolve(h)))].sort();

@@ -109,13 +109,14 @@ function catchUp(scope: QuotaScope, raw: string): Stamp['totals'] | undefined {
   if (known === now) return undefined;
   seen.set(scope.key, now);
   const home = scopeHome(scope);
+  const roots = rootsOf(scope);
   const [epoch, seqText] = (known ?? '').split(':');
   const from = Number(seqText);
   const continues = stamp !== undefined && known !== undefined && epoch === stamp.epoch && Number.isInteger(from) && from < stamp.seq;
   const missed = continues ? stamp.entries.filter(([seq]) => seq > from) : [];
   if (!continues || missed.length !== stamp.seq - from) {
     // First look, another format, a new journal, or more calls than it keeps: start over.
-    for (const root of rootsOf(scope)) invalidateTree(root);
+    for (const root of roots) invalidateTree(root);
     return stamp?.totals;
   }
   for (const [, folders, unknown] of missed) {
@@ -123,7 +124,7 @@ function catchUp(scope: QuotaScope, raw: string): Stamp['totals'] | undefined {
     const byRoot = new Map<string, string[]>();
     for (const rel of folders) {
       const abs = path.join(home, rel);
-      const root = rootsOf(scope).find((r) => abs === r || abs.startsWith(`${r}/`));
+      const root = roots.find((r) => abs === r || abs.startsWith(`${r}/`));
       if (root !== undefined) byRoot.set(root, [...(byRoot.get(root) ?? []), abs]);
     }
     for (const [root, dirs] of byRoot) markFoldersDirty(root, dirs);

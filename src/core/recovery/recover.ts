@@ -58,7 +58,7 @@ export async function recoverStorage(base: string): Promise<RecoveryReport> {
       if (!fs.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
       report.scopes++;
       try {
-        await withCallLock([home], async () => void (await recoverScope(home, report)));
+        await withCallLock([home], () => recoverScope(home, report));
       } catch {
         // one unreadable scope must not stop the others (the next start tries again)
       }

@@ -7,10 +7,11 @@ var USAGE = `Usage:
   fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
                  [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
                  [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
+                 [--coordination redis://HOST:6379] [--allowed-hosts NAME,...] [--health-port PORT] [--metrics admin|public|off]
                  OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
   fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--import-dir DIR] [--link-port PORT]
                  MCP over stdio (one user); files in DIR can be imported, download links are served on 127.0.0.1
-  fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
+  fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...] [--coordination URL]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions
   fileshed groups add <id> [--name NAME] [--description D] [--base DIR]
@@ -80,8 +81,11 @@ async function main(argv) {
       fail(`The arguments must be JSON: ${err.message}`);
     }
   }
+  const base = path.resolve(options.base ?? "data");
+  const coordination = options.coordination ?? (process.env.FILESHED_COORDINATION || void 0);
+  const coordinator = coordination !== void 0 ? await (await import("./server.mjs")).connectCoordination(coordination, base).catch((err) => fail(err.message)) : void 0;
   const tools = new Tools();
-  tools.valves = { ...tools.valves, storage_base_path: path.resolve(options.base ?? "data"), ...valves };
+  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
   const method = tools[fn];
   if (typeof method !== "function" || !fn.startsWith("shed_")) fail(`Unknown function '${fn}'; see 'fileshed list'.`);
   const user = options.user ?? process.env.FILESHED_USER ?? "local";
@@ -92,6 +96,7 @@ async function main(argv) {
   });
   process.stdout.write(`${result}
 `);
+  coordinator?.close();
   return JSON.parse(result).success ? 0 : 1;
 }
 async function groupsCommand(rest, options) {

@@ -556,9 +556,9 @@ var require_codegen = __commonJS({
       }
     };
     var Label = class extends Node {
-      constructor(label) {
+      constructor(label2) {
         super();
-        this.label = label;
+        this.label = label2;
         this.names = {};
       }
       render({ _n }) {
@@ -566,14 +566,14 @@ var require_codegen = __commonJS({
       }
     };
     var Break = class extends Node {
-      constructor(label) {
+      constructor(label2) {
         super();
-        this.label = label;
+        this.label = label2;
         this.names = {};
       }
       render({ _n }) {
-        const label = this.label ? ` ${this.label}` : "";
-        return `break${label};` + _n;
+        const label2 = this.label ? ` ${this.label}` : "";
+        return `break${label2};` + _n;
       }
     };
     var Throw = class extends Node {
@@ -985,12 +985,12 @@ var require_codegen = __commonJS({
         return this._endBlockNode(For);
       }
       // `label` statement
-      label(label) {
-        return this._leafNode(new Label(label));
+      label(label2) {
+        return this._leafNode(new Label(label2));
       }
       // `break` statement
-      break(label) {
-        return this._leafNode(new Break(label));
+      break(label2) {
+        return this._leafNode(new Break(label2));
       }
       // `return` statement
       return(value) {
@@ -3366,8 +3366,8 @@ var require_utils = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path6) {
-      let input = path6;
+    function removeDotSegments(path7) {
+      let input = path7;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -3441,11 +3441,11 @@ var require_utils = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path6) {
-      if (path6 === "" || path6[0] === "/") {
-        return removeDotSegments(path6);
+    function removeDotSegmentsRelative(path7) {
+      if (path7 === "" || path7[0] === "/") {
+        return removeDotSegments(path7);
       }
-      const segments = path6.split("/");
+      const segments = path7.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -3808,8 +3808,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path6 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path6 && path6 !== "/" ? path6 : void 0;
+        const path7 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path7 && path7 !== "/" ? path7 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -7346,12 +7346,12 @@ var require_dist = __commonJS({
         throw new Error(`Unknown format "${name}"`);
       return f;
     };
-    function addFormats(ajv, list2, fs9, exportName) {
+    function addFormats(ajv, list2, fs10, exportName) {
       var _a4;
       var _b2;
       (_a4 = (_b2 = ajv.opts.code).formats) !== null && _a4 !== void 0 ? _a4 : _b2.formats = (0, codegen_1._)`require("ajv-formats/dist/formats").${exportName}`;
       for (const f of list2)
-        ajv.addFormat(f, fs9[f]);
+        ajv.addFormat(f, fs10[f]);
     }
     module.exports = exports = formatsPlugin;
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -7599,14 +7599,14 @@ var require_punycode = __commonJS({
 });
 
 // src/hosts/server.ts
-import { serving as serving2 } from "./fileshed.mjs";
+import { serving as serving6 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
-import { admin, hostApi, linkServing as linkServing5, version as version2 } from "./fileshed.mjs";
+import { admin, hostApi, linkServing as linkServing5, serving as serving3, version as version2 } from "./fileshed.mjs";
 
 // src/hosts/mcp/http.ts
-import { randomUUID } from "node:crypto";
+import crypto4, { randomUUID } from "node:crypto";
 
 // node_modules/@hono/node-server/dist/constants-BLSFu_RU.mjs
 var X_ALREADY_SENT = "x-hono-already-sent";
@@ -9151,10 +9151,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path6) {
-  if (!path6)
+function getElementAtPath(obj, path7) {
+  if (!path7)
     return obj;
-  return path6.reduce((acc, key) => acc?.[key], obj);
+  return path7.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -9494,11 +9494,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path6, issues) {
+function prefixIssues(path7, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path6);
+    iss.path.unshift(path7);
     return iss;
   });
 }
@@ -9956,16 +9956,16 @@ function flattenError(error2, mapper = (issue2) => issue2.message) {
 }
 function formatError(error2, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error3, path6 = []) => {
+  const processError = (error3, path7 = []) => {
     for (const issue2 of error3.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else {
-        const fullpath = [...path6, ...issue2.path];
+        const fullpath = [...path7, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -17915,18 +17915,18 @@ function isDisjoint(...headers) {
       }
   return true;
 }
-function decodeBase64url(value, label, ErrorClass) {
+function decodeBase64url(value, label2, ErrorClass) {
   try {
     return decode2(value);
   } catch (cause) {
-    throw new ErrorClass(`Failed to base64url decode the ${label}`, { cause });
+    throw new ErrorClass(`Failed to base64url decode the ${label2}`, { cause });
   }
 }
-function encodeAsciiMember(value, label, ErrorClass) {
+function encodeAsciiMember(value, label2, ErrorClass) {
   try {
     return encode2(value);
   } catch (cause) {
-    throw new ErrorClass(`The ${label} is not a valid base64url string`, { cause });
+    throw new ErrorClass(`The ${label2} is not a valid base64url string`, { cause });
   }
 }
 function parseJoseHeader(encodedProtectedHeader, ErrorClass, message2) {
@@ -18262,9 +18262,9 @@ function secs(str) {
   const value = parseFloat(matched[2]), durationSeconds = Math.round(value * multipliers[matched[3][0].toLowerCase()]);
   return Number.isFinite(durationSeconds) || invalidDuration(), matched[1] === "-" || matched[4]?.toLowerCase() === "ago" ? -durationSeconds : durationSeconds;
 }
-function validateInput(label, input) {
+function validateInput(label2, input) {
   if (!Number.isFinite(input))
-    throw new TypeError(`Invalid ${label} input`);
+    throw new TypeError(`Invalid ${label2} input`);
   return input;
 }
 var normalizeTyp = (value) => {
@@ -20419,6 +20419,32 @@ function mcpRoutes(ctx) {
   }, 6e4);
   sweep.unref();
   const ownerOf = (c) => `${c.mode}:${c.user.id}`;
+  const sessionKey = crypto4.createHmac("sha256", ctx.settings.linkSecret).update("fileshed mcp session ids").digest();
+  const sign = (owner, id) => crypto4.createHmac("sha256", sessionKey).update(`${owner}
+${id}`).digest("base64url").slice(0, 32);
+  const newSessionId = (owner) => {
+    const id = randomUUID();
+    return `${id}.${sign(owner, id)}`;
+  };
+  const signedFor = (sessionId, owner) => {
+    const dot = sessionId.indexOf(".");
+    if (dot < 0) return false;
+    const want = Buffer.from(sign(owner, sessionId.slice(0, dot)));
+    const got = Buffer.from(sessionId.slice(dot + 1));
+    return got.length === want.length && crypto4.timingSafeEqual(got, want);
+  };
+  const serverFor = () => createMcpServer({
+    api: ctx.api,
+    version: ctx.version,
+    valves: ctx.valves,
+    openwebuiUrl: ctx.openwebuiUrl,
+    log: ctx.log,
+    callerOf: (extra) => extra.authInfo?.extra?.caller,
+    chatOf: (extra) => {
+      const h = extra.requestInfo?.headers ?? {};
+      return { chatId: header(h, "x-openwebui-chat-id"), messageId: header(h, "x-openwebui-message-id") };
+    }
+  });
   async function handle2(req, res) {
     const who = await ctx.identify(req.headers);
     if (!who.ok) {
@@ -20433,6 +20459,14 @@ function mcpRoutes(ctx) {
     if (sessionId !== void 0) {
       const session = sessions.get(sessionId);
       if (session === void 0) {
+        if (signedFor(sessionId, ownerOf(who.caller))) {
+          const transport2 = new StreamableHTTPServerTransport({ sessionIdGenerator: void 0 });
+          const server2 = serverFor();
+          res.on("close", () => void transport2.close().finally(() => void server2.close()));
+          await server2.connect(transport2);
+          await transport2.handleRequest(authed, res, body.parsed);
+          return;
+        }
         sendJsonRpcError(res, 404, "Session not found (expired or closed): initialize a new one.");
         return;
       }
@@ -20453,7 +20487,7 @@ function mcpRoutes(ctx) {
       await oldest?.transport.close();
     }
     const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => newSessionId(ownerOf(who.caller)),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, owner: ownerOf(who.caller), seen: Date.now() });
       }
@@ -20461,18 +20495,7 @@ function mcpRoutes(ctx) {
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    const server = createMcpServer({
-      api: ctx.api,
-      version: ctx.version,
-      valves: ctx.valves,
-      openwebuiUrl: ctx.openwebuiUrl,
-      log: ctx.log,
-      callerOf: (extra) => extra.authInfo?.extra?.caller,
-      chatOf: (extra) => {
-        const h = extra.requestInfo?.headers ?? {};
-        return { chatId: header(h, "x-openwebui-chat-id"), messageId: header(h, "x-openwebui-message-id") };
-      }
-    });
+    const server = serverFor();
     await server.connect(transport);
     await transport.handleRequest(authed, res, body.parsed);
   }
@@ -20508,6 +20531,7 @@ function mcpRoutes(ctx) {
       { methods: ["GET", "POST", "DELETE"], path: "/mcp", handler: handle2 },
       { methods: ["*"], path: /^\/(?:\.well-known\/(?:oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/.*)?|register|authorize|token)$/, handler: noOAuth }
     ],
+    sessions: () => sessions.size,
     async closeAll() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
@@ -20589,7 +20613,7 @@ function accountOf(admin2, auth) {
   return auth.includes("local") ? { user: admin2.user } : { user: admin2.user, signOut: admin2.csrf };
 }
 function layout(body, o) {
-  const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label)}</a>`).join("")}</nav>`;
+  const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label2]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label2)}</a>`).join("")}</nav>`;
   const account = o.user === void 0 ? "" : o.signOut === void 0 ? `<span class="account">Local mode (${esc2(o.user)}): no sign-in</span>` : `<form method="post" action="/admin/logout" class="account"><input type="hidden" name="_csrf" value="${esc2(o.signOut)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>`;
   const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === "ok" ? "status" : "alert"}">${esc2(n.text)}</p>`).join("");
   return `<!doctype html>
@@ -20638,7 +20662,7 @@ function auditPage(storageBase, q, auditOn) {
 }
 
 // src/hosts/http/admin/guard.ts
-import crypto4 from "node:crypto";
+import crypto5 from "node:crypto";
 var COOKIE = "fileshed_admin";
 var SESSION_MS = 8 * 36e5;
 var MAX_SESSIONS2 = 1e3;
@@ -20648,7 +20672,7 @@ var AdminGuard = class {
   }
   ctx;
   sessions = /* @__PURE__ */ new Map();
-  secret = crypto4.randomBytes(32);
+  secret = crypto5.randomBytes(32);
   /** Recognises the admin of a request; `open` creates a session (cookie) for callers without one (local mode, GET). */
   async check(req, open2) {
     const sid = cookieOf(req, COOKIE);
@@ -20684,7 +20708,7 @@ var AdminGuard = class {
   /** Opens a session for a recognised admin; the answer must send `setCookie`. */
   open(req, user, via) {
     this.prune();
-    const sid = crypto4.randomBytes(32).toString("base64url");
+    const sid = crypto5.randomBytes(32).toString("base64url");
     this.sessions.set(sid, { user, via, expires: Date.now() + SESSION_MS });
     const secure = isHttps(req) ? "; Secure" : "";
     return { user, via, csrf: this.csrfFor(`s:${sid}`), setCookie: `${COOKIE}=${sid}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${SESSION_MS / 1e3}${secure}` };
@@ -20707,7 +20731,7 @@ var AdminGuard = class {
     return void 0;
   }
   csrfFor(binding) {
-    return crypto4.createHmac("sha256", this.secret).update(binding).digest("base64url");
+    return crypto5.createHmac("sha256", this.secret).update(binding).digest("base64url");
   }
   prune() {
     const now = Date.now();
@@ -20741,12 +20765,12 @@ function cookieOf(req, name) {
   return void 0;
 }
 function sha256(s) {
-  return crypto4.createHash("sha256").update(s).digest("hex");
+  return crypto5.createHash("sha256").update(s).digest("hex");
 }
 function sameSecret(a, b) {
-  const x2 = crypto4.createHash("sha256").update(a).digest();
-  const y = crypto4.createHash("sha256").update(b).digest();
-  return crypto4.timingSafeEqual(x2, y) && b !== "";
+  const x2 = crypto5.createHash("sha256").update(a).digest();
+  const y = crypto5.createHash("sha256").update(b).digest();
+  return crypto5.timingSafeEqual(x2, y) && b !== "";
 }
 
 // src/hosts/http/admin/groups.ts
@@ -20843,8 +20867,11 @@ async function sandboxPage(ctx, adminUser) {
     const missing = Object.entries(a.missing);
     return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
   };
+  const storage = ctx.health.healthz().storage;
+  const ready = ctx.health.readyz();
   return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
-<div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div></div>
+<div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div>
+<div class="card"><strong>Storage</strong><p>${esc2(storage.type)} <small>(${esc2(storage.kind)}${storage.shared ? ", shared" : ""})</small></p><p class="muted">Coordination: ${esc2(ctx.settings.coordination !== void 0 ? "Redis" : "lock files (one host)")}. ${ready.ready ? "Ready" : `Not ready: ${esc2(ready.reason ?? "")}`}.${storage.shared && ctx.settings.coordination === void 0 ? " Several hosts on this filesystem need --coordination and coherent mount settings (README)." : ""}</p></div></div>
 ${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
 <h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
 }
@@ -20890,10 +20917,10 @@ function usagePage(storageBase, query2, csrf) {
 }
 function table2(rows, sort, dir, zones) {
   if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
-  const head = COLUMNS.map(([k, label]) => {
+  const head = COLUMNS.map(([k, label2]) => {
     const next = k === sort && dir === "desc" ? "asc" : "desc";
     const mark = k === sort ? dir === "asc" ? " \u25B2" : " \u25BC" : "";
-    return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label)}${mark}</a></th>`;
+    return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label2)}${mark}</a></th>`;
   });
   const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("");
   const body = rows.map((r) => {
@@ -20907,18 +20934,18 @@ function table2(rows, sort, dir, zones) {
 }
 
 // src/hosts/http/admin/valves.ts
-import crypto6 from "node:crypto";
-import fs2 from "node:fs";
-import { valvesSchema } from "./fileshed.mjs";
+import crypto7 from "node:crypto";
+import { serving as serving2, valvesSchema } from "./fileshed.mjs";
 
 // src/hosts/http/config-file.ts
-import crypto5 from "node:crypto";
+import crypto6 from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { serving } from "./fileshed.mjs";
 function readConfigFile(file) {
   let text2;
   try {
-    text2 = fs.readFileSync(file, "utf8");
+    text2 = serving.readText(file);
   } catch (err2) {
     if (err2.code === "ENOENT") return {};
     throw new Error(`cannot read the config file ${file}: ${err2.message}`);
@@ -20934,7 +20961,7 @@ function readConfigFile(file) {
 }
 function writeConfigFile(file, config3) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${crypto5.randomBytes(4).toString("hex")}.tmp`;
+  const tmp = `${file}.${process.pid}.${crypto6.randomBytes(4).toString("hex")}.tmp`;
   const fd2 = fs.openSync(tmp, "wx", 384);
   try {
     fs.writeSync(fd2, `${JSON.stringify(config3, null, 2)}
@@ -20947,7 +20974,7 @@ function writeConfigFile(file, config3) {
   fs.chmodSync(file, 384);
 }
 function newSecret(prefix = "") {
-  return `${prefix}${crypto5.randomBytes(32).toString("base64url")}`;
+  return `${prefix}${crypto6.randomBytes(32).toString("base64url")}`;
 }
 
 // src/hosts/http/admin/valves-form.ts
@@ -21020,11 +21047,11 @@ var PROPERTIES = valvesSchema.properties;
 function loadConfig(file) {
   let text2 = "";
   try {
-    text2 = fs2.readFileSync(file, "utf8");
+    text2 = serving2.readText(file);
   } catch (err2) {
     if (err2.code !== "ENOENT") return { config: void 0, version: "unreadable", error: `The config file cannot be read: ${err2.message}` };
   }
-  const version4 = text2 === "" ? "absent" : crypto6.createHash("sha256").update(text2).digest("hex").slice(0, 32);
+  const version4 = text2 === "" ? "absent" : crypto7.createHash("sha256").update(text2).digest("hex").slice(0, 32);
   try {
     return { config: readConfigFile(file), version: version4 };
   } catch (err2) {
@@ -21170,15 +21197,15 @@ function adminRoutes(ctx, schedule) {
     const modes = ctx.settings.auth;
     const key = modes.includes("api-key") || ctx.settings.apiKeys.length > 0;
     const token = modes.includes("openwebui-session");
-    const label = key && token ? "API key or Open WebUI token" : key ? "API key" : "Open WebUI token";
+    const label2 = key && token ? "API key or Open WebUI token" : key ? "API key" : "Open WebUI token";
     const help = [key ? "the server's API key" : "", token ? "the Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(", or ");
-    const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
+    const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label2}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
     sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
-  const section = (path6, title, render, act) => ({
+  const section = (path7, title, render, act) => ({
     methods: act ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"],
-    path: path6,
-    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page2(res, a, path6, title, await render(req, a), noticeFromQuery(req)))
+    path: path7,
+    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page2(res, a, path7, title, await render(req, a), noticeFromQuery(req)))
   });
   return [
     { methods: ["GET", "HEAD"], path: "/admin/assets/admin.css", handler: (_req, res) => sendCss(res) },
@@ -21347,14 +21374,14 @@ var MaintenanceSchedule = class {
 };
 
 // src/hosts/valves.ts
-import fs3 from "node:fs";
+import fs2 from "node:fs";
 function valvesSource(configFile, base, flagValves, extra = {}) {
   let stamp = "";
   let current = {};
   return () => {
     let now = "missing";
     try {
-      const st = fs3.statSync(configFile);
+      const st = fs2.statSync(configFile);
       now = `${st.mtimeMs}:${st.size}:${st.ino}`;
     } catch {
     }
@@ -21435,7 +21462,7 @@ function serverBusyEnvelope(limits) {
 }
 
 // src/hosts/http/log.ts
-import fs4 from "node:fs";
+import fs3 from "node:fs";
 import path2 from "node:path";
 function createLogger(target, base) {
   let write = () => {
@@ -21444,10 +21471,10 @@ function createLogger(target, base) {
   if (target === "stderr") write = (line) => process.stderr.write(line);
   else if (target !== "off") {
     const file = path2.resolve(base, target);
-    fs4.mkdirSync(path2.dirname(file), { recursive: true });
-    fd2 = fs4.openSync(file, "a", 384);
+    fs3.mkdirSync(path2.dirname(file), { recursive: true });
+    fd2 = fs3.openSync(file, "a", 384);
     const f = fd2;
-    write = (line) => fs4.writeSync(f, line);
+    write = (line) => fs3.writeSync(f, line);
   }
   return {
     access(entry) {
@@ -21459,7 +21486,7 @@ function createLogger(target, base) {
 `);
     },
     close() {
-      if (fd2 !== void 0) fs4.closeSync(fd2);
+      if (fd2 !== void 0) fs3.closeSync(fd2);
     }
   };
 }
@@ -21519,6 +21546,7 @@ function openApiDocument(functions, opts) {
 
 // src/hosts/http/routes/basic.ts
 function basicRoutes(ctx) {
+  const guard = new AdminGuard(ctx);
   let cached2 = { key: "", text: "" };
   const openapi = () => {
     const valves = ctx.valves();
@@ -21530,15 +21558,37 @@ function basicRoutes(ctx) {
     }
     return cached2.text;
   };
-  let sandbox;
   return [
+    // Liveness: from memory only, never the storage (health.ts).
     {
       methods: ["GET", "HEAD"],
       path: "/healthz",
       handler: async (_req, res) => {
-        const valves = ctx.valves();
-        sandbox ??= ctx.api.sandbox(valves.sandbox ?? "auto");
-        sendJson(res, 200, { status: "ok", version: ctx.version, sandbox: (await sandbox).active, auth: ctx.settings.auth });
+        await Promise.race([ctx.health.known, new Promise((r) => setTimeout(r, 2e3))]);
+        sendJson(res, 200, ctx.health.healthz());
+      }
+    },
+    {
+      methods: ["GET", "HEAD"],
+      path: "/readyz",
+      handler: (_req, res) => {
+        const r = ctx.health.readyz();
+        sendJson(res, r.ready ? 200 : 503, r);
+      }
+    },
+    {
+      methods: ["GET"],
+      path: "/metrics",
+      handler: async (req, res) => {
+        if (ctx.settings.metrics === "off") return sendDetail(res, 404, "Metrics are off on this server (--metrics off).");
+        if (ctx.settings.metrics === "admin") {
+          const who = await guard.check(req, false);
+          if (who.kind !== "admin") {
+            return sendDetail(res, who.kind === "signin" ? 401 : 403, "GET /metrics needs admin credentials (the API key as a Bearer token, an admin Open WebUI session, or local mode); or run the server with --metrics public.", who.kind === "signin" ? { "WWW-Authenticate": 'Bearer realm="fileshed"' } : {});
+          }
+        }
+        res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store" });
+        res.end(ctx.metrics.render(ctx.gauges()));
       }
     },
     { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi(), { "Access-Control-Allow-Origin": "*" }) }
@@ -21546,7 +21596,7 @@ function basicRoutes(ctx) {
 }
 
 // src/hosts/http/files/index.ts
-import fs7 from "node:fs";
+import fs6 from "node:fs";
 
 // node_modules/mdurl/index.mjs
 var mdurl_exports = {};
@@ -24868,11 +24918,11 @@ function reference(state, startLine, _endLine, silent) {
     }
   }
   if (pos < max && src.charCodeAt(pos) !== 10) return false;
-  const label = normalizeReference(rawLabel);
-  if (!label) return false;
+  const label2 = normalizeReference(rawLabel);
+  if (!label2) return false;
   if (silent) return true;
   if (typeof state.env.references === "undefined") state.env.references = {};
-  if (typeof state.env.references[label] === "undefined") state.env.references[label] = {
+  if (typeof state.env.references[label2] === "undefined") state.env.references[label2] = {
     title,
     href: href2
   };
@@ -24880,7 +24930,7 @@ function reference(state, startLine, _endLine, silent) {
   token.map = [startLine, nextLine];
   token.hidden = true;
   const meta2 = /* @__PURE__ */ Object.create(null);
-  meta2.label = label;
+  meta2.label = label2;
   token.meta = meta2;
   state.line = nextLine;
   return true;
@@ -25684,7 +25734,7 @@ var emphasis_default = {
   postProcess: emphasis_post_process
 };
 function link(state, silent) {
-  let code2, label, res, ref;
+  let code2, label2, res, ref;
   let href2 = "";
   let title = "";
   let start = state.pos;
@@ -25733,12 +25783,12 @@ function link(state, silent) {
     if (pos < max && state.src.charCodeAt(pos) === 91) {
       start = pos + 1;
       pos = state.md.helpers.parseLinkLabel(state, pos);
-      if (pos >= 0) label = state.src.slice(start, pos++);
+      if (pos >= 0) label2 = state.src.slice(start, pos++);
       else pos = labelEnd + 1;
     } else pos = labelEnd + 1;
-    if (!label) label = state.src.slice(labelStart, labelEnd);
-    label = normalizeReference(label);
-    ref = state.env.references[label];
+    if (!label2) label2 = state.src.slice(labelStart, labelEnd);
+    label2 = normalizeReference(label2);
+    ref = state.env.references[label2];
     if (!ref) {
       state.pos = oldPos;
       return false;
@@ -25753,9 +25803,9 @@ function link(state, silent) {
     const attrs = [["href", href2]];
     token_o.attrs = attrs;
     if (title) attrs.push(["title", title]);
-    if (label) {
+    if (label2) {
       const meta2 = /* @__PURE__ */ Object.create(null);
-      meta2.label = label;
+      meta2.label = label2;
       token_o.meta = meta2;
     }
     state.linkLevel++;
@@ -25768,7 +25818,7 @@ function link(state, silent) {
   return true;
 }
 function image(state, silent) {
-  let code2, content, label, pos, ref, res, title, start;
+  let code2, content, label2, pos, ref, res, title, start;
   let href2 = "";
   const oldPos = state.pos;
   const max = state.posMax;
@@ -25816,12 +25866,12 @@ function image(state, silent) {
     if (pos < max && state.src.charCodeAt(pos) === 91) {
       start = pos + 1;
       pos = state.md.helpers.parseLinkLabel(state, pos);
-      if (pos >= 0) label = state.src.slice(start, pos++);
+      if (pos >= 0) label2 = state.src.slice(start, pos++);
       else pos = labelEnd + 1;
     } else pos = labelEnd + 1;
-    if (!label) label = state.src.slice(labelStart, labelEnd);
-    label = normalizeReference(label);
-    ref = state.env.references[label];
+    if (!label2) label2 = state.src.slice(labelStart, labelEnd);
+    label2 = normalizeReference(label2);
+    ref = state.env.references[label2];
     if (!ref) {
       state.pos = oldPos;
       return false;
@@ -25839,9 +25889,9 @@ function image(state, silent) {
     token.children = tokens;
     token.content = content;
     if (title) attrs.push(["title", title]);
-    if (label) {
+    if (label2) {
       const meta2 = /* @__PURE__ */ Object.create(null);
-      meta2.label = label;
+      meta2.label = label2;
       token.meta = meta2;
     }
   }
@@ -26790,14 +26840,14 @@ function dateFormatter() {
 function listingPage(target, entries, key, desc) {
   const rootName = target.link.path === "" ? target.zone.label : path3.posix.basename(target.link.path);
   const segs = target.sub === "" ? [] : target.sub.split("/");
-  const crumbs = [rootName, ...segs].map((label, i2) => {
+  const crumbs = [rootName, ...segs].map((label2, i2) => {
     const up = segs.length - i2;
-    return up === 0 ? `<strong>${escapeHtml2(label)}</strong>` : `<a href="${"../".repeat(up)}">${escapeHtml2(label)}</a>`;
+    return up === 0 ? `<strong>${escapeHtml2(label2)}</strong>` : `<a href="${"../".repeat(up)}">${escapeHtml2(label2)}</a>`;
   });
-  const sortLink = (k, label, cls) => {
+  const sortLink = (k, label2, cls) => {
     const nextDesc = k === key ? !desc : k !== "name";
     const arrow = k === key ? desc ? " \u2193" : " \u2191" : "";
-    return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? "desc" : "asc"}">${label}${arrow}</a></th>`;
+    return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? "desc" : "asc"}">${label2}${arrow}</a></th>`;
   };
   const date3 = dateFormatter();
   const rows = sortEntries(entries, key, desc).map((e) => {
@@ -26816,7 +26866,7 @@ function listingPage(target, entries, key, desc) {
 }
 
 // src/hosts/http/files/send-file.ts
-import fs5 from "node:fs";
+import fs4 from "node:fs";
 import { linkServing as linkServing2 } from "./fileshed.mjs";
 function parseRange(header2, size) {
   if (header2 === void 0) return void 0;
@@ -26846,7 +26896,7 @@ async function sendFile(req, res, abs, root, name, attachment) {
   const fd2 = linkServing2.openChecked(abs, root);
   if (fd2 === void 0) return sendError(req, res, 404);
   try {
-    const st = fs5.fstatSync(fd2);
+    const st = fs4.fstatSync(fd2);
     const etag = etagOf(st);
     const { type, active } = contentTypeOf(name);
     commonHeaders(res);
@@ -26878,7 +26928,7 @@ async function sendFile(req, res, abs, root, name, attachment) {
     }
     await streamRange(fd2, res, start, end);
   } finally {
-    fs5.closeSync(fd2);
+    fs4.closeSync(fd2);
   }
 }
 var CHUNK = 1024 * 1024;
@@ -26890,7 +26940,7 @@ async function streamRange(fd2, res, start, end) {
     await flushed[slot2];
     const buf = buffers[slot2];
     return new Promise((resolve, reject) => {
-      fs5.read(fd2, buf, 0, Math.min(buf.length, end - at + 1), at, (err2, n) => err2 ? reject(err2) : resolve(buf.subarray(0, n)));
+      fs4.read(fd2, buf, 0, Math.min(buf.length, end - at + 1), at, (err2, n) => err2 ? reject(err2) : resolve(buf.subarray(0, n)));
     });
   };
   let pos = start;
@@ -26925,7 +26975,7 @@ function settled(res, event) {
 }
 
 // src/hosts/http/files/zip.ts
-import fs6 from "node:fs";
+import fs5 from "node:fs";
 
 // node_modules/fflate/esm/index.mjs
 import { createRequire } from "node:module";
@@ -27401,10 +27451,10 @@ async function sendZip(req, res, target) {
   try {
     for await (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
       if (res.destroyed || failed) {
-        fs6.closeSync(fd2);
+        fs5.closeSync(fd2);
         break;
       }
-      const st = fs6.fstatSync(fd2);
+      const st = fs5.fstatSync(fd2);
       const file = new ZipPassThrough(rel);
       file.mtime = st.mtime;
       zip.add(file);
@@ -27412,7 +27462,7 @@ async function sendZip(req, res, target) {
       try {
         let pos = 0;
         for (; ; ) {
-          const n = fs6.readSync(fd2, buf, 0, CHUNK2, pos);
+          const n = fs5.readSync(fd2, buf, 0, CHUNK2, pos);
           pos += n;
           if (n === 0) break;
           file.push(Uint8Array.prototype.slice.call(buf, 0, n));
@@ -27420,7 +27470,7 @@ async function sendZip(req, res, target) {
           if (res.destroyed) break;
         }
       } finally {
-        fs6.closeSync(fd2);
+        fs5.closeSync(fd2);
       }
       file.push(new Uint8Array(0), true);
     }
@@ -27463,14 +27513,14 @@ async function handleFilesRequest(req, res, opts, rest) {
       const fd2 = linkServing4.openChecked(target.abs, target.linkRoot);
       if (fd2 === void 0) return sendError(req, res, 404);
       try {
-        const st = fs7.fstatSync(fd2);
+        const st = fs6.fstatSync(fd2);
         if (st.size <= MARKDOWN_VIEW_MAX_BYTES) {
           const buf = Buffer.alloc(st.size);
-          fs7.readSync(fd2, buf, 0, st.size, 0);
+          fs6.readSync(fd2, buf, 0, st.size, 0);
           return sendPage(req, res, 200, markdownPage(target.name, buf.toString("utf8"), target.sub !== ""));
         }
       } finally {
-        fs7.closeSync(fd2);
+        fs6.closeSync(fd2);
       }
     }
     return await sendFile(req, res, target.abs, target.linkRoot, target.name, query2.get("download") === "1");
@@ -27618,6 +27668,7 @@ async function handle(req, res, match, ctx) {
 var functionRoutes = [{ methods: ["*"], path: /^\/([^/]+)$/, handler: handle }];
 
 // src/hosts/http/settings.ts
+import fs7 from "node:fs";
 import net from "node:net";
 import path4 from "node:path";
 var AUTH_MODES = ["local", "api-key", "openwebui-session", "openwebui-jwt"];
@@ -27670,6 +27721,11 @@ var SERVE_FLAGS = [
   "valve",
   "access-log",
   "shutdown-timeout",
+  "coordination",
+  "allowed-hosts",
+  "health-port",
+  "metrics",
+  "link-secret",
   ...Object.values(LIMIT_SETTINGS).map((l) => l.flag)
 ];
 function resolveSettings(flags, env = process.env) {
@@ -27696,32 +27752,21 @@ function resolveSettings(flags, env = process.env) {
   if (auth.includes("local") && !isLoopback(host)) {
     throw new Error(`auth mode 'local' trusts every caller, so it only runs on a loopback address; got --host ${host}. Use --auth api-key or openwebui-session (or openwebui-jwt) on a network address.`);
   }
-  const generated = [];
-  let changed = false;
+  const coordination = pick2("coordination") ?? (typeof server.coordination === "string" && server.coordination !== "" ? server.coordination : void 0);
   const flagKeys = flags.lists["api-key"] ?? [];
   const envKeys = (env.FILESHED_API_KEY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  let apiKeys = flagKeys.length > 0 ? flagKeys : envKeys.length > 0 ? envKeys : (server.api_keys ?? []).filter((k) => typeof k === "string" && k !== "");
-  if (auth.includes("api-key") && apiKeys.length === 0) {
-    apiKeys = [newSecret("fs_")];
-    server.api_keys = apiKeys;
-    generated.push("api_key");
-    changed = true;
-  }
+  const givenKeys = flagKeys.length > 0 ? flagKeys : envKeys;
   const jwtSecret = pick2("jwt-secret") ?? server.jwt_secret;
   if (auth.includes("openwebui-jwt") && !jwtSecret) {
     throw new Error("auth mode 'openwebui-jwt' needs the secret Open WebUI signs with (FORWARD_USER_INFO_HEADER_JWT_SECRET): --jwt-secret or FILESHED_JWT_SECRET");
   }
-  let linkSecret = server.link_secret;
-  if (!linkSecret) {
-    linkSecret = newSecret();
-    server.link_secret = linkSecret;
-    generated.push("link_secret");
-    changed = true;
-  }
-  if (changed) {
-    config3.server = server;
-    writeConfigFile(configFile, config3);
-  }
+  const { apiKeys, linkSecret, generated } = ensureSecrets(configFile, config3, {
+    apiKeys: givenKeys,
+    needApiKey: auth.includes("api-key"),
+    linkSecret: pick2("link-secret"),
+    // Instances on other hosts read the config file only if it is on the shared storage base.
+    shared: coordination === void 0 || isInside(configFile, base)
+  });
   const shutdownText = pick2("shutdown-timeout") ?? "10";
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
@@ -27751,11 +27796,88 @@ function resolveSettings(flags, env = process.env) {
       flagValves: valveFlags(flags.lists.valve),
       accessLog: pick2("access-log") ?? server.access_log ?? "stderr",
       shutdownMs: shutdownSeconds * 1e3,
-      limits
+      limits,
+      coordination,
+      allowedHosts: listSetting(pick2("allowed-hosts") ?? server.allowed_hosts).map((h) => h.toLowerCase()),
+      healthPort: optionalPort(pick2("health-port") ?? (server.health_port !== void 0 ? String(server.health_port) : void 0), "health-port"),
+      metrics: metricsSetting(pick2("metrics") ?? (typeof server.metrics === "string" ? server.metrics : "admin"))
     },
     generated,
     config: config3
   };
+}
+function listSetting(v) {
+  if (Array.isArray(v)) return v.filter((x2) => typeof x2 === "string" && x2.trim() !== "").map((x2) => x2.trim());
+  return typeof v === "string" ? v.split(",").map((x2) => x2.trim()).filter(Boolean) : [];
+}
+function optionalPort(text2, flag) {
+  if (text2 === void 0) return void 0;
+  const port2 = Number(text2);
+  if (!Number.isInteger(port2) || port2 < 0 || port2 > 65535) throw new Error(`--${flag} must be 0-65535, got '${text2}'`);
+  return port2;
+}
+function metricsSetting(text2) {
+  if (text2 === "admin" || text2 === "public" || text2 === "off") return text2;
+  throw new Error(`--metrics must be admin, public or off, got '${text2}'`);
+}
+function isInside(file, dir) {
+  const rel = path4.relative(dir, file);
+  return rel !== "" && !rel.startsWith("..") && !path4.isAbsolute(rel);
+}
+function ensureSecrets(configFile, config3, want) {
+  const fromFile = (c) => ({
+    apiKeys: want.apiKeys.length > 0 ? want.apiKeys : (c.server?.api_keys ?? []).filter((k) => typeof k === "string" && k !== ""),
+    linkSecret: want.linkSecret ?? c.server?.link_secret
+  });
+  let have = fromFile(config3);
+  const missing = () => want.needApiKey && have.apiKeys.length === 0 || !have.linkSecret;
+  if (!missing()) return { apiKeys: have.apiKeys, linkSecret: have.linkSecret, generated: [] };
+  if (!want.shared) {
+    throw new Error(
+      `with --coordination (several hosts) the ${want.needApiKey && have.apiKeys.length === 0 ? "API key" : "link-signing secret"} cannot be generated into ${configFile}: other hosts would generate their own. Give it to every instance (FILESHED_API_KEY, FILESHED_LINK_SECRET, e.g. from a Kubernetes Secret) or put the config file on the shared storage base.`
+    );
+  }
+  return withConfigLock(configFile, () => {
+    const fresh = readConfigFile(configFile);
+    have = fromFile(fresh);
+    const server = fresh.server ??= {};
+    const generated = [];
+    if (want.needApiKey && have.apiKeys.length === 0) {
+      have.apiKeys = [newSecret("fs_")];
+      server.api_keys = have.apiKeys;
+      generated.push("api_key");
+    }
+    if (!have.linkSecret) {
+      have.linkSecret = newSecret();
+      server.link_secret = have.linkSecret;
+      generated.push("link_secret");
+    }
+    if (generated.length > 0) writeConfigFile(configFile, fresh);
+    Object.assign(config3, fresh);
+    return { apiKeys: have.apiKeys, linkSecret: have.linkSecret, generated };
+  });
+}
+function withConfigLock(configFile, fn) {
+  const lock = `${configFile}.lock`;
+  fs7.mkdirSync(path4.dirname(configFile), { recursive: true });
+  const deadline = Date.now() + 15e3;
+  for (; ; ) {
+    try {
+      fs7.closeSync(fs7.openSync(lock, "wx", 384));
+      break;
+    } catch (err2) {
+      if (err2.code !== "EEXIST") throw err2;
+      const age = Date.now() - (fs7.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 3e4) fs7.rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`${lock} is held by another starting instance; remove it if none is starting`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    fs7.rmSync(lock, { force: true });
+  }
 }
 function isLoopback(host) {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -27763,6 +27885,236 @@ function isLoopback(host) {
   if (net.isIPv4(h)) return h.startsWith("127.");
   if (net.isIPv6(h)) return h === "::1" || h.startsWith("::ffff:127.");
   return false;
+}
+
+// src/hosts/http/health.ts
+import fs8 from "node:fs";
+import os from "node:os";
+import path5 from "node:path";
+import { Worker as Worker2 } from "node:worker_threads";
+var READY_TIMEOUT_MS = 2e3;
+var PROBE_EVERY_MS = 1e3;
+var BEAT_EVERY_MS = 100;
+var SLOT = { beat: 0, storageOkAt: 1, storageMs: 2, storagePendingSince: 3, coordOkAt: 4, coordMs: 5, coordPendingSince: 6, coordUsed: 7, storageError: 8 };
+function evaluate(state, now, fromThread, timeoutMs) {
+  const out = { ready: true };
+  const stalled = now - state[0];
+  if (fromThread) out.main_thread_stalled_ms = Math.max(0, Math.round(stalled));
+  const storagePending = state[3] > 0 ? now - state[3] : 0;
+  if (state[1] > 0) out.storage_ms = Math.round(state[2] * 10) / 10;
+  if (state[7] > 0 && state[4] > 0) out.coordination_ms = Math.round(state[5] * 10) / 10;
+  const coordPending = state[6] > 0 ? now - state[6] : 0;
+  const no = (reason) => ({ ...out, ready: false, reason });
+  if (fromThread && stalled > timeoutMs) return no(`the main thread has not turned for ${Math.round(stalled)} ms (waiting for the storage inside a call)`);
+  if (state[1] === 0) return no(state[8] > 0 ? "the storage refused the probe write" : "the storage has not answered a probe yet");
+  if (storagePending > timeoutMs) return no(`the storage has not answered a probe for ${Math.round(storagePending)} ms`);
+  if (now - state[1] > 3 * timeoutMs + 2e3) return no(state[8] > 0 ? "the storage refused the last probe write" : `no successful storage probe for ${Math.round(now - state[1])} ms`);
+  if (state[7] > 0) {
+    if (coordPending > timeoutMs) return no(`the coordination service has not answered for ${Math.round(coordPending)} ms`);
+    if (now - state[4] > 3 * timeoutMs + 2e3) return no("the coordination service does not answer");
+  }
+  return out;
+}
+function storageProber(fs10, state, dir, file) {
+  let pending = false;
+  const open2 = () => fs10.promises.open(file, fs10.constants.O_WRONLY | fs10.constants.O_CREAT | fs10.constants.O_NOFOLLOW, 384);
+  const probe = async () => {
+    let handle2;
+    try {
+      handle2 = await open2();
+    } catch (err2) {
+      if (err2.code !== "ENOENT") throw err2;
+      await fs10.promises.mkdir(dir, { recursive: true, mode: 448 });
+      handle2 = await open2();
+    }
+    try {
+      await handle2.write("ready\n", 0);
+    } finally {
+      await handle2.close().catch(() => void 0);
+    }
+  };
+  return () => {
+    if (pending) return;
+    pending = true;
+    const started = performance.now();
+    state[3] = Date.now();
+    probe().then(
+      () => {
+        state[1] = Date.now();
+        state[2] = performance.now() - started;
+        state[8] = 0;
+      },
+      () => state[8] = 1
+    ).finally(() => {
+      pending = false;
+      state[3] = 0;
+    });
+  };
+}
+var THREAD_SOURCE = `
+const http = require('node:http');
+const { workerData, parentPort } = require('node:worker_threads');
+const evaluate = ${evaluate.toString()};
+const storageProber = ${storageProber.toString()};
+const state = new Float64Array(workerData.shared);
+const probe = storageProber(require('node:fs'), state, workerData.probeDir, workerData.probeFile);
+probe();
+setInterval(probe, workerData.probeEveryMs).unref();
+let info = workerData.info;
+parentPort.on('message', (m) => { if (m && m.info) info = m.info; });
+const send = (res, status, body) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+};
+const server = http.createServer((req, res) => {
+  const p = (req.url || '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { detail: 'GET only' });
+  if (p === '/healthz') return send(res, 200, { ...info, main_thread_stalled_ms: Math.max(0, Math.round(Date.now() - state[0])) });
+  if (p === '/readyz') { const r = evaluate(state, Date.now(), true, workerData.timeoutMs); return send(res, r.ready ? 200 : 503, r); }
+  send(res, 404, { detail: 'This port answers GET /healthz and /readyz only.' });
+});
+server.keepAliveTimeout = 5000;
+server.on('error', (err) => parentPort.postMessage({ error: String(err && err.message || err) }));
+server.listen(workerData.port, workerData.host, () => parentPort.postMessage({ port: server.address().port }));
+`;
+var Health = class {
+  constructor(info, base, coordination) {
+    this.info = info;
+    this.coordination = coordination;
+    this.state[SLOT.beat] = Date.now();
+    this.state[SLOT.coordUsed] = coordination ? 1 : 0;
+    this.probeDir = path5.join(base, ".fileshed-ready");
+    this.probeFile = path5.join(this.probeDir, os.hostname().replace(/[^A-Za-z0-9._-]/g, "_") || "host");
+    this.storageProbe = storageProber(fs8, this.state, this.probeDir, this.probeFile);
+  }
+  info;
+  coordination;
+  state = new Float64Array(new SharedArrayBuffer(8 * 9));
+  timers = [];
+  thread;
+  coordPending = false;
+  started;
+  /** Resolves once the first complete information is known (the sandbox report). */
+  known = new Promise((resolve) => this.started = resolve);
+  probeDir;
+  probeFile;
+  /** Storage probes from the main thread, until a health thread takes them over. */
+  storageProbe;
+  /** Starts the heartbeat and the background probes (and the first probe right away). */
+  start() {
+    const beat = setInterval(() => this.state[SLOT.beat] = Date.now(), BEAT_EVERY_MS);
+    const probe = setInterval(() => this.probe(), PROBE_EVERY_MS);
+    for (const t of [beat, probe]) t.unref();
+    this.timers.push(beat, probe);
+    this.probe();
+  }
+  /** The liveness answer (memory only). */
+  healthz() {
+    return this.info;
+  }
+  update(info) {
+    this.info = info;
+    this.started();
+    this.thread?.postMessage({ info });
+  }
+  readyz() {
+    return evaluate(this.state, Date.now(), false, READY_TIMEOUT_MS);
+  }
+  /** Serves /healthz and /readyz from a dedicated thread on `port` (0: any free port); resolves with the port. */
+  async listen(host, port2) {
+    const thread = new Worker2(THREAD_SOURCE, { eval: true, workerData: { shared: this.state.buffer, info: this.info, host, port: port2, timeoutMs: READY_TIMEOUT_MS, probeDir: this.probeDir, probeFile: this.probeFile, probeEveryMs: PROBE_EVERY_MS } });
+    this.storageProbe = void 0;
+    thread.unref();
+    this.thread = thread;
+    return new Promise((resolve, reject) => {
+      thread.once("message", (m) => m.port !== void 0 ? resolve(m.port) : reject(new Error(`health port ${port2}: ${m.error}`)));
+      thread.once("error", reject);
+    });
+  }
+  async close() {
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    await this.thread?.terminate();
+  }
+  /** One storage probe (unless the health thread probes) and one coordination ping, unless the previous ones are still pending. */
+  probe() {
+    this.storageProbe?.();
+    if (this.coordination !== void 0 && !this.coordPending) {
+      this.coordPending = true;
+      this.state[SLOT.coordPendingSince] = Date.now();
+      this.coordination.ping().then(
+        (ms) => {
+          this.state[SLOT.coordOkAt] = Date.now();
+          this.state[SLOT.coordMs] = ms;
+        },
+        () => void 0
+      ).finally(() => {
+        this.coordPending = false;
+        this.state[SLOT.coordPendingSince] = 0;
+      });
+    }
+  }
+};
+
+// src/hosts/http/metrics.ts
+var BUCKETS = [5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
+var Metrics = class {
+  byFunction = /* @__PURE__ */ new Map();
+  started = Date.now();
+  /** One finished call; `code` is the error code of a failed one. */
+  record(fn, seconds, code2) {
+    let s = this.byFunction.get(fn);
+    if (s === void 0) {
+      s = { calls: 0, errors: /* @__PURE__ */ new Map(), buckets: BUCKETS.map(() => 0), sum: 0 };
+      this.byFunction.set(fn, s);
+    }
+    s.calls++;
+    s.sum += seconds;
+    for (let i2 = 0; i2 < BUCKETS.length; i2++) if (seconds <= BUCKETS[i2]) s.buckets[i2]++;
+    if (code2 !== void 0) s.errors.set(code2, (s.errors.get(code2) ?? 0) + 1);
+  }
+  /** Records the call behind an envelope string: success, or the error code it carries. */
+  recordEnvelope(fn, seconds, envelope) {
+    const head = envelope.slice(0, 64);
+    const ok = /"success":\s*true/.test(head);
+    this.record(fn, seconds, ok ? void 0 : /"code":\s*"([A-Z_]+)"/.exec(envelope)?.[1] ?? "UNKNOWN");
+  }
+  render(g) {
+    const out = [];
+    const metric = (name, type, help, lines) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines);
+    const fns = [...this.byFunction.entries()].sort(([a], [b]) => a.localeCompare(b));
+    metric("fileshed_calls_total", "counter", "Function calls answered (success and error envelopes).", fns.map(([fn, s]) => `fileshed_calls_total{function="${fn}"} ${s.calls}`));
+    metric("fileshed_call_errors_total", "counter", "Function calls answered with an error envelope, by error code.", fns.flatMap(([fn, s]) => [...s.errors].map(([code2, n]) => `fileshed_call_errors_total{function="${fn}",code="${code2}"} ${n}`)));
+    metric(
+      "fileshed_call_duration_seconds",
+      "histogram",
+      "Time from a call being queued to its answer, per function.",
+      fns.flatMap(([fn, s]) => [
+        ...BUCKETS.map((b, i2) => `fileshed_call_duration_seconds_bucket{function="${fn}",le="${b}"} ${s.buckets[i2]}`),
+        `fileshed_call_duration_seconds_bucket{function="${fn}",le="+Inf"} ${s.calls}`,
+        `fileshed_call_duration_seconds_sum{function="${fn}"} ${s.sum.toFixed(6)}`,
+        `fileshed_call_duration_seconds_count{function="${fn}"} ${s.calls}`
+      ])
+    );
+    metric("fileshed_calls_running", "gauge", "Calls executing now (all users).", [`fileshed_calls_running ${g.scheduler.running}`]);
+    metric("fileshed_calls_waiting", "gauge", "Calls waiting for a running slot (queue depth).", [`fileshed_calls_waiting ${g.scheduler.waiting}`]);
+    metric("fileshed_users_active", "gauge", "Users with a call running or waiting.", [`fileshed_users_active ${g.scheduler.users}`]);
+    metric("fileshed_pool_workers", "gauge", "Worker threads started (SQLite, CSV, archives).", [`fileshed_pool_workers ${g.pool.workers}`]);
+    metric("fileshed_pool_busy", "gauge", "Worker threads running a job.", [`fileshed_pool_busy ${g.pool.busy}`]);
+    metric("fileshed_pool_queued", "gauge", "Jobs waiting for a worker thread.", [`fileshed_pool_queued ${g.pool.queued}`]);
+    metric("fileshed_pool_size", "gauge", "Most worker threads the pool starts.", [`fileshed_pool_size ${g.pool.size}`]);
+    metric("fileshed_mcp_sessions", "gauge", "Open MCP sessions on this instance.", [`fileshed_mcp_sessions ${g.mcpSessions}`]);
+    metric("fileshed_sandbox_info", "gauge", "Active command sandbox mode.", [`fileshed_sandbox_info{mode="${g.sandbox}"} 1`]);
+    metric("fileshed_storage_info", "gauge", "Filesystem of the storage base.", [`fileshed_storage_info{kind="${g.storage.kind}",type="${label(g.storage.type)}"} 1`]);
+    metric("fileshed_coordination_info", "gauge", "Coordination across hosts (redis or none).", [`fileshed_coordination_info{kind="${g.coordination}"} 1`]);
+    metric("fileshed_ready", "gauge", "Readiness (storage and coordination answer): 1 or 0.", [`fileshed_ready ${g.ready ? 1 : 0}`]);
+    metric("fileshed_uptime_seconds", "gauge", "Seconds since this instance started.", [`fileshed_uptime_seconds ${Math.round((Date.now() - this.started) / 1e3)}`]);
+    return `${out.join("\n")}
+`;
+  }
+};
+function label(v) {
+  return v.replace(/[\\"\n]/g, "_");
 }
 
 // src/hosts/http/server.ts
@@ -27773,14 +28125,19 @@ async function startServer(settings, options = {}) {
   const source = valvesSource(settings.configFile, settings.base, settings.flagValves, valveDefaults);
   const linkBase = (v) => settings.publicUrl ? { ...v, public_url: settings.publicUrl } : v.public_url === void 0 ? { ...v, public_url: ctx.publicUrl() } : v;
   const scheduler = createScheduler(settings.limits);
+  const metrics = new Metrics();
   const api = {
     ...hostApi,
-    call: (name, args, valves, host) => {
+    call: async (name, args, valves, host) => {
       const user = args.__user__?.id;
       const key = typeof user === "string" ? user : "";
-      return scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits));
+      const queued = performance.now();
+      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
+      metrics.recordEnvelope(name, (performance.now() - queued) / 1e3, result);
+      return result;
     }
   };
+  const health = new Health(healthInfo(settings, "starting"), settings.base, options.coordination);
   const ctx = {
     settings,
     storageBase: settings.base,
@@ -27791,7 +28148,18 @@ async function startServer(settings, options = {}) {
     api,
     version: version2,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port2}`,
-    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, "")
+    openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, ""),
+    health,
+    metrics,
+    gauges: () => ({
+      scheduler: scheduler.stats(),
+      pool: serving3.poolStats(),
+      sandbox: health.healthz().sandbox,
+      storage: health.healthz().storage,
+      coordination: health.healthz().coordination,
+      mcpSessions: mcp.sessions(),
+      ready: health.readyz().ready
+    })
   };
   const mcp = mcpRoutes(ctx);
   let routes = [];
@@ -27822,12 +28190,14 @@ async function startServer(settings, options = {}) {
       });
     }
   );
+  const allowed = new Set(settings.allowedHosts);
   async function route(req, res) {
-    if (loopback && !sameMachine(req)) {
-      sendDetail(res, 403, "Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names (DNS rebinding protection).");
+    const pathname = new URL(req.url ?? "/", "http://x").pathname;
+    const probeWithoutHost = PROBES.has(pathname) && req.headers.host === void 0;
+    if (loopback && !probeWithoutHost && !sameMachine(req, allowed)) {
+      sendDetail(res, 403, "Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names or names given with --allowed-hosts (DNS rebinding protection).");
       return;
     }
-    const pathname = new URL(req.url ?? "/", "http://x").pathname;
     for (const r of routes) {
       const match = typeof r.path === "string" ? r.path === pathname ? null : void 0 : r.path.exec(pathname) ?? void 0;
       if (match === void 0) continue;
@@ -27845,6 +28215,12 @@ async function startServer(settings, options = {}) {
     server.listen(settings.port, settings.host, () => resolve());
   });
   port2 = server.address().port;
+  health.start();
+  const healthPort = settings.healthPort !== void 0 ? await health.listen(settings.host, settings.healthPort) : void 0;
+  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto").then((r) => health.update(healthInfo(settings, r.active))).catch(() => void 0);
+  refreshInfo();
+  const infoTimer = setInterval(refreshInfo, 3e4);
+  infoTimer.unref();
   await linkServing5.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
   schedule.start();
@@ -27853,9 +28229,12 @@ async function startServer(settings, options = {}) {
   return {
     url: `http://${hostForUrl(settings.host)}:${port2}`,
     port: port2,
+    healthPort,
     ctx,
     close: () => closing ??= (async () => {
       schedule.stop();
+      clearInterval(infoTimer);
+      await health.close();
       const done = new Promise((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (inFlight > 0) {
@@ -27871,16 +28250,29 @@ async function startServer(settings, options = {}) {
 function hostForUrl(host) {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
-function sameMachine(req) {
+var PROBES = /* @__PURE__ */ new Set(["/healthz", "/readyz"]);
+function sameMachine(req, allowed = /* @__PURE__ */ new Set()) {
+  const ok = (name) => isLoopback(name) || allowed.has(name.toLowerCase());
   const host = req.headers.host;
-  if (host === void 0 || !isLoopback(hostnameOf(host))) return false;
+  if (host === void 0 || !ok(hostnameOf(host))) return false;
   const origin = req.headers.origin;
   if (origin === void 0 || origin === "null") return origin === void 0;
   try {
-    return isLoopback(new URL(origin).hostname);
+    return ok(new URL(origin).hostname);
   } catch {
     return false;
   }
+}
+function healthInfo(settings, sandbox) {
+  const kind = serving3.storageKind(settings.base);
+  return {
+    status: "ok",
+    version: version2,
+    sandbox,
+    auth: settings.auth,
+    storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
+    coordination: settings.coordination !== void 0 ? "redis" : "none"
+  };
 }
 function hostnameOf(hostHeader) {
   if (hostHeader.startsWith("[")) return hostHeader.slice(0, hostHeader.indexOf("]") + 1);
@@ -27888,18 +28280,338 @@ function hostnameOf(hostHeader) {
 }
 
 // src/hosts/private-files.ts
-import { serving } from "./fileshed.mjs";
+import { serving as serving4 } from "./fileshed.mjs";
 function privateFiles(base) {
   process.umask(63);
-  const warning = serving.privateStorageBase(base);
+  const warning = serving4.privateStorageBase(base);
   if (warning !== void 0) process.stderr.write(`fileshed: warning: ${warning}
 `);
 }
 
+// src/hosts/coordination/connect.ts
+import { serving as serving5 } from "./fileshed.mjs";
+
+// src/hosts/coordination/redis.ts
+import crypto8 from "node:crypto";
+
+// src/hosts/coordination/resp.ts
+import net2 from "node:net";
+import tls from "node:tls";
+var RedisError = class extends Error {
+};
+var RespClient = class {
+  socket;
+  ready;
+  pending = [];
+  buffer = Buffer.alloc(0);
+  closed = false;
+  timeoutMs;
+  target;
+  constructor(url, opts = {}) {
+    this.target = parseRedisUrl(url);
+    this.timeoutMs = opts.timeoutMs ?? 2e3;
+  }
+  /** Sends one command; resolves with its reply (an error reply resolves as a RedisError value). */
+  async send(args) {
+    await this.connect();
+    return this.write(args);
+  }
+  /** Like send, but an error reply is thrown. */
+  async call(args) {
+    const reply = await this.send(args);
+    if (reply instanceof RedisError) throw reply;
+    return reply;
+  }
+  /** Closes the connection for good: later commands fail at once. */
+  close() {
+    this.closed = true;
+    this.fail(new Error("closed"));
+  }
+  connect() {
+    if (this.closed) return Promise.reject(new Error("the Redis client is closed"));
+    if (this.ready !== void 0) return this.ready;
+    const { host, port: port2 } = this.target;
+    const socket = this.target.tls ? tls.connect({ host, port: port2, servername: net2.isIP(host) ? void 0 : host }) : net2.connect({ host, port: port2 });
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 5e3);
+    this.socket = socket;
+    this.buffer = Buffer.alloc(0);
+    socket.on("data", (chunk) => this.onData(chunk));
+    socket.on("error", (err2) => this.fail(err2));
+    socket.on("close", () => this.fail(new Error("connection closed")));
+    this.ready = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no connection to ${host}:${port2} within ${this.timeoutMs} ms`));
+        this.fail(new Error("connect timeout"));
+      }, this.timeoutMs);
+      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.once("error", (err2) => {
+        clearTimeout(timer);
+        reject(err2);
+      });
+    }).then(async () => {
+      if (this.target.password !== void 0) {
+        const auth = await this.write(this.target.user !== void 0 ? ["AUTH", this.target.user, this.target.password] : ["AUTH", this.target.password]);
+        if (auth instanceof RedisError) throw new Error(`authentication refused: ${auth.message}`);
+      }
+      if (this.target.db !== 0) {
+        const sel = await this.write(["SELECT", this.target.db]);
+        if (sel instanceof RedisError) throw new Error(`SELECT ${this.target.db} refused: ${sel.message}`);
+      }
+    });
+    this.ready.catch(() => this.fail(new Error("connection failed")));
+    return this.ready;
+  }
+  write(args) {
+    const socket = this.socket;
+    if (socket === void 0 || socket.destroyed) return Promise.reject(new Error("not connected"));
+    const parts = [`*${args.length}\r
+`];
+    for (const a of args) {
+      const s = String(a);
+      parts.push(`$${Buffer.byteLength(s)}\r
+${s}\r
+`);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      timer.unref();
+      this.pending.push({ resolve, reject, timer });
+      socket.write(parts.join(""));
+    });
+  }
+  /** Drops the connection and fails every waiting command (their replies can no longer be matched). */
+  fail(err2) {
+    const socket = this.socket;
+    this.socket = void 0;
+    this.ready = void 0;
+    socket?.destroy();
+    for (const p of this.pending.splice(0)) {
+      clearTimeout(p.timer);
+      p.reject(err2);
+    }
+  }
+  onData(chunk) {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    for (; ; ) {
+      let parsed;
+      try {
+        parsed = parseReply(this.buffer, 0);
+      } catch (err2) {
+        this.fail(err2);
+        return;
+      }
+      if (parsed === void 0) return;
+      const [reply, end] = parsed;
+      this.buffer = this.buffer.subarray(end);
+      const p = this.pending.shift();
+      if (p === void 0) {
+        this.fail(new Error("unexpected reply"));
+        return;
+      }
+      clearTimeout(p.timer);
+      p.resolve(reply);
+    }
+  }
+};
+function parseReply(buf, at) {
+  if (at >= buf.length) return void 0;
+  const eol = buf.indexOf("\r\n", at);
+  if (eol < 0) return void 0;
+  const type = String.fromCharCode(buf[at]);
+  const line = buf.toString("utf8", at + 1, eol);
+  const next = eol + 2;
+  switch (type) {
+    case "+":
+      return [line, next];
+    case "-":
+      return [new RedisError(line), next];
+    case ":":
+      return [Number(line), next];
+    case "$": {
+      const len = Number(line);
+      if (len < 0) return [null, next];
+      if (buf.length < next + len + 2) return void 0;
+      return [buf.toString("utf8", next, next + len), next + len + 2];
+    }
+    case "*": {
+      const count = Number(line);
+      if (count < 0) return [null, next];
+      const items = [];
+      let pos = next;
+      for (let i2 = 0; i2 < count; i2++) {
+        const item = parseReply(buf, pos);
+        if (item === void 0) return void 0;
+        items.push(item[0]);
+        pos = item[1];
+      }
+      return [items, pos];
+    }
+    default:
+      throw new Error(`not a Redis reply (type byte ${JSON.stringify(type)})`);
+  }
+}
+function parseRedisUrl(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`the coordination URL must look like redis://host:6379, got '${redact(url)}'`);
+  }
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") throw new Error(`the coordination URL must start with redis:// or rediss://, got '${u.protocol}'`);
+  const db = u.pathname && u.pathname !== "/" ? Number(u.pathname.slice(1)) : 0;
+  if (!Number.isInteger(db) || db < 0) throw new Error(`the database number in the coordination URL must be a whole number, got '${u.pathname.slice(1)}'`);
+  const user = u.username ? decodeURIComponent(u.username) : void 0;
+  const password = u.password ? decodeURIComponent(u.password) : void 0;
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, ""),
+    port: u.port ? Number(u.port) : 6379,
+    tls: u.protocol === "rediss:",
+    ...password !== void 0 ? { password, ...user !== void 0 && user !== "" ? { user } : {} } : {},
+    db
+  };
+}
+function redact(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, "//***@");
+  }
+}
+
+// src/hosts/coordination/redis.ts
+var ACQUIRE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fence = redis.call('INCR', KEYS[2])
+  local prev = redis.call('GET', KEYS[3])
+  redis.call('SET', KEYS[3], ARGV[1])
+  if prev then return {fence, 1} end
+  return {fence, 0}
+end
+return 0`;
+var RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`;
+var RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1`;
+var DEFAULT_TTL_MS = 8e3;
+var RedisCoordinator = class {
+  description;
+  client;
+  ttlMs;
+  prefix;
+  /** Time a holder keeps in hand: its lease counts as over this long before Redis expires it. */
+  marginMs;
+  constructor(url, opts = {}) {
+    const u = new URL(url);
+    this.prefix = opts.prefix ?? u.searchParams.get("prefix") ?? "fileshed";
+    this.ttlMs = opts.ttlMs ?? DEFAULT_TTL_MS;
+    this.marginMs = Math.min(1e3, Math.floor(this.ttlMs / 4));
+    u.search = "";
+    this.client = new RespClient(u.toString(), { timeoutMs: opts.timeoutMs ?? 2e3 });
+    this.description = `${redact(u.toString())} (prefix ${this.prefix}, lease ${this.ttlMs / 1e3} s)`;
+  }
+  async tryAcquire(name) {
+    const keys = { lock: `${this.prefix}:lock:${name}`, fence: `${this.prefix}:fence:${name}`, held: `${this.prefix}:held:${name}` };
+    const token = crypto8.randomBytes(12).toString("hex");
+    const sent = Date.now();
+    const reply = await this.client.call(["EVAL", ACQUIRE, 3, keys.lock, keys.fence, keys.held, token, this.ttlMs]);
+    if (!Array.isArray(reply)) return void 0;
+    return new RedisLease(this.client, keys, token, Number(reply[0]), reply[1] === 1, sent + this.ttlMs - this.marginMs, this.ttlMs, this.marginMs);
+  }
+  /** Round trip to Redis (readiness), in ms; throws when it does not answer. */
+  async ping() {
+    const started = performance.now();
+    const reply = await this.client.call(["PING"]);
+    if (reply !== "PONG") throw new Error(`unexpected answer to PING: ${String(reply)}`);
+    return performance.now() - started;
+  }
+  /** The current fencing token of a lock (tests and diagnostics). */
+  async fenceOf(name) {
+    return Number(await this.client.call(["GET", `${this.prefix}:fence:${name}`]) ?? 0);
+  }
+  close() {
+    this.client.close();
+  }
+};
+var RedisLease = class {
+  constructor(client, keys, token, fence2, tookOver, validUntil, ttlMs, marginMs) {
+    this.client = client;
+    this.keys = keys;
+    this.token = token;
+    this.fence = fence2;
+    this.tookOver = tookOver;
+    this.validUntil = validUntil;
+    this.ttlMs = ttlMs;
+    this.marginMs = marginMs;
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(ttlMs / 4)));
+    this.timer.unref();
+  }
+  client;
+  keys;
+  token;
+  fence;
+  tookOver;
+  validUntil;
+  ttlMs;
+  marginMs;
+  lost = false;
+  timer;
+  /** Extends the lease if Redis still holds our token; true when it did. */
+  async renew() {
+    if (this.lost) return false;
+    const sent = Date.now();
+    let reply;
+    try {
+      reply = await this.client.send(["EVAL", RENEW, 1, this.keys.lock, this.token, this.ttlMs]);
+    } catch {
+      return false;
+    }
+    if (reply === 1) {
+      this.validUntil = Math.max(this.validUntil, sent + this.ttlMs - this.marginMs);
+      return true;
+    }
+    if (!(reply instanceof RedisError)) this.lost = true;
+    return false;
+  }
+  held() {
+    return !this.lost && Date.now() < this.validUntil;
+  }
+  /**
+   * Renewing is the check: it succeeds only while Redis still holds our token, in which case no
+   * one else took the lock, even if this holder's event loop stalled past its local validity.
+   */
+  async check() {
+    return this.renew();
+  }
+  async release() {
+    clearInterval(this.timer);
+    this.lost = true;
+    await this.client.call(["EVAL", RELEASE, 2, this.keys.lock, this.keys.held, this.token]);
+  }
+};
+
+// src/hosts/coordination/connect.ts
+async function connectCoordination(url, base) {
+  const coordinator = new RedisCoordinator(url);
+  try {
+    await coordinator.ping();
+  } catch (err2) {
+    coordinator.close();
+    throw new Error(`the coordination service ${redact(url)} does not answer (${err2.message}); start it, or run without --coordination on a single host`);
+  }
+  serving5.useCoordination(coordinator, base);
+  return coordinator;
+}
+
 // src/hosts/mcp/stdio.ts
-import fs8 from "node:fs";
+import fs9 from "node:fs";
 import http2 from "node:http";
-import path5 from "node:path";
+import path6 from "node:path";
 import { Transform } from "node:stream";
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
@@ -28011,12 +28723,14 @@ var StdioServerTransport = class {
 
 // src/hosts/mcp/stdio.ts
 import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
-var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port"];
+var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port", "coordination"];
 async function runMcpStdio(argv) {
   const flags = parseFlags(argv, MCP_FLAGS);
-  const base = path5.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
-  const configFile = path5.resolve(flags.options.config ?? path5.join(base, "fileshed.json"));
+  const base = path6.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
+  const configFile = path6.resolve(flags.options.config ?? path6.join(base, "fileshed.json"));
   privateFiles(base);
+  const coordination = flags.options.coordination ?? (process.env.FILESHED_COORDINATION || void 0);
+  if (coordination !== void 0) await connectCoordination(coordination, base);
   const user = flags.options.user ?? process.env.FILESHED_USER ?? "local";
   const importDir = flags.options["import-dir"] === void 0 ? void 0 : existingFolder(flags.options["import-dir"], "--import-dir");
   const links = linkListener(base, port(flags.options["link-port"] ?? "0"));
@@ -28055,11 +28769,11 @@ async function runMcpStdio(argv) {
 function existingFolder(given, flag) {
   let real;
   try {
-    real = fs8.realpathSync(path5.resolve(given));
+    real = fs9.realpathSync(path6.resolve(given));
   } catch {
     throw new Error(`${flag} ${given}: no such folder (create it first)`);
   }
-  if (!fs8.statSync(real).isDirectory()) throw new Error(`${flag} ${given} is not a folder`);
+  if (!fs9.statSync(real).isDirectory()) throw new Error(`${flag} ${given} is not a folder`);
   if (real === "/") throw new Error(`${flag} / would make every file readable; name a folder of its own`);
   return real;
 }
@@ -28071,11 +28785,11 @@ function port(text2) {
 function importable(dir) {
   let entries;
   try {
-    entries = fs8.readdirSync(dir, { withFileTypes: true });
+    entries = fs9.readdirSync(dir, { withFileTypes: true });
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isFile() && !e.name.startsWith(".")).map((e) => e.name).sort().slice(0, 1e3).map((name) => ({ name, path: path5.join(dir, name) }));
+  return entries.filter((e) => e.isFile() && !e.name.startsWith(".")).map((e) => e.name).sort().slice(0, 1e3).map((name) => ({ name, path: path6.join(dir, name) }));
 }
 function linkListener(base, wanted) {
   let url;
@@ -28166,18 +28880,21 @@ function requestId(line) {
 async function runServe(argv) {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   privateFiles(settings.base);
-  const recovered = await serving2.recoverStorage(settings.base);
+  const coordinator = settings.coordination !== void 0 ? await connectCoordination(settings.coordination, settings.base) : void 0;
+  const recovered = await serving6.recoverStorage(settings.base);
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
 `);
   }
-  const running = await startServer(settings);
+  const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
+  const storage = serving6.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,
     `OpenAPI: ${running.url}/openapi.json`,
     `MCP:     ${running.url}/mcp`,
     `Admin:   ${running.url}/admin`,
-    `Auth:    ${settings.auth.join(", ")}; storage ${settings.base}`,
+    `Auth:    ${settings.auth.join(", ")}; storage ${settings.base} (${storage.type}${storage.shared ? ", shared" : ""}); coordination: ${coordinator?.description ?? "lock files (one host)"}`,
+    ...running.healthPort !== void 0 ? [`Health:  http://${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${running.healthPort}/healthz, /readyz`] : [],
     ...generated.includes("api_key") ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []
   ];
   process.stdout.write(`${lines.join("\n")}
@@ -28189,7 +28906,10 @@ async function runServe(argv) {
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1e3} s), then stopping.
 `);
     running.close().then(
-      () => serving2.shutdownPool().finally(() => process.exit(0)),
+      () => serving6.shutdownPool().finally(() => {
+        coordinator?.close();
+        process.exit(0);
+      }),
       () => process.exit(1)
     );
   };
@@ -28197,6 +28917,7 @@ async function runServe(argv) {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 export {
+  connectCoordination,
   runMcpStdio,
   runServe
 };

@@ -16,6 +16,9 @@ import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
 import { privateStorageBase } from './core/fs/private.js';
 import { recoverStorage } from './core/recovery/recover.js';
+import { coordinationInUse, useCoordination } from './core/locks/lease.js';
+import { storageKind } from './core/fs/kind.js';
+import { readText, writeBytes } from './core/fs/read.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
 import './core/work/worker.js';
@@ -69,10 +72,14 @@ export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind
  * (call `recoverStorage(base)` at start, before serving), keeping the base private
- * (`privateStorageBase(base)`: 0700, secrets 0600; a warning when it cannot), and the worker pool's
- * shutdown and load.
+ * (`privateStorageBase(base)`: 0700, secrets 0600; a warning when it cannot), the worker pool's
+ * shutdown and load, coordination across hosts (`useCoordination(coordinator, base)`: every lock of
+ * that storage base becomes a lease of the coordinator), what filesystem the storage is on, and
+ * whole-file reads that survive a network filesystem's stale handles.
  */
-export const serving = { recoverStorage, privateStorageBase, shutdownPool, poolStats };
+export const serving = { recoverStorage, privateStorageBase, shutdownPool, poolStats, useCoordination, coordinationInUse, storageKind, readText, writeBytes };
+export type { Coordinator, Lease } from './core/locks/lease.js';
+export type { StorageKind } from './core/fs/kind.js';
 
 export const version = '0.1.0';
 

@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   FILE_LOCKED: 'Another conversation (or an open locked edit) holds the lock on this file.',
   NOT_IN_EDIT_MODE: 'The file is not open in a locked edit in this conversation (shed_lockedit_save and _cancel close edit mode).',
   NOT_LOCK_OWNER: 'The lock of the file belongs to another conversation, or this conversation lost it (expired and taken over, or force-unlocked).',
-  LOCK_ERROR: 'The lock file could not be created or read (storage problem or a name clash in the locks folder).',
+  LOCK_ERROR: 'A lock could not be taken or was lost: the lock file could not be created or read, the coordination service (Redis) did not answer, or a lease ended before the call could finish.',
   IMPORT_REFUSED: 'An attached file was not imported: its path is outside the folders imports may read (valve import_allowed_paths), not local, or a link.',
   PATTERN_NOT_FOUND: 'The pattern matched nothing in the file.',
   INVALID_MODE: 'The requested mode is not one of the accepted values.',

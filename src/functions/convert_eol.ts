@@ -1,6 +1,6 @@
-import fs from 'node:fs';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
+import { readBytes } from '../core/fs/read.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
@@ -83,7 +83,7 @@ export const shedConvertEol = defineFunction({
     requireNotRoot(target);
     const before = existingFileSize(target);
     if (before === undefined) throw notFound(target);
-    const bytes = fs.readFileSync(target.abs);
+    const bytes = readBytes(target.abs);
     if (bytes.includes(0)) {
       throw shedError('INVALID_FORMAT', `${target.shown} looks binary (it contains NUL bytes); line endings are only converted in text files.`, {
         details: { path: target.rel, size: bytes.length },

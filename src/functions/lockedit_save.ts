@@ -10,6 +10,7 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
 import { guardWrite } from '../core/groups/enforce.js';
+import { assertFence } from '../core/locks/lease.js';
 
 export const shedLockeditSave = defineFunction({
   name: 'shed_lockedit_save',
@@ -77,6 +78,7 @@ function moveInto(copy: string, dest: string): void {
   const dir = path.dirname(dest);
   fs.mkdirSync(dir, { recursive: true });
   try {
+    assertFence();
     fs.renameSync(copy, dest);
   } catch (err) {
     if (errnoCode(err) !== 'EXDEV') throw err;

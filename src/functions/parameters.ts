@@ -1,5 +1,7 @@
 import { sandboxReport } from '../core/exec/sandbox.js';
 import { defineFunction } from '../registry/define.js';
+import { storageKind } from '../core/fs/kind.js';
+import { coordinationInUse } from '../core/locks/lease.js';
 
 export const shedParameters = defineFunction({
   name: 'shed_parameters',
@@ -11,6 +13,7 @@ export const shedParameters = defineFunction({
   needsUser: false,
   async handler(_args, ctx) {
     const v = ctx.valves;
+    const kind = storageKind(v.storage_base_path);
     const data: Record<string, unknown> = {
       quota_per_user_mb: v.quota_per_user_mb,
       quota_per_group_mb: v.quota_per_group_mb,
@@ -29,9 +32,14 @@ export const shedParameters = defineFunction({
       openwebui_api_url: v.openwebui_api_url,
       sandbox: await sandboxReport(v.sandbox),
       host: ctx.host.name,
+      // Several instances need a shared filesystem with coherent client caches (README "Several instances").
+      storage: { kind: kind.kind, type: kind.type, shared: kind.shared, coordination: coordinationInUse() !== undefined ? 'redis' : 'lock files' },
     };
     // Disk paths are for admins only (SPEC section 4).
-    if (ctx.user.role === 'admin') data.storage_base_path = v.storage_base_path;
+    if (ctx.user.role === 'admin') {
+      data.storage_base_path = v.storage_base_path;
+      data.storage = { ...(data.storage as object), mount: kind.mount, mount_options: kind.options, coordination: coordinationInUse() ?? 'lock files (one host)' };
+    }
     data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: true };
     const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
     return {

@@ -1,6 +1,6 @@
-import fs from 'node:fs';
 import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
+import { readBytes } from '../core/fs/read.js';
 import { humanSize } from '../core/quota/quota.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
@@ -138,7 +138,7 @@ export const shedPatchBytes = defineFunction({
 
     const write = async () => {
       const before = existingFileSize(target);
-      const old = before === undefined ? undefined : fs.readFileSync(target.abs);
+      const old = before === undefined ? undefined : readBytes(target.abs);
       if (old !== undefined && (position === 'at' || position === 'replace') && args.offset! > old.length) {
         throw positionError('INVALID_PARAMETER', 'offset', `Offset ${args.offset} beyond file size (${old.length}) of ${target.shown}; use an offset from 0 to ${old.length}.`, args, position);
       }

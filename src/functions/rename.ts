@@ -12,6 +12,7 @@ import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from 
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
 import { forgetEntry, guardWrite, moveEntry } from '../core/groups/enforce.js';
+import { assertFence } from '../core/locks/lease.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 
@@ -91,6 +92,7 @@ export const shedRename = defineFunction({
     fs.mkdirSync(path.dirname(dst.abs), { recursive: true });
     // rename(2) is atomic and replaces a file destination in one step.
     const fromRel = diskRel(src);
+    assertFence();
     fs.renameSync(src.abs, dst.abs);
     if (isFolder) {
       // The links inside a moved folder are judged where they landed; if one would lead out, the move is undone.

@@ -6,12 +6,16 @@ import { serving } from '../index.js';
 import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
 import { privateFiles } from './private-files.js';
+import { connectCoordination } from './coordination/connect.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
+export { connectCoordination };
 
 export async function runServe(argv: string[]): Promise<void> {
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   privateFiles(settings.base);
+  // Before anything takes a lock (recovery does): with coordination, every lock is a Redis lease.
+  const coordinator = settings.coordination !== undefined ? await connectCoordination(settings.coordination, settings.base) : undefined;
   // A previous run killed mid-call (kill -9, crash, power cut) may have left uncommitted writes
   // and temp files: recover them before the first call (each scope under its call lock, so an
   // instance already serving the same base is not disturbed).
@@ -19,13 +23,15 @@ export async function runServe(argv: string[]): Promise<void> {
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed\n`);
   }
-  const running = await startServer(settings);
+  const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
+  const storage = serving.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,
     `OpenAPI: ${running.url}/openapi.json`,
     `MCP:     ${running.url}/mcp`,
     `Admin:   ${running.url}/admin`,
-    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base}`,
+    `Auth:    ${settings.auth.join(', ')}; storage ${settings.base} (${storage.type}${storage.shared ? ', shared' : ''}); coordination: ${coordinator?.description ?? 'lock files (one host)'}`,
+    ...(running.healthPort !== undefined ? [`Health:  http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${running.healthPort}/healthz, /readyz`] : []),
     ...(generated.includes('api_key') ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []),
   ];
   // One write: readers of the first line get the rest with it.
@@ -36,7 +42,10 @@ export async function runServe(argv: string[]): Promise<void> {
     stopping = true;
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1000} s), then stopping.\n`);
     running.close().then(
-      () => serving.shutdownPool().finally(() => process.exit(0)),
+      () => serving.shutdownPool().finally(() => {
+        coordinator?.close();
+        process.exit(0);
+      }),
       () => process.exit(1),
     );
   };

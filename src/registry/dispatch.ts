@@ -8,13 +8,16 @@ import { errorJson, successJson } from '../core/envelope.js';
 import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
 import { conversationId, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
+import { isStale } from '../core/fs/read.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
-import { bumpStamp } from '../core/quota/stamp.js';
+import { recoverScope } from '../core/recovery/recover.js';
+import { bumpStamp, stampMark } from '../core/quota/stamp.js';
+import { scopeUsage } from '../core/quota/quota.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
@@ -112,7 +115,8 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
     if (def.mutates) {
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
-      result = await withCallLock(homes, stamped(valves, user, named, run));
+      // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
+      result = await withCallLock(homes, stamped(valves, user, named, run), recoverScope);
     } else {
       result = await run();
     }
@@ -142,14 +146,20 @@ async function namedGroup(user: Identity, directory: GroupDirectory, args: Recor
   }
 }
 
-/** Runs the call, then bumps the change stamps of its scopes (other processes then re-measure usage). */
+/**
+ * Runs the call under its call locks, then records in the change stamp of each scope which folders
+ * it changed (other processes read just those again, see stamp.ts). Before the call, each scope's
+ * usage is brought up to date, so every tree is watched for the whole call.
+ */
 function stamped<T>(valves: Valves, user: Identity, group: GroupInfo | undefined, run: () => Promise<T>): () => Promise<T> {
   return async () => {
+    const scopes = [userScope(valves, user.id), ...(group !== undefined ? [groupScope(valves, group)] : [])];
+    for (const scope of scopes) await scopeUsage(scope).catch(() => undefined);
+    const mark = stampMark();
     try {
       return await run();
     } finally {
-      bumpStamp(userScope(valves, user.id));
-      if (group !== undefined) bumpStamp(groupScope(valves, group));
+      for (const scope of scopes) await bumpStamp(scope, mark, () => scopeUsage(scope));
     }
   };
 }
@@ -211,12 +221,17 @@ const FS_ERRORS: Record<string, string> = {
   ENOTEMPTY: 'The folder is not empty.',
   EXDEV: 'The operation crosses storage devices.',
   ELOOP: 'Too many symbolic links.',
+  // Network filesystems (NFS, GlusterFS, CephFS...):
+  ESTALE: 'A file was replaced through another server at the same moment.',
+  ENOTCONN: 'The storage (a network filesystem) is disconnected.',
+  EIO: 'The storage reported an input/output error.',
+  ETIMEDOUT: 'The storage did not answer in time.',
 };
 
 /** Anything thrown becomes a ShedError; messages of unexpected errors name their kind, never a stack. */
 export function asShedError(err: unknown, fn: string): ShedError {
   if (err instanceof ShedError) return err;
-  const code = errnoCode(err);
+  const code = isStale(err) ? 'ESTALE' : errnoCode(err); // libuv has no name for ESTALE
   if (code !== undefined && code in FS_ERRORS) {
     return shedError('IO_ERROR', `${fn} failed: ${FS_ERRORS[code]} (${code})`, { details: { errno: code }, hint: 'Nothing was changed by the failed step; retry later or ask an admin.' });
   }

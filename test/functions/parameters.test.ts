@@ -36,6 +36,8 @@ describe('shed_parameters', () => {
       // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
       sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server' },
       host: 'standalone',
+      // A local test folder, no coordination service: one host.
+      storage: { kind: 'local', type: expect.any(String), shared: false, coordination: 'lock files' },
       _info: { network_enabled: false, groups_available: true },
     });
     expect(r.message).toContain('1000 MB');

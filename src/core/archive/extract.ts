@@ -19,8 +19,10 @@ import zlib from 'node:zlib';
 import { Inflate, inflateSync } from 'fflate';
 import { shedError } from '../errors.js';
 import { errnoCode } from '../paths/resolve.js';
+import { readAllFd } from '../fs/read.js';
 import { badZip as damaged, METHOD_NAMES, type ZipDirectory, type ZipEntry } from './central.js';
 import { checkEntryName, unsafeEntry } from './names.js';
+import { assertFence } from '../locks/lease.js';
 
 const MIB = 1024 * 1024;
 
@@ -175,7 +177,7 @@ class Source {
   constructor(abs: string) {
     this.fd = fs.openSync(abs, 'r');
     this.size = fs.fstatSync(this.fd).size;
-    this.whole = this.size <= READ_WHOLE_BYTES ? fs.readFileSync(this.fd) : undefined;
+    this.whole = this.size <= READ_WHOLE_BYTES ? readAllFd(this.fd) : undefined;
   }
 
   read(offset: number, length: number): Buffer {
@@ -344,6 +346,7 @@ export function placeExtracted(tempRoot: string, destAbs: string, shown: (rel: s
 
 function move(from: string, to: string): void {
   try {
+    assertFence();
     fs.renameSync(from, to);
   } catch (err) {
     if (errnoCode(err) !== 'EXDEV') throw err;

@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { readText, writeBytes } from '../fs/read.js';
 
 export interface AuditEntry {
   time: string;
@@ -64,7 +65,7 @@ export function appendAudit(settings: AuditSettings, entry: AuditEntry): void {
     const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
     if (size === undefined) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     else if (size >= settings.maxBytes) rotate(dir, settings.retentionDays);
-    fs.appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    writeBytes(file, `${JSON.stringify(entry)}\n`, { mode: 0o600, append: true });
   } catch {
     // A full or read-only disk must not turn every call into an error.
   }
@@ -127,7 +128,7 @@ export function readAudit(storageBase: string, query: AuditQuery = {}): AuditEnt
   for (const name of [FILE, ...rotatedFiles(dir).reverse()]) {
     let text: string;
     try {
-      text = fs.readFileSync(path.join(dir, name), 'utf8');
+      text = readText(path.join(dir, name));
     } catch {
       continue;
     }

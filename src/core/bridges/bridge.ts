@@ -25,6 +25,7 @@ import { locate, requireNotRoot } from '../files/located.js';
 import { plural } from '../text/format.js';
 import { diskRel, ensureNoForeignLock } from '../files/entries.js';
 import { requireNamesKept } from '../paths/blocked-identity.js';
+import { assertFence } from '../locks/lease.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;
@@ -209,6 +210,7 @@ function renameInto(from: string, dest: string, replace: boolean): boolean {
   fs.mkdirSync(path.dirname(dest), { recursive: true });
   const folder = fs.lstatSync(from).isDirectory();
   try {
+    assertFence();
     if (!replace || !folder) {
       fs.renameSync(from, dest);
     } else {

@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import { shedError } from '../errors.js';
 import { openAtomic } from '../fs/atomic.js';
+import { readBytes } from '../fs/read.js';
 import { ensureFileSize, ensureQuota, scopeTotal } from '../quota/quota.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
@@ -38,7 +39,7 @@ function notSqlite(t: DbTarget): Error {
 
 /** The file's bytes after checking it is a SQLite database (an empty file is an empty database). */
 export function readDbBytes(t: DbTarget): Buffer {
-  const bytes = fs.readFileSync(t.abs);
+  const bytes = readBytes(t.abs);
   if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC))) throw notSqlite(t);
   return bytes;
 }

@@ -6,6 +6,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { readBytes } from './read.js';
+import { assertFence } from '../locks/lease.js';
 
 /** Suffix of temp files, so tree listings and quotas can recognise leftovers of a crash. */
 export const TEMP_SUFFIX = '.shedtmp';
@@ -45,6 +47,7 @@ export function openAtomic(abs: string, mode?: number): AtomicFile {
       try {
         fs.fsyncSync(fd);
         close();
+        assertFence(); // a call whose lock ended (another host took over) must not publish this
         fs.renameSync(tmp, abs);
       } catch (err) {
         this.abort();
@@ -81,6 +84,7 @@ export function atomicCopy(src: string, dest: string): void {
     } finally {
       fs.closeSync(fd);
     }
+    assertFence();
     fs.renameSync(tmp, dest);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
@@ -118,7 +122,7 @@ export function syncDir(dir: string): void {
 
 /** Reads a whole file that the caller already resolved and size-checked. */
 export function readFile(abs: string): Buffer {
-  return fs.readFileSync(abs);
+  return readBytes(abs);
 }
 
 /** Reads `length` bytes at `offset` without loading the rest of the file. */

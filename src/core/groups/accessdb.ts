@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlValue } from 'sql.js';
 import { atomicWrite } from '../fs/atomic.js';
+import { readBytes } from '../fs/read.js';
 import { errnoCode } from '../paths/resolve.js';
 import { dbLockPath, withDbLock } from '../db/dblock.js';
 import { openDatabase, scalar } from '../db/engine.js';
@@ -72,9 +73,9 @@ function migrate(db: Database): boolean {
   return true;
 }
 
-function readBytes(abs: string): Buffer | undefined {
+function readDatabase(abs: string): Buffer | undefined {
   try {
-    return fs.readFileSync(abs);
+    return readBytes(abs);
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
     throw err;
@@ -83,7 +84,7 @@ function readBytes(abs: string): Buffer | undefined {
 
 /** Runs `fn` on the current database; nothing is written back. */
 export async function readAccess<T>(base: string, fn: (db: Database) => T): Promise<T> {
-  const db = await openDatabase(readBytes(accessDbPath(base)));
+  const db = await openDatabase(readDatabase(accessDbPath(base)));
   try {
     migrate(db);
     db.exec('PRAGMA foreign_keys = ON');
@@ -98,7 +99,7 @@ export async function writeAccess<T>(base: string, fn: (db: Database) => T): Pro
   const abs = accessDbPath(base);
   fs.mkdirSync(path.dirname(abs), { recursive: true });
   return withDbLock(dbLockPath(path.dirname(abs), abs), ACCESS_DB, async () => {
-    const db = await openDatabase(readBytes(abs));
+    const db = await openDatabase(readDatabase(abs));
     try {
       const migrated = migrate(db);
       db.exec('PRAGMA foreign_keys = ON');

@@ -20,6 +20,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { ShedError, shedError } from '../errors.js';
 import { syncDir } from '../fs/atomic.js';
+import { readAllFd } from '../fs/read.js';
+import { leaseHeld } from './lease.js';
+import { callLockPath, scopeHome } from './state-dir.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
 
@@ -82,7 +85,7 @@ export function inspectLock(file: string): LockState {
     const st = fs.fstatSync(fd);
     if (st.isDirectory()) return { state: 'blocked' };
     if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: 'corrupt', ino: st.ino };
-    const lock = parseLock(fs.readFileSync(fd, 'utf8'));
+    const lock = parseLock(readAllFd(fd).toString('utf8'));
     return lock === undefined ? { state: 'corrupt', ino: st.ino } : { state: 'held', lock, ino: st.ino };
   } finally {
     fs.closeSync(fd);
@@ -145,7 +148,7 @@ export function isEditLock(lock: LockInfo): boolean {
  * Takes the lock of `rel`. An edit lock already held by the same owner is re-entered (and its age
  * refreshed); any other live lock gives FILE_LOCKED; a stale or corrupt one is taken over.
  */
-export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind): Acquired {
+export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind, writeLocksAbandoned = false): Acquired {
   const file = lockFile(zone, rel);
   if (file === undefined) throw lockError(rel, 'this zone has no locks');
   const dir = path.dirname(file);
@@ -188,7 +191,9 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
           const refreshed = refreshLock(file, lock) ?? lock;
           return { file, lock: refreshed, reentered: true };
         }
-        const why = staleReason(lock, maxAgeHours);
+        // Under the space's call lock, another host's write lock is a leftover of a call that died
+        // there (its pid cannot be checked from here); on this host, its process decides.
+        const why = writeLocksAbandoned && !isEditLock(lock) && lock.host !== HOST ? 'abandoned' : staleReason(lock, maxAgeHours);
         if (why === undefined) throw lockedError(rel, lock, owner);
         tookOver = { previous: lock, why };
       } else {
@@ -308,7 +313,10 @@ export function pruneEmpty(dir: string, stop: string): void {
  */
 export async function withFileLock<T>(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number, fn: () => Promise<T> | T): Promise<T> {
   if (zone.workBase === undefined) return fn();
-  const held = await acquireWaiting(zone, rel, owner, maxAgeHours);
+  // Write locks are only taken under the call lock of the zone's space: when this call holds it,
+  // another host's write lock there is a leftover of a call that died, not a live writer.
+  const underCallLock = leaseHeld(callLockPath(scopeHome(zone.scope))) !== undefined;
+  const held = await acquireWaiting(zone, rel, owner, maxAgeHours, underCallLock);
   try {
     return await fn();
   } finally {
@@ -324,7 +332,7 @@ export const WRITE_LOCK_WAIT_MS = 5_000;
  * while another call holds the file's short write lock: that call ends within moments. An edit
  * lock (an open locked-edit session) refuses at once: it may stay for hours.
  */
-async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number): Promise<Acquired> {
+async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeHours: number, underCallLock: boolean): Promise<Acquired> {
   const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
   let delay = 5;
   // The lock's folders mirror the file's: made on the thread pool, since a path can nest thousands of
@@ -333,7 +341,7 @@ async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeH
   if (file !== undefined) await fs.promises.mkdir(path.dirname(file), { recursive: true }).catch(() => undefined);
   for (;;) {
     try {
-      return acquireLock(zone, rel, owner, maxAgeHours, 'write');
+      return acquireLock(zone, rel, owner, maxAgeHours, 'write', underCallLock);
     } catch (err) {
       const busyWrite = err instanceof ShedError && err.code === 'FILE_LOCKED' && err.details?.kind === 'write';
       if (!busyWrite || Date.now() + delay > deadline) throw err;

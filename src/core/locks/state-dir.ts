@@ -10,7 +10,17 @@ export function scopeStateDir(home: string): string {
   return path.basename(path.dirname(home)) === 'groups' ? path.join(home, 'locks') : path.join(home, 'Storage', 'locks');
 }
 
+/** The home of a quota scope ("user:/base/users/alice" → /base/users/alice). */
+export function scopeHome(scope: { key: string }): string {
+  return scope.key.slice(scope.key.indexOf(':') + 1);
+}
+
 export const CALL_LOCK_NAME = '.shed-call.lck';
+
+/** The call lock of a scope's home (call-lock.ts). */
+export function callLockPath(home: string): string {
+  return path.join(scopeStateDir(home), CALL_LOCK_NAME);
+}
 export const STAMP_NAME = '.shed-stamp';
 export const USAGE_RECORD_NAME = '.shed-usage.json';
 

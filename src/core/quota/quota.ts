@@ -4,13 +4,20 @@
  */
 import { shedError } from '../errors.js';
 import type { QuotaScope } from '../zones/zones.js';
-import { checkStamp } from './stamp.js';
+import { checkStamp, crossCheck } from './stamp.js';
 import { treeUsage, type Usage } from './usage.js';
 
 const MIB = 1024 * 1024;
 
 export async function scopeUsage(scope: QuotaScope): Promise<Record<string, Usage>> {
-  checkStamp(scope); // another process (another host on NFS) wrote: measure again
+  // Another process (another host, where inotify sees nothing) wrote: its changes are applied first.
+  const lastTotals = checkStamp(scope);
+  let out = await measure(scope);
+  if (lastTotals !== undefined && !crossCheck(scope, lastTotals, out)) out = await measure(scope);
+  return out;
+}
+
+async function measure(scope: QuotaScope): Promise<Record<string, Usage>> {
   const out: Record<string, Usage> = {};
   for (const [label, root] of Object.entries(scope.trees)) out[label] = await treeUsage(root);
   return out;

@@ -12,6 +12,7 @@ import { ID_RULE } from '../identity.js';
 import type { Valves } from '../valves.js';
 import { groupHome, groupScope, userHome, userScope, type QuotaScope } from '../zones/zones.js';
 import { scopeUsage } from './quota.js';
+import { readText, writeBytes } from '../fs/read.js';
 import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
 
 export interface UsageRecord {
@@ -56,7 +57,7 @@ function save(storageBase: string, record: UsageRecord): void {
   // temp + rename: a reader sees the old or the new record, never half of one (no fsync: a cache).
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(record), { mode: 0o600 });
+  writeBytes(tmp, JSON.stringify(record), { mode: 0o600, exclusive: true });
   fs.renameSync(tmp, file);
 }
 
@@ -110,7 +111,7 @@ export function readUsageRecords(storageBase: string): UsageRecord[] {
     for (const id of ids) {
       if (!ID_RULE.test(id)) continue;
       try {
-        const r = JSON.parse(fs.readFileSync(recordFile(storageBase, kind, id), 'utf8')) as UsageRecord;
+        const r = JSON.parse(readText(recordFile(storageBase, kind, id))) as UsageRecord;
         if (r.kind === kind && r.id === id) out.push(r);
       } catch {
         // no record yet, or a torn one: skipped
@@ -149,7 +150,7 @@ export async function measureUsage(valves: Valves, all = false): Promise<{ measu
 
 function readRecord(base: string, kind: 'user' | 'group', id: string): UsageRecord | undefined {
   try {
-    return JSON.parse(fs.readFileSync(recordFile(base, kind, id), 'utf8')) as UsageRecord;
+    return JSON.parse(readText(recordFile(base, kind, id))) as UsageRecord;
   } catch {
     return undefined;
   }

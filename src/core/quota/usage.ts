@@ -182,8 +182,35 @@ class TreeUsage {
   /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
   keepEntries = false;
   private readonly trackers = new Set<Tracker>();
+  /** `changeSeq` of this tree's last full walk or invalidation: what it knows starts there. */
+  private fullSeq = 0;
+  /** Folders refreshed since, in order ([changeSeq, folder]); the oldest are dropped past LOG_MAX. */
+  private readonly refreshed: [number, string][] = [];
+  /** Entries up to this changeSeq were dropped from `refreshed`. */
+  private droppedThrough = 0;
 
   constructor(readonly root: string) {}
+
+  /**
+   * Folders refreshed after `mark` (a usageMark()), or undefined when this tree cannot vouch for
+   * every change since: walked or invalidated since, watches lost, or the log overflowed.
+   */
+  changedSince(mark: number): string[] | undefined {
+    if (!this.scanned || this.unwatched || this.fullSeq > mark || this.droppedThrough > mark) return undefined;
+    const out = new Set<string>();
+    for (let i = this.refreshed.length - 1; i >= 0 && this.refreshed[i]![0] > mark; i--) out.add(this.refreshed[i]![1]);
+    return [...out];
+  }
+
+  /** Another process changed these folders (it said so in the change stamp): read them again at the next question. */
+  markDirty(dirs: readonly string[]): void {
+    for (const dir of dirs) if (this.folders.has(dir)) this.dirty.add(dir);
+  }
+
+  private logRefresh(dir: string): void {
+    this.refreshed.push([++changeSeq, dir]);
+    if (this.refreshed.length > LOG_MAX) this.droppedThrough = this.refreshed.shift()![0];
+  }
 
   track(): Tracker {
     const t: Tracker = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: new Map() };
@@ -264,6 +291,7 @@ class TreeUsage {
   invalidate(): void {
     this.closeAll();
     this.scanned = false;
+    this.fullSeq = ++changeSeq;
   }
 
   closeAll(): void {
@@ -283,6 +311,7 @@ class TreeUsage {
    */
   private async rescan(): Promise<void> {
     this.closeAll();
+    this.fullSeq = ++changeSeq;
     if (!isFolder(this.root)) return; // nothing yet: stays unscanned, so the next question looks again
     this.scanned = true;
     let helper: MeasuringWorker | undefined;
@@ -394,6 +423,7 @@ class TreeUsage {
       const old = this.folders.get(dir);
       if (old === undefined) continue;
       this.noteBefore(dir);
+      this.logRefresh(dir);
       // A fresh watch every time: the folder may have been replaced under the same name (ext4 even
       // reuses the inode number), which leaves the old watch dead.
       this.total.bytes -= old.bytes;
@@ -440,6 +470,10 @@ class TreeUsage {
 }
 
 const trees = new Map<string, TreeUsage>();
+/** Counts refreshes and walks of every tree of this process (the order of the change logs). */
+let changeSeq = 0;
+/** Refreshed folders kept per tree for the change stamp (a call rarely refreshes more than a few dozen). */
+const LOG_MAX = 4096;
 
 /** Folders a change watch saw change, each with what it held when the watch began (undefined: it did not exist). */
 interface Tracker {
@@ -534,6 +568,33 @@ function treeFor(root: string): TreeUsage {
 /** Exact bytes (files, links and folders below `root`) and file count under `root`; 0 if it does not exist. */
 export function treeUsage(root: string): Promise<Usage> {
   return treeFor(root).usage();
+}
+
+/** A point in this process's change logs: `foldersChangedSince(root, mark)` lists what was refreshed after it. */
+export function usageMark(): number {
+  return changeSeq;
+}
+
+/**
+ * The folders of `root` this process saw change since `mark` (its own writes, through inotify),
+ * after delivering pending events; undefined when it cannot vouch for every change (the tree is
+ * not loaded, was walked or invalidated since the mark, or lost its watches).
+ */
+export async function foldersChangedSince(root: string, mark: number): Promise<string[] | undefined> {
+  const tree = trees.get(path.resolve(root));
+  if (tree === undefined) return undefined;
+  await tree.usage();
+  return tree.changedSince(mark);
+}
+
+/** Marks folders of `root` changed by another process (read again at the next question); nothing when the tree is not loaded. */
+export function markFoldersDirty(root: string, dirs: readonly string[]): void {
+  trees.get(path.resolve(root))?.markDirty(dirs);
+}
+
+/** True when usage of `root` is known in memory (a question will not walk it). */
+export function treeLoaded(root: string): boolean {
+  return trees.has(path.resolve(root));
 }
 
 /** Forgets what is known about `root` (after a command ran there, or when exactness is in doubt). */

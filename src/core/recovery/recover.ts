@@ -10,7 +10,8 @@
  * - temp objects and refs inside .git: swept under the repository lock;
  * - an index left at the previous commit (killed between the branch update and the index write):
  *   rebuilt from HEAD, so a real git reading the folder sees a clean status.
- * Locks need nothing here: a lock whose process is gone is taken over by the next caller.
+ * Locks need nothing here: a lock whose holder is gone is taken over by the next caller, who runs
+ * the same recovery for that space first (call-lock.ts).
  *
  * Each scope is recovered under its call lock (call-lock.ts): another instance sharing the storage
  * base may be running a call there, and its temp files and uncommitted writes are not leftovers.
@@ -51,13 +52,13 @@ export function emptyReport(): RecoveryReport {
 export async function recoverStorage(base: string): Promise<RecoveryReport> {
   const report = emptyReport();
   const root = path.resolve(base);
-  for (const [kind, dir] of [['users', path.join(root, 'users')], ['groups', path.join(root, 'groups')]] as const) {
+  for (const dir of [path.join(root, 'users'), path.join(root, 'groups')]) {
     for (const id of listDir(dir)) {
       const home = path.join(dir, id);
       if (!fs.statSync(home, { throwIfNoEntry: false })?.isDirectory()) continue;
       report.scopes++;
       try {
-        await withCallLock([home], () => (kind === 'users' ? recoverUserHome(home, id, root, report) : recoverGroupHome(home, id, root, report)));
+        await withCallLock([home], () => recoverScope(home, report));
       } catch {
         // one unreadable scope must not stop the others (the next start tries again)
       }
@@ -77,6 +78,19 @@ export async function recoverStorage(base: string): Promise<RecoveryReport> {
   } catch {
     // the next start tries again; maintenance removes old ones too
   }
+  return report;
+}
+
+/**
+ * One user home or group space (`{base}/users/{id}` or `{base}/groups/{id}`); the caller holds its
+ * call lock. Also what the dispatcher runs when it takes a call lock over from a dead holder.
+ */
+export async function recoverScope(home: string, report: RecoveryReport = emptyReport()): Promise<RecoveryReport> {
+  const id = path.basename(home);
+  const kindDir = path.dirname(home);
+  const base = path.dirname(kindDir);
+  if (path.basename(kindDir) === 'users') await recoverUserHome(home, id, base, report);
+  else await recoverGroupHome(home, id, base, report);
   return report;
 }
 

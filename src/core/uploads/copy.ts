@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { TEMP_SUFFIX, syncDir } from '../fs/atomic.js';
 import { Refusal } from './sources.js';
+import { assertFence } from '../locks/lease.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -29,6 +30,7 @@ export function copyFromFd(fd: number, dest: string, maxBytes: number): number {
     }
     fs.fsyncSync(out);
     fs.closeSync(out);
+    assertFence();
     fs.renameSync(tmp, dest);
   } catch (err) {
     try {

@@ -14,6 +14,7 @@ import type { Identity } from '../identity.js';
 import type { Zone } from '../zones/zones.js';
 import { updateIndex } from './gitindex.js';
 import { withRepoLock } from './lock.js';
+import { confirmFence } from '../locks/lease.js';
 import { isTrackablePath, toKey, TREE_MODE } from './names.js';
 import { isTreeMode, readCommit, readTree, writeCommit, writeTree, type TreeEntry } from './objects.js';
 import { readHead, writeRef } from './refs.js';
@@ -37,7 +38,10 @@ interface Node {
 export async function commitZone(zone: Pick<Zone, 'root' | 'label'>, paths: string[], author: Identity, message: string): Promise<string | undefined> {
   const repo = repoFor(zone);
   await ensureRepo(repo);
-  return withRepoLock(repo, () => commitPaths(repo, paths, author, message));
+  return withRepoLock(repo, async () => {
+    await confirmFence(); // asks the lock store: this call still holds its space and the history
+    return commitPaths(repo, paths, author, message);
+  });
 }
 
 /** The commit itself; the caller holds the repository lock. */

@@ -20,6 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeEwah, encodeEwah } from './ewah.js';
+import { readBytes, writeBytes } from '../fs/read.js';
 import { isTreeMode, readTree, writeAll } from './objects.js';
 import type { WorkBlob } from './worktree.js';
 
@@ -362,13 +363,13 @@ function writeIndexFile(target: string, gitdir: string, parts: Buffer[]): void {
 
 function writeSmall(gitdir: string, name: string, text: string): void {
   const tmp = path.join(gitdir, `fileshed-${name}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  fs.writeFileSync(tmp, text, { flag: 'wx' });
+  writeBytes(tmp, text, { exclusive: true });
   fs.renameSync(tmp, path.join(gitdir, name));
 }
 
 function readFile(file: string): Buffer | undefined {
   try {
-    return fs.readFileSync(file);
+    return readBytes(file);
   } catch {
     return undefined;
   }

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { compareTreeNames, TREE_MODE } from './names.js';
+import { readBytes } from '../fs/read.js';
 
 /** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
 export const isomorphicGit = () => import('isomorphic-git');
@@ -113,7 +114,7 @@ export async function readObject(gitdir: string, oid: string): Promise<GitObject
   if (oid === EMPTY_TREE) return { type: 'tree', body: Buffer.alloc(0) };
   let raw: Buffer | undefined;
   try {
-    raw = fs.readFileSync(loosePath(gitdir, oid));
+    raw = readBytes(loosePath(gitdir, oid));
   } catch {
     raw = undefined;
   }

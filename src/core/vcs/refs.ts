@@ -9,6 +9,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeAll } from './objects.js';
+import { readTextIfAny } from '../fs/read.js';
+import { assertFence } from '../locks/lease.js';
 
 export interface Head {
   /** Branch HEAD points to ('refs/heads/main'), or undefined when HEAD is detached. */
@@ -65,6 +67,7 @@ export function writeRef(gitdir: string, ref: string | undefined, oid: string): 
     fs.closeSync(fd);
   }
   try {
+    assertFence(); // the commit point: a holder whose lease ended never moves the branch
     fs.renameSync(tmp, target);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
@@ -73,9 +76,5 @@ export function writeRef(gitdir: string, ref: string | undefined, oid: string): 
 }
 
 function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
+  return readTextIfAny(file)?.trim();
 }

@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { writeBytes } from '../fs/read.js';
 import type { Zone } from '../zones/zones.js';
 import { isomorphicGit } from './objects.js';
 
@@ -51,7 +52,7 @@ export async function ensureRepo(repo: Repo): Promise<void> {
   try {
     const { init } = await isomorphicGit();
     await init({ fs, dir: repo.root, gitdir: tmp, defaultBranch: 'main' });
-    fs.writeFileSync(path.join(tmp, 'config'), CONFIG);
+    writeBytes(path.join(tmp, 'config'), CONFIG);
     fs.rmSync(path.join(tmp, 'hooks'), { recursive: true, force: true });
     fs.mkdirSync(path.join(tmp, 'objects', 'info'), { recursive: true });
     fs.renameSync(tmp, repo.gitdir);
@@ -75,8 +76,8 @@ function gitdirState(repo: Repo): 'ok' | 'missing' | 'bad' {
     // A folder without HEAD (an interrupted foreign init): make it usable, it holds nothing yet.
     fs.mkdirSync(path.join(repo.gitdir, 'objects'), { recursive: true });
     fs.mkdirSync(path.join(repo.gitdir, 'refs', 'heads'), { recursive: true });
-    if (!fs.existsSync(path.join(repo.gitdir, 'config'))) fs.writeFileSync(path.join(repo.gitdir, 'config'), CONFIG);
-    fs.writeFileSync(path.join(repo.gitdir, 'HEAD'), 'ref: refs/heads/main\n');
+    if (!fs.existsSync(path.join(repo.gitdir, 'config'))) writeBytes(path.join(repo.gitdir, 'config'), CONFIG);
+    writeBytes(path.join(repo.gitdir, 'HEAD'), 'ref: refs/heads/main\n');
   }
   return 'ok';
 }

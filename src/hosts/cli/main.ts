@@ -11,10 +11,11 @@ const USAGE = `Usage:
   fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
                  [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
                  [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
+                 [--coordination redis://HOST:6379] [--allowed-hosts NAME,...] [--health-port PORT] [--metrics admin|public|off]
                  OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
   fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--import-dir DIR] [--link-port PORT]
                  MCP over stdio (one user); files in DIR can be imported, download links are served on 127.0.0.1
-  fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...]
+  fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...] [--coordination URL]
   fileshed spec                      print the LLM tool specs (JSON)
   fileshed list                      list the functions
   fileshed groups add <id> [--name NAME] [--description D] [--base DIR]
@@ -80,8 +81,12 @@ async function main(argv: string[]): Promise<number> {
       fail(`The arguments must be JSON: ${(err as Error).message}`);
     }
   }
+  const base = path.resolve(options.base ?? 'data');
+  // A storage base shared by coordinated servers: this call takes its locks from the same service.
+  const coordination = options.coordination ?? (process.env.FILESHED_COORDINATION || undefined);
+  const coordinator = coordination !== undefined ? await (await import('../server.js')).connectCoordination(coordination, base).catch((err: Error) => fail(err.message)) : undefined;
   const tools = new Tools();
-  tools.valves = { ...tools.valves, storage_base_path: path.resolve(options.base ?? 'data'), ...valves };
+  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
   const method = (tools as unknown as Record<string, unknown>)[fn];
   if (typeof method !== 'function' || !fn.startsWith('shed_')) fail(`Unknown function '${fn}'; see 'fileshed list'.`);
   const user = options.user ?? process.env.FILESHED_USER ?? 'local';
@@ -91,6 +96,7 @@ async function main(argv: string[]): Promise<number> {
     __metadata__: { chat_id: options.chat ?? 'cli' },
   });
   process.stdout.write(`${result}\n`);
+  coordinator?.close();
   return (JSON.parse(result) as { success: boolean }).success ? 0 : 1;
 }
 

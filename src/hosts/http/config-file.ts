@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { serving } from '../../index.js';
 
 export interface ConfigFile {
   server?: {
@@ -19,6 +20,11 @@ export interface ConfigFile {
     public_url?: string;
     openwebui_url?: string;
     access_log?: string;
+    /** Coordination across hosts (redis://...), allowed Host names, health thread port, /metrics access. */
+    coordination?: string;
+    allowed_hosts?: string[] | string;
+    health_port?: number;
+    metrics?: string;
     /** Fairness and slow-client limits (settings.ts LIMIT_SETTINGS): max_running, max_queued_per_user, *_timeout (s), max_header_size. */
     [limit: string]: unknown;
   };
@@ -28,7 +34,7 @@ export interface ConfigFile {
 export function readConfigFile(file: string): ConfigFile {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = serving.readText(file); // never aborts on a stale handle (network filesystem)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new Error(`cannot read the config file ${file}: ${(err as Error).message}`);

@@ -15,6 +15,8 @@ import type { hostApi as HostApi } from '../../index.js';
 import type { IdentityResolver } from './identity/index.js';
 import type { Logger } from './log.js';
 import type { ServerSettings } from './settings.js';
+import type { Health } from './health.js';
+import type { Gauges, Metrics } from './metrics.js';
 
 export interface ServerContext {
   settings: ServerSettings;
@@ -36,6 +38,12 @@ export interface ServerContext {
    * default is --openwebui-url (FILESHED_OPENWEBUI_URL, server.openwebui_url); the admin page overrides it.
    */
   openwebuiUrl(): string;
+  /** Liveness and readiness (answered from memory). */
+  health: Health;
+  /** Calls, errors and latency per function (GET /metrics). */
+  metrics: Metrics;
+  /** Queue, pool and status figures for /metrics. */
+  gauges(): Gauges;
 }
 
 export interface Route {

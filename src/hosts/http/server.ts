@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { admin, hostApi, linkServing, version } from '../../index.js';
+import { admin, hostApi, linkServing, serving, version } from '../../index.js';
 import { mcpRoutes } from '../mcp/http.js';
 import { adminRoutes } from './admin/index.js';
 import { MaintenanceSchedule, type ScheduleTimes } from './admin/schedule.js';
@@ -19,10 +19,14 @@ import { basicRoutes } from './routes/basic.js';
 import { fileRoutes } from './routes/files.js';
 import { functionRoutes } from './routes/functions.js';
 import { isLoopback, type ServerSettings } from './settings.js';
+import { Health, type HealthInfo } from './health.js';
+import { Metrics } from './metrics.js';
 
 export interface RunningServer {
   url: string;
   port: number;
+  /** Port of the health thread (--health-port), when started. */
+  healthPort: number | undefined;
   ctx: ServerContext;
   /** Graceful stop; resolves once every connection is closed. */
   close(): Promise<void>;
@@ -35,6 +39,8 @@ export interface ServeOptions {
   logger?: Logger;
   /** Scheduled maintenance timing (tests shorten it). */
   maintenance?: ScheduleTimes;
+  /** The coordination service in use (readiness pings it). */
+  coordination?: { ping(): Promise<number> };
 }
 
 export async function startServer(settings: ServerSettings, options: ServeOptions = {}): Promise<RunningServer> {
@@ -48,14 +54,19 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   // Every call (POST /{name} and MCP tools/call) goes through the fair scheduler: one call at a
   // time per user, a global cap, a bounded queue per user (SERVER_BUSY beyond it).
   const scheduler = createScheduler(settings.limits);
+  const metrics = new Metrics();
   const api: typeof hostApi = {
     ...hostApi,
-    call: (name, args, valves, host) => {
+    call: async (name, args, valves, host) => {
       const user = (args.__user__ as { id?: unknown } | undefined)?.id;
       const key = typeof user === 'string' ? user : '';
-      return scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits));
+      const queued = performance.now();
+      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
+      metrics.recordEnvelope(name, (performance.now() - queued) / 1000, result);
+      return result;
     },
   };
+  const health = new Health(healthInfo(settings, 'starting'), settings.base, options.coordination);
   const ctx: ServerContext = {
     settings,
     storageBase: settings.base,
@@ -67,6 +78,17 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     version,
     publicUrl: () => settings.publicUrl ?? `http://${hostForUrl(settings.host)}:${port}`,
     openwebuiUrl: () => String(source().openwebui_api_url ?? settings.openwebuiUrl).replace(/\/+$/, ''),
+    health,
+    metrics,
+    gauges: () => ({
+      scheduler: scheduler.stats(),
+      pool: serving.poolStats(),
+      sandbox: health.healthz().sandbox,
+      storage: health.healthz().storage,
+      coordination: health.healthz().coordination,
+      mcpSessions: mcp.sessions(),
+      ready: health.readyz().ready,
+    }),
   };
   const mcp = mcpRoutes(ctx);
   let routes: Route[] = [];
@@ -99,12 +121,16 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     },
   );
 
+  const allowed = new Set(settings.allowedHosts);
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (loopback && !sameMachine(req)) {
-      sendDetail(res, 403, 'Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names (DNS rebinding protection).');
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    // A balancer's check may send no Host at all (HAProxy's default HTTP/1.0 check): never a
+    // browser, so no DNS rebinding; the health answers are public and change nothing.
+    const probeWithoutHost = PROBES.has(pathname) && req.headers.host === undefined;
+    if (loopback && !probeWithoutHost && !sameMachine(req, allowed)) {
+      sendDetail(res, 403, 'Refused: this server listens on a loopback address and only answers requests whose Host and Origin are loopback names or names given with --allowed-hosts (DNS rebinding protection).');
       return;
     }
-    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     for (const r of routes) {
       const match = typeof r.path === 'string' ? (r.path === pathname ? null : undefined) : (r.path.exec(pathname) ?? undefined);
       if (match === undefined) continue;
@@ -123,6 +149,17 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     server.listen(settings.port, settings.host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
+  health.start();
+  const healthPort = settings.healthPort !== undefined ? await health.listen(settings.host, settings.healthPort) : undefined;
+  // The sandbox report starts bwrap once: done in the background, /healthz says "starting" meanwhile.
+  const refreshInfo = () =>
+    void hostApi
+      .sandbox((ctx.valves().sandbox as 'auto' | 'bwrap' | 'validated' | undefined) ?? 'auto')
+      .then((r) => health.update(healthInfo(settings, r.active)))
+      .catch(() => undefined);
+  refreshInfo();
+  const infoTimer = setInterval(refreshInfo, 30_000);
+  infoTimer.unref();
   // The configured link-signing secret becomes the storage's current one (the one it replaces
   // keeps verifying for a grace period), so links made in-process and by this server agree.
   await linkServing.adoptSecret(settings.base, settings.linkSecret);
@@ -134,10 +171,13 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   return {
     url: `http://${hostForUrl(settings.host)}:${port}`,
     port,
+    healthPort,
     ctx,
     close: () =>
       (closing ??= (async () => {
         schedule.stop();
+        clearInterval(infoTimer);
+        await health.close();
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (inFlight > 0) {
@@ -155,17 +195,35 @@ function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Host (and Origin when sent) must name this machine: a rebinding page sends its own domain. */
-export function sameMachine(req: http.IncomingMessage): boolean {
+const PROBES = new Set(['/healthz', '/readyz']);
+
+/**
+ * Host (and Origin when sent) must name this machine, or a name the admin allowed (the public name
+ * a balancer on this host forwards): a rebinding page sends its own domain, never one of those.
+ */
+export function sameMachine(req: http.IncomingMessage, allowed: ReadonlySet<string> = new Set()): boolean {
+  const ok = (name: string) => isLoopback(name) || allowed.has(name.toLowerCase());
   const host = req.headers.host;
-  if (host === undefined || !isLoopback(hostnameOf(host))) return false;
+  if (host === undefined || !ok(hostnameOf(host))) return false;
   const origin = req.headers.origin;
   if (origin === undefined || origin === 'null') return origin === undefined;
   try {
-    return isLoopback(new URL(origin).hostname);
+    return ok(new URL(origin).hostname);
   } catch {
     return false;
   }
+}
+
+function healthInfo(settings: ServerSettings, sandbox: string): HealthInfo {
+  const kind = serving.storageKind(settings.base);
+  return {
+    status: 'ok',
+    version,
+    sandbox,
+    auth: settings.auth,
+    storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
+    coordination: settings.coordination !== undefined ? 'redis' : 'none',
+  };
 }
 
 function hostnameOf(hostHeader: string): string {

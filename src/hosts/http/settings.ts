@@ -4,6 +4,7 @@
  * into the config file, so keys and links survive a restart; `generated` tells the caller which
  * ones to print (once, at that first start).
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { newSecret, readConfigFile, writeConfigFile, type ConfigFile } from './config-file.js';
@@ -34,6 +35,17 @@ export interface ServerSettings {
   shutdownMs: number;
   /** Fairness and slow-client limits (see LIMIT_SETTINGS). */
   limits: ServerLimits;
+  /** Coordination across hosts (redis://...); undefined: one host, lock files. */
+  coordination: string | undefined;
+  /**
+   * Host names (Host and Origin headers) accepted besides loopback names on a loopback bind: the
+   * public name a load balancer on the same host forwards (fileshed.example.com), or its upstream name.
+   */
+  allowedHosts: string[];
+  /** Port of the health thread (GET /healthz, /readyz answered off the main thread); undefined: none. */
+  healthPort: number | undefined;
+  /** Who may read GET /metrics: admins (as the admin page), everyone, or nobody. */
+  metrics: 'admin' | 'public' | 'off';
 }
 
 /** Fairness (fairness.ts) and slow-client protection (server.ts, body.ts). */
@@ -102,6 +114,7 @@ export function valveFlags(list: readonly string[] = []): Record<string, string>
 
 export const SERVE_FLAGS = [
   'host', 'port', 'base', 'config', 'auth', 'api-key', 'jwt-secret', 'user', 'public-url', 'openwebui-url', 'valve', 'access-log', 'shutdown-timeout',
+  'coordination', 'allowed-hosts', 'health-port', 'metrics', 'link-secret',
   ...Object.values(LIMIT_SETTINGS).map((l) => l.flag),
 ] as const;
 
@@ -134,32 +147,21 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
     throw new Error(`auth mode 'local' trusts every caller, so it only runs on a loopback address; got --host ${host}. Use --auth api-key or openwebui-session (or openwebui-jwt) on a network address.`);
   }
 
-  const generated: string[] = [];
-  let changed = false;
+  const coordination = pick('coordination') ?? (typeof server.coordination === 'string' && server.coordination !== '' ? server.coordination : undefined);
   const flagKeys = flags.lists['api-key'] ?? [];
   const envKeys = (env.FILESHED_API_KEY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  let apiKeys = flagKeys.length > 0 ? flagKeys : envKeys.length > 0 ? envKeys : (server.api_keys ?? []).filter((k) => typeof k === 'string' && k !== '');
-  if (auth.includes('api-key') && apiKeys.length === 0) {
-    apiKeys = [newSecret('fs_')];
-    server.api_keys = apiKeys;
-    generated.push('api_key');
-    changed = true;
-  }
+  const givenKeys = flagKeys.length > 0 ? flagKeys : envKeys;
   const jwtSecret = pick('jwt-secret') ?? server.jwt_secret;
   if (auth.includes('openwebui-jwt') && !jwtSecret) {
     throw new Error("auth mode 'openwebui-jwt' needs the secret Open WebUI signs with (FORWARD_USER_INFO_HEADER_JWT_SECRET): --jwt-secret or FILESHED_JWT_SECRET");
   }
-  let linkSecret = server.link_secret;
-  if (!linkSecret) {
-    linkSecret = newSecret();
-    server.link_secret = linkSecret;
-    generated.push('link_secret');
-    changed = true;
-  }
-  if (changed) {
-    config.server = server;
-    writeConfigFile(configFile, config);
-  }
+  const { apiKeys, linkSecret, generated } = ensureSecrets(configFile, config, {
+    apiKeys: givenKeys,
+    needApiKey: auth.includes('api-key'),
+    linkSecret: pick('link-secret'),
+    // Instances on other hosts read the config file only if it is on the shared storage base.
+    shared: coordination === undefined || isInside(configFile, base),
+  });
   const shutdownText = pick('shutdown-timeout') ?? '10';
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
@@ -191,10 +193,101 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
       accessLog: pick('access-log') ?? server.access_log ?? 'stderr',
       shutdownMs: shutdownSeconds * 1000,
       limits,
+      coordination,
+      allowedHosts: listSetting(pick('allowed-hosts') ?? server.allowed_hosts).map((h) => h.toLowerCase()),
+      healthPort: optionalPort(pick('health-port') ?? (server.health_port !== undefined ? String(server.health_port) : undefined), 'health-port'),
+      metrics: metricsSetting(pick('metrics') ?? (typeof server.metrics === 'string' ? server.metrics : 'admin')),
     },
     generated,
     config,
   };
+}
+
+function listSetting(v: unknown): string[] {
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim());
+  return typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [];
+}
+
+function optionalPort(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--${flag} must be 0-65535, got '${text}'`);
+  return port;
+}
+
+function metricsSetting(text: string): ServerSettings['metrics'] {
+  if (text === 'admin' || text === 'public' || text === 'off') return text;
+  throw new Error(`--metrics must be admin, public or off, got '${text}'`);
+}
+
+function isInside(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/**
+ * The API keys and the link-signing secret: given ones win; missing ones are generated ONCE into
+ * the config file. Instances starting together on one storage base must not each generate their
+ * own (each would then accept a different key and sign links with a different secret): generation
+ * happens under an exclusive lock file beside the config file, and re-reads the file inside the
+ * lock, so the second instance finds and uses what the first one wrote.
+ */
+function ensureSecrets(configFile: string, config: ConfigFile, want: { apiKeys: string[]; needApiKey: boolean; linkSecret: string | undefined; shared: boolean }): { apiKeys: string[]; linkSecret: string; generated: string[] } {
+  const fromFile = (c: ConfigFile) => ({
+    apiKeys: want.apiKeys.length > 0 ? want.apiKeys : (c.server?.api_keys ?? []).filter((k) => typeof k === 'string' && k !== ''),
+    linkSecret: want.linkSecret ?? c.server?.link_secret,
+  });
+  let have = fromFile(config);
+  const missing = () => (want.needApiKey && have.apiKeys.length === 0) || !have.linkSecret;
+  if (!missing()) return { apiKeys: have.apiKeys, linkSecret: have.linkSecret!, generated: [] };
+  if (!want.shared) {
+    throw new Error(
+      `with --coordination (several hosts) the ${want.needApiKey && have.apiKeys.length === 0 ? 'API key' : 'link-signing secret'} cannot be generated into ${configFile}: other hosts would generate their own. Give it to every instance (FILESHED_API_KEY, FILESHED_LINK_SECRET, e.g. from a Kubernetes Secret) or put the config file on the shared storage base.`,
+    );
+  }
+  return withConfigLock(configFile, () => {
+    const fresh = readConfigFile(configFile); // another instance may have generated them meanwhile
+    have = fromFile(fresh);
+    const server = (fresh.server ??= {});
+    const generated: string[] = [];
+    if (want.needApiKey && have.apiKeys.length === 0) {
+      have.apiKeys = [newSecret('fs_')];
+      server.api_keys = have.apiKeys;
+      generated.push('api_key');
+    }
+    if (!have.linkSecret) {
+      have.linkSecret = newSecret();
+      server.link_secret = have.linkSecret;
+      generated.push('link_secret');
+    }
+    if (generated.length > 0) writeConfigFile(configFile, fresh);
+    Object.assign(config, fresh);
+    return { apiKeys: have.apiKeys, linkSecret: have.linkSecret, generated };
+  });
+}
+
+/** Runs `fn` holding `{configFile}.lock` (O_EXCL; a lock older than 30 s is a crashed starter's). */
+function withConfigLock<T>(configFile: string, fn: () => T): T {
+  const lock = `${configFile}.lock`;
+  fs.mkdirSync(path.dirname(configFile), { recursive: true });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      fs.closeSync(fs.openSync(lock, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 30_000) fs.rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`${lock} is held by another starting instance; remove it if none is starting`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
 }
 
 export function isLoopback(host: string): boolean {

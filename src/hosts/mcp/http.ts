@@ -2,8 +2,15 @@
  * POST/GET/DELETE /mcp: MCP Streamable HTTP with the server's identity rules. Every request is
  * identified from its own headers (as the functions are); a session is bound to the user who
  * opened it, so another user cannot ride on a session id. Idle sessions are closed after an hour.
+ *
+ * Behind a load balancer a session's next request may reach another instance. Session ids are
+ * signed (`{uuid}.{HMAC of owner and uuid}`, key derived from the link-signing secret that every
+ * instance shares), so an instance that does not know a session can still tell that this caller
+ * opened it on one of the instances: it then serves the request statelessly (a fresh server for
+ * that one request; nothing else lives in a session), and the client never sees its session lost.
+ * A session id that is not signed for the caller gets 404, as an unknown one always did.
  */
-import { randomUUID } from 'node:crypto';
+import crypto, { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { BodyTimeout, BodyTooLarge, bodyLimit, discardThenClose, readBody } from '../http/body.js';
@@ -23,7 +30,7 @@ interface Session {
   seen: number;
 }
 
-export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Promise<void> } {
+export function mcpRoutes(ctx: ServerContext): { routes: Route[]; sessions(): number; closeAll(): Promise<void> } {
   const sessions = new Map<string, Session>();
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -32,6 +39,32 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
   sweep.unref();
 
   const ownerOf = (c: Caller) => `${c.mode}:${c.user.id}`;
+  const sessionKey = crypto.createHmac('sha256', ctx.settings.linkSecret).update('fileshed mcp session ids').digest();
+  const sign = (owner: string, id: string) => crypto.createHmac('sha256', sessionKey).update(`${owner}\n${id}`).digest('base64url').slice(0, 32);
+  const newSessionId = (owner: string) => {
+    const id = randomUUID();
+    return `${id}.${sign(owner, id)}`;
+  };
+  const signedFor = (sessionId: string, owner: string) => {
+    const dot = sessionId.indexOf('.');
+    if (dot < 0) return false;
+    const want = Buffer.from(sign(owner, sessionId.slice(0, dot)));
+    const got = Buffer.from(sessionId.slice(dot + 1));
+    return got.length === want.length && crypto.timingSafeEqual(got, want);
+  };
+  const serverFor = () =>
+    createMcpServer({
+      api: ctx.api,
+      version: ctx.version,
+      valves: ctx.valves,
+      openwebuiUrl: ctx.openwebuiUrl,
+      log: ctx.log,
+      callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
+      chatOf: (extra) => {
+        const h = extra.requestInfo?.headers ?? {};
+        return { chatId: header(h, 'x-openwebui-chat-id'), messageId: header(h, 'x-openwebui-message-id') };
+      },
+    });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const who = await ctx.identify(req.headers);
@@ -51,6 +84,15 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       if (session === undefined) {
+        if (signedFor(sessionId, ownerOf(who.caller))) {
+          // Opened by this caller on another instance (or before a restart): served statelessly.
+          const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+          const server = serverFor();
+          res.on('close', () => void transport.close().finally(() => void server.close()));
+          await server.connect(transport);
+          await transport.handleRequest(authed, res, body.parsed);
+          return;
+        }
         sendJsonRpcError(res, 404, 'Session not found (expired or closed): initialize a new one.');
         return;
       }
@@ -66,13 +108,13 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
       sendJsonRpcError(res, 400, 'Missing Mcp-Session-Id header: send initialize first (POST).');
       return;
     }
-    // A new session: the transport reads and checks the initialize body itself.
+    // A new session: the transport checks that the body is an initialize request.
     if (sessions.size >= MAX_SESSIONS) {
       const oldest = [...sessions.values()].sort((a, b) => a.seen - b.seen)[0];
       await oldest?.transport.close();
     }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => newSessionId(ownerOf(who.caller)),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, owner: ownerOf(who.caller), seen: Date.now() });
       },
@@ -80,18 +122,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    const server = createMcpServer({
-      api: ctx.api,
-      version: ctx.version,
-      valves: ctx.valves,
-      openwebuiUrl: ctx.openwebuiUrl,
-      log: ctx.log,
-      callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
-      chatOf: (extra) => {
-        const h = extra.requestInfo?.headers ?? {};
-        return { chatId: header(h, 'x-openwebui-chat-id'), messageId: header(h, 'x-openwebui-message-id') };
-      },
-    });
+    const server = serverFor();
     await server.connect(transport);
     await transport.handleRequest(authed, res, body.parsed);
   }
@@ -136,6 +167,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; closeAll(): Pr
       { methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: handle },
       { methods: ['*'], path: /^\/(?:\.well-known\/(?:oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/.*)?|register|authorize|token)$/, handler: noOAuth },
     ],
+    sessions: () => sessions.size,
     async closeAll() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));

@@ -24,14 +24,17 @@ import { privateFiles } from '../private-files.js';
 import { InvalidUtf8, assertUtf8 } from '../utf8.js';
 import { valvesSource } from '../valves.js';
 import { createMcpServer } from './server.js';
+import { connectCoordination } from '../coordination/connect.js';
 
-export const MCP_FLAGS = ['base', 'user', 'valve', 'config', 'import-dir', 'link-port'] as const;
+export const MCP_FLAGS = ['base', 'user', 'valve', 'config', 'import-dir', 'link-port', 'coordination'] as const;
 
 export async function runMcpStdio(argv: string[]): Promise<void> {
   const flags = parseFlags(argv, MCP_FLAGS);
   const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
   const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));
   privateFiles(base);
+  const coordination = flags.options.coordination ?? (process.env.FILESHED_COORDINATION || undefined);
+  if (coordination !== undefined) await connectCoordination(coordination, base);
   const user = flags.options.user ?? process.env.FILESHED_USER ?? 'local';
   const importDir = flags.options['import-dir'] === undefined ? undefined : existingFolder(flags.options['import-dir'], '--import-dir');
   const links = linkListener(base, port(flags.options['link-port'] ?? '0'));

@@ -4,10 +4,10 @@
  * one file times its size; capped at MAX_VERSIONS (older lines are then shown at the oldest commit
  * reached, marked '^' like git's boundary commits).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { diffArrays } from 'diff';
 import { shedError } from '../../errors.js';
+import { readBytes } from '../../fs/read.js';
 import type { Zone } from '../../zones/zones.js';
 import { hashObject, readBlob, readCommit, type Commit } from '../objects.js';
 import type { Repo } from '../repo.js';
@@ -90,7 +90,7 @@ export async function gitBlame(repo: Repo, zone: Zone, args: string[]): Promise<
 
 function changedOnDisk(repo: Repo, rel: string, oid: string): boolean {
   try {
-    return hashObject('blob', fs.readFileSync(path.join(repo.root, rel))) !== oid;
+    return hashObject('blob', readBytes(path.join(repo.root, rel))) !== oid;
   } catch {
     return true;
   }

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { readBytes } from '../../fs/read.js';
 import { structuredPatch } from 'diff';
 import { fromKey, LINK_MODE } from '../names.js';
 import { readBlob, type Commit } from '../objects.js';
@@ -69,7 +70,7 @@ export async function sideContent(repo: Repo, key: string, state: FileState | un
   if (!worktree) return readBlob(repo.gitdir, state.oid);
   const abs = path.join(repo.root, fromKey(key));
   try {
-    return state.mode === LINK_MODE ? fs.readlinkSync(abs, { encoding: 'buffer' }) : fs.readFileSync(abs);
+    return state.mode === LINK_MODE ? fs.readlinkSync(abs, { encoding: 'buffer' }) : readBytes(abs);
   } catch {
     return Buffer.alloc(0);
   }

@@ -27,6 +27,7 @@ import { badOption, ok, pathArg, splitDashDash, type GitOutput } from './args.js
 import { subject } from './render.js';
 import { isRevision, resolveRevision } from './revisions.js';
 import { filterKey, flatten } from './trees.js';
+import { assertFence } from '../../locks/lease.js';
 
 export interface RestoreLimits {
   maxFileSizeMb?: number;
@@ -173,6 +174,7 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
       fs.rmSync(tmp, { force: true });
       fs.mkdirSync(path.dirname(p.abs), { recursive: true });
       fs.symlinkSync(bytes.toString('utf8'), tmp);
+      assertFence();
       fs.renameSync(tmp, p.abs);
     } else {
       atomicWrite(p.abs, bytes);

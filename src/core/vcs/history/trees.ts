@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { readBytes } from '../../fs/read.js';
 import { readIndexEntries } from '../gitindex.js';
 import { EXEC_MODE, FILE_MODE, isTrackableName, LINK_MODE, toKey } from '../names.js';
 import { hashObject, isTreeMode, readTree, type TreeEntry } from '../objects.js';
@@ -150,7 +151,7 @@ function fileState(abs: string, cached: { oid: string; raw: Buffer } | undefined
   const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
   if (cached !== undefined && statMatches(cached.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached.oid };
   try {
-    return { mode, oid: hashObject('blob', fs.readFileSync(abs)) };
+    return { mode, oid: hashObject('blob', readBytes(abs)) };
   } catch {
     return undefined;
   }

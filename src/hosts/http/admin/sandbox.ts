@@ -24,8 +24,11 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
         : ''
     }`;
   };
+  const storage = ctx.health.healthz().storage;
+  const ready = ctx.health.readyz();
   return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
-<div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div></div>
+<div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div>
+<div class="card"><strong>Storage</strong><p>${esc(storage.type)} <small>(${esc(storage.kind)}${storage.shared ? ', shared' : ''})</small></p><p class="muted">Coordination: ${esc(ctx.settings.coordination !== undefined ? 'Redis' : 'lock files (one host)')}. ${ready.ready ? 'Ready' : `Not ready: ${esc(ready.reason ?? '')}`}.${storage.shared && ctx.settings.coordination === undefined ? ' Several hosts on this filesystem need --coordination and coherent mount settings (README).' : ''}</p></div></div>
 ${zone('Uploads (read-only)', d.uploads!)}${zone('Storage', d.storage!)}${zone('Documents', d.documents!)}
 <h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>`;
 }

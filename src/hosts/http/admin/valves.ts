@@ -7,9 +7,8 @@
  * concurrent edit: the save is refused and the form says which valves differ.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { valvesSchema } from '../../../index.js';
+import { serving, valvesSchema } from '../../../index.js';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config-file.js';
 import type { ServerContext } from '../route.js';
 import type { Admin } from './guard.js';
@@ -28,7 +27,7 @@ interface Loaded {
 export function loadConfig(file: string): Loaded {
   let text = '';
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = serving.readText(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { config: undefined, version: 'unreadable', error: `The config file cannot be read: ${(err as Error).message}` };
   }

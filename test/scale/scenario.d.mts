@@ -1,0 +1,52 @@
+// Types of scenario.mjs for the TypeScript test.
+export const USERS: string[];
+export interface Verified {
+  attempts: number;
+  acked: number;
+  lost: string[];
+  doubled: string[];
+  versioned: number;
+  commitsOk: number;
+  missingCommit: string[];
+  doubleCommit: string[];
+  recoveryCommits: number;
+  fsck: string[];
+  dirty: string[];
+  integrity: string;
+}
+export interface ScenarioResult {
+  name: string;
+  ok: boolean;
+  verify: Verified;
+  quota?: { accepted: number; refused: number; diskBytes: number; expected: number };
+  takeoverMs?: number;
+  takeoverOk?: boolean;
+}
+export function runScenario(opts: {
+  name: string;
+  base: string;
+  client: 'local' | 'shared' | 'own';
+  mnt?: string;
+  mountOptions?: string;
+  logDir: string;
+  redisUrl?: string;
+  balancer?: 'haproxy' | 'nginx';
+  policy?: 'sticky' | 'roundrobin';
+  ops?: number;
+  cli?: string;
+  health?: boolean;
+  /** false: no kill, no takeover, no quota race (a smaller run). */
+  full?: boolean;
+  log?: (line: string) => void;
+}): Promise<ScenarioResult>;
+export function row(r: ScenarioResult): string;
+export function measureStall(opts: { gluster: import('./cluster.mjs').Gluster; base: string; logDir: string; mountOptions?: string; seconds?: number }): Promise<{
+  samples: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  max: number;
+  notReady: number;
+  callOk: boolean;
+  callMs: number;
+}>;

@@ -17,9 +17,10 @@ afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
 const USER = { id: 'alice', name: 'Alice', role: 'user' };
 const append = (tools: Tools, line: string) => tools.shed_patch_text!({ zone: 'documents', path: 'log.txt', content: line, position: 'end', __user__: USER });
 
+/** Apparent sizes of everything below `dir` (files, links and folders; the root itself not counted), as the quota counts them. */
 function diskBytes(dir: string): number {
   let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) if (!e.isDirectory()) total += fs.lstatSync(path.join(e.parentPath, e.name)).size;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) total += fs.lstatSync(path.join(e.parentPath, e.name)).size;
   return total;
 }
 

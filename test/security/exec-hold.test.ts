@@ -7,8 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { executablesFor } from '../../src/core/exec/executables.js';
 import { run, type RunControls, type RunRequest } from '../../src/core/exec/runner.js';
+import { sandboxStatus } from '../../src/core/exec/sandbox.js';
 import { MODES } from './exec-harness.js';
 
 let zone: string;
@@ -17,9 +19,16 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(zone, { recursive: true, force: true }));
 
+let landlockAbi = 0;
+beforeAll(async () => {
+  landlockAbi = (await sandboxStatus('landlock')).landlockAbi!;
+});
+
 function request(mode: (typeof MODES)[number], args: string[], monitor: RunRequest['monitor']): RunRequest {
   return {
     program: '/bin/sh', args, zoneRoot: zone, readonly: false, sandbox: mode, network: false, protect: [],
+    // The shell and the sleep it starts (a test-only program list: commands never get a shell).
+    landlock: { abi: landlockAbi, executables: [...executablesFor('sh', '/bin/sh'), ...executablesFor('sleep', '/usr/bin/sleep')] },
     timeoutSec: 20, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 30, maxProcesses: 64, captureBytes: 4096, mergeStderr: false, monitor,
   };
 }

@@ -5,7 +5,8 @@
  * with BLOCKED_PATH, and so is an existing file whose extension is not allowed.
  * bwrap: blocked files found by a bounded walk of the zone are masked (an empty read-only file over
  * each file, an empty read-only folder over each folder), so grep -r, tar or cat see nothing.
- * validated: nothing can be masked, so a command that names a folder holding blocked files (or a
+ * validated and landlock (Landlock cannot hide a file inside a folder it may read): nothing can be
+ * masked, so a command that names a folder holding blocked files (or a
  * recursive reader given no path, which reads the zone root) is refused; commands that only list
  * names (ls, du, find, stat) are let through. The built-in git of versioned zones is checked the same
  * way: diffs and whole-commit views are refused while blocked files exist, unless narrowed with
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import { blockedError, blockedPattern, blockReason, findBlocked, type BlockedEntries, type BlockRules } from '../paths/blocked.js';
 import type { Zone } from '../zones/zones.js';
+import type { SandboxMode } from './sandbox.js';
 
 /** Most entries one bounded walk looks at, and most masks one sandbox gets. */
 const WALK_LIMIT = 100_000;
@@ -87,7 +89,7 @@ function folderRefusal(zone: Zone, arg: string, inside: string[]): Error {
  * Checks a command against the sensitive-file rules of its zone. Returns the masks the bwrap
  * sandbox must apply (none when the valves are off or the zone holds no blocked file).
  */
-export function checkSensitiveCommand(zone: Zone, cmd: string, args: readonly string[], sandbox: 'bwrap' | 'validated'): Masks | undefined {
+export function checkSensitiveCommand(zone: Zone, cmd: string, args: readonly string[], sandbox: SandboxMode): Masks | undefined {
   const rules = zone.blocked;
   if (!rules) return undefined;
   checkArguments(rules, zone, args);

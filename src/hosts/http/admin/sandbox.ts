@@ -15,7 +15,7 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
   const json = await ctx.api.call('shed_allowed_commands', { __user__: { id: adminUser, name: adminUser, email: '', role: 'admin' } }, ctx.valves());
   const env = JSON.parse(json) as { success: boolean; data?: Record<string, unknown>; error?: { message: string } };
   if (!env.success || !env.data) return `<p class="notice error">${esc(env.error?.message ?? 'shed_allowed_commands failed')}</p>`;
-  const d = env.data as { sandbox: { configured: string; active: string; reason: string }; network: { mode: string }; forbidden: string[] } & Record<string, Availability>;
+  const d = env.data as { sandbox: { configured: string; active: string; reason: string; landlock_abi: number | null }; network: { mode: string }; forbidden: string[] } & Record<string, Availability>;
   const zone = (name: string, a: Availability) => {
     const missing = Object.entries(a.missing);
     return `<h2>${esc(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>${
@@ -24,7 +24,7 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
         : ''
     }`;
   };
-  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
+  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc(String(d.sandbox.landlock_abi))})` : ''} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div></div>
 ${zone('Uploads (read-only)', d.uploads!)}${zone('Storage', d.storage!)}${zone('Documents', d.documents!)}
 <h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>`;

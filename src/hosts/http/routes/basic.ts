@@ -1,4 +1,5 @@
 /** GET /healthz (no auth) and GET /openapi.json (no auth: Open WebUI fetches it without user context). */
+import type { SandboxReport, SandboxSetting } from '../../../core/exec/sandbox.js';
 import { openApiDocument } from '../openapi.js';
 import { sendJson } from '../respond.js';
 import type { Route, ServerContext } from '../route.js';
@@ -18,15 +19,16 @@ export function basicRoutes(ctx: ServerContext): Route[] {
     }
     return cached.text;
   };
-  let sandbox: Promise<{ active: string }> | undefined;
+  let sandbox: Promise<SandboxReport> | undefined;
   return [
     {
       methods: ['GET', 'HEAD'],
       path: '/healthz',
       handler: async (_req, res) => {
         const valves = ctx.valves();
-        sandbox ??= ctx.api.sandbox((valves.sandbox as 'auto' | 'bwrap' | 'validated' | undefined) ?? 'auto');
-        sendJson(res, 200, { status: 'ok', version: ctx.version, sandbox: (await sandbox).active, auth: ctx.settings.auth });
+        sandbox ??= ctx.api.sandbox((valves.sandbox as SandboxSetting | undefined) ?? 'auto');
+        const { active, landlock_abi } = await sandbox;
+        sendJson(res, 200, { status: 'ok', version: ctx.version, sandbox: active, landlock_abi, auth: ctx.settings.auth });
       },
     },
     { methods: ['GET', 'HEAD'], path: '/openapi.json', handler: (_req, res) => sendJson(res, 200, openapi(), { 'Access-Control-Allow-Origin': '*' }) },

@@ -1,0 +1,81 @@
+/**
+ * What a command finds around it: a minimal environment, and a home folder and temp folder of its
+ * own, fresh and empty for each call and outside every zone. No program reads configuration the
+ * user controls (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with
+ * its .pth files), and nothing one call leaves in its temp folder is seen by another call, of this
+ * user or any other. Under bubblewrap both live in the sandbox's private /tmp; otherwise in a
+ * folder made for the call (0700) and removed after it, named relative to the working folder so
+ * that no variable holds an absolute server path.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SANDBOX_HOME } from './bwrap.js';
+import { SYSTEM_PATH } from './system.js';
+
+export interface CallFolders {
+  home: string;
+  tmp: string;
+  /** Removes both (in the background: nothing waits for it). */
+  remove(): void;
+}
+
+export function openCallFolders(): CallFolders {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-call-'));
+  fs.chmodSync(root, 0o700);
+  const home = path.join(root, 'home');
+  const tmp = path.join(root, 'tmp');
+  fs.mkdirSync(home);
+  fs.mkdirSync(tmp);
+  return { home, tmp, remove: () => void removeTree(root) };
+}
+
+/** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0). */
+async function removeTree(root: string): Promise<void> {
+  try {
+    await fs.promises.rm(root, { recursive: true, force: true });
+  } catch {
+    const open = (dir: string) => {
+      try {
+        fs.chmodSync(dir, 0o700);
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(path.join(dir, e.name));
+      } catch {
+        // gone, or not ours
+      }
+    };
+    open(root);
+    await fs.promises.rm(root, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
+ * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named.
+ */
+export function commandEnvironment(cwd: string, folders: CallFolders | undefined): Record<string, string> {
+  const home = folders ? path.relative(cwd, folders.home) : SANDBOX_HOME;
+  const tmp = folders ? path.relative(cwd, folders.tmp) : '/tmp';
+  return {
+    PATH: SYSTEM_PATH,
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'dumb',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_STATE_HOME: path.join(home, '.local/state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    TMPDIR: tmp,
+    // Python (yq): no user site folder (its .pth files run code), no cache written, no script folder on the path.
+    PYTHONNOUSERSITE: '1',
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONSAFEPATH: '1',
+    // less: no input preprocessor (a shell command) or key bindings from a file, no history.
+    LESSSECURE: '1',
+    LESSKEYIN: '/dev/null',
+    LESSKEY: '/dev/null',
+    LESSHISTFILE: '-',
+  };
+}

@@ -20820,7 +20820,7 @@ async function sandboxPage(ctx, adminUser) {
     const missing = Object.entries(a.missing);
     return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
   };
-  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
+  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc2(String(d.sandbox.landlock_abi))})` : ""} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div></div>
 ${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
 <h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
@@ -21521,7 +21521,8 @@ function basicRoutes(ctx) {
       handler: async (_req, res) => {
         const valves = ctx.valves();
         sandbox ??= ctx.api.sandbox(valves.sandbox ?? "auto");
-        sendJson(res, 200, { status: "ok", version: ctx.version, sandbox: (await sandbox).active, auth: ctx.settings.auth });
+        const { active, landlock_abi } = await sandbox;
+        sendJson(res, 200, { status: "ok", version: ctx.version, sandbox: active, landlock_abi, auth: ctx.settings.auth });
       }
     },
     { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi(), { "Access-Control-Allow-Origin": "*" }) }

@@ -34,7 +34,7 @@ describe('shed_parameters', () => {
       sqlite_journal_mode: 'wal',
       openwebui_api_url: 'http://localhost:8080',
       // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
-      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server' },
+      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: null },
       host: 'standalone',
       _info: { network_enabled: false, groups_available: true },
     });

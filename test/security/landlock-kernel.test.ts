@@ -37,7 +37,7 @@ beforeAll(async () => {
     fs.writeFileSync(path.join(base, rel), `${SECRET}\n`);
   };
   plant('access_auth.sqlite');
-  plant('fileshed-serve.json');
+  plant('fileshed.json');
   plant('users/alice/Storage/above-zone.txt');
   plant('users/bob/Storage/data/bob.txt');
   plant('groups/team/data/team.txt');
@@ -81,7 +81,7 @@ const leaked = (r: RunResult) => text(r).includes(SECRET);
 
 describe('Landlock: reads outside the zone are refused by the kernel', () => {
   it.each([
-    ['the storage base (the server configuration beside it)', 'fileshed-serve.json'],
+    ['the storage base (the server configuration file in it)', 'fileshed.json'],
     ['the access database (link-signing secret, group membership)', 'access_auth.sqlite'],
     ['the folder above the zone', 'users/alice/Storage/above-zone.txt'],
     ["another user's zone", 'users/bob/Storage/data/bob.txt'],

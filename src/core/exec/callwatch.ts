@@ -1,6 +1,7 @@
 /**
- * One watch per command in a writable zone, answering "which folders changed during this command"
- * (the quota module's folder watches, see quota/usage.ts). It serves two needs:
+ * One watch per command in a writable zone (or a locked edit's scratch folder), answering "which
+ * folders changed during this command" (the quota module's folder watches, see quota/usage.ts). It
+ * serves two needs:
  *
  * - Quota per call, not per file: while the command runs, the zone's quota scope is measured every
  *   QUOTA_POLL_MS and after change events (only folders that changed are read again); once usage

@@ -62,7 +62,7 @@ function realOrUndefined(file: string): string | undefined {
 }
 
 /** What the kernel runs to start `file`: its `#!` interpreter (and env's target), or an ELF program's loader. */
-export function interpretersOf(file: string): string[] {
+function interpretersOf(file: string): string[] {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');

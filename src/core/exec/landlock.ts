@@ -15,7 +15,7 @@
 import { DEVICES_RO, DEVICES_RW, ETC_NETWORK, ETC_READONLY, SYSTEM_DIRS } from './system.js';
 
 // Filesystem rights (linux/landlock.h) and the ABI that introduced each beyond the first thirteen.
-export const FS = {
+const FS = {
   EXECUTE: 1 << 0,
   WRITE_FILE: 1 << 1,
   READ_FILE: 1 << 2,
@@ -38,9 +38,6 @@ const NET_CONNECT_TCP = 2;
 const SCOPE_ABSTRACT_UNIX_SOCKET = 1; // ABI 6
 const SCOPE_SIGNAL = 2;
 
-/** Rights a rule on a file (not a folder) may carry; the launcher keeps only these for files. */
-export const FILE_RIGHTS = FS.EXECUTE | FS.WRITE_FILE | FS.READ_FILE | FS.TRUNCATE | FS.IOCTL_DEV;
-
 const READ = FS.READ_FILE | FS.READ_DIR;
 const EXECUTE = FS.EXECUTE | FS.READ_FILE;
 /** Everything a command does to its own files; never devices, sockets or execution. */
@@ -48,7 +45,7 @@ const WRITE = READ | FS.WRITE_FILE | FS.TRUNCATE | FS.REMOVE_DIR | FS.REMOVE_FIL
 const DEVICE_RW = FS.READ_FILE | FS.WRITE_FILE | FS.TRUNCATE | FS.IOCTL_DEV;
 
 /** The filesystem rights ABI `abi` knows: all of them are handled (refused unless granted). */
-export function handledFs(abi: number): number {
+function handledFs(abi: number): number {
   let rights = (1 << 13) - 1;
   if (abi >= 2) rights |= FS.REFER;
   if (abi >= 3) rights |= FS.TRUNCATE;

@@ -11,7 +11,8 @@
  *      a limit above the current hard limit is lowered to it, so setting one never fails);
  *   2. the seccomp filter as hex, or an empty string for none;
  *   3. nrules pairs (rights path): Landlock rules; a path that cannot be opened is skipped (it
- *      grants nothing), and a file (not a folder) keeps only the rights a file rule may carry;
+ *      grants nothing), and a file (not a folder) keeps only the rights a file rule may carry
+ *      (EXECUTE 1, WRITE_FILE 2, READ_FILE 4, TRUNCATE 16384, IOCTL_DEV 32768: others are EINVAL);
  *   4. the program and its arguments (the program is run as given: no shell, no PATH search).
  * Any failure before the exec writes a message to descriptor 3 (the status pipe) and exits 125, so
  * the command never runs with less confinement or looser limits than asked; the exec closes that

@@ -5,8 +5,7 @@
  * with BLOCKED_PATH, and so is an existing file whose extension is not allowed.
  * bwrap: blocked files found by a bounded walk of the zone are masked (an empty read-only file over
  * each file, an empty read-only folder over each folder), so grep -r, tar or cat see nothing.
- * validated and landlock (Landlock cannot hide a file inside a folder it may read): nothing can be
- * masked, so a command that names a folder holding blocked files (or a
+ * validated, landlock: nothing can be masked, so a command that names a folder holding blocked files (or a
  * recursive reader given no path, which reads the zone root) is refused; commands that only list
  * names (ls, du, find, stat) are let through. The built-in git of versioned zones is checked the same
  * way: diffs and whole-commit views are refused while blocked files exist, unless narrowed with

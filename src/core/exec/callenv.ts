@@ -21,8 +21,7 @@ export interface CallFolders {
 }
 
 export function openCallFolders(): CallFolders {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-call-'));
-  fs.chmodSync(root, 0o700);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-call-')); // 0700
   const home = path.join(root, 'home');
   const tmp = path.join(root, 'tmp');
   fs.mkdirSync(home);

@@ -7,6 +7,8 @@
  * left out of that mode.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
@@ -201,6 +203,25 @@ describe.each(MODES)('%s mode', (mode) => {
     expect(failures).toEqual([]);
     expect(ran).toBeGreaterThan(100);
   }, 120_000);
+
+  it('curl and wget download over the network when network_mode allows it (a name resolved through /etc/hosts)', async () => {
+    const server = http.createServer((_req, res) => res.end('downloaded\n'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://localhost:${(server.address() as AddressInfo).port}/f.txt`;
+    const net = makeShed({ sandbox: mode, network_mode: 'safe' });
+    try {
+      fs.mkdirSync(net.zonePath('storage'), { recursive: true });
+      for (const [cmd, args, file] of [['curl', ['-s', '-o', 'c.txt', url], 'c.txt'], ['wget', ['-q', '-O', 'w.txt', url], 'w.txt']] as const) {
+        if (!installed(cmd)) continue;
+        const r = await net.call('shed_exec', { zone: 'storage', cmd, args: [...args] });
+        expect(r.data?.returncode, `${cmd}: ${JSON.stringify(r.error ?? r.data?.stderr)}`).toBe(0);
+        expect(fs.readFileSync(net.zonePath('storage', file), 'utf8')).toBe('downloaded\n');
+      }
+    } finally {
+      server.close();
+      net.cleanup();
+    }
+  });
 
   it.runIf(installed('git') && mode !== 'validated')('git init, add, commit, log and status (git runs its own programs)', async () => {
     const git = async (...args: string[]) => s.call('shed_exec', { zone: 'storage', cmd: 'git', args });

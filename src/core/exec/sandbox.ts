@@ -9,12 +9,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { shedError } from '../errors.js';
 import { executablesFor } from './executables.js';
 import { archCalls, launcherPerl } from './launcher.js';
 import { run, type RunRequest } from './runner.js';
-import { findProgram, SYSTEM_PATH } from './system.js';
+import { findProgram } from './system.js';
 
 export type SandboxSetting = 'auto' | 'bwrap' | 'landlock' | 'validated';
 export type SandboxMode = 'bwrap' | 'landlock' | 'validated';
@@ -74,30 +73,23 @@ async function probeBwrap(): Promise<Probe> {
   return { ok: true, reason: 'bubblewrap works on this server' };
 }
 
-/** The kernel's Landlock ABI (0 when it has none), asked through the launcher's interpreter. */
-function kernelAbi(perl: string): Promise<{ abi: number; error: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(perl, ['-e', 'my $v = syscall(444, 0, 0, 1); print $v < 0 ? "0 $!" : $v'], { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: SYSTEM_PATH } });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', (e) => resolve({ abi: 0, error: e.message }));
-    child.on('close', () => {
-      const [abi, ...why] = out.trim().split(' ');
-      resolve({ abi: Number(abi) || 0, error: why.join(' ') });
-    });
-  });
+/** The kernel's Landlock ABI (0 when it has none, with the reason), asked by a Perl one-liner run like any command. */
+async function kernelAbi(perl: string, zone: string): Promise<{ abi: number; error: string }> {
+  const r = await run(probeRequest(zone, 'validated', perl, ['-e', 'my $v = syscall(444, 0, 0, 1); print $v < 0 ? "0 $!" : $v']));
+  const [abi, ...why] = r.stdout.bytes.toString().trim().split(' ');
+  return { abi: Number(abi) || 0, error: r.refused ?? why.join(' ') };
 }
 
 async function probeLandlock(): Promise<Probe> {
   if (archCalls() === undefined) return { ok: false, reason: `landlock mode does not support this processor architecture (${process.arch})` };
   const perl = launcherPerl();
   if (perl === undefined) return { ok: false, reason: 'perl (Debian package perl-base), which applies the Landlock rules, is not installed' };
-  const { abi, error } = await kernelAbi(perl);
-  if (abi < 1) return { ok: false, reason: `the kernel offers no Landlock (${error || 'unknown'}): it needs Linux 5.13 or later with "landlock" in its LSM list (boot option lsm=)` };
   const cat = findProgram('cat');
   const truePath = findProgram('true');
   if (cat === undefined || truePath === undefined) return { ok: false, reason: 'coreutils (cat, true) are not installed' };
   return withProbeFolders(async (zone, outside) => {
+    const { abi, error } = await kernelAbi(perl, zone);
+    if (abi < 1) return { ok: false, reason: `the kernel offers no Landlock (${error || 'unknown'}): it needs Linux 5.13 or later with "landlock" in its LSM list (boot option lsm=)` };
     const landlock = (program: string) => ({ abi, executables: executablesFor(path.basename(program), program) });
     const ok = await run({ ...probeRequest(zone, 'landlock', truePath), landlock: landlock(truePath) });
     if (ok.refused !== undefined) return { ok: false, reason: `Landlock could not be applied: ${ok.refused}` };

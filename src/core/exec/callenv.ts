@@ -20,30 +20,61 @@ export interface CallFolders {
   remove(): void;
 }
 
+const PREFIX = 'shed-call-';
+/** Call folders left by a process that was killed are removed by the next one after this long. */
+const STALE_MS = 24 * 3600 * 1000;
+/** Folders whose background removal has not finished: removed at exit, should the process end first. */
+const pending = new Set<string>();
+let started = false;
+
 export function openCallFolders(): CallFolders {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-call-')); // 0700
+  if (!started) {
+    started = true;
+    process.once('exit', () => pending.forEach(removeTree));
+    void removeStale();
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX)); // 0700
+  pending.add(root);
   const home = path.join(root, 'home');
   const tmp = path.join(root, 'tmp');
   fs.mkdirSync(home);
   fs.mkdirSync(tmp);
-  return { home, tmp, remove: () => void removeTree(root) };
+  const remove = () =>
+    void fs.promises
+      .rm(root, { recursive: true, force: true })
+      .catch(() => removeTree(root))
+      .finally(() => pending.delete(root));
+  return { home, tmp, remove };
 }
 
-/** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0). */
-async function removeTree(root: string): Promise<void> {
-  try {
-    await fs.promises.rm(root, { recursive: true, force: true });
-  } catch {
-    const open = (dir: string) => {
-      try {
-        fs.chmodSync(dir, 0o700);
-        for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(path.join(dir, e.name));
-      } catch {
-        // gone, or not ours
-      }
-    };
-    open(root);
-    await fs.promises.rm(root, { recursive: true, force: true }).catch(() => undefined);
+/** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */
+function removeTree(root: string): void {
+  const open = (dir: string) => {
+    try {
+      fs.chmodSync(dir, 0o700);
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(path.join(dir, e.name));
+    } catch {
+      // gone, or not ours
+    }
+  };
+  for (const attempt of [0, 1]) {
+    try {
+      fs.rmSync(root, { recursive: true, force: true });
+      return;
+    } catch {
+      if (attempt === 0) open(root);
+    }
+  }
+}
+
+/** Call folders of processes that ended without removing them (killed), once per process. */
+async function removeStale(): Promise<void> {
+  const dir = os.tmpdir();
+  const names = await fs.promises.readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(PREFIX))) {
+    const full = path.join(dir, name);
+    const st = await fs.promises.lstat(full).catch(() => undefined);
+    if (st?.isDirectory() && Date.now() - st.mtimeMs > STALE_MS) removeTree(full);
   }
 }
 

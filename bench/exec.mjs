@@ -1,10 +1,12 @@
 // Command execution (issue 3): `node bench/exec.mjs`.
 //
 //   a) validated mode: `shed_exec cat small.txt` through the built plugin module (dist/fileshed.mjs:
-//      dispatcher, zone, policy, quota for the file-size limit, limits wrapper, capture) against a bare
-//      `spawn('cat', ['small.txt'])` in the same folder, stdout collected;
-//   b) bwrap mode: the same call against a bare `bwrap <the same sandbox arguments> -- cat small.txt`
-//      (arguments from src/core/exec/sandbox.ts, bundled by esbuild, so both sides build the same sandbox).
+//      dispatcher, zone, policy, quota for the file-size limit, launcher with the limits, capture)
+//      against a bare `spawn('cat', ['small.txt'])` in the same folder, stdout collected;
+//   b) landlock mode: the same call (the launcher also applies the Landlock ruleset and the seccomp
+//      filter) against the same bare spawn of cat;
+//   c) bwrap mode: the same call against a bare `bwrap <the same sandbox arguments> -- cat small.txt`
+//      (arguments from src/core/exec/bwrap.ts, bundled by esbuild, so both sides build the same sandbox).
 // Calls alternate between the two sides; medians of RUNS calls after WARMUP warm-ups, ratios side by side.
 // Target (SPEC section 14): at most 1.5x the bare equivalent. Temp folders are removed.
 import { spawn } from 'node:child_process';
@@ -45,7 +47,7 @@ async function loadModules() {
   if (!fs.existsSync(bundle)) throw new Error('dist/fileshed.mjs is missing: run `node build.mjs` first');
   const { Tools } = await import(pathToFileURL(bundle).href);
   const sandboxFile = path.join(work, 'sandbox.mjs');
-  await build({ entryPoints: [path.join(root, 'src/core/exec/sandbox.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
+  await build({ entryPoints: [path.join(root, 'src/core/exec/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
   const { bwrapArgs } = await import(pathToFileURL(sandboxFile).href);
   return { Tools, bwrapArgs };
 }
@@ -69,7 +71,7 @@ async function measure(label, ours, bare) {
 async function main() {
   const { Tools, bwrapArgs } = await loadModules();
   const rows = [];
-  for (const mode of ['validated', 'bwrap']) {
+  for (const mode of ['validated', 'landlock', 'bwrap']) {
     const base = path.join(work, mode);
     const tools = new Tools();
     tools.valves = { ...tools.valves, storage_base_path: base, sandbox: mode };
@@ -84,7 +86,7 @@ async function main() {
     };
     const real = fs.realpathSync(zone);
     const bare =
-      mode === 'validated'
+      mode !== 'bwrap'
         ? async () => {
             if ((await run('cat', ['small.txt'], real)) !== expected) throw new Error('bare cat');
           }
@@ -93,7 +95,7 @@ async function main() {
             if ((await run('bwrap', args, '/')) !== expected) throw new Error('bare bwrap cat');
           };
     log(`${mode}: ${WARMUP} warm-ups and ${RUNS} calls per side ...`);
-    rows.push(await measure(mode === 'validated' ? "shed_exec cat (validated) vs spawn('cat')" : 'shed_exec cat (bwrap) vs bwrap … cat', ours, bare));
+    rows.push(await measure(mode === 'bwrap' ? 'shed_exec cat (bwrap) vs bwrap … cat' : `shed_exec cat (${mode}) vs spawn('cat')`, ours, bare));
   }
   const w = Math.max(...rows.map((r) => r.label.length));
   console.log(`${'case'.padEnd(w)}  ${'ours ms'.padStart(8)}  ${'bare ms'.padStart(8)}  ${'ratio'.padStart(6)}  target ≤ ${TARGET}x`);

@@ -20869,7 +20869,7 @@ async function sandboxPage(ctx, adminUser) {
   };
   const storage = ctx.health.healthz().storage;
   const ready = ctx.health.readyz();
-  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
+  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc2(String(d.sandbox.landlock_abi))})` : ""} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div>
 <div class="card"><strong>Storage</strong><p>${esc2(storage.type)} <small>(${esc2(storage.kind)}${storage.shared ? ", shared" : ""})</small></p><p class="muted">Coordination: ${esc2(ctx.settings.coordination !== void 0 ? "Redis" : "lock files (one host)")}. ${ready.ready ? "Ready" : `Not ready: ${esc2(ready.reason ?? "")}`}.${storage.shared && ctx.settings.coordination === void 0 ? " Several hosts on this filesystem need --coordination and coherent mount settings (README)." : ""}</p></div></div>
 ${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
@@ -28217,7 +28217,7 @@ async function startServer(settings, options = {}) {
   port2 = server.address().port;
   health.start();
   const healthPort = settings.healthPort !== void 0 ? await health.listen(settings.host, settings.healthPort) : void 0;
-  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto").then((r) => health.update(healthInfo(settings, r.active))).catch(() => void 0);
+  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto").then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi))).catch(() => void 0);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 3e4);
   infoTimer.unref();
@@ -28263,12 +28263,13 @@ function sameMachine(req, allowed = /* @__PURE__ */ new Set()) {
     return false;
   }
 }
-function healthInfo(settings, sandbox) {
+function healthInfo(settings, sandbox, landlockAbi = null) {
   const kind = serving3.storageKind(settings.base);
   return {
     status: "ok",
     version: version2,
     sandbox,
+    landlock_abi: landlockAbi,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== void 0 ? "redis" : "none"

@@ -44,7 +44,7 @@ export const ERROR_CODES = {
   ARGUMENT_REQUIRED: 'The command needs an argument it was not given (e.g. curl needs -o).',
   COMMAND_NOT_FOUND: 'The program is allowed but not installed on this server; the hint names the package.',
   TIMEOUT: 'The command ran longer than its timeout and was stopped.',
-  SANDBOX_UNAVAILABLE: 'The admin requires the bubblewrap sandbox (sandbox="bwrap") but it does not work on this server.',
+  SANDBOX_UNAVAILABLE: 'No kernel sandbox (bubblewrap or Landlock) works on this server, or the one the admin requires does not: commands are refused.',
   EXEC_ERROR: 'The command could not be started.',
   SQL_ERROR: 'SQLite rejected or failed the statement; the message quotes SQLite and nothing was changed.',
   TABLE_EXISTS: 'The CSV import target table already exists (if_exists="fail"); use if_exists="replace" or "append".',

@@ -73,9 +73,9 @@ export const ValvesSchema = z.object({
     title: 'SQLite journal mode',
     description: 'Journal mode of databases (use delete on NFS).',
   }),
-  sandbox: z.enum(['auto', 'bwrap', 'validated']).default('auto').meta({
+  sandbox: z.enum(['auto', 'bwrap', 'landlock', 'validated']).default('auto').meta({
     title: 'Command sandbox',
-    description: 'auto (bubblewrap when it works, else argument validation), bwrap (required), validated (argument policy only).',
+    description: 'auto (bubblewrap when it works, else Landlock, else commands are refused), bwrap or landlock (required), validated (argument policy only: weaker, no kernel confinement).',
   }),
   sqlite_default_limit: int(1).default(10).meta({
     title: 'SQLite default row limit',

@@ -1,6 +1,7 @@
 import { BLACKLIST, DOWNLOADERS, packageFor, READONLY_COMMANDS, READWRITE_COMMANDS } from '../core/exec/commands.js';
 import { RULES } from '../core/exec/rules.js';
-import { findProgram, sandboxReport } from '../core/exec/sandbox.js';
+import { sandboxReport } from '../core/exec/sandbox.js';
+import { findProgram } from '../core/exec/system.js';
 import { defineFunction } from '../registry/define.js';
 
 function availability(commands: Iterable<string>): { available: string[]; missing: Record<string, string> } {
@@ -48,8 +49,8 @@ export const shedAllowedCommands = defineFunction({
       },
       sandbox: {
         ...sandbox,
-        // Commands whose inputs or configuration can reach beyond what argument checks see.
-        sandbox_only: { usable_now: sandbox.active === 'bwrap', commands: sandboxOnlyCommands() },
+        // Commands whose inputs or configuration can reach beyond what argument checks see: they run only under a kernel sandbox.
+        sandbox_only: { usable_now: sandbox.active === 'bwrap' || sandbox.active === 'landlock', commands: sandboxOnlyCommands() },
       },
       forbidden: [...BLACKLIST].sort(),
       summary: {
@@ -60,7 +61,7 @@ export const shedAllowedCommands = defineFunction({
     };
     return {
       data,
-      message: `${readwrite.available.length} of ${READWRITE_COMMANDS.size} allowed commands are installed; sandbox: ${sandbox.active}; network: ${network}.`,
+      message: `${readwrite.available.length} of ${READWRITE_COMMANDS.size} allowed commands are installed; sandbox: ${sandbox.active}${sandbox.landlock_abi !== null ? ` (Landlock ABI ${sandbox.landlock_abi})` : ''}; network: ${network}.`,
     };
   },
 });

@@ -1,15 +1,12 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { shedError, ShedError } from '../core/errors.js';
+import { shedError } from '../core/errors.js';
 import type { OwnershipRecord } from '../core/groups/access.js';
-import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
-import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
-import { run, type RunResult } from '../core/exec/runner.js';
-import { canMask, checkSensitiveCommand, checkSensitiveGit } from '../core/exec/sensitive.js';
-import { restoreNames, type NameRepair } from '../core/paths/blocked-identity.js';
+import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
+import type { CallWatchEnd } from '../core/exec/callwatch.js';
+import { checkSensitiveGit } from '../core/exec/sensitive.js';
+import type { NameRepair } from '../core/paths/blocked-identity.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
-import { scopeTotal } from '../core/quota/quota.js';
-import { watchCall, type CallWatchEnd } from '../core/exec/callwatch.js';
 import { mb } from '../core/quota/quota.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
@@ -17,13 +14,10 @@ import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { locate, requireNotRoot, type ZonedPath } from '../core/files/located.js';
 import { outputLimit } from '../core/text/format.js';
-import { outwardLinkSweep } from '../core/exec/links.js';
-import { scrubOutput, truncateText } from '../core/exec/output.js';
-import { changedPaths, gitCommand, snapshot } from '../core/vcs/index.js';
+import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js';
+import { gitCommand } from '../core/vcs/index.js';
 import { diskRel } from '../core/files/entries.js';
 import { deniedError, dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
-
-const MIB = 1024 * 1024;
 
 export const shedExec = defineFunction({
   name: 'shed_exec',
@@ -55,66 +49,36 @@ export const shedExec = defineFunction({
       await checkSensitiveGit(zone, args.args);
       return history(ctx, zone, args.args, limit);
     }
-    const sandbox = await sandboxStatus(ctx.valves.sandbox);
-    let sensitive = await checkSensitiveCommand(zone, args.cmd, args.args, canMask(sandbox.active));
-    let policy = checkCommand({ cmd: args.cmd, args: args.args, zone, readonly: zone.readonly, network: ctx.valves.network_mode, sandbox: sandbox.active });
-    // Glob patterns stand for the names they expanded to: those are judged too.
-    if (policy.expanded.length > 0) sensitive = await checkSensitiveCommand(zone, args.cmd, policy.args, canMask(sandbox.active));
-    // Group zones: files the caller may not change are mounted read-only in the sandbox; without the
-    // sandbox nothing can protect single files, so the command must pass the read-only policy.
     const locked = await lockedFiles(ctx, zone);
-    if (locked.length > 0 && sandbox.active === 'validated') policy = readOnlyPolicy(ctx, zone, args.cmd, policy.args, sandbox.active, locked);
-    requireDownloadTarget(args.cmd, policy.options, args.stdout_file !== undefined);
-    const program = requireProgram(args.cmd);
-    const maxFileBytes = await writableBytes(ctx, zone);
-    if (policy.sweepBefore) await outwardLinkSweep(zone.root);
-    // One watch of the zone's folders: the per-call quota while it runs, and (versioned zones) what it changed.
-    const watch = await watchCall(zone, maxFileBytes);
-    // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
-    const before = zone.versioned && watch?.exact !== true ? await snapshot(zone.root) : undefined;
     const outputs: OutputFile[] = [];
-    let result: RunResult;
     let outFile: OutputFile | undefined;
     let errFile: OutputFile | undefined;
+    let ran: ExecOutcome;
     try {
-      if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path, locked)));
-      if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path, locked)));
-      result = await run({
-        program,
-        args: policy.argv,
-        zoneRoot: zone.root,
-        readonly: zone.readonly,
-        sandbox: sandbox.active,
-        network: policy.network,
-        protect: zone.versioned ? ['.git', ...locked.map((r) => r.path)] : [],
+      ran = await executeCommand({
+        valves: ctx.valves,
+        cmd: args.cmd,
+        args: args.args,
+        zone,
+        locked,
         timeoutSec,
-        memoryMb: ctx.valves.exec_memory_limit_mb,
-        cpuSec: ctx.valves.exec_cpu_limit_seconds,
-        maxFileBytes,
-        maxProcesses: 256,
         captureBytes: limit * 4 + 4,
-        stdoutFd: outFile?.file.fd,
-        stderrFd: errFile?.file.fd,
+        stdoutFile: args.stdout_file !== undefined,
         mergeStderr: args.redirect_stderr_to_stdout,
-        monitor: watch?.monitor,
-        mask: sensitive.masks,
+        openOutputs: () => {
+          if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path, locked)));
+          if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path, locked)));
+          return { stdoutFd: outFile?.file.fd, stderrFd: errFile?.file.fd };
+        },
       });
     } catch (err) {
       for (const out of outputs) out.file.abort();
       throw err;
     }
-    // In both modes: a link left by this command (archive member, cp/mv of a relative link) must not
-    // lead a later command outside the zone (zip and diff -r follow links).
-    if (policy.sweepAfter) await outwardLinkSweep(zone.root);
-    // Blocked files keep their blocked names whatever the program did (mv of a parent folder, hard links).
-    const repair = sensitive.before && sensitive.before.size > 0 ? await restoreNames(zone.blocked!, zone.root, sensitive.before, zone.versioned) : undefined;
-    const end = await watch?.finish();
-    // What the command changed: read off the changed folders, else the full comparison, else (the watch
-    // lost events midway) the whole zone, which the commit compares against the last one.
-    const changed = !zone.versioned ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
-    if (end !== undefined && (result.stoppedFor === 'quota' || end.overBytes > 0)) {
+    const { result, changed, sandbox } = ran;
+    if (ran.overQuota) {
       for (const out of outputs) out.file.abort();
-      return quotaStopped(ctx, zone, args.cmd, args.args, changed, end, result.stoppedFor === 'quota');
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, ran.overQuota.end, ran.overQuota.stopped);
     }
     const files: Record<string, unknown> = {};
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
@@ -128,10 +92,8 @@ export const shedExec = defineFunction({
         hint: `Give it more time with timeout= (up to ${ctx.valves.exec_timeout_max}), or work on a smaller part of the data.`,
       });
     }
-    const stdout = outFile ? { text: `[Output written to ${outFile.target.rel}]`, truncated: false } : truncateText(scrubOutput(result.stdout.bytes.toString('utf8'), zone), result.stdout.bytes.length, result.stdout.total, limit, 'stdout');
-    const stderr = errFile
-      ? { text: `[Errors written to ${errFile.target.rel}]`, truncated: false }
-      : truncateText(scrubOutput(result.stderr.bytes.toString('utf8'), zone), result.stderr.bytes.length, result.stderr.total, limit, 'stderr');
+    const stdout = outFile ? { text: `[Output written to ${outFile.target.rel}]`, truncated: false } : capturedText(result.stdout, zone, limit, 'stdout');
+    const stderr = errFile ? { text: `[Errors written to ${errFile.target.rel}]`, truncated: false } : capturedText(result.stderr, zone, limit, 'stderr');
     const data: Record<string, unknown> = {
       zone: zone.label,
       command: args.cmd,
@@ -143,9 +105,9 @@ export const shedExec = defineFunction({
       sandbox: sandbox.active,
       ...files,
     };
-    if (policy.expanded.length > 0) data.expanded = policy.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
+    if (ran.expanded.length > 0) data.expanded = ran.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
     if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
-    const repaired = repairNote(repair);
+    const repaired = repairNote(ran.repair);
     if (repaired !== undefined) data.blocked_names_restored = repaired.data;
     const message =
       (result.returncode === 0
@@ -226,13 +188,6 @@ function clampTimeout(ctx: CallContext, requested: number | undefined): number {
   return Math.min(Math.max(requested ?? def, 1), max);
 }
 
-/** Bytes a command may write to one file: what is left of the quota, capped by the file size limit. */
-async function writableBytes(ctx: CallContext, zone: Zone): Promise<number> {
-  if (zone.readonly) return 0;
-  const left = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope)));
-  return Math.min(left, ctx.valves.max_file_size_mb * MIB);
-}
-
 interface OutputFile {
   target: ZonedPath;
   file: AtomicFile;
@@ -261,21 +216,4 @@ function commitOutput(out: OutputFile): number {
   const size = fs.fstatSync(out.file.fd).size;
   out.file.commit();
   return size;
-}
-
-/**
- * Validated mode in a group space holding files the caller may not change: only what the read-only
- * policy allows runs; a changing command is refused with PERMISSION_DENIED naming such a file.
- */
-function readOnlyPolicy(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: string[], sandbox: 'bwrap' | 'validated', locked: readonly OwnershipRecord[]) {
-  try {
-    return checkCommand({ cmd, args: cmdArgs, zone, readonly: true, network: ctx.valves.network_mode, sandbox });
-  } catch (err) {
-    if (!(err instanceof ShedError) || !['COMMAND_FORBIDDEN', 'ARGUMENT_FORBIDDEN'].includes(err.code)) throw err;
-    const names = locked.slice(0, 5).map((r) => r.path).join(', ');
-    throw shedError('PERMISSION_DENIED', `'${cmd}' could change files here, and ${zone.label} holds files you may not change (${names}${locked.length > 5 ? ', ...' : ''}); without the bubblewrap sandbox only read-only commands run in this group space.`, {
-      details: { reason: locked[0]!.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', command: cmd, protected: locked.slice(0, 20).map((r) => r.path) },
-      hint: 'Change files with shed_patch_text / shed_create_file / shed_rename / shed_delete (they check each file\'s mode), or read-only commands like cat, grep, ls.',
-    });
-  }
 }

@@ -1,12 +1,10 @@
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { outwardLinkSweep } from '../core/exec/links.js';
-import { scrubOutput, truncateText } from '../core/exec/output.js';
-import { checkCommand, requireDownloadTarget } from '../core/exec/policy.js';
-import { run } from '../core/exec/runner.js';
-import { requireProgram, sandboxStatus } from '../core/exec/sandbox.js';
+import { executeCommand } from '../core/exec/execute.js';
+import { capturedText } from '../core/exec/output.js';
 import { lockFile, refreshLock } from '../core/locks/locks.js';
 import { invalidateCopies, roomWithCopies } from '../core/locks/quota.js';
+import { mb } from '../core/quota/quota.js';
 import { collectScratch, openScratch } from '../core/locks/scratch.js';
 import { requireSession } from '../core/locks/session.js';
 import type { Zone } from '../core/zones/zones.js';
@@ -45,39 +43,36 @@ export const shedLockeditExec = defineFunction({
         hint: `Use shed_exec(zone="${args.zone}", cmd="git", args=["log"]) for history; edit the working copy with e.g. cmd="sed".`,
       });
     }
-    const sandbox = await sandboxStatus(ctx.valves.sandbox);
     const timeoutSec = Math.min(Math.max(args.timeout ?? ctx.valves.exec_timeout_default, 1), ctx.valves.exec_timeout_max);
     const limit = outputLimit(ctx, args.max_output);
     // "." stands for the file (as in the original); every argument is then judged by the shed_exec policy.
     const argv = args.args.map((a) => (a === '.' ? t.target.rel : a));
     // The working copy may grow by what is left of the quota (open edits counted), within the file size limit.
-    const maxFile = Math.min(ctx.valves.max_file_size_mb * MIB, Math.max(0, await roomWithCopies(t.zone.scope)) + session.copyStat!.size);
+    const room = Math.max(0, await roomWithCopies(t.zone.scope));
+    const copySize = session.copyStat!.size;
+    const maxFile = Math.min(ctx.valves.max_file_size_mb * MIB, room + copySize);
 
     const scratch = openScratch(t.zone, ctx.convId, t.target.rel, session.copy);
     try {
-      // The policy judges paths against the scratch folder: the only thing the command may name.
+      // The policy judges paths against the scratch folder: the only thing the command may name. All the
+      // command writes there counts against the quota while it runs (the working copy grows by at most what is free).
       const view: Zone = { ...t.zone, root: scratch.root, workBase: undefined, versioned: false, readonly: false };
-      const policy = checkCommand({ cmd: args.cmd, args: argv, zone: view, readonly: false, network: ctx.valves.network_mode, sandbox: sandbox.active });
-      requireDownloadTarget(args.cmd, policy.options, false);
-      const program = requireProgram(args.cmd);
-      if (policy.sweepBefore) await outwardLinkSweep(scratch.root);
-      const result = await run({
-        program,
-        args: policy.argv,
-        zoneRoot: scratch.root,
-        readonly: false,
-        sandbox: sandbox.active,
-        network: policy.network,
-        protect: [],
+      const { result, sandbox, overQuota } = await executeCommand({
+        valves: ctx.valves,
+        cmd: args.cmd,
+        args: argv,
+        zone: view,
+        scratch: { bytes: room + copySize, fileBytes: maxFile },
         timeoutSec,
-        memoryMb: ctx.valves.exec_memory_limit_mb,
-        cpuSec: ctx.valves.exec_cpu_limit_seconds,
-        maxFileBytes: maxFile,
-        maxProcesses: 256,
         captureBytes: limit * 4 + 4,
-        mergeStderr: false,
       });
-      if (policy.sweepAfter) await outwardLinkSweep(scratch.root);
+      if (overQuota) {
+        invalidateCopies(t.zone.scope);
+        throw shedError('QUOTA_EXCEEDED', `${args.cmd} ${overQuota.stopped ? 'was stopped: it wrote' : 'wrote'} past the quota (${mb(overQuota.end.usedBytes)} MB in its folder, working copy included, with ${mb(room)} MB of the quota free; open edits count). What it wrote beside the working copy was discarded; the working copy may be partly changed.`, {
+          details: { command: args.cmd, stopped: overQuota.stopped, used_bytes: overQuota.end.usedBytes, free_bytes: room, quota_bytes: t.zone.scope.limitBytes },
+          hint: `Look at it with ${renderCall('shed_lockedit_exec', { zone: args.zone, path: t.target.rel, cmd: 'head', args: ['.'] })}, drop the edit with ${t.names.cancel}, or free space first (shed_stats shows usage).`,
+        });
+      }
       const copy = collectScratch(scratch, maxFile);
       invalidateCopies(t.zone.scope);
       refreshLock(lockFile(t.zone, t.key)!, session.lock!); // an active edit does not expire
@@ -87,12 +82,8 @@ export const shedLockeditExec = defineFunction({
           hint: `Look at it with ${renderCall('shed_lockedit_exec', { zone: args.zone, path: t.target.rel, cmd: 'head', args: ['.'] })}, or drop the edit with ${t.names.cancel}.`,
         });
       }
-      const shown = (stream: 'stdout' | 'stderr') => {
-        const c = result[stream];
-        return truncateText(scrubOutput(c.bytes.toString('utf8'), view), c.bytes.length, c.total, limit, stream);
-      };
-      const stdout = shown('stdout');
-      const stderr = shown('stderr');
+      const stdout = capturedText(result.stdout, view, limit, 'stdout');
+      const stderr = capturedText(result.stderr, view, limit, 'stderr');
       const data: Record<string, unknown> = {
         zone: t.zone.label,
         path: t.target.rel,

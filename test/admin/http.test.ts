@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenWebUI, serve, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
 import { auditLines, configValves, cookieOf, hiddenValue, post, signIn, type AdminSession } from './admin-helpers.js';
 import { putAged } from '../helpers/aged.js';
+import { makeShed } from '../helpers/shed.js';
+import { sandboxPage } from '../../src/hosts/http/admin/sandbox.js';
+import type { ServerContext } from '../../src/hosts/http/route.js';
 
 const KEY = 'fs_test-admin-key-0123456789';
 let srv: Served;
@@ -218,6 +221,15 @@ describe('records and maintenance', () => {
     const page = await (await fetch(`${srv.url}/admin/sandbox`, { headers: { Cookie: s.cookie } })).text();
     expect(page).toContain('validated');
     expect(page).toMatch(/<h2>Storage<\/h2><p>\d+ available: .*<code>ls<\/code>/);
+  });
+
+  it('the sandbox section shows the Landlock ABI in force in landlock mode (the page renders what shed_allowed_commands reports)', async () => {
+    const shed = makeShed({ sandbox: 'landlock' });
+    const report = await shed.call('shed_allowed_commands', {});
+    shed.cleanup();
+    const ctx = { api: { call: async () => JSON.stringify(report) }, valves: () => ({}) } as unknown as ServerContext;
+    const page = await sandboxPage(ctx, 'admin');
+    expect(page).toMatch(/landlock \(Landlock ABI \d+\) <small>\(valve sandbox = landlock\)<\/small>/);
   });
 });
 

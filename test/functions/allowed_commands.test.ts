@@ -95,12 +95,21 @@ describe('shed_allowed_commands', () => {
   it.skipIf(!installed('bwrap'))('sandbox "auto" and "bwrap" on a machine where bubblewrap works: bwrap, with the reason', async () => {
     for (const setting of ['auto', 'bwrap']) {
       const { data } = await report({ sandbox: setting });
-      expect(data.sandbox).toMatchObject({ configured: setting, active: 'bwrap' });
+      expect(data.sandbox).toMatchObject({ configured: setting, active: 'bwrap', landlock_abi: null });
       expect(data.sandbox.reason).toMatch(/bubblewrap works/);
       expect(data.sandbox.sandbox_only.usable_now).toBe(true);
       s!.cleanup();
       s = undefined;
     }
+  });
+
+  it('sandbox "landlock": the mode and the Landlock ABI in force (these machines run Linux with Landlock)', async () => {
+    const { data, message } = await report({ sandbox: 'landlock' });
+    expect(data.sandbox).toMatchObject({ configured: 'landlock', active: 'landlock' });
+    expect(data.sandbox.landlock_abi).toBeGreaterThanOrEqual(1);
+    expect(data.sandbox.reason).toMatch(/Landlock \(ABI \d+\) works/);
+    expect(message).toContain(`sandbox: landlock (Landlock ABI ${data.sandbox.landlock_abi})`);
+    expect(data.sandbox.sandbox_only.usable_now).toBe(true);
   });
 
   it('needs no parameters and no user', async () => {

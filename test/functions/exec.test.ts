@@ -1,5 +1,5 @@
 /**
- * shed_exec behaviour in both sandbox modes: results and failures, truncation, output files
+ * shed_exec behaviour in every sandbox mode (bwrap, landlock, validated): results and failures, truncation, output files
  * (binary-safe), stderr handling, timeouts, missing programs, the sandbox view of paths, and the
  * everyday commands that the Python original refused by mistake.
  */
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
 
-const MODES = ['bwrap', 'validated'] as const;
+const MODES = ['bwrap', 'landlock', 'validated'] as const;
 
 function installed(cmd: string): boolean {
   return ['/usr/local/bin', '/usr/bin', '/bin'].some((d) => fs.existsSync(path.join(d, cmd)));
@@ -64,7 +64,7 @@ describe.each(MODES)('shed_exec (%s mode)', (mode) => {
       expect(ran(await exec({ cmd: 'ls', args: [] })).stdout).toContain('f.txt');
     });
 
-    it('the zone appears as /zone under bwrap; without the sandbox pwd, realpath and readlink -f are refused (issue 10); error messages carry no disk path', async () => {
+    it('the zone appears as /zone under bwrap; where commands run in the real folder (landlock, validated) pwd, realpath and readlink -f are refused (issue 10); error messages carry no disk path', async () => {
       if (mode === 'bwrap') {
         expect(ran(await exec({ cmd: 'pwd' })).stdout).toBe('/zone\n');
         expect(ran(await exec({ cmd: 'realpath', args: ['f.txt'] })).stdout).toBe('/zone/f.txt\n');
@@ -228,7 +228,7 @@ describe.each(MODES)('shed_exec (%s mode)', (mode) => {
       expect(r.error?.hint).toContain('cmd="ls", args=["-la"]');
     });
 
-    it.skipIf(mode !== 'validated')('media and other sandbox-only tools are refused without the sandbox, saying why', async () => {
+    it.skipIf(mode !== 'validated')('media and other sandbox-only tools are refused without a kernel sandbox, saying why', async () => {
       for (const cmd of ['ffmpeg', 'pandoc', 'convert', 'exiftool', '7z', 'locate', 'git']) {
         const r = await exec({ cmd, args: ['x'] });
         expect(r.error?.code, cmd).toBe('COMMAND_FORBIDDEN');

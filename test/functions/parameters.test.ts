@@ -34,7 +34,7 @@ describe('shed_parameters', () => {
       sqlite_journal_mode: 'wal',
       openwebui_api_url: 'http://localhost:8080',
       // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
-      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server' },
+      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: null },
       host: 'standalone',
       // A local test folder, no coordination service: one host.
       storage: { kind: 'local', type: expect.any(String), shared: false, coordination: 'lock files' },

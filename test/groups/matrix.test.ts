@@ -95,7 +95,7 @@ describe.each(MODES)('mode %s', (mode) => {
       }
     });
 
-    describe.each(['bwrap', 'validated'])('sandbox %s', (sandbox) => {
+    describe.each(['bwrap', 'landlock', 'validated'])('sandbox %s', (sandbox) => {
       it.each(EXEC_PATHS.map((p) => [p.name, p] as const))(`%s is ${ok ? 'allowed' : 'refused'}`, async (_n, p) => {
         const { r, f, old } = await runCase(mode, actor, p, { sandbox });
         if (ok) {
@@ -105,7 +105,7 @@ describe.each(MODES)('mode %s', (mode) => {
           return;
         }
         if (actor === 'carol') expect(r.error!.code).toBe('GROUP_ACCESS_DENIED');
-        else if (sandbox === 'validated' || p.name === 'exec stdout_file') expect(r.error!.code).toBe('PERMISSION_DENIED');
+        else if (sandbox !== 'bwrap' || p.name === 'exec stdout_file') expect(r.error!.code).toBe('PERMISSION_DENIED');
         else {
           expect(r.success, JSON.stringify(r.error)).toBe(true);
           expect(r.data!.returncode).not.toBe(0);

@@ -43,7 +43,10 @@ describe('start and discovery', () => {
   it('answers /healthz without auth: status, version, sandbox', async () => {
     const body = await json(await fetch(`${s.url}/healthz`));
     expect(body).toMatchObject({ status: 'ok', version: expect.any(String) });
-    expect(['bwrap', 'validated']).toContain(body.sandbox);
+    expect(['bwrap', 'landlock', 'validated']).toContain(body.sandbox);
+    // The Landlock ABI in force: a number in landlock mode, else null.
+    expect(body).toHaveProperty('landlock_abi');
+    expect(body.landlock_abi === null).toBe(body.sandbox !== 'landlock');
   });
 
   it('serves an OpenAPI 3.1 document that a standard validator accepts', async () => {

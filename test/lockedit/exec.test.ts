@@ -1,8 +1,10 @@
 /**
- * shed_lockedit_exec in both sandbox modes: the same policy and executor as shed_exec, with the
- * working copy as the only file the command can see or change. Attacks: absolute paths, ..
- * escapes, other files of the zone (read or overwrite), program-running options, links.
+ * shed_lockedit_exec in every sandbox mode: the same policy, executor, quota watch and limits as
+ * shed_exec, with the working copy as the only file the command can see or change. Attacks: absolute
+ * paths, .. escapes, other files of the zone (read or overwrite), program-running options, links,
+ * and an archive bomb extracted beside the working copy (the per-call quota holds here too).
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,7 +21,22 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(outside, { recursive: true, force: true }));
 
-describe.each(['validated', 'bwrap'] as const)('shed_lockedit_exec (sandbox %s)', (mode) => {
+const MIB = 1024 * 1024;
+/** The issue's archive: 30 files of 9 MB of zeros in a zip of about 260 KB. */
+let bomb: Buffer;
+beforeAll(() => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-bomb-'));
+  for (let i = 0; i < 30; i++) {
+    const f = path.join(dir, `f${String(i).padStart(2, '0')}.bin`);
+    fs.writeFileSync(f, '');
+    fs.truncateSync(f, 9 * MIB);
+  }
+  execFileSync('zip', ['-q', 'bomb.zip', ...fs.readdirSync(dir)], { cwd: dir });
+  bomb = fs.readFileSync(path.join(dir, 'bomb.zip'));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each(['validated', 'bwrap', 'landlock'] as const)('shed_lockedit_exec (sandbox %s)', (mode) => {
   let s: Shed;
   const responses: string[] = [];
   const exec = async (args: Record<string, unknown>, chat = 'c1'): Promise<Result> => {
@@ -147,6 +164,38 @@ describe.each(['validated', 'bwrap'] as const)('shed_lockedit_exec (sandbox %s)'
     const r = await exec({ cmd: 'sleep', args: ['5'], timeout: 1 });
     expect(r.error!.code).toBe('TIMEOUT');
     expect(r.error!.hint).toContain('shed_lockedit_cancel');
+  });
+
+  it('an archive bomb unzipped beside the working copy is stopped at the quota, and the disk never holds much more', async () => {
+    s.tools.valves = { ...s.tools.valves, quota_per_user_mb: 10, max_file_size_mb: 10 };
+    put(s.zonePath('storage', 'bomb.zip'), bomb);
+    expect((await s.call('shed_lockedit_open', { zone: 'storage', path: 'bomb.zip' })).success).toBe(true);
+    // The largest the scratch folders got while the command ran, measured from outside.
+    const scratch = path.join(workBase(s), 'scratch');
+    let peak = 0;
+    const size = (dir: string): number => {
+      let n = 0;
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? size(path.join(dir, e.name)) : (fs.lstatSync(path.join(dir, e.name), { throwIfNoEntry: false })?.size ?? 0);
+      return n;
+    };
+    const poll = setInterval(() => {
+      try {
+        peak = Math.max(peak, size(scratch));
+      } catch {
+        // a folder vanished meanwhile
+      }
+    }, 5);
+    const r = await s.call('shed_lockedit_exec', { zone: 'storage', path: 'bomb.zip', cmd: 'unzip', args: ['-o', 'bomb.zip'], timeout: 60 });
+    clearInterval(poll);
+    responses.push(JSON.stringify(r));
+    expect(r.success, JSON.stringify(r.data)).toBe(false);
+    expect(r.error!.code).toBe('QUOTA_EXCEEDED');
+    expect(r.error!.details!.stopped).toBe(true);
+    // Within one max_file_size_mb of the quota (the old code let it write all 270 MB).
+    expect(r.error!.details!.used_bytes as number).toBeLessThanOrEqual(20 * MIB + bomb.length);
+    expect(peak).toBeLessThanOrEqual(20 * MIB + bomb.length);
+    expect(fs.readFileSync(copyPath(s, 'bomb.zip')).equals(bomb)).toBe(true);
+    await s.call('shed_lockedit_cancel', { zone: 'storage', path: 'bomb.zip' });
   });
 
   if (mode === 'bwrap') {

@@ -1,9 +1,10 @@
 /**
  * Issue 10, finding 6: the absolute storage path must not reach the model through a command, even
  * encoded past the output scrubber (base64, hex, written to a file and read back). The secret here
- * is the server path of the storage base. Without the sandbox the environment holds relative or
- * neutral values and the commands whose only purpose is to print the working folder are refused;
- * under bubblewrap everything is /zone-style and they run.
+ * is the server path of the storage base. Where a command runs in the zone's real folder (landlock
+ * and validated modes) the environment holds relative or neutral values and the commands whose only
+ * purpose is to print the working folder are refused; under bubblewrap everything is /zone- or
+ * /tmp-style and they run.
  */
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,15 +58,16 @@ describe.each(MODES)('%s mode', (mode) => {
     expectRan(await probe('jq', ['-n', '-r', program]));
   });
 
-  it('every environment value is relative or neutral (no storage path, no absolute path but /zone, /tmp and PATH in bwrap)', async () => {
+  it('every environment value is relative or neutral (no storage path; under bwrap no absolute path but /zone, /tmp/... and PATH)', async () => {
     const d = expectRan(await probe('jq', ['-n', '-c', 'env']));
     const env = JSON.parse(d.stdout as string) as Record<string, string>;
     for (const [key, value] of Object.entries(env)) {
       if (key === 'PATH' || value.startsWith('/dev/')) continue;
-      if (mode === 'validated') expect(value.startsWith('/'), `${key}=${value}`).toBe(false);
-      else if (value.startsWith('/')) expect(['/zone', '/tmp'], `${key}=${value}`).toContain(value);
+      if (mode !== 'bwrap') expect(value.startsWith('/'), `${key}=${value}`).toBe(false);
+      else if (value.startsWith('/')) expect(value === '/zone' || value === '/tmp' || value.startsWith('/tmp/'), `${key}=${value}`).toBe(true);
     }
-    expect(env.PWD).toBeUndefined();
+    // bubblewrap sets PWD to the folder it starts the command in, /zone; elsewhere nothing sets it.
+    expect(env.PWD).toBe(mode === 'bwrap' ? '/zone' : undefined);
     expect(env.OLDPWD).toBeUndefined();
   });
 
@@ -75,9 +77,9 @@ describe.each(MODES)('%s mode', (mode) => {
     else expectRefused(r);
   });
 
-  it('pwd: refused without the sandbox; under bwrap it prints /zone. Its output read back encoded reveals nothing', async () => {
+  it('pwd: refused where commands run in the real folder (landlock, validated); under bwrap it prints /zone. Its output read back encoded reveals nothing', async () => {
     const r = await probe('pwd', [], { stdout_file: 'pwd.txt' });
-    if (mode === 'validated') {
+    if (mode !== 'bwrap') {
       expectRefused(r, 'COMMAND_FORBIDDEN');
       expect(r.error?.hint).toBeTruthy();
       expect(fs.existsSync(`${a.zone}/pwd.txt`)).toBe(false);
@@ -103,9 +105,9 @@ describe.each(MODES)('%s mode', (mode) => {
     ['df', []],
     ['stat', ['-c', '%m', '.']],
     ['stat', ['--printf=%m\\n', 'f.txt']],
-  ] as [string, string[]][])('%s %j: refused without the sandbox, harmless under bwrap; its output written to a file and read back encoded reveals nothing', async (cmd, args) => {
+  ] as [string, string[]][])('%s %j: refused in landlock and validated modes, harmless under bwrap; its output written to a file and read back encoded reveals nothing', async (cmd, args) => {
     const r = await probe(cmd, args, { stdout_file: 'out.txt' });
-    if (mode === 'validated') expectRefused(r, ['ARGUMENT_FORBIDDEN', 'COMMAND_FORBIDDEN']);
+    if (mode !== 'bwrap') expectRefused(r, ['ARGUMENT_FORBIDDEN', 'COMMAND_FORBIDDEN']);
     else {
       expect(r.success, JSON.stringify(r)).toBe(true);
       await probe('base64', ['out.txt']);
@@ -113,7 +115,7 @@ describe.each(MODES)('%s mode', (mode) => {
     }
   });
 
-  it('realpath --relative-to=. still works in both modes (relative answers)', async () => {
+  it('realpath --relative-to=. still works in every mode (relative answers)', async () => {
     a.put('sub/x.txt', 'x\n');
     const d = expectRan(await probe('realpath', ['--relative-to=.', 'sub/x.txt', '.']));
     expect(d.stdout).toBe('sub/x.txt\n.\n');
@@ -133,7 +135,7 @@ describe.each(MODES)('%s mode', (mode) => {
     expectRan(await probe(cmd, args));
   });
 
-  it.each([['select hex(file) from pragma_database_list'], ['PRAGMA database_list'], ['.databases']])('sqlite3 %j (the database file path) is refused in both modes', async (sql) => {
+  it.each([['select hex(file) from pragma_database_list'], ['PRAGMA database_list'], ['.databases']])('sqlite3 %j (the database file path) is refused in every mode', async (sql) => {
     expectRan(await probe('sqlite3', ['db.sqlite', 'create table t(x)']));
     expectRefused(await probe('sqlite3', ['db.sqlite', sql]), 'ARGUMENT_FORBIDDEN');
   });

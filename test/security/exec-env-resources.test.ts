@@ -1,7 +1,8 @@
 /**
- * Environment leakage (the server's environment never reaches a command; dotfiles in the zone,
- * which is the commands' HOME, cannot turn config into code) and resource abuse (floods, endless
- * output into a file, memory and CPU hogs, sleeping past the timeout), in both modes.
+ * Environment leakage (the server's environment never reaches a command; its HOME is a fresh empty
+ * folder of the call, not the zone) and resource abuse (floods, endless output into a file, memory
+ * and CPU hogs, sleeping past the timeout), in every mode. Configuration files planted for each
+ * program are in exec-config-files.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,19 +51,27 @@ describe.each(MODES)('%s mode', (mode) => {
       expectRefused(await a.exec({ zone: 'storage', cmd, args }));
     });
 
-    it('jq sees only the minimal environment: PATH, LANG, HOME=/zone (bwrap) or . (validated), TMPDIR (no server variables)', async () => {
+    it('jq sees only the minimal environment: PATH, LANG, HOME and TMPDIR of the call (no server variables)', async () => {
       a = makeArena(mode);
       const d = expectRan(await a.exec({ zone: 'storage', cmd: 'jq', args: ['-n', '-c', 'env'] }));
       const env = JSON.parse(d.stdout) as Record<string, string>;
       expect(env.FILESHED_TEST_SECRET).toBeUndefined();
-      // Without the sandbox no variable holds a server path: HOME is the working folder itself (issue 10, finding 6).
-      expect(env.HOME).toBe(mode === 'bwrap' ? '/zone' : '.');
+      // HOME is an empty folder of the call: in bubblewrap's private /tmp, else outside the zone and named
+      // relative to it, so no variable holds a server path (issue 10, finding 6).
+      if (mode === 'bwrap') expect([env.HOME, env.TMPDIR]).toEqual(['/tmp/home', '/tmp']);
+      else {
+        expect(env.HOME).toMatch(/^(\.\.\/)+shed-call-[^/]+\/home$/);
+        expect(env.TMPDIR).toBe(env.HOME!.replace(/home$/, 'tmp'));
+      }
       expect(env.PATH).toBe('/usr/local/bin:/usr/bin:/bin');
-      for (const key of Object.keys(env)) expect(['PATH', 'LANG', 'LC_ALL', 'HOME', 'TMPDIR', 'TERM', 'PAGER', 'GIT_PAGER', 'LESSSECURE', 'LESSKEYIN', 'LESSKEY', 'LESSHISTFILE', 'PWD', 'OLDPWD', 'SHLVL']).toContain(key);
+      const allowed = ['PATH', 'LANG', 'LC_ALL', 'HOME', 'TMPDIR', 'TERM', 'PAGER', 'GIT_PAGER', 'LESSSECURE', 'LESSKEYIN', 'LESSKEY', 'LESSHISTFILE'];
+      allowed.push('XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'PYTHONNOUSERSITE', 'PYTHONDONTWRITEBYTECODE', 'PYTHONSAFEPATH');
+      if (mode === 'bwrap') allowed.push('PWD'); // bubblewrap's own: /zone
+      for (const key of Object.keys(env)) expect(allowed).toContain(key);
       expect(d.stdout).not.toContain(a.zone); // no disk path of the zone
     });
 
-    it('dotfiles in the zone (the commands HOME) cannot run programs: .lesskey, .sqliterc', async () => {
+    it('dotfiles in the zone cannot run programs: .lesskey, .sqliterc', async () => {
       a = makeArena(mode);
       a.put('f.txt', 'hello\n');
       a.put('.lesskey', `#env\nLESSOPEN=|touch ${a.outside}/pwn-less %s\nLESSCLOSE=touch ${a.outside}/pwn-less2\n`);

@@ -1,6 +1,6 @@
 /**
  * Shared arena for the shed_exec attack corpus (test/security/exec-*.test.ts). Every attack runs
- * once per sandbox mode ('bwrap' and 'validated'), with canaries holding a secret outside the
+ * once per sandbox mode ('bwrap', 'landlock' and 'validated'), with canaries holding a secret outside the
  * attacked zone: a separate temp folder (outside the storage base), the folder beside the zone
  * root, another user's zones and another conversation's Uploads. After each attack the check is:
  * every canary byte-identical, nothing added or removed outside the zones in use, and the secret
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
 
-export const MODES = ['bwrap', 'validated'] as const;
+export const MODES = ['bwrap', 'landlock', 'validated'] as const;
 export type Mode = (typeof MODES)[number];
 
 export const SECRET = `KANARIE-${crypto.randomBytes(8).toString('hex')}-TOPSECRET`;

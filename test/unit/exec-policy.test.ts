@@ -271,15 +271,17 @@ describe('per-command rules', () => {
 });
 
 describe('per sandbox mode', () => {
-  it.each(['ffmpeg', 'ffprobe', 'convert', 'magick', 'identify', 'pandoc', 'exiftool', 'colordiff', 'locate', '7z', '7za'])('%s runs only in the sandbox', (cmd) => {
+  it.each(['ffmpeg', 'ffprobe', 'convert', 'magick', 'identify', 'pandoc', 'exiftool', 'colordiff', 'locate', '7z', '7za'])('%s runs only in a kernel sandbox', (cmd) => {
     const e = refusal(cmd, ['f.txt']);
     expect(e.code).toBe('COMMAND_FORBIDDEN');
-    expect(e.message).toMatch(/bubblewrap sandbox/);
+    expect(e.message).toMatch(/kernel sandbox \(bwrap or landlock\)/);
     expect(() => check(cmd, ['f.txt'], { sandbox: 'bwrap' })).not.toThrow();
+    expect(() => check(cmd, ['f.txt'], { sandbox: 'landlock' })).not.toThrow();
   });
 
-  it('git runs only in the sandbox, with the subcommand first', () => {
+  it('git runs only in a kernel sandbox, with the subcommand first', () => {
     expect(refusal('git', ['log']).code).toBe('COMMAND_FORBIDDEN');
+    expect(check('git', ['log'], { sandbox: 'landlock' }).argv).toEqual(['log']);
     expect(check('git', ['log', '--oneline'], { sandbox: 'bwrap' }).argv).toEqual(['log', '--oneline']);
     expect(refusal('git', ['config', 'x'], { sandbox: 'bwrap' }).code).toBe('COMMAND_FORBIDDEN');
     expect(refusal('git', ['-c', 'core.pager=sh', 'log'], { sandbox: 'bwrap' }).code).toBe('COMMAND_FORBIDDEN'); // global options: subcommand first

@@ -1,6 +1,7 @@
 /**
- * One watch per command in a writable zone, answering "which folders changed during this command"
- * (the quota module's folder watches, see quota/usage.ts). It serves two needs:
+ * One watch per command in a writable zone (or a locked edit's scratch folder), answering "which
+ * folders changed during this command" (the quota module's folder watches, see quota/usage.ts). It
+ * serves two needs:
  *
  * - Quota per call, not per file: while the command runs, the zone's quota scope is measured every
  *   QUOTA_POLL_MS and after change events (only folders that changed are read again); once usage
@@ -18,9 +19,32 @@
  */
 import fs from 'node:fs';
 import { scopeTotal } from '../quota/quota.js';
-import { invalidateTree, watchChanges } from '../quota/usage.js';
+import { forgetTree, invalidateTree, treeUsage, watchChanges } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
 import type { RunRequest } from './runner.js';
+
+/** Where one command may write and how much: the folder it writes in, and the usage its quota counts. */
+export interface WriteScope {
+  /** The folder tree watched (where the command can write). */
+  root: string;
+  /** Keep each entry's signature (versioned zones: what changed is committed). */
+  entries: boolean;
+  limitBytes: number;
+  used(): Promise<number>;
+  /** A folder removed after the command (a locked edit's scratch folder): its watches are dropped. */
+  temporary?: boolean;
+}
+
+/** A writable zone: its quota scope (the user's zones, or the group space), measured whole. */
+export function zoneWriteScope(zone: Zone): WriteScope | undefined {
+  if (zone.readonly) return undefined;
+  return { root: zone.scope.trees[zone.label] ?? zone.root, entries: zone.versioned, limitBytes: zone.scope.limitBytes, used: () => scopeTotal(zone.scope) };
+}
+
+/** A folder made for one command, which may hold at most `limitBytes` when it ends. */
+export function folderWriteScope(root: string, limitBytes: number): WriteScope {
+  return { root, entries: false, limitBytes, used: async () => (await treeUsage(root)).bytes, temporary: true };
+}
 
 /** How often usage is measured while a command runs. */
 export const QUOTA_POLL_MS = 20;
@@ -73,13 +97,12 @@ class GrowthBound {
   }
 }
 
-/** `fileCap`: the largest file the command may write (its `ulimit -f`). */
-export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch | undefined> {
-  if (zone.readonly) return undefined;
-  const treeRoot = zone.scope.trees[zone.label] ?? zone.root;
-  const watch = await watchChanges(treeRoot, { entries: zone.versioned });
-  const usedAtStart = await scopeTotal(zone.scope);
-  const ceiling = Math.max(zone.scope.limitBytes, usedAtStart);
+/** `fileCap`: the largest file the command may write (its RLIMIT_FSIZE). */
+export async function watchCall(scope: WriteScope, fileCap: number): Promise<CallWatch> {
+  const treeRoot = scope.root;
+  const watch = await watchChanges(treeRoot, { entries: scope.entries });
+  const usedAtStart = await scope.used();
+  const ceiling = Math.max(scope.limitBytes, usedAtStart);
   const bound = new GrowthBound(usedAtStart);
   // Near the quota: one more file (at most fileCap) could pass it.
   const near = () => bound.value + fileCap >= ceiling;
@@ -97,7 +120,7 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
     monitor: {
       everyMs: QUOTA_POLL_MS,
       check: async (held) => {
-        const total = await scopeTotal(zone.scope);
+        const total = await scope.used();
         if (held) bound.restart(total);
         return total > ceiling ? 'quota' : undefined;
       },
@@ -116,9 +139,10 @@ export async function watchCall(zone: Zone, fileCap: number): Promise<CallWatch 
       const { paths, reliable } = await watch.finish();
       // Events may have been lost: the usage cache is rebuilt by the next question.
       if (!reliable) invalidateTree(treeRoot);
-      const usedBytes = await scopeTotal(zone.scope);
+      const usedBytes = await scope.used();
+      if (scope.temporary) forgetTree(treeRoot);
       const changed = paths?.filter((rel) => rel !== '.git' && !rel.startsWith('.git/'));
-      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - zone.scope.limitBytes : 0 };
+      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0 };
     },
   };
 }

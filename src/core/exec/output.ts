@@ -4,7 +4,8 @@
  * get the rest.
  */
 import type { Zone } from '../zones/zones.js';
-import { SANDBOX_ZONE } from './sandbox.js';
+import { SANDBOX_ZONE } from './bwrap.js';
+import type { Captured } from './runner.js';
 
 export function scrubOutput(text: string, zone: Zone): string {
   return text.split(zone.root).join(SANDBOX_ZONE);
@@ -19,4 +20,9 @@ export function truncateText(text: string, keptBytes: number, totalBytes: number
     `To get everything, save it with ${stream === 'stdout' ? 'stdout_file' : 'stderr_file'}="out.txt" and read parts with shed_read(start_line=...), ` +
     'or narrow the output (head, tail, grep, wc -l). ...]';
   return { text: shown + notice, truncated: true };
+}
+
+/** A captured stream as the model reads it: disk paths scrubbed, cut at `limit` characters. */
+export function capturedText(c: Captured, zone: Zone, limit: number, stream: 'stdout' | 'stderr'): { text: string; truncated: boolean } {
+  return truncateText(scrubOutput(c.bytes.toString('utf8'), zone), c.bytes.length, c.total, limit, stream);
 }

@@ -11,10 +11,11 @@ import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansio
 import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
+import type { SandboxMode } from './sandbox.js';
 import { serverPathHint, serverPathReason } from './serverpaths.js';
 
 export type NetworkMode = 'disabled' | 'safe' | 'all';
-export type SandboxMode = 'bwrap' | 'validated';
+export type { SandboxMode };
 
 export interface PolicyInput {
   cmd: string;
@@ -70,10 +71,10 @@ export function checkCommand(input: PolicyInput): Policy {
   const { cmd } = input;
   checkProgram(input);
   const rule = ruleFor(cmd);
-  if (rule.sandboxOnly && input.sandbox !== 'bwrap') {
-    throw shedError('COMMAND_FORBIDDEN', `${cmd} can only run in the bubblewrap sandbox, which is not active here: ${rule.sandboxOnly}.`, {
+  if (rule.sandboxOnly && input.sandbox === 'validated') {
+    throw shedError('COMMAND_FORBIDDEN', `${cmd} can only run in a kernel sandbox (bwrap or landlock), and this server runs commands with argument checks alone: ${rule.sandboxOnly}.`, {
       details: { parameter: 'cmd', received: cmd, sandbox: input.sandbox },
-      hint: 'shed_allowed_commands() shows the sandbox mode; an admin can install bubblewrap (valve sandbox="auto").',
+      hint: 'shed_allowed_commands() shows the sandbox mode; an admin can set the valve sandbox="auto" on a server with bubblewrap or Landlock.',
     });
   }
   const leak = input.sandbox === 'bwrap' ? undefined : serverPathReason(cmd, input.args);
@@ -230,7 +231,8 @@ function refuseOption(w: Walk, name: string, long: boolean, shown: string): void
   if (hit) throw forbidden(shown, `${cmd} ${hit} writes files, and ${input.zone.label} is read-only`, READONLY_HINT);
   hit = input.network === 'safe' ? pick(rule.forbidNetworkSafe, name, long) : undefined;
   if (hit) throw forbidden(shown, `in network_mode "safe" ${cmd} may only download (GET); ${hit} sends data`, 'Download with a plain GET, e.g. args=["-L", "-o", "data.json", "https://example.com/data.json"].');
-  if (input.sandbox !== 'bwrap') {
+  // Under Landlock a link or a listed name leading outside is refused by the kernel.
+  if (input.sandbox === 'validated') {
     hit = pick(rule.dereference, name, long);
     if (hit) throw forbidden(shown, `${cmd} ${hit} follows symbolic links, which could lead outside the zone without the sandbox`, 'Run without this option.');
     hit = pick(rule.listsFiles, name, long);
@@ -419,11 +421,11 @@ function checkProgram(input: PolicyInput): void {
   }
 }
 
-/** git outside versioned zones runs the real binary, only inside the sandbox (its repo config can run programs). */
+/** git outside versioned zones runs the real binary, only in a kernel sandbox (its repo config can run programs). */
 function checkGit(input: PolicyInput): boolean {
   const sub = input.args[0];
-  if (input.sandbox !== 'bwrap') {
-    throw shedError('COMMAND_FORBIDDEN', "git can only run in the bubblewrap sandbox here: a repository's own configuration and hooks can run programs.", {
+  if (input.sandbox === 'validated') {
+    throw shedError('COMMAND_FORBIDDEN', "git can only run in a kernel sandbox (bwrap or landlock), which is not active here: a repository's own configuration and hooks can run programs.", {
       details: { parameter: 'cmd', received: 'git', sandbox: input.sandbox },
       hint: 'Documents has built-in history: shed_exec(zone="documents", cmd="git", args=["log", "--oneline"]).',
     });

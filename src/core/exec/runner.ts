@@ -1,15 +1,21 @@
 /**
- * The one executor: every command of shed_exec (and later shed_lockedit_exec) runs here.
- * argv only (the shell below runs our fixed limit script, never user text), stdin closed, a
- * minimal environment, resource limits, a timeout that kills the whole process group (and, in
- * bubblewrap, the PID namespace), output captured per stream up to a limit, optionally into files.
+ * Runs one command: argv only (no shell anywhere), stdin closed, a minimal environment and a home
+ * and temp folder of its own (callenv.ts), started through the launcher (launcher.ts) that sets
+ * its limits and priority and, per sandbox mode, confines it (Landlock) or starts it in bubblewrap;
+ * a timeout that kills the whole process group (and, in bubblewrap, the PID namespace), output
+ * captured per stream up to a limit, optionally into files. Only the executor (execute.ts) and the
+ * sandbox probe call this.
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand, lowerSession, releaseSandbox, SANDBOX_PRIORITY_ARGS } from './priority.js';
-import { bwrapArgs, SANDBOX_ZONE, SYSTEM_PATH } from './sandbox.js';
+import type { Readable } from 'node:stream';
+import { bwrapArgs } from './bwrap.js';
+import { commandEnvironment, openCallFolders } from './callenv.js';
+import { landlockRuleset } from './landlock.js';
+import { launcherArgs, launcherPerl, STATUS_FD } from './launcher.js';
+import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand } from './priority.js';
+import type { SandboxMode } from './sandbox.js';
+import { findProgram } from './system.js';
 
 export interface RunRequest {
   /** Absolute path of the program (resolved on the system PATH). */
@@ -17,7 +23,9 @@ export interface RunRequest {
   args: readonly string[];
   zoneRoot: string;
   readonly: boolean;
-  sandbox: 'bwrap' | 'validated';
+  sandbox: SandboxMode;
+  /** Landlock mode: the kernel's Landlock ABI and the programs the command may execute (executables.ts). */
+  landlock?: { abi: number; executables: readonly string[] };
   network: boolean;
   /** Folders inside the zone that must stay read-only (.git of versioned zones). */
   protect: readonly string[];
@@ -68,75 +76,63 @@ export interface RunResult {
   durationMs: number;
   /** The monitor's reason, when it stopped the command. */
   stoppedFor?: string;
+  /** The command did not run: its confinement or limits could not be applied (the launcher's reason). */
+  refused?: string;
 }
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
 const FLOOD_BYTES = 64 * 1024 * 1024;
 
-function limitScript(req: RunRequest): string {
-  const parts: string[] = [];
-  if (req.memoryMb > 0) parts.push(`ulimit -v ${req.memoryMb * 1024}`);
-  if (req.cpuSec > 0) parts.push(`ulimit -t ${req.cpuSec}`);
-  parts.push(`ulimit -f ${Math.floor(req.maxFileBytes / 512)}`); // dash counts 512-byte blocks
-  parts.push(`ulimit -p ${req.maxProcesses}`); // dash's name for RLIMIT_NPROC
-  parts.push('ulimit -c 0');
-  // dash exports the working folder as PWD (the zone's server path without the sandbox): not passed on.
-  parts.push('unset PWD OLDPWD');
-  // Merged capture needs one pipe for both streams; with an output file the same fd is passed twice instead.
-  if (req.mergeStderr && req.stdoutFd === undefined) parts.unshift('exec 2>&1');
-  // Joined with && so a limit that cannot be set stops the command instead of running it unlimited.
-  return `${parts.join(' && ')} && exec "$0" "$@"`;
-}
-
-let sharedTmp: string | undefined;
-
-/**
- * TMPDIR for commands without the sandbox: one private (0700) folder per server process, made on
- * first use. A folder per call cost more than the command itself (mkdtemp + rm on a busy /tmp);
- * commands cannot name it anyway (absolute paths are refused), they only find it through TMPDIR.
- */
-function privateTmp(): string {
-  if (sharedTmp === undefined || !fs.existsSync(sharedTmp)) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-exec-'));
-    fs.chmodSync(dir, 0o700);
-    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-    sharedTmp = dir;
-  }
-  return sharedTmp;
-}
-
 export function run(req: RunRequest): Promise<RunResult> {
   const started = performance.now();
   const inside = req.sandbox === 'bwrap';
-  // Without the sandbox no variable may hold an absolute server path (a command can print its
-  // environment encoded, past the output scrubber): HOME is the working folder itself, ".", and
-  // TMPDIR the private temp folder reached relatively from it.
-  const tmp = inside ? '/tmp' : path.relative(req.zoneRoot, privateTmp()) || '.';
-  const home = inside ? SANDBOX_ZONE : '.';
-  // HOME is the zone, where the user can put dotfiles: LESSSECURE and the empty lesskey files keep less
-  // from taking an input preprocessor (a shell command) from ~/.lesskey.
-  const env = {
-    PATH: SYSTEM_PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: home, TMPDIR: tmp, TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
-    LESSSECURE: '1', LESSKEYIN: '/dev/null', LESSKEY: '/dev/null', LESSHISTFILE: '-',
-  };
-  const shellArgs = ['-c', limitScript(req), req.program, ...req.args];
-  const [file, argv] = inside
-    ? ['bwrap', [...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), ...SANDBOX_PRIORITY_ARGS, '--', '/bin/sh', ...shellArgs]]
-    : ['/bin/sh', shellArgs];
+  const perl = launcherPerl();
+  const bwrap = inside ? findProgram('bwrap') : undefined;
+  if (perl === undefined || (inside && bwrap === undefined)) {
+    return Promise.resolve(refusal(started, `${perl === undefined ? 'perl (Debian package perl-base)' : 'bwrap'} is not installed`));
+  }
+  if (req.sandbox === 'landlock' && req.landlock === undefined) return Promise.resolve(refusal(started, 'landlock mode without a Landlock ABI'));
+  const folders = inside ? undefined : openCallFolders();
+  const cwd = inside ? '/' : req.zoneRoot;
+  const target = inside
+    ? [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), '--', req.program, ...req.args]
+    : [req.program, ...req.args];
+  const ll = req.sandbox === 'landlock' ? req.landlock : undefined;
+  const launch = launcherArgs({
+    nice: COMMAND_NICE,
+    memoryBytes: req.memoryMb * 1024 * 1024,
+    cpuSec: req.cpuSec,
+    fileBytes: req.maxFileBytes,
+    processes: req.maxProcesses,
+    // Merged capture needs one pipe for both streams; with an output file the same fd is passed twice instead.
+    mergeStderr: req.mergeStderr && req.stdoutFd === undefined,
+    noNewPrivs: !inside,
+    ...(ll && folders
+      ? { landlock: { abi: ll.abi, network: req.network, ruleset: landlockRuleset({ abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, home: folders.home, tmp: folders.tmp, executables: ll.executables }) } }
+      : {}),
+    argv: target,
+  });
   const stdout = req.stdoutFd ?? 'pipe';
   const stderr = req.mergeStderr ? stdout : (req.stderrFd ?? 'pipe');
 
   return new Promise((resolve) => {
-    const child = spawn(file, argv, {
-      cwd: inside ? '/' : req.zoneRoot,
-      env,
-      stdio: inside ? ['ignore', stdout, stderr, 'pipe', 'pipe'] : ['ignore', stdout, stderr],
+    const child = spawn(perl, launch, {
+      cwd,
+      env: commandEnvironment(cwd, folders),
+      stdio: ['ignore', stdout, stderr, 'pipe'],
       detached: true, // own session and process group: the timeout kills everything it started; one scheduling group
     });
-    // Raised (never lowered) by yieldCpu below.
+    // Raised (never lowered) by yieldCpu below; the launcher set COMMAND_NICE before the program started.
     let nice = COMMAND_NICE;
-    if (child.pid !== undefined) lowerSession(child.pid, nice);
-    if (inside) releaseSandbox(child, () => nice);
+    // The launcher's status: empty when the program started (the exec closed the pipe), else why not.
+    let status = '';
+    const statusPipe = child.stdio[STATUS_FD] as Readable | null;
+    statusPipe?.on('data', (d: Buffer) => (status += d.toString()));
+    statusPipe?.on('error', () => undefined);
+    // A yieldCpu while the launcher was still setting its own priority is applied again once it is done.
+    statusPipe?.on('close', () => {
+      if (nice !== COMMAND_NICE && !finished && child.pid !== undefined) lowerCommand(child.pid, nice);
+    });
     const out = { chunks: [] as Buffer[], kept: 0, total: 0 };
     const err = { chunks: [] as Buffer[], kept: 0, total: 0 };
     let timedOut = false;
@@ -220,10 +216,14 @@ export function run(req: RunRequest): Promise<RunResult> {
       clearTimeout(timer);
       if (watch) clearInterval(watch);
       killGroup(); // leftovers of the group (a command that forked and exited)
+      folders?.remove();
       if (startError) err.chunks.push(Buffer.from(`could not start: ${startError.message}`));
+      // The program itself could not be started (not found, not executable): the command failed.
+      const execFailed = status.startsWith('exec ');
+      if (execFailed) err.chunks.push(Buffer.from(`could not start: ${status.slice(5)}`));
       const captured = (c: typeof out): Captured => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
       resolve({
-        returncode: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : 127),
+        returncode: execFailed ? 126 : (code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : 127)),
         signal,
         timedOut,
         flooded,
@@ -231,9 +231,15 @@ export function run(req: RunRequest): Promise<RunResult> {
         stderr: captured(err),
         durationMs: performance.now() - started,
         ...(stoppedFor !== undefined ? { stoppedFor } : {}),
+        ...(status !== '' && !execFailed ? { refused: status } : {}),
       });
     };
     child.on('error', (e) => finish(null, null, e));
     child.on('close', (code, signal) => finish(code, signal));
   });
+}
+
+function refusal(started: number, why: string): RunResult {
+  const empty = { bytes: Buffer.alloc(0), total: 0 };
+  return { returncode: 125, signal: null, timedOut: false, flooded: false, stdout: empty, stderr: empty, durationMs: performance.now() - started, refused: why };
 }

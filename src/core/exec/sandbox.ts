@@ -1,187 +1,149 @@
 /**
- * The sandbox (SPEC section 8): bubblewrap when it works, so a command sees only its zone (at
- * /zone), read-only system folders, a private /tmp, no network unless allowed, its own PID
- * namespace, no capabilities, and dies with us. Valve `sandbox`: auto (probe once, fall back to
- * validated), bwrap (required), validated (argument policy only).
+ * Which sandbox commands run in (SPEC section 8), valve `sandbox`:
+ * - `auto`: bubblewrap if it works here, else Landlock if it works, else commands are refused;
+ * - `bwrap`, `landlock`: that one, or commands are refused;
+ * - `validated`: the argument policy alone, no kernel confinement (weaker; only by the admin's choice).
+ * Each kernel sandbox is tried once per process: a real command must run in it, and (Landlock) a
+ * read outside its zone must be refused.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { packageFor } from './commands.js';
+import { executablesFor } from './executables.js';
+import { archCalls, launcherPerl } from './launcher.js';
+import { run, type RunRequest } from './runner.js';
+import { findProgram } from './system.js';
 
-export type SandboxSetting = 'auto' | 'bwrap' | 'validated';
+export type SandboxSetting = 'auto' | 'bwrap' | 'landlock' | 'validated';
+export type SandboxMode = 'bwrap' | 'landlock' | 'validated';
 
 export interface SandboxStatus {
   configured: SandboxSetting;
-  active: 'bwrap' | 'validated';
+  active: SandboxMode;
   reason: string;
+  /** The Landlock ABI in force (landlock mode). */
+  landlockAbi?: number;
 }
 
-/** Where the zone appears inside the sandbox (and how disk paths are shown in output). */
-export const SANDBOX_ZONE = '/zone';
-
-const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
-
-/** Read-only files and folders of /etc that common tools need (alternatives for awk, certificates for curl). */
-const ETC_READONLY = ['/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/mime.types', '/etc/magic'];
-const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf'];
-
-export interface BwrapOptions {
-  zoneRoot: string;
-  readonly: boolean;
-  network: boolean;
-  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones, group files the caller may not change). */
-  protect: readonly string[];
-  /** Blocked entries (valve blocked_patterns): files get an empty read-only file over them, folders an empty read-only folder. */
-  mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;
+interface Probe {
+  ok: boolean;
+  reason: string;
+  abi?: number;
 }
 
-export function bwrapArgs(opts: BwrapOptions): string[] {
-  const args = ['--ro-bind', '/usr', '/usr'];
-  for (const dir of ['bin', 'sbin', 'lib', 'lib64', 'lib32']) {
-    const host = `/${dir}`;
-    const st = fs.lstatSync(host, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) args.push('--symlink', fs.readlinkSync(host), host);
-    else if (st?.isDirectory()) args.push('--ro-bind', host, host);
+const probes = new Map<'bwrap' | 'landlock', Promise<Probe>>();
+
+function probe(mode: 'bwrap' | 'landlock'): Promise<Probe> {
+  let p = probes.get(mode);
+  if (p === undefined) {
+    p = (mode === 'bwrap' ? probeBwrap() : probeLandlock()).catch((err: unknown) => ({ ok: false, reason: `its test run failed: ${(err as Error).message}` }));
+    probes.set(mode, p);
   }
-  for (const p of [...ETC_READONLY, ...(opts.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', p, p);
-  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
-  args.push(opts.readonly ? '--ro-bind' : '--bind', opts.zoneRoot, SANDBOX_ZONE);
-  // Each folder above a protected entry is bound onto itself (still writable): a mount point cannot
-  // be renamed or removed, so `mv folder elsewhere` cannot carry a protected file away. These come
-  // first, shallowest first: a later bind would hide the read-only mounts below it.
-  const pins = new Set<string>();
-  for (const rel of opts.protect) {
-    const parts = rel.split('/').filter(Boolean);
-    for (let i = 1; i < parts.length; i++) pins.add(parts.slice(0, i).join('/'));
-  }
-  for (const rel of [...pins].sort((a, b) => a.split('/').length - b.split('/').length)) {
-    const inside = path.join(opts.zoneRoot, rel);
-    if (!fs.lstatSync(inside, { throwIfNoEntry: false })?.isDirectory()) continue;
-    // Bind only what really lies inside the zone (a folder swapped for a link must not pull in an outside folder).
-    const real = fs.realpathSync(inside);
-    if (real !== inside || !real.startsWith(`${opts.zoneRoot}${path.sep}`)) continue;
-    args.push(opts.readonly ? '--ro-bind' : '--bind', real, path.posix.join(SANDBOX_ZONE, rel));
-  }
-  for (const rel of opts.protect) {
-    const inside = path.join(opts.zoneRoot, rel);
-    if (fs.existsSync(inside)) args.push('--ro-bind', inside, path.posix.join(SANDBOX_ZONE, rel));
-  }
-  args.push(...maskArgs(opts));
-  args.push('--chdir', SANDBOX_ZONE, '--unshare-all');
-  if (opts.network) args.push('--share-net');
-  // No --new-session: the runner starts bwrap in a session of its own (setsid, no controlling terminal,
-  // no terminal descriptor passed), and the sandbox stays in it, so one process group and one
-  // scheduling group (autogroup) hold the whole command.
-  args.push('--die-with-parent', '--cap-drop', 'ALL');
-  return args;
+  return p;
 }
 
-/**
- * Mounts that hide blocked entries: /dev/null (read-only) over a file, an empty read-only tmpfs over
- * a folder. Only entries that are really what the walk saw (no links) are masked; shallow first.
- */
-function maskArgs(opts: BwrapOptions): string[] {
-  if (!opts.mask) return [];
-  const out: string[] = [];
-  const depth = (rel: string) => rel.split('/').length;
-  for (const rel of [...opts.mask.dirs].sort((a, b) => depth(a) - depth(b))) {
-    if (!fs.lstatSync(path.join(opts.zoneRoot, rel), { throwIfNoEntry: false })?.isDirectory()) continue;
-    const inside = path.posix.join(SANDBOX_ZONE, rel);
-    out.push('--tmpfs', inside, '--remount-ro', inside);
+/** A throwaway zone, and a file outside it. */
+async function withProbeFolders<T>(fn: (zone: string, outside: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-probe-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'zone'));
+    fs.writeFileSync(path.join(dir, 'outside.txt'), 'outside\n');
+    return await fn(path.join(dir, 'zone'), path.join(dir, 'outside.txt'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  for (const rel of opts.mask.files) {
-    if (!fs.lstatSync(path.join(opts.zoneRoot, rel), { throwIfNoEntry: false })?.isFile()) continue;
-    out.push('--ro-bind', '/dev/null', path.posix.join(SANDBOX_ZONE, rel));
-  }
-  return out;
 }
 
-let probe: Promise<{ ok: boolean; reason: string }> | undefined;
+function probeRequest(zone: string, sandbox: RunRequest['sandbox'], program: string, args: string[] = []): RunRequest {
+  return {
+    program, args, zoneRoot: zone, readonly: false, sandbox, network: false, protect: [],
+    timeoutSec: 10, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: 64, captureBytes: 4096, mergeStderr: true,
+  };
+}
 
-/** Runs `true` in a throwaway sandbox once per process. */
-function probeBwrap(): Promise<{ ok: boolean; reason: string }> {
-  probe ??= new Promise((resolve) => {
-    const bwrap = findProgram('bwrap');
-    if (bwrap === undefined) {
-      resolve({ ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian package: bubblewrap)' });
-      return;
-    }
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-probe-'));
-    const child = spawn(bwrap, [...bwrapArgs({ zoneRoot: dir, readonly: false, network: false, protect: [] }), '--', '/usr/bin/true'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: SYSTEM_PATH },
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    const done = (ok: boolean, reason: string) => {
-      clearTimeout(timer);
-      fs.rmSync(dir, { recursive: true, force: true });
-      resolve({ ok, reason });
-    };
-    child.on('error', (err) => done(false, `bwrap could not start: ${err.message}`));
-    child.on('close', (code) => done(code === 0, code === 0 ? 'bubblewrap works on this server' : `bubblewrap failed its test run: ${stderr.trim().split('\n')[0] ?? `exit ${code}`}`));
+const firstLine = (b: Buffer) => b.toString().trim().split('\n')[0] ?? '';
+
+async function probeBwrap(): Promise<Probe> {
+  if (findProgram('bwrap') === undefined) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian package: bubblewrap)' };
+  const truePath = findProgram('true') ?? '/usr/bin/true';
+  const r = await withProbeFolders((zone) => run(probeRequest(zone, 'bwrap', truePath)));
+  if (r.refused !== undefined) return { ok: false, reason: `the command launcher failed: ${r.refused}` };
+  if (r.returncode !== 0) return { ok: false, reason: `bubblewrap failed its test run: ${firstLine(r.stdout.bytes) || `exit ${r.returncode}`} (user namespaces may be disabled, or forbidden by a container's seccomp profile)` };
+  return { ok: true, reason: 'bubblewrap works on this server' };
+}
+
+/** The kernel's Landlock ABI (0 when it has none, with the reason), asked by a Perl one-liner run like any command. */
+async function kernelAbi(perl: string, zone: string): Promise<{ abi: number; error: string }> {
+  const r = await run(probeRequest(zone, 'validated', perl, ['-e', 'my $v = syscall(444, 0, 0, 1); print $v < 0 ? "0 $!" : $v']));
+  const [abi, ...why] = r.stdout.bytes.toString().trim().split(' ');
+  return { abi: Number(abi) || 0, error: r.refused ?? why.join(' ') };
+}
+
+async function probeLandlock(): Promise<Probe> {
+  if (archCalls() === undefined) return { ok: false, reason: `landlock mode does not support this processor architecture (${process.arch})` };
+  const perl = launcherPerl();
+  if (perl === undefined) return { ok: false, reason: 'perl (Debian package perl-base), which applies the Landlock rules, is not installed' };
+  const cat = findProgram('cat');
+  const truePath = findProgram('true');
+  if (cat === undefined || truePath === undefined) return { ok: false, reason: 'coreutils (cat, true) are not installed' };
+  return withProbeFolders(async (zone, outside) => {
+    const { abi, error } = await kernelAbi(perl, zone);
+    if (abi < 1) return { ok: false, reason: `the kernel offers no Landlock (${error || 'unknown'}): it needs Linux 5.13 or later with "landlock" in its LSM list (boot option lsm=)` };
+    const landlock = (program: string) => ({ abi, executables: executablesFor(path.basename(program), program) });
+    const ok = await run({ ...probeRequest(zone, 'landlock', truePath), landlock: landlock(truePath) });
+    if (ok.refused !== undefined) return { ok: false, reason: `Landlock could not be applied: ${ok.refused}` };
+    if (ok.returncode !== 0) return { ok: false, reason: `a command did not run under Landlock: ${firstLine(ok.stdout.bytes) || `exit ${ok.returncode}`}` };
+    const denied = await run({ ...probeRequest(zone, 'landlock', cat, [outside]), landlock: landlock(cat) });
+    if (denied.returncode === 0) return { ok: false, reason: 'Landlock did not refuse a read outside the zone' };
+    return { ok: true, abi, reason: `Landlock (ABI ${abi}) works on this server` };
   });
-  return probe;
+}
+
+function unavailable(configured: SandboxSetting, why: string): Error {
+  const fix =
+    configured === 'bwrap'
+      ? 'install bubblewrap and allow unprivileged user namespaces (in Docker: a seccomp profile that allows them), or set the valve sandbox to "auto"'
+      : configured === 'landlock'
+        ? 'run a kernel with Landlock (Linux 5.13 or later, "landlock" in the lsm= boot list), or set the valve sandbox to "auto"'
+        : 'install bubblewrap with unprivileged user namespaces allowed, or run a kernel with Landlock (Linux 5.13 or later, "landlock" in the lsm= boot list), or set the valve sandbox="validated" to accept the argument checks alone (weaker)';
+  return shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: ${why}.`, {
+    details: { sandbox: configured },
+    hint: `An admin must ${fix}. File functions (shed_read, shed_create_file, ...) still work.`,
+  });
 }
 
 export async function sandboxStatus(configured: SandboxSetting): Promise<SandboxStatus> {
-  if (configured === 'validated') return { configured, active: 'validated', reason: 'the admin chose argument validation only (valve sandbox="validated")' };
-  const { ok, reason } = await probeBwrap();
-  if (ok) return { configured, active: 'bwrap', reason };
-  if (configured === 'bwrap') {
-    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: the admin requires the bubblewrap sandbox, but ${reason}.`, {
-      details: { sandbox: configured },
-      hint: 'An admin must install bubblewrap or set the valve sandbox to "auto". File functions (shed_read, shed_create_file, ...) still work.',
-    });
+  if (configured === 'validated') {
+    return { configured, active: 'validated', reason: 'the admin chose argument validation only (valve sandbox="validated"): no kernel confinement, weaker' };
   }
-  return { configured, active: 'validated', reason: `${reason}; falling back to argument validation` };
+  if (configured !== 'landlock') {
+    const bwrap = await probe('bwrap');
+    if (bwrap.ok) return { configured, active: 'bwrap', reason: bwrap.reason };
+    if (configured === 'bwrap') throw unavailable(configured, `the admin requires the bubblewrap sandbox, but ${bwrap.reason}`);
+    const landlock = await probe('landlock');
+    if (landlock.ok) return { configured, active: 'landlock', reason: `${landlock.reason} (bubblewrap: ${bwrap.reason})`, landlockAbi: landlock.abi! };
+    throw unavailable(configured, `no kernel sandbox works on this server (bubblewrap: ${bwrap.reason}; Landlock: ${landlock.reason})`);
+  }
+  const landlock = await probe('landlock');
+  if (landlock.ok) return { configured, active: 'landlock', reason: landlock.reason, landlockAbi: landlock.abi! };
+  throw unavailable(configured, `the admin requires the Landlock sandbox, but ${landlock.reason}`);
 }
 
-/** For shed_parameters and shed_allowed_commands: the same answer as sandboxStatus, never an error. */
-export async function sandboxReport(configured: SandboxSetting): Promise<{ configured: SandboxSetting; active: string; reason: string }> {
+export interface SandboxReport {
+  configured: SandboxSetting;
+  active: string;
+  reason: string;
+  /** The Landlock ABI in force, or null when commands do not run under Landlock. */
+  landlock_abi: number | null;
+}
+
+/** For shed_parameters, shed_allowed_commands, /healthz and the admin page: sandboxStatus, never an error. */
+export async function sandboxReport(configured: SandboxSetting): Promise<SandboxReport> {
   try {
-    return await sandboxStatus(configured);
-  } catch {
-    const { reason } = await probeBwrap();
-    return { configured, active: 'none (commands refused)', reason: `the admin requires bubblewrap, but ${reason}` };
+    const s = await sandboxStatus(configured);
+    return { configured, active: s.active, reason: s.reason, landlock_abi: s.landlockAbi ?? null };
+  } catch (err) {
+    return { configured, active: 'none (commands refused)', reason: (err as Error).message, landlock_abi: null };
   }
-}
-
-const programCache = new Map<string, string>();
-
-/** Absolute path of an installed program on the system PATH (never the zone), or undefined. Misses are not cached: an admin may install it. */
-export function findProgram(name: string): string | undefined {
-  const cached = programCache.get(name);
-  if (cached !== undefined) return cached;
-  let found: string | undefined;
-  for (const dir of SYSTEM_PATH.split(':')) {
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) {
-        found = candidate;
-        break;
-      }
-    } catch {
-      // not here
-    }
-  }
-  if (found !== undefined) programCache.set(name, found);
-  return found;
-}
-
-export { SYSTEM_PATH };
-
-/** The program's absolute path, or COMMAND_NOT_FOUND naming the Debian package to install. */
-export function requireProgram(cmd: string): string {
-  const found = findProgram(cmd);
-  if (found !== undefined) return found;
-  throw shedError('COMMAND_NOT_FOUND', `The command '${cmd}' is allowed but not installed on this server.`, {
-    details: { parameter: 'cmd', received: cmd, package: packageFor(cmd) },
-    hint: `An admin can install the Debian package '${packageFor(cmd)}'. shed_allowed_commands() lists what is available.`,
-  });
 }

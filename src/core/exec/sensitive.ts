@@ -24,13 +24,14 @@ import { blockedError, blockedPattern, blockReason, type BlockedEntries, type Bl
 import { blockedState, identityKey, type BlockedState, type Identities } from '../paths/blocked-identity.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
+import type { SandboxMode } from './sandbox.js';
 
 /**
  * Whether this sandbox mode can hide single entries of the zone from a command (bwrap mounts over
  * them). Landlock grants whole folders and cannot deny a subpath, so it follows the rules of
  * validated mode, as every mode that is not listed here does.
  */
-export function canMask(sandbox: string): boolean {
+export function canMask(sandbox: SandboxMode): boolean {
   return sandbox === 'bwrap';
 }
 

@@ -602,6 +602,13 @@ export function invalidateTree(root: string): void {
   trees.get(path.resolve(root))?.invalidate();
 }
 
+/** Drops `root` and its watches altogether (a folder about to be removed, such as a locked edit's scratch folder). */
+export function forgetTree(root: string): void {
+  const key = path.resolve(root);
+  trees.get(key)?.closeAll();
+  trees.delete(key);
+}
+
 /** Two turns of the loop: the first may start inside a poll callback, the second passes a poll phase. */
 function turnEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));

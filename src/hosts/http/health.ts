@@ -32,6 +32,8 @@ export interface HealthInfo {
   status: 'ok';
   version: string;
   sandbox: string;
+  /** The Landlock ABI commands run under, or null when they do not run under Landlock. */
+  landlock_abi: number | null;
   auth: string[];
   storage: { kind: string; type: string; shared: boolean };
   coordination: 'redis' | 'none';

@@ -154,8 +154,8 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   // The sandbox report starts bwrap once: done in the background, /healthz says "starting" meanwhile.
   const refreshInfo = () =>
     void hostApi
-      .sandbox((ctx.valves().sandbox as 'auto' | 'bwrap' | 'validated' | undefined) ?? 'auto')
-      .then((r) => health.update(healthInfo(settings, r.active)))
+      .sandbox((ctx.valves().sandbox as Parameters<typeof hostApi.sandbox>[0] | undefined) ?? 'auto')
+      .then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi)))
       .catch(() => undefined);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 30_000);
@@ -214,12 +214,13 @@ export function sameMachine(req: http.IncomingMessage, allowed: ReadonlySet<stri
   }
 }
 
-function healthInfo(settings: ServerSettings, sandbox: string): HealthInfo {
+function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: number | null = null): HealthInfo {
   const kind = serving.storageKind(settings.base);
   return {
     status: 'ok',
     version,
     sandbox,
+    landlock_abi: landlockAbi,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== undefined ? 'redis' : 'none',

@@ -1,0 +1,111 @@
+/**
+ * What a command finds around it: a minimal environment, and a home folder and temp folder of its
+ * own, fresh and empty for each call and outside every zone. No program reads configuration the
+ * user controls (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with
+ * its .pth files), and nothing one call leaves in its temp folder is seen by another call, of this
+ * user or any other. Under bubblewrap both live in the sandbox's private /tmp; otherwise in a
+ * folder made for the call (0700) and removed after it, named relative to the working folder so
+ * that no variable holds an absolute server path.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SANDBOX_HOME } from './bwrap.js';
+import { SYSTEM_PATH } from './system.js';
+
+export interface CallFolders {
+  home: string;
+  tmp: string;
+  /** Removes both (in the background: nothing waits for it). */
+  remove(): void;
+}
+
+const PREFIX = 'shed-call-';
+/** Call folders left by a process that was killed are removed by the next one after this long. */
+const STALE_MS = 24 * 3600 * 1000;
+/** Folders whose background removal has not finished: removed at exit, should the process end first. */
+const pending = new Set<string>();
+let started = false;
+
+export function openCallFolders(): CallFolders {
+  if (!started) {
+    started = true;
+    process.once('exit', () => pending.forEach(removeTree));
+    void removeStale();
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX)); // 0700
+  pending.add(root);
+  const home = path.join(root, 'home');
+  const tmp = path.join(root, 'tmp');
+  fs.mkdirSync(home);
+  fs.mkdirSync(tmp);
+  const remove = () =>
+    void fs.promises
+      .rm(root, { recursive: true, force: true })
+      .catch(() => removeTree(root))
+      .finally(() => pending.delete(root));
+  return { home, tmp, remove };
+}
+
+/** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */
+function removeTree(root: string): void {
+  const open = (dir: string) => {
+    try {
+      fs.chmodSync(dir, 0o700);
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(path.join(dir, e.name));
+    } catch {
+      // gone, or not ours
+    }
+  };
+  for (const attempt of [0, 1]) {
+    try {
+      fs.rmSync(root, { recursive: true, force: true });
+      return;
+    } catch {
+      if (attempt === 0) open(root);
+    }
+  }
+}
+
+/** Call folders of processes that ended without removing them (killed), once per process. */
+async function removeStale(): Promise<void> {
+  const dir = os.tmpdir();
+  const names = await fs.promises.readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(PREFIX))) {
+    const full = path.join(dir, name);
+    const st = await fs.promises.lstat(full).catch(() => undefined);
+    if (st?.isDirectory() && Date.now() - st.mtimeMs > STALE_MS) removeTree(full);
+  }
+}
+
+/**
+ * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
+ * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named.
+ */
+export function commandEnvironment(cwd: string, folders: CallFolders | undefined): Record<string, string> {
+  const home = folders ? path.relative(cwd, folders.home) : SANDBOX_HOME;
+  const tmp = folders ? path.relative(cwd, folders.tmp) : '/tmp';
+  return {
+    PATH: SYSTEM_PATH,
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'dumb',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_STATE_HOME: path.join(home, '.local/state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    TMPDIR: tmp,
+    // Python (yq): no user site folder (its .pth files run code), no cache written, no script folder on the path.
+    PYTHONNOUSERSITE: '1',
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONSAFEPATH: '1',
+    // less: no input preprocessor (a shell command) or key bindings from a file, no history.
+    LESSSECURE: '1',
+    LESSKEYIN: '/dev/null',
+    LESSKEY: '/dev/null',
+    LESSHISTFILE: '-',
+  };
+}

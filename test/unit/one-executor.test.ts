@@ -1,0 +1,40 @@
+/**
+ * Every command goes through the one executor (src/core/exec/execute.ts): no other source file
+ * starts a process, calls the runner, or applies the argument policy by itself (which is how a
+ * function once ran commands without the per-call quota watch). The sandbox probe is the one other
+ * caller of the runner: it runs `true`, `cat` and a Landlock ABI question once per process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve('src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sources(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+const files = sources(SRC).map((file) => ({ rel: path.relative(SRC, file), text: fs.readFileSync(file, 'utf8') }));
+const holding = (re: RegExp) => files.filter((f) => re.test(f.text)).map((f) => f.rel).sort();
+
+describe('one executor', () => {
+  it('only the runner starts processes', () => {
+    expect(holding(/['"](node:)?child_process['"]|process\.binding\(|\bexeca\b/)).toEqual(['core/exec/runner.ts']);
+  });
+
+  it('only the executor and the sandbox probe call the runner', () => {
+    // Value imports only: a type (RunResult, RunRequest) runs nothing.
+    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/runner\.js['"]/m)).toEqual(['core/exec/execute.ts', 'core/exec/sandbox.ts']);
+  });
+
+  it('only the executor applies the argument policy to a command', () => {
+    expect(holding(/\bcheckCommand\(/)).toEqual(['core/exec/execute.ts', 'core/exec/policy.ts']);
+  });
+
+  it('both command functions go through it', () => {
+    for (const fn of ['functions/exec.ts', 'functions/lockedit_exec.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\bexecuteCommand\(/);
+  });
+});

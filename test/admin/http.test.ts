@@ -227,7 +227,8 @@ describe('records and maintenance', () => {
     const shed = makeShed({ sandbox: 'landlock' });
     const report = await shed.call('shed_allowed_commands', {});
     shed.cleanup();
-    const ctx = { api: { call: async () => JSON.stringify(report) }, valves: () => ({}) } as unknown as ServerContext;
+    const health = { healthz: () => ({ storage: { kind: 'local', type: 'ext4', shared: false } }), readyz: () => ({ ready: true }) };
+    const ctx = { api: { call: async () => JSON.stringify(report) }, valves: () => ({}), health, settings: {} } as unknown as ServerContext;
     const page = await sandboxPage(ctx, 'admin');
     expect(page).toMatch(/landlock \(Landlock ABI \d+\) <small>\(valve sandbox = landlock\)<\/small>/);
   });

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { writeBytes } from '../fs/read.js';
 import { executablesFor } from './executables.js';
 import { archCalls, launcherPerl } from './launcher.js';
 import { run, type RunRequest } from './runner.js';
@@ -48,7 +49,7 @@ async function withProbeFolders<T>(fn: (zone: string, outside: string) => Promis
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-probe-'));
   try {
     fs.mkdirSync(path.join(dir, 'zone'));
-    fs.writeFileSync(path.join(dir, 'outside.txt'), 'outside\n');
+    writeBytes(path.join(dir, 'outside.txt'), 'outside\n');
     return await fn(path.join(dir, 'zone'), path.join(dir, 'outside.txt'));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -279,6 +279,43 @@ describe.each(ENGINES)('%s engine', (engine) => {
     });
   });
 
+  describe('the same answers on both engines', () => {
+    it('parameters bind by number whatever their form; JSON integers bind as integers', async () => {
+      s = makeShed();
+      await seed(1);
+      const r = await sql('SELECT :a, ?2, @c, typeof(:a), typeof(?2), typeof(@c)', { params: [1, 2.5, 'x'] });
+      expect(r.data!.rows).toEqual([[1, 2.5, 'x', 'integer', 'real', 'text']]);
+      expect((await sql('SELECT ?, ?, typeof(?)', { params: [true, null, 7] })).data!.rows).toEqual([[1, null, 'integer']]);
+      const extra = await sql('SELECT :a', { params: [1, 2] });
+      expect(extra.error?.code).toBe('SQL_ERROR');
+      expect(extra.error?.message).toContain('column index out of range');
+    });
+
+    it("SQLite's defaults: foreign keys and recursive triggers off, double-quoted strings accepted", async () => {
+      s = makeShed();
+      await seed(1);
+      expect((await sql('PRAGMA foreign_keys')).data!.rows).toEqual([[0]]);
+      expect((await sql('PRAGMA recursive_triggers')).data!.rows).toEqual([[0]]);
+      expect((await sql('SELECT "not a column" FROM t')).data!.rows).toEqual([['not a column']]);
+    });
+
+    it('PRAGMAs that report and database settings run; the engine\'s limits, journal and paths are refused', async () => {
+      s = makeShed();
+      await seed(2);
+      expect((await sql('PRAGMA user_version = 3')).success).toBe(true);
+      expect((await sql('PRAGMA user_version')).data!.rows).toEqual([[3]]);
+      expect((await sql('PRAGMA table_info(t)')).data!.row_count).toBe(3);
+      expect((await sql('PRAGMA integrity_check')).data!.rows).toEqual([['ok']]);
+      const bytes = fs.readFileSync(db());
+      for (const q of ['PRAGMA max_page_count = 10', 'PRAGMA journal_mode = OFF', 'PRAGMA main.synchronous = 0', 'PRAGMA cache_size(1000000)', 'PRAGMA trusted_schema = ON', 'PRAGMA database_list', 'SELECT * FROM pragma_database_list', 'SELECT * FROM "pragma_database_list"']) {
+        const r = await sql(q);
+        expect(r.error?.code, q).toBe('COMMAND_FORBIDDEN');
+        expect(r.error?.details?.forbidden, q).toBeDefined();
+      }
+      expect(fs.readFileSync(db()).equals(bytes)).toBe(true);
+    });
+  });
+
   describe('Uploads', () => {
     it('reads work; writes are ZONE_FORBIDDEN; output_csv is ZONE_READONLY', async () => {
       s = makeShed();

@@ -1,6 +1,6 @@
 # Fileshed server: OpenAPI tool server + MCP over HTTP on port 8765, storage in /data.
 # dist/ is self-contained (the plugin and the server bundle), so no npm install happens here.
-FROM node:24-slim
+FROM node:26-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap zip unzip jq file sqlite3 git ca-certificates \
  && rm -rf /var/lib/apt/lists/*

@@ -119,6 +119,11 @@ export interface PoolOptions {
   start: () => JobRunner;
   /** Runners idle this long are stopped, except one (processes cost memory); undefined: kept. */
   idleMs?: number;
+  /**
+   * Keep one idle runner ready (up to the pool's size): a job finding none would wait for a start
+   * (a process: tens of milliseconds), e.g. right after a runaway's runner was killed.
+   */
+  spare?: boolean;
 }
 
 export class JobPool {
@@ -163,6 +168,13 @@ export class JobPool {
         }
       }
       this.dispatchTo(slot, this.queue.shift()!);
+    }
+    if (this.options.spare && this.slots.length > 0 && this.slots.length < poolSize() && this.slots.every((s) => s.busy)) {
+      try {
+        this.startRunner();
+      } catch {
+        // the next job reports it
+      }
     }
   }
 

@@ -112,7 +112,7 @@ function startChild(): JobRunner {
   };
 }
 
-const children = new JobPool({ start: startChild, idleMs: IDLE_MS });
+const children = new JobPool({ start: startChild, idleMs: IDLE_MS, spare: true });
 registerPool(children);
 
 /** Runs a file engine job (node/jobs.ts) in a child process. */

@@ -120,6 +120,15 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
     });
   });
 
+  it('a statement allocating past its process\'s memory cap (ulimit -d) is RESOURCE_LIMIT, and the next call is served', async () => {
+    s = makeShed();
+    expect((await s.call('shed_sqlite', { zone: 'storage', path: 'm.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
+    // Each value is within SQLite's length limit (512 MB); together they pass the cap of the process.
+    const hog = await s.call('shed_sqlite', { zone: 'storage', path: 'm.db', query: `SELECT ${Array.from({ length: 8 }, () => "zeroblob(400000000) || x'00'").join(', ')}` });
+    expect(hog.error?.code, JSON.stringify(hog).slice(0, 300)).toBe('RESOURCE_LIMIT');
+    expect((await s.call('shed_sqlite', { zone: 'storage', path: 'm.db', query: 'SELECT count(*) FROM t' })).data!.rows).toEqual([[0]]);
+  });
+
   describe('quota and size through max_page_count', () => {
     const sql = (query: string, params?: unknown[]) => s!.call('shed_sqlite', { zone: 'storage', path: 'q.db', query, ...(params ? { params } : {}) });
 

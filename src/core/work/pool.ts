@@ -185,6 +185,7 @@ export class JobPool {
     this.slots.push(slot);
     // A runner that dies between jobs just leaves the pool; the next job starts a fresh one.
     runner.onDeath(() => this.drop(slot));
+    this.idle(slot);
     return slot;
   }
 
@@ -209,6 +210,7 @@ export class JobPool {
     const id = this.nextId++;
     const { runner } = slot;
     clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
     slot.busy = true;
     runner.hold(true); // the job's caller is waiting: keep the process alive until it answers
     let settled = false;

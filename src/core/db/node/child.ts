@@ -33,7 +33,9 @@ function serve(send: (msg: unknown) => boolean): void {
   }
   const deadline = new Float64Array(new SharedArrayBuffer(8));
   // execArgv: [] so the watchdog's CommonJS text is not read as a module (this process runs with --input-type=module).
-  const watchdog = new Worker(WATCHDOG, { eval: true, execArgv: [], workerData: { deadline, parent: process.ppid } });
+  // Small limits: each isolate reserves address space, which counts against the child's `ulimit -d`.
+  const resourceLimits = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2, codeRangeSizeMb: 8 };
+  const watchdog = new Worker(WATCHDOG, { eval: true, execArgv: [], resourceLimits, workerData: { deadline, parent: process.ppid } });
   watchdog.on('error', (err) => process.stderr.write(`SQLite child: the watchdog failed: ${String(err)}\n`)); // the parent still kills on timeout
   watchdog.unref();
   const options = {

@@ -20,8 +20,11 @@ declare const FILESHED_SQLITE_CHILD: string | undefined;
 
 /** Idle children beyond the first are stopped after this long (each holds ~40 MB). */
 const IDLE_MS = 60_000;
-/** Address space a child may use besides its JS heap and SQLite's allowance (Node itself, buffers). */
-const BASE_DATA_MB = 256;
+/**
+ * Address space (`ulimit -d` counts VmData) a child may use besides its JS heap and SQLite's
+ * allowance: Node reserves about 600 MB at start (650 MB on Node 26), the rest is for buffers.
+ */
+const BASE_DATA_MB = 1024;
 
 let source: string | null | undefined;
 

@@ -80,8 +80,7 @@ describe('archives on the worker pool', () => {
       expect(res.error?.hint).toMatch(/split the file|LIMIT|WHERE/);
       expect(fs.existsSync(shed.zonePath('storage', 'wide.db'))).toBe(false); // nothing was written
       // The pool refills: fresh workers (same cap) answer the next calls.
-      const created = await shed.call("shed_sqlite", { zone: "storage", path: "a.db", query: "CREATE TABLE t(x)" });
-      expect(created.success, JSON.stringify(created)).toBe(true);
+      expect((await shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
       const after = await Promise.all([1, 2, 3].map((n) => shed.call('shed_sqlite', { zone: 'storage', path: 'a.db', query: `SELECT ${n} AS n` })));
       expect(after.map((r) => r.data?.rows)).toEqual([[[1]], [[2]], [[3]]]);
       expect(poolStats().workers).toBeGreaterThan(0);

@@ -10,7 +10,11 @@ import { isTrivia } from './sql-tokens.js';
 
 export type { BindValue } from './sqldb.js';
 
-/** SQLite's own allocations per statement (page cache, sorts, strings); beyond it a statement fails with "out of memory". */
+/**
+ * SQLite's memory allowance per call (page cache, sorts, strings): sql.js caps its heap at it; the
+ * file engine makes it the longest value and adds it to its process's address-space cap. Past it a
+ * statement fails with "out of memory" (RESOURCE_LIMIT).
+ */
 export const SQLITE_HEAP_MB = 512;
 
 /** Rows counted past the returned ones to report a total; beyond this the total is "at least". */

@@ -45,6 +45,24 @@ function tempDb(sql: string): { dir: string; abs: string } {
   return { dir, abs };
 }
 
+/** This process's SQLite children (node reading its code from stdin) with their nice value. */
+function sqliteChildren(): { pid: number; nice: number }[] {
+  const out: { pid: number; nice: number }[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
+      if (!fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('--input-type=module')) continue;
+      out.push({ pid: Number(name), nice: Number(fields[16]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
 function fileJob(abs: string) {
   return { file: { abs, rel: 'app.db', shown: 'Storage/app.db' }, busyMs: 2000, maxValueBytes: 64 * 1024 * 1024 };
 }
@@ -128,6 +146,26 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
     expect(hog.error?.code, JSON.stringify(hog).slice(0, 300)).toBe('RESOURCE_LIMIT');
     expect((await s.call('shed_sqlite', { zone: 'storage', path: 'm.db', query: 'SELECT count(*) FROM t' })).data!.rows).toEqual([[0]]);
   });
+
+  it('a statement runs at the server\'s priority until 100 ms, then at nice 19; its process is replaced after it', async () => {
+    s = makeShed();
+    expect((await s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
+    const before = sqliteChildren();
+    expect(before.length).toBeGreaterThan(0);
+    const own = os.getPriority(); // the server's priority (this test process)
+    expect(before.every((c) => c.nice === own)).toBe(true);
+    const long = s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) FROM c' });
+    let demoted: number | undefined;
+    const until = Date.now() + 20_000;
+    while (demoted === undefined && Date.now() < until) {
+      demoted = sqliteChildren().find((c) => c.nice === 19)?.pid;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(demoted).toBeDefined();
+    expect((await long).data!.rows).toEqual([[5000000]]);
+    expect(sqliteChildren().map((c) => c.pid)).not.toContain(demoted);
+    expect(sqliteChildren().every((c) => c.nice === own)).toBe(true);
+  }, 60_000);
 
   describe('quota and size through max_page_count', () => {
     const sql = (query: string, params?: unknown[]) => s!.call('shed_sqlite', { zone: 'storage', path: 'q.db', query, ...(params ? { params } : {}) });

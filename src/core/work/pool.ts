@@ -73,6 +73,8 @@ export interface JobRunner {
   onDeath(fn: (err: Error) => void): () => void;
   /** A busy runner keeps the host process alive; an idle one does not. */
   hold(busy: boolean): void;
+  /** Lowers the runner's CPU priority for good (nice 19); see PoolOptions.demoteAfterMs. */
+  demote?(): void;
   /** Stops the runner; resolves once it is gone (its descriptors and locks released). */
   stop(): Promise<void>;
 }
@@ -89,6 +91,8 @@ interface Slot {
   runner: JobRunner;
   busy: boolean;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Lowered to nice 19 during its last job: retired once the job is done. */
+  demoted: boolean;
 }
 
 interface Pending {
@@ -124,6 +128,12 @@ export interface PoolOptions {
    * (a process: tens of milliseconds), e.g. right after a runaway's runner was killed.
    */
   spare?: boolean;
+  /**
+   * Jobs start at the host's priority and drop to nice 19 (runner.demote) once they run this long:
+   * a one-row statement is not slowed by a busy machine, a heavy one yields to every other call. A
+   * process cannot raise its priority again, so a demoted runner is replaced after its job.
+   */
+  demoteAfterMs?: number;
 }
 
 export class JobPool {
@@ -181,7 +191,7 @@ export class JobPool {
   private startRunner(): Slot {
     const runner = this.options.start();
     runner.hold(false);
-    const slot: Slot = { runner, busy: false, idleTimer: undefined };
+    const slot: Slot = { runner, busy: false, idleTimer: undefined, demoted: false };
     this.slots.push(slot);
     // A runner that dies between jobs just leaves the pool; the next job starts a fresh one.
     runner.onDeath(() => this.drop(slot));
@@ -214,12 +224,15 @@ export class JobPool {
     slot.busy = true;
     runner.hold(true); // the job's caller is waiting: keep the process alive until it answers
     let settled = false;
-    const finish = (fn: () => void, keep: boolean) => {
+    let demotion: NodeJS.Timeout | undefined;
+    const finish = (fn: () => void, keepRunner: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(demotion);
       offReply();
       offDeath();
+      const keep = keepRunner && !slot.demoted;
       if (keep) {
         slot.busy = false;
         runner.hold(false);
@@ -244,6 +257,13 @@ export class JobPool {
       if ('started' in msg) {
         clearTimeout(timer);
         timer = setTimeout(timeout, job.opts.timeoutMs);
+        const { demoteAfterMs } = this.options;
+        if (demoteAfterMs !== undefined && runner.demote) {
+          demotion = setTimeout(() => {
+            slot.demoted = true;
+            runner.demote!();
+          }, demoteAfterMs);
+        }
         return;
       }
       if ('status' in msg) {

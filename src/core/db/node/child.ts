@@ -6,7 +6,6 @@
  * later, and kills the child at once if its parent is gone: a statement runs in C without returning
  * to JavaScript, so nothing on this thread could notice either while it runs.
  */
-import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { JobMessage } from '../../work/pool.js';
 import { serveJob } from '../../work/serve.js';
@@ -25,12 +24,6 @@ setInterval(() => {
 `;
 
 function serve(send: (msg: unknown) => boolean): void {
-  // Below the host's event loop, like the pool's threads: a heavy statement cannot starve other calls.
-  try {
-    os.setPriority(0, 19);
-  } catch {
-    // not permitted: keep the default priority
-  }
   const deadline = new Float64Array(new SharedArrayBuffer(8));
   // execArgv: [] so the watchdog's CommonJS text is not read as a module (this process runs with --input-type=module).
   // Small limits: each isolate reserves address space, which counts against the child's `ulimit -d`.

@@ -8,10 +8,12 @@
  * stays one file and a child is ready in a few tens of milliseconds. From source (tests) that text
  * is built once per process with esbuild. Each child runs under `ulimit -d` (its JS heap cap plus
  * SQLite's allowance: SQLite then fails an allocation with "out of memory" instead of the machine
- * running out), at nice 19, and idle children beyond one exit after a while.
+ * running out); a statement running past DEMOTE_MS drops to nice 19 (its child is replaced after
+ * it), and idle children beyond one exit after a while.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import { shedError } from '../../errors.js';
 import { JobPool, memoryError, registerPool, workerHeapMb, type JobOptions, type JobRunner, type WorkerReply } from '../../work/pool.js';
 import { SQLITE_HEAP_MB } from '../query.js';
@@ -20,6 +22,8 @@ declare const FILESHED_SQLITE_CHILD: string | undefined;
 
 /** Idle children beyond the first are stopped after this long (each holds ~40 MB). */
 const IDLE_MS = 60_000;
+/** A statement running this long yields the CPU: its child goes to nice 19 (like the thread pool's). */
+const DEMOTE_MS = 100;
 /**
  * Address space (`ulimit -d` counts VmData) a child may use besides its JS heap and SQLite's
  * allowance: Node reserves about 600 MB at start (650 MB on Node 26), the rest is for buffers.
@@ -102,6 +106,13 @@ function startChild(): JobRunner {
         child.off('error', onError);
       };
     },
+    demote() {
+      try {
+        os.setPriority(child.pid!, 19); // on Linux: the child's main thread, where SQLite runs
+      } catch {
+        // gone, or not permitted: it keeps its priority
+      }
+    },
     hold(busy) {
       for (const h of [child, child.channel, ...pipes]) {
         if (busy) h?.ref();
@@ -115,7 +126,7 @@ function startChild(): JobRunner {
   };
 }
 
-const children = new JobPool({ start: startChild, idleMs: IDLE_MS, spare: true });
+const children = new JobPool({ start: startChild, idleMs: IDLE_MS, spare: true, demoteAfterMs: DEMOTE_MS });
 registerPool(children);
 
 /** Runs a file engine job (node/jobs.ts) in a child process. */

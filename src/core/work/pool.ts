@@ -179,12 +179,15 @@ export class JobPool {
       }
       this.dispatchTo(slot, this.queue.shift()!);
     }
-    if (this.options.spare && this.slots.length > 0 && this.slots.length < poolSize() && this.slots.every((s) => s.busy)) {
-      try {
-        this.startRunner();
-      } catch {
-        // the next job reports it
-      }
+  }
+
+  /** Starts a spare runner when every runner is busy (called once a job has started: never during a boot). */
+  private keepSpare(): void {
+    if (!this.options.spare || this.slots.length >= poolSize() || !this.slots.every((s) => s.busy)) return;
+    try {
+      this.startRunner();
+    } catch {
+      // the next job reports it
     }
   }
 
@@ -257,6 +260,7 @@ export class JobPool {
       if ('started' in msg) {
         clearTimeout(timer);
         timer = setTimeout(timeout, job.opts.timeoutMs);
+        this.keepSpare();
         const { demoteAfterMs } = this.options;
         if (demoteAfterMs !== undefined && runner.demote) {
           demotion = setTimeout(() => {

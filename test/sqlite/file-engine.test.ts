@@ -230,7 +230,8 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
     });
 
     it('a lock held past the busy timeout is FILE_LOCKED, and nothing is written', async () => {
-      s = makeShed({ sqlite_timeout_seconds: 1 });
+      // The busy wait is 3/4 of the statement's timeout: 3 s here, a second before the deadline.
+      s = makeShed({ sqlite_timeout_seconds: 4 });
       expect((await sql('CREATE TABLE t(x)')).success).toBe(true);
       other = new sqlite!.DatabaseSync(s.zonePath('storage', 'l.db'));
       other.exec("BEGIN IMMEDIATE; INSERT INTO t VALUES ('pending')");

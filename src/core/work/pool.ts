@@ -235,8 +235,15 @@ export class JobPool {
       clearTimeout(demotion);
       offReply();
       offDeath();
-      const keep = keepRunner && !slot.demoted;
-      if (keep) {
+      if (keepRunner && slot.demoted) {
+        // Done, but at nice 19 for good: answered at once, replaced by a fresh runner when needed.
+        this.drop(slot);
+        void runner.stop().catch(() => undefined);
+        fn();
+        this.pump();
+        return;
+      }
+      if (keepRunner) {
         slot.busy = false;
         runner.hold(false);
         fn();

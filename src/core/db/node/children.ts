@@ -60,8 +60,7 @@ function startChild(): JobRunner {
   const env = { ...process.env };
   delete env.NODE_OPTIONS; // a host's loaders and flags are not the child's
   const child = spawn('/bin/sh', ['-c', `ulimit -d ${dataKb} 2>/dev/null; exec "$0" "$@"`, process.execPath, `--max-old-space-size=${heapMb}`, '--input-type=module', '-'], {
-    stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
-    serialization: 'advanced',
+    stdio: ['pipe', 'ignore', 'pipe', 'ipc'], // JSON messages: jobs and results are plain data (rows already rendered)
     env,
   });
   child.stdin!.end(code);

@@ -63,8 +63,9 @@ function startChild(): JobRunner {
     stdio: ['pipe', 'ignore', 'pipe', 'ipc'], // JSON messages: jobs and results are plain data (rows already rendered)
     env,
   });
+  child.stdin!.on('error', () => undefined); // a child that died before reading its code: its exit reports it
   child.stdin!.end(code);
-  let stderr = '';
+  let stderr = ''; // the end of it: V8's "heap limit" message says a child died of its memory cap
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
     stderr = (stderr + d).slice(-4000);
@@ -95,7 +96,7 @@ function startChild(): JobRunner {
     onDeath(fn) {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         if (/heap limit|out of memory|allocation failed/i.test(stderr)) fn(memoryError());
-        else fn(shedError('INTERNAL_ERROR', `A SQLite process stopped unexpectedly (${signal ?? `exit code ${code}`}).`, { details: { stderr: stderr.trim().split('\n').slice(-3).join('\n') } }));
+        else fn(shedError('INTERNAL_ERROR', `A SQLite process stopped unexpectedly (${signal ?? `exit code ${code}`}).`));
       };
       const onError = (err: Error) => fn(shedError('INTERNAL_ERROR', `A SQLite process could not run: ${err.message}`));
       child.on('exit', onExit);

@@ -5,7 +5,7 @@
  * rows stop at a character budget so one huge cell cannot flood the context.
  */
 import { ShedError, shedError } from '../errors.js';
-import { scalar, sqliteMessage, type BindValue, type SqlDb, type SqlStatement, type SqlValue } from './sqldb.js';
+import { sqliteMessage, type BindValue, type SqlDb, type SqlStatement, type SqlValue } from './sqldb.js';
 import { isTrivia } from './sql-tokens.js';
 
 export type { BindValue } from './sqldb.js';
@@ -124,8 +124,7 @@ export function prepareOne(db: SqlDb, sql: string, params: readonly BindValue[] 
 
 /** Steps the statement to the end, keeping the first rows within limit and budget. */
 export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: RunOptions): RunResult {
-  const changes0 = Number(scalar(db, 'SELECT total_changes()'));
-  const schema0 = scalar(db, 'PRAGMA schema_version');
+  const before = counters(db);
   const columns = stmt.columns();
   const rows: Cell[][] = [];
   let used = 2;
@@ -149,7 +148,7 @@ export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: R
           }
         }
       }
-      if (total >= COUNT_CAP && truncated !== undefined && columns.length > 0 && isReadOnlyRun(db, changes0)) {
+      if (total >= COUNT_CAP && truncated !== undefined && columns.length > 0 && counters(db).changes === before.changes) {
         lowerBound = true;
         break;
       }
@@ -159,23 +158,27 @@ export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: R
   } finally {
     stmt.free();
   }
-  const changes = Number(scalar(db, 'SELECT total_changes()')) - changes0;
-  const rowid = scalar(db, 'SELECT last_insert_rowid()');
+  const after = counters(db);
+  const rowid = after.rowid;
   return {
     columns,
     rows,
     totalRows: total,
     totalIsLowerBound: lowerBound,
     truncated,
-    changes,
+    changes: after.changes - before.changes,
     lastRowId: typeof rowid === 'number' ? rowid : typeof rowid === 'bigint' ? safeInteger(rowid) : undefined,
-    schemaChanged: scalar(db, 'PRAGMA schema_version') !== schema0,
+    schemaChanged: after.schema !== before.schema,
   };
 }
 
-/** Counting may stop early only for statements that change nothing (a write must run to its end). */
-function isReadOnlyRun(db: SqlDb, changes0: number): boolean {
-  return Number(scalar(db, 'SELECT total_changes()')) === changes0;
+/**
+ * The connection's change count, last rowid and schema version, in one query. Counting rows may
+ * stop early only for statements that change nothing (a write must run to its end).
+ */
+function counters(db: SqlDb): { changes: number; rowid: SqlValue | undefined; schema: SqlValue | undefined } {
+  const [changes, rowid, schema] = db.rows('SELECT total_changes(), last_insert_rowid(), (SELECT schema_version FROM pragma_schema_version)')[0] ?? [];
+  return { changes: Number(changes), rowid, schema };
 }
 
 function renderRow(values: SqlValue[], room: number): Cell[] {

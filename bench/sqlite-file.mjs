@@ -1,8 +1,9 @@
 // shed_sqlite on large databases, against the sqlite3 CLI and the bare engine call, in one run:
 //
 //   h) one-row INSERT and SELECT by primary key on a 100 MB and a 1 GB database: our call (in-process
-//      Tools call, pool warm) beside `sqlite3 db "..."` (spawn included) and node:sqlite in-process
-//      (open, statement, close: what one call of ours does). Targets: <= 5 ms and <= 2 ms median.
+//      Tools call, pool warm) beside `sqlite3 db "..."` (spawn included, from a helper process) and
+//      node:sqlite in-process (open, statement, close: what one call of ours does), interleaved.
+//      Targets: <= 5 ms and <= 2 ms median.
 //   i) the 1 GB database opened and queried (keyed SELECTs and a full-table aggregate) in a fresh
 //      process: the server's RSS growth (<= 100 MB) and its SQLite child's peak RSS.
 //   j) the first shed_sqlite call of a fresh process (import and `new Tools()` done): <= 100 ms.
@@ -11,7 +12,7 @@
 // default <tmp>/fileshed-bench) and reused; each run adds its INSERTed rows. On Node 20 the engine is
 // sql.js (it loads the whole database per call): its figures are printed for comparison.
 //   node bench/sqlite-file.mjs [--runs N]
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,11 +55,33 @@ INSERT INTO t (name, value, category, day)
   return { file, rows };
 }
 
-function cliTimed(file, sql) {
+/**
+ * The sqlite3 CLI anchor, spawned and timed by a helper process: forking from the server's own
+ * process between its calls would slow them (copy-on-write faults), which a real server never does.
+ */
+const cliHelper = spawn(process.execPath, ['-e', `
+const { spawnSync } = require('node:child_process');
+process.on('message', ({ file, sql }) => {
   const t0 = process.hrtime.bigint();
   const r = spawnSync('sqlite3', [file, sql], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sqlite3: ${r.stderr}`);
-  return Number(process.hrtime.bigint() - t0) / 1e6;
+  process.send(r.status === 0 ? { ms: Number(process.hrtime.bigint() - t0) / 1e6 } : { error: r.stderr });
+});
+process.on('disconnect', () => process.exit(0));
+`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+/** Reads the file once so every side finds its pages in the OS cache (not whoever comes first). */
+function warmCache(file) {
+  const fd = fs.openSync(file, 'r');
+  const buf = Buffer.allocUnsafe(1 << 22);
+  while (fs.readSync(fd, buf, 0, buf.length, null) > 0);
+  fs.closeSync(fd);
+}
+
+function cliTimed(file, sql) {
+  return new Promise((resolve, reject) => {
+    cliHelper.once('message', (r) => (r.error ? reject(new Error(`sqlite3: ${r.error}`)) : resolve(r.ms)));
+    cliHelper.send({ file, sql });
+  });
 }
 
 /** node:sqlite in-process, as one call of ours uses it: open, one statement, close. */
@@ -138,15 +161,16 @@ for (const [label, mib] of SIZES) {
   const figures = { insert: { ours: [], cli: [], bare: [] }, select: { ours: [], cli: [], bare: [] } };
   let failure;
   try {
-    await call(rel, SELECT, [1]); // warm: the pool's runner started, the database's pages in the OS cache
+    warmCache(file);
+    await call(rel, SELECT, [1]); // warm: the pool's runner started
+    const key = () => 1 + Math.floor(Math.random() * count); // each side its own keys
     for (let i = 0; i < runs; i++) {
-      const id = 1 + Math.floor(Math.random() * count);
       figures.insert.ours.push(await call(rel, INSERT, row(i)));
-      figures.insert.cli.push(cliTimed(file, `INSERT INTO t (name, value, category, day) VALUES ('cli ${i}', ${i}, 'cli', '2024-01-01')`));
+      figures.insert.cli.push(await cliTimed(file, `INSERT INTO t (name, value, category, day) VALUES ('cli ${i}', ${i}, 'cli', '2024-01-01')`));
       if (sqlite) figures.insert.bare.push(bareTimed(sqlite, file, INSERT, row(i)));
-      figures.select.ours.push(await call(rel, SELECT, [id]));
-      figures.select.cli.push(cliTimed(file, `SELECT * FROM t WHERE id = ${id}`));
-      if (sqlite) figures.select.bare.push(bareTimed(sqlite, file, SELECT, [id]));
+      figures.select.ours.push(await call(rel, SELECT, [key()]));
+      figures.select.cli.push(await cliTimed(file, `SELECT * FROM t WHERE id = ${key()}`));
+      if (sqlite) figures.select.bare.push(bareTimed(sqlite, file, SELECT, [key()]));
     }
   } catch (err) {
     failure = String(err.message).slice(0, 120);

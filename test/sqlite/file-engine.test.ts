@@ -169,6 +169,18 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
     expect(sqliteChildren().every((c) => c.nice === own)).toBe(true);
   }, 60_000);
 
+  it('an import into a new database writes it with a rollback journal, then leaves it in WAL mode and alone in its folder', async () => {
+    s = makeShed();
+    const dir = s.zonePath('storage');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'a.csv'), `id,name\n${Array.from({ length: 5000 }, (_, i) => `${i},name ${i} é`).join('\n')}\n`);
+    const r = await s.call('shed_sqlite', { zone: 'storage', path: 'new.db', import_csv: 'a.csv', table: 't' });
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'new.db')).subarray(18, 20)).toEqual(Buffer.from([2, 2]));
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.csv', 'new.db']);
+    expect(await onDisk(path.join(dir, 'new.db'), "SELECT count(*), max(name) FROM t WHERE name LIKE '% é'")).toEqual([[5000, 'name 999 é']]);
+  });
+
   describe('quota and size through max_page_count', () => {
     const sql = (query: string, params?: unknown[]) => s!.call('shed_sqlite', { zone: 'storage', path: 'q.db', query, ...(params ? { params } : {}) });
 

@@ -97,7 +97,7 @@ export const fileJobs: JobTable = {
         const progress = async (done: number, total: number, rows: number) => ctx.progress(done, total, rows);
         const report = await importCsv({ ...j.req, db, maxDbBytes: limit.bytes, quotaBound: limit.quotaBound, progress });
         return { result: report, written: true };
-      }),
+      }, 'delete'),
     };
   },
 
@@ -143,15 +143,23 @@ interface SizeLimit {
  * Opens for writing: the size limit as SQLite's max_page_count, the journal mode, the work; closes
  * (the last connection checkpoints a WAL into the file and removes it).
  */
-async function onWritable<T>(j: WriteSetup, work: (db: NodeDb, limit: SizeLimit) => { result: T; written: boolean } | Promise<{ result: T; written: boolean }>): Promise<FileWriteOutcome<T>> {
+async function onWritable<T>(
+  j: WriteSetup,
+  work: (db: NodeDb, limit: SizeLimit) => { result: T; written: boolean } | Promise<{ result: T; written: boolean }>,
+  newFileMode?: JournalMode,
+): Promise<FileWriteOutcome<T>> {
   if (!j.create) requireSqliteFile(j.file);
   const db = NodeDb.open({ abs: j.file.abs, shown: j.file.shown, create: j.create, busyMs: j.busyMs, maxValueBytes: j.maxValueBytes });
   let limit: SizeLimit | undefined;
   try {
     // WAL is the database's own setting (written in its header): an existing database is switched
     // once the call has written, so a call that changes nothing (or fails) leaves the file as it
-    // was. The rollback modes are this connection's way to write and apply at once.
-    if (j.journalMode !== 'wal' || j.create) setJournalMode(db, j.journalMode, j.busyMs);
+    // was. The rollback modes are this connection's way to write and apply at once. A database an
+    // import creates is written with a rollback journal first (no reader can be waiting for a file
+    // that did not exist, and every page is written once instead of to the WAL and again into the
+    // file), then switched.
+    if (j.create && newFileMode !== undefined) setJournalMode(db, newFileMode, j.busyMs);
+    else if (j.journalMode !== 'wal' || j.create) setJournalMode(db, j.journalMode, j.busyMs);
     const pageSize = Number(scalar(db, 'PRAGMA page_size'));
     const sizeBefore = pageBytes(db);
     const byQuota = sizeBefore + j.roomBytes;

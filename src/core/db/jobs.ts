@@ -52,7 +52,7 @@ async function open(bytes: Uint8Array | undefined, padTo = 0): Promise<SqlJsDb> 
 export const sqlJobs: JobTable = {
   async 'sql.read'(input) {
     const { file, stmt } = input as { file: FileRef; stmt: StatementInput };
-    return onStatement(file, stmt.query, stmt.params, (db, s) => runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget }));
+    return onStatement(file, stmt.query, stmt.params, (db, s) => runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget, write: false }));
   },
 
   async 'sql.export'(input) {
@@ -65,7 +65,7 @@ export const sqlJobs: JobTable = {
     const db = await openImage(image);
     try {
       const s = prepareOne(db, stmt.query, stmt.params);
-      const res = runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget });
+      const res = runStatement(db, s, stmt.query, { limit: stmt.limit, budget: stmt.budget, write: true });
       // A DML statement that touched no row changed nothing: the file is left alone (and no commit).
       const changed = !(dml && res.changes === 0 && !res.schemaChanged);
       return imageReply(db, res, changed, image.outFd);

@@ -29,6 +29,11 @@ export interface RunOptions {
   limit: number;
   /** Character budget of the returned rows (JSON size). */
   budget: number;
+  /**
+   * The statement may change the database: its changes, last rowid and schema change are counted,
+   * and it runs to its end. A read (false) may stop counting rows at COUNT_CAP.
+   */
+  write: boolean;
 }
 
 export interface RunResult {
@@ -124,7 +129,7 @@ export function prepareOne(db: SqlDb, sql: string, params: readonly BindValue[] 
 
 /** Steps the statement to the end, keeping the first rows within limit and budget. */
 export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: RunOptions): RunResult {
-  const before = counters(db);
+  const before = opts.write ? counters(db) : undefined;
   const columns = stmt.columns();
   const rows: Cell[][] = [];
   let used = 2;
@@ -148,7 +153,7 @@ export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: R
           }
         }
       }
-      if (total >= COUNT_CAP && truncated !== undefined && columns.length > 0 && counters(db).changes === before.changes) {
+      if (total >= COUNT_CAP && truncated !== undefined && columns.length > 0 && (before === undefined || counters(db).changes === before.changes)) {
         lowerBound = true;
         break;
       }
@@ -158,23 +163,23 @@ export function runStatement(db: SqlDb, stmt: SqlStatement, sql: string, opts: R
   } finally {
     stmt.free();
   }
-  const after = counters(db);
-  const rowid = after.rowid;
+  const after = before === undefined ? undefined : counters(db);
+  const rowid = after?.rowid;
   return {
     columns,
     rows,
     totalRows: total,
     totalIsLowerBound: lowerBound,
     truncated,
-    changes: after.changes - before.changes,
+    changes: after === undefined ? 0 : after.changes - before!.changes,
     lastRowId: typeof rowid === 'number' ? rowid : typeof rowid === 'bigint' ? safeInteger(rowid) : undefined,
-    schemaChanged: after.schema !== before.schema,
+    schemaChanged: after !== undefined && after.schema !== before!.schema,
   };
 }
 
 /**
- * The connection's change count, last rowid and schema version, in one query. Counting rows may
- * stop early only for statements that change nothing (a write must run to its end).
+ * The connection's change count, last rowid and schema version, in one query. A write's row count
+ * may stop early only if it changed nothing (a write must run to its end).
  */
 function counters(db: SqlDb): { changes: number; rowid: SqlValue | undefined; schema: SqlValue | undefined } {
   const [changes, rowid, schema] = db.rows('SELECT total_changes(), last_insert_rowid(), (SELECT schema_version FROM pragma_schema_version)')[0] ?? [];

@@ -65,7 +65,7 @@ export interface FileWriteOutcome<T> {
 export const fileJobs: JobTable = {
   async 'db.read'(input) {
     const j = input as FileJob & { stmt: StatementInput };
-    return { value: onReadStatement(j, j.stmt.query, j.stmt.params, (db, s) => runStatement(db, s, j.stmt.query, j.stmt)) };
+    return { value: onReadStatement(j, j.stmt.query, j.stmt.params, (db, s) => runStatement(db, s, j.stmt.query, { ...j.stmt, write: false })) };
   },
 
   async 'db.export'(input) {
@@ -81,7 +81,7 @@ export const fileJobs: JobTable = {
         db.guard('write', j.vacuum);
         let res: RunResult;
         try {
-          res = runStatement(db, prepareOne(db, j.stmt.query, j.stmt.params), j.stmt.query, j.stmt);
+          res = runStatement(db, prepareOne(db, j.stmt.query, j.stmt.params), j.stmt.query, { ...j.stmt, write: true });
         } finally {
           db.unguard();
         }

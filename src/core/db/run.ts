@@ -119,7 +119,7 @@ export function importCsvFile(t: DbTarget, req: Omit<ImportInput, 'maxDbBytes' |
       runJob<ImageOutcome<ImportReport>>('sql.import', { image, req: { ...req, maxDbBytes: image.roomBytes, quotaBound: image.quotaBound } }, options(o, undefined)),
     );
   }
-  return fileWrite(t, limits, o, (setup) => runFileJob('db.import', { ...setup, req }, options(o, undefined)));
+  return fileWrite(t, limits, o, (setup) => runFileJob('db.import', { ...setup, req }, { ...options(o, undefined), background: true }));
 }
 
 /**

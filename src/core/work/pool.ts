@@ -43,6 +43,8 @@ export function workerHeapMb(): number {
 export interface JobOptions {
   /** Milliseconds before the runner is stopped; the job then fails with `onTimeout()`. */
   timeoutMs: number;
+  /** A job known to be long (a CSV import): it runs at the lowest priority from its start. */
+  background?: boolean;
   onTimeout: () => Error;
   /** Status lines sent by the job (import progress). */
   onStatus?: (description: string) => void;
@@ -91,7 +93,7 @@ interface Slot {
   runner: JobRunner;
   busy: boolean;
   idleTimer: NodeJS.Timeout | undefined;
-  /** Lowered to nice 19 during its last job: retired once the job is done. */
+  /** At nice 19 for good (see PoolOptions.demoteAfterMs): it serves background jobs first. */
   demoted: boolean;
 }
 
@@ -124,14 +126,15 @@ export interface PoolOptions {
   /** Runners idle this long are stopped, except one (processes cost memory); undefined: kept. */
   idleMs?: number;
   /**
-   * Keep one idle runner ready (up to the pool's size): a job finding none would wait for a start
-   * (a process: tens of milliseconds), e.g. right after a runaway's runner was killed.
+   * Keep one idle runner at normal priority ready (up to the pool's size): a job finding none would
+   * wait for a start (a process: tens of milliseconds), e.g. right after a runaway's runner was killed.
    */
   spare?: boolean;
   /**
-   * Jobs start at the host's priority and drop to nice 19 (runner.demote) once they run this long:
-   * a one-row statement is not slowed by a busy machine, a heavy one yields to every other call. A
-   * process cannot raise its priority again, so a demoted runner is replaced after its job.
+   * Jobs start at the host's priority and drop to nice 19 (runner.demote) once they run this long,
+   * background jobs at once: a one-row statement is not slowed by a busy machine, a heavy one yields
+   * to every other call. A process cannot raise its priority again: a demoted runner then serves
+   * background jobs first, and other jobs only when no runner at normal priority can be had.
    */
   demoteAfterMs?: number;
 }
@@ -166,9 +169,12 @@ export class JobPool {
 
   private pump(): void {
     while (this.queue.length > 0) {
-      let slot = this.slots.find((s) => !s.busy);
-      if (slot === undefined) {
-        if (this.slots.length >= poolSize()) return;
+      const background = this.queue[0]!.opts.background === true;
+      const idle = (demoted: boolean) => this.slots.find((s) => !s.busy && s.demoted === demoted);
+      // A background job takes a demoted runner first; other jobs take one at normal priority, a
+      // new one if the pool may grow, and a demoted one only as the last resort.
+      let slot = background ? (idle(true) ?? idle(false)) : idle(false);
+      if (slot === undefined && this.slots.length < poolSize()) {
         try {
           slot = this.startRunner();
         } catch (err) {
@@ -177,13 +183,15 @@ export class JobPool {
           continue;
         }
       }
+      slot ??= idle(true);
+      if (slot === undefined) return;
       this.dispatchTo(slot, this.queue.shift()!);
     }
   }
 
-  /** Starts a spare runner when every runner is busy (called once a job has started: never during a boot). */
+  /** Starts a spare runner when none at normal priority is idle (called once a job has started: never during a boot). */
   private keepSpare(): void {
-    if (!this.options.spare || this.slots.length >= poolSize() || !this.slots.every((s) => s.busy)) return;
+    if (!this.options.spare || this.slots.length >= poolSize() || this.slots.some((s) => !s.busy && !s.demoted)) return;
     try {
       this.startRunner();
     } catch {
@@ -207,12 +215,12 @@ export class JobPool {
     this.slots = this.slots.filter((s) => s !== slot);
   }
 
-  /** An idle runner beyond the first is stopped after idleMs (processes hold memory). */
+  /** An idle runner is stopped after idleMs (processes hold memory), except the last one at normal priority. */
   private idle(slot: Slot): void {
     const { idleMs } = this.options;
     if (idleMs === undefined) return;
     slot.idleTimer = setTimeout(() => {
-      if (slot.busy || this.slots.filter((s) => !s.busy).length <= 1) return;
+      if (slot.busy || (!slot.demoted && this.slots.filter((s) => !s.busy && !s.demoted).length <= 1)) return;
       this.drop(slot);
       void slot.runner.stop().catch(() => undefined);
     }, idleMs);
@@ -226,6 +234,12 @@ export class JobPool {
     slot.idleTimer = undefined;
     slot.busy = true;
     runner.hold(true); // the job's caller is waiting: keep the process alive until it answers
+    const demote = () => {
+      if (slot.demoted || !runner.demote) return;
+      slot.demoted = true;
+      runner.demote();
+    };
+    if (job.opts.background && this.options.demoteAfterMs !== undefined) demote();
     let settled = false;
     let demotion: NodeJS.Timeout | undefined;
     const finish = (fn: () => void, keepRunner: boolean) => {
@@ -235,14 +249,6 @@ export class JobPool {
       clearTimeout(demotion);
       offReply();
       offDeath();
-      if (keepRunner && slot.demoted) {
-        // Done, but at nice 19 for good: answered at once, replaced by a fresh runner when needed.
-        this.drop(slot);
-        void runner.stop().catch(() => undefined);
-        fn();
-        this.pump();
-        return;
-      }
       if (keepRunner) {
         slot.busy = false;
         runner.hold(false);
@@ -269,12 +275,7 @@ export class JobPool {
         timer = setTimeout(timeout, job.opts.timeoutMs);
         this.keepSpare();
         const { demoteAfterMs } = this.options;
-        if (demoteAfterMs !== undefined && runner.demote) {
-          demotion = setTimeout(() => {
-            slot.demoted = true;
-            runner.demote!();
-          }, demoteAfterMs);
-        }
+        if (demoteAfterMs !== undefined && !slot.demoted) demotion = setTimeout(demote, demoteAfterMs);
         return;
       }
       if ('status' in msg) {

@@ -8,8 +8,9 @@
  * stays one file and a child is ready in a few tens of milliseconds. From source (tests) that text
  * is built once per process with esbuild. Each child runs under `ulimit -d` (its JS heap cap plus
  * SQLite's allowance: SQLite then fails an allocation with "out of memory" instead of the machine
- * running out); a statement running past DEMOTE_MS drops to nice 19 (its child is replaced after
- * it), and idle children beyond one exit after a while.
+ * running out). A statement running past DEMOTE_MS drops to nice 19, an import runs there from its
+ * start; a child at nice 19 then serves imports first (it cannot go back up), and idle children
+ * exit after a while, except one at normal priority.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';

@@ -8,13 +8,12 @@ import fs from 'node:fs';
 import type { JobContext, JobTable } from '../work/jobs.js';
 import { importCsv, type ImportRequest } from './csv/import.js';
 import { exportCsv } from './csv-export.js';
-import { readDbBytes, type DbTarget, type ImageJob, type ImageOutcome } from './dbfile.js';
+import type { FileRef } from './dbheader.js';
+import { readDbBytes, type ImageJob, type ImageOutcome } from './dbfile.js';
 import { openDatabase, sqlEngine } from './engine.js';
 import { memoryGuard, prepareOne, runStatement, SQLITE_HEAP_MB, type BindValue } from './query.js';
 import type { SqlStatement } from './sqldb.js';
 import { SqlJsDb } from './sqljs-db.js';
-
-type FileRef = Pick<DbTarget, 'abs' | 'rel' | 'shown'>;
 
 export interface StatementInput {
   query: string;
@@ -35,7 +34,7 @@ export interface ExportInput {
 export type ImportInput = Omit<ImportRequest, 'db' | 'progress'>;
 
 /** The database file to read (none: a new database), the staged descriptor to write, and the size hint. */
-export type ImageInput = Pick<ImageJob, 'source' | 'outFd' | 'padTo'>;
+type ImageInput = Pick<ImageJob, 'source' | 'outFd' | 'padTo'>;
 
 /** Caps SQLite's heap, and turns its "out of memory" into RESOURCE_LIMIT. */
 async function open(bytes: Uint8Array | undefined, padTo = 0): Promise<SqlJsDb> {

@@ -14,7 +14,7 @@ import { scopeTotal } from '../quota/quota.js';
 import type { Zone } from '../zones/zones.js';
 import { runJob, type JobOptions } from '../work/pool.js';
 import type { ImportReport } from './csv/import.js';
-import { withDbWrite, type DbTarget, type ImageOutcome, type WriteOutcome } from './dbfile.js';
+import { withDbWrite, type DbTarget, type ImageOutcome, type WriteLimits as ImageWriteLimits, type WriteOutcome } from './dbfile.js';
 import type { ExportInput, ImportInput, StatementInput } from './jobs.js';
 import { runFileJob, childSource } from './node/children.js';
 import type { FileJob, FileWriteOutcome, JournalMode, WriteSetup } from './node/jobs.js';
@@ -46,12 +46,9 @@ export interface SqlRunOptions {
   onProgress?: (done: number, total: number, rows: number) => void;
 }
 
-export interface WriteLimits {
-  maxFileSizeMb: number;
-  /** The sqlite_journal_mode valve. */
+export interface WriteLimits extends ImageWriteLimits {
+  /** The sqlite_journal_mode valve (the file engine's). */
   journalMode: JournalMode;
-  /** Expected growth in bytes (a CSV import's size), for sql.js to pre-size its in-memory database. */
-  growthHint?: number;
 }
 
 /** The statement's kind, as the tokenizer saw it. */

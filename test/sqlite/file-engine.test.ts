@@ -25,11 +25,13 @@ import { onDisk } from './helpers.js';
 const sqlite = nodeSqlite();
 let s: Shed | undefined;
 let other: DatabaseSync | undefined;
+const dirs: string[] = [];
 afterEach(() => {
   other?.close();
   other = undefined;
   s?.cleanup();
   s = undefined;
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 afterAll(() => shutdownPool());
 
@@ -38,6 +40,7 @@ const JOB = { timeoutMs: 20_000, onTimeout: () => new Error('timeout') };
 /** A database file in a fresh folder, built directly with node:sqlite. */
 function tempDb(sql: string): { dir: string; abs: string } {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-file-engine-')));
+  dirs.push(dir);
   const abs = path.join(dir, 'app.db');
   const db = new sqlite!.DatabaseSync(abs);
   db.exec(sql);

@@ -1,7 +1,7 @@
 # Fileshed server: OpenAPI tool server + MCP over HTTP on port 8765, storage in /data.
 # dist/ is self-contained (the plugin and the server bundle), so no npm install happens here.
 # It runs as the unprivileged user `node`; the code (root-owned) is read-only to it.
-FROM node:24-slim
+FROM node:26-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap zip unzip jq file sqlite3 git ca-certificates \
  && rm -rf /var/lib/apt/lists/*

@@ -13,6 +13,7 @@ fs.mkdirSync(dist, { recursive: true });
 
 // Some bundled libraries (emscripten glue) call require() and use __dirname: give them both.
 const { banner } = createRequire(import.meta.url)('./build/bundle-banner.cjs');
+const { sqliteChildSource } = createRequire(import.meta.url)('./build/bundle-options.cjs');
 
 // Libraries that import "stream" or "fs" get the explicit "node:" form: the bundle imports nothing else.
 const nodePrefix = {
@@ -60,11 +61,16 @@ const common = {
 // The plugin module is minified (issue 16: 3 MB -> under 2 MB, faster cold import). keepNames keeps
 // class and function names (error kinds in messages, Tools method names); the bundled libraries'
 // license texts go to dist/fileshed.mjs.LEGAL.txt and a source map sits beside the module.
+// The file-backed SQLite engine's child process code travels inside the plugin as a string (see
+// src/core/db/node/children.ts): the plugin stays one file.
+const esbuild = await import('esbuild');
+const sqliteChild = sqliteChildSource(esbuild, { minify: true });
 await build({
   ...common,
   entryPoints: ['src/index.ts'],
   outfile: 'dist/fileshed.mjs',
   banner: { js: banner },
+  define: { FILESHED_SQLITE_CHILD: JSON.stringify(sqliteChild) },
   plugins: [nodePrefix, zodEnglishOnly, deflatedWasm],
   minify: true,
   keepNames: true,
@@ -115,7 +121,7 @@ if (fs.existsSync(readmePath)) {
 }
 
 const size = fs.statSync(path.join(dist, 'fileshed.mjs')).size;
-console.log(`dist/fileshed.mjs ${(size / 1024).toFixed(1)} KiB, ${mod.toolSpecs.length} functions`);
+console.log(`dist/fileshed.mjs ${(size / 1024).toFixed(1)} KiB (SQLite child ${(sqliteChild.length / 1024).toFixed(1)} KiB), ${mod.toolSpecs.length} functions`);
 
 // The Open WebUI tool file (a thin client of `fileshed serve`), generated from the same registry.
 const { generateOpenWebUITool } = await import('./build/openwebui.mjs');

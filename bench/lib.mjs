@@ -1,4 +1,8 @@
-// Helpers shared by the bench scripts: medians and the aligned result table.
+// Helpers shared by the bench scripts: medians, the aligned result table, the build, child RSS.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -33,4 +37,34 @@ export const SMOKE = process.env.BENCH_SMOKE === '1';
 /** The full-size value, or the tiny one in smoke mode. */
 export function sized(full, tiny) {
   return SMOKE ? tiny : full;
+}
+
+/** The repository root and the built plugin module. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const BUNDLE = path.join(ROOT, 'dist', 'fileshed.mjs');
+
+/** Rebuilds dist/ (node build.mjs) when a source file is newer than the bundle. */
+export function ensureBuilt() {
+  const newest = (dir) => fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (fs.existsSync(BUNDLE) && newest(path.join(ROOT, 'src')) <= fs.statSync(BUNDLE).mtimeMs) return;
+  process.stderr.write('building dist/fileshed.mjs (node build.mjs) ...\n');
+  const r = spawnSync(process.execPath, ['build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error('node build.mjs failed (another file may be mid-edit: retry)');
+}
+
+/** Peak RSS (VmHWM, bytes) of each live child process of `pid` (the SQLite engine's processes). */
+export function childPeakRss(pid) {
+  const out = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = fs.readFileSync(`/proc/${name}/status`, 'utf8');
+      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== pid) continue;
+      const hwm = /^VmHWM:\s+(\d+) kB/m.exec(status);
+      if (hwm) out.push(Number(hwm[1]) * 1024);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }

@@ -1,4 +1,5 @@
 import { sandboxReport } from '../core/exec/sandbox.js';
+import { engineReport } from '../core/db/run.js';
 import { defineFunction } from '../registry/define.js';
 import { storageKind } from '../core/fs/kind.js';
 import { coordinationInUse } from '../core/locks/lease.js';
@@ -29,6 +30,7 @@ export const shedParameters = defineFunction({
       network_mode: v.network_mode,
       sqlite_readonly: v.sqlite_readonly,
       sqlite_journal_mode: v.sqlite_journal_mode,
+      sqlite_engine: engineReport(),
       openwebui_api_url: v.openwebui_api_url,
       sandbox: await sandboxReport(v.sandbox),
       host: ctx.host.name,

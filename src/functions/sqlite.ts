@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ImportReport } from '../core/db/csv/import.js';
 import { ENCODING_NAMES, normalizeEncoding } from '../core/db/csv/encoding.js';
-import { withDbWrite, foreignJournal, type DbTarget } from '../core/db/dbfile.js';
-import { runExport, runImport, runReadStatement, runWriteStatement } from '../core/db/jobs.js';
+import { foreignJournal, type DbTarget } from '../core/db/dbfile.js';
+import { activeEngine, exportRows, importCsvFile, readStatement, writeStatement } from '../core/db/run.js';
 import type { BindValue, RunResult } from '../core/db/query.js';
 import { analyzeSql, type SqlAnalysis } from '../core/db/sql-tokens.js';
 import { shedError, showValue } from '../core/errors.js';
@@ -56,7 +56,8 @@ export const shedSqlite = defineFunction({
     table: 'Table names use letters, digits and _ only, e.g. table="sales_2024".',
     limit: 'limit=0 returns up to the admin maximum; use output_csv for more.',
   },
-  mutates: true,
+  // Reads run beside a writer (SQLite's own locking); writes, imports and exports take the call lock.
+  mutates: (args) => args.import_csv !== undefined || args.output_csv !== undefined || !analyzeSql(typeof args.query === 'string' ? args.query : '').read,
   hostArgs: ['__event_emitter__'],
   async handler(args, ctx) {
     const zone = ctx.zone(args.zone, args.group);
@@ -87,14 +88,7 @@ function dbTarget(p: ZonedPath): DbTarget {
 
 async function queryMode(args: Args, ctx: CallContext, zone: Zone, query: string): Promise<HandlerResult> {
   const sql = analyzeSql(query);
-  if (sql.forbidden !== undefined) {
-    throw shedError('COMMAND_FORBIDDEN', `SQL '${sql.forbidden}' is not allowed: databases may not attach other files or load extensions.`, {
-      details: { parameter: 'query', forbidden: sql.forbidden },
-      hint: /^attach|^detach/i.test(sql.forbidden)
-        ? `Work on one database per call. If '${sql.forbidden}' is a column or table name, quote it: "${sql.forbidden}".`
-        : 'Use the built-in SQL functions only.',
-    });
-  }
+  if (sql.forbidden !== undefined) throw forbiddenSql(sql.forbidden);
   if (sql.transaction) {
     throw shedError('INVALID_PARAMETER', `'query' is a transaction statement (${sql.verb}); each shed_sqlite call already runs as one transaction that is saved when it succeeds.`, {
       details: { parameter: 'query', received: query },
@@ -132,6 +126,18 @@ async function queryMode(args: Args, ctx: CallContext, zone: Zone, query: string
   return writeQuery(args, ctx, target, query, sql);
 }
 
+function forbiddenSql(forbidden: string): Error {
+  const pragma = /^pragma/i.test(forbidden);
+  return shedError('COMMAND_FORBIDDEN', `SQL '${forbidden}' is not allowed: ${pragma ? 'this PRAGMA would change the limits or the safety of the database file, or show server paths' : 'databases may not attach other files or load extensions'}.`, {
+    details: { parameter: 'query', forbidden },
+    hint: /^attach|^detach/i.test(forbidden)
+      ? `Work on one database per call. If '${forbidden}' is a column or table name, quote it: "${forbidden}".`
+      : pragma
+        ? 'PRAGMAs that report (table_info, index_list, integrity_check ...) and database settings (user_version, foreign_keys ...) work; journal, cache, memory and size settings belong to the admin.'
+        : 'Use the built-in SQL functions only.',
+  });
+}
+
 function checkPlaceholders(sql: SqlAnalysis, values: BindValue[] | undefined, query: string): void {
   if (sql.placeholders.other) return; // named or numbered: SQLite decides
   const given = values?.length ?? 0;
@@ -152,7 +158,9 @@ function rowLimit(args: Args, ctx: CallContext, sql: SqlAnalysis): { limit: numb
   return { limit: Math.min(args.limit, cap), capped: args.limit > cap };
 }
 
+/** sql.js reads the main file only: changes another program holds in its -wal are not seen. */
 function warningFor(target: ZonedPath): string | undefined {
+  if (activeEngine() !== 'sql.js') return undefined; // the file engine reads through the -wal
   const journal = foreignJournal(target.abs);
   return journal === undefined
     ? undefined
@@ -162,7 +170,7 @@ function warningFor(target: ZonedPath): string | undefined {
 async function readQuery(args: Args, ctx: CallContext, target: ZonedPath, query: string, sql: SqlAnalysis): Promise<HandlerResult> {
   const { limit, capped } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, undefined);
-  const res = await runReadStatement(dbTarget(target), { query, params: args.params, limit, budget }, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds });
+  const res = await readStatement(dbTarget(target), { query, params: args.params, limit, budget }, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds });
   const data = resultData(target, query, res);
   const warning = warningFor(target);
   if (warning) data.warning = warning;
@@ -219,7 +227,7 @@ async function exportMode(args: Args, ctx: CallContext, zone: Zone, target: Zone
   const oldSize = out.stat?.isFile() ? out.stat.size : 0;
   await guardWrite(ctx, out);
   const room = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope))) + oldSize;
-  const result = await runExport(
+  const result = await exportRows(
     dbTarget(target),
     { query, params: args.params, outAbs: out.abs, maxBytes: ctx.valves.max_file_size_mb * MIB, roomBytes: room, outShown: out.shown },
     { timeoutSeconds: ctx.valves.sqlite_timeout_seconds },
@@ -253,9 +261,14 @@ async function writeQuery(args: Args, ctx: CallContext, target: ZonedPath, query
   const { limit } = rowLimit(args, ctx, sql);
   const budget = outputLimit(ctx, undefined);
   const dml = ['INSERT', 'UPDATE', 'DELETE', 'REPLACE'].includes(sql.verb);
+  const vacuum = sql.verb === 'VACUUM' && !sql.tokens.some((t) => t.kind === 'word' && t.value === 'INTO');
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb }, (image) =>
-    runWriteStatement(image, { query, params: args.params, limit, budget }, dml, { timeoutSeconds: ctx.valves.sqlite_timeout_seconds }),
+  const outcome = await writeStatement(
+    dbTarget(target),
+    { query, params: args.params, limit, budget },
+    { dml, vacuum },
+    { maxFileSizeMb: ctx.valves.max_file_size_mb, journalMode: ctx.valves.sqlite_journal_mode },
+    { timeoutSeconds: ctx.valves.sqlite_timeout_seconds },
   );
   if (outcome.created) await recordCreated(ctx, target);
   const res = outcome.result;
@@ -327,37 +340,35 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
   const started = Date.now();
   let lastEmit = 0;
   await ctx.emit(`Importing ${csv.shown} into table ${table}...`);
-  // A typed table takes about 1.1-1.2 times the CSV's bytes: pre-size the in-memory database for that.
+  // A typed table takes about 1.1-1.2 times the CSV's bytes: sql.js pre-sizes its in-memory database for that.
   const growthHint = Math.ceil((csv.stat!.size * 5) / 4) + 65536;
   await guardWrite(ctx, target);
-  const outcome = await withDbWrite(dbTarget(target), { maxFileSizeMb: ctx.valves.max_file_size_mb, growthHint }, (image) =>
-    runImport(
-      image,
-      {
-        csvAbs: csv.abs,
-        csvShown: csv.shown,
-        table,
-        ifExists: args.if_exists,
-        delimiter,
-        encoding,
-        hasHeader: args.has_header,
-        skipRows: args.skip_rows,
-        decimal: args.decimal ?? '.',
-        dateColumns: args.date_columns,
-        dateFormat: args.date_format?.trim() ? args.date_format : undefined,
-        maxDbBytes: image.roomBytes,
+  const outcome = await importCsvFile(
+    dbTarget(target),
+    {
+      csvAbs: csv.abs,
+      csvShown: csv.shown,
+      table,
+      ifExists: args.if_exists,
+      delimiter,
+      encoding,
+      hasHeader: args.has_header,
+      skipRows: args.skip_rows,
+      decimal: args.decimal ?? '.',
+      dateColumns: args.date_columns,
+      dateFormat: args.date_format?.trim() ? args.date_format : undefined,
+    },
+    { maxFileSizeMb: ctx.valves.max_file_size_mb, journalMode: ctx.valves.sqlite_journal_mode, growthHint },
+    {
+      timeoutSeconds: ctx.valves.sqlite_timeout_seconds,
+      onProgress: (done, total, rows) => {
+        const now = Date.now();
+        if (now - lastEmit < 2000) return;
+        lastEmit = now;
+        const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 100;
+        void ctx.emit(`Importing ${csv.shown}: ${rows.toLocaleString('en-US')} rows (${pct}%)`);
       },
-      {
-        timeoutSeconds: ctx.valves.sqlite_timeout_seconds,
-        onProgress: (done, total, rows) => {
-          const now = Date.now();
-          if (now - lastEmit < 2000) return;
-          lastEmit = now;
-          const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 100;
-          void ctx.emit(`Importing ${csv.shown}: ${rows.toLocaleString('en-US')} rows (${pct}%)`);
-        },
-      },
-    ),
+    },
   );
   if (outcome.created) await recordCreated(ctx, target);
   const report: ImportReport = outcome.result;

@@ -71,8 +71,11 @@ export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
   overwriteIgnores?: readonly string[];
   /** False for functions that work without a user (help, parameters). Default true. */
   needsUser?: boolean;
-  /** True when the function modifies files: calls in one quota scope are serialised. */
-  mutates?: boolean;
+  /**
+   * True when the function modifies files: calls in one quota scope are serialised. A function of
+   * the arguments when only some calls modify (a shed_sqlite SELECT never waits for a writer).
+   */
+  mutates?: boolean | ((args: Record<string, unknown>) => boolean);
   /**
    * Host arguments the function reads beyond the caller's identity and conversation (__user__,
    * __metadata__, which every function gets): hosts that build per-function signatures (the Open
@@ -86,6 +89,11 @@ export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
    */
   hints?: ToolHints;
   handler(args: z.output<z.ZodObject<Shape>>, ctx: CallContext): Promise<HandlerResult>;
+}
+
+/** Whether this call of `def` modifies files (see FunctionDef.mutates). */
+export function mutatesCall(def: FunctionDef, args: Record<string, unknown>): boolean {
+  return typeof def.mutates === 'function' ? def.mutates(args) : def.mutates === true;
 }
 
 /** Identity function that keeps the handler's argument types tied to the schema. */

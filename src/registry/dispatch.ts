@@ -23,7 +23,7 @@ import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../cor
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
 import { parseArgs } from './args.js';
 import { guardRawArgs } from './arg-guard.js';
-import { renderCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
+import { mutatesCall, renderCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
@@ -37,7 +37,7 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
   // Usage records for the admin page (core/quota/records.ts): the caller's scope after its call.
-  if (seen.valves && seen.user && seen.user !== ANONYMOUS.id) await noteActivity(seen.valves, seen.user, seen.group, def.mutates === true);
+  if (seen.valves && seen.user && seen.user !== ANONYMOUS.id) await noteActivity(seen.valves, seen.user, seen.group, seen.mutating === true);
   return json;
 }
 
@@ -48,6 +48,8 @@ interface Seen {
   convId?: string;
   /** The group space the call used (usage records). */
   group?: GroupInfo;
+  /** The call may modify files (FunctionDef.mutates). */
+  mutating?: boolean;
 }
 
 async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, host: HostBridge, functions: readonly FunctionDef[], seen: Seen): Promise<{ json: string; code: string }> {
@@ -112,7 +114,8 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       return result;
     };
     let result: HandlerResult;
-    if (def.mutates) {
+    seen.mutating = mutatesCall(def, args);
+    if (seen.mutating) {
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.

@@ -61,7 +61,7 @@ function cleanSchema(schema: Record<string, unknown>, opts: { dropMinLength1?: b
 /** The definition's hints with every field decided: explicit flags win, the rest derives from it. */
 export function toolHints(def: FunctionDef): Required<ToolHints> {
   const h = def.hints ?? {};
-  const readOnly = h.readOnly ?? !(def.mutates === true || def.zones?.writes === true);
+  const readOnly = h.readOnly ?? !((def.mutates !== undefined && def.mutates !== false) || def.zones?.writes === true);
   return {
     readOnly,
     destructive: h.destructive ?? !readOnly,

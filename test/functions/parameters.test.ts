@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
 
 let s: Shed;
@@ -32,6 +33,8 @@ describe('shed_parameters', () => {
       network_mode: 'disabled',
       sqlite_readonly: false,
       sqlite_journal_mode: 'wal',
+      // node:sqlite on the database file where the runtime has it (Node 24, 26), else sql.js (Node 20)
+      sqlite_engine: nodeSqlite() ? { engine: 'node:sqlite', mode: expect.stringContaining('file-backed') } : { engine: 'sql.js', mode: expect.stringContaining('in memory') },
       openwebui_api_url: 'http://localhost:8080',
       // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
       sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: null },

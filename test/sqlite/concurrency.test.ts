@@ -1,40 +1,30 @@
 /**
- * Two real processes writing the same database file lose nothing: every write is
- * read-modify-replace of the whole file, serialised by the per-database lock file. The children run
- * a bundle of the current sources (built here into a temp folder, so dist/ is not touched).
+ * Writers of one database file lose nothing: two real server processes, `shed_exec sqlite3` in the
+ * test's process and, for the file engine, a sqlite3 process writing on its own (no Fileshed lock:
+ * only SQLite's locking and busy timeouts). sql.js serialises its read-modify-replace writes with
+ * the per-database lock file. The children run a bundle of the current sources (built here into a
+ * temp folder, so dist/ is not touched).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShedError } from '../../src/core/errors.js';
 import { withDbLock } from '../../src/core/db/dblock.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
+import { ENGINES, useEngine } from './engines.js';
 import { onDisk } from './helpers.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-sqlite-conc-'));
 const bundle = path.join(work, 'fileshed.mjs');
 const child = path.join(work, 'child.mjs');
 
 beforeAll(async () => {
-  await build({
-    absWorkingDir: root,
-    entryPoints: ['src/index.ts'],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    loader: { '.wasm': 'binary' },
-    logLevel: 'error',
-    outfile: bundle,
-    banner: {
-      js: "import { createRequire as __cr } from 'node:module'; import { fileURLToPath as __fu } from 'node:url'; import { dirname as __dn } from 'node:path'; const require = __cr(import.meta.url); const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);",
-    },
-  });
+  const { pluginBundleOptions } = createRequire(import.meta.url)('../../build/bundle-options.cjs') as { pluginBundleOptions(out: string): Parameters<typeof build>[0] };
+  await build(pluginBundleOptions(bundle));
   fs.writeFileSync(
     child,
     `import { Tools } from './fileshed.mjs';
@@ -63,19 +53,44 @@ function run(base: string, who: string, count: number): Promise<{ code: number |
 let s: Shed;
 afterAll(() => s?.cleanup());
 
-describe('two processes writing one database', () => {
-  it('lose no insert, and leave no lock file inside the zone', async () => {
-    s = makeShed();
+/** A sqlite3 process writing on its own: `count` inserts, each its own transaction, with a busy timeout. */
+function externalWriter(dbPath: string, count: number): Promise<{ code: number | null; stderr: string }> {
+  const script = ['.timeout 20000', ...Array.from({ length: count }, (_, i) => `INSERT INTO log (who, n) VALUES ('x', ${i});`)].join('\n');
+  return new Promise((resolve) => {
+    const p = spawn('sqlite3', [dbPath], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('close', (code) => resolve({ code, stderr }));
+    p.stdin.end(`${script}\n`);
+  });
+}
+
+describe.each(ENGINES)('%s engine: writers of one database', (engine) => {
+  useEngine(engine);
+
+  it('two server processes, shed_exec sqlite3 and (file engine) a sqlite3 of its own lose no insert, and leave no lock file inside the zone', async () => {
+    s = makeShed({ sandbox: 'validated' });
     const create = await s.call('shed_sqlite', { zone: 'storage', path: 'shared.db', query: 'CREATE TABLE log (who TEXT, n INTEGER)' });
     expect(create.success).toBe(true);
+    const db = s.zonePath('storage', 'shared.db');
     const N = 40;
-    const [a, b] = await Promise.all([run(s.base, 'a', N), run(s.base, 'b', N)]);
+    const execs = async () => {
+      for (let i = 0; i < 10; i++) {
+        const r = await s.call('shed_exec', { zone: 'storage', cmd: 'sqlite3', args: ['shared.db', `PRAGMA busy_timeout = 20000; INSERT INTO log (who, n) VALUES ('e', ${i});`] });
+        expect(r.success, JSON.stringify(r.error ?? r.data)).toBe(true);
+      }
+    };
+    const external = engine === 'node:sqlite' ? externalWriter(db, N) : Promise.resolve({ code: 0, stderr: '' });
+    const [a, b, , x] = await Promise.all([run(s.base, 'a', N), run(s.base, 'b', N), execs(), external]);
     expect(a, a.stderr).toMatchObject({ code: 0 });
     expect(b, b.stderr).toMatchObject({ code: 0 });
-    const db = s.zonePath('storage', 'shared.db');
+    expect(x, x.stderr).toMatchObject({ code: 0 });
+    const sum = (k: number) => (k * (k - 1)) / 2;
     expect(await onDisk(db, 'SELECT who, count(*), count(DISTINCT n), sum(n) FROM log GROUP BY who ORDER BY who')).toEqual([
-      ['a', N, N, (N * (N - 1)) / 2],
-      ['b', N, N, (N * (N - 1)) / 2],
+      ['a', N, N, sum(N)],
+      ['b', N, N, sum(N)],
+      ['e', 10, 10, sum(10)],
+      ...(engine === 'node:sqlite' ? [['x', N, N, sum(N)]] : []),
     ]);
     expect(await onDisk(db, 'PRAGMA integrity_check')).toEqual([['ok']]);
     expect(fs.readdirSync(s.zonePath('storage'))).toEqual(['shared.db']);

@@ -76,6 +76,19 @@ describe('analyzeSql: reads and writes', () => {
   });
 });
 
+describe('analyzeSql: PRAGMAs per sql-policy', () => {
+  it.each(['PRAGMA max_page_count = 1', 'PRAGMA journal_mode=off', 'PRAGMA main.journal_mode(WAL)', 'PRAGMA "synchronous" = 0', 'PRAGMA mmap_size = 1e9', 'PRAGMA hard_heap_limit = 0', "PRAGMA temp_store_directory = '/tmp'", 'PRAGMA writable_schema = 1', 'PRAGMA database_list', 'SELECT * FROM pragma_database_list'])(
+    '%s is forbidden',
+    (sql) => {
+      expect(analyzeSql(sql).forbidden).toMatch(/^pragma/i);
+    },
+  );
+
+  it.each(['PRAGMA user_version = 5', 'PRAGMA foreign_keys = ON', 'PRAGMA table_info(t)', 'PRAGMA main.index_list("t")', 'PRAGMA journal_mode', 'PRAGMA max_page_count', 'PRAGMA integrity_check(10)', 'SELECT * FROM pragma_table_info(\'t\')'])('%s is allowed', (sql) => {
+    expect(analyzeSql(sql).forbidden).toBeUndefined();
+  });
+});
+
 describe('analyzeSql: forbidden by token, not by substring', () => {
   it.each([
     "ATTACH DATABASE 'x.db' AS x",

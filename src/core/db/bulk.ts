@@ -12,7 +12,8 @@
  */
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { shedError } from '../errors.js';
-import { sqliteMessage } from './engine.js';
+import { insertError } from './query.js';
+import type { BulkValue, RowInserter } from './sqldb.js';
 
 interface RawApi {
   _malloc(n: number): number;
@@ -58,13 +59,11 @@ function statementHandle(api: RawApi, stmt: Statement, sql: string): number | un
   return undefined;
 }
 
-export type BulkValue = string | number | null;
-
 /**
  * Inserts rows of `width` values with one multi-row INSERT per `rowsPerStatement` rows. Call
  * `value()` width times per row, then `endRow()`; `finish()` inserts the rest.
  */
-export class BulkInserter {
+export class BulkInserter implements RowInserter {
   private readonly slots: number;
   private readonly kind: Uint8Array;
   private readonly num: Float64Array;
@@ -215,12 +214,4 @@ export class BulkInserter {
     }
     return out;
   }
-}
-
-export function insertError(msg: unknown): Error {
-  const text = typeof msg === 'string' ? msg : sqliteMessage(msg);
-  return shedError('SQL_ERROR', `SQLite refused a row of the CSV: ${text}`, {
-    details: { sqlite_message: text },
-    hint: 'With if_exists="append" the existing table\'s constraints apply (NOT NULL, UNIQUE, CHECK); import into a new table or use if_exists="replace".',
-  });
 }

@@ -5,11 +5,10 @@
  * NULL is an empty field, BLOBs are written as hex, integers exactly (no 2^53 rounding).
  */
 import fs from 'node:fs';
-import type { Database, SqlValue, Statement } from 'sql.js';
 import { ShedError, shedError } from '../errors.js';
 import { openAtomic } from '../fs/atomic.js';
-import { currentRow } from './engine.js';
 import { sqlError } from './query.js';
+import type { SqlDb, SqlStatement, SqlValue } from './sqldb.js';
 
 const FLUSH_BYTES = 1 << 20;
 
@@ -21,7 +20,7 @@ export interface ExportLimits {
   shown: string;
 }
 
-export function csvField(v: SqlValue | bigint): string {
+export function csvField(v: SqlValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : String(v);
@@ -30,14 +29,14 @@ export function csvField(v: SqlValue | bigint): string {
 }
 
 /** Writes all rows of `stmt` (already bound) to `abs`; returns the number of data rows and bytes. */
-export function exportCsv(db: Database, stmt: Statement, sql: string, abs: string, limits: ExportLimits): { rows: number; bytes: number; columns: string[] } {
+export function exportCsv(db: SqlDb, stmt: SqlStatement, sql: string, abs: string, limits: ExportLimits): { rows: number; bytes: number; columns: string[] } {
   const out = openAtomic(abs, 0o644);
   const fd = out.fd;
   let rows = 0;
   let bytes = 0;
   let pending: string[] = [];
   let pendingLen = 0;
-  const columns = stmt.getColumnNames();
+  const columns = stmt.columns();
   const flush = () => {
     if (pending.length === 0) return;
     const buf = Buffer.from(pending.join(''), 'utf8');
@@ -63,8 +62,7 @@ export function exportCsv(db: Database, stmt: Statement, sql: string, abs: strin
   try {
     add(`${columns.map(csvField).join(',')}\n`);
     try {
-      while (stmt.step()) {
-        const values = currentRow(stmt);
+      for (let values = stmt.step(); values !== undefined; values = stmt.step()) {
         add(`${values.map(csvField).join(',')}\n`);
         rows++;
       }

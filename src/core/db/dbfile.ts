@@ -1,11 +1,13 @@
 /**
- * Database files in zones: reading one into the engine, and the write cycle
+ * Database files for the sql.js engine (Node 20; the file engine, node/, opens them in place):
+ * reading one into memory, and the write cycle
  * (lock → load fresh bytes → change in memory → export → size and quota checks → atomic replace).
  *
  * Journal modes: sql.js works on an in-memory copy and the file is only ever replaced whole
  * (temp file + fsync + rename), so no -journal or -wal file is ever created beside a database and
- * the written file is always in rollback-journal format, readable by any sqlite3. The
- * sqlite_journal_mode valve therefore changes nothing here; it is kept for compatibility.
+ * the written file is always in rollback-journal format, readable by any sqlite3 (a database the
+ * file engine left in WAL mode is read whole from its file and written back in rollback mode). The
+ * sqlite_journal_mode valve therefore changes nothing here.
  * A database left with a -wal or hot -journal by ANOTHER program (e.g. the sqlite3 command) is
  * refused for writes: replacing the main file under such a journal would corrupt it.
  */
@@ -17,30 +19,18 @@ import { ensureFileSize, ensureQuota, scopeTotal } from '../quota/quota.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
 import { dbLockPath, withDbLock } from './dblock.js';
+import { looksLikeSqlite, notSqlite, type FileRef } from './dbheader.js';
 
-const MAGIC = Buffer.from('SQLite format 3\u0000', 'latin1');
 const MIB = 1024 * 1024;
 
-export interface DbTarget {
+export interface DbTarget extends FileRef {
   zone: Zone;
-  /** Real absolute path of the database file. */
-  abs: string;
-  rel: string;
-  /** What users see: "Storage/sales.db". */
-  shown: string;
-}
-
-function notSqlite(t: DbTarget): Error {
-  return shedError('INVALID_FORMAT', `${t.shown} is not a SQLite database (its first bytes are not "SQLite format 3").`, {
-    details: { path: t.rel },
-    hint: 'Check the file with shed_file_type. To build a database from a CSV use import_csv=... with table=...; a new path creates a new database.',
-  });
 }
 
 /** The file's bytes after checking it is a SQLite database (an empty file is an empty database). */
-export function readDbBytes(t: DbTarget): Buffer {
+export function readDbBytes(t: FileRef): Buffer {
   const bytes = readBytes(t.abs);
-  if (bytes.length > 0 && (bytes.length < 100 || !bytes.subarray(0, 16).equals(MAGIC))) throw notSqlite(t);
+  if (!looksLikeSqlite(bytes)) throw notSqlite(t);
   return bytes;
 }
 
@@ -88,7 +78,10 @@ export interface ImageJob {
   source: Pick<DbTarget, 'abs' | 'rel' | 'shown'> | undefined;
   outFd: number;
   padTo: number;
+  /** The most the database may grow to: max_file_size_mb, or its size plus the quota room. */
   roomBytes: number;
+  /** The quota (not max_file_size_mb) sets roomBytes. */
+  quotaBound: boolean;
 }
 
 /**
@@ -125,16 +118,17 @@ export async function withDbWrite<T>(
     const maxBytes = limits.maxFileSizeMb * MIB;
     const room = Math.max(0, t.zone.scope.limitBytes - (await scopeTotal(t.zone.scope))) + sizeBefore;
     const limit = Math.min(maxBytes, room);
+    const quotaBound = room < maxBytes;
     const padTo = limits.growthHint ? Math.min(limit, sizeBefore + limits.growthHint) : 0;
     const staged = openAtomic(t.abs);
     try {
       const source = created ? undefined : { abs: t.abs, rel: t.rel, shown: t.shown };
-      const { result, size } = await work({ source, outFd: staged.fd, padTo, roomBytes: limit });
+      const { result, size } = await work({ source, outFd: staged.fd, padTo, roomBytes: limit, quotaBound });
       if (size === undefined) {
         staged.abort();
         return { result, written: false, sizeBefore, sizeAfter: sizeBefore, created: false };
       }
-      ensureFileSize(size, limits.maxFileSizeMb, t.shown);
+      if (size > sizeBefore) ensureFileSize(size, limits.maxFileSizeMb, t.shown); // a write that does not grow it always fits
       await ensureQuota(t.zone.scope, size - sizeBefore);
       staged.commit(); // the job fsynced the data: this fsync is cheap, then rename + folder fsync
       return { result, written: true, sizeBefore, sizeAfter: size, created };

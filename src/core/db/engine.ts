@@ -93,12 +93,6 @@ export function scalar(db: Database, sql: string): unknown {
   return res[0]?.values[0]?.[0];
 }
 
-/** SQLite's own message of an error thrown by sql.js, without a JS prefix. */
-export function sqliteMessage(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.replace(/^Error:\s*/, '').trim() || 'unknown SQLite error';
-}
-
 type RowGetter = (this: Statement, params: null, config: { useBigInt: boolean }) => (SqlValue | bigint)[];
 
 /** The current row with integers as BigInt (exact beyond 2^53); the typings of sql.js lack the option. */

@@ -5,6 +5,7 @@
  * Decisions are taken on tokens, never on substrings: a column named `attachment`, or the word
  * ATTACH inside a string or a comment, is not the ATTACH statement.
  */
+import { FORBIDDEN_FUNCTIONS, PRAGMA_HIDDEN, PRAGMA_READS_WITH_ARG, pragmaAllowed } from './sql-policy.js';
 
 export type TokenKind = 'word' | 'quoted' | 'string' | 'blob' | 'number' | 'param' | 'punct';
 
@@ -126,24 +127,20 @@ function closeQuote(sql: string, open: number, q: string): number {
 
 /** Words that may never appear as bare tokens, and function names that may never be called. */
 const FORBIDDEN_WORDS = new Set(['ATTACH', 'DETACH']);
-const FORBIDDEN_NAMES = new Set(['load_extension', 'sqlite_attach', 'sqlite_detach']);
+const FORBIDDEN_NAMES = new Set([...FORBIDDEN_FUNCTIONS, 'sqlite_attach', 'sqlite_detach', ...[...PRAGMA_HIDDEN].map((p) => `pragma_${p}`)]);
 
 const TRANSACTION_VERBS = new Set(['BEGIN', 'COMMIT', 'END', 'ROLLBACK', 'SAVEPOINT', 'RELEASE']);
 
-/** PRAGMAs that take an argument in parentheses and only report. */
-const PRAGMA_READS_WITH_ARG = new Set([
-  'table_info', 'table_xinfo', 'table_list', 'index_list', 'index_info', 'index_xinfo', 'foreign_key_list',
-  'foreign_key_check', 'integrity_check', 'quick_check', 'pragma_list', 'function_list', 'module_list', 'collation_list',
-]);
 /** PRAGMAs without argument that change the database. */
 const PRAGMA_WRITES_NO_ARG = new Set(['optimize', 'incremental_vacuum', 'wal_checkpoint']);
+
 
 export interface SqlAnalysis {
   tokens: Token[];
   /** First keyword of the statement that actually runs (after WITH ...), e.g. SELECT, INSERT, PRAGMA. */
   verb: string;
   read: boolean;
-  /** A forbidden keyword or function, with its source text. */
+  /** A forbidden keyword, function or PRAGMA (sql-policy.ts), with its source text. */
   forbidden: string | undefined;
   /** True when the statement is BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE/END. */
   transaction: boolean;
@@ -169,6 +166,10 @@ export function analyzeSql(sql: string): SqlAnalysis {
   }
   const main = mainVerbIndex(tokens);
   const verb = main === -1 ? '' : tokens[main]!.value;
+  if (forbidden === undefined && verb === 'PRAGMA') {
+    const p = pragmaAt(tokens, main);
+    if (!pragmaAllowed(p.name, p.after === '=' || p.after === '(')) forbidden = `PRAGMA ${p.name}`;
+  }
   return {
     tokens,
     verb,
@@ -219,15 +220,19 @@ function skipParens(tokens: Token[], open: number): number {
   return tokens.length;
 }
 
+/** PRAGMA [schema.]name [= value | (value)]: the name (lower case) and the token after it. */
+function pragmaAt(tokens: Token[], at: number): { name: string; after: string | undefined } {
+  let i = at + 1;
+  if (tokens[i + 1]?.text === '.') i += 2;
+  const name = tokens[i]?.kind === 'word' || tokens[i]?.kind === 'quoted' ? tokens[i]!.value.toLowerCase() : '';
+  return { name, after: tokens[i + 1]?.text };
+}
+
 function isRead(tokens: Token[], at: number): boolean {
   const verb = tokens[at]!.value;
   if (verb === 'SELECT' || verb === 'VALUES' || verb === 'EXPLAIN') return true;
   if (verb !== 'PRAGMA') return false;
-  // PRAGMA [schema.]name [= value | (value)]
-  let i = at + 1;
-  if (tokens[i + 1]?.text === '.') i += 2;
-  const name = tokens[i]?.kind === 'word' || tokens[i]?.kind === 'quoted' ? tokens[i]!.value.toLowerCase() : '';
-  const after = tokens[i + 1]?.text;
+  const { name, after } = pragmaAt(tokens, at);
   if (after === '=') return false;
   if (after === '(') return PRAGMA_READS_WITH_ARG.has(name);
   return !PRAGMA_WRITES_NO_ARG.has(name);

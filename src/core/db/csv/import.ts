@@ -12,11 +12,9 @@
  * Inserts go through a prepared multi-row INSERT (up to 500 rows per statement); memory holds one
  * block of text and one batch of rows besides the database itself.
  */
-import type { Database } from 'sql.js';
-import { shedError } from '../../errors.js';
+import { ShedError, shedError } from '../../errors.js';
 import { readRange } from '../../fs/atomic.js';
-import { BulkInserter } from '../bulk.js';
-import { scalar, sqlEngine, sqliteMessage } from '../engine.js';
+import { scalar, sqliteMessage, type SqlDb } from '../sqldb.js';
 import { quoteIdent } from '../sql-tokens.js';
 import { dateParser, dayFirstParser, guessOrder, monthFirstParser, type DateParser } from './dates.js';
 import { decoderLabel, detectEncoding, type CsvEncoding } from './encoding.js';
@@ -34,7 +32,7 @@ const MAX_PARAMS = 32_000;
 export type IfExists = 'fail' | 'replace' | 'append';
 
 export interface ImportRequest {
-  db: Database;
+  db: SqlDb;
   csvAbs: string;
   csvShown: string;
   table: string;
@@ -46,8 +44,10 @@ export interface ImportRequest {
   decimal: '.' | ',';
   dateColumns: string[] | undefined;
   dateFormat: string | undefined;
-  /** The in-memory database may not grow past this (max file size, quota room). */
+  /** The database may not grow past this (max file size, or its size plus the quota room). */
   maxDbBytes: number;
+  /** True when the quota (not max_file_size_mb) sets maxDbBytes: which error a stop reports. */
+  quotaBound: boolean;
   /** Called after each block: bytes done, bytes total, rows so far. */
   progress(done: number, total: number, rows: number): Promise<void>;
 }
@@ -126,6 +126,7 @@ export async function importCsv(req: ImportRequest): Promise<ImportReport> {
         }
         continue;
       }
+      if (isFull(err)) throw roomError(req); // SQLite's own page limit (max_page_count) stopped it
       if (err instanceof DecodeError) {
         throw shedError('CSV_PARSE_ERROR', `The CSV file is not valid ${encoding} text (bad bytes near byte ${err.byteOffset}).`, {
           details: { parameter: 'encoding', encoding, byte_offset: err.byteOffset },
@@ -188,14 +189,12 @@ async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport
     }
     const plan = makePlan(req, headerRow, width, sample, o);
 
-    // 2. Table, then every record.
-    db.run('BEGIN');
+    // 2. Table, then every record (IMMEDIATE: the write lock from the start, waiting for another writer).
+    db.exec('BEGIN IMMEDIATE');
     const target = prepareTable(req, plan);
     const dateFailures = plan.forced.map(() => ({ count: 0 }));
     const convert: Converter[] = plan.types.map((t, i) => converter(t, o.rules, plan.forced[i], dateFailures[i]!));
-    const inserter = new BulkInserter(
-      await sqlEngine(),
-      db,
+    const inserter = db.inserter(
       `INSERT INTO ${quoteIdent(req.table)} (${target.columns.map(quoteIdent).join(',')}) VALUES `,
       width,
       Math.max(1, Math.min(500, Math.floor(MAX_PARAMS / width))),
@@ -223,7 +222,7 @@ async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport
       }
       inserter.finish();
       ensureRoom(db, req);
-      db.run('COMMIT');
+      db.exec('COMMIT');
     } finally {
       inserter.free();
     }
@@ -313,8 +312,8 @@ function findColumn(names: string[], header: string[] | undefined, wanted: strin
   return i;
 }
 
-function tableKind(db: Database, table: string): 'table' | 'view' | undefined {
-  const kind = db.exec(`SELECT type FROM sqlite_schema WHERE lower(name) = lower('${table.replace(/'/g, "''")}') AND type IN ('table','view')`)[0]?.values[0]?.[0];
+function tableKind(db: SqlDb, table: string): 'table' | 'view' | undefined {
+  const kind = scalar(db, `SELECT type FROM sqlite_schema WHERE lower(name) = lower('${table.replace(/'/g, "''")}') AND type IN ('table','view')`);
   return kind === 'table' || kind === 'view' ? kind : undefined;
 }
 
@@ -324,7 +323,7 @@ function prepareTable(req: ImportRequest, plan: Plan): { columns: string[] } {
   const t = quoteIdent(req.table);
   const exists = tableKind(db, req.table) === 'table';
   if (exists && req.ifExists === 'append') {
-    const tableCols = (db.exec(`SELECT name FROM pragma_table_info('${req.table.replace(/'/g, "''")}')`)[0]?.values ?? []).map((r) => String(r[0]));
+    const tableCols = db.rows(`SELECT name FROM pragma_table_info('${req.table.replace(/'/g, "''")}')`).map((r) => String(r[0]));
     if (!req.hasHeader) {
       if (plan.names.length > tableCols.length) {
         throw shedError('INVALID_PARAMETER', `The CSV has ${plan.names.length} columns but table '${req.table}' has ${tableCols.length}; rows cannot be appended.`, {
@@ -344,28 +343,38 @@ function prepareTable(req: ImportRequest, plan: Plan): { columns: string[] } {
     }
     return { columns: plan.names.map((n) => lower.get(n.toLowerCase())!) };
   }
-  if (exists) db.run(`DROP TABLE ${t}`);
+  if (exists) db.exec(`DROP TABLE ${t}`);
   const cols = plan.names.map((n, i) => `${quoteIdent(n)} ${plan.types[i]}`).join(', ');
   try {
-    db.run(`CREATE TABLE ${t} (${cols})`);
+    db.exec(`CREATE TABLE ${t} (${cols})`);
   } catch (err) {
     throw shedError('SQL_ERROR', `SQLite could not create table '${req.table}': ${sqliteMessage(err)}`, { hint: 'Choose another table=... name.' });
   }
   return { columns: plan.names };
 }
 
-function ensureRoom(db: Database, req: ImportRequest): void {
+function ensureRoom(db: SqlDb, req: ImportRequest): void {
   const bytes = Number(scalar(db, 'PRAGMA page_count')) * Number(scalar(db, 'PRAGMA page_size'));
-  if (bytes <= req.maxDbBytes) return;
-  throw shedError('FILE_TOO_LARGE', `The database would grow past ${(req.maxDbBytes / 1048576).toFixed(1)} MB (the room left by max_file_size_mb and the quota); the import was stopped and nothing was written.`, {
+  if (bytes > req.maxDbBytes) throw roomError(req);
+}
+
+function roomError(req: ImportRequest): ShedError {
+  const mb = (req.maxDbBytes / 1048576).toFixed(1);
+  return shedError(req.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The database would grow past ${mb} MB (${req.quotaBound ? 'its size plus the room left in the quota' : 'max_file_size_mb'}); the import was stopped and nothing was written.`, {
     details: { limit_bytes: req.maxDbBytes },
     hint: 'Free space with shed_delete, import a smaller file (split it with cut/split), or ask the admin for a larger limit.',
   });
 }
 
-function rollback(db: Database): void {
+/** SQLite's "database or disk is full": the page limit set from the quota and max_file_size_mb. */
+function isFull(err: unknown): boolean {
+  const msg = err instanceof ShedError ? String(err.details?.sqlite_message ?? '') : sqliteMessage(err);
+  return /database or disk is full/i.test(msg);
+}
+
+function rollback(db: SqlDb): void {
   try {
-    db.run('ROLLBACK');
+    db.exec('ROLLBACK');
   } catch {
     // no transaction open
   }

@@ -8,7 +8,7 @@
  * When a value does not fit its column's type the sink stops inserting and only learns types
  * ("scanning"): the caller then rolls back and inserts again with the widened types.
  */
-import type { BulkInserter } from '../bulk.js';
+import type { RowInserter } from '../sqldb.js';
 import type { DateParser } from './dates.js';
 import { MISFIT, T_DATE, T_DATETIME, T_INT, T_REAL, valueMask, type ColumnType, type Converter, type ValueRules } from './values.js';
 
@@ -44,7 +44,7 @@ export class RowSink {
     private readonly forced: (DateParser | undefined)[],
     private readonly convert: Converter[],
     private readonly rules: ValueRules,
-    private readonly inserter: BulkInserter,
+    private readonly inserter: RowInserter,
     private readonly delimiter: string,
   ) {
     this.width = types.length;

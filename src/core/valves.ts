@@ -71,7 +71,7 @@ export const ValvesSchema = z.object({
   }),
   sqlite_journal_mode: z.enum(['wal', 'delete', 'truncate', 'memory']).default('wal').meta({
     title: 'SQLite journal mode',
-    description: 'Journal mode of databases shed_sqlite writes on Node 24+ (wal: reads never wait for a write; use delete on NFS; memory can lose the file on a crash).',
+    description: 'Journal mode of databases shed_sqlite writes on Node 24+ (wal: reads never wait for a write; Documents, group spaces and a network or FUSE storage keep delete, since WAL needs memory shared by every writer; memory can lose the file on a crash).',
   }),
   sandbox: z.enum(['auto', 'bwrap', 'landlock', 'validated']).default('auto').meta({
     title: 'Command sandbox',

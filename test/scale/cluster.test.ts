@@ -53,6 +53,7 @@ describe.skipIf(reason !== undefined)('N instances on GlusterFS behind a balance
     expect(r.verify.fsck).toEqual([]);
     expect(r.verify.dirty).toEqual([]);
     expect(r.verify.integrity).toBe('ok');
+    expect(r.verify.walDatabases).toEqual([]);
     expect(r.verify.acked).toBeGreaterThan(r.verify.attempts / 2);
   }
 

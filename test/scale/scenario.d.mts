@@ -13,6 +13,8 @@ export interface Verified {
   fsck: string[];
   dirty: string[];
   integrity: string;
+  /** Databases left in WAL mode on the shared storage (must be none). */
+  walDatabases: string[];
 }
 export interface ScenarioResult {
   name: string;

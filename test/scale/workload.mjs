@@ -88,10 +88,13 @@ export function verify(base, users, attempts) {
   }
   // Rows.
   const integrity = [];
+  // WAL's shared-memory index is not shared between hosts: on this storage databases must keep a rollback journal.
+  const walDatabases = [];
   for (const u of users) {
     const db = path.join(home(u), 'Storage', 'data', 'data.db');
     if (!fs.existsSync(db)) continue;
     integrity.push(sqlite(db, 'PRAGMA integrity_check'));
+    if (sqlite(db, 'PRAGMA journal_mode') === 'wal') walDatabases.push(db);
     const values = sqlite(db, 'SELECT v FROM t').split('\n');
     for (const a of attempts.filter((x) => x.kind === 'row' && x.user === u)) {
       const n = values.filter((v) => v === a.tag).length;
@@ -135,6 +138,7 @@ export function verify(base, users, attempts) {
     fsck,
     dirty,
     integrity: integrity.every((x) => x === 'ok') ? 'ok' : integrity.join(','),
+    walDatabases,
   };
 }
 

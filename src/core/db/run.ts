@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import { shedError } from '../errors.js';
+import { storageKind } from '../fs/kind.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Zone } from '../zones/zones.js';
 import { runJob, type JobOptions } from '../work/pool.js';
@@ -143,12 +144,18 @@ async function fileWrite<T>(t: DbTarget, limits: WriteLimits, o: SqlRunOptions, 
 }
 
 /**
- * Documents is a git repository and each write is committed as the database file: its databases
- * keep a rollback journal, so the file holds every committed write when the commit reads it (in WAL
- * mode the last writes could still sit in the -wal file while another connection is open).
+ * Where WAL cannot hold, databases keep a rollback journal instead:
+ * - Documents is a git repository and each write is committed as the database file: the file must
+ *   hold every committed write when the commit reads it (in WAL mode the last writes could still sit
+ *   in the -wal file while another connection is open);
+ * - on a network or FUSE filesystem (NFS, CephFS, GlusterFS: the storage of several instances) WAL's
+ *   shared-memory index (the -shm file, mapped by every connection) is not shared between hosts,
+ *   so two hosts writing one database would corrupt it (SQLite's documentation: WAL does not work
+ *   over a network filesystem). The rollback journal uses the file locks such filesystems forward.
  */
 function journalModeFor(zone: Zone, valve: JournalMode): JournalMode {
-  return zone.versioned && valve === 'wal' ? 'delete' : valve;
+  if (valve !== 'wal') return valve;
+  return zone.versioned || storageKind(zone.root).shared ? 'delete' : 'wal';
 }
 
 function killedMidWrite(err: unknown): boolean {

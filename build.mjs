@@ -1,5 +1,6 @@
 // Builds dist/fileshed.mjs (the one self-contained plugin module), dist/cli.mjs (the command line,
-// which imports the plugin module beside it), dist/tools.json and valves.schema.json.
+// which imports the plugin module beside it), dist/tools.json and valves.schema.json, and fills the
+// generated tables of README.md and docs/*.md.
 // Deterministic: same sources, same bytes (no timestamps, no absolute paths, stable key order).
 import { build } from 'esbuild';
 import fs from 'node:fs';
@@ -102,9 +103,10 @@ const mod = await import(`${pathToFileURL(path.join(dist, 'fileshed.mjs')).href}
 fs.writeFileSync(path.join(dist, 'tools.json'), `${JSON.stringify(mod.toolSpecs, null, 2)}\n`);
 fs.writeFileSync(path.join(root, 'valves.schema.json'), `${JSON.stringify(mod.valvesSchema, null, 2)}\n`);
 
-// The README's reference tables come from the same registry, so they cannot drift.
-const readmePath = path.join(root, 'README.md');
-if (fs.existsSync(readmePath)) {
+// The reference tables of the README and docs/ come from the same registry, so they cannot drift.
+// Each table is filled between its markers in every file that holds them; a table whose markers
+// appear in no file fails the build, so none silently disappears from the documentation.
+{
   const valves = mod.valvesSchema.properties;
   const cell = (v) => String(v).replace(/\|/g, '\\|');
   const tables = {
@@ -112,12 +114,28 @@ if (fs.existsSync(readmePath)) {
     valves: ['| valve | default | meaning |', '|---|---|---|', ...Object.entries(valves).map(([k, v]) => `| \`${k}\` | \`${JSON.stringify(v.default)}\`${v.enum ? ` (${v.enum.join(' / ')})` : ''} | ${cell(v.description)} |`)],
     errors: ['| code | meaning |', '|---|---|', ...Object.entries(mod.catalog.errorCodes).map(([k, v]) => `| \`${k}\` | ${cell(v)} |`)],
   };
-  let readme = fs.readFileSync(readmePath, 'utf8');
-  for (const [name, rows] of Object.entries(tables)) {
-    const re = new RegExp(`(<!-- ${name}:start -->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`);
-    readme = readme.replace(re, (_all, open, close) => `${open}${rows.join('\n')}\n${close}`);
+  const docsDir = path.join(root, 'docs');
+  const docs = [
+    path.join(root, 'README.md'),
+    ...(fs.existsSync(docsDir) ? fs.readdirSync(docsDir).filter((f) => f.endsWith('.md')).sort().map((f) => path.join(docsDir, f)) : []),
+  ].filter((f) => fs.existsSync(f));
+  const filled = new Set();
+  for (const file of docs) {
+    const before = fs.readFileSync(file, 'utf8');
+    let text = before;
+    for (const [name, rows] of Object.entries(tables)) {
+      const starts = text.split(`<!-- ${name}:start -->`).length - 1;
+      const ends = text.split(`<!-- ${name}:end -->`).length - 1;
+      if (starts !== ends) throw new Error(`${path.relative(root, file)}: ${starts} <!-- ${name}:start --> but ${ends} <!-- ${name}:end --> markers`);
+      if (starts === 0) continue;
+      const re = new RegExp(`(<!-- ${name}:start -->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`, 'g');
+      text = text.replace(re, (_all, open, close) => `${open}${rows.join('\n')}\n${close}`);
+      filled.add(name);
+    }
+    if (text !== before) fs.writeFileSync(file, text);
   }
-  fs.writeFileSync(readmePath, readme);
+  const nowhere = Object.keys(tables).filter((name) => !filled.has(name));
+  if (nowhere.length > 0) throw new Error(`generated table(s) ${nowhere.join(', ')}: no README.md or docs/*.md holds their <!-- name:start --> / <!-- name:end --> markers`);
 }
 
 const size = fs.statSync(path.join(dist, 'fileshed.mjs')).size;

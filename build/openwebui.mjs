@@ -1,7 +1,7 @@
 // Generates dist/fileshed_openwebui.py, the Open WebUI tool file (SPEC 13.6), from the registry:
 // one `async def shed_*` per function (typed parameters, registry defaults, reST docstring), Valves
 // with every plugin valve as an optional override, UserValves mirrored. Each method forwards to
-// `fileshed serve` (wire contract in the README). Nothing here lists a function, parameter or text:
+// `fileshed serve` (wire contract in docs/server.md). Nothing here lists a function, parameter or text:
 // everything comes from the plugin module's exports. Deterministic: same registry, same bytes.
 //
 // Open WebUI traps checked here (host-conventions 1 and 9), each one a build failure with its reason:

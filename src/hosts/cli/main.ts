@@ -10,10 +10,15 @@ import { admin, specsFor, Tools } from '../../index.js';
 const USAGE = `Usage:
   fileshed serve [--host 127.0.0.1] [--port 8765] [--base ./data] [--config FILE]
                  [--auth MODE[,MODE...]] [--api-key KEY]... [--jwt-secret SECRET] [--user ID]
-                 [--public-url URL] [--openwebui-url URL] [--valve key=value]... [--access-log stderr|off|FILE]
-                 [--coordination redis://HOST:6379] [--allowed-hosts NAME,...] [--health-port PORT] [--metrics admin|public|off]
+                 [--public-url URL] [--openwebui-url URL] [--valve key=value]...
+                 [--access-log stderr|off|FILE] [--shutdown-timeout SECONDS]
+                 [--coordination redis://HOST:6379] [--allowed-hosts NAME,...] [--health-port PORT]
+                 [--metrics admin|public|off] [--link-secret SECRET]
+                 [--max-running N] [--max-queued-per-user N] [--request-timeout S] [--headers-timeout S]
+                 [--body-timeout S] [--keep-alive-timeout S] [--max-header-size BYTES]
                  OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt
-  fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--import-dir DIR] [--link-port PORT]
+  fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--config FILE] [--import-dir DIR] [--link-port PORT]
+               [--coordination URL]
                  MCP over stdio (one user); files in DIR can be imported, download links are served on 127.0.0.1
   fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value ...] [--coordination URL]
   fileshed spec                      print the LLM tool specs (JSON)

@@ -11,15 +11,14 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium, type Chromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenWebUI, serve, tempBase, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
 import { auditLines, configValves } from './admin-helpers.js';
 import { putAged } from '../helpers/aged.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = '/tmp/admin-shots';
 const KEY = 'fs_browser-admin-key-0123456789';
 const schema = JSON.parse(fs.readFileSync(path.resolve('valves.schema.json'), 'utf8')) as { properties: Record<string, { type?: string; enum?: unknown[]; format?: string }> };
@@ -29,7 +28,7 @@ let srv: Served;
 let owui: FakeOpenWebUI;
 let browser: Browser;
 let page: Page;
-let profile: string;
+let chromium: Chromium | undefined;
 
 const args = () => ['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', owui.url];
 const call = async (fn: string, body: Record<string, unknown>) =>
@@ -62,22 +61,16 @@ beforeAll(async () => {
   owui.tokens.set('tok-user', { id: 'joe', name: 'Joe', role: 'user' });
   base = tempBase();
   srv = await serve(args(), { base });
-  profile = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-chromium-'));
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromium = await launchChromium();
+  browser = chromium.browser;
   page = await browser.newPage();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await srv?.stop();
   await owui?.close();
   fs.rmSync(base, { recursive: true, force: true });
-  fs.rmSync(profile, { recursive: true, force: true });
 });
 
 describe('admin page in Chromium', () => {

@@ -6,9 +6,9 @@
  * of every admin page has a visible label. Screenshots go to /tmp/admin-layout/.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium, type Chromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, serve, tempBase, type Served } from '../hosts/helpers.js';
 
@@ -22,7 +22,7 @@ let local: Served;
 let keyed: Served;
 let browser: Browser;
 let page: Page;
-let profile: string;
+let chromium: Chromium | undefined;
 
 beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -31,21 +31,15 @@ beforeAll(async () => {
   // Something on every page: a group with a member (its forms), a link, an audit entry.
   expect((await json(await local.post('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a' }))).success).toBe(true);
   expect((await json(await local.post('shed_link_create', { zone: 'storage', path: 'a.txt' }))).success).toBe(true);
-  profile = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-chromium-'));
-  browser = await puppeteer.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    userDataDir: profile,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromium = await launchChromium();
+  browser = chromium.browser;
   page = await browser.newPage();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await local?.stop();
   await keyed?.stop();
-  fs.rmSync(profile, { recursive: true, force: true });
 });
 
 const viewport = (width: number) => page.setViewport({ width, height: width < 500 ? 844 : 900 });

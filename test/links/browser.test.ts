@@ -13,9 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleFilesRequest } from '../../src/hosts/http/files/index.js';
+import type { Browser } from 'puppeteer-core';
+import { CHROMIUM, launchChromium, type Chromium } from '../helpers/chromium.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = fs.existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
@@ -29,10 +30,9 @@ let s: Shed;
 let server: http.Server;
 let origin: string;
 const beacons: string[] = [];
-let userData: string;
+let chromium: Chromium | undefined;
 let downloads: string;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- puppeteer's Browser type, loaded lazily (dev dependency)
-let browser: any;
+let browser: Browser;
 
 beforeAll(async () => {
   if (!haveChromium) return;
@@ -63,23 +63,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  userData = fs.mkdtempSync(path.join(os.tmpdir(), 'links-chromium-'));
   downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'links-dl-'));
-  const puppeteer = await import('puppeteer-core');
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${userData}`],
-  });
+  chromium = await launchChromium();
+  browser = chromium.browser;
 }, 60_000);
 
 afterAll(async () => {
   if (!haveChromium) return;
-  await browser?.close();
+  await chromium?.close();
   server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
   s.cleanup();
-  fs.rmSync(userData, { recursive: true, force: true });
   fs.rmSync(downloads, { recursive: true, force: true });
 });
 
@@ -149,7 +143,7 @@ describe.skipIf(!haveChromium)('headless Chromium', () => {
     const url = await folderUrl();
     for (const file of ['evil.html', 'evil.svg']) {
       const res = await page.goto(`${url}${file}`);
-      expect(res.headers()['content-security-policy']).toBe('sandbox');
+      expect(res!.headers()['content-security-policy']).toBe('sandbox');
       await new Promise((r) => setTimeout(r, 500));
     }
     await page.goto(`${url}evil.html`);

@@ -39,9 +39,11 @@ export function openCallFolders(): CallFolders {
   const tmp = path.join(root, 'tmp');
   fs.mkdirSync(home);
   fs.mkdirSync(tmp);
+  // Most commands leave both folders empty: three rmdir calls, else (ENOTEMPTY) the recursive removal.
   const remove = () =>
-    void fs.promises
-      .rm(root, { recursive: true, force: true })
+    void Promise.all([fs.promises.rmdir(home), fs.promises.rmdir(tmp)])
+      .then(() => fs.promises.rmdir(root))
+      .catch(() => fs.promises.rm(root, { recursive: true, force: true }))
       .catch(() => removeTree(root))
       .finally(() => pending.delete(root));
   return { home, tmp, remove };

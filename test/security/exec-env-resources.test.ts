@@ -19,6 +19,10 @@ afterAll(() => {
   delete process.env.FILESHED_TEST_SECRET;
 });
 
+/** Sleep durations this test process alone uses, so another run of this file on the machine is not mistaken for a leftover. */
+const SLEEP_A = String(100_000 + (process.pid % 100_000) * 2);
+const SLEEP_B = String(100_001 + (process.pid % 100_000) * 2);
+
 /** Command lines of every process on the machine (the sandbox's PID namespace is visible from here). */
 function processArgs(): string {
   return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
@@ -163,23 +167,23 @@ describe.each(MODES)('%s mode', (mode) => {
     it('sleep past the timeout → TIMEOUT, and the whole process group is gone', async () => {
       a = makeArena(mode);
       const started = Date.now();
-      const r = await a.exec({ zone: 'storage', cmd: 'sleep', args: ['1234'], timeout: 1 });
+      const r = await a.exec({ zone: 'storage', cmd: 'sleep', args: [SLEEP_A], timeout: 1 });
       expectRefused(r, 'TIMEOUT');
       expect(r.error?.details?.timeout).toBe(1);
       expect(r.error?.hint).toContain('timeout');
       expect(Date.now() - started).toBeLessThan(10_000);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(processArgs()).not.toContain('sleep 1234');
+      expect(processArgs()).not.toContain(`sleep ${SLEEP_A}`);
     });
 
     it('the timeout is clamped to exec_timeout_max', async () => {
       a = makeArena(mode, { exec_timeout_max: 2 });
       const started = Date.now();
-      const r = await a.exec({ zone: 'storage', cmd: 'sleep', args: ['1235'], timeout: 100000 });
+      const r = await a.exec({ zone: 'storage', cmd: 'sleep', args: [SLEEP_B], timeout: 100000 });
       expectRefused(r, 'TIMEOUT');
       expect(r.error?.details?.timeout).toBe(2);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(processArgs()).not.toContain('sleep 1235');
+      expect(processArgs()).not.toContain(`sleep ${SLEEP_B}`);
     });
 
     it('tail -f never ends on its own: stopped by the timeout', async () => {

@@ -102,8 +102,14 @@ it(`${KILLS} SIGKILLs under load: no acknowledged write lost, repositories and d
     acked.appends.push({ user: USERS[round % USERS.length]!, zone: 'storage', line: `first r${round}` });
 
     const stop = { dead: false };
+    const ackedBefore = acked.appends.length + acked.files.length + acked.rows.length;
     const writers = USERS.map((u) => writer(s, u, round, acked, stop));
+    // Killed at a random moment once this round has had some writes acknowledged (a loaded machine
+    // acknowledges fewer per millisecond: waiting for them, not for a fixed time, keeps the check meaningful).
     await new Promise((r) => setTimeout(r, 40 + Math.random() * 260));
+    for (const until = performance.now() + 20_000; performance.now() < until && acked.appends.length + acked.files.length + acked.rows.length - ackedBefore < 4; ) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     s.proc.kill('SIGKILL');
     await new Promise((r) => s.proc.once('exit', r));
     stop.dead = true;

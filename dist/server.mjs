@@ -28499,7 +28499,7 @@ return 0`;
 var RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1`;
-var DEFAULT_TTL_MS = 8e3;
+var DEFAULT_TTL_MS = 6e3;
 var RedisCoordinator = class {
   description;
   client;

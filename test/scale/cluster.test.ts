@@ -63,6 +63,8 @@ describe.skipIf(reason !== undefined)('N instances on GlusterFS behind a balance
     expect(r.quota).toEqual({ accepted: 10, refused: 10, diskBytes: 1_000_000, expected: 10 });
     expect(r.takeoverOk).toBe(true);
     // Lock files across hosts: 8 s without a heartbeat, then the call itself (recovery of the space included).
+    // More than 3 s: the killed call did hold the lock (another host cannot tell a dead holder sooner).
+    expect(r.takeoverMs).toBeGreaterThan(3_000);
     expect(r.takeoverMs).toBeLessThan(15_000);
   }, 300_000);
 
@@ -73,6 +75,7 @@ describe.skipIf(reason !== undefined)('N instances on GlusterFS behind a balance
       expectClean(r);
       expect(r.quota).toEqual({ accepted: 10, refused: 10, diskBytes: 1_000_000, expected: 10 });
       expect(r.takeoverOk).toBe(true);
+      expect(r.takeoverMs).toBeGreaterThan(3_000);
       expect(r.takeoverMs).toBeLessThan(10_000);
     } finally {
       await redis.stop();

@@ -58,9 +58,10 @@ export async function runScenario(opts) {
     instances[1] = await start(1);
     log(`${opts.name}: killed instance restarted`);
 
-    // Lock takeover: a call holding the space's lock (a runaway query) dies with its instance.
+    // Lock takeover: a call holding the user's call lock (a runaway write: reads take no call lock)
+    // dies with its instance; the user's next call, on another instance, must take the lock over.
     await callFunction(instances[0].url, 'shed_sqlite', { zone: 'storage', path: 'slow.db', query: 'CREATE TABLE IF NOT EXISTS x(a)' }, 'tk');
-    const holder = callFunction(instances[0].url, 'shed_sqlite', { zone: 'storage', path: 'slow.db', query: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' }, 'tk');
+    const holder = callFunction(instances[0].url, 'shed_sqlite', { zone: 'storage', path: 'slow.db', query: 'INSERT INTO x(a) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' }, 'tk');
     await new Promise((r) => setTimeout(r, 1500));
     await instances[0].kill9();
     const held = await holder;

@@ -11,7 +11,7 @@
  *   so it stops writing before any other host can take the lock, even when Redis is unreachable.
  * - Release: delete lock and marker, only if they still hold our token.
  *
- * A killed holder's lease ends at most `ttl` after its last renewal (8 s by default), so a crashed
+ * A killed holder's lease ends at most `ttl` after its last renewal (6 s by default), so a crashed
  * instance blocks its users for at most ttl plus one waiting poll.
  */
 import crypto from 'node:crypto';
@@ -42,11 +42,12 @@ export interface RedisCoordinationOptions {
 }
 
 /**
- * Default lease: a dead holder's locks end within 8 s of its last renewal (6 to 8 s after its
- * death). The holder renews every 2 s and counts its lease valid for 7 s after each renewal, so
- * its event loop may stall 5 s (slow storage inside a call) before it must stop writing.
+ * Default lease: a dead holder's locks end within 6 s of its last renewal (4.5 to 6 s after its
+ * death), so with the next call a crashed instance blocks its users well under 10 s. The holder
+ * renews every 1.5 s and counts its lease valid for 5 s after each renewal, so its event loop may
+ * stall 3.5 s (slow storage inside a call) before it must stop writing.
  */
-export const DEFAULT_TTL_MS = 8_000;
+export const DEFAULT_TTL_MS = 6_000;
 
 export class RedisCoordinator implements Coordinator {
   readonly description: string;

@@ -4,7 +4,8 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
 import { plural } from '../core/text/format.js';
-import { countFiles, diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { removeTree } from '../core/fs/remove-tree.js';
 import { forgetEntry, guardWrite } from '../core/groups/enforce.js';
 
 export const shedDelete = defineFunction({
@@ -36,9 +37,8 @@ export const shedDelete = defineFunction({
 
     let filesRemoved: number;
     if (isFolder) {
-      filesRemoved = countFiles(target.abs);
-      // rmSync never follows links inside the folder: a link to elsewhere is removed, not emptied.
-      fs.rmSync(target.abs, { recursive: true });
+      // Links inside the folder are removed, never followed: a link to elsewhere is removed, not emptied.
+      filesRemoved = await removeTree(target.abs);
     } else {
       filesRemoved = 1;
       fs.unlinkSync(target.abs);

@@ -210,4 +210,52 @@ describe('shed_delete', () => {
     expect(r.error!.message).toContain("'path'");
     expect(r.error!.hint).toContain('shed_delete(');
   });
+
+  it('deletes a folder 2,000 levels deep, links inside removed and never followed, files counted', async () => {
+    const outside = path.join(s.base, 'outside.txt');
+    fs.writeFileSync(outside, 'keep me');
+    // Built through descriptors (/proc/self/fd/N/name), as a full path 2,000 levels deep is longer than the kernel accepts.
+    fs.mkdirSync(s.zonePath('storage', ''), { recursive: true });
+    let fd = fs.openSync(s.zonePath('storage', ''), 'r');
+    let files = 0;
+    for (let depth = 1; depth <= 2000; depth++) {
+      fs.mkdirSync(`/proc/self/fd/${fd}/d`);
+      const next = fs.openSync(`/proc/self/fd/${fd}/d`, 'r');
+      fs.closeSync(fd);
+      fd = next;
+      if (depth % 500 === 0) {
+        fs.writeFileSync(`/proc/self/fd/${fd}/f${depth}.txt`, 'x');
+        fs.symlinkSync(outside, `/proc/self/fd/${fd}/out${depth}`);
+        files += 2;
+      }
+    }
+    fs.closeSync(fd);
+    const r = await s.call('shed_delete', { zone: 'storage', path: 'd' });
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(r.data!.files_removed).toBe(files);
+    expect(fs.existsSync(s.zonePath('storage', 'd'))).toBe(false);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('keep me');
+  });
+
+  it('deletes a folder of 10,000 files without holding the event loop', async () => {
+    for (let i = 0; i < 10; i++) {
+      const dir = s.zonePath('storage', `wide/p${i}`);
+      fs.mkdirSync(dir, { recursive: true });
+      for (let j = 0; j < 1000; j++) fs.writeFileSync(path.join(dir, `f${j}`), '');
+    }
+    let last = performance.now();
+    let longest = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    const r = await s.call('shed_delete', { zone: 'storage', path: 'wide' });
+    clearInterval(timer);
+    expect(r.success).toBe(true);
+    expect(r.data!.files_removed).toBe(10_000);
+    expect(fs.existsSync(s.zonePath('storage', 'wide'))).toBe(false);
+    // Slices of 8 ms: generous room for a loaded machine, far below the seconds one synchronous removal takes.
+    expect(longest).toBeLessThan(250);
+  });
 });

@@ -17,13 +17,6 @@ export function diskRel(p: ZonedPath): string {
   return path.relative(p.zone.root, p.abs).split(path.sep).join('/');
 }
 
-/** Files, links and other non-folder entries under `abs`, counted without following links. */
-export function countFiles(abs: string): number {
-  let count = 0;
-  for (const _ of walkEntries(abs)) count++;
-  return count;
-}
-
 /**
  * FILE_LOCKED when another conversation holds a live lock on the entry (under the path given or
  * its real path), or, for a folder, on any file below it (its locks live under locks/<rel>/).

@@ -98,6 +98,16 @@ export class DirCursor {
     fs.mkdirSync(this.child(name));
   }
 
+  /** The entries of the current folder (readdir through the descriptor: no path length limit). */
+  list(): fs.Dirent[] {
+    return fs.readdirSync(this.fd !== undefined ? `/proc/self/fd/${this.fd}` : this.here, { withFileTypes: true });
+  }
+
+  /** Removes the non-folder entry `name` of the current folder (a link itself, never its target). */
+  unlink(name: string): void {
+    fs.unlinkSync(this.child(name));
+  }
+
   /** Removes the empty folder `name` in the current folder (ENOTEMPTY and the like are thrown). */
   rmdir(name: string): void {
     fs.rmdirSync(this.child(name));

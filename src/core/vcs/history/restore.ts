@@ -28,6 +28,7 @@ import { subject } from './render.js';
 import { isRevision, resolveRevision } from './revisions.js';
 import { filterKey, flatten } from './trees.js';
 import { assertFence } from '../../locks/lease.js';
+import { removeTree } from '../../fs/remove-tree.js';
 
 export interface RestoreLimits {
   maxFileSizeMb?: number;
@@ -167,7 +168,7 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
       continue;
     }
     // A folder standing where a file comes back (or the reverse) is replaced, as git does.
-    if (p.stat?.isDirectory()) fs.rmSync(p.abs, { recursive: true, force: true });
+    if (p.stat?.isDirectory()) await removeTree(p.abs);
     const bytes = blobs.get(key)!;
     if (state.mode === LINK_MODE) {
       const tmp = `${p.abs}.${process.pid}.restore-link`;

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../../errors.js';
 import { atomicWrite } from '../../fs/atomic.js';
+import { removeTree } from '../../fs/remove-tree.js';
 import type { Identity } from '../../identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
 import { linkProblem } from '../../paths/links.js';
@@ -28,7 +29,6 @@ import { subject } from './render.js';
 import { isRevision, resolveRevision } from './revisions.js';
 import { filterKey, flatten } from './trees.js';
 import { assertFence } from '../../locks/lease.js';
-import { removeTree } from '../../fs/remove-tree.js';
 
 export interface RestoreLimits {
   maxFileSizeMb?: number;

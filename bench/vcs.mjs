@@ -114,10 +114,10 @@ const commitOnly = (z) => async (i) => {
 const snapTimes = [];
 const touch = (z) => async (i) => {
   const t0 = process.hrtime.bigint();
-  const before = vcs.snapshot(z.zone.root);
+  const before = await vcs.snapshot(z.zone.root);
   snapTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
   fs.writeFileSync(path.join(z.docs, `touched-${i}.txt`), ''); // what `touch touched-N.txt` does
-  const paths = vcs.changedPaths(before, vcs.snapshot(z.zone.root));
+  const paths = vcs.changedPaths(before, await vcs.snapshot(z.zone.root));
   const r = await vcs.recordChange(z.zone, { paths, summary: 'Run touch' }, user, undefined);
   if (!r.commit) throw new Error(`no commit made for ${paths.join(', ')}`);
 };

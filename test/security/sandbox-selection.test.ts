@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archCalls } from '../../src/core/exec/launcher.js';
 import { LAUNCHER_SCRIPT } from '../../src/core/exec/launcher-script.js';
+import { encodeFilter, type Insn } from '../../src/core/exec/seccomp.js';
 import { findProgram } from '../../src/core/exec/system.js';
 
 const BUNDLE = path.resolve('dist/fileshed.mjs');
@@ -23,7 +24,7 @@ const CALLS = process.arch === 'arm64' ? { unshare: 97, clone: 220, clone3: 435 
 
 /** A seccomp filter (hex) refusing user namespaces (as Docker's default profile does) and, if asked, Landlock. */
 function filter(noLandlock: boolean): string {
-  const insns: [number, number, number, number][] = [
+  const insns: Insn[] = [
     [0x20, 0, 0, 0], // load nr
     [0x15, 0, 1, CALLS.clone3], [0x06, 0, 0, 0x00050000 | ENOSYS], // clone3: flags out of reach, so ENOSYS (glibc falls back to clone)
     [0x15, 1, 0, CALLS.unshare], [0x15, 0, 3, CALLS.clone], // unshare or clone:
@@ -33,14 +34,7 @@ function filter(noLandlock: boolean): string {
   ];
   if (noLandlock) insns.push([0x35, 0, 2, 444], [0x35, 1, 0, 447], [0x06, 0, 0, 0x00050000 | ENOSYS]); // 444..446 → ENOSYS
   insns.push([0x06, 0, 0, 0x7fff0000]);
-  const buf = Buffer.alloc(insns.length * 8);
-  insns.forEach(([code, jt, jf, k], i) => {
-    buf.writeUInt16LE(code, i * 8);
-    buf.writeUInt8(jt, i * 8 + 2);
-    buf.writeUInt8(jf, i * 8 + 3);
-    buf.writeUInt32LE(k >>> 0, i * 8 + 4);
-  });
-  return buf.toString('hex');
+  return encodeFilter(insns);
 }
 
 /** Runs shed_parameters and shed_exec(cat) in a server process under the filter; returns both responses. */

@@ -47,7 +47,7 @@ const ARCH = 4;
 const ARG0 = 16;
 const ARG2 = 32;
 
-type Insn = [code: number, jt: number, jf: number, k: number];
+export type Insn = [code: number, jt: number, jf: number, k: number];
 
 /** The filter as hex (struct sock_filter, little-endian), for a command allowed on the network or not. */
 export function socketFilter(arch: ArchCalls, network: boolean): string {
@@ -76,6 +76,11 @@ export function socketFilter(arch: ArchCalls, network: boolean): string {
     );
   }
   prog.push([RET_K, 0, 0, RET_ALLOW]);
+  return encodeFilter(prog);
+}
+
+/** A classic BPF program as the launcher takes it: hex of its `struct sock_filter` array, little-endian. */
+export function encodeFilter(prog: readonly Insn[]): string {
   const buf = Buffer.alloc(prog.length * 8);
   prog.forEach(([code, jt, jf, k], i) => {
     buf.writeUInt16LE(code, i * 8);

@@ -27,6 +27,16 @@ describe.each(ENGINES)('%s engine', (engine) => {
   useEngine(engine);
 
   describe('writes', () => {
+    it('a new database in a folder that does not exist: made with its folder; a failing statement leaves no database', async () => {
+      s = makeShed();
+      const bad = await s.call('shed_sqlite', { zone: 'storage', path: 'dir/new.db', query: 'a.txt' });
+      expect(bad.error?.code).toBe('SQL_ERROR');
+      expect(fs.existsSync(s.zonePath('storage', 'dir/new.db'))).toBe(false);
+      const ok = await s.call('shed_sqlite', { zone: 'storage', path: 'dir/new.db', query: 'CREATE TABLE t(a)' });
+      expect(ok.success, JSON.stringify(ok.error)).toBe(true);
+      expect(fs.statSync(s.zonePath('storage', 'dir/new.db')).isFile()).toBe(true);
+    });
+
     it('CREATE on a new path creates the database; INSERT with params persists; rows_affected and last_row_id', async () => {
       s = makeShed();
       const c = await sql('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)');

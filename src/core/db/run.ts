@@ -9,7 +9,9 @@
  * Both give the same results, errors and limits (one test suite runs against both).
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { shedError } from '../errors.js';
+import { removeEmptyFolders } from '../fs/dircursor.js';
 import { storageKind } from '../fs/kind.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Zone } from '../zones/zones.js';
@@ -131,6 +133,11 @@ async function fileWrite<T>(t: DbTarget, limits: WriteLimits, o: SqlRunOptions, 
     throw shedError('NOT_A_FILE', `${t.shown} is not a regular file.`, { details: { parameter: 'path', path: t.rel } });
   }
   const created = existing === undefined;
+  // A new database in a folder that does not exist yet: the folder is made (as a write of any file
+  // makes it), and removed again if the statement fails.
+  const parent = path.dirname(t.abs);
+  const madeFolder = created && !fs.existsSync(parent);
+  if (madeFolder) fs.mkdirSync(parent, { recursive: true });
   const room = Math.max(0, t.zone.scope.limitBytes - (await scopeTotal(t.zone.scope)));
   const setup: WriteSetup = { ...fileJob(t, o), create: created, journalMode: journalModeFor(t.zone, limits.journalMode), maxFileBytes: limits.maxFileSizeMb * MIB, roomBytes: room };
   try {
@@ -139,6 +146,7 @@ async function fileWrite<T>(t: DbTarget, limits: WriteLimits, o: SqlRunOptions, 
   } catch (err) {
     if (created) removeDatabase(t.abs);
     else if (killedMidWrite(err)) await recover(setup);
+    if (madeFolder) removeEmptyFolders(parent, t.zone.root);
     throw err;
   }
 }

@@ -33,7 +33,7 @@ export class TextOut {
       }
       this.lineStart = true;
     }
-    if (this.lineStart && !keep) t = t.trimStart();
+    if (!keep && (this.lineStart || this.parts[this.parts.length - 1]?.endsWith(' '))) t = this.lineStart ? t.trimStart() : t.replace(/^ +/, '');
     if (t === '') return;
     this.push(t);
     this.lineStart = t.endsWith('\n');

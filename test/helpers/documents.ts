@@ -63,7 +63,7 @@ export function makeDocx(paragraphs: Array<string | { heading: string } | { tabl
 }
 
 /** An XLSX workbook: sheets by name, rows of cells (strings go to sharedStrings, numbers stay numbers). */
-export function makeXlsx(sheets: Record<string, Array<Array<string | number>>>, opts: { sharedStringsPrefix?: string } = {}): Buffer {
+export function makeXlsx(sheets: Record<string, Array<Array<string | number>>>): Buffer {
   const strings: string[] = [];
   const files: Record<string, string> = {
     '[Content_Types].xml': '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
@@ -80,7 +80,7 @@ export function makeXlsx(sheets: Record<string, Array<Array<string | number>>>, 
     }).join('')}</row>`).join('');
     files[`xl/worksheets/sheet${i + 1}.xml`] = `<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}</sheetData></worksheet>`;
   });
-  files['xl/sharedStrings.xml'] = `<?xml version="1.0"?>${opts.sharedStringsPrefix ?? ''}<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">${strings.map((s) => `<si><t>${esc(s)}</t></si>`).join('')}</sst>`;
+  files['xl/sharedStrings.xml'] = `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">${strings.map((s) => `<si><t>${esc(s)}</t></si>`).join('')}</sst>`;
   return zip(files);
 }
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as D from '../helpers/documents.js';
+import * as D from '../helpers/documents.mjs';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;

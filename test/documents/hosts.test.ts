@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as D from '../helpers/documents.js';
+import * as D from '../helpers/documents.mjs';
 import { CLI, json, serve, tempBase, type Served } from '../hosts/helpers.js';
 
 let base: string;

@@ -1,12 +1,12 @@
 /**
- * shed_read on real documents of every format, made in the test (helpers/documents.ts): what part of
+ * shed_read on real documents of every format, made in the test (helpers/documents.mjs): what part of
  * how much each answer shows, how to get the rest, pages and sheets, max_output, teaching errors,
  * and text files unchanged.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as D from '../helpers/documents.js';
+import * as D from '../helpers/documents.mjs';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleFilesRequest } from '../../src/hosts/http/files/index.js';
-import * as D from '../helpers/documents.js';
+import * as D from '../helpers/documents.mjs';
 import { CHROMIUM, launchChromium, type Chromium } from '../helpers/chromium.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 

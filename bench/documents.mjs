@@ -42,14 +42,18 @@ const cache = path.join(os.tmpdir(), SMOKE ? 'fileshed-bench-smoke' : 'fileshed-
 const base = path.join(cache, 'base');
 const dir = path.join(base, 'users', 'bench', 'Storage', 'data');
 fs.mkdirSync(dir, { recursive: true });
-const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau'.split(' ');
-const text = (n, seed) => Array.from({ length: n }, (_v, i) => words[(i * 7 + seed * 13 + ((i * i) % 11)) % words.length]).join(' ');
+// Words of a pseudo-random generator (fixed seed): text that compresses like prose, not like a pattern.
+let state = 2463534242;
+const rand = () => ((state ^= state << 13), (state ^= state >>> 17), (state ^= state << 5), (state >>> 0) / 4294967296);
+const syllables = 'ka lo mi ne ru sa ti vo we xa yu ze bra cli dro fen gor hul';
+const word = () => Array.from({ length: 1 + Math.floor(rand() * 3) }, () => syllables.split(' ')[Math.floor(rand() * 18)]).join('');
+const text = (n) => Array.from({ length: n }, word).join(' ');
 
 const inputs = {
-  'report.pdf': () => makePdf(Array.from({ length: sized(30, 3) }, (_v, p) => Array.from({ length: 40 }, (_w, l) => `${p + 1}.${l + 1} ${text(10, p * 40 + l)}`).join('\n'))),
+  'report.pdf': () => makePdf(Array.from({ length: sized(30, 3) }, (_v, p) => Array.from({ length: 40 }, (_w, l) => `${p + 1}.${l + 1} ${text(10)}`).join('\n'))),
   // Word's own structure when pandoc can write it (the anchors open it too), else the test writer's.
   'memo.docx': () => {
-    const paragraphs = Array.from({ length: sized(9000, 100) }, (_v, i) => `${i}: ${text(40, i)} ${(i * 2654435761) % 1e9}`);
+    const paragraphs = Array.from({ length: sized(6000, 100) }, (_v, i) => `${i}: ${text(40)} ${Math.floor(rand() * 1e9)}`);
     if (!fs.existsSync('/usr/bin/pandoc')) return makeDocx(paragraphs);
     const out = path.join(dir, 'memo.docx');
     execFileSync('/usr/bin/pandoc', ['-f', 'markdown', '-o', out], { input: paragraphs.join('\n\n') });
@@ -61,7 +65,7 @@ const inputs = {
     const out = path.join(dir, 'sales.xlsx');
     const made = spawnSync('python3', ['-c', `import openpyxl,sys\nwb=openpyxl.Workbook();ws=wb.active;ws.title="Sales"\nfor r in range(${rows}): ws.append(["Region %d" % (r % 97), r, (r * 37.5) % 1000, "note %d" % r, r * 3])\nwb.save(sys.argv[1])`, out]);
     if (made.status === 0) return fs.readFileSync(out);
-    return makeXlsx({ Sales: Array.from({ length: rows }, (_v, r) => [`Region ${r % 97}`, r, (r * 37.5) % 1000, `${text(3, r)} ${r}`, r * 3]) });
+    return makeXlsx({ Sales: Array.from({ length: rows }, (_v, r) => [`Region ${r % 97}`, r, (r * 37.5) % 1000, `${text(3)} ${r}`, r * 3]) });
   },
   'photo.jpg': () => {
     const out = path.join(dir, 'photo.jpg');

@@ -61,7 +61,7 @@ function sliceLines(abs: string, start: number, end: number, budget: number): Li
 export const shedRead = defineFunction({
   name: 'shed_read',
   category: 'read',
-  summary: 'Read a file as text (lines, PDF/slide pages, sheets of XLSX/ODS, DOCX, EPUB, e-mails, HTML) or an image, truncated to max_output characters.',
+  summary: 'Read text by lines; PDF/slides by pages, XLSX/ODS sheets, DOCX/EPUB/EML/HTML as text; images.',
   description:
     'Read a file: text by lines (start_line..end_line); PDF and slides by pages; XLSX/ODS one sheet as CSV (rows = lines); DOCX, ODT, EPUB, EML, HTML as text; PNG/JPEG/GIF/WebP as the image itself. The answer says what part it shows and how to get the rest.',
   params: {

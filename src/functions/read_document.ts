@@ -63,8 +63,9 @@ export async function readDocument(kind: DocumentKind, target: ZonedPath, size: 
     notFor('sheet', args.sheet, 'a PDF', call);
     const total = await pdfPageCount(ctx.valves, target.abs, target.shown);
     const { first, last } = pageWindow(range, total, target.shown, 'page', call);
-    const { texts } = await pdfPages(ctx.valves, target.abs, target.shown, first, last, Math.min(DOC_LIMITS.textChars, limit * 4 + 64 * 1024));
-    while (texts.length < last - first + 1) texts.push('');
+    // Four bytes per character at most, and more than one answer can show: the capture never limits what is shown.
+    const { texts, cut } = await pdfPages(ctx.valves, target.abs, target.shown, first, last, Math.min(DOC_LIMITS.textChars, limit * 4 + 64 * 1024));
+    if (cut && texts.length > 1) texts.pop(); // the last page was cut short by the capture: the next call shows it
     return paged('pdf', 'page', texts, first, total, range, lineRange, limit, target, common, call);
   }
   const converted: Converted = await convertOffLoop(
@@ -157,12 +158,13 @@ function lineData(s: LineSlice): Record<string, unknown> {
 
 function linesPart(s: LineSlice, limit: number): string {
   if (s.totalLines === 0) return 'no text.';
-  if (s.content === '' && s.startLine <= s.totalLines) return `nothing to show from line ${s.startLine} (it has ${plural(s.totalLines, 'line')}).`;
+  if (s.content === '' && s.startLine > s.totalLines) return `nothing to show from line ${s.startLine} (it has ${plural(s.totalLines, 'line')}).`;
   return `lines ${s.startLine}-${s.endLine} of ${fmt(s.totalLines)} (${fmt(s.content.length)} characters)${s.truncated ? `, TRUNCATED at ${fmt(limit)} characters` : ''}.`;
 }
 
 function rowsPart(s: LineSlice, limit: number): string {
   if (s.totalLines === 0) return 'the sheet is empty.';
+  if (s.content === '' && s.startLine > s.totalLines) return `nothing to show from row ${s.startLine} (it has ${plural(s.totalLines, 'row')}).`;
   return `rows ${s.startLine}-${s.endLine} of ${fmt(s.totalLines)} (${fmt(s.content.length)} characters)${s.truncated ? `, TRUNCATED at ${fmt(limit)} characters` : ''}.`;
 }
 

@@ -47,7 +47,7 @@ class Rows {
   }
 
   slice(): LineSlice {
-    if (this.start > this.last) return { content: '', totalLines: this.last, startLine: this.last === 0 ? 0 : Math.min(this.start, this.last), endLine: Math.min(this.start, this.last), truncated: false };
+    if (this.start > this.last) return { content: '', totalLines: this.last, startLine: this.last === 0 ? 0 : this.start, endLine: this.last === 0 ? 0 : this.start - 1, truncated: false };
     return cut(this.content, this.start, this.last, this.budget);
   }
 }

@@ -6,7 +6,7 @@
 export interface LineSlice {
   content: string;
   totalLines: number;
-  /** First line shown (0 when the text is empty). */
+  /** First line shown (0 when the text is empty; past the end: the line asked for, with nothing shown). */
   startLine: number;
   endLine: number;
   truncated: boolean;
@@ -29,7 +29,8 @@ export function sliceText(text: string, start: number, end: number, budget: numb
     pos = stop;
   }
   if (from === -1 || start > totalLines) {
-    return { content: '', totalLines, startLine: totalLines === 0 ? 0 : Math.min(start, totalLines), endLine: Math.min(start, totalLines), truncated: false };
+    // Nothing from `start` on: the answer names the line asked for.
+    return { content: '', totalLines, startLine: totalLines === 0 ? 0 : start, endLine: totalLines === 0 ? 0 : start - 1, truncated: false };
   }
   return cut(text.slice(from, to), start, totalLines, budget);
 }

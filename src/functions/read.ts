@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { allowZoneInPath, groupParam, lineNumber, pagesParam, pathParam, sheetParam, unlisted, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, lineNumber, pagesParam, pathParam, sheetParam, zoneParam } from '../registry/params.js';
 import { detectDocument } from '../core/documents/index.js';
 import { readDocument } from './read_document.js';
 import { locate, requireFile } from '../core/files/located.js';
@@ -74,7 +74,7 @@ export const shedRead = defineFunction({
     max_output: z.number().int().optional().describe('Character limit; 0 = admin maximum'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
-    raw: unlisted(z.boolean().default(false).describe('true: the source text of an HTML page or e-mail instead of its readable text')),
+    raw: z.boolean().optional().describe('true: an HTML or e-mail file\'s source, not its readable text'),
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   example: { zone: 'storage', path: 'notes.txt', start_line: 1, end_line: 50 },

@@ -53,7 +53,7 @@ const inputs = {
   'report.pdf': () => makePdf(Array.from({ length: sized(30, 3) }, (_v, p) => Array.from({ length: 40 }, (_w, l) => `${p + 1}.${l + 1} ${text(10)}`).join('\n'))),
   // Word's own structure when pandoc can write it (the anchors open it too), else the test writer's.
   'memo.docx': () => {
-    const paragraphs = Array.from({ length: sized(6000, 100) }, (_v, i) => `${i}: ${text(40)} ${Math.floor(rand() * 1e9)}`);
+    const paragraphs = Array.from({ length: sized(12000, 100) }, (_v, i) => `${i}: ${text(40)} ${Math.floor(rand() * 1e9)}`);
     if (!fs.existsSync('/usr/bin/pandoc')) return makeDocx(paragraphs);
     const out = path.join(dir, 'memo.docx');
     execFileSync('/usr/bin/pandoc', ['-f', 'markdown', '-o', out], { input: paragraphs.join('\n\n') });
@@ -61,7 +61,7 @@ const inputs = {
   },
   // Excel's structure when openpyxl can write it, else the test writer's.
   'sales.xlsx': () => {
-    const rows = sized(90_000, 500);
+    const rows = sized(180_000, 500);
     const out = path.join(dir, 'sales.xlsx');
     const made = spawnSync('python3', ['-c', `import openpyxl,sys\nwb=openpyxl.Workbook();ws=wb.active;ws.title="Sales"\nfor r in range(${rows}): ws.append(["Region %d" % (r % 97), r, (r * 37.5) % 1000, "note %d" % r, r * 3])\nwb.save(sys.argv[1])`, out]);
     if (made.status === 0) return fs.readFileSync(out);

@@ -9,8 +9,7 @@ import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pd
 import type { ZonedPath } from '../core/files/located.js';
 import { humanSize } from '../core/quota/quota.js';
 import { plural } from '../core/text/format.js';
-import type { CallContext, HandlerResult } from '../registry/define.js';
-import { renderCall } from '../registry/define.js';
+import { renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
 
 const LABELS: Record<string, string> = {
   pdf: 'PDF document',

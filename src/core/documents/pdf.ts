@@ -4,6 +4,7 @@
  * page (poppler ends every page with a form feed). A page with no text at all is left empty: the
  * caller says it may be a scanned image.
  */
+import fs from 'node:fs';
 import { shedError } from '../errors.js';
 import type { Valves } from '../valves.js';
 import { runConverter, type Converter } from './confined.js';
@@ -22,7 +23,25 @@ function failure(shown: string, stderr: string): Error {
   });
 }
 
+/**
+ * Page counts of files read recently, by identity and version (device, inode, size, change time): a
+ * model paging through a PDF asks pdfinfo once. A changed file has another key.
+ */
+const counts = new Map<string, number>();
+const COUNTS_KEPT = 256;
+
 export async function pdfPageCount(valves: Valves, abs: string, shown: string): Promise<number> {
+  const st = fs.statSync(abs);
+  const key = `${st.dev}:${st.ino}:${st.size}:${st.ctimeMs}:${st.mtimeMs}`;
+  const known = counts.get(key);
+  if (known !== undefined) return known;
+  const total = await countPages(valves, abs, shown);
+  if (counts.size >= COUNTS_KEPT) counts.delete(counts.keys().next().value!);
+  counts.set(key, total);
+  return total;
+}
+
+async function countPages(valves: Valves, abs: string, shown: string): Promise<number> {
   const r = await runConverter(valves, PDFINFO, abs, '.pdf', { args: (input) => [input], captureBytes: 64 * 1024, timeoutSec: valves.exec_timeout_default });
   const pages = /^Pages:\s+(\d+)/m.exec(r.stdout.bytes.toString('utf8'));
   if (r.returncode !== 0 || pages === null) throw failure(shown, r.stderr.bytes.toString('utf8'));

@@ -28,15 +28,39 @@ export function decodeEntities(text: string, html = false): string {
   });
 }
 
-const ATTR = /([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
-
+/** Attributes of a start tag's body (after its name): name="v", name='v', name=v, or a bare name. */
 function attributes(source: string, html: boolean): Record<string, string> {
   const out: Record<string, string> = {};
-  if (source.trim() === '') return out;
-  ATTR.lastIndex = 0;
-  for (let m = ATTR.exec(source); m !== null; m = ATTR.exec(source)) {
-    const key = html ? m[1]!.toLowerCase() : m[1]!;
-    if (!(key in out)) out[key] = decodeEntities(m[2] ?? m[3] ?? m[4] ?? '', html);
+  const n = source.length;
+  let i = 0;
+  while (i < n) {
+    let c = source.charCodeAt(i);
+    if (c <= 0x20 || c === 0x2f /* / */) {
+      i++;
+      continue;
+    }
+    const nameStart = i;
+    while (i < n && (c = source.charCodeAt(i)) > 0x20 && c !== 0x3d /* = */ && c !== 0x2f && c !== 0x3e) i++;
+    const name = html ? source.slice(nameStart, i).toLowerCase() : source.slice(nameStart, i);
+    while (i < n && source.charCodeAt(i) <= 0x20) i++;
+    let value = '';
+    if (source.charCodeAt(i) === 0x3d) {
+      i++;
+      while (i < n && source.charCodeAt(i) <= 0x20) i++;
+      const q = source.charCodeAt(i);
+      if (q === 0x22 || q === 0x27) {
+        const end = source.indexOf(q === 0x22 ? '"' : "'", i + 1);
+        const stop = end === -1 ? n : end;
+        value = source.slice(i + 1, stop);
+        i = stop + 1;
+      } else {
+        const from = i;
+        while (i < n && source.charCodeAt(i) > 0x20 && source.charCodeAt(i) !== 0x3e) i++;
+        value = source.slice(from, i);
+      }
+    }
+    if (name !== '' && !(name in out)) out[name] = decodeEntities(value, html);
+    if (i === nameStart) i++; // a character no rule consumed: step over it
   }
   return out;
 }
@@ -100,7 +124,7 @@ export function tokenize(source: string, handler: XmlHandler, opts: { html?: boo
       const space = inner.search(/[\s/]/);
       const rawName = space === -1 ? inner : inner.slice(0, space);
       const name = html ? rawName.toLowerCase() : rawName;
-      handler.open?.(name, attributes(space === -1 ? '' : inner.slice(space), html), selfClosing);
+      handler.open?.(name, space === -1 ? {} : attributes(inner.slice(space), html), selfClosing);
       i = end + 1;
       if (html && !selfClosing && RAW_TEXT.has(name)) {
         const close = lower.indexOf(`</${name}`, i);

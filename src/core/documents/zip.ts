@@ -1,17 +1,15 @@
 /**
  * The members of a zip-based document (DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB), read by name with
  * every size bounded: the central directory is read through the archive service (entry count
- * checked before it is loaded), and a member is inflated in slices that stop at its declared size,
- * at the per-member and per-document ceilings, or past a bomb's expansion ratio, whichever comes
- * first. Nothing is ever written to disk.
+ * checked before it is loaded), and a member is inflated with an output limit, the smallest of its
+ * declared size, the per-member and per-document ceilings and a bomb's expansion ratio (zlib's
+ * maxOutputLength stops the inflate itself there). Nothing is ever written to disk.
  */
 import fs from 'node:fs';
-import { Inflate } from 'fflate';
+import zlib from 'node:zlib';
 import { readDirectory, type ZipEntry } from '../archive/central.js';
 import { shedError } from '../errors.js';
 import { DOC_LIMITS } from './limits.js';
-
-const SLICE = 64 * 1024;
 
 export class DocumentZip {
   private readonly byName = new Map<string, ZipEntry>();
@@ -56,43 +54,26 @@ export class DocumentZip {
     const head = Buffer.alloc(30);
     if (fs.readSync(this.fd, head, 0, 30, e.localOffset) < 30 || head.readUInt32LE(0) !== 0x04034b50) throw damaged(this.shown, `the data of '${name}' is missing`);
     const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
-    const chunks: Uint8Array[] = [];
-    let got = 0;
-    const take = (chunk: Uint8Array) => {
-      got += chunk.length;
-      // Declared sizes are the member's own claim: the inflated bytes are what counts.
-      if (got > e.size || got > limit) throw tooBig(this.shown, name, got);
-      if (got > 1024 * 1024 && got > e.compressedSize * DOC_LIMITS.memberRatio) throw tooBig(this.shown, name, got);
-      chunks.push(chunk);
-    };
-    const read = (off: number, n: number) => {
-      const buf = Buffer.allocUnsafe(n);
-      const r = fs.readSync(this.fd, buf, 0, n, start + off);
-      if (r < n) throw damaged(this.shown, `the data of '${name}' is cut short`);
-      return buf;
-    };
-    if (e.method === 0) {
-      for (let off = 0; off < e.compressedSize; off += SLICE) take(read(off, Math.min(SLICE, e.compressedSize - off)));
-    } else {
-      const inflater = new Inflate((chunk: Uint8Array) => take(chunk));
-      for (let off = 0; off < e.compressedSize || off === 0; off += SLICE) {
-        const n = Math.min(SLICE, e.compressedSize - off);
-        try {
-          inflater.push(n > 0 ? read(off, n) : new Uint8Array(0), off + n >= e.compressedSize);
-        } catch (err) {
-          if (err instanceof Error && err.name === 'ShedError') throw err;
-          throw damaged(this.shown, `the compressed data of '${name}' is damaged`);
-        }
-        if (n <= 0) break;
+    // The member's own claims bound nothing: the output may not pass its declared size, the
+    // per-member and per-document ceilings, or a bomb's expansion ratio (beyond the first MiB).
+    const cap = Math.min(e.size, limit, Math.max(1024 * 1024, e.compressedSize * DOC_LIMITS.memberRatio));
+    if (e.compressedSize > DOC_LIMITS.memberBytes) throw tooBig(this.shown, name, e.compressedSize);
+    const compressed = Buffer.allocUnsafe(e.compressedSize);
+    if (e.compressedSize > 0 && fs.readSync(this.fd, compressed, 0, e.compressedSize, start) < e.compressedSize) throw damaged(this.shown, `the data of '${name}' is cut short`);
+    let out: Buffer;
+    if (e.method === 0) out = compressed;
+    else {
+      try {
+        // Node's zlib (native, several times faster than a JavaScript inflate), stopped at the cap.
+        out = zlib.inflateRawSync(compressed, { maxOutputLength: cap + 1 });
+      } catch (err) {
+        if (err instanceof RangeError || (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooBig(this.shown, name, cap + 1);
+        throw damaged(this.shown, `the compressed data of '${name}' is damaged`);
       }
     }
+    if (out.length > cap) throw tooBig(this.shown, name, out.length);
+    const got = out.length;
     this.inflated += got;
-    const out = new Uint8Array(got);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
     return out;
   }
 }

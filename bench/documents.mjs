@@ -106,8 +106,8 @@ const have = (program) => fs.existsSync(program);
 const py = (code) => (spawnSync('python3', ['-c', code.split(';')[0]]).status === 0 ? ['python3', ['-c', code]] : undefined);
 const rows = [
   { format: 'PDF, 30 pages', file: 'report.pdf', extractor: 'pdftotext (poppler), confined', anchors: [['pdftotext', have('/usr/bin/pdftotext') ? ['/usr/bin/pdftotext', ['-q', 'report.pdf', '-']] : undefined], ['pypdf', py('import pypdf;r=pypdf.PdfReader("report.pdf");[p.extract_text() for p in r.pages]')]] },
-  { format: 'DOCX, ~1 MB', file: 'memo.docx', extractor: 'fflate + own XML reader, worker', anchors: [['pandoc', have('/usr/bin/pandoc') ? ['/usr/bin/pandoc', ['-t', 'plain', 'memo.docx']] : undefined], ['python-docx', py('import docx;d=docx.Document("memo.docx");"\\n".join(p.text for p in d.paragraphs)')]] },
-  { format: 'XLSX, ~5 MB', file: 'sales.xlsx', extractor: 'fflate + own XML reader, worker', anchors: [['openpyxl', py('import openpyxl;wb=openpyxl.load_workbook("sales.xlsx",read_only=True);[r for r in wb.active.iter_rows(values_only=True)]')]] },
+  { format: 'DOCX, ~1 MB', file: 'memo.docx', extractor: 'zlib + own XML reader, worker', anchors: [['pandoc', have('/usr/bin/pandoc') ? ['/usr/bin/pandoc', ['-t', 'plain', 'memo.docx']] : undefined], ['python-docx', py('import docx;d=docx.Document("memo.docx");"\\n".join(p.text for p in d.paragraphs)')]] },
+  { format: 'XLSX, ~5 MB', file: 'sales.xlsx', extractor: 'zlib + own XML reader, worker', anchors: [['openpyxl', py('import openpyxl;wb=openpyxl.load_workbook("sales.xlsx",read_only=True);[r for r in wb.active.iter_rows(values_only=True)]')]] },
   { format: 'JPEG, 12 MP', file: 'photo.jpg', extractor: 'ImageMagick convert, confined', anchors: [['convert (bare)', ['/usr/bin/convert', ['jpeg:photo.jpg[0]', '-auto-orient', '-resize', '1568x1568>', '-strip', '-quality', '85', 'jpeg:-']]]] },
 ];
 

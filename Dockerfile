@@ -4,6 +4,7 @@
 FROM node:26-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap zip unzip jq file sqlite3 git ca-certificates \
+    poppler-utils imagemagick \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json ./

@@ -266,6 +266,9 @@ async def _forward(
             return _error("SERVER_ERROR", "The Fileshed server's answer is not a Fileshed result.", "Check that the valve server_url points at fileshed serve (not at Open WebUI or a proxy page).")
         if not_sent:
             _report_not_sent(result, not_sent)
+        image = _image_of(result)
+        if image is not None:
+            return image
         return json.dumps(result, ensure_ascii=False, indent=2)
     except asyncio.TimeoutError as err:
         if type(err).__name__ == "ConnectionTimeoutError":  # aiohttp >= 3.10: the connection never opened
@@ -278,6 +281,19 @@ async def _forward(
     finally:
         for handle in opened:
             handle.close()
+
+
+def _image_of(result: dict[str, Any]) -> Optional[str]:
+    """The image a call shows the model (shed_read of a picture), as one data URI.
+
+    Open WebUI's process_tool_result turns a tool result that is exactly a data:image/ URI into an
+    image file of the result, which its tool loop hands to the model as an input_image part (a
+    result holding text and an image in a JSON object reaches the model as base64 text instead).
+    """
+    data = result.get("data") if result.get("success") is True else None
+    image = data.get("image") if isinstance(data, dict) else None
+    uri = image.get("data_uri") if isinstance(image, dict) else None
+    return uri if isinstance(uri, str) and uri.startswith("data:image/") else None
 
 
 def _error(code: str, message: str, hint: str, details: Optional[dict[str, Any]] = None) -> str:

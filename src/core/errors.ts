@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   CSV_EMPTY: 'The CSV file has no data (empty, or only blank lines).',
   CSV_TOO_WIDE: 'The CSV file has more columns than a table can hold.',
   CSV_PARSE_ERROR: 'The CSV file could not be parsed (bad quoting, undecodable text, an overlong record).',
+  DOCUMENT_LIMIT: 'The document exceeds what one read may convert (a compression or XML bomb, too many pixels, a member too large); nothing was changed.',
   ZIP_BOMB: 'The archive exceeds the unzip limits (entry count, total size or compression ratio; see the zip_* valves).',
   IO_ERROR: 'The storage reported an error (disk full, permission, ...).',
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',

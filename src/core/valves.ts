@@ -57,6 +57,10 @@ export const ValvesSchema = z.object({
     title: 'Output ceiling (characters)',
     description: 'Largest max_output a call may ask for (max_output=0 means this ceiling).',
   }),
+  read_image_max_kb: int(0).max(20480).default(1024).meta({
+    title: 'Image size for models (KiB)',
+    description: 'shed_read of a PNG, JPEG, GIF or WebP returns the image itself (at most 1568 px on the long side), re-encoded to stay under this size in KiB; 0 turns image reading off.',
+  }),
   exec_memory_limit_mb: int(0).default(512).meta({
     title: 'Command memory limit (MB)',
     description: 'Address-space limit of each command; 0 means no limit.',

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { allowZoneInPath, groupParam, lineNumber, pathParam, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, lineNumber, pagesParam, pathParam, sheetParam, zoneParam } from '../registry/params.js';
+import { detectDocument } from '../core/documents/index.js';
+import { readDocument } from './read_document.js';
 import { locate, requireFile } from '../core/files/located.js';
 import { looksBinary, outputLimit, plural } from '../core/text/format.js';
 
@@ -59,16 +61,20 @@ function sliceLines(abs: string, start: number, end: number, budget: number): Li
 export const shedRead = defineFunction({
   name: 'shed_read',
   category: 'read',
-  summary: 'Read a text file, whole or a range of lines, truncated to max_output characters.',
-  description: 'Read a text file, or its lines start_line..end_line. A cut output says where to continue. Binary: shed_read_bytes, shed_hexdump.',
+  summary: 'Read text by lines; PDF/slides by pages, XLSX/ODS sheets, DOCX/EPUB/EML/HTML as text; images.',
+  description:
+    'Read a file: text by lines (start_line..end_line); PDF and slides by pages; XLSX/ODS one sheet as CSV (rows = lines); DOCX, ODT, EPUB, EML, HTML as text; PNG/JPEG/GIF/WebP as the image itself. The answer says what part it shows and how to get the rest.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     path: pathParam(),
     start_line: lineNumber('First line'),
     end_line: lineNumber('Last line (inclusive)'),
+    pages: pagesParam,
+    sheet: sheetParam,
     max_output: z.number().int().optional().describe('Character limit; 0 = admin maximum'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
+    raw: z.boolean().optional().describe('true: an HTML or e-mail file\'s source, not its readable text'),
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   example: { zone: 'storage', path: 'notes.txt', start_line: 1, end_line: 50 },
@@ -93,8 +99,17 @@ export const shedRead = defineFunction({
         fs.closeSync(fd);
       }
     }
+    const document = args.raw ? undefined : detectDocument(head, target.rel);
+    if (document !== undefined) return readDocument(document, target, stat.size, args, limit, ctx);
+    for (const param of ['pages', 'sheet'] as const) {
+      if (args[param] === undefined) continue;
+      throw shedError('INVALID_PARAMETER', `'${param}' applies to ${param === 'pages' ? 'PDF and presentation files' : 'spreadsheets (XLSX, ODS)'}; ${target.shown} is read by lines. Got ${param}=${JSON.stringify(args[param])}.`, {
+        details: { parameter: param, received: args[param] },
+        hint: `Use start_line and end_line instead: shed_read(zone="${args.zone}", path="${args.path}", start_line=1, end_line=200)`,
+      });
+    }
     if (looksBinary(head)) {
-      throw shedError('INVALID_FORMAT', `${target.shown} looks binary (it contains NUL bytes); shed_read only returns text.`, {
+      throw shedError('INVALID_FORMAT', `${target.shown} looks binary (it contains NUL bytes) and is none of the document kinds shed_read converts (PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, EML, HTML, PNG, JPEG, GIF, WebP).`, {
         details: { path: target.rel, size: stat.size },
         hint: `Use shed_hexdump(zone="${args.zone}", path="${args.path}") or shed_read_bytes, or shed_file_type to identify it.`,
       });

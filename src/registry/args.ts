@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { shedError, showValue, type ShedError } from '../core/errors.js';
 import { renderCall, type FunctionDef } from './define.js';
 import { editDistance } from '../core/text/distance.js';
+import { NUMBER_AS_TEXT } from './params.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'enum' | 'other';
 
@@ -17,10 +18,13 @@ interface FieldInfo {
   description: string;
   /** Strings with .min(1): empty means missing. */
   nonEmpty: boolean;
+  /** A text parameter that takes a bare number as its text (see NUMBER_AS_TEXT). */
+  numberAsText: boolean;
 }
 
 /** Unwraps optional/default layers to find what a parameter really is. */
 export function fieldInfo(schema: z.ZodType): FieldInfo {
+  const numberAsText = NUMBER_AS_TEXT.has(schema);
   let current = schema;
   let optional = false;
   let description = schema.description ?? '';
@@ -36,7 +40,7 @@ export function fieldInfo(schema: z.ZodType): FieldInfo {
     const kind = kinds[def.type] ?? 'other';
     const options = kind === 'enum' ? ((current as unknown as { options: string[] }).options ?? []) : [];
     const nonEmpty = kind === 'string' && ((current as unknown as { minLength: number | null }).minLength ?? 0) > 0;
-    return { kind, optional, options, description, nonEmpty };
+    return { kind, optional, options, description, nonEmpty, numberAsText };
   }
 }
 
@@ -58,6 +62,9 @@ export function coerceValue(info: FieldInfo, value: unknown): unknown {
         if (FALSE_WORDS.has(word)) return false;
       }
       if (value === 0 || value === 1) return value === 1;
+      return value;
+    case 'string':
+      if (info.numberAsText && typeof value === 'number' && Number.isFinite(value)) return String(value);
       return value;
     case 'array':
       if (value === 0 || value === false || value === '') return [];
@@ -135,7 +142,7 @@ function unknownParameter(def: FunctionDef, key: string, value: unknown): ShedEr
 function translateIssue(def: FunctionDef, issue: z.core.$ZodIssue, input: Record<string, unknown>, raw: Record<string, unknown>): ShedError {
   const param = String(issue.path[0] ?? '');
   const schema = (def.params as unknown as Record<string, z.ZodType>)[param];
-  const info: FieldInfo = schema ? fieldInfo(schema) : { kind: 'other', optional: false, options: [], description: '', nonEmpty: false };
+  const info: FieldInfo = schema ? fieldInfo(schema) : { kind: 'other', optional: false, options: [], description: '', nonEmpty: false, numberAsText: false };
   const received = param in raw ? raw[param] : input[param];
   const example = `Example: ${renderCall(def.name, def.example)}`;
   const extra = def.paramHints?.[param];

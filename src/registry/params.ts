@@ -44,3 +44,22 @@ export const lineNumber = (what: string) =>
 
 /** Write mode of a new group file. Unlisted: the admin's default fits nearly always, and shed_group_set_mode changes it later. */
 export const modeParam = unlisted(z.enum(['owner', 'group', 'owner_ro']).optional().describe('Group zone only: who may change a NEW file (owner | group | owner_ro).'));
+
+/**
+ * Text parameters a model may well send as a bare number (pages=3, sheet=2): the number is taken as
+ * its text. Other text parameters keep refusing numbers (path=123 is a mistake worth reporting).
+ */
+export const NUMBER_AS_TEXT = new WeakSet<z.ZodType>();
+
+/** Pages of a paged document (PDF, presentation). */
+export const pagesParam = numberAsText(
+  z.string().optional().describe('PDF or presentation pages, e.g. "3", "2-4" or "10-" (from 10 on)'),
+);
+
+/** A spreadsheet's sheet, by name or number. */
+export const sheetParam = numberAsText(z.string().optional().describe('Spreadsheet sheet: its name or number, e.g. "Q3" or "2" (default: the first)'));
+
+function numberAsText<T extends z.ZodType>(schema: T): T {
+  NUMBER_AS_TEXT.add(schema);
+  return schema;
+}

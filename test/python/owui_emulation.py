@@ -12,6 +12,7 @@ sections 1 and 9) so the tests judge dist/fileshed_openwebui.py the way Open Web
 from __future__ import annotations
 
 import copy
+import json
 import inspect
 import re
 import sys
@@ -207,3 +208,57 @@ def compare(specs: list[dict[str, Any]], registry: list[dict[str, Any]]) -> dict
         if ok:
             report["functions_exact"] += 1
     return report
+
+
+# --- Tool results with images -------------------------------------------------------------------
+# Reproduced from Open WebUI's backend/open_webui/utils/middleware.py (the version whose chat output
+# is made of Responses-style items): process_tool_result turns a result into (text for the model,
+# files, embeds); the native tool loop then gives the model each file of type "image" whose url is
+# a data: URI as an input_image part, and keeps every other file for display only. Only the
+# branches a Fileshed result can reach are kept (no HTMLResponse, no embeds, no file upload: an
+# MCP image is stored as a file there, so its url is a file URL, never data:).
+
+
+def process_tool_result(tool_function_name: str, tool_result: Any, tool_type: str) -> tuple[str, list[dict[str, Any]]]:
+    tool_result_files: list[dict[str, Any]] = []
+    if isinstance(tool_result, str) and tool_result.startswith("data:image/"):
+        tool_result_files.append({"type": "image", "url": tool_result})
+        tool_result = f"{tool_function_name}: Image file read successfully."
+    if isinstance(tool_result, list):
+        if tool_type == "mcp":
+            tool_response = []
+            for item in tool_result:
+                if isinstance(item, dict):
+                    if item.get("type") == "text":
+                        text = item.get("text", "")
+                        if isinstance(text, str):
+                            try:
+                                text = json.loads(text)
+                            except json.JSONDecodeError:
+                                pass
+                        tool_response.append(text)
+                    elif item.get("type") in ["image", "audio"]:
+                        tool_result_files.append({"type": item.get("type", "data"), "url": "/api/v1/files/<uploaded>/content"})
+            tool_result = tool_response[0] if len(tool_response) == 1 else tool_response
+        else:
+            for item in list(tool_result):
+                if isinstance(item, str) and item.startswith("data:"):
+                    tool_result_files.append({"type": "data", "content": item})
+                    tool_result.remove(item)
+    if isinstance(tool_result, list):
+        tool_result = {"results": tool_result}
+    if isinstance(tool_result, (dict, list)):
+        tool_result = json.dumps(tool_result, indent=2, ensure_ascii=False)
+    return tool_result, tool_result_files
+
+
+def function_call_output(content: str, files: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The native tool loop: (the parts the model gets, the files kept for display)."""
+    output_parts: list[dict[str, Any]] = [{"type": "input_text", "text": content}]
+    display_files = []
+    for file_item in files:
+        if file_item.get("type") == "image" and file_item.get("url", "").startswith("data:"):
+            output_parts.append({"type": "input_image", "image_url": file_item["url"]})
+        else:
+            display_files.append(file_item)
+    return output_parts, display_files

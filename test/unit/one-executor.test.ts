@@ -32,9 +32,15 @@ describe('one executor', () => {
     expect(pool).not.toMatch(/\b(exec|execFile|fork|spawnSync|execSync)\(/);
   });
 
-  it('only the executor and the sandbox probe call the runner', () => {
+  it('only the executor, the sandbox probe and the document converters call the runner', () => {
     // Value imports only: a type (RunResult, RunRequest) runs nothing.
-    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/runner\.js['"]/m)).toEqual(['core/exec/execute.ts', 'core/exec/sandbox.ts']);
+    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/runner\.js['"]/m)).toEqual(['core/documents/confined.ts', 'core/exec/execute.ts', 'core/exec/sandbox.ts']);
+    // The converters run only the distribution's programs, named in the code, never a name from a call.
+    const confined = files.find((f) => f.rel === 'core/documents/confined.ts')!.text;
+    expect(confined).toMatch(/for \(const dir of \['\/usr\/bin', '\/bin'\]\)/);
+    for (const f of files.filter((x) => x.rel.startsWith('core/documents/') && /runConverter\(/.test(x.text) && x.rel !== 'core/documents/confined.ts')) {
+      expect([...f.text.matchAll(/program: '([^']+)'/g)].map((m) => m[1]), f.rel).not.toHaveLength(0);
+    }
   });
 
   it('only the executor applies the argument policy to a command', () => {

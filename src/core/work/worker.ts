@@ -11,6 +11,7 @@ import { WORKER_MARK, type JobMessage } from './pool.js';
 import { sqlEngine } from '../db/engine.js';
 import { serveJob } from './serve.js';
 import { textJobs } from '../text/jobs.js';
+import { documentJobs } from '../documents/convert.js';
 
 /** Nice value of pool threads: below the event loop, so a heavy job cannot starve other users' calls. */
 export const WORKER_NICE = 19;
@@ -26,7 +27,7 @@ if (!isMainThread && parentPort !== null && (workerData as Record<string, unknow
   }
   const port = parentPort;
   // sql.js is instantiated on a worker's first SQL job (inflating and compiling the WASM): boot time.
-  const options = { jobs: { ...sqlJobs, ...archiveJobs, ...textJobs }, warmUp: { 'sql.': sqlEngine } };
+  const options = { jobs: { ...sqlJobs, ...archiveJobs, ...textJobs, ...documentJobs }, warmUp: { 'sql.': sqlEngine } };
   port.on('message', (msg: JobMessage) => {
     void serveJob(msg, (r, transfer = []) => port.postMessage(r, transfer), options);
   });

@@ -78,7 +78,27 @@ export function createMcpServer(opts: McpOptions): Server {
     const envelope = JSON.parse(text) as { success: boolean; error?: { code?: string } } & Record<string, unknown>;
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: 'mcp', ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
     // Compact text: the same envelope in fewer bytes (the plugin pretty-prints for humans reading JSON).
-    return { content: [{ type: 'text' as const, text: JSON.stringify(envelope) }], structuredContent: envelope, isError: !envelope.success };
+    const { envelope: shown, image } = imageOf(envelope);
+    return {
+      content: [{ type: 'text' as const, text: JSON.stringify(shown) }, ...(image ? [{ type: 'image' as const, data: image.data, mimeType: image.mimeType }] : [])],
+      structuredContent: shown,
+      isError: !envelope.success,
+    };
   });
   return server;
+}
+
+/**
+ * An image a call shows the model (shed_read of a picture: data.image.data_uri) travels as MCP
+ * `image` content beside the text, the form every MCP client hands to a multimodal model; the
+ * envelope keeps the image's sizes, without the bytes.
+ */
+export function imageOf(envelope: Record<string, unknown>): { envelope: Record<string, unknown>; image?: { data: string; mimeType: string } } {
+  const data = envelope.data as Record<string, unknown> | undefined;
+  const image = data?.image as Record<string, unknown> | undefined;
+  const uri = typeof image?.data_uri === 'string' ? image.data_uri : undefined;
+  const m = uri === undefined ? null : /^data:([\w.+-]+\/[\w.+-]+);base64,/.exec(uri);
+  if (m === null || uri === undefined || image === undefined || data === undefined) return { envelope };
+  const { data_uri: _bytes, ...sizes } = image;
+  return { envelope: { ...envelope, data: { ...data, image: { ...sizes, sent_as: 'MCP image content' } } }, image: { data: uri.slice(m[0].length), mimeType: m[1]! } };
 }

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import { markdownPage, MARKDOWN_VIEW_MAX_BYTES } from './markdown.js';
-import { isMarkdown } from './mime.js';
+import { PAGE_CSP } from './headers.js';
+import { imagePage, pdfPage, previewCsp, previewKind, PREVIEW_MAX_BYTES, tablePage, textPage } from './preview.js';
 import { linkServing, type TargetOptions } from '../../../index.js';
 import { listingPage, type SortKey } from './listing.js';
 import { escapeHtml, page, sendError, sendPage } from './pages.js';
@@ -49,15 +50,24 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
       const entries = linkServing.readEntries(target);
       return sendPage(req, res, 200, listingPage(target, entries, sort as SortKey, query.get('order') === 'desc'));
     }
-    if (query.get('view') === '1' && isMarkdown(target.name)) {
+    const kind = query.get('view') === '1' ? previewKind(target.name) : undefined;
+    if (kind !== undefined) {
+      const inFolder = target.sub !== '';
+      const csp = previewCsp(PAGE_CSP, kind);
+      if (kind === 'image') return sendPage(req, res, 200, imagePage(target.name, inFolder), {}, csp);
+      if (kind === 'pdf') return sendPage(req, res, 200, pdfPage(target.name, inFolder), {}, csp);
       const fd = linkServing.openChecked(target.abs, target.linkRoot);
       if (fd === undefined) return sendError(req, res, 404);
       try {
-        const st = fs.fstatSync(fd);
-        if (st.size <= MARKDOWN_VIEW_MAX_BYTES) {
-          const buf = Buffer.alloc(st.size);
-          fs.readSync(fd, buf, 0, st.size, 0);
-          return sendPage(req, res, 200, markdownPage(target.name, buf.toString('utf8'), target.sub !== ''));
+        const size = fs.fstatSync(fd).size;
+        const cap = kind === 'markdown' ? MARKDOWN_VIEW_MAX_BYTES : PREVIEW_MAX_BYTES;
+        // Markdown past its cap is served raw (a half document renders wrongly); text and tables show their start.
+        if (kind !== 'markdown' || size <= cap) {
+          const buf = Buffer.alloc(Math.min(size, cap));
+          const n = fs.readSync(fd, buf, 0, buf.length, 0);
+          const text = new TextDecoder('utf-8').decode(buf.subarray(0, n));
+          const html = kind === 'markdown' ? markdownPage(target.name, text, inFolder) : kind === 'table' ? tablePage(target.name, text, n, size, inFolder) : textPage(target.name, text, n, size, inFolder);
+          return sendPage(req, res, 200, html, {}, csp);
         }
       } finally {
         fs.closeSync(fd);

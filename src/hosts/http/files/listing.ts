@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { linkServing, type FolderEntry, type Target } from '../../../index.js';
-import { isMarkdown } from './mime.js';
+import { previewKind } from './preview.js';
 import { escapeHtml, page } from './pages.js';
 
 type Entry = FolderEntry;
@@ -49,14 +49,18 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
   const date = dateFormatter();
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
-    const view = !e.isFolder && isMarkdown(e.name) ? ` · <a href="${link}?view=1">view</a>` : '';
-    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
+    const kind = e.isFolder ? undefined : previewKind(e.name);
+    // The preview link has its own column: the name cell holds exactly one link, the entry's.
+    const view = kind !== undefined ? `<a href="${link}?view=1">view</a>` : '';
+    // Pictures show inline (the file itself, loaded only when scrolled into view).
+    const thumb = kind === 'image' ? `<img class="thumb" src="${link}" alt="" loading="lazy">` : '';
+    return `<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,
     `<h1>${escapeHtml(segs.at(-1) ?? rootName)}</h1>`,
     `<div class="bar"><a href="?zip=1" download>⬇ Download all (zip)</a><span>${entries.length} item${entries.length === 1 ? '' : 's'}</span></div>`,
-    `<table><thead><tr>${sortLink('name', 'Name', 'n')}${sortLink('size', 'Size', 's')}${sortLink('date', 'Modified', 'd')}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
+    `<table><thead><tr>${sortLink('name', 'Name', 'n')}<th class="v"></th>${sortLink('size', 'Size', 's')}${sortLink('date', 'Modified', 'd')}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
     `<footer>Shared with Fileshed · link valid until ${escapeHtml(target.link.expiresAt.replace('T', ' ').slice(0, 16))} UTC</footer>`,
   ];
   return page(segs.at(-1) ?? rootName, body.join(''));

@@ -11,13 +11,20 @@ const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:960px;margin:0 auto;padding:16px}a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
 h1{font-size:1.25rem;margin:.25rem 0 1rem;word-break:break-word}nav.crumbs{color:var(--muted);word-break:break-word}
-table{width:100%;border-collapse:collapse}th,td{padding:.5rem .4rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th a{color:inherit}td.n{word-break:break-word}td.s,td.d,th.s,th.d{white-space:nowrap;color:var(--muted);font-variant-numeric:tabular-nums}
+table{width:100%;border-collapse:collapse}th,td{padding:.5rem .4rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:middle}
+th a{color:inherit}td.n{word-break:break-word}td.s,td.d,th.s,th.d,td.v{white-space:nowrap;color:var(--muted);font-variant-numeric:tabular-nums}
 tr:hover td{background:var(--row)}.bar{display:flex;gap:1rem;flex-wrap:wrap;margin:.5rem 0 1rem}
 @media (max-width:600px){td.d,th.d{display:none}body{font-size:15px}}
 article{overflow-wrap:anywhere}article pre{overflow:auto;padding:.75rem;background:var(--row);border-radius:6px}
 article code{font-family:ui-monospace,Menlo,Consolas,monospace}article table td,article table th{border:1px solid var(--line)}
 article img{max-width:100%}footer{margin-top:2rem;color:var(--muted);font-size:.85rem}
+.note{color:var(--muted);font-size:.9rem}.scroll{overflow:auto;max-width:100%;border:1px solid var(--line);border-radius:6px}
+table.lines td,table.grid td,table.grid th{border-bottom:1px solid var(--line);padding:.15rem .5rem;white-space:pre;font:13px/1.45 ui-monospace,Menlo,Consolas,monospace}
+table.lines td.code{width:100%}td.ln,th.ln{color:var(--muted);text-align:right;user-select:none;background:var(--row);position:sticky;left:0}
+table.grid th{position:sticky;top:0;background:var(--row);font-weight:600}table.grid{width:auto;min-width:100%}
+figure.preview{margin:0;text-align:center}figure.preview img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
+iframe.pdf{width:100%;height:80vh;border:1px solid var(--line);border-radius:6px}
+img.thumb{width:40px;height:40px;object-fit:cover;border-radius:4px;vertical-align:middle;margin-right:.5rem;border:1px solid var(--line)}
 `;
 
 export function escapeHtml(text: string): string {
@@ -29,12 +36,12 @@ export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-export function sendPage(req: http.IncomingMessage, res: http.ServerResponse, status: number, html: string, extra: Record<string, string> = {}): void {
+export function sendPage(req: http.IncomingMessage, res: http.ServerResponse, status: number, html: string, extra: Record<string, string> = {}, csp = PAGE_CSP): void {
   const body = Buffer.from(html, 'utf8');
   commonHeaders(res);
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Security-Policy', PAGE_CSP);
+  res.setHeader('Content-Security-Policy', csp);
   res.setHeader('Content-Length', body.length);
   for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
   res.end(req.method === 'HEAD' ? undefined : body);

@@ -1,0 +1,64 @@
+/**
+ * PDF text with poppler-utils, confined (confined.ts): `pdfinfo` for the page count (and whether the
+ * file opens at all), `pdftotext` for the text of a range of pages in reading order, one text per
+ * page (poppler ends every page with a form feed). A page with no text at all is left empty: the
+ * caller says it may be a scanned image.
+ */
+import fs from 'node:fs';
+import { shedError } from '../errors.js';
+import type { Valves } from '../valves.js';
+import { runConverter, type Converter } from './confined.js';
+
+const PDFINFO: Converter = { program: 'pdfinfo', pkg: 'poppler-utils', reads: 'PDF files' };
+const PDFTOTEXT: Converter = { program: 'pdftotext', pkg: 'poppler-utils', reads: 'PDF files' };
+
+function failure(shown: string, stderr: string): Error {
+  const line = stderr.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? 'poppler could not open it';
+  if (/password/i.test(stderr)) {
+    return shedError('INVALID_FORMAT', `${shown} is password-protected; its text cannot be read.`, { hint: 'Ask the user for an unprotected copy.' });
+  }
+  return shedError('INVALID_FORMAT', `${shown} could not be read as a PDF (${line.slice(0, 200)}).`, {
+    details: { reason: line.slice(0, 200) },
+    hint: 'The file may be damaged or not a PDF: check it with shed_file_type.',
+  });
+}
+
+/**
+ * Page counts of files read recently, by identity and version (device, inode, size, change time): a
+ * model paging through a PDF asks pdfinfo once. A changed file has another key.
+ */
+const counts = new Map<string, number>();
+const COUNTS_KEPT = 256;
+
+export async function pdfPageCount(valves: Valves, abs: string, shown: string): Promise<number> {
+  const st = fs.statSync(abs);
+  const key = `${st.dev}:${st.ino}:${st.size}:${st.ctimeMs}:${st.mtimeMs}`;
+  const known = counts.get(key);
+  if (known !== undefined) return known;
+  const total = await countPages(valves, abs, shown);
+  if (counts.size >= COUNTS_KEPT) counts.delete(counts.keys().next().value!);
+  counts.set(key, total);
+  return total;
+}
+
+async function countPages(valves: Valves, abs: string, shown: string): Promise<number> {
+  const r = await runConverter(valves, PDFINFO, abs, '.pdf', { args: (input) => [input], captureBytes: 64 * 1024, timeoutSec: valves.exec_timeout_default });
+  const pages = /^Pages:\s+(\d+)/m.exec(r.stdout.bytes.toString('utf8'));
+  if (r.returncode !== 0 || pages === null) throw failure(shown, r.stderr.bytes.toString('utf8'));
+  return Number(pages[1]);
+}
+
+/** Texts of pages first..last (inclusive), at most `captureBytes` of text in all. */
+export async function pdfPages(valves: Valves, abs: string, shown: string, first: number, last: number, captureBytes: number): Promise<{ texts: string[]; cut: boolean }> {
+  const r = await runConverter(valves, PDFTOTEXT, abs, '.pdf', {
+    args: (input) => ['-q', '-f', String(first), '-l', String(last), '-enc', 'UTF-8', '-eol', 'unix', input, '-'],
+    captureBytes,
+    timeoutSec: valves.exec_timeout_default,
+  });
+  const cut = r.stdout.total > r.stdout.bytes.length;
+  if (r.returncode !== 0 && !cut && r.stdout.bytes.length === 0) throw failure(shown, r.stderr.bytes.toString('utf8'));
+  const texts = r.stdout.bytes.toString('utf8').split('\f');
+  // The text after the last form feed is empty (every page ends with one), or the start of a page cut short.
+  if (texts.length > 0 && texts[texts.length - 1] === '') texts.pop();
+  return { texts: texts.slice(0, last - first + 1), cut };
+}

@@ -41,6 +41,7 @@ class Tools:
         openwebui_api_url: Optional[str] = Field(default=None, title="Open WebUI URL", description="Base URL of Open WebUI (no /api suffix): session checks, groups, attachments and openwebui download links. Under fileshed serve its default is --openwebui-url; a value set here wins.")
         max_output_default: Optional[int] = Field(default=None, title="Output limit (characters)", description="Characters returned per output stream or read when the call gives no max_output.", ge=1)
         max_output_absolute: Optional[int] = Field(default=None, title="Output ceiling (characters)", description="Largest max_output a call may ask for (max_output=0 means this ceiling).", ge=1)
+        read_image_max_kb: Optional[int] = Field(default=None, title="Image size for models (KiB)", description="shed_read of a PNG, JPEG, GIF or WebP returns the image itself (at most 1568 px on the long side), re-encoded to stay under this size in KiB; 0 turns image reading off.", ge=0, le=20480)
         exec_memory_limit_mb: Optional[int] = Field(default=None, title="Command memory limit (MB)", description="Address-space limit of each command; 0 means no limit.", ge=0)
         exec_cpu_limit_seconds: Optional[int] = Field(default=None, title="Command CPU limit (s)", description="CPU seconds each command may use; 0 means no limit.", ge=0)
         sqlite_readonly: Optional[bool] = Field(default=None, title="SQLite read-only", description="Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed.")
@@ -232,24 +233,30 @@ class Tools:
         path: str,
         start_line: Optional[int] = None,
         end_line: Optional[int] = None,
+        pages: Optional[str] = None,
+        sheet: Optional[str] = None,
         max_output: Optional[int] = None,
         group: Optional[str] = None,
+        raw: Optional[bool] = None,
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Read a text file, or its lines start_line..end_line. A cut output says where to continue. Binary: shed_read_bytes, shed_hexdump.
+        """Read a file: text by lines (start_line..end_line); PDF and slides by pages; XLSX/ODS one sheet as CSV (rows = lines); DOCX, ODT, EPUB, EML, HTML as text; PNG/JPEG/GIF/WebP as the image itself. The answer says what part it shows and how to get the rest.
 
         :param zone: uploads|storage|documents|group
         :param path: Path in the zone, e.g. "docs/a.md\"
         :param start_line: First line
         :param end_line: Last line (inclusive)
+        :param pages: PDF or presentation pages, e.g. "3", "2-4" or "10-" (from 10 on)
+        :param sheet: Spreadsheet sheet: its name or number, e.g. "Q3" or "2" (default: the first)
         :param max_output: Character limit; 0 = admin maximum
         :param group: Group name or id
+        :param raw: true: an HTML or e-mail file's source, not its readable text
         """
         return await _forward(
             self.valves,
             "shed_read",
-            {"zone": zone, "path": path, "start_line": start_line, "end_line": end_line, "max_output": max_output, "group": group},
+            {"zone": zone, "path": path, "start_line": start_line, "end_line": end_line, "pages": pages, "sheet": sheet, "max_output": max_output, "group": group, "raw": raw},
             __user__,
             __metadata__,
             None,
@@ -1177,7 +1184,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions", "public_url", "link_default_hours", "link_max_hours", "link_backend",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "read_image_max_kb", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions", "public_url", "link_default_hours", "link_max_hours", "link_backend",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 
@@ -1233,6 +1240,9 @@ async def _forward(
             return _error("SERVER_ERROR", "The Fileshed server's answer is not a Fileshed result.", "Check that the valve server_url points at fileshed serve (not at Open WebUI or a proxy page).")
         if not_sent:
             _report_not_sent(result, not_sent)
+        image = _image_of(result)
+        if image is not None:
+            return image
         return json.dumps(result, ensure_ascii=False, indent=2)
     except asyncio.TimeoutError as err:
         if type(err).__name__ == "ConnectionTimeoutError":  # aiohttp >= 3.10: the connection never opened
@@ -1245,6 +1255,19 @@ async def _forward(
     finally:
         for handle in opened:
             handle.close()
+
+
+def _image_of(result: dict[str, Any]) -> Optional[str]:
+    """The image a call shows the model (shed_read of a picture), as one data URI.
+
+    Open WebUI's process_tool_result turns a tool result that is exactly a data:image/ URI into an
+    image file of the result, which its tool loop hands to the model as an input_image part (a
+    result holding text and an image in a JSON object reaches the model as base64 text instead).
+    """
+    data = result.get("data") if result.get("success") is True else None
+    image = data.get("image") if isinstance(data, dict) else None
+    uri = image.get("data_uri") if isinstance(image, dict) else None
+    return uri if isinstance(uri, str) and uri.startswith("data:image/") else None
 
 
 def _error(code: str, message: str, hint: str, details: Optional[dict[str, Any]] = None) -> str:

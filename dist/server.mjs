@@ -20403,9 +20403,23 @@ function createMcpServer(opts) {
     const text2 = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), (opts.hostFor ?? callHost)(req));
     const envelope = JSON.parse(text2);
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: "mcp", ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
-    return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope, isError: !envelope.success };
+    const { envelope: shown2, image: image2 } = imageOf(envelope);
+    return {
+      content: [{ type: "text", text: JSON.stringify(shown2) }, ...image2 ? [{ type: "image", data: image2.data, mimeType: image2.mimeType }] : []],
+      structuredContent: shown2,
+      isError: !envelope.success
+    };
   });
   return server;
+}
+function imageOf(envelope) {
+  const data = envelope.data;
+  const image2 = data?.image;
+  const uri = typeof image2?.data_uri === "string" ? image2.data_uri : void 0;
+  const m = uri === void 0 ? null : /^data:([\w.+-]+\/[\w.+-]+);base64,/.exec(uri);
+  if (m === null || uri === void 0 || image2 === void 0 || data === void 0) return { envelope };
+  const { data_uri: _bytes, ...sizes } = image2;
+  return { envelope: { ...envelope, data: { ...data, image: { ...sizes, sent_as: "MCP image content" } } }, image: { data: uri.slice(m[0].length), mimeType: m[1] } };
 }
 
 // src/hosts/mcp/http.ts
@@ -20613,14 +20627,14 @@ function accountOf(admin2, auth) {
   return auth.includes("local") ? { user: admin2.user } : { user: admin2.user, signOut: admin2.csrf };
 }
 function layout(body, o) {
-  const nav = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label2]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label2)}</a>`).join("")}</nav>`;
+  const nav2 = o.section === void 0 ? "" : `<nav aria-label="Sections">${SECTIONS.map(([p, label2]) => `<a href="${p}"${p === o.section ? ' aria-current="page"' : ""}>${esc2(label2)}</a>`).join("")}</nav>`;
   const account = o.user === void 0 ? "" : o.signOut === void 0 ? `<span class="account">Local mode (${esc2(o.user)}): no sign-in</span>` : `<form method="post" action="/admin/logout" class="account"><input type="hidden" name="_csrf" value="${esc2(o.signOut)}"><span>${esc2(o.user)}</span> <button type="submit">Sign out</button></form>`;
   const notices = (o.notice ?? []).map((n) => `<p class="notice ${n.kind}" role="${n.kind === "ok" ? "status" : "alert"}">${esc2(n.text)}</p>`).join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>${esc2(o.title)} \xB7 Fileshed admin</title>
 <link rel="stylesheet" href="/admin/assets/admin.css"></head>
-<body><header><strong class="brand">Fileshed admin</strong>${account}</header>${nav}
+<body><header><strong class="brand">Fileshed admin</strong>${account}</header>${nav2}
 <main><h1>${esc2(o.title)}</h1>${notices}${body}</main></body></html>`;
 }
 function sendHtml(res, status, html, headers = {}) {
@@ -26677,13 +26691,20 @@ var STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:960px;margin:0 auto;padding:16px}a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
 h1{font-size:1.25rem;margin:.25rem 0 1rem;word-break:break-word}nav.crumbs{color:var(--muted);word-break:break-word}
-table{width:100%;border-collapse:collapse}th,td{padding:.5rem .4rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th a{color:inherit}td.n{word-break:break-word}td.s,td.d,th.s,th.d{white-space:nowrap;color:var(--muted);font-variant-numeric:tabular-nums}
+table{width:100%;border-collapse:collapse}th,td{padding:.5rem .4rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:middle}
+th a{color:inherit}td.n{word-break:break-word}td.s,td.d,th.s,th.d,td.v{white-space:nowrap;color:var(--muted);font-variant-numeric:tabular-nums}
 tr:hover td{background:var(--row)}.bar{display:flex;gap:1rem;flex-wrap:wrap;margin:.5rem 0 1rem}
 @media (max-width:600px){td.d,th.d{display:none}body{font-size:15px}}
 article{overflow-wrap:anywhere}article pre{overflow:auto;padding:.75rem;background:var(--row);border-radius:6px}
 article code{font-family:ui-monospace,Menlo,Consolas,monospace}article table td,article table th{border:1px solid var(--line)}
 article img{max-width:100%}footer{margin-top:2rem;color:var(--muted);font-size:.85rem}
+.note{color:var(--muted);font-size:.9rem}.scroll{overflow:auto;max-width:100%;border:1px solid var(--line);border-radius:6px}
+table.lines td,table.grid td,table.grid th{border-bottom:1px solid var(--line);padding:.15rem .5rem;white-space:pre;font:13px/1.45 ui-monospace,Menlo,Consolas,monospace}
+table.lines td.code{width:100%}td.ln,th.ln{color:var(--muted);text-align:right;user-select:none;background:var(--row);position:sticky;left:0}
+table.grid th{position:sticky;top:0;background:var(--row);font-weight:600}table.grid{width:auto;min-width:100%}
+figure.preview{margin:0;text-align:center}figure.preview img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
+iframe.pdf{width:100%;height:80vh;border:1px solid var(--line);border-radius:6px}
+img.thumb{width:40px;height:40px;object-fit:cover;border-radius:4px;vertical-align:middle;margin-right:.5rem;border:1px solid var(--line)}
 `;
 function escapeHtml2(text2) {
   if (!/[&<>"']/.test(text2)) return text2;
@@ -26692,12 +26713,12 @@ function escapeHtml2(text2) {
 function page(title, body) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml2(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
-function sendPage(req, res, status, html, extra = {}) {
+function sendPage(req, res, status, html, extra = {}, csp = PAGE_CSP) {
   const body = Buffer.from(html, "utf8");
   commonHeaders(res);
   res.statusCode = status;
   res.setHeader("Content-Type", "text/html; charset=utf-8");
-  res.setHeader("Content-Security-Policy", PAGE_CSP);
+  res.setHeader("Content-Security-Policy", csp);
   res.setHeader("Content-Length", body.length);
   for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
   res.end(req.method === "HEAD" ? void 0 : body);
@@ -26813,6 +26834,101 @@ function isMarkdown(name) {
   return ext === "md" || ext === "markdown";
 }
 
+// src/hosts/http/files/preview.ts
+var IMAGES = /* @__PURE__ */ new Set(["png", "jpg", "jpeg", "gif", "webp", "avif", "bmp", "ico"]);
+var TEXT = /* @__PURE__ */ new Set(["txt", "log", "json", "yaml", "yml", "toml", "ini", "xml", "html", "htm", "svg", "css", "js", "mjs", "ts", "py", "sh", "c", "h", "java", "rs", "go", "sql", "r", "rb", "php", "pl", "conf", "cfg", "env", "tex", "diff", "patch"]);
+var PREVIEW_MAX_BYTES = 2 * 1024 * 1024;
+var MAX_ROWS = 2e3;
+var MAX_COLUMNS = 100;
+var MAX_LINES = 2e4;
+function previewKind(name) {
+  const ext = extensionOf(name);
+  if (isMarkdown(name)) return "markdown";
+  if (ext === "csv" || ext === "tsv") return "table";
+  if (IMAGES.has(ext)) return "image";
+  if (ext === "pdf") return "pdf";
+  if (TEXT.has(ext)) return "text";
+  return void 0;
+}
+function previewCsp(base, kind) {
+  return kind === "pdf" ? `${base}; frame-src 'self'` : base;
+}
+function nav(name, inFolder) {
+  const file = encodeURIComponent(name);
+  return `<nav class="crumbs">${inFolder ? '<a href="./">\u2190 folder</a> \xB7 ' : ""}<a href="${file}">open</a> \xB7 <a href="${file}?download=1">download</a></nav><h1>${escapeHtml2(name)}</h1>`;
+}
+function partial2(shownBytes, totalBytes, what) {
+  return shownBytes < totalBytes ? `<p class="note">Showing the ${what} of the first ${Math.round(shownBytes / 1024)} KiB of ${Math.round(totalBytes / 1024)} KiB; download the file for the rest.</p>` : "";
+}
+function imagePage(name, inFolder) {
+  return page(name, `${nav(name, inFolder)}<figure class="preview"><img src="${encodeURIComponent(name)}" alt="${escapeHtml2(name)}"></figure>`);
+}
+function pdfPage(name, inFolder) {
+  return page(name, `${nav(name, inFolder)}<iframe class="pdf" src="${encodeURIComponent(name)}" title="${escapeHtml2(name)}"></iframe>`);
+}
+function textPage(name, text2, shownBytes, total, inFolder) {
+  let lines = text2.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  if (shownBytes < total && lines.length > 1) lines.pop();
+  const cut = lines.length > MAX_LINES;
+  lines = lines.slice(0, MAX_LINES);
+  const rows = lines.map((l, i2) => `<tr><td class="ln">${i2 + 1}</td><td class="code">${escapeHtml2(l.replace(/\r$/, "")) || " "}</td></tr>`).join("");
+  const note = cut ? `<p class="note">Showing the first ${MAX_LINES.toLocaleString("en-US")} lines; download the file for the rest.</p>` : partial2(shownBytes, total, "lines");
+  return page(name, `${nav(name, inFolder)}${note}<div class="scroll"><table class="lines"><tbody>${rows}</tbody></table></div>`);
+}
+function tablePage(name, text2, shownBytes, total, inFolder) {
+  const delimiter = extensionOf(name) === "tsv" ? "	" : guessDelimiter(text2);
+  const { rows, complete } = parseCsv(text2, delimiter, shownBytes < total);
+  const head = rows[0] ?? [];
+  const body = rows.slice(1, MAX_ROWS + 1);
+  const width = Math.min(MAX_COLUMNS, Math.max(head.length, ...body.slice(0, 200).map((r) => r.length)));
+  const cells = (r, tag2) => Array.from({ length: width }, (_v, i2) => `<${tag2}>${escapeHtml2(r[i2] ?? "")}</${tag2}>`).join("");
+  const more = rows.length - 1 > MAX_ROWS || !complete;
+  const note = more ? `<p class="note">Showing the first ${body.length.toLocaleString("en-US")} rows${complete ? "" : ` of the first ${Math.round(shownBytes / 1024)} KiB`}; download the file for the rest.</p>` : "";
+  return page(name, `${nav(name, inFolder)}${note}<div class="scroll"><table class="grid"><thead><tr><th class="ln">#</th>${cells(head, "th")}</tr></thead><tbody>${body.map((r, i2) => `<tr><td class="ln">${i2 + 1}</td>${cells(r, "td")}</tr>`).join("")}</tbody></table></div>`);
+}
+function guessDelimiter(text2) {
+  const first = text2.slice(0, text2.indexOf("\n") === -1 ? text2.length : text2.indexOf("\n"));
+  const count = (c) => first.split(c).length - 1;
+  return [";", "	", "|"].reduce((best, c) => count(c) > count(best) ? c : best, ",");
+}
+function parseCsv(text2, delimiter, cutShort) {
+  const rows = [];
+  let row = [];
+  let field2 = "";
+  let quoted = false;
+  let i2 = 0;
+  const n = text2.length;
+  while (i2 < n && rows.length <= MAX_ROWS) {
+    const c = text2[i2];
+    if (quoted) {
+      if (c === '"') {
+        if (text2[i2 + 1] === '"') {
+          field2 += '"';
+          i2++;
+        } else quoted = false;
+      } else field2 += c;
+    } else if (c === '"' && field2 === "") quoted = true;
+    else if (c === delimiter) {
+      row.push(field2);
+      field2 = "";
+    } else if (c === "\n" || c === "\r") {
+      if (c === "\r" && text2[i2 + 1] === "\n") i2++;
+      row.push(field2);
+      rows.push(row);
+      row = [];
+      field2 = "";
+    } else field2 += c;
+    i2++;
+  }
+  const ended = i2 >= n;
+  if (ended && (field2 !== "" || row.length > 0) && !cutShort) {
+    row.push(field2);
+    rows.push(row);
+  }
+  return { rows, complete: ended && !cutShort };
+}
+
 // src/hosts/http/files/index.ts
 import { linkServing as linkServing4 } from "./fileshed.mjs";
 
@@ -26852,14 +26968,16 @@ function listingPage(target, entries, key, desc) {
   const date3 = dateFormatter();
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link2 = e.isFolder ? `${href(e.name)}/` : href(e.name);
-    const view = !e.isFolder && isMarkdown(e.name) ? ` \xB7 <a href="${link2}?view=1">view</a>` : "";
-    return `<tr><td class="n"><a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a>${view}</td><td class="s">${e.isFolder ? "" : linkServing.humanSize(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`;
+    const kind = e.isFolder ? void 0 : previewKind(e.name);
+    const view = kind !== void 0 ? `<a href="${link2}?view=1">view</a>` : "";
+    const thumb = kind === "image" ? `<img class="thumb" src="${link2}" alt="" loading="lazy">` : "";
+    return `<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : linkServing.humanSize(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(" / ")}</nav>`,
     `<h1>${escapeHtml2(segs.at(-1) ?? rootName)}</h1>`,
     `<div class="bar"><a href="?zip=1" download>\u2B07 Download all (zip)</a><span>${entries.length} item${entries.length === 1 ? "" : "s"}</span></div>`,
-    `<table><thead><tr>${sortLink("name", "Name", "n")}${sortLink("size", "Size", "s")}${sortLink("date", "Modified", "d")}</tr></thead><tbody>${rows.join("")}</tbody></table>`,
+    `<table><thead><tr>${sortLink("name", "Name", "n")}<th class="v"></th>${sortLink("size", "Size", "s")}${sortLink("date", "Modified", "d")}</tr></thead><tbody>${rows.join("")}</tbody></table>`,
     `<footer>Shared with Fileshed \xB7 link valid until ${escapeHtml2(target.link.expiresAt.replace("T", " ").slice(0, 16))} UTC</footer>`
   ];
   return page(segs.at(-1) ?? rootName, body.join(""));
@@ -27509,15 +27627,23 @@ async function handleFilesRequest(req, res, opts, rest) {
       const entries = linkServing4.readEntries(target);
       return sendPage(req, res, 200, listingPage(target, entries, sort, query2.get("order") === "desc"));
     }
-    if (query2.get("view") === "1" && isMarkdown(target.name)) {
+    const kind = query2.get("view") === "1" ? previewKind(target.name) : void 0;
+    if (kind !== void 0) {
+      const inFolder = target.sub !== "";
+      const csp = previewCsp(PAGE_CSP, kind);
+      if (kind === "image") return sendPage(req, res, 200, imagePage(target.name, inFolder), {}, csp);
+      if (kind === "pdf") return sendPage(req, res, 200, pdfPage(target.name, inFolder), {}, csp);
       const fd2 = linkServing4.openChecked(target.abs, target.linkRoot);
       if (fd2 === void 0) return sendError(req, res, 404);
       try {
-        const st = fs6.fstatSync(fd2);
-        if (st.size <= MARKDOWN_VIEW_MAX_BYTES) {
-          const buf = Buffer.alloc(st.size);
-          fs6.readSync(fd2, buf, 0, st.size, 0);
-          return sendPage(req, res, 200, markdownPage(target.name, buf.toString("utf8"), target.sub !== ""));
+        const size = fs6.fstatSync(fd2).size;
+        const cap = kind === "markdown" ? MARKDOWN_VIEW_MAX_BYTES : PREVIEW_MAX_BYTES;
+        if (kind !== "markdown" || size <= cap) {
+          const buf = Buffer.alloc(Math.min(size, cap));
+          const n = fs6.readSync(fd2, buf, 0, buf.length, 0);
+          const text2 = new TextDecoder("utf-8").decode(buf.subarray(0, n));
+          const html = kind === "markdown" ? markdownPage(target.name, text2, inFolder) : kind === "table" ? tablePage(target.name, text2, n, size, inFolder) : textPage(target.name, text2, n, size, inFolder);
+          return sendPage(req, res, 200, html, {}, csp);
         }
       } finally {
         fs6.closeSync(fd2);

@@ -121,7 +121,7 @@ describe('shed_stats', () => {
   it('reports usage over the quota as more than 100% with nothing remaining', async () => {
     put(s.zonePath('storage', 'big.bin'), Buffer.alloc(MIB + MIB / 2));
     const d = await stats();
-    expect(d.total).toMatchObject({ usage_percent: '150.0%', remaining_bytes: 0, size_human: '1.50 MB' });
+    expect(d.total).toMatchObject({ usage_percent: '150.0%', remaining_bytes: 0, size_human: '1.5 MiB' });
   });
 
   it('needs a user', async () => {

@@ -5,7 +5,7 @@
  * folder are left out; the version history (.git) of a versioned zone never shows.
  */
 import path from 'node:path';
-import { linkServing, type FolderEntry, type Target } from '../../../index.js';
+import { formatSize, type FolderEntry, type Target } from '../../../index.js';
 import { isMarkdown } from './mime.js';
 import { escapeHtml, page } from './pages.js';
 
@@ -50,7 +50,7 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
   const rows = sortEntries(entries, key, desc).map((e) => {
     const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const view = !e.isFolder && isMarkdown(e.name) ? ` · <a href="${link}?view=1">view</a>` : '';
-    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
+    return `<tr><td class="n"><a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a>${view}</td><td class="s">${e.isFolder ? '' : formatSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,

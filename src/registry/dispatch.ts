@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errorJson, successJson } from '../core/envelope.js';
 import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
-import { conversationId, parseUser, type Identity } from '../core/identity.js';
+import { conversationId, namedConversation, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
 import { isStale } from '../core/fs/read.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
@@ -15,7 +15,7 @@ import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
-import { recoverScope } from '../core/recovery/recover.js';
+import { recoverAfterTakeover } from '../core/recovery/recover.js';
 import { bumpStamp, stampMark } from '../core/quota/stamp.js';
 import { scopeUsage } from '../core/quota/quota.js';
 import { resolveGroup } from '../core/groups/access.js';
@@ -33,7 +33,9 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
   const { json, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen);
   if (seen.valves?.audit_log) {
     const args = isObject(rawArgs) ? rawArgs : {};
-    const entry = auditEntry(def.name, args, seen.user ?? '-', seen.convId ?? 'unknown', code, performance.now() - started);
+    // The conversation the host named; none when it sent no chat id (not the 'unknown' folder name).
+    const conversation = namedConversation(args.__metadata__, args.__chat_id__) ?? '';
+    const entry = auditEntry(def.name, args, seen.user ?? '-', conversation, code, performance.now() - started);
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
   // Usage records for the admin page (core/quota/records.ts): the caller's scope after its call.
@@ -119,7 +121,7 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
-      result = await withCallLock(homes, stamped(valves, user, named, run), recoverScope);
+      result = await withCallLock(homes, stamped(valves, user, named, run), recoverAfterTakeover);
     } else {
       result = await run();
     }

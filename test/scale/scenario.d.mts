@@ -23,6 +23,10 @@ export interface ScenarioResult {
   quota?: { accepted: number; refused: number; diskBytes: number; expected: number };
   takeoverMs?: number;
   takeoverOk?: boolean;
+  /** The user's next call after a holder was killed inside a Documents commit. */
+  commitTakeoverMs?: number;
+  commitTakeoverOk?: boolean;
+  commitTakeoverError?: string;
 }
 export function runScenario(opts: {
   name: string;

@@ -59,9 +59,9 @@ export async function runWorkload({ url, users, perUser = 2, ops = 10, tagPrefix
 
 /**
  * Checks the storage after a run: every acknowledged write exactly once on disk and in exactly one
- * commit, nothing doubled, repositories valid and clean, databases intact.
+ * commit, nothing doubled, repositories valid and clean (of `alsoUsers` too), databases intact.
  */
-export function verify(base, users, attempts) {
+export function verify(base, users, attempts, alsoUsers = []) {
   const acked = attempts.filter((a) => a.ok);
   const lost = [];
   const doubled = new Set();
@@ -105,7 +105,8 @@ export function verify(base, users, attempts) {
   const access = path.join(base, 'access_auth.sqlite');
   if (fs.existsSync(access)) integrity.push(sqlite(access, 'PRAGMA integrity_check'));
   // Commits: one per acknowledged Documents or group write, none twice.
-  const repos = [...users.map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '.git')));
+  // alsoUsers: users of the takeover steps, whose histories must be valid and clean too.
+  const repos = [...[...users, ...alsoUsers].map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '.git')));
   const commitsOf = new Map();
   let recoveryCommits = 0;
   const fsck = [];

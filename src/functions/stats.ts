@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { scopeUsage } from '../core/quota/quota.js';
 import { formatSize } from '../core/text/size.js';
+import { userFiles } from '../core/quota/records.js';
 import { userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 
@@ -31,9 +32,10 @@ export const shedStats = defineFunction({
     let files = 0;
     for (const label of Object.keys(scope.trees)) {
       const u = usage[label] ?? { bytes: 0, files: 0 };
-      zones[label] = { size_bytes: u.bytes, size_human: formatSize(u.bytes), files: u.files };
+      const own = userFiles(scope, label, u);
+      zones[label] = { size_bytes: u.bytes, size_human: formatSize(u.bytes), files: own };
       used += u.bytes;
-      files += u.files;
+      files += own;
     }
     const quota = scope.limitBytes;
     // A zero quota allows nothing: anything stored is then "all of it".

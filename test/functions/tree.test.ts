@@ -47,7 +47,7 @@ describe('shed_tree', () => {
         '├── alias -> A',
         '├── apple.txt (1023 B)',
         '├── b.txt (5 B)',
-        '├── big.bin (2.3M)',
+        '├── big.bin (2.3 MiB)',
         '├── link -> b.txt',
         '└── Zed.txt (0 B)',
       ].join('\n'),

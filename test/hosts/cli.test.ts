@@ -4,10 +4,12 @@
  * usage only for usage errors, secrets given as arguments warned about, `fileshed doctor`, and a
  * server on every interface that refuses to start without the address browsers reach it at.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLI, serve, tempBase } from './helpers.js';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
 
@@ -129,6 +131,36 @@ describe('every interface', () => {
       expect(await (await fetch(link.data.url.replace('http://files.example.test:9000', `http://127.0.0.1:${port}`))).text()).toBe('A');
     } finally {
       await s.stop();
+    }
+  });
+
+  it.skipIf(!fs.existsSync(CHROMIUM))('a browser opens the link at the public URL (the address it reaches the server at)', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as net.AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const key = 'fs_k-0123456789abcdef';
+    const s = spawn(process.execPath, [CLI, 'serve', '--host', '0.0.0.0', '--port', String(port), '--auth', 'api-key', '--public-url', publicUrl, '--access-log', 'off', '--base', tempBase()], { env: { ...process.env, FILESHED_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((r) => s.once('exit', r));
+    await new Promise<void>((resolve) => s.stdout.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
+    const chromium = await launchChromium();
+    try {
+      const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${key}`, 'X-OpenWebUI-User-Id': 'ann' };
+      const post = (fn: string, body: unknown) => fetch(`${publicUrl}/${fn}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: { url: string } }>);
+      await post('shed_create_file', { zone: 'storage', path: 'shared/report.md', content: '# Report' });
+      const link = await post('shed_link_create', { zone: 'storage', path: 'shared' });
+      expect(link.data.url.startsWith(`${publicUrl}/files/`)).toBe(true);
+      const page = await chromium.browser.newPage();
+      const res = await page.goto(link.data.url);
+      expect(res?.status()).toBe(200);
+      expect(await page.$eval('a[href="report.md"]', (e) => e.textContent)).toContain('report.md');
+    } finally {
+      await chromium.close();
+      s.kill('SIGTERM');
+      await exited;
     }
   });
 

@@ -49,7 +49,7 @@ describe.skipIf(reason !== undefined)('N instances on GlusterFS behind a balance
     console.log(row(r));
     expect(r.verify.lost).toEqual([]);
     expect(r.verify.doubled).toEqual([]);
-    expect(r.verify.missingCommit).toEqual([]);
+    expect(r.verify.missingCommitWhy).toEqual([]);
     expect(r.verify.doubleCommit).toEqual([]);
     expect(r.verify.fsck).toEqual([]);
     expect(r.verify.dirty).toEqual([]);

@@ -8,6 +8,8 @@ export interface Verified {
   versioned: number;
   commitsOk: number;
   missingCommit: string[];
+  /** Each missing commit's tag with the warning its call answered (why it was not recorded). */
+  missingCommitWhy: string[];
   doubleCommit: string[];
   recoveryCommits: number;
   fsck: string[];

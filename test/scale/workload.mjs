@@ -48,7 +48,9 @@ export async function runWorkload({ url, users, perUser = 2, ops = 10, tagPrefix
           const r = await callFunction(url, fn, args, user, { headers: { 'X-OpenWebUI-Chat-Id': `c${c}` } });
           const ok = r.envelope?.success === true;
           latencies?.push(r.ms);
-          attempts.push({ user, tag, ...what, ok, error: ok ? undefined : (r.error ?? r.envelope?.error?.code) });
+          // A write that succeeded but was not committed says why in its message ("Warning: ...").
+          const warning = ok ? /Warning: (.*)$/.exec(r.envelope?.message ?? '')?.[1] : undefined;
+          attempts.push({ user, tag, ...what, ok, error: ok ? undefined : (r.error ?? r.envelope?.error?.code), ...(warning ? { warning } : {}) });
           if (ok) onProgress(++acked);
         }
       }),
@@ -125,6 +127,7 @@ export function verify(base, users, attempts, alsoUsers = []) {
   }
   const versioned = acked.filter((a) => a.kind === 'doc-line' || a.kind === 'doc-file' || a.kind === 'group-line');
   const missingCommit = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) === 0).map((a) => a.tag);
+  const missingCommitWhy = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) === 0).map((a) => `${a.tag}: ${a.warning ?? 'no warning'}`);
   const doubleCommit = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) > 1).map((a) => a.tag);
   return {
     attempts: attempts.length,
@@ -134,6 +137,7 @@ export function verify(base, users, attempts, alsoUsers = []) {
     versioned: versioned.length,
     commitsOk: versioned.length - missingCommit.length - doubleCommit.length,
     missingCommit,
+    missingCommitWhy,
     doubleCommit,
     recoveryCommits,
     fsck,

@@ -50,10 +50,13 @@ describe('basics', () => {
   });
 
   it('runtime errors are one line; usage errors show the usage', () => {
+    const noRedis = cli(['call', 'shed_tree', '{}', '--base', tempBase(), '--coordination', 'redis://127.0.0.1:1']);
+    expect(noRedis.status).toBe(1);
+    expect(noRedis.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^fileshed call: the coordination service redis:\/\/127\.0\.0\.1:1 does not answer/)]);
+
     const unknownFn = cli(['call', 'shed_nope', '{}', '--base', tempBase()]);
-    expect(unknownFn.status).toBe(1);
-    expect(unknownFn.stderr.trim().split('\n')).toHaveLength(1);
-    expect(unknownFn.stderr).toMatch(/^fileshed call: unknown function 'shed_nope'/);
+    expect(unknownFn.status).toBe(2); // a mistake in the command line: said with the call's usage
+    expect(unknownFn.stderr).toMatch(/^fileshed call: unknown function 'shed_nope'; 'fileshed list' names them\.\n\nUsage:\n {2}fileshed call <function>/);
 
     const badPort = cli(['serve', '--port', 'http', '--base', tempBase()]);
     expect(badPort.status).toBe(1);

@@ -10,6 +10,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { readText, writeBytes } from '../fs/read.js';
 import type { Repo } from './repo.js';
 
 const PREFIX = 'fileshed-pending-';
@@ -18,7 +19,7 @@ const SUFFIX = '.json';
 /** Runs `fn` with `paths` recorded as pending; the record goes when `fn` ends, however it ends. */
 export async function withPendingPaths<T>(repo: Repo, paths: readonly string[], fn: () => Promise<T>): Promise<T> {
   const file = path.join(repo.gitdir, `${PREFIX}${crypto.randomBytes(6).toString('hex')}${SUFFIX}`);
-  fs.writeFileSync(file, JSON.stringify({ paths }), { mode: 0o600 });
+  writeBytes(file, JSON.stringify({ paths }), { mode: 0o600, exclusive: true });
   try {
     return await fn();
   } finally {
@@ -46,7 +47,7 @@ export function pendingChanges(repo: Repo): { paths: string[]; records: string[]
   for (const record of records) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(fs.readFileSync(record, 'utf8'));
+      parsed = JSON.parse(readText(record));
     } catch {
       return undefined; // killed while writing the record itself
     }

@@ -114,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
   const tools = new Tools();
   tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
   const method = (tools as unknown as Record<string, unknown>)[fn];
-  if (typeof method !== 'function' || !fn.startsWith('shed_')) failRun('call', `unknown function '${fn}'; 'fileshed list' names them.`);
+  if (typeof method !== 'function' || !fn.startsWith('shed_')) failUsage('call', `fileshed call: unknown function '${fn}'; 'fileshed list' names them.`);
   const user = options.user ?? process.env.FILESHED_USER ?? 'local';
   const result = await (method as (a: unknown) => Promise<string>).call(tools, {
     ...args,

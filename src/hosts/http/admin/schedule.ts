@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { plural, type StorageMaintenance } from '../../../index.js';
+import { plural, serving, type StorageMaintenance } from '../../../index.js';
 import type { ServerContext } from '../route.js';
 
 export interface MaintenanceRun {
@@ -61,7 +61,7 @@ export class MaintenanceSchedule {
   /** The last run on this storage base, by any instance (undefined when none is recorded). */
   lastRun(): Pick<MaintenanceRun, 'at' | 'trigger'> | undefined {
     try {
-      const r = JSON.parse(fs.readFileSync(this.recordFile(), 'utf8')) as Partial<MaintenanceRun>;
+      const r = JSON.parse(serving.readText(this.recordFile())) as Partial<MaintenanceRun>;
       if (typeof r.at === 'string' && !Number.isNaN(Date.parse(r.at)) && (r.trigger === 'schedule' || r.trigger === 'admin')) return { at: r.at, trigger: r.trigger };
     } catch {
       // none yet, or unreadable: this process's own record (if any) stands
@@ -109,7 +109,7 @@ export class MaintenanceSchedule {
     const file = this.recordFile();
     const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`;
     try {
-      fs.writeFileSync(tmp, JSON.stringify(run), { mode: 0o600, flag: 'wx' });
+      serving.writeBytes(tmp, JSON.stringify(run), { mode: 0o600, exclusive: true });
       fs.renameSync(tmp, file);
     } catch (err) {
       fs.rmSync(tmp, { force: true });

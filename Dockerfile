@@ -14,6 +14,8 @@ USER node
 VOLUME ["/data"]
 EXPOSE 8765
 ENV FILESHED_BASE=/data FILESHED_HOST=0.0.0.0 FILESHED_PORT=8765
+# Listening on every interface, the server needs FILESHED_PUBLIC_URL: the address users' browsers
+# reach it at (download links point there); it refuses to start without it (compose example).
 # local mode is refused off loopback: choose the auth in the environment (compose example).
 # In api-key mode without FILESHED_API_KEY, a key is generated at first start, printed once
 # (`docker compose logs fileshed`) and kept in /data/fileshed.json.

@@ -10,7 +10,8 @@ import { maintainAll } from './core/maintenance/maintain.js';
 import { adoptSecret } from './core/links/secret.js';
 import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
-import { humanSize } from './core/quota/quota.js';
+import { formatSize } from './core/text/size.js';
+import { plural } from './core/text/format.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
@@ -67,7 +68,10 @@ export type { StorageMaintenance } from './core/maintenance/maintain.js';
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
-export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret };
+
+/** Sizes and counts as people read them everywhere ("8.0 KiB", "1 user"): messages, tree lines, folder pages, the admin page. */
+export { formatSize, plural };
 
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind

@@ -32,9 +32,13 @@ export function parseUser(rawUser: unknown): Identity {
 
 /** Conversation id from `__metadata__.chat_id` or `__chat_id__`; unusable characters become `_`. */
 export function conversationId(metadata: unknown, chatId: unknown): string {
+  return namedConversation(metadata, chatId) ?? 'unknown';
+}
+
+/** The conversation the host named, cleaned as conversationId does; undefined when it named none. */
+export function namedConversation(metadata: unknown, chatId: unknown): string | undefined {
   const meta = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : {};
   const raw = typeof meta.chat_id === 'string' && meta.chat_id.trim() ? meta.chat_id : chatId;
-  if (typeof raw !== 'string') return 'unknown';
-  const cleaned = raw.trim().replace(/[^A-Za-z0-9_-]/g, '_').replace(/^-+/, '').slice(0, 128);
-  return cleaned || 'unknown';
+  if (typeof raw !== 'string') return undefined;
+  return raw.trim().replace(/[^A-Za-z0-9_-]/g, '_').replace(/^-+/, '').slice(0, 128) || undefined;
 }

@@ -7,7 +7,6 @@ import type { CallWatchEnd } from '../core/exec/callwatch.js';
 import { checkSensitiveGit } from '../core/exec/sensitive.js';
 import type { NameRepair } from '../core/paths/blocked-identity.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
-import { mb } from '../core/quota/quota.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
@@ -18,6 +17,7 @@ import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js'
 import { gitCommand } from '../core/vcs/index.js';
 import { diskRel } from '../core/files/entries.js';
 import { deniedError, dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
+import { formatSize } from '../core/text/size.js';
 
 export const shedExec = defineFunction({
   name: 'shed_exec',
@@ -169,7 +169,7 @@ async function quotaStopped(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: 
   const summary = `Run ${[cmd, ...cmdArgs].join(' ')} (stopped: quota exceeded)`.slice(0, 200);
   const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
   const limit = zone.scope.limitBytes;
-  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota (${mb(end.usedBytes)} MB used of ${mb(limit)} MB). What it wrote so far is left in place${zone.versioned ? ' (and committed)' : ''}.`, {
+  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota (${formatSize(end.usedBytes)} used of ${formatSize(limit)}). What it wrote so far is left in place${zone.versioned ? ' (and committed)' : ''}.`, {
     details: {
       command: cmd,
       stopped,

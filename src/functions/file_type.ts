@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { readRange } from '../core/fs/atomic.js';
-import { humanSize } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
@@ -223,7 +223,7 @@ export const shedFileType = defineFunction({
     const extension = path.extname(target.rel).slice(1).toLowerCase();
     const byExt = MIME_BY_EXT[extension];
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
-    const data: Record<string, unknown> = { ...common, type: 'file', extension, size: stat.size, size_human: humanSize(stat.size) };
+    const data: Record<string, unknown> = { ...common, type: 'file', extension, size: stat.size, size_human: formatSize(stat.size) };
 
     let kind: Kind | undefined;
     if (stat.size === 0) kind = { mime: byExt ?? 'application/x-empty', description: 'Empty file' };
@@ -245,7 +245,7 @@ export const shedFileType = defineFunction({
     const mismatch = byExt !== undefined && magic !== undefined && byExt !== kind.mime && !sameFamily(byExt, kind.mime);
     if (mismatch) data.note = `The extension .${extension} suggests ${byExt}, but the content is ${kind.mime}.`;
     const sampled = text && stat.size > HEAD ? ` (encoding and line endings judged on the first ${HEAD / 1024} KiB)` : '';
-    return { data, message: `${target.shown}: ${kind.description} [${kind.mime}], ${humanSize(stat.size)}.${mismatch ? ` ${data.note as string}` : ''}${sampled}` };
+    return { data, message: `${target.shown}: ${kind.description} [${kind.mime}], ${formatSize(stat.size)}.${mismatch ? ` ${data.note as string}` : ''}${sampled}` };
   },
 });
 

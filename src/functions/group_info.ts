@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { allRecords } from '../core/groups/access.js';
-import { humanSize } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { defineFunction } from '../registry/define.js';
 import { plural } from '../core/text/format.js';
 import { groupZone } from '../core/groups/zone.js';
@@ -43,8 +43,8 @@ export const shedGroupInfo = defineFunction({
     }
     files.sort((a, b) => a.path.localeCompare(b.path));
     return {
-      data: { group_id: group.id, name: group.name, description: group.description, members, member_count: members.length, files, total_files: count, total_size: total, total_size_human: humanSize(total), ...(count > files.length ? { truncated: true } : {}) },
-      message: `Group ${group.name}: ${plural(members.length, 'member')}, ${plural(count, 'file')} (${humanSize(total)}).`,
+      data: { group_id: group.id, name: group.name, description: group.description, members, member_count: members.length, files, total_files: count, total_size: total, total_size_human: formatSize(total), ...(count > files.length ? { truncated: true } : {}) },
+      message: `Group ${group.name}: ${plural(members.length, 'member')}, ${plural(count, 'file')} (${formatSize(total)}).`,
     };
   },
 });

@@ -52,8 +52,18 @@ export const shedImport = defineFunction({
     } catch {
       attached = []; // an unreadable attachment list is no attachment at all
     }
+    const skipped = ctx.host.skippedFiles?.() ?? [];
+    const skippedText = skipped.length > 0 ? ` Not offered: ${skipped.map((f) => `${f.name} (${f.reason})`).join('; ')}.` : '';
+    const skippedOne = (name: string) => skipped.find((f) => f.name === name || f.name === `${name}/`);
+    const notOffered = args.filename ? skippedOne(args.filename) : undefined;
+    if (notOffered !== undefined) {
+      throw shedError('FILE_NOT_FOUND', `'${args.filename}' is not offered for import: ${notOffered.reason}.`, {
+        details: { parameter: 'filename', received: args.filename, attached: attached.map((f) => f.name) },
+        hint: 'Ask the user to put the file itself (not a link, not a folder) directly in the import folder, then call shed_import again.',
+      });
+    }
     if (attached.length === 0) {
-      throw shedError('FILE_NOT_FOUND', 'No files are attached to this conversation.', {
+      throw shedError('FILE_NOT_FOUND', `No files are attached to this conversation.${skippedText}`, {
         hint: `${ctx.host.attachHint ?? 'Ask the user to attach the file in the chat'}, then call shed_import(import_all=true) again. Files imported earlier are listed by shed_tree(zone="uploads").`,
       });
     }
@@ -63,7 +73,7 @@ export const shedImport = defineFunction({
     if (args.filename) {
       chosen = named.filter((n) => n.file.name === args.filename || n.name === args.filename);
       if (chosen.length === 0) {
-        throw shedError('FILE_NOT_FOUND', `No attached file is named '${args.filename}'. Attached: ${list.join(', ')}.`, {
+        throw shedError('FILE_NOT_FOUND', `No attached file is named '${args.filename}'. Attached: ${list.join(', ')}.${skippedText}`, {
           details: { parameter: 'filename', received: args.filename, attached: list },
           hint: `Use one of the names exactly, e.g. shed_import(filename="${list[0]}"), or shed_import(import_all=true).`,
         });
@@ -113,10 +123,11 @@ export const shedImport = defineFunction({
     const names = imported.map((f) => f.path);
     const data: Record<string, unknown> = { zone: zone.label, imported, count: imported.length };
     if (errors.length > 0) data.errors = errors;
+    if (skipped.length > 0 && args.import_all) data.not_offered = skipped;
     const failed = errors.length > 0 ? ` ${plural(errors.length, 'file')} could not be imported: ${errors.map((e) => `${e.name} (${e.reason})`).join('; ')}.` : '';
     return {
       data,
-      message: `Imported ${plural(imported.length, 'file')} into Uploads: ${names.join(', ')}.${failed} Next: shed_tree(zone="uploads"), or shed_move_uploads_to_storage(src="${names[0]}", dest="${names[0]!.split('/').pop()}") to work on it.`,
+      message: `Imported ${plural(imported.length, 'file')} into Uploads: ${names.join(', ')}.${failed}${args.import_all ? skippedText : ''} Next: shed_tree(zone="uploads"), or shed_move_uploads_to_storage(src="${names[0]}", dest="${names[0]!.split('/').pop()}") to work on it.`,
     };
   },
 });

@@ -4,7 +4,6 @@ import { executeCommand } from '../core/exec/execute.js';
 import { capturedText } from '../core/exec/output.js';
 import { lockFile, refreshLock } from '../core/locks/locks.js';
 import { invalidateCopies, roomWithCopies } from '../core/locks/quota.js';
-import { mb } from '../core/quota/quota.js';
 import { collectScratch, openScratch } from '../core/locks/scratch.js';
 import { requireSession } from '../core/locks/session.js';
 import type { Zone } from '../core/zones/zones.js';
@@ -12,6 +11,7 @@ import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
 import { outputLimit } from '../core/text/format.js';
 import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { formatSize } from '../core/text/size.js';
 
 const MIB = 1024 * 1024;
 
@@ -68,7 +68,7 @@ export const shedLockeditExec = defineFunction({
       });
       if (overQuota) {
         invalidateCopies(t.zone.scope);
-        throw shedError('QUOTA_EXCEEDED', `${args.cmd} ${overQuota.stopped ? 'was stopped: it wrote' : 'wrote'} past the quota (${mb(overQuota.end.usedBytes)} MB in its folder, working copy included, with ${mb(room)} MB of the quota free; open edits count). What it wrote beside the working copy was discarded; the working copy may be partly changed.`, {
+        throw shedError('QUOTA_EXCEEDED', `${args.cmd} ${overQuota.stopped ? 'was stopped: it wrote' : 'wrote'} past the quota (${formatSize(overQuota.end.usedBytes)} in its folder, working copy included, with ${formatSize(room)} of the quota free; open edits count). What it wrote beside the working copy was discarded; the working copy may be partly changed.`, {
           details: { command: args.cmd, stopped: overQuota.stopped, used_bytes: overQuota.end.usedBytes, free_bytes: room, quota_bytes: t.zone.scope.limitBytes },
           hint: `Look at it with ${renderCall('shed_lockedit_exec', { zone: args.zone, path: t.target.rel, cmd: 'head', args: ['.'] })}, drop the edit with ${t.names.cancel}, or free space first (shed_stats shows usage).`,
         });

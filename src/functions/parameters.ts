@@ -3,6 +3,9 @@ import { engineReport } from '../core/db/run.js';
 import { defineFunction } from '../registry/define.js';
 import { storageKind } from '../core/fs/kind.js';
 import { coordinationInUse } from '../core/locks/lease.js';
+import { formatSize } from '../core/text/size.js';
+
+const MIB = 1024 * 1024;
 
 export const shedParameters = defineFunction({
   name: 'shed_parameters',
@@ -46,7 +49,7 @@ export const shedParameters = defineFunction({
     const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
     return {
       data,
-      message: `Quota ${v.quota_per_user_mb} MB per user, files up to ${v.max_file_size_mb} MB, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.`,
+      message: `Quota ${formatSize(v.quota_per_user_mb * MIB)} per user, files up to ${formatSize(v.max_file_size_mb * MIB)}, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.`,
     };
   },
 });

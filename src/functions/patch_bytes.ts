@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
 import { readBytes } from '../core/fs/read.js';
-import { humanSize } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { defineFunction, renderCall } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/files/located.js';
@@ -176,7 +176,7 @@ function result(
     done.created || position === 'overwrite' ? ' to' : position === 'at' || position === 'replace' ? ` at offset ${args.offset} of` : ` at the ${position} of`;
   return {
     data,
-    message: `File ${verb}: ${plural(written, 'byte')} written${where} ${target.shown} (now ${humanSize(done.result.length)}).`,
+    message: `File ${verb}: ${plural(written, 'byte')} written${where} ${target.shown} (now ${formatSize(done.result.length)}).`,
     ...(target.zone.versioned ? { change: { zone: target.zone, paths: [target.rel], summary: `Patch bytes ${target.rel}: ${position}` } } : {}),
   };
 }

@@ -7,7 +7,7 @@
 import { shedError } from '../core/errors.js';
 import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/documents/index.js';
 import type { ZonedPath } from '../core/files/located.js';
-import { humanSize } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { plural } from '../core/text/format.js';
 import { renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
 
@@ -53,7 +53,7 @@ export async function readDocument(kind: DocumentKind, target: ZonedPath, size: 
     const scaled = image.width !== image.original_width || image.height !== image.original_height;
     return {
       data: { ...common, format: kind.format, image },
-      message: `${target.shown}: ${kind.format.toUpperCase()} image, ${image.original_width} x ${image.original_height} pixels (${humanSize(size)}), shown ${scaled ? `scaled to ${image.width} x ${image.height}` : 'at full size'} (${humanSize(image.bytes)} ${image.mime_type.slice(6).toUpperCase()}).`,
+      message: `${target.shown}: ${kind.format.toUpperCase()} image, ${image.original_width} x ${image.original_height} pixels (${formatSize(size)}), shown ${scaled ? `scaled to ${image.width} x ${image.height}` : 'at full size'} (${formatSize(image.bytes)} ${image.mime_type.slice(6).toUpperCase()}).`,
     };
   }
   const lineRange = args.start_line !== undefined || args.end_line !== undefined ? { start: args.start_line ?? 1, end: args.end_line ?? Number.MAX_SAFE_INTEGER } : undefined;

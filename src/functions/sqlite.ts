@@ -7,7 +7,8 @@ import type { BindValue, RunResult } from '../core/db/query.js';
 import { analyzeSql, type SqlAnalysis } from '../core/db/sql-tokens.js';
 import { shedError, showValue } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
-import { humanSize, scopeTotal } from '../core/quota/quota.js';
+import { scopeTotal } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
@@ -246,7 +247,7 @@ async function exportMode(args: Args, ctx: CallContext, zone: Zone, target: Zone
   if (oldSize > 0 || out.stat !== undefined) data.replaced = true;
   const res: HandlerResult = {
     data,
-    message: `Exported ${plural(result.rows, 'row')} (${humanSize(result.bytes)}) to ${out.shown}.`,
+    message: `Exported ${plural(result.rows, 'row')} (${formatSize(result.bytes)}) to ${out.shown}.`,
   };
   if (zone.versioned) res.change = { zone, paths: [out.rel], summary: `Export query results to ${out.rel}` };
   return res;
@@ -280,7 +281,7 @@ async function writeQuery(args: Args, ctx: CallContext, target: ZonedPath, query
   const verb = sql.verb || 'Statement';
   const what = dml ? `${verb} changed ${plural(res.changes, 'row')}` : `${verb} done`;
   const message = outcome.written
-    ? `${what}; ${outcome.created ? 'created' : 'saved'} ${target.shown} (${humanSize(outcome.sizeAfter)}).`
+    ? `${what}; ${outcome.created ? 'created' : 'saved'} ${target.shown} (${formatSize(outcome.sizeAfter)}).`
     : `${what}; nothing changed, ${target.shown} was left as it was.`;
   const result: HandlerResult = { data, message };
   if (outcome.written && target.zone.versioned) result.change = { zone: target.zone, paths: [target.rel], summary: `SQL ${verb} on ${target.rel}` };

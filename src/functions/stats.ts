@@ -1,5 +1,7 @@
 import fs from 'node:fs';
-import { humanSize, scopeUsage } from '../core/quota/quota.js';
+import { scopeUsage } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
+import { userFiles } from '../core/quota/records.js';
 import { userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 
@@ -30,16 +32,17 @@ export const shedStats = defineFunction({
     let files = 0;
     for (const label of Object.keys(scope.trees)) {
       const u = usage[label] ?? { bytes: 0, files: 0 };
-      zones[label] = { size_bytes: u.bytes, size_human: humanSize(u.bytes), files: u.files };
+      const own = userFiles(scope, label, u);
+      zones[label] = { size_bytes: u.bytes, size_human: formatSize(u.bytes), files: own };
       used += u.bytes;
-      files += u.files;
+      files += own;
     }
     const quota = scope.limitBytes;
     // A zero quota allows nothing: anything stored is then "all of it".
     const percent = quota > 0 ? (used / quota) * 100 : used > 0 ? 100 : 0;
     const total = {
       size_bytes: used,
-      size_human: humanSize(used),
+      size_human: formatSize(used),
       files,
       quota_mb: ctx.valves.quota_per_user_mb,
       quota_bytes: quota,
@@ -49,7 +52,7 @@ export const shedStats = defineFunction({
     const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}`);
     return {
       data: { zones, total },
-      message: `Using ${total.size_human} of ${humanSize(quota)} (${total.usage_percent}), ${humanSize(total.remaining_bytes)} left: ${parts.join(', ')}.`,
+      message: `Using ${total.size_human} of ${formatSize(quota)} (${total.usage_percent}), ${formatSize(total.remaining_bytes)} left: ${parts.join(', ')}.`,
     };
   },
 });

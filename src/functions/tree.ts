@@ -10,22 +10,11 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { locate, requireFolder, shownPath } from '../core/files/located.js';
 import { outputLimit, plural } from '../core/text/format.js';
+import { formatSize } from '../core/text/size.js';
 
 const MAX_ENTRIES = 100;
 const MAX_DEPTH = 10;
 
-/** Short sizes for tree lines: 123B, 1.5K, 2.3M, 4.0G. */
-export function shortSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes}B`;
-  const units = ['K', 'M', 'G', 'T'];
-  let value = bytes / 1024;
-  let i = 0;
-  while (value >= 1024 && i < units.length - 1) {
-    value /= 1024;
-    i++;
-  }
-  return `${value.toFixed(1)}${units[i]}`;
-}
 
 /** Case-insensitive name order, exact order as tie-break so the output is always the same. */
 function byName(a: fs.Dirent, b: fs.Dirent): number {
@@ -142,7 +131,7 @@ function listFolder(walk: Walk, dir: string, prefix: string, level: number, entr
       line = `${lead}${entry.name} -> ${linkText(walk, abs)}`;
     } else {
       const st = fs.lstatSync(abs, { throwIfNoEntry: false });
-      line = st === undefined ? `${lead}${entry.name}` : `${lead}${entry.name} (${shortSize(st.size)})`;
+      line = st === undefined ? `${lead}${entry.name}` : `${lead}${entry.name} (${formatSize(st.size)})`;
     }
     if (!push(walk, line)) return;
     walk.files++;

@@ -9,7 +9,8 @@ import { readRange } from '../core/fs/atomic.js';
 import { shedError, showValue } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { isProtected } from '../core/paths/resolve.js';
-import { ensureQuota, humanSize } from '../core/quota/quota.js';
+import { ensureQuota } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { openZone, ZONE_NAMES, type Zone, type ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
@@ -135,7 +136,7 @@ function result(
   };
   if (placement.replaced.length > 0) data.replaced_count = placement.replaced.length;
   const from = srcZone === destZone ? src.rel : `${srcZone.label}:${src.rel}`;
-  const message = `Extracted ${plural(plan.files.length, 'file')} (${humanSize(plan.totalSize)}) from ${src.shown} into ${shownPath(destZone, dest.rel)}${placement.replaced.length ? `, replacing ${plural(placement.replaced.length, 'existing file')}` : ''}.`;
+  const message = `Extracted ${plural(plan.files.length, 'file')} (${formatSize(plan.totalSize)}) from ${src.shown} into ${shownPath(destZone, dest.rel)}${placement.replaced.length ? `, replacing ${plural(placement.replaced.length, 'existing file')}` : ''}.`;
   const out: { data: Record<string, unknown>; message: string; change?: { zone: Zone; paths: string[]; summary: string } } = { data, message };
   if (destZone.versioned && placement.moved.length > 0) {
     out.change = { zone: destZone, paths: placement.moved.map(join), summary: `Extracted ${from} to ${dest.rel || 'the zone root'}` };

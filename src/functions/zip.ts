@@ -4,7 +4,8 @@ import { collect } from '../core/archive/create.js';
 import { runWriteZip } from '../core/archive/jobs.js';
 import { shedError } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
-import { humanSize, scopeTotal } from '../core/quota/quota.js';
+import { scopeTotal } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { blockedState } from '../core/paths/blocked-identity.js';
 import { defineFunction, renderCall } from '../registry/define.js';
@@ -97,7 +98,7 @@ export const shedZip = defineFunction({
       zip_path: dest.rel,
       files_count: found.files,
       size_bytes: size,
-      size_human: humanSize(size),
+      size_human: formatSize(size),
       total_uncompressed: inputBytes,
     };
     if (found.emptyDirs > 0) data.empty_dirs_count = found.emptyDirs;
@@ -112,7 +113,7 @@ export const shedZip = defineFunction({
       (leftOut > 0 ? ` Left out ${leftOut} blocked file(s) or folder(s) (admin setting blocked_patterns).` : '');
     return {
       data,
-      message: `Created ${dest.shown} (${humanSize(size)}) with ${plural(found.files, 'file')}${found.emptyDirs ? ` and ${plural(found.emptyDirs, 'empty folder')}` : ''} from ${src.shown}.${notes}`,
+      message: `Created ${dest.shown} (${formatSize(size)}) with ${plural(found.files, 'file')}${found.emptyDirs ? ` and ${plural(found.emptyDirs, 'empty folder')}` : ''} from ${src.shown}.${notes}`,
       ...(zone.versioned ? { change: { zone, paths: [dest.rel], summary: `Create ZIP ${dest.rel}` } } : {}),
     };
   },

@@ -2,7 +2,7 @@ import { entryTime, looksLikeZip, METHOD_NAMES, readDirectory, type ZipEntry } f
 import { planExtraction } from '../core/archive/extract.js';
 import { shedError } from '../core/errors.js';
 import { readRange } from '../core/fs/atomic.js';
-import { humanSize } from '../core/quota/quota.js';
+import { formatSize } from '../core/text/size.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
@@ -69,7 +69,7 @@ export const shedZipinfo = defineFunction({
       files_count: files,
       dirs_count: dirs,
       total_size: total,
-      total_size_human: humanSize(total),
+      total_size_human: formatSize(total),
       compressed_size: compressed,
       compression_ratio: total > 0 ? `${((1 - compressed / total) * 100).toFixed(1)}%` : '0%',
       entries: dir.entries.slice(0, LISTED).map(describe),
@@ -79,7 +79,7 @@ export const shedZipinfo = defineFunction({
     if (dir.comment) data.comment = dir.comment;
     return {
       data,
-      message: `${target.shown}: ${plural(files, 'file')}, ${plural(dirs, 'folder')}, ${humanSize(total)} uncompressed (${humanSize(dir.fileSize)} on disk).${check === 'ok' ? '' : ` shed_unzip would refuse it: ${check}`}`,
+      message: `${target.shown}: ${plural(files, 'file')}, ${plural(dirs, 'folder')}, ${formatSize(total)} uncompressed (${formatSize(dir.fileSize)} on disk).${check === 'ok' ? '' : ` shed_unzip would refuse it: ${check}`}`,
     };
   },
 });

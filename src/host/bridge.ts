@@ -38,6 +38,16 @@ export interface HostBridge {
   /** How a user attaches files with this host, for the hint when none are attached (default: in the chat). */
   readonly attachHint?: string;
   /**
+   * Entries the host saw where attachments come from but does not offer, with the reason (fileshed
+   * mcp: links and subfolders of the import folder): shed_import names them instead of staying silent.
+   */
+  skippedFiles?(): { name: string; reason: string }[];
+  /**
+   * Who serves this host's download links and for how long, ending the link message "served ..."
+   * (default: by `fileshed serve` on the same storage at public_url).
+   */
+  linkServer?(publicUrl: string): string;
+  /**
    * Group membership for this call (e.g. Open WebUI's REST groups API with the user's token).
    * Optional: without it the standalone directory (groups tables of access_auth.sqlite) is used.
    */

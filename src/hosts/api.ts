@@ -4,7 +4,8 @@
  * Exported from the plugin module as `hostApi`, so the server bundle shares the plugin's single
  * copy of the core and never reaches around the dispatcher into core services.
  */
-import { sandboxReport } from '../core/exec/sandbox.js';
+import { kernelSandboxes, sandboxReport } from '../core/exec/sandbox.js';
+import { launcherPerl } from '../core/exec/launcher.js';
 import { ShedError } from '../core/errors.js';
 import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { FUNCTIONS } from '../functions/index.js';
@@ -62,4 +63,9 @@ export const hostApi = {
     }
   },
   sandbox: (configured: Valves['sandbox']) => sandboxReport(configured),
+  /** What each kernel sandbox can do here, which mode `auto` picks, and the perl the launcher runs on (fileshed doctor). */
+  async sandboxCheck() {
+    const [kernel, auto] = await Promise.all([kernelSandboxes(), sandboxReport('auto')]);
+    return { ...kernel, auto, perl: launcherPerl() ?? null };
+  },
 };

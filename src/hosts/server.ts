@@ -7,12 +7,15 @@ import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
 import { privateFiles } from './private-files.js';
 import { connectCoordination } from './coordination/connect.js';
+import { warnAboutSecrets } from './secret-flags.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
 export { connectCoordination };
 
 export async function runServe(argv: string[]): Promise<void> {
-  const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  const flags = parseFlags(argv, SERVE_FLAGS);
+  warnAboutSecrets([...Object.keys(flags.options), ...Object.keys(flags.lists)], flags.options.coordination);
+  const { settings, generated } = resolveSettings(flags);
   privateFiles(settings.base);
   // Before anything takes a lock (recovery does): with coordination, every lock is a Redis lease.
   const coordinator = settings.coordination !== undefined ? await connectCoordination(settings.coordination, settings.base) : undefined;
@@ -31,6 +34,7 @@ export async function runServe(argv: string[]): Promise<void> {
     `MCP:     ${running.url}/mcp`,
     `Admin:   ${running.url}/admin`,
     `Auth:    ${settings.auth.join(', ')}; storage ${settings.base} (${storage.type}${storage.shared ? ', shared' : ''}); coordination: ${coordinator?.description ?? 'lock files (one host)'}`,
+    `Links:   ${String(running.ctx.valves().public_url)}/files/... (download links: the address users' browsers must reach; --public-url sets it)`,
     ...(running.healthPort !== undefined ? [`Health:  http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${running.healthPort}/healthz, /readyz`] : []),
     ...(generated.includes('api_key') ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []),
   ];

@@ -6,18 +6,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errorJson, successJson } from '../core/envelope.js';
 import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
-import { conversationId, parseUser, type Identity } from '../core/identity.js';
+import { conversationId, namedConversation, parseUser, type Identity } from '../core/identity.js';
 import { errnoCode } from '../core/paths/resolve.js';
 import { isStale } from '../core/fs/read.js';
 import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
-import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
+import { groupHome, openZone, userHome, userScope, groupScope, type QuotaScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
-import { recoverScope } from '../core/recovery/recover.js';
+import { recoverAfterTakeover } from '../core/recovery/recover.js';
 import { bumpStamp, stampMark } from '../core/quota/stamp.js';
 import { scopeUsage } from '../core/quota/quota.js';
+import { treeLoaded } from '../core/quota/usage.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
 import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
@@ -33,7 +34,9 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
   const { json, code } = await answer(def, rawArgs, valvesRaw, host, functions, seen);
   if (seen.valves?.audit_log) {
     const args = isObject(rawArgs) ? rawArgs : {};
-    const entry = auditEntry(def.name, args, seen.user ?? '-', seen.convId ?? 'unknown', code, performance.now() - started);
+    // The conversation the host named; none when it sent no chat id (not the 'unknown' folder name).
+    const conversation = namedConversation(args.__metadata__, args.__chat_id__) ?? '';
+    const entry = auditEntry(def.name, args, seen.user ?? '-', conversation, code, performance.now() - started);
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
   // Usage records for the admin page (core/quota/records.ts): the caller's scope after its call.
@@ -119,7 +122,11 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
-      result = await withCallLock(homes, stamped(valves, user, named, run), recoverScope);
+      const scopes = [userScope(valves, user.id), ...(named ? [groupScope(valves, named)] : [])];
+      // A scope this process has not measured yet is walked while the call waits for its locks (a
+      // takeover waits seconds), not after them: the question asked under the lock is then incremental.
+      for (const scope of scopes) if (!Object.values(scope.trees).every(treeLoaded)) void scopeUsage(scope).catch(() => undefined);
+      result = await withCallLock(homes, stamped(scopes, run), recoverAfterTakeover);
     } else {
       result = await run();
     }
@@ -154,9 +161,8 @@ async function namedGroup(user: Identity, directory: GroupDirectory, args: Recor
  * it changed (other processes read just those again, see stamp.ts). Before the call, each scope's
  * usage is brought up to date, so every tree is watched for the whole call.
  */
-function stamped<T>(valves: Valves, user: Identity, group: GroupInfo | undefined, run: () => Promise<T>): () => Promise<T> {
+function stamped<T>(scopes: readonly QuotaScope[], run: () => Promise<T>): () => Promise<T> {
   return async () => {
-    const scopes = [userScope(valves, user.id), ...(group !== undefined ? [groupScope(valves, group)] : [])];
     for (const scope of scopes) await scopeUsage(scope).catch(() => undefined);
     const mark = stampMark();
     try {

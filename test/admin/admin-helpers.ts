@@ -41,7 +41,7 @@ export function configValves(base: string): Record<string, unknown> {
   return (JSON.parse(fs.readFileSync(path.join(base, 'fileshed.json'), 'utf8')) as { valves?: Record<string, unknown> }).valves ?? {};
 }
 
-export function auditLines(base: string): { user: string; function: string; code: string; flagged?: boolean }[] {
+export function auditLines(base: string): { user: string; conversation: string; function: string; code: string; flagged?: boolean }[] {
   const file = path.join(base, 'audit', 'audit.jsonl');
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));

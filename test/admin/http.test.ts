@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeOpenWebUI, serve, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
+import { fakeOpenWebUI, serve, tempBase, type FakeOpenWebUI, type Served } from '../hosts/helpers.js';
 import { auditLines, configValves, cookieOf, hiddenValue, post, signIn, type AdminSession } from './admin-helpers.js';
 import { putAged } from '../helpers/aged.js';
 import { makeShed } from '../helpers/shed.js';
@@ -196,8 +196,12 @@ describe('records and maintenance', () => {
     expect(fs.existsSync(path.join(home, 'Uploads/old-chat'))).toBe(false);
     for (const kept of ['Uploads/new-chat/b.csv', 'Storage/data/ancient.txt', 'Documents/data/ancient.md']) expect(fs.existsSync(path.join(home, kept))).toBe(true);
     const schedule = await (await fetch(`${srv.url}/admin/maintenance`, { headers: { Cookie: s.cookie } })).text();
-    expect(schedule).toContain('every 24 h');
-    expect(schedule).toMatch(/Last run<\/strong><p>[\d-]+ [\d:]+ UTC \(admin\)/);
+    expect(schedule).toContain('every 24 h after the last run');
+    const last = /Last run<\/strong><p><time datetime="([^"]+)" title="\1">\d{1,2} \w{3} \d{4}, \d\d:\d\d [^<]+<\/time> \(admin\)/.exec(schedule)?.[1];
+    expect(last).toBeDefined();
+    // The next scheduled run is one interval after that run (not minutes after the server started).
+    const next = /Next run: <time datetime="([^"]+)"/.exec(schedule)?.[1];
+    expect(Date.parse(next!) - Date.parse(last!)).toBe(24 * 3600_000);
   });
 
   it('groups: create, add and remove a member, delete', async () => {
@@ -256,5 +260,79 @@ describe('usage with 1,000 users', () => {
     // Sorted by file count, descending: the first rows have 50 files (i % 50 = 49).
     expect(/<td>(user-\d{4})<\/td>/.exec(html)![1]).toMatch(/user-\d\d(49|99)/);
     expect(median).toBeLessThan(1500);
+  });
+});
+
+describe('numbers a person reads', () => {
+  it("Documents files are the user's files, not the history's objects; counts are plural only when they should be", async () => {
+    for (const name of ['one.md', 'two.md']) await srv.post('shed_create_file', { zone: 'documents', path: name, content: `# ${name}\n` }, user('dora'));
+    await srv.post('shed_patch_text', { zone: 'documents', path: 'one.md', content: 'more', position: 'end' }, user('dora'));
+    expect((await post(srv.url, '/admin/usage', s, { _csrf: s.csrf, what: 'all' })).status).toBe(303); // records are refreshed at most every 5 s: measure now
+    const record = JSON.parse(fs.readFileSync(path.join(srv.base, 'users', 'dora', 'Storage', 'locks', '.shed-usage.json'), 'utf8'));
+    expect(record.zones.Documents.files).toBe(2);
+    expect(record.zones.Documents.bytes).toBeGreaterThan(1000); // the history still counts against the quota
+    const stats = await (await srv.post('shed_stats', {}, user('dora'))).json();
+    expect(stats.data.zones.Documents.files).toBe(2);
+    const page = await (await fetch(`${srv.url}/admin/usage`, { headers: { Cookie: s.cookie } })).text();
+    expect(page).toMatch(/<td>dora<\/td>.*?<small>0 files<\/small>.*?<small>0 files<\/small>.*?<small>2 files<\/small>/s);
+    expect(page).not.toMatch(/\b1 (users|groups|files)\b/);
+  });
+
+  it('one size format: binary units with one decimal on the admin page, folder pages and messages', async () => {
+    await srv.post('shed_create_file', { zone: 'storage', path: 'eight.bin', content: 'x'.repeat(8192) }, user('eve'));
+    const typed = await (await srv.post('shed_file_type', { zone: 'storage', path: 'eight.bin' }, user('eve'))).json();
+    expect(typed.data.size_human).toBe('8.0 KiB');
+    const tree = await (await srv.post('shed_tree', { zone: 'storage' }, user('eve'))).json();
+    expect(tree.data.tree).toContain('eight.bin (8.0 KiB)');
+    await srv.post('shed_create_file', { zone: 'storage', path: 'sizes/eight.bin', content: 'x'.repeat(8192) }, user('eve'));
+    const link = await (await srv.post('shed_link_create', { zone: 'storage', path: 'sizes' }, user('eve'))).json();
+    const folder = await (await fetch(link.data.url.replace(/^https?:\/\/[^/]+/, srv.url))).text();
+    expect(folder).toContain('8.0 KiB');
+  });
+
+  it('link times read as local text, the exact ISO time in the title', async () => {
+    await srv.post('shed_create_file', { zone: 'storage', path: 'l.txt', content: 'l' }, user('fay'));
+    const made = await (await srv.post('shed_link_create', { zone: 'storage', path: 'l.txt' }, user('fay'))).json();
+    const page = await (await fetch(`${srv.url}/admin/links`, { headers: { Cookie: s.cookie } })).text();
+    const expires = made.data.expires_at as string;
+    expect(page).toMatch(new RegExp(`<time datetime="${expires}" title="${expires}">\\d{1,2} \\w{3} \\d{4}, \\d\\d:\\d\\d [^<]+</time>`));
+    expect(page).not.toMatch(/<td>\d{4}-\d\d-\d\dT/);
+  });
+
+  it('the audit log names the conversation the host sent, and nothing when it sent none', async () => {
+    await srv.post('shed_stats', {}, { ...user('gus'), 'X-OpenWebUI-Chat-Id': 'chat-42' });
+    await srv.post('shed_stats', {}, user('gus'));
+    const lines = auditLines(srv.base).filter((e) => e.user === 'gus');
+    expect(lines.map((e) => e.conversation)).toEqual(['chat-42', '']);
+    const page = await (await fetch(`${srv.url}/admin/audit?user=gus`, { headers: { Cookie: s.cookie } })).text();
+    expect(page).toContain('<td>chat-42</td>');
+    expect(page).not.toContain('<td>unknown</td>');
+  });
+});
+
+describe('the maintenance schedule across restarts', () => {
+  it('the next run is one interval after the last one, kept across a restart (not minutes after each start)', async () => {
+    const base = tempBase();
+    const first = await serve(['--access-log', 'off'], { base });
+    const page = async (url: string) => (await fetch(`${url}/admin/maintenance`)).text();
+    const started = Date.now();
+    const opened = await fetch(`${first.url}/admin/maintenance`); // local mode: a GET opens the session forms need
+    const html = await opened.text();
+    const fresh = /Next run: <time datetime="([^"]+)"/.exec(html)![1]!;
+    // Never run: one interval after this server's start.
+    expect(Math.abs(Date.parse(fresh) - (started + 24 * 3600_000))).toBeLessThan(60_000);
+    const ran = await post(first.url, '/admin/maintenance', { cookie: cookieOf(opened)! }, { _csrf: hiddenValue(html, '_csrf') });
+    expect(ran.status).toBe(200);
+    const at = /Last run<\/strong><p><time datetime="([^"]+)"/.exec(await ran.text())![1]!;
+    await first.stop();
+    const second = await serve(['--access-log', 'off'], { base });
+    try {
+      const html = await page(second.url);
+      expect(/Last run<\/strong><p><time datetime="([^"]+)"/.exec(html)![1]).toBe(at);
+      expect(Date.parse(/Next run: <time datetime="([^"]+)"/.exec(html)![1]!)).toBe(Date.parse(at) + 24 * 3600_000);
+    } finally {
+      await second.stop();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
   });
 });

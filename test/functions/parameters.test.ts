@@ -43,7 +43,7 @@ describe('shed_parameters', () => {
       storage: { kind: 'local', type: expect.any(String), shared: false, coordination: 'lock files' },
       _info: { network_enabled: false, groups_available: true },
     });
-    expect(r.message).toContain('1000 MB');
+    expect(r.message).toContain('1000.0 MiB');
     expect(r.message).toContain('no network');
   });
 

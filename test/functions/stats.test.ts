@@ -69,9 +69,10 @@ describe('shed_stats', () => {
     expect(upDirs).toBeGreaterThan(0);
     expect(d.zones.Uploads).toMatchObject({ size_bytes: 3000 + upDirs, files: 2 });
     expect(d.zones.Storage).toMatchObject({ size_bytes: MIB / 4 + 12345 + 3 + storeDirs, files: 3 });
-    expect(d.zones.Documents).toMatchObject({ size_bytes: 305 + docDirs, files: 2 });
+    // The history's bytes count against the quota; its objects are not the user's files.
+    expect(d.zones.Documents).toMatchObject({ size_bytes: 305 + docDirs, files: 1 });
     const used = 3000 + MIB / 4 + 12345 + 3 + 305 + upDirs + storeDirs + docDirs;
-    expect(d.total).toMatchObject({ size_bytes: used, files: 7, quota_bytes: MIB, remaining_bytes: MIB - used });
+    expect(d.total).toMatchObject({ size_bytes: used, files: 6, quota_bytes: MIB, remaining_bytes: MIB - used });
   });
 
   it('stays exact when files change directly on disk between two calls', async () => {
@@ -121,7 +122,7 @@ describe('shed_stats', () => {
   it('reports usage over the quota as more than 100% with nothing remaining', async () => {
     put(s.zonePath('storage', 'big.bin'), Buffer.alloc(MIB + MIB / 2));
     const d = await stats();
-    expect(d.total).toMatchObject({ usage_percent: '150.0%', remaining_bytes: 0, size_human: '1.50 MB' });
+    expect(d.total).toMatchObject({ usage_percent: '150.0%', remaining_bytes: 0, size_human: '1.5 MiB' });
   });
 
   it('needs a user', async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { shortSize } from '../../src/functions/tree.js';
+import { formatSize } from '../../src/core/text/size.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;
@@ -41,15 +41,15 @@ describe('shed_tree', () => {
         '├── A/',
         '│   ├── deep/',
         '│   │   └── deeper/',
-        '│   └── inner.md (1.5K)',
+        '│   └── inner.md (1.5 KiB)',
         '├── c/',
-        '├── .hidden (3B)',
+        '├── .hidden (3 B)',
         '├── alias -> A',
-        '├── apple.txt (1023B)',
-        '├── b.txt (5B)',
-        '├── big.bin (2.3M)',
+        '├── apple.txt (1023 B)',
+        '├── b.txt (5 B)',
+        '├── big.bin (2.3 MiB)',
         '├── link -> b.txt',
-        '└── Zed.txt (0B)',
+        '└── Zed.txt (0 B)',
       ].join('\n'),
     );
     expect(r.data).toMatchObject({ zone: 'Storage', path: '.', depth: 3, folders: 4, files: 8, truncated: false });
@@ -62,7 +62,7 @@ describe('shed_tree', () => {
     expect(top.data!.tree.split('\n').slice(0, 3)).toEqual(['Storage/', '├── A/', '├── c/']);
     expect(top.data!.tree).not.toContain('inner.md');
     const sub = await s.call('shed_tree', { zone: 'storage', path: 'A', depth: 10 });
-    expect(sub.data!.tree).toBe(['A/', '├── deep/', '│   └── deeper/', '│       └── bottom.txt (1B)', '└── inner.md (1.5K)'].join('\n'));
+    expect(sub.data!.tree).toBe(['A/', '├── deep/', '│   └── deeper/', '│       └── bottom.txt (1 B)', '└── inner.md (1.5 KiB)'].join('\n'));
     expect(sub.data!.path).toBe('A');
   });
 
@@ -87,13 +87,13 @@ describe('shed_tree', () => {
     put(s.zonePath('documents', 'repo/.git/HEAD'), 'ref');
     put(s.zonePath('documents', 'notes.md'), '# n');
     const r = await s.call('shed_tree', { zone: 'documents' });
-    expect(r.data!.tree).toBe(['Documents/', '├── repo/', '│   └── .git/', '│       └── HEAD (3B)', '└── notes.md (3B)'].join('\n'));
+    expect(r.data!.tree).toBe(['Documents/', '├── repo/', '│   └── .git/', '│       └── HEAD (3 B)', '└── notes.md (3 B)'].join('\n'));
   });
 
   it('shows .git in Storage, where it is an ordinary folder', async () => {
     put(s.zonePath('storage', '.git/HEAD'), 'ref');
     const r = await s.call('shed_tree', { zone: 'storage' });
-    expect(r.data!.tree).toBe('Storage/\n└── .git/\n    └── HEAD (3B)');
+    expect(r.data!.tree).toBe('Storage/\n└── .git/\n    └── HEAD (3 B)');
   });
 
   it('shows an empty zone, Uploads included', async () => {
@@ -109,7 +109,7 @@ describe('shed_tree', () => {
     const r = await s.call('shed_tree', { zone: 'storage', path: 'many' });
     const lines = r.data!.tree.split('\n');
     expect(lines).toHaveLength(1 + 100 + 1);
-    expect(lines[100]).toBe('├── f099.txt (1B)');
+    expect(lines[100]).toBe('├── f099.txt (1 B)');
     expect(lines[101]).toBe('└── ... and 5 more');
     expect(r.data!.files).toBe(100);
   });
@@ -146,7 +146,7 @@ describe('shed_tree', () => {
         'Storage/',
         '├── abs-in -> Storage/b.txt',
         '├── abs-out -> (outside the zone)',
-        '├── b.txt (1B)',
+        '├── b.txt (1 B)',
         '├── dangling-in -> gone.txt',
         '├── dangling-out -> (outside the zone)',
         '├── rel-out -> (outside the zone)',
@@ -176,12 +176,14 @@ describe('shed_tree', () => {
     expect(r.error!.hint).toContain('path="docs"');
   });
 
-  it('formats short sizes', () => {
-    expect(shortSize(0)).toBe('0B');
-    expect(shortSize(1023)).toBe('1023B');
-    expect(shortSize(1024)).toBe('1.0K');
-    expect(shortSize(1536)).toBe('1.5K');
-    expect(shortSize(2411725)).toBe('2.3M');
-    expect(shortSize(3 * 1024 ** 3)).toBe('3.0G');
+  it('writes sizes the one way people read them everywhere: binary units, one decimal', () => {
+    expect(formatSize(0)).toBe('0 B');
+    expect(formatSize(1023)).toBe('1023 B');
+    expect(formatSize(1024)).toBe('1.0 KiB');
+    expect(formatSize(1536)).toBe('1.5 KiB');
+    expect(formatSize(8192)).toBe('8.0 KiB');
+    expect(formatSize(2411725)).toBe('2.3 MiB');
+    expect(formatSize(1024 * 1024 - 1)).toBe('1.0 MiB');
+    expect(formatSize(3 * 1024 ** 3)).toBe('3.0 GiB');
   });
 });

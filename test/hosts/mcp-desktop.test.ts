@@ -21,9 +21,11 @@ interface Desktop {
   call(name: string, args: Record<string, unknown>): Promise<Envelope>;
 }
 
-async function desktop(extra: string[]): Promise<Desktop> {
-  const base = tempBase();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--base', base, ...extra], stderr: 'pipe' });
+/** `fileshed mcp` under the SDK client; `base: null` leaves --base out (the default data folder). */
+async function desktop(extra: string[], opts: { base?: string | null; env?: Record<string, string>; cwd?: string } = {}): Promise<Desktop> {
+  const base = opts.base === undefined ? tempBase() : (opts.base ?? '');
+  const args = [CLI, 'mcp', ...(opts.base === null ? [] : ['--base', base]), ...extra];
+  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe', ...(opts.env ? { env: opts.env } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}) });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: 'desktop-test', version: '1' });
@@ -81,12 +83,25 @@ describe('--import-dir: the folder the user names is the way in', () => {
   it('offers nothing else: not a link leading outside, not a subfolder, not a path the model names', async () => {
     const link = await d.call('shed_import', { filename: 'leak.txt' });
     expect(link.error?.code).toBe('FILE_NOT_FOUND');
+    expect(link.error?.message).toMatch(/'leak\.txt' is not offered for import: a symbolic link/);
     expect(await d.call('shed_import', { filename: secret })).toMatchObject({ success: false, error: { code: 'FILE_NOT_FOUND' } });
     // Host arguments in the call are dropped: the model cannot attach a path of its own.
     const injected = await d.call('shed_import', { import_all: true, __files__: [secret], __metadata__: { files: [secret] } });
     expect(JSON.stringify(injected)).not.toContain('secret.txt');
     const all = fs.readdirSync(path.join(d.base, 'users', 'desk', 'Uploads'), { recursive: true }).map(String);
     expect(all.some((f) => f.includes('secret') || f.includes('leak') || f.includes('deep'))).toBe(false);
+  });
+
+  it('says what it did not offer, and why: links and subfolders', async () => {
+    const r = await d.call('shed_import', { import_all: true });
+    expect(r.success).toBe(true);
+    expect(r.data!.not_offered).toEqual([
+      { name: 'leak.txt', reason: expect.stringMatching(/^a symbolic link: links in the import folder are never followed/) },
+      { name: 'sub/', reason: expect.stringMatching(/^a folder: only the files directly in the import folder are offered/) },
+    ]);
+    expect(r.message).toMatch(/Not offered: leak\.txt \(a symbolic link.*sub\/ \(a folder/);
+    const folder = await d.call('shed_import', { filename: 'sub' });
+    expect(folder.error?.message).toMatch(/'sub' is not offered for import: a folder/);
   });
 
   it('a file replaced by a link leading outside is no longer offered', async () => {
@@ -157,6 +172,88 @@ describe('a public_url set in the valves', () => {
       expect(d.stderr()).not.toContain('download links served');
     } finally {
       await d.client.close();
+    }
+  });
+});
+
+describe('where the files live, and failures the client shows', () => {
+  it('without --base: the per-user data folder (said on stderr), never the folder the client started it in', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-home-'));
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-cwd-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home };
+    const d = await desktop([], { base: null, env, cwd });
+    try {
+      expect((await d.call('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'A' })).success).toBe(true);
+      const data = path.join(home, '.local', 'share', 'fileshed');
+      expect(fs.readFileSync(path.join(data, 'users', 'local', 'Storage', 'data', 'a.txt'), 'utf8')).toBe('A');
+      expect(fs.readdirSync(cwd)).toEqual([]);
+      expect(d.stderr()).toContain(`files of user local in ${data}`);
+    } finally {
+      await d.client.close();
+    }
+    // XDG_DATA_HOME wins when set.
+    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-xdg-'));
+    const e = await desktop([], { base: null, env: { ...env, XDG_DATA_HOME: xdg }, cwd });
+    try {
+      await e.call('shed_create_file', { zone: 'storage', path: 'b.txt', content: 'B' });
+      expect(fs.existsSync(path.join(xdg, 'fileshed', 'users', 'local', 'Storage', 'data', 'b.txt'))).toBe(true);
+    } finally {
+      await e.client.close();
+    }
+  });
+
+  it('a failure to start reaches the client as an error naming the cause, not only "connection closed"', async () => {
+    const missing = path.join(os.tmpdir(), 'shed-no-such-inbox-folder');
+    for (const [args, cause] of [
+      [['--import-dir', missing], /--import-dir .*no such folder/],
+      [['--bogus', 'x'], /unknown option --bogus.*Usage: fileshed mcp/],
+      [['--base', '/proc/fileshed-cannot-be-here'], /cannot keep files in \/proc\/fileshed-cannot-be-here/],
+    ] as const) {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...args], stderr: 'pipe' });
+      let err = '';
+      transport.stderr?.on('data', (b: Buffer) => (err += b.toString()));
+      const client = new Client({ name: 'desktop-test', version: '1' });
+      const failed = await client.connect(transport).then(() => undefined, (e: Error) => e);
+      await client.close().catch(() => undefined);
+      expect(failed?.message, args.join(' ')).toMatch(/fileshed mcp could not start/);
+      expect(failed?.message).toMatch(cause);
+      expect(err).toMatch(cause);
+    }
+  });
+});
+
+describe('the link message tells how long a link works and what serves it', () => {
+  it('without --link-port: only while this client session runs', async () => {
+    const d = await desktop([]);
+    try {
+      await d.call('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'A' });
+      const link = await d.call('shed_link_create', { zone: 'storage', path: 'a.txt' });
+      expect(link.message).toMatch(/by this desktop Fileshed \(fileshed mcp\) at http:\/\/127\.0\.0\.1:\d+ only while this MCP client session runs/);
+      expect(link.message).not.toContain('fileshed serve');
+    } finally {
+      await d.client.close();
+    }
+  });
+
+  it('with --link-port: a link made before a restart works after it, with no link function called first', async () => {
+    const probe = http.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => probe.once('listening', r));
+    const port = String((probe.address() as { port: number }).port);
+    await new Promise((r) => probe.close(r));
+    const base = tempBase();
+    const first = await desktop(['--link-port', port], { base });
+    await first.call('shed_create_file', { zone: 'storage', path: 'kept.txt', content: 'KEPT' });
+    const link = await first.call('shed_link_create', { zone: 'storage', path: 'kept.txt' });
+    expect(link.message).toMatch(/whenever the MCP client runs/);
+    await first.client.close();
+    await new Promise((r) => setTimeout(r, 200));
+    await expect(get(link.data!.url as string)).rejects.toThrow(); // nothing serves it while the client is closed
+    const second = await desktop(['--link-port', port], { base });
+    try {
+      await second.call('shed_tree', { zone: 'storage' }); // any call but a link function
+      expect(await get(link.data!.url as string)).toEqual({ status: 200, body: 'KEPT' });
+    } finally {
+      await second.client.close();
     }
   });
 });

@@ -3,13 +3,14 @@
  * standard validator, and Open WebUI's own conversion giving back dist/tools.json), every 4xx rule,
  * the DNS-rebinding check, local mode refused off loopback, graceful shutdown and the access log.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, json, serve, tempBase, type Served } from './helpers.js';
+import { redoclyLint } from '../helpers/redocly.js';
 
 let s: Served;
 beforeAll(async () => {
@@ -57,28 +58,79 @@ describe('start and discovery', () => {
     expect(result.valid).toBe(true);
   });
 
+  it("passes Redocly CLI's recommended rules, /openapi.json and /openapi-client.json alike", async () => {
+    for (const name of ['openapi.json', 'openapi-client.json']) {
+      const doc = await json(await fetch(`${s.url}/${name}`));
+      const lint = redoclyLint(doc);
+      expect(lint.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), name).toEqual([]);
+      expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+      expect((await new Validator().validate(doc)).valid, name).toBe(true);
+    }
+  });
+
   it("gives back dist/tools.json through Open WebUI's conversion (operationId, merged requestBody properties)", async () => {
     const doc = await json(await fetch(`${s.url}/openapi.json`));
     const tools = JSON.parse(fs.readFileSync('dist/tools.json', 'utf8')) as { function: { name: string; parameters: { properties: Record<string, { type?: unknown; anyOf?: unknown }>; required?: string[] } } }[];
-    // convert_openapi_to_tool_payload: only operations with operationId; name = operationId;
-    // requestBody JSON schema ($ref resolved) properties and required merged into the parameters.
-    const converted = new Map<string, { props: string[]; required: string[]; typeless: string[] }>();
-    for (const [, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
-      for (const [method, op] of Object.entries(item)) {
-        if (!['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace'].includes(method) || !op.operationId) continue;
-        let schema = op.requestBody?.content?.['application/json']?.schema ?? {};
-        if (schema.$ref) schema = doc.components.schemas[schema.$ref.split('/').pop()];
-        const props = Object.keys(schema.properties ?? {});
-        converted.set(op.operationId, { props, required: schema.required ?? [], typeless: props.filter((p) => !schema.properties[p].type && !schema.properties[p].anyOf) });
-      }
+    expectOpenWebUIConversion(doc, tools);
+  });
+});
+
+/**
+ * convert_openapi_to_tool_payload (Open WebUI v0.11): only operations with operationId; name =
+ * operationId; every declared parameter (path, query and header alike) becomes a model parameter;
+ * requestBody JSON schema ($ref resolved) properties and required are merged in. The model must see
+ * exactly the functions' own parameters.
+ */
+function expectOpenWebUIConversion(doc: any, tools: { function: { name: string; parameters: { properties: Record<string, unknown>; required?: string[] } } }[]): void { // eslint-disable-line @typescript-eslint/no-explicit-any -- a parsed document
+  const converted = new Map<string, { props: string[]; required: string[]; typeless: string[] }>();
+  for (const [, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) { // eslint-disable-line @typescript-eslint/no-explicit-any -- a parsed document
+    for (const [method, op] of Object.entries(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace'].includes(method) || !op.operationId) continue;
+      const declared = ((op.parameters ?? []) as { name: string; required?: boolean }[]);
+      let schema = op.requestBody?.content?.['application/json']?.schema ?? {};
+      if (schema.$ref) schema = doc.components.schemas[schema.$ref.split('/').pop()];
+      const props = [...declared.map((p) => p.name), ...Object.keys(schema.properties ?? {})];
+      const required = [...declared.filter((p) => p.required).map((p) => p.name), ...(schema.required ?? [])];
+      converted.set(op.operationId, { props, required, typeless: Object.keys(schema.properties ?? {}).filter((p) => !schema.properties[p].type && !schema.properties[p].anyOf) });
     }
-    expect([...converted.keys()]).toEqual(tools.map((t) => t.function.name));
-    for (const t of tools) {
-      const c = converted.get(t.function.name)!;
-      expect(c.props).toEqual(Object.keys(t.function.parameters.properties));
-      expect(c.required).toEqual(t.function.parameters.required ?? []);
-      expect(c.typeless, `${t.function.name}: every parameter carries a type`).toEqual([]);
+  }
+  expect([...converted.keys()]).toEqual(tools.map((t) => t.function.name));
+  for (const t of tools) {
+    const c = converted.get(t.function.name)!;
+    expect(c.props).toEqual(Object.keys(t.function.parameters.properties));
+    expect(c.required).toEqual(t.function.parameters.required ?? []);
+    expect(c.typeless, `${t.function.name}: every parameter carries a type`).toEqual([]);
+  }
+}
+
+describe('OpenAPI in api-key mode', () => {
+  let k: Served;
+  beforeAll(async () => {
+    k = await serve(['--auth', 'api-key', '--access-log', 'off'], { env: { FILESHED_API_KEY: 'fs_openapi-key-0123456789' } });
+  });
+  afterAll(async () => {
+    await k.stop();
+  });
+
+  it('/openapi-client.json declares the user header (required) and the other request headers, so generated clients type them', async () => {
+    const doc = await json(await fetch(`${k.url}/openapi-client.json`));
+    const params = doc.paths['/shed_read'].post.parameters as { name: string; in: string; required: boolean; schema: { type: string } }[];
+    expect(params.find((p) => p.name === 'X-OpenWebUI-User-Id')).toMatchObject({ in: 'header', required: true, schema: { type: 'string' } });
+    for (const name of ['X-OpenWebUI-User-Name', 'X-OpenWebUI-User-Email', 'X-OpenWebUI-User-Role', 'X-OpenWebUI-Chat-Id']) {
+      expect(params.find((p) => p.name === name), name).toMatchObject({ in: 'header', required: false });
     }
+    expect(redoclyLint(doc).problems).toEqual([]);
+    expect((await new Validator().validate(doc)).valid).toBe(true);
+    // The declared headers are what the server reads: a call sending them as declared works.
+    const r = await fetch(`${k.url}/shed_stats`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer fs_openapi-key-0123456789', 'X-OpenWebUI-User-Id': 'typed', 'X-OpenWebUI-Chat-Id': 'c1' }, body: '{}' });
+    expect((await json(r)).success).toBe(true);
+  });
+
+  it('/openapi.json stays what Open WebUI shows the model: no header becomes a model parameter', async () => {
+    const doc = await json(await fetch(`${k.url}/openapi.json`));
+    const tools = JSON.parse(fs.readFileSync('dist/tools.json', 'utf8'));
+    expectOpenWebUIConversion(doc, tools);
+    expect(redoclyLint(doc).problems).toEqual([]);
   });
 });
 
@@ -167,7 +219,55 @@ describe('calls and the 4xx rules', () => {
   });
 });
 
+/** A loopback port free right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 describe('process behaviour', () => {
+  it('answers nothing before its routes exist: requests from the moment the process starts get 200 or no connection', async () => {
+    // On the old order (routes built after listen) about every second start answered one 404.
+    for (let round = 0; round < 5; round++) {
+      const port = await freePort();
+      const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--base', tempBase(), '--access-log', 'off'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let listening = false;
+      proc.stdout.on('data', (d: Buffer) => (listening ||= d.toString().includes('Fileshed listening')));
+      const exited = new Promise((r) => proc.once('exit', r));
+      const answers: number[] = [];
+      let refused = 0;
+      // Eight clients hammer the port (calls, the probe, the document) until each got five answers after the start line.
+      const hammer = async (path: string, init: RequestInit) => {
+        let after = 0;
+        const deadline = Date.now() + 30_000;
+        while (after < 5 && Date.now() < deadline && proc.exitCode === null) {
+          try {
+            const r = await fetch(`http://127.0.0.1:${port}${path}`, init);
+            await r.arrayBuffer();
+            answers.push(r.status);
+            if (listening) after++;
+          } catch {
+            refused++;
+            await new Promise((r) => setImmediate(r));
+          }
+        }
+      };
+      const call = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"zone":"storage"}' };
+      await Promise.all(['/shed_tree', '/shed_tree', '/shed_tree', '/shed_tree', '/healthz', '/healthz', '/openapi.json', '/openapi.json'].map((p) => hammer(p, p === '/shed_tree' ? call : {})));
+      proc.kill('SIGTERM');
+      await exited;
+      expect(refused, 'the hammer started before the port opened').toBeGreaterThan(0);
+      expect(answers.length).toBeGreaterThanOrEqual(40);
+      expect(answers.filter((s) => s !== 200), `round ${round}: ${answers.join(',')}`).toEqual([]);
+    }
+  }, 120_000);
+
   it('refuses auth local on a non-loopback bind', () => {
     const r = spawnSync(process.execPath, [CLI, 'serve', '--host', '0.0.0.0', '--port', '0', '--base', tempBase()], { encoding: 'utf8', timeout: 10_000 });
     expect(r.status).not.toBe(0);

@@ -176,7 +176,7 @@ describe('folders', () => {
     expect(html).not.toMatch(/<script/i);
     expect(html).toContain('href="a.txt"');
     expect(html).toContain('href="sub%20dir/"');
-    expect(html).toContain('4.88 KB');
+    expect(html).toContain('4.9 KiB');
     expect(html).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d/);
     expect(await (await get(new URL('a.txt', url).href)).text()).toBe('A');
     const sub = await get(new URL('sub%20dir/', url).href);

@@ -8,6 +8,8 @@ export interface Verified {
   versioned: number;
   commitsOk: number;
   missingCommit: string[];
+  /** Each missing commit's tag with the warning its call answered (why it was not recorded). */
+  missingCommitWhy: string[];
   doubleCommit: string[];
   recoveryCommits: number;
   fsck: string[];
@@ -23,6 +25,10 @@ export interface ScenarioResult {
   quota?: { accepted: number; refused: number; diskBytes: number; expected: number };
   takeoverMs?: number;
   takeoverOk?: boolean;
+  /** The user's next call after a holder was killed inside a Documents commit. */
+  commitTakeoverMs?: number;
+  commitTakeoverOk?: boolean;
+  commitTakeoverError?: string;
 }
 export function runScenario(opts: {
   name: string;

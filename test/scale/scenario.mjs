@@ -73,23 +73,70 @@ export async function runScenario(opts) {
     log(`${opts.name}: takeover ${out.takeoverMs} ms`);
     instances[0] = await start(0);
 
+    // A holder killed inside a Documents commit: its call lock and the repository lock die with it,
+    // the commit half written. The user's next call, on another instance, takes both over, commits
+    // what the killed call wrote, then its own change.
+    Object.assign(out, await killInsideCommit({ base, kill: instances[0], next: instances[2], redisUrl: opts.redisUrl, log }));
+    instances[0] = await start(0);
+
     // Quota across instances: parallel writes spread over all three, exactly 10 fit in 1 MiB.
     out.quota = await quotaRace(instances.map((i) => i.url), base, 'q');
     log(`${opts.name}: quota race done`);
     await lb.stop();
     lb = undefined;
     await Promise.all(instances.map((i) => i.stop()));
-    out.verify = verify(base, USERS, attempts);
+    out.verify = verify(base, USERS, attempts, ['tk', 'tc']);
     out.ok =
       clean(out.verify) &&
       out.quota.accepted === out.quota.expected &&
       out.quota.diskBytes === out.quota.expected * 100_000 &&
-      out.takeoverOk;
+      out.takeoverOk &&
+      out.commitTakeoverOk;
     return out;
   } finally {
     await lb?.stop();
     await Promise.all(instances.map((i) => i.stop().catch(() => undefined)));
   }
+}
+
+/**
+ * Writes to one user's Documents through `kill` until its repository lock is seen held (the lock
+ * file, or the Redis lease with coordination), kills that instance at once (kill -9), then times
+ * the user's next Documents write on `next`. Where the repository (and its lock) lives is found,
+ * not assumed: a `fileshed.lock` in a folder of the user's Documents, or a lease naming one.
+ */
+export async function killInsideCommit({ base, kill, next, redisUrl, log = () => {}, user = 'tc' }) {
+  const docs = path.join(base, 'users', user, 'Documents');
+  const redisPort = redisUrl ? new URL(redisUrl).port : undefined;
+  const lockSeen = () => {
+    if (redisPort) return execFileSync('redis-cli', ['-p', redisPort, '--scan', '--pattern', `*:lock:users/${user}/Documents/*fileshed.lock`], { encoding: 'utf8' }).trim() !== '';
+    const dirs = fs.readdirSync(docs, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => path.join(docs, d.name));
+    return dirs.some((d) => fs.existsSync(path.join(d, 'fileshed.lock')) || fs.existsSync(path.join(d, '.git', 'fileshed.lock')));
+  };
+  for (let i = 0; i < 5; i++) await callFunction(kill.url, 'shed_create_file', { zone: 'documents', path: `notes/n${i}.md`, content: `note ${i}\n`.repeat(50) }, user);
+  let writes = 0;
+  let stop = false;
+  const writer = (async () => {
+    while (!stop && writes < 500) {
+      await callFunction(kill.url, 'shed_patch_text', { zone: 'documents', path: 'log.md', content: `line ${writes}`, position: 'end', message: `line ${writes}` }, user);
+      writes++;
+    }
+  })();
+  let seen = false;
+  while (!seen && !stop && writes < 500) {
+    seen = lockSeen();
+    if (!seen) await new Promise((r) => setTimeout(r, 2));
+  }
+  await kill.kill9();
+  stop = true;
+  await writer;
+  log(`commit kill: ${seen ? 'repository lock held' : 'NO repository lock seen'} after ${writes} writes; instance killed`);
+  const t0 = performance.now();
+  const after = await callFunction(next.url, 'shed_patch_text', { zone: 'documents', path: 'after-commit-kill.md', content: 'after', position: 'end', message: 'after the commit kill' }, user, { timeoutMs: 120_000 });
+  const commitTakeoverMs = Math.round(performance.now() - t0);
+  const commitTakeoverOk = seen && after.envelope?.success === true;
+  log(`commit kill: next call ${commitTakeoverMs} ms, ${after.envelope?.success ? 'success' : JSON.stringify(after.envelope?.error ?? after.error)}`);
+  return { commitTakeoverMs, commitTakeoverOk, commitTakeoverError: after.envelope?.error?.code ?? after.error };
 }
 
 function clean(v) {
@@ -99,7 +146,7 @@ function clean(v) {
 /** One line of the correctness table. */
 export function row(r) {
   const v = r.verify;
-  const tail = r.quota ? `, quota ${r.quota.accepted}/${r.quota.expected} (${r.quota.diskBytes} B), takeover ${r.takeoverMs} ms${r.takeoverOk ? '' : ' (FAILED)'}` : '';
+  const tail = r.quota ? `, quota ${r.quota.accepted}/${r.quota.expected} (${r.quota.diskBytes} B), takeover ${r.takeoverMs} ms${r.takeoverOk ? '' : ' (FAILED)'}, inside a commit ${r.commitTakeoverMs} ms${r.commitTakeoverOk ? '' : ` (FAILED: ${r.commitTakeoverError})`}` : '';
   return `${r.name}: acknowledged ${v.acked}/${v.attempts}, lost ${v.lost.length}, doubled ${v.doubled.length}, commits ${v.commitsOk}/${v.versioned} (+${v.recoveryCommits} recovery), fsck ${v.fsck.length === 0 ? 'clean' : 'FAILED'}, status ${v.dirty.length === 0 ? 'clean' : 'DIRTY'}, integrity ${v.integrity}${tail}`;
 }
 

@@ -48,7 +48,9 @@ export async function runWorkload({ url, users, perUser = 2, ops = 10, tagPrefix
           const r = await callFunction(url, fn, args, user, { headers: { 'X-OpenWebUI-Chat-Id': `c${c}` } });
           const ok = r.envelope?.success === true;
           latencies?.push(r.ms);
-          attempts.push({ user, tag, ...what, ok, error: ok ? undefined : (r.error ?? r.envelope?.error?.code) });
+          // A write that succeeded but was not committed says why in its message ("Warning: ...").
+          const warning = ok ? /Warning: (.*)$/.exec(r.envelope?.message ?? '')?.[1] : undefined;
+          attempts.push({ user, tag, ...what, ok, error: ok ? undefined : (r.error ?? r.envelope?.error?.code), ...(warning ? { warning } : {}) });
           if (ok) onProgress(++acked);
         }
       }),
@@ -59,9 +61,9 @@ export async function runWorkload({ url, users, perUser = 2, ops = 10, tagPrefix
 
 /**
  * Checks the storage after a run: every acknowledged write exactly once on disk and in exactly one
- * commit, nothing doubled, repositories valid and clean, databases intact.
+ * commit, nothing doubled, repositories valid and clean (of `alsoUsers` too), databases intact.
  */
-export function verify(base, users, attempts) {
+export function verify(base, users, attempts, alsoUsers = []) {
   const acked = attempts.filter((a) => a.ok);
   const lost = [];
   const doubled = new Set();
@@ -105,7 +107,8 @@ export function verify(base, users, attempts) {
   const access = path.join(base, 'access_auth.sqlite');
   if (fs.existsSync(access)) integrity.push(sqlite(access, 'PRAGMA integrity_check'));
   // Commits: one per acknowledged Documents or group write, none twice.
-  const repos = [...users.map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '.git')));
+  // alsoUsers: users of the takeover steps, whose histories must be valid and clean too.
+  const repos = [...[...users, ...alsoUsers].map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '.git')));
   const commitsOf = new Map();
   let recoveryCommits = 0;
   const fsck = [];
@@ -124,6 +127,7 @@ export function verify(base, users, attempts) {
   }
   const versioned = acked.filter((a) => a.kind === 'doc-line' || a.kind === 'doc-file' || a.kind === 'group-line');
   const missingCommit = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) === 0).map((a) => a.tag);
+  const missingCommitWhy = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) === 0).map((a) => `${a.tag}: ${a.warning ?? 'no warning'}`);
   const doubleCommit = versioned.filter((a) => (commitsOf.get(a.tag) ?? 0) > 1).map((a) => a.tag);
   return {
     attempts: attempts.length,
@@ -133,6 +137,7 @@ export function verify(base, users, attempts) {
     versioned: versioned.length,
     commitsOk: versioned.length - missingCommit.length - doubleCommit.length,
     missingCommit,
+    missingCommitWhy,
     doubleCommit,
     recoveryCommits,
     fsck,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commitZone } from '../../src/core/vcs/index.js';
+import { sweepTemps } from '../../src/core/vcs/lock.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { ALICE, fsckClean, git, gitRun, put, tempZone } from './helpers.js';
 
@@ -146,12 +147,17 @@ describe('concurrency', () => {
     await commitZone(z, ['a.txt'], ALICE, 'a');
     fs.writeFileSync(path.join(z.root, '.git', 'fileshed.lock'), `999999 ${os.hostname()} 0 deadbeef`);
     fs.writeFileSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'), 'junk');
+    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'tmp_obj_fileshed_x'), 'junk');
+    // Where earlier versions put temp objects: swept by the full sweep (start, maintenance), not on a takeover (O(1)).
     fs.mkdirSync(path.join(z.root, '.git', 'objects', 'ab'), { recursive: true });
-    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_x'), 'junk');
+    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'), 'junk');
     put(z.root, 'a.txt', 'b');
     expect(await commitZone(z, ['a.txt'], ALICE, 'b')).toMatch(/^[0-9a-f]{40}$/);
     expect(fs.existsSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_x'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'tmp_obj_fileshed_x'))).toBe(false);
     expect(fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(true);
+    sweepTemps(path.join(z.root, '.git'), true);
+    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(false);
   });
 });

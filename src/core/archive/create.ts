@@ -23,6 +23,7 @@ import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { shedError } from '../errors.js';
 import { openAtomic, TEMP_SUFFIX } from '../fs/atomic.js';
 import { isInside } from '../paths/resolve.js';
+import { formatSize } from '../text/size.js';
 
 const MIB = 1024 * 1024;
 const READ_CHUNK = 4 * MIB;
@@ -170,7 +171,7 @@ export async function writeZip(items: ZipItem[], destAbs: string, limits: WriteL
     }
     size += chunk.length;
     if (size > limits.maxBytes || size > ZIP_MAX_BYTES) {
-      failure = shedError(limits.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The archive ${limits.shown} grew past ${limits.quotaBound ? 'the space left in the quota' : 'the largest file size allowed'} (${(Math.min(limits.maxBytes, ZIP_MAX_BYTES) / MIB).toFixed(1)} MB); nothing was written.`, {
+      failure = shedError(limits.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The archive ${limits.shown} grew past ${limits.quotaBound ? 'the space left in the quota' : 'the largest file size allowed'} (${formatSize(Math.min(limits.maxBytes, ZIP_MAX_BYTES))}); nothing was written.`, {
         details: { limit_bytes: Math.min(limits.maxBytes, ZIP_MAX_BYTES) },
         hint: 'Zip a smaller folder, or free space with shed_delete.',
       });

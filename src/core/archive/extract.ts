@@ -23,6 +23,7 @@ import { readAllFd } from '../fs/read.js';
 import { badZip as damaged, METHOD_NAMES, type ZipDirectory, type ZipEntry } from './central.js';
 import { checkEntryName, unsafeEntry } from './names.js';
 import { assertFence } from '../locks/lease.js';
+import { formatSize } from '../text/size.js';
 
 const MIB = 1024 * 1024;
 
@@ -120,7 +121,7 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
     }
     if (fileNames.has(verdict.rel)) throw badZip(shown, `it lists '${verdict.rel}' twice`);
     if (e.size > limits.maxFileBytes) {
-      throw shedError('FILE_TOO_LARGE', `${shown}: '${verdict.rel}' would be ${(e.size / MIB).toFixed(1)} MB, above the ${(limits.maxFileBytes / MIB).toFixed(0)} MB limit per file. Nothing was extracted.`, {
+      throw shedError('FILE_TOO_LARGE', `${shown}: '${verdict.rel}' would be ${formatSize(e.size)}, above the ${formatSize(limits.maxFileBytes)} limit per file. Nothing was extracted.`, {
         details: { entry: verdict.rel, size: e.size },
       });
     }
@@ -133,14 +134,14 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
     if (fileNames.has(d)) throw badZip(shown, `'${d}' is both a file and a folder`);
   }
   if (total > limits.maxTotalBytes) {
-    bombThrow(shown, `its files add up to ${(total / MIB).toFixed(1)} MB uncompressed, more than the limit of ${(limits.maxTotalBytes / MIB).toFixed(0)} MB`, {
+    bombThrow(shown, `its files add up to ${formatSize(total)} uncompressed, more than the limit of ${formatSize(limits.maxTotalBytes)}`, {
       total_uncompressed: total,
       max_total_bytes: limits.maxTotalBytes,
     });
   }
   const ratio = total / Math.max(1, dir.fileSize);
   if (limits.maxRatio > 0 && total >= RATIO_FLOOR_BYTES && ratio > limits.maxRatio) {
-    bombThrow(shown, `it expands ${ratio.toFixed(0)} times (${(total / MIB).toFixed(1)} MB from ${(dir.fileSize / 1024).toFixed(1)} KB), more than the limit of ${limits.maxRatio}`, {
+    bombThrow(shown, `it expands ${ratio.toFixed(0)} times (${formatSize(total)} from ${formatSize(dir.fileSize)}), more than the limit of ${limits.maxRatio}`, {
       ratio: Math.round(ratio),
       max_ratio: limits.maxRatio,
       total_uncompressed: total,

@@ -27,7 +27,7 @@ export interface SandboxStatus {
   landlockAbi?: number;
 }
 
-interface Probe {
+export interface Probe {
   ok: boolean;
   reason: string;
   abi?: number;
@@ -112,6 +112,12 @@ function unavailable(configured: SandboxSetting, why: string): Error {
     details: { sandbox: configured },
     hint: `An admin must ${fix}. File functions (shed_read, shed_create_file, ...) still work.`,
   });
+}
+
+/** Each kernel sandbox's own verdict on this machine (fileshed doctor): the probes sandboxStatus uses. */
+export async function kernelSandboxes(): Promise<{ bwrap: Probe; landlock: Probe }> {
+  const [bwrap, landlock] = await Promise.all([probe('bwrap'), probe('landlock')]);
+  return { bwrap, landlock };
 }
 
 export async function sandboxStatus(configured: SandboxSetting): Promise<SandboxStatus> {

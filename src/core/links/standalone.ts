@@ -34,7 +34,7 @@ export async function createStandaloneLink(ctx: CallContext, target: ZonedPath, 
   const link = clickable(name, url, kind);
   return {
     data: { link_id: id, url, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
-    message: `Link ready: ${link} (works until ${expiresAt}; served by \`fileshed serve\` on the same storage at ${ctx.valves.public_url}).`,
+    message: `Link ready: ${link} (works until ${expiresAt}; served ${ctx.host.linkServer?.(ctx.valves.public_url) ?? `by \`fileshed serve\` on the same storage at ${ctx.valves.public_url}`}).`,
   };
 }
 

@@ -166,10 +166,13 @@ function sleep(ms: number): Promise<void> {
 const HEARTBEAT_MS = 1_000;
 /**
  * A lock whose heartbeat has not moved for this long is taken over (the holder died on another
- * host, or froze). The holder itself stops publishing writes once its own last heartbeat is older
- * than STALE_MS - HOLDER_MARGIN_MS, before anyone may take over.
+ * host, or froze): a killed instance blocks its users for about this plus the next call (a Redis
+ * lease ends 6 s after its last renewal). A holder whose own last heartbeat is
+ * older than STALE_MS - HOLDER_MARGIN_MS (its event loop or the storage stalled) looks at the lock
+ * again before it publishes a write: still its own, it touches it and goes on (nobody took it, so
+ * the stall cost nothing); taken over, it stops (LOCK_ERROR).
  */
-export const STALE_MS = 8_000;
+export const STALE_MS = 5_000;
 const HOLDER_MARGIN_MS = 2_000;
 /** A holder alive on this host (its pid checked) keeps its lock unless its heartbeat stopped this long. */
 const SAME_HOST_STALE_MS = 60_000;
@@ -240,6 +243,7 @@ class FileLease implements Lease {
   }
 
   held(): boolean {
+    if (!this.lost && Date.now() - this.lastBeat >= STALE_MS - HOLDER_MARGIN_MS) this.beat(); // a stall: is it still ours?
     return !this.lost && Date.now() - this.lastBeat < STALE_MS - HOLDER_MARGIN_MS;
   }
 

@@ -6,9 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { mb, scopeTotal } from '../quota/quota.js';
+import { scopeTotal } from '../quota/quota.js';
 import { invalidateTree, treeUsage } from '../quota/usage.js';
 import type { QuotaScope } from '../zones/zones.js';
+import { formatSize } from '../text/size.js';
 
 function editzones(scope: QuotaScope): string[] {
   return Object.values(scope.trees).map((tree) => path.join(path.dirname(tree), 'editzone'));
@@ -37,7 +38,7 @@ export async function ensureCopyRoom(scope: QuotaScope, growth: number): Promise
   if (growth <= 0) return;
   const room = await roomWithCopies(scope);
   if (growth <= room) return;
-  throw shedError('QUOTA_EXCEEDED', `Quota exceeded: the working copy would need ${mb(growth)} MB, but only ${mb(Math.max(0, room))} MB of the ${mb(scope.limitBytes)} MB quota are free (open edits count until they are saved or cancelled).`, {
+  throw shedError('QUOTA_EXCEEDED', `Quota exceeded: the working copy would need ${formatSize(growth)}, but only ${formatSize(Math.max(0, room))} of the ${formatSize(scope.limitBytes)} quota are free (open edits count until they are saved or cancelled).`, {
     details: { requested_bytes: growth, free_bytes: Math.max(0, room), quota_bytes: scope.limitBytes },
     hint: 'Free space (shed_stats shows usage; shed_delete removes files), finish other open edits with shed_lockedit_save or shed_lockedit_cancel, or edit directly with shed_patch_text.',
   });

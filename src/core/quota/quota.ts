@@ -6,6 +6,7 @@ import { shedError } from '../errors.js';
 import type { QuotaScope } from '../zones/zones.js';
 import { checkStamp, crossCheck } from './stamp.js';
 import { treeUsage, type Usage } from './usage.js';
+import { formatSize } from '../text/size.js';
 
 const MIB = 1024 * 1024;
 
@@ -36,7 +37,7 @@ export async function ensureQuota(scope: QuotaScope, growth: number): Promise<vo
   if (used + growth <= scope.limitBytes) return;
   throw shedError(
     'QUOTA_EXCEEDED',
-    `Quota exceeded: ${mb(used)} MB used + ${mb(growth)} MB for this write > ${mb(scope.limitBytes)} MB quota.`,
+    `Quota exceeded: ${formatSize(used)} used + ${formatSize(growth)} for this write > ${formatSize(scope.limitBytes)} quota.`,
     {
       details: { used_bytes: used, requested_bytes: growth, quota_bytes: scope.limitBytes },
       hint: 'Free space first: shed_stats shows usage per zone; shed_delete removes files.',
@@ -46,24 +47,8 @@ export async function ensureQuota(scope: QuotaScope, growth: number): Promise<vo
 
 export function ensureFileSize(bytes: number, maxMb: number, what: string): void {
   if (bytes <= maxMb * MIB) return;
-  throw shedError('FILE_TOO_LARGE', `${what} would be ${mb(bytes)} MB, above the ${maxMb} MB limit per file.`, {
+  throw shedError('FILE_TOO_LARGE', `${what} would be ${formatSize(bytes)}, above the ${formatSize(maxMb * MIB)} limit per file.`, {
     details: { size_bytes: bytes, max_file_size_mb: maxMb },
     hint: 'Split the content into several files, or write less at once.',
   });
-}
-
-export function mb(bytes: number): string {
-  return (bytes / MIB).toFixed(2);
-}
-
-export function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let i = 0;
-  while (value >= 1024 && i < units.length - 1) {
-    value /= 1024;
-    i++;
-  }
-  return `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[i]}`;
 }

@@ -12,6 +12,7 @@ import { ID_RULE } from '../identity.js';
 import type { Valves } from '../valves.js';
 import { groupHome, groupScope, userHome, userScope, type QuotaScope } from '../zones/zones.js';
 import { scopeUsage } from './quota.js';
+import { treeFilesBelow } from './usage.js';
 import { readText, writeBytes } from '../fs/read.js';
 import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
 
@@ -39,11 +40,21 @@ const WRITE_REFRESH_MS = 5_000;
 const lastWritten = new Map<string, number>();
 const trailing = new Set<string>();
 
+/**
+ * The files a person has in a zone of `scope`: a repository kept inside a versioned zone's data tree
+ * (Documents, group spaces) is history, not files (its bytes still count against the quota).
+ */
+export function userFiles(scope: QuotaScope, label: string, usage: { files: number }): number {
+  const versioned = label === 'Documents' || label.startsWith('Group:');
+  return versioned ? usage.files - treeFilesBelow(scope.trees[label]!, '.git') : usage.files;
+}
+
 async function measure(scope: QuotaScope, kind: 'user' | 'group', id: string, activity: string | undefined): Promise<UsageRecord> {
   const zones = await scopeUsage(scope);
   let bytes = 0;
   let files = 0;
-  for (const u of Object.values(zones)) {
+  for (const [label, u] of Object.entries(zones)) {
+    u.files = userFiles(scope, label, u);
     bytes += u.bytes;
     files += u.files;
   }

@@ -288,6 +288,13 @@ class TreeUsage {
     }
   }
 
+  /** Files recorded below `dir` (inside this tree), as of the last question. */
+  filesBelow(dir: string): number {
+    let files = 0;
+    for (const [d, rec] of this.folders) if (d === dir || d.startsWith(`${dir}/`)) files += rec.files;
+    return files;
+  }
+
   invalidate(): void {
     this.closeAll();
     this.scanned = false;
@@ -568,6 +575,15 @@ function treeFor(root: string): TreeUsage {
 /** Exact bytes (files, links and folders below `root`) and file count under `root`; 0 if it does not exist. */
 export function treeUsage(root: string): Promise<Usage> {
   return treeFor(root).usage();
+}
+
+/**
+ * Files below `sub` (a folder relative to `root`) as counted by the last `treeUsage(root)`: lets a
+ * caller leave out what is not the user's (a repository kept inside a versioned zone's data tree).
+ */
+export function treeFilesBelow(root: string, sub: string): number {
+  const key = path.resolve(root);
+  return trees.get(key)?.filesBelow(path.join(key, sub)) ?? 0;
 }
 
 /** A point in this process's change logs: `foldersChangedSince(root, mark)` lists what was refreshed after it. */

@@ -11,7 +11,12 @@
  * - an index left at the previous commit (killed between the branch update and the index write):
  *   rebuilt from HEAD, so a real git reading the folder sees a clean status.
  * Locks need nothing here: a lock whose holder is gone is taken over by the next caller, who runs
- * the same recovery for that space first (call-lock.ts).
+ * recovery for that space first (call-lock.ts, `recoverAfterTakeover`): a holder killed inside a
+ * commit left the paths it was recording (vcs/pending.ts), and only those are committed, O(change);
+ * otherwise the whole space is recovered as at start.
+ *
+ * Walks yield to the event loop (the user shapes these trees): a long recovery never stops the
+ * heartbeats of the locks it holds, nor other users' calls.
  *
  * Each scope is recovered under its call lock (call-lock.ts): another instance sharing the storage
  * base may be running a call there, and its temp files and uncommitted writes are not leftovers.
@@ -21,7 +26,7 @@ import path from 'node:path';
 import { TEMP_SUFFIX } from '../fs/atomic.js';
 import { dbLockPath, withDbLock } from '../db/dblock.js';
 import { ACCESS_DB, accessDbPath } from '../groups/accessdb.js';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntriesSliced } from '../fs/walk.js';
 import type { Identity } from '../identity.js';
 import { withCallLock } from '../locks/call-lock.js';
 import { commitPaths } from '../vcs/commit.js';
@@ -29,7 +34,8 @@ import { repairIndex } from '../vcs/gitindex.js';
 import { readCommit } from '../vcs/objects.js';
 import { readHead } from '../vcs/refs.js';
 import { sweepTemps, withRepoLock } from '../vcs/lock.js';
-import { repoExists, repoFor } from '../vcs/repo.js';
+import { pendingChanges, pendingRecords, withPendingPaths } from '../vcs/pending.js';
+import { repoExists, repoFor, type Repo } from '../vcs/repo.js';
 
 export const RECOVERY_MESSAGE = 'Recovered changes after an interrupted call';
 
@@ -83,33 +89,57 @@ export async function recoverStorage(base: string): Promise<RecoveryReport> {
 
 /**
  * One user home or group space (`{base}/users/{id}` or `{base}/groups/{id}`); the caller holds its
- * call lock. Also what the dispatcher runs when it takes a call lock over from a dead holder.
+ * call lock. `deep`: also sweep temp objects where earlier versions wrote them (at start; not on a
+ * takeover, which must stay quick).
  */
-export async function recoverScope(home: string, report: RecoveryReport = emptyReport()): Promise<RecoveryReport> {
+export async function recoverScope(home: string, report: RecoveryReport = emptyReport(), deep = true): Promise<RecoveryReport> {
   const id = path.basename(home);
   const kindDir = path.dirname(home);
   const base = path.dirname(kindDir);
-  if (path.basename(kindDir) === 'users') await recoverUserHome(home, id, base, report);
-  else await recoverGroupHome(home, id, base, report);
+  if (path.basename(kindDir) === 'users') await recoverUserHome(home, id, base, report, true, deep);
+  else await recoverGroupHome(home, id, base, report, deep);
   return report;
 }
 
+/**
+ * What the dispatcher runs when it takes a call lock over from a dead holder (the caller holds it).
+ * A holder killed inside a commit had finished its writes: what it was recording is committed,
+ * nothing else is looked at. Otherwise (killed while writing) the whole space, as at start.
+ */
+export async function recoverAfterTakeover(home: string): Promise<RecoveryReport> {
+  const zone = versionedZone(home);
+  const repo = fs.statSync(zone.root, { throwIfNoEntry: false })?.isDirectory() ? repoFor({ root: fs.realpathSync(zone.root), label: zone.label }) : undefined;
+  const pending = repo !== undefined && repoExists(repo) ? pendingChanges(repo) : undefined;
+  if (repo === undefined || pending === undefined) return recoverScope(home, emptyReport(), false);
+  const report = emptyReport();
+  await commitRecovery(repo, zone.author, report, pending.paths, false);
+  for (const record of pending.records) fs.rmSync(record, { force: true });
+  return report;
+}
+
+/** The versioned zone of a user home (Documents) or a group space, and whom its recovery commits are by. */
+function versionedZone(home: string): { root: string; label: string; author: Identity } {
+  const id = path.basename(home);
+  if (path.basename(path.dirname(home)) === 'users') return { root: path.join(home, 'Documents', 'data'), label: 'Documents', author: { id, name: id, email: '', role: 'user' } };
+  return { root: path.join(home, 'data'), label: `Group:${id}`, author: SYSTEM };
+}
+
 /** A user's home; the caller holds its call lock. */
-export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true): Promise<void> {
-  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) removeTemps(tree, base, report);
-  await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report);
+export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true, deep = true): Promise<void> {
+  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) await removeTemps(tree, base, report);
+  await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report, deep);
 }
 
 /** A group space; the caller holds its call lock. */
-export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport): Promise<void> {
+export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport, deep = true): Promise<void> {
   const data = path.join(home, 'data');
-  removeTemps(data, base, report);
-  await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
+  await removeTemps(data, base, report);
+  await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report, deep);
 }
 
-function removeTemps(tree: string, base: string, report: RecoveryReport): void {
+async function removeTemps(tree: string, base: string, report: RecoveryReport): Promise<void> {
   if (!fs.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
-  for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === '.git')) {
+  for await (const { full } of walkEntriesSliced(tree, (dir, name) => dir === tree && name === '.git')) {
     if (!path.basename(full).endsWith(TEMP_SUFFIX)) continue;
     try {
       fs.rmSync(full, { force: true });
@@ -120,21 +150,28 @@ function removeTemps(tree: string, base: string, report: RecoveryReport): void {
   }
 }
 
-async function commitLeftovers(root: string, label: string, author: Identity, report: RecoveryReport): Promise<void> {
+async function commitLeftovers(root: string, label: string, author: Identity, report: RecoveryReport, deep: boolean): Promise<void> {
   if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return;
   const repo = repoFor({ root: fs.realpathSync(root), label });
   if (!repoExists(repo)) return; // no history yet: the first commit will take the whole folder
-  const oid = await withRepoLock(repo, async () => {
-    sweepTemps(repo.gitdir);
-    const made = await commitPaths(repo, [''], author, RECOVERY_MESSAGE);
+  const records = pendingRecords(repo);
+  await commitRecovery(repo, author, report, [''], deep);
+  for (const record of records) fs.rmSync(record, { force: true }); // the walk covered them
+}
+
+/** Commits `paths` ('' is the whole zone) as a recovery, under the repository lock. */
+async function commitRecovery(repo: Repo, author: Identity, report: RecoveryReport, paths: string[], deep: boolean): Promise<void> {
+  const oid = await withPendingPaths(repo, paths, () => withRepoLock(repo, async () => {
+    sweepTemps(repo.gitdir, deep);
+    const made = await commitPaths(repo, paths, author, RECOVERY_MESSAGE);
     if (made === undefined) {
       // Killed between the branch update and the index write: the commit stands, the index lags.
       const head = readHead(repo.gitdir).oid;
       if (head !== undefined) await repairIndex(repo.gitdir, head, (await readCommit(repo.gitdir, head)).tree);
     }
     return made;
-  });
-  if (oid !== undefined) report.commits.push({ zone: label, commit: oid.slice(0, 7) });
+  }));
+  if (oid !== undefined) report.commits.push({ zone: repo.label, commit: oid.slice(0, 7) });
 }
 
 function listDir(dir: string): string[] {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { shedError, type ErrorCode } from '../errors.js';
 import { errnoCode, isInside } from '../paths/resolve.js';
 import type { Valves } from '../valves.js';
+import { formatSize } from '../text/size.js';
 
 /** A per-file refusal: reported for that file, the others are still imported. */
 export class Refusal extends Error {
@@ -100,7 +101,7 @@ export function openSource(area: Area, given: string, maxBytes: number): Source 
     if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) throw new Refusal('IMPORT_REFUSED', 'it changed while being opened');
     const real = openedPath(fd);
     if (real !== undefined && !mayRead(area, real)) throw new Refusal('IMPORT_REFUSED', 'its path is outside the folders imports may read (admin setting import_allowed_paths)');
-    if (opened.size > maxBytes) throw new Refusal('FILE_TOO_LARGE', `it is too large (${mb(opened.size)} MB > ${mb(maxBytes)} MB per file)`);
+    if (opened.size > maxBytes) throw new Refusal('FILE_TOO_LARGE', `it is too large (${formatSize(opened.size)} > ${formatSize(maxBytes)} per file)`);
     return { fd, size: opened.size, close };
   } catch (err) {
     close();
@@ -114,8 +115,4 @@ function openedPath(fd: number): string | undefined {
   } catch {
     return undefined; // no /proc: the checks before opening stand
   }
-}
-
-export function mb(bytes: number): string {
-  return (bytes / (1024 * 1024)).toFixed(2);
 }

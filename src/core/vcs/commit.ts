@@ -18,6 +18,7 @@ import { confirmFence } from '../locks/lease.js';
 import { isTrackablePath, toKey, TREE_MODE } from './names.js';
 import { isTreeMode, readCommit, readTree, writeCommit, writeTree, type TreeEntry } from './objects.js';
 import { readHead, writeRef } from './refs.js';
+import { withPendingPaths } from './pending.js';
 import { ensureRepo, repoFor, type Repo } from './repo.js';
 import { blobFor, canonicalRel, folderTree, type WorkBlob } from './worktree.js';
 
@@ -38,10 +39,14 @@ interface Node {
 export async function commitZone(zone: Pick<Zone, 'root' | 'label'>, paths: string[], author: Identity, message: string): Promise<string | undefined> {
   const repo = repoFor(zone);
   await ensureRepo(repo);
-  return withRepoLock(repo, async () => {
-    await confirmFence(); // asks the lock store: this call still holds its space and the history
-    return commitPaths(repo, paths, author, message);
-  });
+  // Recorded before the repository lock is asked for: a holder killed at any point of its commit
+  // leaves what it was recording (pending.ts), and its successor commits just that.
+  return withPendingPaths(repo, paths, () =>
+    withRepoLock(repo, async () => {
+      await confirmFence(); // asks the lock store: this call still holds its space and the history
+      return commitPaths(repo, paths, author, message);
+    }),
+  );
 }
 
 /** The commit itself; the caller holds the repository lock. */

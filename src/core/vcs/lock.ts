@@ -27,16 +27,20 @@ export async function withRepoLock<T>(repo: Repo, fn: () => Promise<T>): Promise
   });
 }
 
-/** What a killed writer may leave: temp ref/index files and temp objects (all ignored by git). */
-
-export function sweepTemps(gitdir: string): void {
+/**
+ * What a killed writer may leave: temp ref/index files and temp objects (all ignored by git). Temp
+ * objects are written in objects/ itself, so one listing finds them; `deep` also looks in the
+ * 256 fan-out folders, where earlier versions wrote them (at start and in maintenance, not on the
+ * takeover of a lock, which must stay O(1)).
+ */
+export function sweepTemps(gitdir: string, deep = false): void {
   for (const name of safeList(gitdir)) {
     if (/^fileshed-.*\.tmp$/.test(name) || /^fileshed\.lock\..*stale/.test(name)) fs.rmSync(path.join(gitdir, name), { force: true });
   }
   const objects = path.join(gitdir, 'objects');
   for (const dir of safeList(objects)) {
     if (dir.startsWith('tmp_obj_fileshed_')) fs.rmSync(path.join(objects, dir), { force: true });
-    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    if (!deep || !/^[0-9a-f]{2}$/.test(dir)) continue;
     for (const name of safeList(path.join(objects, dir))) {
       if (name.startsWith('tmp_obj_fileshed_')) fs.rmSync(path.join(objects, dir, name), { force: true });
     }

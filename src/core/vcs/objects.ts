@@ -72,11 +72,14 @@ export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array):
   return oid;
 }
 
-/** Creates `objects/xx/tmp_obj_*`, lets `fill` write it, and renames it to the object's name. */
+/**
+ * Creates `objects/tmp_obj_*`, lets `fill` write it, and renames it to the object's name (temps in
+ * one folder: a killed writer's are found by one listing, see sweepTemps).
+ */
 export function placeLoose(gitdir: string, oid: string, fill: (fd: number) => void): void {
   const dir = path.join(gitdir, 'objects', oid.slice(0, 2));
   fs.mkdirSync(dir, { recursive: true });
-  const tmp = tempObjectPath(dir);
+  const tmp = tempObjectPath(path.join(gitdir, 'objects'));
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o444);
   try {
     fill(fd);

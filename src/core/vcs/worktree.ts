@@ -157,6 +157,8 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
       if (sub !== undefined) entries.push({ mode: TREE_MODE, name: Buffer.from(d.name).toString('latin1'), oid: sub });
       continue;
     }
+    // A folder can hold thousands of files: yield between them too (lock heartbeats and other users' calls wait otherwise).
+    await slice.tick();
     const blob = await blobFor(gitdir, abs, rel);
     if (blob === undefined) continue;
     blobs.push(blob);

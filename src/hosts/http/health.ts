@@ -6,7 +6,8 @@
  *   balancer or the kubelet kill a live instance.
  * - `GET /readyz` (readiness) says whether calls can succeed now: the storage answered a probe (an
  *   in-place write of a small file under the base) within READY_TIMEOUT_MS, the coordination
- *   service answered a ping, and the main thread is turning. 503 with the reason otherwise, so the
+ *   service answered its last ping (pinged every second; one that fails or hangs past
+ *   READY_TIMEOUT_MS makes the instance not ready), and the main thread is turning. 503 with the reason otherwise, so the
  *   balancer routes elsewhere while storage is slow.
  *
  * Probes run in the background every PROBE_EVERY_MS, one at a time (a probe stuck on a hung mount
@@ -26,7 +27,7 @@ const PROBE_EVERY_MS = 1_000;
 const BEAT_EVERY_MS = 100;
 
 /** Slots of the shared state (Float64, ms since the epoch unless said otherwise). */
-const SLOT = { beat: 0, storageOkAt: 1, storageMs: 2, storagePendingSince: 3, coordOkAt: 4, coordMs: 5, coordPendingSince: 6, coordUsed: 7, storageError: 8 } as const;
+const SLOT = { beat: 0, storageOkAt: 1, storageMs: 2, storagePendingSince: 3, coordOkAt: 4, coordMs: 5, coordPendingSince: 6, coordUsed: 7, storageError: 8, coordError: 9 } as const;
 
 export interface HealthInfo {
   status: 'ok';
@@ -67,6 +68,8 @@ function evaluate(state: Float64Array, now: number, fromThread: boolean, timeout
   if (storagePending > timeoutMs) return no(`the storage has not answered a probe for ${Math.round(storagePending)} ms`);
   if (now - state[1]! > 3 * timeoutMs + 2000) return no(state[8]! > 0 ? 'the storage refused the last probe write' : `no successful storage probe for ${Math.round(now - state[1]!)} ms`);
   if (state[7]! > 0) {
+    // A refused connection fails the ping at once: not ready from then on, not after a silence.
+    if (state[9]! > 0) return no('the coordination service does not answer (its last ping failed)');
     if (coordPending > timeoutMs) return no(`the coordination service has not answered for ${Math.round(coordPending)} ms`);
     if (now - state[4]! > 3 * timeoutMs + 2000) return no('the coordination service does not answer');
   }
@@ -147,7 +150,7 @@ server.listen(workerData.port, workerData.host, () => parentPort.postMessage({ p
 `;
 
 export class Health {
-  private readonly state = new Float64Array(new SharedArrayBuffer(8 * 9));
+  private readonly state = new Float64Array(new SharedArrayBuffer(8 * 10));
   private readonly timers: NodeJS.Timeout[] = [];
   private thread: Worker | undefined;
   private coordPending = false;
@@ -222,8 +225,9 @@ export class Health {
         (ms) => {
           this.state[SLOT.coordOkAt] = Date.now();
           this.state[SLOT.coordMs] = ms;
+          this.state[SLOT.coordError] = 0;
         },
-        () => undefined,
+        () => (this.state[SLOT.coordError] = 1),
       ).finally(() => {
         this.coordPending = false;
         this.state[SLOT.coordPendingSince] = 0;

@@ -3,7 +3,7 @@
  * (GET /api/v1/groups/), attachment bytes (GET /api/v1/files/{id}/content) and chat status events
  * (POST /api/v1/chats/{chat}/messages/{message}/event). The token is used, never logged.
  */
-import type { AttachedFile, GroupDirectory, GroupInfo } from '../../index.js';
+import { formatSize, type AttachedFile, type GroupDirectory, type GroupInfo } from '../../index.js';
 
 export function openwebuiGroups(baseUrl: string, token: string, caller: { id: string; role: string }): GroupDirectory {
   interface Row extends GroupInfo {
@@ -53,7 +53,7 @@ export function openwebuiFile(baseUrl: string, token: string, id: string, name: 
       let size = 0;
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         size += chunk.length;
-        if (size > maxBytes) throw new Error(`it is larger than ${Math.round(maxBytes / 1048576)} MB`);
+        if (size > maxBytes) throw new Error(`it is larger than ${formatSize(maxBytes)}`);
         chunks.push(chunk);
       }
       return Buffer.concat(chunks, size);

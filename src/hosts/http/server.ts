@@ -144,13 +144,8 @@ export async function startServer(settings: ServerSettings, options: ServeOption
     sendDetail(res, 404, `Nothing at ${pathname.slice(0, 100)}. Functions are POST /{name} (see /openapi.json); MCP is at /mcp.`);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(settings.port, settings.host, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  health.start();
-  const healthPort = settings.healthPort !== undefined ? await health.listen(settings.host, settings.healthPort) : undefined;
+  // Everything a request needs exists before the port opens: a request that arrives at the first
+  // instant is answered by the routes, never by an empty table (404).
   // The sandbox report starts bwrap once: done in the background, /healthz says "starting" meanwhile.
   const refreshInfo = () =>
     void hostApi
@@ -164,8 +159,23 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   // keeps verifying for a grace period), so links made in-process and by this server agree.
   await linkServing.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
-  schedule.start();
   routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...(options.extraRoutes?.(ctx) ?? []), ...functionRoutes];
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' ? new Error(`port ${settings.port} on ${settings.host} is already in use (another fileshed serve?): stop it, or choose another --port`) : err),
+      );
+      server.listen(settings.port, settings.host, () => resolve());
+    });
+  } catch (err) {
+    clearInterval(infoTimer);
+    throw err;
+  }
+  port = (server.address() as AddressInfo).port;
+  schedule.start();
+  health.start();
+  const healthPort = settings.healthPort !== undefined ? await health.listen(settings.host, settings.healthPort) : undefined;
 
   let closing: Promise<void> | undefined;
   return {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { newSecret, readConfigFile, writeConfigFile, type ConfigFile } from './config-file.js';
+import { UsageError } from '../usage-error.js';
 
 export const AUTH_MODES = ['local', 'api-key', 'openwebui-session', 'openwebui-jwt'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
@@ -90,12 +91,12 @@ export function parseFlags(argv: string[], allowed: readonly string[]): Flags {
   const lists: Record<string, string[]> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new Error(`unexpected argument '${arg}'`);
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (!allowed.includes(name)) throw new Error(`unknown option --${name}; options: ${allowed.map((a) => `--${a}`).join(' ')}`);
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
     if (REPEATED.has(name)) (lists[name] ??= []).push(value);
     else options[name] = value;
   }
@@ -106,7 +107,7 @@ export function valveFlags(list: readonly string[] = []): Record<string, string>
   const out: Record<string, string> = {};
   for (const item of list) {
     const eq = item.indexOf('=');
-    if (eq < 1) throw new Error(`--valve expects key=value, got '${item}'`);
+    if (eq < 1) throw new UsageError(`--valve expects key=value, got '${item}'`);
     out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;
@@ -162,6 +163,13 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
     // Instances on other hosts read the config file only if it is on the shared storage base.
     shared: coordination === undefined || isInside(configFile, base),
   });
+  const flagValves = valveFlags(flags.lists.valve);
+  const publicUrl = publicUrlSetting(pick('public-url') ?? server.public_url);
+  if (publicUrl === undefined && isWildcard(host) && flagValves.public_url === undefined && config.valves?.public_url === undefined) {
+    throw new Error(
+      `--host ${host} listens on every interface, so this server cannot know the address users' browsers reach it at, which download links must point to. Give it with --public-url (FILESHED_PUBLIC_URL, or server.public_url in the config file), e.g. --public-url http://files.example.com:8765. Behind Open WebUI it is this server's address as the user's browser sees it, not the one Open WebUI connects to (a name like http://fileshed:8765 only resolves inside their network).`,
+    );
+  }
   const shutdownText = pick('shutdown-timeout') ?? '10';
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
@@ -186,10 +194,10 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
       apiKeys,
       jwtSecret,
       localUser: pick('user') ?? 'local',
-      publicUrl: (pick('public-url') ?? server.public_url)?.replace(/\/+$/, ''),
+      publicUrl,
       openwebuiUrl: (pick('openwebui-url') ?? server.openwebui_url ?? 'http://localhost:8080').replace(/\/+$/, ''),
       linkSecret,
-      flagValves: valveFlags(flags.lists.valve),
+      flagValves,
       accessLog: pick('access-log') ?? server.access_log ?? 'stderr',
       shutdownMs: shutdownSeconds * 1000,
       limits,
@@ -201,6 +209,28 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
     generated,
     config,
   };
+}
+
+/** The public URL without trailing slash; an address no browser can use is refused. */
+function publicUrlSetting(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--public-url must be the http(s) URL browsers reach this server at, e.g. https://files.example.com; got '${text}'`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new Error(`--public-url must be an http(s) URL without query or fragment, e.g. https://files.example.com; got '${text}'`);
+  }
+  if (isWildcard(url.hostname)) throw new Error(`--public-url ${text}: ${url.hostname} is where a server listens, not an address a browser can open; give this server's name or address`);
+  return text.replace(/\/+$/, '');
+}
+
+/** 0.0.0.0 or :: (every interface). */
+export function isWildcard(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === '0.0.0.0' || (net.isIPv6(h) && /^[0:]+$/.test(h));
 }
 
 function listSetting(v: unknown): string[] {

@@ -23,6 +23,7 @@ import { DecodeError, RecordReader, type Batch } from './reader.js';
 import { RowSink, startMask } from './sink.js';
 import { showDelimiter, sniffDelimiter } from './sniff.js';
 import { converter, T_ALL, typeOf, valueMask, type ColumnType, type Converter, type ValueRules } from './values.js';
+import { formatSize } from '../../text/size.js';
 
 /** SQLite in this build holds at most 2000 columns per table (SQLITE_MAX_COLUMN). */
 export const MAX_COLUMNS = 2000;
@@ -359,8 +360,7 @@ function ensureRoom(db: SqlDb, req: ImportRequest): void {
 }
 
 function roomError(req: ImportRequest): ShedError {
-  const mb = (req.maxDbBytes / 1048576).toFixed(1);
-  return shedError(req.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The database would grow past ${mb} MB (${req.quotaBound ? 'its size plus the room left in the quota' : 'max_file_size_mb'}); the import was stopped and nothing was written.`, {
+  return shedError(req.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The database would grow past ${formatSize(req.maxDbBytes)} (${req.quotaBound ? 'its size plus the room left in the quota' : 'max_file_size_mb'}); the import was stopped and nothing was written.`, {
     details: { limit_bytes: req.maxDbBytes },
     hint: 'Free space with shed_delete, import a smaller file (split it with cut/split), or ask the admin for a larger limit.',
   });

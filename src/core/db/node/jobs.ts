@@ -20,6 +20,7 @@ import type { ExportInput, ImportInput, StatementInput } from '../jobs.js';
 import { memoryGuard, prepareOne, runStatement, type RunResult } from '../query.js';
 import { scalar, sqliteMessage } from '../sqldb.js';
 import { NodeDb } from './connection.js';
+import { formatSize } from '../../text/size.js';
 
 export type JournalMode = 'wal' | 'delete' | 'truncate' | 'memory';
 
@@ -202,8 +203,7 @@ function fullError(err: unknown, limit: SizeLimit | undefined, file: FileRef): u
   if (!full) return err;
   if (diskFull(file.abs)) return Object.assign(new Error('The storage is full.'), { code: 'ENOSPC' });
   if (err instanceof ShedError && err.code !== 'SQL_ERROR') return err; // the import's own message
-  const mb = (limit.bytes / 1048576).toFixed(2);
-  return shedError(limit.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The statement would grow ${file.shown} past ${mb} MB (${limit.quotaBound ? 'its size plus the room left in the quota' : 'max_file_size_mb'}); it was stopped and nothing was changed.`, {
+  return shedError(limit.quotaBound ? 'QUOTA_EXCEEDED' : 'FILE_TOO_LARGE', `The statement would grow ${file.shown} past ${formatSize(limit.bytes)} (${limit.quotaBound ? 'its size plus the room left in the quota' : 'max_file_size_mb'}); it was stopped and nothing was changed.`, {
     details: { path: file.rel, limit_bytes: limit.bytes },
     hint: 'Free space first (shed_stats shows usage per zone; shed_delete removes files), or change fewer rows per call.',
   });

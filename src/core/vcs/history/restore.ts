@@ -20,6 +20,7 @@ import { ensureFileSize, ensureQuota } from '../../quota/quota.js';
 import type { Zone } from '../../zones/zones.js';
 import { commitPaths } from '../commit.js';
 import { withRepoLock } from '../lock.js';
+import { withPendingPaths } from '../pending.js';
 import { EXEC_MODE, fromKey, isTrackablePath, LINK_MODE, toKey } from '../names.js';
 import { readBlob, readCommit } from '../objects.js';
 import { readHead } from '../refs.js';
@@ -107,11 +108,13 @@ export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'check
       for (const [k, v] of wanted) if (isTrackablePath(fromKey(k))) writes.set(k, v);
       for (const k of current.keys()) if (!wanted.has(k)) removes.push(k);
     }
-    const written = await applyToWorktree(zone, writes, removes, limits);
-    await limits.afterWrite?.(written);
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(', ')} from ${short} (${subject(commit)})`;
-    const made = await commitPaths(repo, rels, author, message);
+    const made = await withPendingPaths(repo, rels, async () => {
+      const written = await applyToWorktree(zone, writes, removes, limits);
+      await limits.afterWrite?.(written);
+      return commitPaths(repo, rels, author, message);
+    });
     const what = `${rels.join(', ')} as of ${short} (${subject(commit)})`;
     if (made === undefined) return ok(`Restored ${what}; it matches the last commit, so no new commit was needed.\n`);
     return { ...ok(`Restored ${what}: ${writes.size} file(s) written${removes.length ? `, ${removes.length} removed` : ''}; committed as ${made.slice(0, 7)}.\n`), commit: made.slice(0, 7) };

@@ -3,7 +3,7 @@
  * list with members, create, delete, add and remove members. When Open WebUI provides
  * membership (auth mode openwebui-session only), the page is a read-only view.
  */
-import { admin as pluginAdmin } from '../../../index.js';
+import { admin as pluginAdmin, plural } from '../../../index.js';
 import type { ServerContext } from '../route.js';
 import { csrfField, esc } from './page.js';
 
@@ -28,7 +28,7 @@ export async function groupsPage(ctx: ServerContext, csrf: string): Promise<stri
       .join('');
     const add = readOnly ? '' : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc(g.id)}"><label>User id <input type="text" name="user" placeholder="alice" required></label><button type="submit">Add member</button></form>`;
     const del = readOnly ? '' : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="delete"><input type="hidden" name="group" value="${esc(g.id)}"><button type="submit">Delete group</button></form>`;
-    rows.push(`<div class="card" data-group="${esc(g.id)}"><h3>${esc(g.name)} <small><code>${esc(g.id)}</code></small></h3><p class="muted">${esc(g.description)} ${members.length} member(s). Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
+    rows.push(`<div class="card" data-group="${esc(g.id)}"><h3>${esc(g.name)} <small><code>${esc(g.id)}</code></small></h3><p class="muted">${esc(g.description)} ${plural(members.length, 'member')}. Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
   }
   const create = readOnly ? '' : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><label>Group id <input type="text" name="group" placeholder="team-a" required></label><label>Name <input type="text" name="name" placeholder="Team A"></label><button type="submit" class="primary">Create group</button></form>`;
   return `${note}${create}<h2>Groups (${list.length})</h2>${rows.length ? `<div class="grid">${rows.join('')}</div>` : '<p class="muted">No groups yet.</p>'}`;

@@ -82,13 +82,13 @@ export function csrfField(token: string): string {
   return `<input type="hidden" name="_csrf" value="${esc(token)}">`;
 }
 
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+/**
+ * A time as people read it, on this server's clock with its zone ("27 Nov 2026, 14:05 CET"); the
+ * exact ISO form is the title (shown on hover) and the machine-readable datetime.
+ */
+export function timeText(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return esc(iso);
+  const text = d.toLocaleString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+  return `<time datetime="${esc(d.toISOString())}" title="${esc(d.toISOString())}">${esc(text)}</time>`;
 }

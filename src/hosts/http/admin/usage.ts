@@ -3,8 +3,8 @@
  * scope, refreshed by the dispatcher after calls): zone sizes, file counts, quota bars, last
  * activity; sortable by any column (server-side, so it works without script).
  */
-import { admin as pluginAdmin, type UsageRecord } from '../../../index.js';
-import { csrfField, esc, formatBytes } from './page.js';
+import { formatSize, plural, admin as pluginAdmin, type UsageRecord } from '../../../index.js';
+import { csrfField, esc, timeText } from './page.js';
 
 const COLUMNS = [
   ['id', 'Name'],
@@ -41,7 +41,7 @@ export function usagePage(storageBase: string, query: URLSearchParams, csrf: str
   const users = sorted('user');
   const groups = sorted('group');
   const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
-  return `<p class="muted">From the usage records (updated after each call); ${users.length} users and ${groups.length} groups recorded.</p>${measure}
+  return `<p class="muted">From the usage records (updated after each call); ${plural(users.length, 'user')} and ${plural(groups.length, 'group')} recorded.</p>${measure}
 <h2>Users</h2>${table(users, sort, dir, ['Uploads', 'Storage', 'Documents'])}<h2>Groups</h2>${table(groups, sort, dir, [])}`;
 }
 
@@ -58,9 +58,9 @@ function table(rows: UsageRecord[], sort: SortKey, dir: string, zones: string[])
       const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
       const pct = Math.min(100, Math.round(ratio * 100));
       // <meter> instead of a styled bar: no inline style, which the CSP (style-src 'self') would block.
-      const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc(formatBytes(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
-      const zoneCells = zones.map((z) => `<td class="num">${esc(formatBytes(r.zones[z]?.bytes ?? 0))}<br><small>${r.zones[z]?.files ?? 0} files</small></td>`).join('');
-      return `<tr><td>${esc(r.id)}</td><td class="num">${esc(formatBytes(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${esc(r.last_activity.replace('T', ' ').slice(0, 16))}</td>${zoneCells}</tr>`;
+      const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc(formatSize(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
+      const zoneCells = zones.map((z) => `<td class="num">${esc(formatSize(r.zones[z]?.bytes ?? 0))}<br><small>${plural(r.zones[z]?.files ?? 0, 'file')}</small></td>`).join('');
+      return `<tr><td>${esc(r.id)}</td><td class="num">${esc(formatSize(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}</tr>`;
     })
     .join('');
   return `<div class="table"><table><thead><tr>${head.join('')}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;

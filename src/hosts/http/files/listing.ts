@@ -5,7 +5,7 @@
  * folder are left out; the version history (.git) of a versioned zone never shows.
  */
 import path from 'node:path';
-import { linkServing, type FolderEntry, type Target } from '../../../index.js';
+import { formatSize, type FolderEntry, type Target } from '../../../index.js';
 import { previewKind } from './preview.js';
 import { escapeHtml, page } from './pages.js';
 
@@ -54,7 +54,7 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
     const view = kind !== undefined ? `<a href="${link}?view=1">view</a>` : '';
     // Pictures show inline (the file itself, loaded only when scrolled into view).
     const thumb = kind === 'image' ? `<img class="thumb" src="${link}" alt="" loading="lazy">` : '';
-    return `<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : linkServing.humanSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
+    return `<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : formatSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,

@@ -1,6 +1,7 @@
 /**
  * GET /healthz and /readyz (no auth: balancers and probes), GET /metrics (Prometheus; admin by
- * default) and GET /openapi.json (no auth: Open WebUI fetches it without user context).
+ * default) and GET /openapi.json (no auth: Open WebUI fetches it without user context), with
+ * /openapi-client.json, its form for generated clients.
  */
 import { openApiDocument } from '../openapi.js';
 import { AdminGuard } from '../admin/guard.js';
@@ -12,16 +13,17 @@ export function basicRoutes(ctx: ServerContext): Route[] {
   // Served from memory: Open WebUI re-fetches it at every chat request (10 s timeout). It lists the
   // functions the `functions` valves enable (for users or admins: the document is read without a
   // user), and is rebuilt only when that set changes (the admin page changes valves at run time).
-  let cached = { key: '', text: '' };
-  const openapi = (): string => {
+  const cached = new Map<string, { key: string; text: string }>();
+  const openapi = (headers: boolean): string => {
     const valves = ctx.valves();
     const enabled = new Set([...ctx.api.enabled(valves, 'user'), ...ctx.api.enabled(valves, 'admin')]);
     const key = [...enabled].join(',');
-    if (key !== cached.key) {
+    const form = headers ? 'client' : 'host';
+    if (cached.get(form)?.key !== key) {
       const functions = ctx.api.functions.filter((f) => enabled.has(f.name));
-      cached = { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth })) };
+      cached.set(form, { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth, headers })) });
     }
-    return cached.text;
+    return cached.get(form)!.text;
   };
   return [
     // Liveness: from memory only, never the storage (health.ts).
@@ -57,6 +59,8 @@ export function basicRoutes(ctx: ServerContext): Route[] {
         res.end(ctx.metrics.render(ctx.gauges()));
       },
     },
-    { methods: ['GET', 'HEAD'], path: '/openapi.json', handler: (_req, res) => sendJson(res, 200, openapi(), { 'Access-Control-Allow-Origin': '*' }) },
+    { methods: ['GET', 'HEAD'], path: '/openapi.json', handler: (_req, res) => sendJson(res, 200, openapi(false), { 'Access-Control-Allow-Origin': '*' }) },
+    // For generated clients: the request headers declared as parameters (see openapi.ts).
+    { methods: ['GET', 'HEAD'], path: '/openapi-client.json', handler: (_req, res) => sendJson(res, 200, openapi(true), { 'Access-Control-Allow-Origin': '*' }) },
   ];
 }

@@ -72,12 +72,12 @@ var require_content_type = __commonJS({
       if (!string3) {
         throw new TypeError("argument string is required");
       }
-      var header2 = typeof string3 === "object" ? getcontenttype(string3) : string3;
-      if (typeof header2 !== "string") {
+      var header3 = typeof string3 === "object" ? getcontenttype(string3) : string3;
+      if (typeof header3 !== "string") {
         throw new TypeError("argument string is required to be a string");
       }
-      var index = header2.indexOf(";");
-      var type = index !== -1 ? header2.slice(0, index).trim() : header2.trim();
+      var index = header3.indexOf(";");
+      var type = index !== -1 ? header3.slice(0, index).trim() : header3.trim();
       if (!TYPE_REGEXP.test(type)) {
         throw new TypeError("invalid media type");
       }
@@ -87,7 +87,7 @@ var require_content_type = __commonJS({
         var match;
         var value;
         PARAM_REGEXP.lastIndex = index;
-        while (match = PARAM_REGEXP.exec(header2)) {
+        while (match = PARAM_REGEXP.exec(header3)) {
           if (match.index !== index) {
             throw new TypeError("invalid parameter format");
           }
@@ -102,23 +102,23 @@ var require_content_type = __commonJS({
           }
           obj.parameters[key] = value;
         }
-        if (index !== header2.length) {
+        if (index !== header3.length) {
           throw new TypeError("invalid parameter format");
         }
       }
       return obj;
     }
     function getcontenttype(obj) {
-      var header2;
+      var header3;
       if (typeof obj.getHeader === "function") {
-        header2 = obj.getHeader("content-type");
+        header3 = obj.getHeader("content-type");
       } else if (typeof obj.headers === "object") {
-        header2 = obj.headers && obj.headers["content-type"];
+        header3 = obj.headers && obj.headers["content-type"];
       }
-      if (typeof header2 !== "string") {
+      if (typeof header3 !== "string") {
         throw new TypeError("content-type header is missing from object");
       }
-      return header2;
+      return header3;
     }
     function qstring(val) {
       var str = String(val);
@@ -3366,8 +3366,8 @@ var require_utils = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path7) {
-      let input = path7;
+    function removeDotSegments(path8) {
+      let input = path8;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -3441,11 +3441,11 @@ var require_utils = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path7) {
-      if (path7 === "" || path7[0] === "/") {
-        return removeDotSegments(path7);
+    function removeDotSegmentsRelative(path8) {
+      if (path8 === "" || path8[0] === "/") {
+        return removeDotSegments(path8);
       }
-      const segments = path7.split("/");
+      const segments = path8.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -3808,8 +3808,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path7 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path7 && path7 !== "/" ? path7 : void 0;
+        const path8 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path8 && path8 !== "/" ? path8 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -7346,12 +7346,12 @@ var require_dist = __commonJS({
         throw new Error(`Unknown format "${name}"`);
       return f;
     };
-    function addFormats(ajv, list2, fs10, exportName) {
+    function addFormats(ajv, list2, fs11, exportName) {
       var _a4;
       var _b2;
       (_a4 = (_b2 = ajv.opts.code).formats) !== null && _a4 !== void 0 ? _a4 : _b2.formats = (0, codegen_1._)`require("ajv-formats/dist/formats").${exportName}`;
       for (const f of list2)
-        ajv.addFormat(f, fs10[f]);
+        ajv.addFormat(f, fs11[f]);
     }
     module.exports = exports = formatsPlugin;
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -7599,11 +7599,11 @@ var require_punycode = __commonJS({
 });
 
 // src/hosts/server.ts
-import { serving as serving6 } from "./fileshed.mjs";
+import { serving as serving7 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
-import { admin, hostApi, linkServing as linkServing5, serving as serving3, version as version2 } from "./fileshed.mjs";
+import { admin, hostApi, linkServing as linkServing4, serving as serving4, version as version2 } from "./fileshed.mjs";
 
 // src/hosts/mcp/http.ts
 import crypto4, { randomUUID } from "node:crypto";
@@ -8548,8 +8548,8 @@ var writeDefaultHeaders = (outgoing, status, length) => {
   });
 };
 var responseViaCache = async (res, outgoing) => {
-  let [status, body, header2] = res[cacheKey];
-  if (!header2) {
+  let [status, body, header3] = res[cacheKey];
+  if (!header3) {
     if (body === null) {
       outgoing.writeHead(status);
       outgoing.end();
@@ -8573,16 +8573,16 @@ var responseViaCache = async (res, outgoing) => {
   let hasContentLength = false;
   let plainHeaders = false;
   let canAutoLength = true;
-  if (header2 instanceof Headers) {
-    hasContentLength = header2.has("content-length");
-    header2 = buildOutgoingHttpHeaders(header2, body === null ? void 0 : defaultContentType);
-  } else if (Array.isArray(header2)) {
-    const headerObj = new Headers(header2);
+  if (header3 instanceof Headers) {
+    hasContentLength = header3.has("content-length");
+    header3 = buildOutgoingHttpHeaders(header3, body === null ? void 0 : defaultContentType);
+  } else if (Array.isArray(header3)) {
+    const headerObj = new Headers(header3);
     hasContentLength = headerObj.has("content-length");
-    header2 = buildOutgoingHttpHeaders(headerObj, body === null ? void 0 : defaultContentType);
+    header3 = buildOutgoingHttpHeaders(headerObj, body === null ? void 0 : defaultContentType);
   } else {
     plainHeaders = true;
-    for (const key in header2) {
+    for (const key in header3) {
       if (key.length === 14 && key.toLowerCase() === "content-length") {
         hasContentLength = true;
         break;
@@ -8596,11 +8596,11 @@ var responseViaCache = async (res, outgoing) => {
     else if (body instanceof Uint8Array) length = body.byteLength;
     else if (body instanceof Blob) length = body.size;
     if (length !== void 0 && (!plainHeaders || !canAutoLength || !trySetContentLength(outgoing, status, length))) {
-      if (plainHeaders) header2 = { ...header2 };
-      header2["Content-Length"] = length;
+      if (plainHeaders) header3 = { ...header3 };
+      header3["Content-Length"] = length;
     }
   }
-  outgoing.writeHead(status, header2);
+  outgoing.writeHead(status, header3);
   if (body == null) outgoing.end();
   else if (typeof body === "string" || body instanceof Uint8Array) outgoing.end(body);
   else if (body instanceof Blob) outgoing.end(new Uint8Array(await body.arrayBuffer()));
@@ -8837,25 +8837,25 @@ var upgradeWebSocket = defineWebSocketHelper(async (c, events, options) => {
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/shared/mediaType.js
 var import_content_type = __toESM(require_content_type(), 1);
-function mediaTypeEssence(header2) {
-  if (!header2) {
+function mediaTypeEssence(header3) {
+  if (!header3) {
     return void 0;
   }
   try {
-    return import_content_type.default.parse(header2).type;
+    return import_content_type.default.parse(header3).type;
   } catch {
-    const essence = (header2.split(";", 1)[0] ?? "").trim().toLowerCase();
-    if (essence === "" || header2.slice(essence.length).includes(",")) {
+    const essence = (header3.split(";", 1)[0] ?? "").trim().toLowerCase();
+    if (essence === "" || header3.slice(essence.length).includes(",")) {
       return void 0;
     }
     return essence;
   }
 }
-function isJsonContentType(header2) {
-  if (header2 === "application/json") {
+function isJsonContentType(header3) {
+  if (header3 === "application/json") {
     return true;
   }
-  return mediaTypeEssence(header2) === "application/json";
+  return mediaTypeEssence(header3) === "application/json";
 }
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/requestBody.js
@@ -9151,10 +9151,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path7) {
-  if (!path7)
+function getElementAtPath(obj, path8) {
+  if (!path8)
     return obj;
-  return path7.reduce((acc, key) => acc?.[key], obj);
+  return path8.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -9494,11 +9494,11 @@ function explicitlyAborted(x2, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path7, issues) {
+function prefixIssues(path8, issues) {
   return issues.map((iss) => {
     var _a4;
     (_a4 = iss).path ?? (_a4.path = []);
-    iss.path.unshift(path7);
+    iss.path.unshift(path8);
     return iss;
   });
 }
@@ -9956,16 +9956,16 @@ function flattenError(error2, mapper = (issue2) => issue2.message) {
 }
 function formatError(error2, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error3, path7 = []) => {
+  const processError = (error3, path8 = []) => {
     for (const issue2 of error3.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path8, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path8, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path8, ...issue2.path]);
       } else {
-        const fullpath = [...path7, ...issue2.path];
+        const fullpath = [...path8, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -11039,10 +11039,10 @@ function isValidJWT(token, algorithm = null) {
     const tokensParts = token.split(".");
     if (tokensParts.length !== 3)
       return false;
-    const [header2] = tokensParts;
-    if (!header2)
+    const [header3] = tokensParts;
+    if (!header3)
       return false;
-    const parsedHeader = JSON.parse(atob(header2));
+    const parsedHeader = JSON.parse(atob(header3));
     if ("typ" in parsedHeader && parsedHeader?.typ !== "JWT")
       return false;
     if (!parsedHeader.alg)
@@ -17906,9 +17906,9 @@ function isObject2(input) {
 }
 function isDisjoint(...headers) {
   const parameters = /* @__PURE__ */ new Set();
-  for (const header2 of headers)
-    if (header2)
-      for (const parameter of Object.keys(header2)) {
+  for (const header3 of headers)
+    if (header3)
+      for (const parameter of Object.keys(header3)) {
         if (parameters.has(parameter))
           return false;
         parameters.add(parameter);
@@ -18202,10 +18202,10 @@ function encodeCompactUnencodedPayload(payload) {
   }
 }
 async function verifySignature(jws, shared, key, encodeUnencodedPayload, parsedProtected) {
-  const { protected: encodedProtectedHeader, header: header2, payload: inputPayload } = jws, protectedHeader = parsedProtected ?? parseProtectedHeader(encodedProtectedHeader);
-  if (!isDisjoint(protectedHeader, header2))
+  const { protected: encodedProtectedHeader, header: header3, payload: inputPayload } = jws, protectedHeader = parsedProtected ?? parseProtectedHeader(encodedProtectedHeader);
+  if (!isDisjoint(protectedHeader, header3))
     throw new JWSInvalid("JWS Protected and JWS Unprotected Header Parameter names must be disjoint");
-  const joseHeader = { ...protectedHeader, ...header2 }, b64 = validateB64(protectedHeader, validateCrit(JWSInvalid, JWS_RECOGNIZED, shared[1], protectedHeader, joseHeader)), { alg } = joseHeader;
+  const joseHeader = { ...protectedHeader, ...header3 }, b64 = validateB64(protectedHeader, validateCrit(JWSInvalid, JWS_RECOGNIZED, shared[1], protectedHeader, joseHeader)), { alg } = joseHeader;
   if (typeof alg != "string" || !alg)
     throw new JWSInvalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
   if (shared[0] && !shared[0].has(alg))
@@ -18229,7 +18229,7 @@ async function verifySignature(jws, shared, key, encodeUnencodedPayload, parsedP
   if (!verified)
     throw new JWSSignatureVerificationFailed();
   const result = { payload: typeof signingPayload == "string" ? decodeBase64url(signingPayload, "payload", JWSInvalid) : signingPayload };
-  return encodedProtectedHeader !== void 0 && (result.protectedHeader = protectedHeader), header2 !== void 0 && (result.unprotectedHeader = header2), resolvedKey ? [{ ...result, key: verificationKey }, b64] : [result, b64];
+  return encodedProtectedHeader !== void 0 && (result.protectedHeader = protectedHeader), header3 !== void 0 && (result.unprotectedHeader = header3), resolvedKey ? [{ ...result, key: verificationKey }, b64] : [result, b64];
 }
 async function verifyCompact(jws, shared, key) {
   if (jws instanceof Uint8Array && (jws = decoder.decode(jws)), typeof jws != "string")
@@ -20277,6 +20277,7 @@ var Server = class extends Protocol {
 };
 
 // src/hosts/http/openwebui.ts
+import { formatSize } from "./fileshed.mjs";
 function openwebuiGroups(baseUrl, token, caller) {
   let listing;
   const list2 = () => listing ??= (async () => {
@@ -20316,7 +20317,7 @@ function openwebuiFile(baseUrl, token, id, name) {
       let size = 0;
       for await (const chunk of res.body) {
         size += chunk.length;
-        if (size > maxBytes) throw new Error(`it is larger than ${Math.round(maxBytes / 1048576)} MB`);
+        if (size > maxBytes) throw new Error(`it is larger than ${formatSize(maxBytes)}`);
         chunks.push(chunk);
       }
       return Buffer.concat(chunks, size);
@@ -20648,15 +20649,11 @@ function redirect2(res, to, headers = {}) {
 function csrfField(token) {
   return `<input type="hidden" name="_csrf" value="${esc2(token)}">`;
 }
-function formatBytes(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = bytes;
-  let i2 = 0;
-  while (v >= 1024 && i2 < units.length - 1) {
-    v /= 1024;
-    i2++;
-  }
-  return `${i2 === 0 ? v : v.toFixed(1)} ${units[i2]}`;
+function timeText(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return esc2(iso);
+  const text2 = d.toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+  return `<time datetime="${esc2(d.toISOString())}" title="${esc2(d.toISOString())}">${esc2(text2)}</time>`;
 }
 
 // src/hosts/http/admin/audit-page.ts
@@ -20670,7 +20667,7 @@ function auditPage(storageBase, q, auditOn) {
   const filters = `<form method="get" action="/admin/audit" class="inline"><label>User <input type="search" name="user" value="${esc2(user)}" placeholder="alice"></label><label>Function <input type="search" name="function" value="${esc2(fn)}" placeholder="shed_exec"></label>
 <label><input type="checkbox" name="errors" value="1"${errorsOnly ? " checked" : ""}> errors only</label><label><input type="checkbox" name="flagged" value="1"${flaggedOnly ? " checked" : ""}> flagged only</label><button type="submit">Filter</button></form>`;
   const off = auditOn ? "" : '<p class="notice warn">The audit log is off (valve audit_log): no new entries are written.</p>';
-  const rows = entries.map((e) => `<tr${e.flagged ? ' class="flagged"' : ""}><td>${esc2(e.time.replace("T", " ").slice(0, 19))}</td><td>${esc2(e.user)}</td><td>${esc2(e.conversation)}</td><td><code>${esc2(e.function)}</code>${e.command ? ` <code>${esc2(e.command)}</code>` : ""}</td><td>${esc2([e.zone, e.group].filter(Boolean).join(" "))}</td><td>${(e.paths ?? []).map((p) => `<code>${esc2(p)}</code>`).join("<br>")}</td><td>${esc2(e.code)}${e.flagged ? ' <span class="tag flag">flagged</span>' : ""}</td><td class="num">${esc2(e.ms)}</td></tr>`).join("");
+  const rows = entries.map((e) => `<tr${e.flagged ? ' class="flagged"' : ""}><td>${esc2(e.time.replace("T", " ").slice(0, 19))}</td><td>${esc2(e.user)}</td><td>${e.conversation ? esc2(e.conversation) : '<span class="muted" title="The host sent no chat id (X-OpenWebUI-Chat-Id)">\u2014</span>'}</td><td><code>${esc2(e.function)}</code>${e.command ? ` <code>${esc2(e.command)}</code>` : ""}</td><td>${esc2([e.zone, e.group].filter(Boolean).join(" "))}</td><td>${(e.paths ?? []).map((p) => `<code>${esc2(p)}</code>`).join("<br>")}</td><td>${esc2(e.code)}${e.flagged ? ' <span class="tag flag">flagged</span>' : ""}</td><td class="num">${esc2(e.ms)}</td></tr>`).join("");
   const table4 = entries.length ? `<div class="table"><table><thead><tr><th>Time (UTC)</th><th>User</th><th>Conversation</th><th>Function</th><th>Zone</th><th>Paths</th><th>Result</th><th class="num">ms</th></tr></thead><tbody>${rows}</tbody></table></div>` : '<p class="muted">No matching entries.</p>';
   return `${off}${filters}<p class="muted">${entries.length} entries shown (newest first, at most ${limit}).</p>${table4}`;
 }
@@ -20788,7 +20785,7 @@ function sameSecret(a, b) {
 }
 
 // src/hosts/http/admin/groups.ts
-import { admin as pluginAdmin2 } from "./fileshed.mjs";
+import { admin as pluginAdmin2, plural } from "./fileshed.mjs";
 function groupsReadOnly(ctx) {
   return ctx.settings.auth.every((m) => m === "openwebui-session");
 }
@@ -20803,7 +20800,7 @@ async function groupsPage(ctx, csrf) {
     const memberList = members2.map((m) => readOnly ? `<li>${esc2(m)}</li>` : `<li><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="remove-member"><input type="hidden" name="group" value="${esc2(g.id)}"><input type="hidden" name="user" value="${esc2(m)}">${esc2(m)} <button type="submit" class="link">remove</button></form></li>`).join("");
     const add = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="add-member"><input type="hidden" name="group" value="${esc2(g.id)}"><label>User id <input type="text" name="user" placeholder="alice" required></label><button type="submit">Add member</button></form>`;
     const del = readOnly ? "" : `<form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="delete"><input type="hidden" name="group" value="${esc2(g.id)}"><button type="submit">Delete group</button></form>`;
-    rows.push(`<div class="card" data-group="${esc2(g.id)}"><h3>${esc2(g.name)} <small><code>${esc2(g.id)}</code></small></h3><p class="muted">${esc2(g.description)} ${members2.length} member(s). Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
+    rows.push(`<div class="card" data-group="${esc2(g.id)}"><h3>${esc2(g.name)} <small><code>${esc2(g.id)}</code></small></h3><p class="muted">${esc2(g.description)} ${plural(members2.length, "member")}. Deleting a group removes it from the directory; its files stay on disk.</p><ul>${memberList}</ul>${add} ${del}</div>`);
   }
   const create = readOnly ? "" : `<h2>New group</h2><form method="post" action="/admin/groups" class="inline">${csrfField(csrf)}<input type="hidden" name="action" value="create"><label>Group id <input type="text" name="group" placeholder="team-a" required></label><label>Name <input type="text" name="name" placeholder="Team A"></label><button type="submit" class="primary">Create group</button></form>`;
   return `${note}${create}<h2>Groups (${list2.length})</h2>${rows.length ? `<div class="grid">${rows.join("")}</div>` : '<p class="muted">No groups yet.</p>'}`;
@@ -20845,21 +20842,23 @@ async function linksPage(storageBase, csrf) {
     const state = l.revokedAt ? "revoked" : Date.parse(l.expiresAt) <= now ? "expired" : "active";
     const revoke = state === "active" ? `<form method="post" action="/admin/links" class="inline">${csrfField(csrf)}<input type="hidden" name="link_id" value="${esc2(l.id)}"><button type="submit">Revoke</button></form>` : "";
     const where = l.groupId ? `group:${l.groupId}` : l.zone;
-    return `<tr><td>${esc2(l.userId)}</td><td>${esc2(where)}</td><td><code>${esc2(l.path)}</code></td><td>${esc2(l.kind)}</td><td>${esc2(l.createdAt)}</td><td>${esc2(l.expiresAt)}</td><td>${state}</td><td>${revoke}</td></tr>`;
+    return `<tr><td>${esc2(l.userId)}</td><td>${esc2(where)}</td><td><code>${esc2(l.path)}</code></td><td>${esc2(l.kind)}</td><td>${timeText(l.createdAt)}</td><td>${timeText(l.expiresAt)}</td><td>${state}</td><td>${revoke}</td></tr>`;
   }).join("");
   return `<div class="table"><table><thead><tr><th>User</th><th>Zone</th><th>Path</th><th>Kind</th><th>Created</th><th>Expires</th><th>State</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 // src/hosts/http/admin/maintenance.ts
+import { plural as plural2 } from "./fileshed.mjs";
 function maintenancePage(schedule, csrf, uploadsRetentionDays, justRan) {
   const h = schedule.intervalHours();
   const next = schedule.nextAt();
-  const last = justRan ?? schedule.last;
-  const info = `<div class="grid"><div class="card"><strong>Schedule</strong><p>${h === 0 ? "off (valve maintenance_interval_hours = 0)" : `every ${h} h`}</p><p class="muted">Next run: ${next === void 0 ? "\u2014" : esc2(new Date(next).toISOString().replace("T", " ").slice(0, 16))} UTC${schedule.isRunning() ? " (running now)" : ""}</p></div>
+  const last = justRan ?? schedule.lastRun();
+  const info = `<div class="grid"><div class="card"><strong>Schedule</strong><p>${h === 0 ? "off (valve maintenance_interval_hours = 0)" : `every ${h} h after the last run`}</p><p class="muted">Next run: ${next === void 0 ? "\u2014" : timeText(new Date(next).toISOString())}${schedule.isRunning() ? " (running now)" : ""}</p></div>
 <div class="card"><strong>Uploads retention</strong><p>${Number(uploadsRetentionDays) > 0 ? `${esc2(uploadsRetentionDays)} days` : "keep forever"}</p><p class="muted">Conversation upload folders untouched for longer are removed.</p></div>
-<div class="card"><strong>Last run</strong><p>${last ? `${esc2(last.at.replace("T", " ").slice(0, 19))} UTC (${esc2(last.trigger)})` : "not yet"}</p></div></div>`;
+<div class="card"><strong>Last run</strong><p>${last ? `${timeText(last.at)} (${esc2(last.trigger)})` : "not yet"}</p></div></div>`;
   const run = `<form method="post" action="/admin/maintenance">${csrfField(csrf)}<p><button type="submit" class="primary">Run now for all users</button> <span class="muted">Stale locks and working copies, temp files of interrupted writes, expired uploads.</span></p></form>`;
-  return `${info}${run}${last ? report(last) : ""}`;
+  const shown2 = justRan ?? schedule.last;
+  return `${info}${run}${shown2 ? report(shown2) : ""}`;
 }
 function report(run) {
   if (run.error) return `<p class="notice error">The run failed: ${esc2(run.error)}</p>`;
@@ -20868,7 +20867,7 @@ function report(run) {
     const parts = Object.entries(rep).filter(([, v]) => Array.isArray(v) ? v.length > 0 : typeof v === "number" && v > 0).map(([k, v]) => `<li><strong>${esc2(k)}</strong>: ${Array.isArray(v) ? v.map((x2) => `<code>${esc2(typeof x2 === "string" ? x2 : JSON.stringify(x2))}</code>`).join(", ") : esc2(v)}</li>`).join("");
     return `<li><strong>${esc2(scope)}</strong><ul>${parts}</ul></li>`;
   }).join("");
-  return `<h2>Report</h2><p id="maintenance-summary">${r.users} users and ${r.groups} groups checked; ${r.total} items cleaned in ${r.ms} ms.</p>${items ? `<ul class="report">${items}</ul>` : '<p class="muted">Nothing to clean.</p>'}`;
+  return `<h2>Report</h2><p id="maintenance-summary">${plural2(r.users, "user")} and ${plural2(r.groups, "group")} checked; ${plural2(r.total, "item")} cleaned in ${r.ms} ms.</p>${items ? `<ul class="report">${items}</ul>` : '<p class="muted">Nothing to clean.</p>'}`;
 }
 
 // src/hosts/http/admin/sandbox.ts
@@ -20891,7 +20890,7 @@ ${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Do
 }
 
 // src/hosts/http/admin/usage.ts
-import { admin as pluginAdmin4 } from "./fileshed.mjs";
+import { formatSize as formatSize2, plural as plural3, admin as pluginAdmin4 } from "./fileshed.mjs";
 var COLUMNS = [
   ["id", "Name"],
   ["total", "Total"],
@@ -20926,7 +20925,7 @@ function usagePage(storageBase, query2, csrf) {
   const users = sorted("user");
   const groups = sorted("group");
   const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
-  return `<p class="muted">From the usage records (updated after each call); ${users.length} users and ${groups.length} groups recorded.</p>${measure}
+  return `<p class="muted">From the usage records (updated after each call); ${plural3(users.length, "user")} and ${plural3(groups.length, "group")} recorded.</p>${measure}
 <h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
 }
 function table2(rows, sort, dir, zones) {
@@ -20940,9 +20939,9 @@ function table2(rows, sort, dir, zones) {
   const body = rows.map((r) => {
     const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
     const pct = Math.min(100, Math.round(ratio * 100));
-    const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatBytes(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
-    const zoneCells = zones.map((z) => `<td class="num">${esc2(formatBytes(r.zones[z]?.bytes ?? 0))}<br><small>${r.zones[z]?.files ?? 0} files</small></td>`).join("");
-    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatBytes(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${esc2(r.last_activity.replace("T", " ").slice(0, 16))}</td>${zoneCells}</tr>`;
+    const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatSize2(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
+    const zoneCells = zones.map((z) => `<td class="num">${esc2(formatSize2(r.zones[z]?.bytes ?? 0))}<br><small>${plural3(r.zones[z]?.files ?? 0, "file")}</small></td>`).join("");
+    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatSize2(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}</tr>`;
   }).join("");
   return `<div class="table"><table><thead><tr>${head.join("")}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
@@ -21216,10 +21215,10 @@ function adminRoutes(ctx, schedule) {
     const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label2}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
     sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
-  const section = (path7, title, render, act) => ({
+  const section = (path8, title, render, act) => ({
     methods: act ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"],
-    path: path7,
-    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page2(res, a, path7, title, await render(req, a), noticeFromQuery(req)))
+    path: path8,
+    handler: admin2(async (req, res, a, form) => req.method === "POST" && act ? act(req, res, a, form) : page2(res, a, path8, title, await render(req, a), noticeFromQuery(req)))
   });
   return [
     { methods: ["GET", "HEAD"], path: "/admin/assets/admin.css", handler: (_req, res) => sendCss(res) },
@@ -21332,8 +21331,13 @@ function sendCss(res) {
 }
 
 // src/hosts/http/admin/schedule.ts
+import crypto8 from "node:crypto";
+import fs2 from "node:fs";
+import path2 from "node:path";
+import { plural as plural4, serving as serving3 } from "./fileshed.mjs";
+var RECORD = ".fileshed-maintenance.json";
 var MaintenanceSchedule = class {
-  constructor(ctx, maintainAll, times = { firstDelayMs: 5 * 6e4, tickMs: 6e4 }) {
+  constructor(ctx, maintainAll, times = { tickMs: 6e4 }) {
     this.ctx = ctx;
     this.maintainAll = maintainAll;
     this.times = times;
@@ -21341,6 +21345,7 @@ var MaintenanceSchedule = class {
   ctx;
   maintainAll;
   times;
+  /** This process's last run, with its report (the page shows it). */
   last;
   running = false;
   timer;
@@ -21359,12 +21364,21 @@ var MaintenanceSchedule = class {
     const h = Number(this.ctx.valves().maintenance_interval_hours ?? 24);
     return Number.isFinite(h) && h > 0 ? h : 0;
   }
+  /** The last run on this storage base, by any instance (undefined when none is recorded). */
+  lastRun() {
+    try {
+      const r = JSON.parse(serving3.readText(this.recordFile()));
+      if (typeof r.at === "string" && !Number.isNaN(Date.parse(r.at)) && (r.trigger === "schedule" || r.trigger === "admin")) return { at: r.at, trigger: r.trigger };
+    } catch {
+    }
+    return this.last;
+  }
   /** When the next scheduled run is due (ms since epoch), or undefined when the schedule is off. */
   nextAt() {
     const h = this.intervalHours();
     if (h === 0) return void 0;
-    const lastScheduled = this.last ? Date.parse(this.last.at) : void 0;
-    return lastScheduled !== void 0 ? lastScheduled + h * 36e5 : this.startedAt + this.times.firstDelayMs;
+    const last = this.lastRun();
+    return (last !== void 0 ? Date.parse(last.at) : this.startedAt) + h * 36e5;
   }
   isRunning() {
     return this.running;
@@ -21376,26 +21390,43 @@ var MaintenanceSchedule = class {
     const at = (/* @__PURE__ */ new Date()).toISOString();
     try {
       this.last = { at, trigger, report: this.maintainAll(this.ctx.valves()) };
-      if (trigger === "schedule") this.ctx.log.info(`scheduled maintenance: ${this.last.report.users} users, ${this.last.report.groups} groups, ${this.last.report.total} items cleaned in ${this.last.report.ms} ms`);
+      const r = this.last.report;
+      if (trigger === "schedule") this.ctx.log.info(`scheduled maintenance: ${plural4(r.users, "user")}, ${plural4(r.groups, "group")}, ${plural4(r.total, "item")} cleaned in ${r.ms} ms`);
     } catch (err2) {
       this.last = { at, trigger, error: err2.message };
       this.ctx.log.info(`maintenance failed: ${err2.message}`);
     } finally {
       this.running = false;
     }
+    this.record({ at, trigger });
     return this.last;
+  }
+  recordFile() {
+    return path2.join(this.ctx.storageBase, RECORD);
+  }
+  /** temp + rename: another instance reads the old or the new time, never half of it. */
+  record(run) {
+    const file = this.recordFile();
+    const tmp = `${file}.${crypto8.randomBytes(6).toString("hex")}.tmp`;
+    try {
+      serving3.writeBytes(tmp, JSON.stringify(run), { mode: 384, exclusive: true });
+      fs2.renameSync(tmp, file);
+    } catch (err2) {
+      fs2.rmSync(tmp, { force: true });
+      this.ctx.log.info(`maintenance: the time of this run could not be recorded in the storage base (${err2.code ?? err2.message}): other instances do not see it`);
+    }
   }
 };
 
 // src/hosts/valves.ts
-import fs2 from "node:fs";
+import fs3 from "node:fs";
 function valvesSource(configFile, base, flagValves, extra = {}) {
   let stamp = "";
   let current = {};
   return () => {
     let now = "missing";
     try {
-      const st = fs2.statSync(configFile);
+      const st = fs3.statSync(configFile);
       now = `${st.mtimeMs}:${st.size}:${st.ino}`;
     } catch {
     }
@@ -21476,19 +21507,19 @@ function serverBusyEnvelope(limits) {
 }
 
 // src/hosts/http/log.ts
-import fs3 from "node:fs";
-import path2 from "node:path";
+import fs4 from "node:fs";
+import path3 from "node:path";
 function createLogger(target, base) {
   let write = () => {
   };
   let fd2;
   if (target === "stderr") write = (line) => process.stderr.write(line);
   else if (target !== "off") {
-    const file = path2.resolve(base, target);
-    fs3.mkdirSync(path2.dirname(file), { recursive: true });
-    fd2 = fs3.openSync(file, "a", 384);
+    const file = path3.resolve(base, target);
+    fs4.mkdirSync(path3.dirname(file), { recursive: true });
+    fd2 = fs4.openSync(file, "a", 384);
     const f = fd2;
-    write = (line) => fs3.writeSync(f, line);
+    write = (line) => fs4.writeSync(f, line);
   }
   return {
     access(entry) {
@@ -21500,7 +21531,7 @@ function createLogger(target, base) {
 `);
     },
     close() {
-      if (fd2 !== void 0) fs3.closeSync(fd2);
+      if (fd2 !== void 0) fs4.closeSync(fd2);
     }
   };
 }
@@ -21522,6 +21553,20 @@ var ENVELOPE = {
   required: ["success"]
 };
 var DETAIL = { type: "object", properties: { detail: { type: "string" } }, required: ["detail"] };
+var header2 = (name, description, required2 = false) => ({ name, in: "header", required: required2, description, schema: { type: "string" } });
+function requestHeaders(auth) {
+  const user = auth.includes("api-key") ? [
+    header2("X-OpenWebUI-User-Id", `The user the call is for (1-128 of A-Z a-z 0-9 _ -)${auth.length > 1 ? ", with the API key" : ""}; without it the call is refused (400).`, auth.length === 1),
+    header2("X-OpenWebUI-User-Name", "The user's display name, percent-encoded (with the API key)."),
+    header2("X-OpenWebUI-User-Email", "The user's e-mail (with the API key)."),
+    header2("X-OpenWebUI-User-Role", "user or admin (with the API key); admin enables the functions_admin profile.")
+  ] : [];
+  return [
+    ...user,
+    header2("X-OpenWebUI-Chat-Id", "The conversation: each has its own Uploads folder."),
+    header2("X-OpenWebUI-Message-Id", "The chat message (status events of an Open WebUI session go to it).")
+  ];
+}
 function openApiDocument(functions, opts) {
   const schemes = {};
   if (opts.auth.includes("api-key")) schemes.apiKey = { type: "http", scheme: "bearer", description: "API key of a trusted backend; the user comes in X-OpenWebUI-User-Id." };
@@ -21530,12 +21575,14 @@ function openApiDocument(functions, opts) {
   const security = [...Object.keys(schemes).map((k) => ({ [k]: [] })), ...opts.auth.includes("local") ? [{}] : []];
   const error2 = (description) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Detail" } } } });
   const paths = {};
+  const parameters = opts.headers ? requestHeaders(opts.auth) : void 0;
   for (const fn of functions) {
     paths[`/${fn.name}`] = {
       post: {
         operationId: fn.name,
         summary: fn.description.split(/(?<=\.)\s/)[0],
         description: fn.description,
+        ...parameters ? { parameters } : {},
         requestBody: { required: true, content: { "application/json": { schema: fn.parameters } } },
         responses: {
           "200": { description: "The function ran; read success, data, message or error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Envelope" } } } },
@@ -21548,10 +21595,10 @@ function openApiDocument(functions, opts) {
   }
   return {
     openapi: "3.1.0",
-    info: { title: "Fileshed", version: opts.version, description: "Persistent per-user file workspace for LLMs: personal zones (Uploads, Storage, Documents with history), group spaces, commands, SQLite, archives." },
-    // Only an address the admin vouched for (--public-url): a bind address like 0.0.0.0 is no URL to
-    // call, and without `servers` clients use the URL they fetched the document from.
-    ...opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {},
+    info: { title: "Fileshed", version: opts.version, license: { name: "MIT", identifier: "MIT" }, description: "Persistent per-user file workspace for LLMs: personal zones (Uploads, Storage, Documents with history), group spaces, commands, SQLite, archives." },
+    // Only an address the admin vouched for (--public-url); else '/', the server the document came
+    // from (a bind address like 0.0.0.0 is no URL to call).
+    servers: [opts.serverUrl ? { url: opts.serverUrl, description: "The public URL of this server (--public-url)." } : { url: "/", description: "The server this document was read from." }],
     paths,
     components: { schemas: { Envelope: ENVELOPE, Detail: DETAIL }, ...Object.keys(schemes).length > 0 ? { securitySchemes: schemes } : {} },
     security
@@ -21561,16 +21608,17 @@ function openApiDocument(functions, opts) {
 // src/hosts/http/routes/basic.ts
 function basicRoutes(ctx) {
   const guard = new AdminGuard(ctx);
-  let cached2 = { key: "", text: "" };
-  const openapi = () => {
+  const cached2 = /* @__PURE__ */ new Map();
+  const openapi = (headers) => {
     const valves = ctx.valves();
     const enabled = /* @__PURE__ */ new Set([...ctx.api.enabled(valves, "user"), ...ctx.api.enabled(valves, "admin")]);
     const key = [...enabled].join(",");
-    if (key !== cached2.key) {
+    const form = headers ? "client" : "host";
+    if (cached2.get(form)?.key !== key) {
       const functions = ctx.api.functions.filter((f) => enabled.has(f.name));
-      cached2 = { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth })) };
+      cached2.set(form, { key, text: JSON.stringify(openApiDocument(functions, { version: ctx.version, serverUrl: ctx.settings.publicUrl, auth: ctx.settings.auth, headers })) });
     }
-    return cached2.text;
+    return cached2.get(form).text;
   };
   return [
     // Liveness: from memory only, never the storage (health.ts).
@@ -21605,12 +21653,14 @@ function basicRoutes(ctx) {
         res.end(ctx.metrics.render(ctx.gauges()));
       }
     },
-    { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi(), { "Access-Control-Allow-Origin": "*" }) }
+    { methods: ["GET", "HEAD"], path: "/openapi.json", handler: (_req, res) => sendJson(res, 200, openapi(false), { "Access-Control-Allow-Origin": "*" }) },
+    // For generated clients: the request headers declared as parameters (see openapi.ts).
+    { methods: ["GET", "HEAD"], path: "/openapi-client.json", handler: (_req, res) => sendJson(res, 200, openapi(true), { "Access-Control-Allow-Origin": "*" }) }
   ];
 }
 
 // src/hosts/http/files/index.ts
-import fs6 from "node:fs";
+import fs7 from "node:fs";
 
 // node_modules/mdurl/index.mjs
 var mdurl_exports = {};
@@ -26930,11 +26980,11 @@ function parseCsv(text2, delimiter, cutShort) {
 }
 
 // src/hosts/http/files/index.ts
-import { linkServing as linkServing4 } from "./fileshed.mjs";
+import { linkServing as linkServing3 } from "./fileshed.mjs";
 
 // src/hosts/http/files/listing.ts
-import path3 from "node:path";
-import { linkServing } from "./fileshed.mjs";
+import path4 from "node:path";
+import { formatSize as formatSize3 } from "./fileshed.mjs";
 function sortEntries(entries, key, desc) {
   const byName = (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
   const cmp = key === "size" ? (a, b) => a.size - b.size || byName(a, b) : key === "date" ? (a, b) => a.mtimeMs - b.mtimeMs || byName(a, b) : byName;
@@ -26954,7 +27004,7 @@ function dateFormatter() {
   };
 }
 function listingPage(target, entries, key, desc) {
-  const rootName = target.link.path === "" ? target.zone.label : path3.posix.basename(target.link.path);
+  const rootName = target.link.path === "" ? target.zone.label : path4.posix.basename(target.link.path);
   const segs = target.sub === "" ? [] : target.sub.split("/");
   const crumbs = [rootName, ...segs].map((label2, i2) => {
     const up = segs.length - i2;
@@ -26971,7 +27021,7 @@ function listingPage(target, entries, key, desc) {
     const kind = e.isFolder ? void 0 : previewKind(e.name);
     const view = kind !== void 0 ? `<a href="${link2}?view=1">view</a>` : "";
     const thumb = kind === "image" ? `<img class="thumb" src="${link2}" alt="" loading="lazy">` : "";
-    return `<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : linkServing.humanSize(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`;
+    return `<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : formatSize3(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`;
   });
   const body = [
     `<nav class="crumbs">${crumbs.join(" / ")}</nav>`,
@@ -26984,11 +27034,11 @@ function listingPage(target, entries, key, desc) {
 }
 
 // src/hosts/http/files/send-file.ts
-import fs4 from "node:fs";
-import { linkServing as linkServing2 } from "./fileshed.mjs";
-function parseRange(header2, size) {
-  if (header2 === void 0) return void 0;
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header2);
+import fs5 from "node:fs";
+import { linkServing } from "./fileshed.mjs";
+function parseRange(header3, size) {
+  if (header3 === void 0) return void 0;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header3);
   if (!m || m[1] === "" && m[2] === "") return void 0;
   if (m[1] === "") {
     const n = Number(m[2]);
@@ -27003,18 +27053,18 @@ function parseRange(header2, size) {
 function etagOf(st) {
   return `"${st.size.toString(36)}-${Math.floor(st.mtimeMs).toString(36)}-${st.ino.toString(36)}"`;
 }
-function matches(header2, etag) {
-  if (header2 === void 0) return false;
-  return header2.split(",").some((t) => {
+function matches(header3, etag) {
+  if (header3 === void 0) return false;
+  return header3.split(",").some((t) => {
     const v = t.trim();
     return v === "*" || v === etag || v === `W/${etag}`;
   });
 }
 async function sendFile(req, res, abs, root, name, attachment) {
-  const fd2 = linkServing2.openChecked(abs, root);
+  const fd2 = linkServing.openChecked(abs, root);
   if (fd2 === void 0) return sendError(req, res, 404);
   try {
-    const st = fs4.fstatSync(fd2);
+    const st = fs5.fstatSync(fd2);
     const etag = etagOf(st);
     const { type, active } = contentTypeOf(name);
     commonHeaders(res);
@@ -27046,7 +27096,7 @@ async function sendFile(req, res, abs, root, name, attachment) {
     }
     await streamRange(fd2, res, start, end);
   } finally {
-    fs4.closeSync(fd2);
+    fs5.closeSync(fd2);
   }
 }
 var CHUNK = 1024 * 1024;
@@ -27058,7 +27108,7 @@ async function streamRange(fd2, res, start, end) {
     await flushed[slot2];
     const buf = buffers[slot2];
     return new Promise((resolve, reject) => {
-      fs4.read(fd2, buf, 0, Math.min(buf.length, end - at + 1), at, (err2, n) => err2 ? reject(err2) : resolve(buf.subarray(0, n)));
+      fs5.read(fd2, buf, 0, Math.min(buf.length, end - at + 1), at, (err2, n) => err2 ? reject(err2) : resolve(buf.subarray(0, n)));
     });
   };
   let pos = start;
@@ -27093,7 +27143,7 @@ function settled(res, event) {
 }
 
 // src/hosts/http/files/zip.ts
-import fs5 from "node:fs";
+import fs6 from "node:fs";
 
 // node_modules/fflate/esm/index.mjs
 import { createRequire } from "node:module";
@@ -27436,9 +27486,9 @@ var Zip = /* @__PURE__ */ (function() {
       var hl_1 = fl_1 + exfl(file.extra) + 30;
       if (fl_1 > 65535)
         this.ondata(err(11, 0, 1), null, false);
-      var header2 = new u8(hl_1);
-      wzh(header2, 0, file, f, u, -1);
-      var chks_1 = [header2];
+      var header3 = new u8(hl_1);
+      wzh(header3, 0, file, f, u, -1);
+      var chks_1 = [header3];
       var pAll_1 = function() {
         for (var _i = 0, chks_2 = chks_1; _i < chks_2.length; _i++) {
           var chk = chks_2[_i];
@@ -27543,7 +27593,7 @@ var Zip = /* @__PURE__ */ (function() {
 })();
 
 // src/hosts/http/files/zip.ts
-import { linkServing as linkServing3 } from "./fileshed.mjs";
+import { linkServing as linkServing2 } from "./fileshed.mjs";
 var CHUNK2 = 256 * 1024;
 async function sendZip(req, res, target) {
   commonHeaders(res);
@@ -27567,12 +27617,12 @@ async function sendZip(req, res, target) {
     if (res.writableNeedDrain) await settled(res, "drain");
   };
   try {
-    for await (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
+    for await (const { rel, fd: fd2 } of linkServing2.filesBelow(target)) {
       if (res.destroyed || failed) {
-        fs5.closeSync(fd2);
+        fs6.closeSync(fd2);
         break;
       }
-      const st = fs5.fstatSync(fd2);
+      const st = fs6.fstatSync(fd2);
       const file = new ZipPassThrough(rel);
       file.mtime = st.mtime;
       zip.add(file);
@@ -27580,7 +27630,7 @@ async function sendZip(req, res, target) {
       try {
         let pos = 0;
         for (; ; ) {
-          const n = fs5.readSync(fd2, buf, 0, CHUNK2, pos);
+          const n = fs6.readSync(fd2, buf, 0, CHUNK2, pos);
           pos += n;
           if (n === 0) break;
           file.push(Uint8Array.prototype.slice.call(buf, 0, n));
@@ -27588,7 +27638,7 @@ async function sendZip(req, res, target) {
           if (res.destroyed) break;
         }
       } finally {
-        fs5.closeSync(fd2);
+        fs6.closeSync(fd2);
       }
       file.push(new Uint8Array(0), true);
     }
@@ -27612,7 +27662,7 @@ async function handleFilesRequest(req, res, opts, rest) {
     const query2 = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
     if (req.method !== "GET" && req.method !== "HEAD") return sendError(req, res, 405, void 0, { Allow: "GET, HEAD" });
     const tail = rest ?? (pathname.startsWith("/files/") ? pathname.slice("/files/".length) : "");
-    const target = await linkServing4.resolveTarget(tail, opts);
+    const target = await linkServing3.resolveTarget(tail, opts);
     if ("status" in target) {
       const text2 = target.reason === "expired" ? MESSAGES.expired : target.reason === "revoked" ? MESSAGES.revoked : void 0;
       return sendError(req, res, target.status, text2);
@@ -27624,7 +27674,7 @@ async function handleFilesRequest(req, res, opts, rest) {
       }
       if (query2.get("zip") === "1") return await sendZip(req, res, target);
       const sort = ["name", "size", "date"].find((k) => k === query2.get("sort")) ?? "name";
-      const entries = linkServing4.readEntries(target);
+      const entries = linkServing3.readEntries(target);
       return sendPage(req, res, 200, listingPage(target, entries, sort, query2.get("order") === "desc"));
     }
     const kind = query2.get("view") === "1" ? previewKind(target.name) : void 0;
@@ -27633,20 +27683,20 @@ async function handleFilesRequest(req, res, opts, rest) {
       const csp = previewCsp(PAGE_CSP, kind);
       if (kind === "image") return sendPage(req, res, 200, imagePage(target.name, inFolder), {}, csp);
       if (kind === "pdf") return sendPage(req, res, 200, pdfPage(target.name, inFolder), {}, csp);
-      const fd2 = linkServing4.openChecked(target.abs, target.linkRoot);
+      const fd2 = linkServing3.openChecked(target.abs, target.linkRoot);
       if (fd2 === void 0) return sendError(req, res, 404);
       try {
-        const size = fs6.fstatSync(fd2).size;
+        const size = fs7.fstatSync(fd2).size;
         const cap = kind === "markdown" ? MARKDOWN_VIEW_MAX_BYTES : PREVIEW_MAX_BYTES;
         if (kind !== "markdown" || size <= cap) {
           const buf = Buffer.alloc(Math.min(size, cap));
-          const n = fs6.readSync(fd2, buf, 0, buf.length, 0);
+          const n = fs7.readSync(fd2, buf, 0, buf.length, 0);
           const text2 = new TextDecoder("utf-8").decode(buf.subarray(0, n));
           const html = kind === "markdown" ? markdownPage(target.name, text2, inFolder) : kind === "table" ? tablePage(target.name, text2, n, size, inFolder) : textPage(target.name, text2, n, size, inFolder);
           return sendPage(req, res, 200, html, {}, csp);
         }
       } finally {
-        fs6.closeSync(fd2);
+        fs7.closeSync(fd2);
       }
     }
     return await sendFile(req, res, target.abs, target.linkRoot, target.name, query2.get("download") === "1");
@@ -27794,9 +27844,19 @@ async function handle(req, res, match, ctx) {
 var functionRoutes = [{ methods: ["*"], path: /^\/([^/]+)$/, handler: handle }];
 
 // src/hosts/http/settings.ts
-import fs7 from "node:fs";
+import fs8 from "node:fs";
 import net from "node:net";
-import path4 from "node:path";
+import path5 from "node:path";
+
+// src/hosts/usage-error.ts
+var UsageError = class extends Error {
+  name = "UsageError";
+};
+function isUsageError(err2) {
+  return err2 instanceof Error && err2.name === "UsageError";
+}
+
+// src/hosts/http/settings.ts
 var AUTH_MODES = ["local", "api-key", "openwebui-session", "openwebui-jwt"];
 var LIMIT_SETTINGS = {
   maxRunning: { flag: "max-running", key: "max_running", fallback: 16, unit: 1 },
@@ -27813,12 +27873,12 @@ function parseFlags(argv, allowed) {
   const lists = {};
   for (let i2 = 0; i2 < argv.length; i2++) {
     const arg = argv[i2];
-    if (!arg.startsWith("--")) throw new Error(`unexpected argument '${arg}'`);
+    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf("=");
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (!allowed.includes(name)) throw new Error(`unknown option --${name}; options: ${allowed.map((a) => `--${a}`).join(" ")}`);
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i2];
-    if (value === void 0) throw new Error(`--${name} needs a value`);
+    if (value === void 0) throw new UsageError(`--${name} needs a value`);
     if (REPEATED.has(name)) (lists[name] ??= []).push(value);
     else options[name] = value;
   }
@@ -27828,7 +27888,7 @@ function valveFlags(list2 = []) {
   const out = {};
   for (const item of list2) {
     const eq = item.indexOf("=");
-    if (eq < 1) throw new Error(`--valve expects key=value, got '${item}'`);
+    if (eq < 1) throw new UsageError(`--valve expects key=value, got '${item}'`);
     out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;
@@ -27861,8 +27921,8 @@ function resolveSettings(flags, env = process.env) {
     const e = env[`FILESHED_${flag.toUpperCase().replace(/-/g, "_")}`];
     return e !== void 0 && e !== "" ? e : void 0;
   };
-  const base = path4.resolve(pick2("base") ?? "data");
-  const configFile = path4.resolve(pick2("config") ?? path4.join(base, "fileshed.json"));
+  const base = path5.resolve(pick2("base") ?? "data");
+  const configFile = path5.resolve(pick2("config") ?? path5.join(base, "fileshed.json"));
   const config3 = readConfigFile(configFile);
   const server = config3.server ?? {};
   const authText = pick2("auth") ?? (Array.isArray(server.auth) ? server.auth.join(",") : server.auth) ?? "local";
@@ -27893,6 +27953,13 @@ function resolveSettings(flags, env = process.env) {
     // Instances on other hosts read the config file only if it is on the shared storage base.
     shared: coordination === void 0 || isInside(configFile, base)
   });
+  const flagValves = valveFlags(flags.lists.valve);
+  const publicUrl = publicUrlSetting(pick2("public-url") ?? server.public_url);
+  if (publicUrl === void 0 && isWildcard(host) && flagValves.public_url === void 0 && config3.valves?.public_url === void 0) {
+    throw new Error(
+      `--host ${host} listens on every interface, so this server cannot know the address users' browsers reach it at, which download links must point to. Give it with --public-url (FILESHED_PUBLIC_URL, or server.public_url in the config file), e.g. --public-url http://files.example.com:8765. Behind Open WebUI it is this server's address as the user's browser sees it, not the one Open WebUI connects to (a name like http://fileshed:8765 only resolves inside their network).`
+    );
+  }
   const shutdownText = pick2("shutdown-timeout") ?? "10";
   const shutdownSeconds = Number(shutdownText);
   if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0) throw new Error(`--shutdown-timeout must be seconds >= 0, got '${shutdownText}'`);
@@ -27916,10 +27983,10 @@ function resolveSettings(flags, env = process.env) {
       apiKeys,
       jwtSecret,
       localUser: pick2("user") ?? "local",
-      publicUrl: (pick2("public-url") ?? server.public_url)?.replace(/\/+$/, ""),
+      publicUrl,
       openwebuiUrl: (pick2("openwebui-url") ?? server.openwebui_url ?? "http://localhost:8080").replace(/\/+$/, ""),
       linkSecret,
-      flagValves: valveFlags(flags.lists.valve),
+      flagValves,
       accessLog: pick2("access-log") ?? server.access_log ?? "stderr",
       shutdownMs: shutdownSeconds * 1e3,
       limits,
@@ -27931,6 +27998,24 @@ function resolveSettings(flags, env = process.env) {
     generated,
     config: config3
   };
+}
+function publicUrlSetting(text2) {
+  if (text2 === void 0 || text2 === "") return void 0;
+  let url;
+  try {
+    url = new URL(text2);
+  } catch {
+    throw new Error(`--public-url must be the http(s) URL browsers reach this server at, e.g. https://files.example.com; got '${text2}'`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:" || url.search !== "" || url.hash !== "") {
+    throw new Error(`--public-url must be an http(s) URL without query or fragment, e.g. https://files.example.com; got '${text2}'`);
+  }
+  if (isWildcard(url.hostname)) throw new Error(`--public-url ${text2}: ${url.hostname} is where a server listens, not an address a browser can open; give this server's name or address`);
+  return text2.replace(/\/+$/, "");
+}
+function isWildcard(host) {
+  const h = host.replace(/^\[|\]$/g, "");
+  return h === "0.0.0.0" || net.isIPv6(h) && /^[0:]+$/.test(h);
 }
 function listSetting(v) {
   if (Array.isArray(v)) return v.filter((x2) => typeof x2 === "string" && x2.trim() !== "").map((x2) => x2.trim());
@@ -27947,8 +28032,8 @@ function metricsSetting(text2) {
   throw new Error(`--metrics must be admin, public or off, got '${text2}'`);
 }
 function isInside(file, dir) {
-  const rel = path4.relative(dir, file);
-  return rel !== "" && !rel.startsWith("..") && !path4.isAbsolute(rel);
+  const rel = path5.relative(dir, file);
+  return rel !== "" && !rel.startsWith("..") && !path5.isAbsolute(rel);
 }
 function ensureSecrets(configFile, config3, want) {
   const fromFile = (c) => ({
@@ -27985,16 +28070,16 @@ function ensureSecrets(configFile, config3, want) {
 }
 function withConfigLock(configFile, fn) {
   const lock = `${configFile}.lock`;
-  fs7.mkdirSync(path4.dirname(configFile), { recursive: true });
+  fs8.mkdirSync(path5.dirname(configFile), { recursive: true });
   const deadline = Date.now() + 15e3;
   for (; ; ) {
     try {
-      fs7.closeSync(fs7.openSync(lock, "wx", 384));
+      fs8.closeSync(fs8.openSync(lock, "wx", 384));
       break;
     } catch (err2) {
       if (err2.code !== "EEXIST") throw err2;
-      const age = Date.now() - (fs7.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 3e4) fs7.rmSync(lock, { force: true });
+      const age = Date.now() - (fs8.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 3e4) fs8.rmSync(lock, { force: true });
       else if (Date.now() > deadline) throw new Error(`${lock} is held by another starting instance; remove it if none is starting`);
       else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
     }
@@ -28002,7 +28087,7 @@ function withConfigLock(configFile, fn) {
   try {
     return fn();
   } finally {
-    fs7.rmSync(lock, { force: true });
+    fs8.rmSync(lock, { force: true });
   }
 }
 function isLoopback(host) {
@@ -28014,14 +28099,14 @@ function isLoopback(host) {
 }
 
 // src/hosts/http/health.ts
-import fs8 from "node:fs";
+import fs9 from "node:fs";
 import os from "node:os";
-import path5 from "node:path";
+import path6 from "node:path";
 import { Worker as Worker2 } from "node:worker_threads";
 var READY_TIMEOUT_MS = 2e3;
 var PROBE_EVERY_MS = 1e3;
 var BEAT_EVERY_MS = 100;
-var SLOT = { beat: 0, storageOkAt: 1, storageMs: 2, storagePendingSince: 3, coordOkAt: 4, coordMs: 5, coordPendingSince: 6, coordUsed: 7, storageError: 8 };
+var SLOT = { beat: 0, storageOkAt: 1, storageMs: 2, storagePendingSince: 3, coordOkAt: 4, coordMs: 5, coordPendingSince: 6, coordUsed: 7, storageError: 8, coordError: 9 };
 function evaluate(state, now, fromThread, timeoutMs) {
   const out = { ready: true };
   const stalled = now - state[0];
@@ -28036,21 +28121,22 @@ function evaluate(state, now, fromThread, timeoutMs) {
   if (storagePending > timeoutMs) return no(`the storage has not answered a probe for ${Math.round(storagePending)} ms`);
   if (now - state[1] > 3 * timeoutMs + 2e3) return no(state[8] > 0 ? "the storage refused the last probe write" : `no successful storage probe for ${Math.round(now - state[1])} ms`);
   if (state[7] > 0) {
+    if (state[9] > 0) return no("the coordination service does not answer (its last ping failed)");
     if (coordPending > timeoutMs) return no(`the coordination service has not answered for ${Math.round(coordPending)} ms`);
     if (now - state[4] > 3 * timeoutMs + 2e3) return no("the coordination service does not answer");
   }
   return out;
 }
-function storageProber(fs10, state, dir, file) {
+function storageProber(fs11, state, dir, file) {
   let pending = false;
-  const open2 = () => fs10.promises.open(file, fs10.constants.O_WRONLY | fs10.constants.O_CREAT | fs10.constants.O_NOFOLLOW, 384);
+  const open2 = () => fs11.promises.open(file, fs11.constants.O_WRONLY | fs11.constants.O_CREAT | fs11.constants.O_NOFOLLOW, 384);
   const probe = async () => {
     let handle2;
     try {
       handle2 = await open2();
     } catch (err2) {
       if (err2.code !== "ENOENT") throw err2;
-      await fs10.promises.mkdir(dir, { recursive: true, mode: 448 });
+      await fs11.promises.mkdir(dir, { recursive: true, mode: 448 });
       handle2 = await open2();
     }
     try {
@@ -28110,13 +28196,13 @@ var Health = class {
     this.coordination = coordination;
     this.state[SLOT.beat] = Date.now();
     this.state[SLOT.coordUsed] = coordination ? 1 : 0;
-    this.probeDir = path5.join(base, ".fileshed-ready");
-    this.probeFile = path5.join(this.probeDir, os.hostname().replace(/[^A-Za-z0-9._-]/g, "_") || "host");
-    this.storageProbe = storageProber(fs8, this.state, this.probeDir, this.probeFile);
+    this.probeDir = path6.join(base, ".fileshed-ready");
+    this.probeFile = path6.join(this.probeDir, os.hostname().replace(/[^A-Za-z0-9._-]/g, "_") || "host");
+    this.storageProbe = storageProber(fs9, this.state, this.probeDir, this.probeFile);
   }
   info;
   coordination;
-  state = new Float64Array(new SharedArrayBuffer(8 * 9));
+  state = new Float64Array(new SharedArrayBuffer(8 * 10));
   timers = [];
   thread;
   coordPending = false;
@@ -28172,8 +28258,9 @@ var Health = class {
         (ms) => {
           this.state[SLOT.coordOkAt] = Date.now();
           this.state[SLOT.coordMs] = ms;
+          this.state[SLOT.coordError] = 0;
         },
-        () => void 0
+        () => this.state[SLOT.coordError] = 1
       ).finally(() => {
         this.coordPending = false;
         this.state[SLOT.coordPendingSince] = 0;
@@ -28279,7 +28366,7 @@ async function startServer(settings, options = {}) {
     metrics,
     gauges: () => ({
       scheduler: scheduler.stats(),
-      pool: serving3.poolStats(),
+      pool: serving4.poolStats(),
       sandbox: health.healthz().sandbox,
       storage: health.healthz().storage,
       coordination: health.healthz().coordination,
@@ -28336,21 +28423,29 @@ async function startServer(settings, options = {}) {
     }
     sendDetail(res, 404, `Nothing at ${pathname.slice(0, 100)}. Functions are POST /{name} (see /openapi.json); MCP is at /mcp.`);
   }
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(settings.port, settings.host, () => resolve());
-  });
-  port2 = server.address().port;
-  health.start();
-  const healthPort = settings.healthPort !== void 0 ? await health.listen(settings.host, settings.healthPort) : void 0;
   const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto").then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi))).catch(() => void 0);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 3e4);
   infoTimer.unref();
-  await linkServing5.adoptSecret(settings.base, settings.linkSecret);
+  await linkServing4.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
-  schedule.start();
   routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
+  try {
+    await new Promise((resolve, reject) => {
+      server.once(
+        "error",
+        (err2) => reject(err2.code === "EADDRINUSE" ? new Error(`port ${settings.port} on ${settings.host} is already in use (another fileshed serve?): stop it, or choose another --port`) : err2)
+      );
+      server.listen(settings.port, settings.host, () => resolve());
+    });
+  } catch (err2) {
+    clearInterval(infoTimer);
+    throw err2;
+  }
+  port2 = server.address().port;
+  schedule.start();
+  health.start();
+  const healthPort = settings.healthPort !== void 0 ? await health.listen(settings.host, settings.healthPort) : void 0;
   let closing;
   return {
     url: `http://${hostForUrl(settings.host)}:${port2}`,
@@ -28390,7 +28485,7 @@ function sameMachine(req, allowed = /* @__PURE__ */ new Set()) {
   }
 }
 function healthInfo(settings, sandbox, landlockAbi = null) {
-  const kind = serving3.storageKind(settings.base);
+  const kind = serving4.storageKind(settings.base);
   return {
     status: "ok",
     version: version2,
@@ -28407,19 +28502,19 @@ function hostnameOf(hostHeader) {
 }
 
 // src/hosts/private-files.ts
-import { serving as serving4 } from "./fileshed.mjs";
+import { serving as serving5 } from "./fileshed.mjs";
 function privateFiles(base) {
   process.umask(63);
-  const warning = serving4.privateStorageBase(base);
+  const warning = serving5.privateStorageBase(base);
   if (warning !== void 0) process.stderr.write(`fileshed: warning: ${warning}
 `);
 }
 
 // src/hosts/coordination/connect.ts
-import { serving as serving5 } from "./fileshed.mjs";
+import { serving as serving6 } from "./fileshed.mjs";
 
 // src/hosts/coordination/redis.ts
-import crypto8 from "node:crypto";
+import crypto9 from "node:crypto";
 
 // src/hosts/coordination/resp.ts
 import net2 from "node:net";
@@ -28644,7 +28739,7 @@ var RedisCoordinator = class {
   }
   async tryAcquire(name) {
     const keys = { lock: `${this.prefix}:lock:${name}`, fence: `${this.prefix}:fence:${name}`, held: `${this.prefix}:held:${name}` };
-    const token = crypto8.randomBytes(12).toString("hex");
+    const token = crypto9.randomBytes(12).toString("hex");
     const sent = Date.now();
     const reply = await this.client.call(["EVAL", ACQUIRE, 3, keys.lock, keys.fence, keys.held, token, this.ttlMs]);
     if (!Array.isArray(reply)) return void 0;
@@ -28731,14 +28826,45 @@ async function connectCoordination(url, base) {
     coordinator.close();
     throw new Error(`the coordination service ${redact(url)} does not answer (${err2.message}); start it, or run without --coordination on a single host`);
   }
-  serving5.useCoordination(coordinator, base);
+  serving6.useCoordination(coordinator, base);
   return coordinator;
 }
 
+// src/hosts/secret-flags.ts
+var SECRET_FLAGS = {
+  "api-key": 'FILESHED_API_KEY (comma-separated for several) or "server": {"api_keys": [...]} in the config file',
+  "jwt-secret": 'FILESHED_JWT_SECRET or "server": {"jwt_secret": ...} in the config file',
+  "link-secret": 'FILESHED_LINK_SECRET or "server": {"link_secret": ...} in the config file'
+};
+function secretWarnings(given, coordination) {
+  const warnings = [];
+  for (const flag of new Set(given)) {
+    const safer = SECRET_FLAGS[flag];
+    if (safer !== void 0) warnings.push(`--${flag} on the command line can be read by every user of this machine (ps, /proc/<pid>/cmdline): set ${safer} instead.`);
+  }
+  if (coordination !== void 0 && hasPassword(coordination)) {
+    warnings.push('--coordination with a password in its URL can be read by every user of this machine (ps, /proc/<pid>/cmdline): set FILESHED_COORDINATION (or "server": {"coordination": ...} in the config file) instead.');
+  }
+  return warnings;
+}
+function hasPassword(url) {
+  try {
+    return new URL(url).password !== "";
+  } catch {
+    return false;
+  }
+}
+function warnAboutSecrets(given, coordination) {
+  for (const w of secretWarnings(given, coordination)) process.stderr.write(`fileshed: warning: ${w}
+`);
+}
+
 // src/hosts/mcp/stdio.ts
-import fs9 from "node:fs";
+import fs10 from "node:fs";
 import http2 from "node:http";
-import path6 from "node:path";
+import os2 from "node:os";
+import path7 from "node:path";
+import readline from "node:readline";
 import { Transform } from "node:stream";
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
@@ -28851,15 +28977,36 @@ var StdioServerTransport = class {
 // src/hosts/mcp/stdio.ts
 import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
 var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port", "coordination"];
+var USAGE = "fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--config FILE] [--import-dir DIR] [--link-port PORT] [--coordination URL]";
 async function runMcpStdio(argv) {
+  let server;
+  try {
+    server = await prepare(argv);
+  } catch (err2) {
+    const text2 = `${err2.message}${isUsageError(err2) ? `. Usage: ${USAGE}` : ""}`;
+    process.stderr.write(`fileshed mcp: ${text2}
+`);
+    refuseRequests(`fileshed mcp could not start: ${text2}`);
+    return;
+  }
+  await server.start();
+}
+async function prepare(argv) {
   const flags = parseFlags(argv, MCP_FLAGS);
-  const base = path6.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? "data");
-  const configFile = path6.resolve(flags.options.config ?? path6.join(base, "fileshed.json"));
-  privateFiles(base);
+  warnAboutSecrets([], flags.options.coordination);
+  const base = path7.resolve(flags.options.base ?? (process.env.FILESHED_BASE || defaultBase()));
+  const configFile = path7.resolve(flags.options.config ?? path7.join(base, "fileshed.json"));
+  try {
+    privateFiles(base);
+    fs10.accessSync(base, fs10.constants.W_OK);
+  } catch (err2) {
+    throw new Error(`cannot keep files in ${base} (${err2.code ?? err2.message}): give a folder you can write with --base DIR`);
+  }
   const coordination = flags.options.coordination ?? (process.env.FILESHED_COORDINATION || void 0);
   if (coordination !== void 0) await connectCoordination(coordination, base);
   const user = flags.options.user ?? process.env.FILESHED_USER ?? "local";
   const importDir = flags.options["import-dir"] === void 0 ? void 0 : existingFolder(flags.options["import-dir"], "--import-dir");
+  const fixedPort = flags.options["link-port"] !== void 0;
   const links = linkListener(base, port(flags.options["link-port"] ?? "0"));
   const source = valvesSource(configFile, base, valveFlags(flags.lists.valve));
   const valves = () => {
@@ -28871,9 +29018,13 @@ async function runMcpStdio(argv) {
   };
   const host = {
     name: "fileshed mcp (stdio)",
-    attachedFiles: () => importDir === void 0 ? [] : importable(importDir),
-    attachHint: importDir === void 0 ? "This desktop server has no import folder: ask the user to add one (fileshed mcp --import-dir FOLDER in the client settings) and put the file there, or to paste its content" : "Ask the user to put the file in their import folder (fileshed mcp --import-dir)"
+    attachedFiles: () => importDir === void 0 ? [] : importFolder(importDir).files,
+    skippedFiles: () => importDir === void 0 ? [] : importFolder(importDir).skipped,
+    attachHint: importDir === void 0 ? "This desktop server has no import folder: ask the user to add one (fileshed mcp --import-dir FOLDER in the client settings) and put the file there, or to paste its content" : `Ask the user to put the file in their import folder (${importDir})`,
+    linkServer: (url) => source().public_url !== void 0 ? `by \`fileshed serve\` on the same storage at ${url}` : fixedPort ? `by this desktop Fileshed (fileshed mcp) at ${url} whenever the MCP client runs; the link does not open while the client is closed` : `by this desktop Fileshed (fileshed mcp) at ${url} only while this MCP client session runs: closing the client ends it (fileshed mcp --link-port PORT keeps links working across restarts)`
   };
+  process.stderr.write(`fileshed mcp: files of user ${user} in ${base}${importDir !== void 0 ? `; import folder ${importDir}` : ""}
+`);
   const linkFunctions = new Set(hostApi2.functions.filter((f) => f.category === "links").map((f) => f.name));
   const server = createMcpServer({
     api: hostApi2,
@@ -28885,22 +29036,52 @@ async function runMcpStdio(argv) {
       if (linkFunctions.has(name) && source().public_url === void 0) await links.start();
     }
   });
-  const out = process.stdout;
-  const limit = bodyLimit(valves());
-  const input = strictLines(process.stdin, (message2) => out.write(`${JSON.stringify(message2)}
+  if (fixedPort && source().public_url === void 0) {
+    await links.start().catch((err2) => process.stderr.write(`fileshed mcp: ${err2.message}; links will be tried again at the next link function call
+`));
+  }
+  return {
+    start: async () => {
+      const out = process.stdout;
+      const limit = bodyLimit(valves());
+      const input = strictLines(process.stdin, (message2) => out.write(`${JSON.stringify(message2)}
 `), limit);
-  const transport = new StdioServerTransport(input, out, { maxBufferSize: limit + 1 });
-  transport.onclose = () => void links.close();
-  await server.connect(transport);
+      const transport = new StdioServerTransport(input, out, { maxBufferSize: limit + 1 });
+      transport.onclose = () => void links.close();
+      await server.connect(transport);
+    }
+  };
+}
+function defaultBase() {
+  const xdg = process.env.XDG_DATA_HOME;
+  if (xdg !== void 0 && path7.isAbsolute(xdg)) return path7.join(xdg, "fileshed");
+  const home = os2.homedir();
+  if (home === "" || home === "/") throw new Error("no --base given and no home folder to keep files in: give one with --base DIR (or FILESHED_BASE)");
+  return path7.join(home, ".local", "share", "fileshed");
+}
+function refuseRequests(message2) {
+  process.exitCode = 1;
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    let id;
+    try {
+      id = JSON.parse(line).id;
+    } catch {
+      return;
+    }
+    if (typeof id === "string" || typeof id === "number") process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: message2 } })}
+`);
+  });
+  lines.on("close", () => process.exit(1));
 }
 function existingFolder(given, flag) {
   let real;
   try {
-    real = fs9.realpathSync(path6.resolve(given));
+    real = fs10.realpathSync(path7.resolve(given));
   } catch {
     throw new Error(`${flag} ${given}: no such folder (create it first)`);
   }
-  if (!fs9.statSync(real).isDirectory()) throw new Error(`${flag} ${given} is not a folder`);
+  if (!fs10.statSync(real).isDirectory()) throw new Error(`${flag} ${given} is not a folder`);
   if (real === "/") throw new Error(`${flag} / would make every file readable; name a folder of its own`);
   return real;
 }
@@ -28909,14 +29090,23 @@ function port(text2) {
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--link-port must be 0-65535 (0: a free port), got '${text2}'`);
   return n;
 }
-function importable(dir) {
+function importFolder(dir) {
   let entries;
   try {
-    entries = fs9.readdirSync(dir, { withFileTypes: true });
+    entries = fs10.readdirSync(dir, { withFileTypes: true });
   } catch {
-    return [];
+    return { files: [], skipped: [] };
   }
-  return entries.filter((e) => e.isFile() && !e.name.startsWith(".")).map((e) => e.name).sort().slice(0, 1e3).map((name) => ({ name, path: path6.join(dir, name) }));
+  const visible = entries.filter((e) => !e.name.startsWith(".")).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).slice(0, 1e3);
+  const files = [];
+  const skipped = [];
+  for (const e of visible) {
+    if (e.isFile()) files.push({ name: e.name, path: path7.join(dir, e.name) });
+    else if (e.isSymbolicLink()) skipped.push({ name: e.name, reason: "a symbolic link: links in the import folder are never followed, so put the file itself there" });
+    else if (e.isDirectory()) skipped.push({ name: `${e.name}/`, reason: "a folder: only the files directly in the import folder are offered (zip it, or put its files there)" });
+    else skipped.push({ name: e.name, reason: "not a regular file" });
+  }
+  return { files, skipped };
 }
 function linkListener(base, wanted) {
   let url;
@@ -29005,22 +29195,25 @@ function requestId(line) {
 
 // src/hosts/server.ts
 async function runServe(argv) {
-  const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
+  const flags = parseFlags(argv, SERVE_FLAGS);
+  warnAboutSecrets([...Object.keys(flags.options), ...Object.keys(flags.lists)], flags.options.coordination);
+  const { settings, generated } = resolveSettings(flags);
   privateFiles(settings.base);
   const coordinator = settings.coordination !== void 0 ? await connectCoordination(settings.coordination, settings.base) : void 0;
-  const recovered = await serving6.recoverStorage(settings.base);
+  const recovered = await serving7.recoverStorage(settings.base);
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
 `);
   }
   const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
-  const storage = serving6.storageKind(settings.base);
+  const storage = serving7.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,
     `OpenAPI: ${running.url}/openapi.json`,
     `MCP:     ${running.url}/mcp`,
     `Admin:   ${running.url}/admin`,
     `Auth:    ${settings.auth.join(", ")}; storage ${settings.base} (${storage.type}${storage.shared ? ", shared" : ""}); coordination: ${coordinator?.description ?? "lock files (one host)"}`,
+    `Links:   ${String(running.ctx.valves().public_url)}/files/... (download links: the address users' browsers must reach; --public-url sets it)`,
     ...running.healthPort !== void 0 ? [`Health:  http://${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${running.healthPort}/healthz, /readyz`] : [],
     ...generated.includes("api_key") ? [`Generated API key (stored in ${settings.configFile}; shown once): ${settings.apiKeys[0]}`] : []
   ];
@@ -29033,7 +29226,7 @@ async function runServe(argv) {
     process.stderr.write(`fileshed: ${signal}: finishing running calls (up to ${settings.shutdownMs / 1e3} s), then stopping.
 `);
     running.close().then(
-      () => serving6.shutdownPool().finally(() => {
+      () => serving7.shutdownPool().finally(() => {
         coordinator?.close();
         process.exit(0);
       }),

@@ -7,11 +7,13 @@ import { startServer } from './http/server.js';
 import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
 import { privateFiles } from './private-files.js';
 import { connectCoordination } from './coordination/connect.js';
+import { keepServing } from './last-resort.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
 export { connectCoordination };
 
 export async function runServe(argv: string[]): Promise<void> {
+  keepServing('serve');
   const { settings, generated } = resolveSettings(parseFlags(argv, SERVE_FLAGS));
   privateFiles(settings.base);
   // Before anything takes a lock (recovery does): with coordination, every lock is a Redis lease.

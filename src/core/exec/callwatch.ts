@@ -17,7 +17,7 @@
  *   only. When the watch cannot vouch for them (inotify unavailable, far too many events) the
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
  */
-import fs from 'node:fs';
+import { lstatIfAny } from '../fs/stat.js';
 import { scopeTotal } from '../quota/quota.js';
 import { forgetTree, invalidateTree, treeUsage, watchChanges } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
@@ -91,7 +91,7 @@ class GrowthBound {
   /** A new starting point: `total` was measured while the command was held (nothing was writing). */
   restart(total: number): void {
     this.measured = total;
-    for (const entry of this.growth.keys()) this.sizeThen.set(entry, fs.lstatSync(entry, { throwIfNoEntry: false })?.size ?? 0);
+    for (const entry of this.growth.keys()) this.sizeThen.set(entry, lstatIfAny(entry)?.size ?? 0);
     this.growth.clear();
     this.grown = 0;
   }
@@ -108,7 +108,8 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
   const near = () => bound.value + fileCap >= ceiling;
   const risky = (entry: string | undefined): boolean => {
     if (entry === undefined) return false;
-    const st = fs.lstatSync(entry, { throwIfNoEntry: false });
+    // Runs in the watcher's callback: the entry may be gone or its folder now a file (ENOTDIR).
+    const st = lstatIfAny(entry);
     if (st === undefined) return false;
     // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
     bound.note(entry, st.size);

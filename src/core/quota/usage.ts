@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { TimeSlice } from '../fs/slice.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface Usage {
   bytes: number;
@@ -79,7 +80,12 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
   const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
   for (const name of names) {
-    const st = lstat(prefix + name, { throwIfNoEntry: false });
+    let st: ReturnType<typeof lstat>;
+    try {
+      st = lstat(prefix + name, { throwIfNoEntry: false });
+    } catch {
+      continue; // the folder became a file meanwhile (ENOTDIR) or the like: nothing there now
+    }
     if (st === undefined) continue;
     if (st.isDirectory()) {
       out.becameFolders.push(name);
@@ -373,7 +379,7 @@ class TreeUsage {
     const names: string[] = [];
     for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
     // Folders take disk space too (4 KiB and up on ext4): counted, so a tree of empty folders cannot fill the disk at "0 B used".
-    const own = dir === this.root ? 0 : (fs.lstatSync(dir, { throwIfNoEntry: false })?.size ?? 0);
+    const own = dir === this.root ? 0 : (lstatIfAny(dir)?.size ?? 0);
     return { dir, own, watcher, subfolders, names };
   }
 
@@ -407,7 +413,7 @@ class TreeUsage {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir)!;
       for (const [name, sig] of rec.linked) {
-        const st = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+        const st = lstatIfAny(path.join(dir, name));
         if (st === undefined || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
@@ -454,7 +460,14 @@ class TreeUsage {
         this.dirty.add(dir);
         if (this.trackers.size === 0) return;
         const entry = typeof name === 'string' ? `${dir}/${name}` : undefined;
-        for (const t of this.trackers) t.onEvent?.(entry);
+        for (const t of this.trackers) {
+          try {
+            t.onEvent?.(entry);
+          } catch {
+            // A listener's failure must not escape a watcher callback (it would end the process);
+            // the folder is dirty, so the next measurement sees the change anyway.
+          }
+        }
       });
       watcher.on('error', () => {
         this.unwatched = true;

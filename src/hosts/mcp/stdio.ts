@@ -25,10 +25,12 @@ import { InvalidUtf8, assertUtf8 } from '../utf8.js';
 import { valvesSource } from '../valves.js';
 import { createMcpServer } from './server.js';
 import { connectCoordination } from '../coordination/connect.js';
+import { keepServing } from '../last-resort.js';
 
 export const MCP_FLAGS = ['base', 'user', 'valve', 'config', 'import-dir', 'link-port', 'coordination'] as const;
 
 export async function runMcpStdio(argv: string[]): Promise<void> {
+  keepServing('mcp');
   const flags = parseFlags(argv, MCP_FLAGS);
   const base = path.resolve(flags.options.base ?? process.env.FILESHED_BASE ?? 'data');
   const configFile = path.resolve(flags.options.config ?? path.join(base, 'fileshed.json'));

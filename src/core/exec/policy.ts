@@ -4,6 +4,7 @@
  * user meant; it refuses with an error that says why and what to do instead.
  */
 import { ShedError, shedError, showValue } from '../errors.js';
+import { blockedPattern } from '../paths/blocked.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
@@ -375,7 +376,8 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
   let budget = MAX_EXPANSION;
   parsed.operands.forEach((op, k) => {
     if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || existsInside(input.zone.root, op.text)) return;
-    const names = expandGlob(input.zone.root, op.text, budget);
+    const rules = input.zone.blocked;
+    const names = expandGlob(input.zone.root, op.text, budget, rules && ((rel) => blockedPattern(rules, rel) !== undefined));
     if (names === undefined) return; // outside the zone: the path check refuses it
     if (names.length === 0) throw noMatch(op.text, op.index);
     budget -= names.length;

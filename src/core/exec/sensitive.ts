@@ -1,21 +1,15 @@
 /**
  * Sensitive files and commands (valves blocked_patterns / allowed_extensions).
  *
- * Every mode: an argument that names a blocked path is refused with BLOCKED_PATH, in every form a
+ * The wall is absence: while a command runs, the zone's blocked entries are not in it
+ * (hide-blocked.ts), whatever mode, whatever the arguments, list files or links say. This module
+ * finds them (a bounded walk; other names of blocked files by inode) and gives the early, clear
+ * error: an argument that names a blocked path is refused with BLOCKED_PATH, in every form a
  * program reads a path from: as written, inside --opt=value, rev:path, a,b lists, behind the `@`
- * of a response file (`strings @.env`), after a `file:` scheme, through symbolic links (judged where
- * they lead), and as another name (hard link) of a blocked file; so is an existing file whose
- * extension is not allowed. After the command, blocked files it moved to unblocked names are put
- * back and new unblocked hard links to them removed (blocked-identity.ts).
- * Where the sandbox can mask (bwrap: mounts over single entries), blocked files found by a bounded
- * walk of the zone are masked (an empty read-only file over each file, an empty read-only folder
- * over each folder), so grep -r, tar or cat see nothing.
- * Where it cannot (validated; landlock, which cannot deny a subpath of a folder it grants), a
- * command that names a folder holding blocked files (or a recursive reader given no path, which
- * reads the zone root) is refused; commands that only list names (ls, du, find, stat) are let
- * through. The built-in git of versioned zones is checked the same way: diffs and whole-commit
- * views are refused while blocked files exist, unless narrowed with `-- path` or rev:path to
- * non-blocked files.
+ * of a response file (`strings @.env`), after a `file:` scheme, through symbolic links (judged
+ * where they lead), and as another name (hard link) of a blocked file; so is an existing file whose
+ * extension is not allowed. The built-in git of versioned zones prints history without any
+ * sandbox: its content views are narrowed to non-blocked files (checkSensitiveGit).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,31 +18,9 @@ import { blockedError, blockedPattern, blockReason, type BlockedEntries, type Bl
 import { blockedState, identityKey, type BlockedState, type Identities } from '../paths/blocked-identity.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
-import type { SandboxMode } from './sandbox.js';
 
-/**
- * Whether this sandbox mode can hide single entries of the zone from a command (bwrap mounts over
- * them). Landlock grants whole folders and cannot deny a subpath, so it follows the rules of
- * validated mode, as every mode that is not listed here does.
- */
-export function canMask(sandbox: SandboxMode): boolean {
-  return sandbox === 'bwrap';
-}
-
-/** Most entries one bounded walk looks at, and most masks one sandbox gets. */
+/** Most entries one bounded walk looks at. */
 const WALK_LIMIT = 100_000;
-const MASK_LIMIT = 2_000;
-
-/** Commands that read folder listings, never file contents. */
-const NAME_LISTERS = new Set(['ls', 'du', 'find', 'tree', 'stat', 'dir', 'vdir']);
-/** Commands that walk the working folder when they are given no path. */
-const RECURSIVE_BY_DEFAULT = new Set(['rg', 'ag']);
-const GREPS = new Set(['grep', 'egrep', 'fgrep']);
-
-export interface Masks {
-  files: string[];
-  dirs: string[];
-}
 
 /**
  * What the argument may name: itself, and the parts of --opt=value, rev:path, scheme:path and a,b
@@ -134,49 +106,19 @@ function folderRefusal(zone: Zone, arg: string, inside: string[]): Error {
   });
 }
 
-export interface SensitivePlan {
-  /** What the sandbox must hide (only where it can mask). */
-  masks?: Masks;
-  /** The blocked files' identities before the command, for `restoreNames` after it. */
-  before?: Identities;
-}
-
 /**
- * Checks a command against the sensitive-file rules of its zone. Returns the masks the sandbox must
- * apply (`masking`: see canMask) and the identities to check after the command.
+ * Checks a command's arguments against the sensitive-file rules of its zone and returns the zone's
+ * blocked entries (by pattern, and other names of blocked files), which the executor hides while
+ * the command runs; undefined when there are none.
  */
-export async function checkSensitiveCommand(zone: Zone, cmd: string, args: readonly string[], masking: boolean): Promise<SensitivePlan> {
+export async function checkSensitiveCommand(zone: Zone, args: readonly string[]): Promise<BlockedEntries | undefined> {
   const rules = zone.blocked;
-  if (!rules) return {};
+  if (!rules) return undefined;
   checkArguments(rules, zone, args);
-  if (rules.patterns.length === 0) return {};
+  if (rules.patterns.length === 0) return undefined;
   const { found, ids } = await blockedIn(zone, rules);
   checkIdentities(rules, zone, args, ids);
-  if (found.files.length + found.dirs.length === 0) return {};
-  if (masking) {
-    if (found.files.length + found.dirs.length > MASK_LIMIT) {
-      throw shedError('BLOCKED_PATH', `${zone.label} holds more than ${MASK_LIMIT} blocked files or folders; commands are refused here.`, {
-        details: { parameter: 'cmd', count: found.files.length + found.dirs.length },
-        hint: 'Use the file functions, or ask the user to remove the blocked files.',
-      });
-    }
-    return { masks: { files: found.files, dirs: found.dirs }, before: ids };
-  }
-  if (NAME_LISTERS.has(cmd)) return { before: ids };
-  let namedPath = false;
-  for (const arg of args) {
-    if (arg.startsWith('-')) continue;
-    const rel = arg.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-    const st = statInside(zone, rel === '.' ? '' : rel);
-    if (st === undefined) continue;
-    namedPath = true;
-    if (!st.isDirectory()) continue;
-    const inside = under(found, rel === '.' ? '' : rel);
-    if (inside.length > 0) throw folderRefusal(zone, arg, inside);
-  }
-  const recursive = RECURSIVE_BY_DEFAULT.has(cmd) || (GREPS.has(cmd) && args.some((a) => /^-[A-Za-z]*[rR]/.test(a) || a === '--recursive' || a === '--dereference-recursive'));
-  if (recursive && !namedPath) throw folderRefusal(zone, '.', under(found, ''));
-  return { before: ids };
+  return found.files.length + found.dirs.length === 0 ? undefined : found;
 }
 
 const GIT_CONTENT = new Set(['show', 'diff', 'blame', 'grep', 'cat-file']);

@@ -4,7 +4,6 @@
  * user meant; it refuses with an error that says why and what to do instead.
  */
 import { ShedError, shedError, showValue } from '../errors.js';
-import { blockedPattern } from '../paths/blocked.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
@@ -12,6 +11,7 @@ import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansio
 import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
+import { hiddenFromGlobs } from './sensitive.js';
 import type { SandboxMode } from './sandbox.js';
 import { serverPathHint, serverPathReason } from './serverpaths.js';
 
@@ -376,8 +376,7 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
   let budget = MAX_EXPANSION;
   parsed.operands.forEach((op, k) => {
     if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || existsInside(input.zone.root, op.text)) return;
-    const rules = input.zone.blocked;
-    const names = expandGlob(input.zone.root, op.text, budget, rules && ((rel) => blockedPattern(rules, rel) !== undefined));
+    const names = expandGlob(input.zone.root, op.text, budget, hiddenFromGlobs(input.zone));
     if (names === undefined) return; // outside the zone: the path check refuses it
     if (names.length === 0) throw noMatch(op.text, op.index);
     budget -= names.length;

@@ -72,6 +72,21 @@ function checkIdentities(rules: BlockRules, zone: Zone, args: readonly string[],
   }
 }
 
+/**
+ * Names a glob pattern must not stand for (globs.ts): blocked by a pattern, as written or where
+ * their links lead. They are not in the zone while the command runs (other names of blocked files
+ * are refused by the argument check instead).
+ */
+export function hiddenFromGlobs(zone: Zone): ((rel: string) => boolean) | undefined {
+  const rules = zone.blocked;
+  if (rules === undefined || rules.patterns.length === 0) return undefined;
+  return (rel) => {
+    if (blockedPattern(rules, rel) !== undefined) return true;
+    const walked = walkInside(zone.root, rel, { followLast: true });
+    return walked.inside && blockedPattern(rules, walked.parts.join('/')) !== undefined;
+  };
+}
+
 function statInside(zone: Zone, rel: string): fs.Stats | undefined {
   if (rel.startsWith('/') || rel.split('/').includes('..')) return undefined;
   try {

@@ -65,6 +65,7 @@ export const shedLockeditExec = defineFunction({
         scratch: { bytes: room + copySize, fileBytes: maxFile },
         timeoutSec,
         captureBytes: limit * 4 + 4,
+        unconfinedAllowed: ctx.host.allowsUnconfined !== false,
       });
       if (overQuota) {
         invalidateCopies(t.zone.scope);

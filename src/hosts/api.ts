@@ -61,5 +61,5 @@ export const hostApi = {
       return { ok: false, message: err instanceof ShedError ? err.message : String(err) };
     }
   },
-  sandbox: (configured: Valves['sandbox']) => sandboxReport(configured),
+  sandbox: (configured: Valves['sandbox'], unconfinedAllowed = true) => sandboxReport(configured, unconfinedAllowed),
 };

@@ -47,6 +47,8 @@ export interface ExecRequest {
   /** Opens the output files, once the command has passed every check; their descriptors replace capture. */
   openOutputs?: () => { stdoutFd?: number; stderrFd?: number };
   mergeStderr?: boolean;
+  /** False on a host for several users without --allow-unconfined: validated mode refuses the command (HostBridge.allowsUnconfined). */
+  unconfinedAllowed?: boolean;
 }
 
 export interface ExecOutcome {
@@ -64,7 +66,7 @@ export interface ExecOutcome {
 
 export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const { valves, zone, cmd, args } = req;
-  const sandbox = await sandboxStatus(valves.sandbox);
+  const sandbox = await sandboxStatus(valves.sandbox, req.unconfinedAllowed !== false);
   await recoverAside(zone);
   let blocked = await checkSensitiveCommand(zone, args);
   const policy = checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });

@@ -4,8 +4,8 @@
  * FILESHED_ALLOW_UNCONFINED=1, or "allow_unconfined": true under "server" in the config file), and
  * then says "unconfined" on /healthz, in shed_parameters and on the admin page. Changed to
  * `validated` while running without the flag, it never unconfines silently: the admin page refuses
- * the save at the field, and a config file edited by hand makes commands refuse
- * (SANDBOX_UNAVAILABLE). `fileshed mcp` (one local user) runs in it.
+ * the save at the field, and a config file edited by hand (or a per-call valve override) makes
+ * commands refuse (SANDBOX_UNAVAILABLE). `fileshed mcp` (one local user) runs in it.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -108,6 +108,11 @@ describe('changed to "validated" while running without the flag', () => {
     expect(page).toContain('commands are refused until it is set back');
     // File functions still work.
     expect((await json(await s.post('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'x' }, as))).success).toBe(true);
+    // Nor through a per-call valve override (the Open WebUI tool file's X-Fileshed-Valves).
+    fs.writeFileSync(file, JSON.stringify(config));
+    const override = Buffer.from(JSON.stringify({ sandbox: 'validated' })).toString('base64');
+    const viaHeader = await json(await s.post('shed_exec', { zone: 'storage', cmd: 'echo', args: ['hi'] }, { ...as, 'X-Fileshed-Valves': override }));
+    expect(viaHeader.error?.code).toBe('SANDBOX_UNAVAILABLE');
   }, 60_000);
 });
 

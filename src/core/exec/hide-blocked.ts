@@ -79,6 +79,7 @@ export async function putBackAll(root: string, stash: Stash<unknown>): Promise<B
   const out: BlockedReturn = { movedAside: [], namesDropped: [], left: 0 };
   const entries = stash.journal.entries as HiddenEntry[];
   const slice = new TimeSlice();
+  const known = new Set<string>();
   // Blocked names first: an extra name is dropped only once the file is back under its blocked name.
   const order = [...entries.keys()].sort((a, b) => Number(entries[a]!.link === true) - Number(entries[b]!.link === true));
   for (const i of order) {
@@ -93,7 +94,7 @@ export async function putBackAll(root: string, stash: Stash<unknown>): Promise<B
         fs.unlinkSync(item);
         out.namesDropped.push(rel);
       } else {
-        putBack(root, rel, item, out.movedAside);
+        putBack(root, rel, item, out.movedAside, known);
       }
     } catch {
       out.left++; // the disk refused (or a name too long): kept safe in the stash, retried later

@@ -41,14 +41,19 @@ function rel(root: string, abs: string): string {
 /**
  * Makes every folder on the way to `root/relPath` a real folder (`root` itself is one): a missing
  * one is made, anything else standing there (a file, a link) moved aside first. Returns the
- * absolute place, which may still hold an entry.
+ * absolute place, which may still hold an entry. Folders in `known` were made real already.
  */
-export function realFolders(root: string, relPath: string, moved: MovedAside[]): string {
+export function realFolders(root: string, relPath: string, moved: MovedAside[], known?: Set<string>): string {
   const parts = relPath.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.length === 0 || parts.includes('..')) throw new Error(`not a place inside the zone: ${relPath}`);
   let dir = root;
   for (const part of parts.slice(0, -1)) {
     const next = path.join(dir, part);
+    if (known?.has(next)) {
+      dir = next;
+      continue;
+    }
+    known?.add(next);
     const st = lstatIfAny(next);
     if (st !== undefined && !st.isDirectory()) moveAside(root, next, moved);
     if (st === undefined || !st.isDirectory()) fs.mkdirSync(next);
@@ -58,13 +63,17 @@ export function realFolders(root: string, relPath: string, moved: MovedAside[]):
 }
 
 /** `realFolders`, and whatever took the place itself moved aside: the place is free. */
-export function makeRoom(root: string, relPath: string, moved: MovedAside[]): string {
-  const place = realFolders(root, relPath, moved);
+export function makeRoom(root: string, relPath: string, moved: MovedAside[], known?: Set<string>): string {
+  const place = realFolders(root, relPath, moved, known);
   if (lstatIfAny(place) !== undefined) moveAside(root, place, moved);
   return place;
 }
 
-/** Moves `from` (an entry outside the zone, same filesystem) to `root/relPath`, making room first. */
-export function putBack(root: string, relPath: string, from: string, moved: MovedAside[]): void {
-  fs.renameSync(from, makeRoom(root, relPath, moved));
+/**
+ * Moves `from` (an entry outside the zone, same filesystem) to `root/relPath`, making room first.
+ * `known`: folders already made real by this run of put-backs (nothing else changes them meanwhile),
+ * so a thousand entries of one folder check it once.
+ */
+export function putBack(root: string, relPath: string, from: string, moved: MovedAside[], known?: Set<string>): void {
+  fs.renameSync(from, makeRoom(root, relPath, moved, known));
 }

@@ -141,7 +141,7 @@ describe('kill points of guarding group files', () => {
   });
 });
 
-/** Processes whose command line holds `marker` (the command a killed CLI left running). */
+/** Processes whose command line holds `marker` (the CLI, and the command a killed CLI left running). */
 function pidsWith(marker: string): number[] {
   return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
     try {
@@ -150,6 +150,19 @@ function pidsWith(marker: string): number[] {
       return false;
     }
   });
+}
+
+/** Waits until the command itself (`sleep <marker>`, started after everything was set aside) runs. */
+async function commandRunning(marker: string): Promise<void> {
+  const running = () => pidsWith(marker).some((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`sleep\0${marker}`);
+    } catch {
+      return false;
+    }
+  });
+  for (let i = 0; i < 400 && !running(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(running(), 'the command started').toBe(true);
 }
 
 describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while its command runs', () => {
@@ -164,7 +177,7 @@ describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while it
     const cli = (args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify(args), '--base', s.base, '--user', 'alice', '--valve', `sandbox=${mode}`, '--valve', `blocked_patterns=${PATTERNS}`];
     const child = spawn(process.execPath, cli({ zone: 'storage', cmd: 'sleep', args: [marker] }), { stdio: 'ignore' });
     try {
-      for (let i = 0; i < 200 && pidsWith(marker).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      await commandRunning(marker);
       expect(fs.existsSync(zone('.env')), 'hidden while the command runs').toBe(false);
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
@@ -189,7 +202,7 @@ describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while it
       const cli = (user: string, args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify({ ...g, ...(args as object) }), '--base', t.base, '--user', user, '--valve', 'sandbox=landlock'];
       const child = spawn(process.execPath, cli('bob', { cmd: 'sleep', args: [marker] }), { stdio: 'ignore' });
       try {
-        for (let i = 0; i < 200 && pidsWith(marker).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+        await commandRunning(marker);
         expect(fs.statSync(t.groupPath('own.txt')).mode & 0o777).toBe(0o444);
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));

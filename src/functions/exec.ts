@@ -45,7 +45,7 @@ export const shedExec = defineFunction({
     const timeoutSec = clampTimeout(ctx, args.timeout);
     const limit = outputLimit(ctx, args.max_output);
     if (args.cmd === 'git' && zone.versioned) {
-      await checkSensitiveGit(zone, args.args);
+      checkSensitiveGit(zone, args.args);
       return history(ctx, zone, args.args, limit);
     }
     const locked = await lockedFiles(ctx, zone);
@@ -132,6 +132,10 @@ function asideNotes(report: AsideReport, zone: Zone): { data: Record<string, unk
     data.blocked_names_restored = { moved_aside: blocked.movedAside, names_dropped: blocked.namesDropped };
     const parts = [...blocked.movedAside.map((m) => `'${m.from}' is now '${m.to}'`), ...blocked.namesDropped.map((r) => `'${r}' is a new file now (the blocked file's other name was dropped)`)];
     message += ` Blocked files (admin setting blocked_patterns) are hidden from commands and keep their places: ${parts.join(', ')}.`;
+  }
+  if (blocked !== undefined && blocked.left > 0) {
+    data.blocked_entries_pending = blocked.left;
+    message += ` ${blocked.left} blocked entr${blocked.left === 1 ? 'y' : 'ies'} could not be put back yet (the disk refused); kept safe, they return with the next call in this space.`;
   }
   const restored = report.group?.restored ?? [];
   if (restored.length > 0) {

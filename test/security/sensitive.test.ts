@@ -177,15 +177,20 @@ describe('built-in git in Documents', () => {
   afterAll(() => s.cleanup());
   const git = async (args: string[]) => clean(await s.call('shed_exec', { zone: 'documents', cmd: 'git', args }));
 
-  it('whole-commit views are refused while blocked files exist; narrowed ones work', async () => {
-    blocked(await git(['show', 'HEAD~1']));
-    blocked(await git(['log', '-p']));
+  it('blocked paths are not in any history view; naming one is refused', async () => {
+    // The secret is in history (the first commit holds .env), and the next one deleted it: views of every kind work and never show it.
+    fs.rmSync(s.zonePath('documents', '.env'));
+    expect((await s.call('shed_patch_text', { zone: 'documents', path: 'notes.md', content: 'v3' })).success).toBe(true);
+    fs.writeFileSync(s.zonePath('documents', '.env'), `TOKEN=${SECRET}-NOW\n`);
+    for (const args of [['show', 'HEAD~1'], ['show', 'HEAD'], ['log', '-p'], ['log', '--stat'], ['diff', 'HEAD~1'], ['diff', 'HEAD~1', 'HEAD'], ['diff', 'HEAD~1', '--', '.'], ['status'], ['show', 'HEAD~1:']]) {
+      const r = await git(args);
+      expect(r.success, `${args.join(' ')}: ${JSON.stringify(r.error)}`).toBe(true);
+      expect(JSON.stringify(r.data), args.join(' ')).not.toMatch(/\.env|TOKEN/);
+    }
+    expect(String((await git(['log', '-p'])).data!.stdout)).toContain('notes.md');
     blocked(await git(['show', 'HEAD~1:.env']), '.env');
-    blocked(await git(['diff', 'HEAD~1', '--', '.']));
-    const narrowed = await git(['show', 'HEAD', '--', 'notes.md']);
-    expect(narrowed.success, JSON.stringify(narrowed.error)).toBe(true);
-    const log = await git(['log', '--oneline']);
-    expect(log.success).toBe(true);
+    blocked(await git(['blame', '.env']), '.env');
+    blocked(await git(['log', '--', '.env']), '.env');
   });
 });
 

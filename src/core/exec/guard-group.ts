@@ -120,7 +120,11 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
     const entry = entries[i]!;
     const rel = safeRel(entry?.rel);
     const saved = itemPath(stash, i);
-    if (rel === undefined || !fs.existsSync(saved)) continue;
+    if (!fs.existsSync(saved)) continue;
+    if (rel === undefined) {
+      left++; // a journal entry we cannot read: its saved name stays
+      continue;
+    }
     try {
       const abs = path.join(root, rel);
       const before = baselines[i];

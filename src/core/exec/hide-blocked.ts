@@ -88,7 +88,11 @@ export async function putBackAll(root: string, stash: Stash<unknown>): Promise<B
     const rel = safeRel(entry?.rel);
     const item = itemPath(stash, i);
     const kept = lstatIfAny(item);
-    if (rel === undefined || kept === undefined) continue;
+    if (kept === undefined) continue; // never moved, or back already
+    if (rel === undefined) {
+      out.left++; // a journal entry we cannot read: the entry stays safe in the stash
+      continue;
+    }
     try {
       if (entry.link && kept.nlink > 1 && lstatIfAny(path.join(root, rel)) !== undefined) {
         fs.unlinkSync(item);

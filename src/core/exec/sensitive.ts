@@ -8,8 +8,8 @@
  * program reads a path from: as written, inside --opt=value, rev:path, a,b lists, behind the `@`
  * of a response file (`strings @.env`), after a `file:` scheme, through symbolic links (judged
  * where they lead), and as another name (hard link) of a blocked file; so is an existing file whose
- * extension is not allowed. The built-in git of versioned zones prints history without any
- * sandbox: its content views are narrowed to non-blocked files (checkSensitiveGit).
+ * extension is not allowed. The built-in git of versioned zones hides blocked paths from its views
+ * (history/command.ts), and refuses an argument naming one the same way (checkSensitiveGit).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -108,19 +108,6 @@ async function blockedIn(zone: Zone, rules: BlockRules): Promise<BlockedState> {
   return state;
 }
 
-/** The blocked entries at or below folder `rel` ('' is the zone root). */
-function under(found: BlockedEntries, rel: string): string[] {
-  const all = [...found.dirs, ...found.files];
-  return rel === '' ? all : all.filter((b) => b === rel || b.startsWith(`${rel}/`));
-}
-
-function folderRefusal(zone: Zone, arg: string, inside: string[]): Error {
-  return shedError('BLOCKED_PATH', `Argument '${arg}' is a folder holding blocked files (e.g. '${inside[0]}', admin setting blocked_patterns); without the sandbox a command could read them.`, {
-    details: { parameter: 'args', received: arg, blocked: inside.slice(0, 5) },
-    hint: `Name the files you need one by one, or work in a folder without blocked files (shed_tree(zone="${zone.name}") shows what is visible).`,
-  });
-}
-
 /**
  * Checks a command's arguments against the sensitive-file rules of its zone and returns the zone's
  * blocked entries (by pattern, and other names of blocked files), which the executor hides while
@@ -136,47 +123,11 @@ export async function checkSensitiveCommand(zone: Zone, args: readonly string[])
   return found.files.length + found.dirs.length === 0 ? undefined : found;
 }
 
-const GIT_CONTENT = new Set(['show', 'diff', 'blame', 'grep', 'cat-file']);
-const LOG_PATCH = new Set(['-p', '-u', '--patch', '--full-diff', '--cc', '-m']);
-
 /**
- * The built-in git of versioned zones prints file contents from history without any sandbox:
- * while the zone holds blocked files, content views must be narrowed to non-blocked files.
+ * The built-in git of versioned zones prints history in-process, without any sandbox: blocked paths
+ * are not in its views (history/command.ts hides them from every diff, patch, status, listing and
+ * restore), so only an argument naming one is refused here, early and clearly.
  */
-export async function checkSensitiveGit(zone: Zone, args: readonly string[]): Promise<void> {
-  const rules = zone.blocked;
-  if (!rules) return;
-  checkArguments(rules, zone, args);
-  if (rules.patterns.length === 0) return;
-  const sub = args.find((a) => !a.startsWith('-'));
-  if (sub === undefined) return;
-  const rest = args.slice(args.indexOf(sub) + 1);
-  const printsContent = GIT_CONTENT.has(sub) || (sub === 'log' && rest.some((a) => LOG_PATCH.has(a)));
-  // A restore writes every file of the folders it names: over blocked files too.
-  const writes = sub === 'restore' || sub === 'checkout';
-  if (!printsContent && !writes) return;
-  const { found } = await blockedIn(zone, rules);
-  if (found.files.length + found.dirs.length === 0) return;
-  const dashes = rest.indexOf('--');
-  const pathspecs = dashes >= 0 ? rest.slice(dashes + 1) : [];
-  if (writes) {
-    for (const spec of pathspecs) {
-      const inside = under(found, spec.replace(/^(\.\/)+/, '').replace(/\/+$/, '').replace(/^\.$/, ''));
-      if (inside.length > 0) throw folderRefusal(zone, spec, inside);
-    }
-    return;
-  }
-  const revPaths = rest.filter((a) => !a.startsWith('-') && a.includes(':'));
-  const narrowed = pathspecs.length > 0 || (sub === 'show' && revPaths.length > 0 && rest.filter((a) => !a.startsWith('-')).every((a) => a.includes(':')));
-  for (const spec of pathspecs) {
-    const rel = spec.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-    const inside = under(found, rel === '.' ? '' : rel);
-    if (inside.length > 0) throw folderRefusal(zone, spec, inside);
-  }
-  if (!narrowed) {
-    throw shedError('BLOCKED_PATH', `git ${sub} would show the content of every file, and ${zone.label} holds blocked files (e.g. '${under(found, '')[0]}', admin setting blocked_patterns).`, {
-      details: { parameter: 'args', received: args, blocked: under(found, '').slice(0, 5) },
-      hint: `Name the files after --: shed_exec(zone="${zone.name}", cmd="git", args=["${sub}", ${sub === 'show' ? '"HEAD", ' : ''}"--", "notes.md"]).`,
-    });
-  }
+export function checkSensitiveGit(zone: Zone, args: readonly string[]): void {
+  if (zone.blocked) checkArguments(zone.blocked, zone, args);
 }

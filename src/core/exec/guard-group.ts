@@ -21,6 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../fs/atomic.js';
+import { readBytes } from '../fs/read.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { moveAside, realFolders, type MovedAside } from '../fs/put-back.js';
 import type { OwnershipRecord } from '../groups/access.js';
@@ -182,5 +183,5 @@ async function equalsHead(root: string, label: string, rel: string, abs: string)
   const head = await headFile(root, label, rel);
   if (head === undefined) return true; // nothing to compare with: left as it is
   const st = lstatIfAny(abs);
-  return st !== undefined && st.isFile() && st.size === head.length && fs.readFileSync(abs).equals(head);
+  return st !== undefined && st.isFile() && st.size === head.length && readBytes(abs, { noFollow: true }).equals(head);
 }

@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { syncDir } from '../fs/atomic.js';
+import { readText } from '../fs/read.js';
 import { scopeStashDir } from '../locks/state-dir.js';
 
 export const STASH_KINDS = ['blocked', 'guard'] as const;
@@ -100,7 +101,7 @@ export function leftoverStashes(home: string): Leftover[] {
 function readJournal(file: string): Journal<unknown> | undefined {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    parsed = JSON.parse(readText(file, { noFollow: true }));
   } catch {
     return undefined;
   }

@@ -77,7 +77,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
-  let watched: Watched | undefined;
+  let watched: Watched;
   let report: AsideReport;
   try {
     watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding);

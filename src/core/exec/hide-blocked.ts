@@ -13,6 +13,7 @@
  * instead (the file keeps its blocked name). The answer lists both.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { shedError } from '../errors.js';
 import { putBack, type MovedAside } from '../fs/put-back.js';
 import { TimeSlice } from '../fs/slice.js';
@@ -20,7 +21,6 @@ import { lstatIfAny } from '../fs/stat.js';
 import { errnoCode } from '../paths/resolve.js';
 import { blockedPattern, type BlockedEntries, type BlockRules } from '../paths/blocked.js';
 import { closeStash, itemPath, openStash, safeRel, type Stash } from './stash.js';
-import path from 'node:path';
 
 export interface HiddenEntry {
   rel: string;
@@ -38,6 +38,7 @@ export interface BlockedReturn {
 }
 
 export interface HiddenBlocked {
+  /** How many entries were set aside. */
   entries: number;
   /** Puts every entry back; the stash is removed once all are back. */
   restore(): Promise<BlockedReturn>;

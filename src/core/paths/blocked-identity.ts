@@ -4,7 +4,7 @@
  * the patterns do not cover:
  *
  * - another hard link to it is the same file (device + inode): it is blocked too, wherever it is
- *   (`requireNotBlocked` in blocked.ts, command arguments, masks, served links);
+ *   (`requireNotBlocked` in blocked.ts, command arguments, hidden from commands, served links);
  * - moving or copying a folder must not rename a blocked entry inside it to an unblocked name
  *   (`proj/.git` → `proj/g` turns `proj/.git/config` into `proj/g/config`): `requireNamesKept`
  *   refuses such a move before it happens (shed_rename, the bridges, shed_copy_to_group);

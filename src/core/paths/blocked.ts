@@ -14,7 +14,7 @@
  *
  * allowed_extensions: when set, a FILE must have one of them (folders are not affected; a new path
  * whose name has no dot may become a folder and passes). Enforced on function paths and on existing
- * files named in command arguments; it does not mask files from commands that walk folders.
+ * files named in command arguments; it does not hide files from commands that walk folders.
  */
 import fs from 'node:fs';
 import path from 'node:path';

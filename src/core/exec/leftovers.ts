@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { restoreGuarded } from './guard-group.js';
 import { putBackAll } from './hide-blocked.js';
-import { leftoverStashes, zoneOf } from './stash.js';
+import { closeStash, leftoverStashes, zoneOf } from './stash.js';
 
 export interface LeftoverReport {
   /** Stashes undone completely. */
@@ -21,7 +21,7 @@ export async function putBackLeftovers(home: string): Promise<LeftoverReport> {
   for (const leftover of leftoverStashes(home)) {
     const { stash } = leftover;
     if (leftover.state === 'none') {
-      fs.rmSync(leftover.dir, { recursive: true, force: true }); // killed before its journal: nothing was moved
+      closeStash(leftover); // killed before its journal: nothing was moved
       continue;
     }
     if (stash === undefined) {

@@ -66,10 +66,18 @@ export function itemPath(stash: Stash<unknown>, index: number): string {
   return path.join(stash.items, String(index));
 }
 
-/** Everything is back: the stash is removed (its journal last, so a kill meanwhile repeats a no-op). */
+/**
+ * Everything is back: the stash is removed (its journal last, so a kill meanwhile repeats a no-op),
+ * and the scope's stash folder too once empty, so nothing of it stays beside the zones between calls.
+ */
 export function closeStash(stash: Pick<Stash<unknown>, 'dir'>): void {
   fs.rmSync(path.join(stash.dir, 'items'), { recursive: true, force: true });
   fs.rmSync(stash.dir, { recursive: true, force: true });
+  try {
+    fs.rmdirSync(path.dirname(stash.dir));
+  } catch {
+    // another stash is still there (a leftover kept for later), or it is gone already
+  }
 }
 
 export interface Leftover {

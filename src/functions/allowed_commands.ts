@@ -32,7 +32,7 @@ export const shedAllowedCommands = defineFunction({
     const network = ctx.valves.network_mode;
     const readonly = availability(READONLY_COMMANDS);
     const readwrite = availability(READWRITE_COMMANDS);
-    const sandbox = await sandboxReport(ctx.valves.sandbox);
+    const sandbox = await sandboxReport(ctx.valves.sandbox, ctx.host.allowsUnconfined !== false);
     const installed = (cmd: string) => findProgram(cmd) !== undefined;
     const data = {
       uploads: readonly,

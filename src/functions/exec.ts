@@ -3,9 +3,8 @@ import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import type { OwnershipRecord } from '../core/groups/access.js';
 import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
-import type { CallWatchEnd } from '../core/exec/callwatch.js';
 import { checkSensitiveGit } from '../core/exec/sensitive.js';
-import type { NameRepair } from '../core/paths/blocked-identity.js';
+import type { AsideReport } from '../core/exec/aside.js';
 import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
 import { recordChange } from '../core/vcs/seam.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
@@ -46,7 +45,7 @@ export const shedExec = defineFunction({
     const timeoutSec = clampTimeout(ctx, args.timeout);
     const limit = outputLimit(ctx, args.max_output);
     if (args.cmd === 'git' && zone.versioned) {
-      await checkSensitiveGit(zone, args.args);
+      checkSensitiveGit(zone, args.args);
       return history(ctx, zone, args.args, limit);
     }
     const locked = await lockedFiles(ctx, zone);
@@ -65,6 +64,7 @@ export const shedExec = defineFunction({
         captureBytes: limit * 4 + 4,
         stdoutFile: args.stdout_file !== undefined,
         mergeStderr: args.redirect_stderr_to_stdout,
+        unconfinedAllowed: ctx.host.allowsUnconfined !== false,
         openOutputs: () => {
           if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path, locked)));
           if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path, locked)));
@@ -78,7 +78,7 @@ export const shedExec = defineFunction({
     const { result, changed, sandbox } = ran;
     if (ran.overQuota) {
       for (const out of outputs) out.file.abort();
-      return quotaStopped(ctx, zone, args.cmd, args.args, changed, ran.overQuota.end, ran.overQuota.stopped);
+      return quotaStopped(ctx, zone, args.cmd, args.args, changed, ran.overQuota);
     }
     const files: Record<string, unknown> = {};
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
@@ -107,26 +107,43 @@ export const shedExec = defineFunction({
     };
     if (ran.expanded.length > 0) data.expanded = ran.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
     if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
-    const repaired = repairNote(ran.repair);
-    if (repaired !== undefined) data.blocked_names_restored = repaired.data;
+    const notes = asideNotes(ran.aside, zone);
+    Object.assign(data, notes.data);
     const message =
       (result.returncode === 0
         ? `${args.cmd} finished (exit code 0).`
-        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`) + (repaired?.message ?? '');
+        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`) + notes.message;
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
     return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };
   },
 });
 
-/** What the response says when blocked files had to get their names back after the command. */
-function repairNote(repair: NameRepair | undefined): { data: Record<string, unknown>; message: string } | undefined {
-  if (repair === undefined || repair.restored.length + repair.unlinked.length === 0) return undefined;
-  const moved = repair.restored.map(([from, to]) => `'${from}' -> '${to}'`);
-  return {
-    data: { moved_back: repair.restored.map(([from, to]) => ({ from, to })), links_removed: repair.unlinked },
-    message: ` Blocked files (admin setting blocked_patterns) keep their names: ${[...moved, ...repair.unlinked.map((r) => `extra name '${r}' removed`)].join(', ')}.`,
-  };
+/**
+ * What the response says when putting things back after the command found work to do: what it
+ * had made at a blocked entry's place (moved aside), extra names of blocked files it had taken
+ * (dropped), and group files it may not change that it had changed (restored; its version kept aside).
+ */
+function asideNotes(report: AsideReport, zone: Zone): { data: Record<string, unknown>; message: string } {
+  const data: Record<string, unknown> = {};
+  let message = '';
+  const blocked = report.blocked;
+  if (blocked !== undefined && blocked.movedAside.length + blocked.namesDropped.length > 0) {
+    data.blocked_names_restored = { moved_aside: blocked.movedAside, names_dropped: blocked.namesDropped };
+    const parts = [...blocked.movedAside.map((m) => `'${m.from}' is now '${m.to}'`), ...blocked.namesDropped.map((r) => `'${r}' is a new file now (the blocked file's other name was dropped)`)];
+    message += ` Blocked files (admin setting blocked_patterns) are hidden from commands and keep their places: ${parts.join(', ')}.`;
+  }
+  if (blocked !== undefined && blocked.left > 0) {
+    data.blocked_entries_pending = blocked.left;
+    message += ` ${blocked.left} blocked entr${blocked.left === 1 ? 'y' : 'ies'} could not be put back yet (the disk refused); kept safe, they return with the next call in this space.`;
+  }
+  const restored = report.group?.restored ?? [];
+  if (restored.length > 0) {
+    data.group_files_restored = restored;
+    const parts = restored.map((r) => `'${r.path}' (${r.mode === 'owner_ro' ? 'read-only' : `owner ${r.owner}`})${r.kept_as !== undefined ? `, your version is '${r.kept_as}'` : ''}`);
+    message += ` ${zone.label} holds files you may not change; the command's changes to them were undone: ${parts.join('; ')}.`;
+  }
+  return { data, message };
 }
 
 /** git in Documents (and group spaces): history served in-process, no binary, nothing spawned. */
@@ -160,23 +177,28 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
 }
 
 /**
- * The command wrote past the quota and was stopped (or finished over it). What it wrote is left in
- * place for the user to sort out (in versioned zones it is committed, so history matches the disk);
- * its stdout_file/stderr_file are discarded. The response is a QUOTA_EXCEEDED error naming the files.
+ * The command wrote past the quota and was stopped (or finished over it). What it added was
+ * removed again (over-quota.ts): the files, links and folders it created, and what it grew existing
+ * files by; its stdout_file/stderr_file are discarded. What is left of its changes (deletions,
+ * files it shrank) is committed in versioned zones, so history matches the disk. The response is a
+ * QUOTA_EXCEEDED error saying what was undone.
  */
-async function quotaStopped(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: string[], changed: string[], end: CallWatchEnd, stopped: boolean): Promise<never> {
+async function quotaStopped(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: string[], changed: string[], over: NonNullable<ExecOutcome['overQuota']>): Promise<never> {
   await dropVanished(zone);
+  const { end, stopped, undone } = over;
   const summary = `Run ${[cmd, ...cmdArgs].join(' ')} (stopped: quota exceeded)`.slice(0, 200);
   const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
   const limit = zone.scope.limitBytes;
-  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota (${formatSize(end.usedBytes)} used of ${formatSize(limit)}). What it wrote so far is left in place${zone.versioned ? ' (and committed)' : ''}.`, {
+  const what = [undone.removed.length > 0 ? `${undone.removed.length} new file(s) or folder(s) it made were removed` : '', undone.cut.length > 0 ? `${undone.cut.length} file(s) it made larger were cut back to their size before` : ''].filter(Boolean).join(', and ');
+  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota of ${formatSize(limit)}. What it added was taken back${what ? ` (${what})` : ''}: ${formatSize(end.usedBytes)} are used now.`, {
     details: {
       command: cmd,
       stopped,
       used_bytes: end.usedBytes,
       quota_bytes: limit,
       over_by_bytes: end.overBytes,
-      ...(end.changed !== undefined || changed.length > 0 ? { changed: (end.changed ?? changed).slice(0, 20) } : {}),
+      removed: undone.removed.slice(0, 20),
+      cut_back: undone.cut.slice(0, 20),
       ...(saved.commit ? { commit: saved.commit } : {}),
     },
     hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), then run it on less data.`,

@@ -65,11 +65,13 @@ export const shedLockeditExec = defineFunction({
         scratch: { bytes: room + copySize, fileBytes: maxFile },
         timeoutSec,
         captureBytes: limit * 4 + 4,
+        unconfinedAllowed: ctx.host.allowsUnconfined !== false,
       });
       if (overQuota) {
         invalidateCopies(t.zone.scope);
-        throw shedError('QUOTA_EXCEEDED', `${args.cmd} ${overQuota.stopped ? 'was stopped: it wrote' : 'wrote'} past the quota (${formatSize(overQuota.end.usedBytes)} in its folder, working copy included, with ${formatSize(room)} of the quota free; open edits count). What it wrote beside the working copy was discarded; the working copy may be partly changed.`, {
-          details: { command: args.cmd, stopped: overQuota.stopped, used_bytes: overQuota.end.usedBytes, free_bytes: room, quota_bytes: t.zone.scope.limitBytes },
+        const cut = overQuota.undone.cut.some((c) => c.path === t.target.rel);
+        throw shedError('QUOTA_EXCEEDED', `${args.cmd} ${overQuota.stopped ? 'was stopped: it wrote' : 'wrote'} past the quota (by ${formatSize(overQuota.end.overBytes)}, working copy included; ${formatSize(room)} of the quota were free, open edits count). What it added was taken back: everything it wrote beside the working copy is discarded, and the working copy ${cut ? 'was cut back to its size before the command' : 'did not grow'}.`, {
+          details: { command: args.cmd, stopped: overQuota.stopped, over_by_bytes: overQuota.end.overBytes, free_bytes: room, quota_bytes: t.zone.scope.limitBytes, working_copy_cut_back: cut },
           hint: `Look at it with ${renderCall('shed_lockedit_exec', { zone: args.zone, path: t.target.rel, cmd: 'head', args: ['.'] })}, drop the edit with ${t.names.cancel}, or free space first (shed_stats shows usage).`,
         });
       }
@@ -105,7 +107,7 @@ export const shedLockeditExec = defineFunction({
       const effect = copy.changed ? `the working copy changed (${copy.size} bytes); save with ${t.names.save}` : 'the working copy is unchanged';
       return { data, message: `${status}; ${effect}.` };
     } finally {
-      scratch.remove();
+      await scratch.remove();
     }
   },
 });

@@ -35,7 +35,7 @@ export const shedParameters = defineFunction({
       sqlite_journal_mode: v.sqlite_journal_mode,
       sqlite_engine: engineReport(),
       openwebui_api_url: v.openwebui_api_url,
-      sandbox: await sandboxReport(v.sandbox),
+      sandbox: await sandboxReport(v.sandbox, ctx.host.allowsUnconfined !== false),
       host: ctx.host.name,
       // Several instances need a shared filesystem with coherent client caches (README "Several instances").
       storage: { kind: kind.kind, type: kind.type, shared: kind.shared, coordination: coordinationInUse() !== undefined ? 'redis' : 'lock files' },
@@ -47,9 +47,10 @@ export const shedParameters = defineFunction({
     }
     data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: true };
     const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
+    const unconfined = (data.sandbox as { unconfined: boolean }).unconfined ? ' Commands run UNCONFINED (sandbox "validated": argument checks only, no kernel confinement).' : '';
     return {
       data,
-      message: `Quota ${formatSize(v.quota_per_user_mb * MIB)} per user, files up to ${formatSize(v.max_file_size_mb * MIB)}, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.`,
+      message: `Quota ${formatSize(v.quota_per_user_mb * MIB)} per user, files up to ${formatSize(v.max_file_size_mb * MIB)}, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.${unconfined}`,
     };
   },
 });

@@ -58,6 +58,13 @@ export interface HostBridge {
    * reaches Open WebUI's API (default: the valve openwebui_api_url).
    */
   readonly openWebUI?: { url?: string; token: string };
+  /**
+   * False for a host that serves several users and was not told otherwise (`fileshed serve` without
+   * --allow-unconfined): valve sandbox="validated" then refuses commands instead of running them
+   * without kernel confinement. Undefined (true): one local user's host (`fileshed mcp`, the CLI,
+   * the plugin embedded in a platform that decides for itself).
+   */
+  readonly allowsUnconfined?: boolean;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -62,7 +62,7 @@ export const hostApi = {
       return { ok: false, message: err instanceof ShedError ? err.message : String(err) };
     }
   },
-  sandbox: (configured: Valves['sandbox']) => sandboxReport(configured),
+  sandbox: (configured: Valves['sandbox'], unconfinedAllowed = true) => sandboxReport(configured, unconfinedAllowed),
   /** What each kernel sandbox can do here, which mode `auto` picks, and the perl the launcher runs on (fileshed doctor). */
   async sandboxCheck() {
     const [kernel, auto] = await Promise.all([kernelSandboxes(), sandboxReport('auto')]);

@@ -4,18 +4,22 @@
  */
 import { serving } from '../index.js';
 import { startServer } from './http/server.js';
-import { parseFlags, resolveSettings, SERVE_FLAGS } from './http/settings.js';
+import { parseFlags, resolveSettings, SERVE_FLAGS, type ServerSettings } from './http/settings.js';
 import { privateFiles } from './private-files.js';
 import { connectCoordination } from './coordination/connect.js';
 import { warnAboutSecrets } from './secret-flags.js';
+import { keepServing } from './last-resort.js';
+import { valvesSource } from './valves.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
 export { connectCoordination };
 
 export async function runServe(argv: string[]): Promise<void> {
+  keepServing('serve');
   const flags = parseFlags(argv, SERVE_FLAGS);
   warnAboutSecrets([...Object.keys(flags.options), ...Object.keys(flags.lists)], flags.options.coordination);
   const { settings, generated } = resolveSettings(flags);
+  refuseUnconfined(settings);
   privateFiles(settings.base);
   // Before anything takes a lock (recovery does): with coordination, every lock is a Redis lease.
   const coordinator = settings.coordination !== undefined ? await connectCoordination(settings.coordination, settings.base) : undefined;
@@ -55,4 +59,16 @@ export async function runServe(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * `validated` runs commands with the argument checks alone: one local user's mode (fileshed mcp). A
+ * server for several users does not start in it unless the admin says so (--allow-unconfined).
+ */
+function refuseUnconfined(settings: ServerSettings): void {
+  if (settings.allowUnconfined || valvesSource(settings.configFile, settings.base, settings.flagValves)().sandbox !== 'validated') return;
+  const from = Object.hasOwn(settings.flagValves, 'sandbox') ? '--valve sandbox=validated' : `"sandbox": "validated" in ${settings.configFile}`;
+  throw new Error(
+    `refusing to start: ${from} would run every user's commands with argument checks alone, without kernel confinement, which is meant for one local user (fileshed mcp). Use sandbox=auto (bubblewrap or Landlock), or accept it with --allow-unconfined (FILESHED_ALLOW_UNCONFINED=1, or "allow_unconfined": true under "server" in the config file).`,
+  );
 }

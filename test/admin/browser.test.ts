@@ -30,7 +30,7 @@ let browser: Browser;
 let page: Page;
 let chromium: Chromium | undefined;
 
-const args = () => ['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', owui.url];
+const args = () => ['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', owui.url, '--allow-unconfined'];
 const call = async (fn: string, body: Record<string, unknown>) =>
   (await (await srv.post(fn, body, { Authorization: `Bearer ${KEY}`, 'X-OpenWebUI-User-Id': 'alice' })).json()) as { success: boolean; data?: Record<string, unknown>; error?: { code: string } };
 
@@ -132,7 +132,10 @@ describe('admin page in Chromium', () => {
     const sql = await call('shed_sqlite', { zone: 'storage', path: 'd.db', query: 'CREATE TABLE t (a)' });
     expect(sql.success).toBe(false);
     const cmds = await call('shed_allowed_commands', {});
-    expect((cmds.data!.sandbox as { active: string }).active).toBe('validated');
+    expect(cmds.data!.sandbox).toMatchObject({ active: 'validated', unconfined: true }); // allowed: this server runs with --allow-unconfined
+    await page.goto(`${srv.url}/admin/sandbox`);
+    expect(await page.$eval('main', (e) => e.textContent)).toContain('validated (UNCONFINED)');
+    await page.goto(`${srv.url}/admin`);
     const params = await call('shed_parameters', {});
     expect(params.data).toMatchObject({ quota_per_user_mb: 500, openwebui_api_url: 'http://owui.example:3000', sqlite_readonly: true });
   });

@@ -25,7 +25,7 @@ beforeAll(async () => {
   owui = await fakeOpenWebUI();
   owui.tokens.set('tok-admin', { id: 'boss', name: 'Boss', role: 'admin' });
   owui.tokens.set('tok-user', { id: 'joe', name: 'Joe', role: 'user' });
-  srv = await serve(['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', owui.url, '--valve', 'sandbox=validated']);
+  srv = await serve(['--auth', 'api-key,openwebui-session', '--api-key', KEY, '--openwebui-url', owui.url, '--valve', 'sandbox=validated', '--allow-unconfined']);
   s = await signIn(srv.url, KEY);
 });
 afterAll(async () => {

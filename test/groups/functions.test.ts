@@ -127,16 +127,20 @@ describe('group functions', () => {
 });
 
 describe('ownership bookkeeping', () => {
-  it('validated mode: read-only commands still run beside protected files; changing ones are refused by name', async () => {
+  it('validated mode: any command runs beside protected files; what it did to them is undone', async () => {
     const t = await groupShed({ sandbox: 'validated' });
     try {
       await t.call('shed_create_file', { ...g, path: 'own.txt', content: 'x', mode: 'owner' });
       const cat = await t.call('shed_exec', { ...g, cmd: 'cat', args: ['own.txt'] }, { user: 'bob' });
       expect(cat.data).toMatchObject({ stdout: 'x', returncode: 0, sandbox: 'validated' });
       const mk = await t.call('shed_exec', { ...g, cmd: 'mkdir', args: ['new'] }, { user: 'bob' });
-      expect(mk.error!.code).toBe('PERMISSION_DENIED');
-      expect(mk.error!.message).toContain('own.txt');
-      expect((await t.call('shed_exec', { ...g, cmd: 'mkdir', args: ['new'] })).data!.returncode).toBe(0);
+      expect(mk.data!.returncode).toBe(0);
+      const rm = await t.call('shed_exec', { ...g, cmd: 'rm', args: ['own.txt'] }, { user: 'bob' });
+      expect(rm.data!.group_files_restored).toEqual([{ path: 'own.txt', owner: 'alice', mode: 'owner' }]);
+      expect(rm.message).toContain("'own.txt' (owner alice)");
+      expect(read(t.groupPath('own.txt'))).toBe('x');
+      expect((await t.call('shed_exec', { ...g, cmd: 'rm', args: ['own.txt'] })).data!.group_files_restored).toBeUndefined();
+      expect(read(t.groupPath('own.txt'))).toBeUndefined();
     } finally {
       t.cleanup();
     }
@@ -190,16 +194,19 @@ describe('ownership bookkeeping', () => {
     }
   });
 
-  it('under bubblewrap, moving the folder that holds a protected file fails too', async () => {
-    const t = await groupShed({ sandbox: 'bwrap' });
+  it.each(['bwrap', 'landlock'])('%s: moving or removing the folder that holds a protected file leaves the file in place', async (sandbox) => {
+    const t = await groupShed({ sandbox });
     try {
       await t.call('shed_create_file', { ...g, path: 'd/own.txt', content: 'x', mode: 'owner' });
+      await t.call('shed_create_file', { ...g, path: 'd/free.txt', content: 'y', mode: 'group' }, { user: 'bob' });
       const r = await t.call('shed_exec', { ...g, cmd: 'mv', args: ['d', 'e'] }, { user: 'bob' });
+      expect(r.data!.returncode).toBe(0);
       expect(read(t.groupPath('d/own.txt'))).toBe('x');
-      expect(r.data!.returncode).not.toBe(0);
-      const rm = await t.call('shed_exec', { ...g, cmd: 'rm', args: ['-rf', 'd'] }, { user: 'bob' });
-      expect(rm.data!.returncode).not.toBe(0);
+      expect(read(t.groupPath('e/free.txt'))).toBe('y'); // the caller's own changes stand
+      const rm = await t.call('shed_exec', { ...g, cmd: 'rm', args: ['-rf', 'd', 'e'] }, { user: 'bob' });
+      expect(rm.data!.returncode).toBe(0);
       expect(read(t.groupPath('d/own.txt'))).toBe('x');
+      expect(fs.existsSync(t.groupPath('e'))).toBe(false);
     } finally {
       t.cleanup();
     }

@@ -46,7 +46,7 @@ beforeAll(async () => {
   owui.tokens.set('session-token-sess', { id: 'sess', name: 'Sess' });
   s = await serve([
     '--auth', 'api-key,openwebui-session,openwebui-jwt', '--api-key', KEY, '--jwt-secret', JWT_SECRET, '--openwebui-url', owui.url,
-    '--access-log', 'off', '--valve', 'max_file_size_mb=1', '--valve', 'sandbox=validated',
+    '--access-log', 'off', '--valve', 'max_file_size_mb=1', '--valve', 'sandbox=validated', '--allow-unconfined',
     '--headers-timeout', '1', '--body-timeout', '1', '--request-timeout', '4', '--max-header-size', '8192', '--max-queued-per-user', '2',
   ]);
   host = new URL(s.url).host;

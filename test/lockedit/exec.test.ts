@@ -192,7 +192,7 @@ describe.each(['validated', 'bwrap', 'landlock'] as const)('shed_lockedit_exec (
     expect(r.error!.code).toBe('QUOTA_EXCEEDED');
     expect(r.error!.details!.stopped).toBe(true);
     // Within one max_file_size_mb of the quota (the old code let it write all 270 MB).
-    expect(r.error!.details!.used_bytes as number).toBeLessThanOrEqual(20 * MIB + bomb.length);
+    expect(r.error!.details!.over_by_bytes as number).toBeLessThanOrEqual(10 * MIB);
     expect(peak).toBeLessThanOrEqual(20 * MIB + bomb.length);
     expect(fs.readFileSync(copyPath(s, 'bomb.zip')).equals(bomb)).toBe(true);
     await s.call('shed_lockedit_cancel', { zone: 'storage', path: 'bomb.zip' });

@@ -219,12 +219,9 @@ describe.each(MODES)('group space, %s mode: a file the caller may not change sta
       expect((await s.call('shed_create_file', { ...g, path: 'f.txt', content: 'alice wrote this\n', mode: 'owner_ro' })).success).toBe(true);
       fs.writeFileSync(s.groupPath('a.tar'), tarball);
       const r = await s.call('shed_exec', { ...g, cmd, args }, { user: 'bob' });
-      // Landlock and validated: refused by the read-only policy (Landlock cannot make one file of a writable
-      // folder read-only). Bubblewrap: f.txt is mounted read-only, so the command fails.
-      if (mode !== 'bwrap') {
-        expect(r.success, JSON.stringify(r)).toBe(false);
-        expect(r.error?.code).toBe('PERMISSION_DENIED');
-      } else if (r.success) expect(r.data?.returncode).not.toBe(0);
+      // Any command runs: f.txt is read-only for it (where file modes bind, the write fails), and what
+      // it did to f.txt anyway is undone after it (restored from the last commit, and said so).
+      expect(r.success, JSON.stringify(r)).toBe(true);
       expect(read(s.groupPath('f.txt'))).toBe('alice wrote this\n');
     } finally {
       s.cleanup();

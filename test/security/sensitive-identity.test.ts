@@ -237,16 +237,19 @@ describe('writes of blocked names by archives and history', () => {
     expect(fs.existsSync(s.zonePath('storage', 'keys/x.pem'))).toBe(false);
   });
 
-  it('git restore/checkout of a folder holding blocked files is refused in Documents', async () => {
-    put('.env', 'OLD=1\n', 'documents');
-    put('notes.md', 'v1\n', 'documents');
-    expect((await s.call('shed_patch_text', { zone: 'documents', path: 'notes.md', content: 'v2' })).success).toBe(true);
-    fs.writeFileSync(s.zonePath('documents', '.env'), `NEW=${SECRET}\n`);
-    for (const args of [['restore', '--source', 'HEAD~1', '--', '.'], ['checkout', 'HEAD~1', '--', '.'], ['restore', '--source=HEAD~1', '--', '.env']]) {
-      refused(await s.call('shed_exec', { zone: 'documents', cmd: 'git', args }));
+  it('git restore/checkout of a folder holding blocked files leaves them alone; naming one is refused', async () => {
+    put('proj/.env', 'OLD=1\n', 'documents');
+    expect((await s.call('shed_create_file', { zone: 'documents', path: 'proj/notes.md', content: 'v1\n' })).success).toBe(true);
+    expect((await s.call('shed_patch_text', { zone: 'documents', path: 'proj/notes.md', content: 'v2\n', overwrite: true })).success).toBe(true);
+    fs.writeFileSync(s.zonePath('documents', 'proj/.env'), `NEW=${SECRET}\n`);
+    for (const args of [['restore', '--source', 'HEAD~1', '--', 'proj'], ['checkout', 'HEAD~2', '--', 'proj']]) {
+      fs.writeFileSync(s.zonePath('documents', 'proj/notes.md'), 'changed\n');
+      const r = clean(await s.call('shed_exec', { zone: 'documents', cmd: 'git', args }));
+      expect(r.success, JSON.stringify(r.error)).toBe(true);
+      expect(fs.readFileSync(s.zonePath('documents', 'proj/notes.md'), 'utf8')).toBe('v1\n');
+      expect(fs.readFileSync(s.zonePath('documents', 'proj/.env'), 'utf8')).toBe(`NEW=${SECRET}\n`);
     }
-    expect(fs.readFileSync(s.zonePath('documents', '.env'), 'utf8')).toBe(`NEW=${SECRET}\n`);
-    const ok = await s.call('shed_exec', { zone: 'documents', cmd: 'git', args: ['restore', '--source', 'HEAD', '--', 'notes.md'] });
-    expect(ok.success, JSON.stringify(ok.error)).toBe(true);
+    refused(await s.call('shed_exec', { zone: 'documents', cmd: 'git', args: ['restore', '--source=HEAD~1', '--', 'proj/.env'] }));
+    expect(fs.readFileSync(s.zonePath('documents', 'proj/.env'), 'utf8')).toBe(`NEW=${SECRET}\n`);
   });
 });

@@ -194,7 +194,7 @@ describe.skipIf(!haveRedis)('two instances through Redis', () => {
   let a: Served;
   let b: Served;
   const base = tempBase();
-  const flags = () => ['--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', '--coordination', `redis://127.0.0.1:${redisPort}`];
+  const flags = () => ['--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', '--allow-unconfined', '--coordination', `redis://127.0.0.1:${redisPort}`];
   const call = async (s: Served, user: string, fn: string, args: Record<string, unknown>) => {
     const res = await s.post(fn, args, { Authorization: `Bearer ${KEY}`, 'X-OpenWebUI-User-Id': user });
     return (await res.json()) as { success: boolean; error?: { code: string; message: string }; data?: Record<string, unknown> };

@@ -15,7 +15,7 @@ let a: Served;
 let b: Served;
 
 beforeAll(async () => {
-  const flags = ['--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', '--valve', 'quota_per_user_mb=1'];
+  const flags = ['--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', '--allow-unconfined', '--valve', 'quota_per_user_mb=1'];
   [a, b] = await Promise.all([serve(flags, { base }), serve(flags, { base })]);
 });
 afterAll(async () => {

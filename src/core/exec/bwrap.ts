@@ -16,10 +16,8 @@ export interface BwrapOptions {
   zoneRoot: string;
   readonly: boolean;
   network: boolean;
-  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones, group files the caller may not change). */
+  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones). */
   protect: readonly string[];
-  /** Blocked entries (valve blocked_patterns): files get an empty read-only file over them, folders an empty read-only folder. */
-  mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;
 }
 
 export function bwrapArgs(opts: BwrapOptions): string[] {
@@ -53,7 +51,6 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
     const inside = path.join(opts.zoneRoot, rel);
     if (fs.existsSync(inside)) args.push('--ro-bind', inside, path.posix.join(SANDBOX_ZONE, rel));
   }
-  args.push(...maskArgs(opts));
   args.push('--chdir', SANDBOX_ZONE, '--unshare-all');
   if (opts.network) args.push('--share-net');
   // No --new-session: the runner starts the launcher (which runs bwrap) in a session of its own (setsid,
@@ -61,24 +58,4 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
   // process group and one scheduling group (autogroup) hold the whole command.
   args.push('--die-with-parent', '--cap-drop', 'ALL');
   return args;
-}
-
-/**
- * Mounts that hide blocked entries: /dev/null (read-only) over a file, an empty read-only tmpfs over
- * a folder. Only entries that are really what the walk saw (no links) are masked; shallow first.
- */
-function maskArgs(opts: BwrapOptions): string[] {
-  if (!opts.mask) return [];
-  const out: string[] = [];
-  const depth = (rel: string) => rel.split('/').length;
-  for (const rel of [...opts.mask.dirs].sort((a, b) => depth(a) - depth(b))) {
-    if (!fs.lstatSync(path.join(opts.zoneRoot, rel), { throwIfNoEntry: false })?.isDirectory()) continue;
-    const inside = path.posix.join(SANDBOX_ZONE, rel);
-    out.push('--tmpfs', inside, '--remount-ro', inside);
-  }
-  for (const rel of opts.mask.files) {
-    if (!fs.lstatSync(path.join(opts.zoneRoot, rel), { throwIfNoEntry: false })?.isFile()) continue;
-    out.push('--ro-bind', '/dev/null', path.posix.join(SANDBOX_ZONE, rel));
-  }
-  return out;
 }

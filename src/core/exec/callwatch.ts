@@ -17,9 +17,9 @@
  *   only. When the watch cannot vouch for them (inotify unavailable, far too many events) the
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
  */
-import fs from 'node:fs';
+import { lstatIfAny } from '../fs/stat.js';
 import { scopeTotal } from '../quota/quota.js';
-import { forgetTree, invalidateTree, treeUsage, watchChanges } from '../quota/usage.js';
+import { forgetTree, invalidateTree, treeUsage, watchChanges, type Prior } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
 import type { RunRequest } from './runner.js';
 
@@ -27,8 +27,6 @@ import type { RunRequest } from './runner.js';
 export interface WriteScope {
   /** The folder tree watched (where the command can write). */
   root: string;
-  /** Keep each entry's signature (versioned zones: what changed is committed). */
-  entries: boolean;
   limitBytes: number;
   used(): Promise<number>;
   /** A folder removed after the command (a locked edit's scratch folder): its watches are dropped. */
@@ -38,12 +36,12 @@ export interface WriteScope {
 /** A writable zone: its quota scope (the user's zones, or the group space), measured whole. */
 export function zoneWriteScope(zone: Zone): WriteScope | undefined {
   if (zone.readonly) return undefined;
-  return { root: zone.scope.trees[zone.label] ?? zone.root, entries: zone.versioned, limitBytes: zone.scope.limitBytes, used: () => scopeTotal(zone.scope) };
+  return { root: zone.scope.trees[zone.label] ?? zone.root, limitBytes: zone.scope.limitBytes, used: () => scopeTotal(zone.scope) };
 }
 
 /** A folder made for one command, which may hold at most `limitBytes` when it ends. */
 export function folderWriteScope(root: string, limitBytes: number): WriteScope {
-  return { root, entries: false, limitBytes, used: async () => (await treeUsage(root)).bytes, temporary: true };
+  return { root, limitBytes, used: async () => (await treeUsage(root)).bytes, temporary: true };
 }
 
 /** How often usage is measured while a command runs. */
@@ -55,6 +53,8 @@ export interface CallWatchEnd {
   usedBytes: number;
   /** Bytes above the quota after the command (0 when within it). */
   overBytes: number;
+  /** What a tree-relative path was when the command started (undefined: nothing was there). */
+  prior(rel: string): Prior | undefined;
 }
 
 export interface CallWatch {
@@ -91,7 +91,7 @@ class GrowthBound {
   /** A new starting point: `total` was measured while the command was held (nothing was writing). */
   restart(total: number): void {
     this.measured = total;
-    for (const entry of this.growth.keys()) this.sizeThen.set(entry, fs.lstatSync(entry, { throwIfNoEntry: false })?.size ?? 0);
+    for (const entry of this.growth.keys()) this.sizeThen.set(entry, lstatIfAny(entry)?.size ?? 0);
     this.growth.clear();
     this.grown = 0;
   }
@@ -100,7 +100,9 @@ class GrowthBound {
 /** `fileCap`: the largest file the command may write (its RLIMIT_FSIZE). */
 export async function watchCall(scope: WriteScope, fileCap: number): Promise<CallWatch> {
   const treeRoot = scope.root;
-  const watch = await watchChanges(treeRoot, { entries: scope.entries });
+  // Every entry's signature is kept: what changed (versioned zones commit it) and what was there
+  // before (a command that passes the quota is undone, over-quota.ts).
+  const watch = await watchChanges(treeRoot, { entries: true });
   const usedAtStart = await scope.used();
   const ceiling = Math.max(scope.limitBytes, usedAtStart);
   const bound = new GrowthBound(usedAtStart);
@@ -108,7 +110,8 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
   const near = () => bound.value + fileCap >= ceiling;
   const risky = (entry: string | undefined): boolean => {
     if (entry === undefined) return false;
-    const st = fs.lstatSync(entry, { throwIfNoEntry: false });
+    // Runs in the watcher's callback: the entry may be gone or its folder now a file (ENOTDIR).
+    const st = lstatIfAny(entry);
     if (st === undefined) return false;
     // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
     bound.note(entry, st.size);
@@ -136,13 +139,13 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       },
     },
     async finish() {
-      const { paths, reliable } = await watch.finish();
+      const { paths, reliable, prior } = await watch.finish();
       // Events may have been lost: the usage cache is rebuilt by the next question.
       if (!reliable) invalidateTree(treeRoot);
       const usedBytes = await scope.used();
       if (scope.temporary) forgetTree(treeRoot);
       const changed = paths?.filter((rel) => rel !== '.git' && !rel.startsWith('.git/'));
-      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0 };
+      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0, prior };
     },
   };
 }

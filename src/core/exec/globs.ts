@@ -5,6 +5,8 @@
  * matching a leading dot unless the pattern's component starts with one, names sorted in byte
  * order (the C locale), no `..` above the root, no absolute patterns, and never through a symbolic
  * link that leads outside the zone. Every name produced is then checked like any other path.
+ * Blocked entries are not in the zone while a command runs (exec/hide-blocked.ts), so a pattern
+ * never stands for one, as a shell in that zone would not see one.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -94,7 +96,7 @@ export interface Expansion {
  * Returns undefined when the pattern cannot be expanded inside the zone (absolute, `..` above the
  * root, through a link leading out): the caller checks it as a literal path, which refuses it.
  */
-export function expandGlob(root: string, pattern: string, budget: number): string[] | undefined {
+export function expandGlob(root: string, pattern: string, budget: number, hidden?: (rel: string) => boolean): string[] | undefined {
   if (path.isAbsolute(pattern)) return undefined;
   const parts = pattern.split('/');
   // `..` may not climb above the root on the text, even to come back (as for every path).
@@ -132,6 +134,7 @@ export function expandGlob(root: string, pattern: string, budget: number): strin
         if (name.startsWith('.') && !dotOk) continue;
         if (!re.test(name)) continue;
         const text = join(name);
+        if (hidden?.(text)) continue;
         if (!last && !isFolder(root, text)) continue;
         next.push(text);
         if (next.length > budget) throw tooMany(pattern, `more than ${MAX_EXPANSION} names`);

@@ -19,8 +19,12 @@ export async function outwardLinkSweep(root: string): Promise<string[]> {
     let changed = false;
     for await (const { full, entry } of walkEntriesSliced(root, (d, name) => d === root && name === '.git')) {
       if (!entry.isSymbolicLink()) continue;
-      if (linkProblem(root, full) === undefined) continue;
-      fs.rmSync(full, { force: true });
+      try {
+        if (linkProblem(root, full) === undefined) continue;
+        fs.rmSync(full, { force: true });
+      } catch {
+        continue; // gone meanwhile, or its folder is a file now (ENOTDIR): nothing left to sweep there
+      }
       removed.push(path.relative(root, full));
       changed = true;
     }

@@ -11,6 +11,7 @@ import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansio
 import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
+import { hiddenFromGlobs } from './sensitive.js';
 import type { SandboxMode } from './sandbox.js';
 import { serverPathHint, serverPathReason } from './serverpaths.js';
 
@@ -375,7 +376,7 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
   let budget = MAX_EXPANSION;
   parsed.operands.forEach((op, k) => {
     if (roles[k] !== 'path' || !isGlob(op.text) || URL_RE.test(op.text) || /^file:/i.test(op.text) || existsInside(input.zone.root, op.text)) return;
-    const names = expandGlob(input.zone.root, op.text, budget);
+    const names = expandGlob(input.zone.root, op.text, budget, hiddenFromGlobs(input.zone));
     if (names === undefined) return; // outside the zone: the path check refuses it
     if (names.length === 0) throw noMatch(op.text, op.index);
     budget -= names.length;

@@ -27,7 +27,7 @@ export interface RunRequest {
   /** Landlock mode: the kernel's Landlock ABI and the programs the command may execute (executables.ts). */
   landlock?: { abi: number; executables: readonly string[] };
   network: boolean;
-  /** Folders inside the zone that must stay read-only (.git of versioned zones). */
+  /** Folders inside the zone that must stay read-only (.git of versioned zones, under bubblewrap). */
   protect: readonly string[];
   timeoutSec: number;
   memoryMb: number;
@@ -49,8 +49,13 @@ export interface RunRequest {
    * command's priority further (see priority.ts).
    */
   monitor?: { everyMs: number; check(held: boolean): Promise<string | undefined>; wake?(run: RunControls): void };
-  /** Blocked files and folders (zone-relative) the sandbox hides (valve blocked_patterns). */
-  mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;
+  /**
+   * Refuse every chmod/chown-family call (seccomp, set up by the launcher): group files the caller
+   * may not change are made read-only for the command (guard-group.ts), and their owner, the
+   * server's user, could otherwise make them writable again. Until the launcher supports the flag
+   * the runner ignores it, and the comparison after the command is what holds.
+   */
+  refuseChmod?: boolean;
 }
 
 export interface RunControls {
@@ -95,7 +100,7 @@ export function run(req: RunRequest): Promise<RunResult> {
   const folders = inside ? undefined : openCallFolders();
   const cwd = inside ? '/' : req.zoneRoot;
   const target = inside
-    ? [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect, mask: req.mask }), '--', req.program, ...req.args]
+    ? [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect }), '--', req.program, ...req.args]
     : [req.program, ...req.args];
   const ll = req.sandbox === 'landlock' ? req.landlock : undefined;
   const launch = launcherArgs({

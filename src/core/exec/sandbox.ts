@@ -120,9 +120,19 @@ export async function kernelSandboxes(): Promise<{ bwrap: Probe; landlock: Probe
   return { bwrap, landlock };
 }
 
-export async function sandboxStatus(configured: SandboxSetting): Promise<SandboxStatus> {
+/**
+ * The sandbox commands run in. `unconfinedAllowed` false (a server for several users started
+ * without --allow-unconfined): valve sandbox="validated" refuses commands instead.
+ */
+export async function sandboxStatus(configured: SandboxSetting, unconfinedAllowed = true): Promise<SandboxStatus> {
   if (configured === 'validated') {
-    return { configured, active: 'validated', reason: 'the admin chose argument validation only (valve sandbox="validated"): no kernel confinement, weaker' };
+    if (!unconfinedAllowed) {
+      throw shedError('SANDBOX_UNAVAILABLE', 'Commands are disabled: the valve sandbox is "validated" (argument checks only, no kernel confinement), which is meant for one local user, and this server serves several users without --allow-unconfined.', {
+        details: { sandbox: configured },
+        hint: 'An admin must set the valve sandbox back to "auto" (or "bwrap"/"landlock"), or restart fileshed serve with --allow-unconfined to accept running commands unconfined. File functions (shed_read, shed_create_file, ...) still work.',
+      });
+    }
+    return { configured, active: 'validated', reason: 'UNCONFINED: the admin chose argument validation only (valve sandbox="validated"): no kernel confinement, weaker' };
   }
   if (configured !== 'landlock') {
     const bwrap = await probe('bwrap');
@@ -143,14 +153,16 @@ export interface SandboxReport {
   reason: string;
   /** The Landlock ABI in force, or null when commands do not run under Landlock. */
   landlock_abi: number | null;
+  /** Commands run without kernel confinement (validated mode): said plainly wherever the mode is shown. */
+  unconfined: boolean;
 }
 
 /** For shed_parameters, shed_allowed_commands, /healthz and the admin page: sandboxStatus, never an error. */
-export async function sandboxReport(configured: SandboxSetting): Promise<SandboxReport> {
+export async function sandboxReport(configured: SandboxSetting, unconfinedAllowed = true): Promise<SandboxReport> {
   try {
-    const s = await sandboxStatus(configured);
-    return { configured, active: s.active, reason: s.reason, landlock_abi: s.landlockAbi ?? null };
+    const s = await sandboxStatus(configured, unconfinedAllowed);
+    return { configured, active: s.active, reason: s.reason, landlock_abi: s.landlockAbi ?? null, unconfined: s.active === 'validated' };
   } catch (err) {
-    return { configured, active: 'none (commands refused)', reason: (err as Error).message, landlock_abi: null };
+    return { configured, active: 'none (commands refused)', reason: (err as Error).message, landlock_abi: null, unconfined: false };
   }
 }

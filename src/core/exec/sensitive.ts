@@ -1,21 +1,15 @@
 /**
  * Sensitive files and commands (valves blocked_patterns / allowed_extensions).
  *
- * Every mode: an argument that names a blocked path is refused with BLOCKED_PATH, in every form a
+ * The wall is absence: while a command runs, the zone's blocked entries are not in it
+ * (hide-blocked.ts), whatever mode, whatever the arguments, list files or links say. This module
+ * finds them (a bounded walk; other names of blocked files by inode) and gives the early, clear
+ * error: an argument that names a blocked path is refused with BLOCKED_PATH, in every form a
  * program reads a path from: as written, inside --opt=value, rev:path, a,b lists, behind the `@`
- * of a response file (`strings @.env`), after a `file:` scheme, through symbolic links (judged where
- * they lead), and as another name (hard link) of a blocked file; so is an existing file whose
- * extension is not allowed. After the command, blocked files it moved to unblocked names are put
- * back and new unblocked hard links to them removed (blocked-identity.ts).
- * Where the sandbox can mask (bwrap: mounts over single entries), blocked files found by a bounded
- * walk of the zone are masked (an empty read-only file over each file, an empty read-only folder
- * over each folder), so grep -r, tar or cat see nothing.
- * Where it cannot (validated; landlock, which cannot deny a subpath of a folder it grants), a
- * command that names a folder holding blocked files (or a recursive reader given no path, which
- * reads the zone root) is refused; commands that only list names (ls, du, find, stat) are let
- * through. The built-in git of versioned zones is checked the same way: diffs and whole-commit
- * views are refused while blocked files exist, unless narrowed with `-- path` or rev:path to
- * non-blocked files.
+ * of a response file (`strings @.env`), after a `file:` scheme, through symbolic links (judged
+ * where they lead), and as another name (hard link) of a blocked file; so is an existing file whose
+ * extension is not allowed. The built-in git of versioned zones hides blocked paths from its views
+ * (history/command.ts), and refuses an argument naming one the same way (checkSensitiveGit).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,31 +18,9 @@ import { blockedError, blockedPattern, blockReason, type BlockedEntries, type Bl
 import { blockedState, identityKey, type BlockedState, type Identities } from '../paths/blocked-identity.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
-import type { SandboxMode } from './sandbox.js';
 
-/**
- * Whether this sandbox mode can hide single entries of the zone from a command (bwrap mounts over
- * them). Landlock grants whole folders and cannot deny a subpath, so it follows the rules of
- * validated mode, as every mode that is not listed here does.
- */
-export function canMask(sandbox: SandboxMode): boolean {
-  return sandbox === 'bwrap';
-}
-
-/** Most entries one bounded walk looks at, and most masks one sandbox gets. */
+/** Most entries one bounded walk looks at. */
 const WALK_LIMIT = 100_000;
-const MASK_LIMIT = 2_000;
-
-/** Commands that read folder listings, never file contents. */
-const NAME_LISTERS = new Set(['ls', 'du', 'find', 'tree', 'stat', 'dir', 'vdir']);
-/** Commands that walk the working folder when they are given no path. */
-const RECURSIVE_BY_DEFAULT = new Set(['rg', 'ag']);
-const GREPS = new Set(['grep', 'egrep', 'fgrep']);
-
-export interface Masks {
-  files: string[];
-  dirs: string[];
-}
 
 /**
  * What the argument may name: itself, and the parts of --opt=value, rev:path, scheme:path and a,b
@@ -100,6 +72,21 @@ function checkIdentities(rules: BlockRules, zone: Zone, args: readonly string[],
   }
 }
 
+/**
+ * Names a glob pattern must not stand for (globs.ts): blocked by a pattern, as written or where
+ * their links lead. They are not in the zone while the command runs (other names of blocked files
+ * are refused by the argument check instead).
+ */
+export function hiddenFromGlobs(zone: Zone): ((rel: string) => boolean) | undefined {
+  const rules = zone.blocked;
+  if (rules === undefined || rules.patterns.length === 0) return undefined;
+  return (rel) => {
+    if (blockedPattern(rules, rel) !== undefined) return true;
+    const walked = walkInside(zone.root, rel, { followLast: true });
+    return walked.inside && blockedPattern(rules, walked.parts.join('/')) !== undefined;
+  };
+}
+
 function statInside(zone: Zone, rel: string): fs.Stats | undefined {
   if (rel.startsWith('/') || rel.split('/').includes('..')) return undefined;
   try {
@@ -121,105 +108,26 @@ async function blockedIn(zone: Zone, rules: BlockRules): Promise<BlockedState> {
   return state;
 }
 
-/** The blocked entries at or below folder `rel` ('' is the zone root). */
-function under(found: BlockedEntries, rel: string): string[] {
-  const all = [...found.dirs, ...found.files];
-  return rel === '' ? all : all.filter((b) => b === rel || b.startsWith(`${rel}/`));
-}
-
-function folderRefusal(zone: Zone, arg: string, inside: string[]): Error {
-  return shedError('BLOCKED_PATH', `Argument '${arg}' is a folder holding blocked files (e.g. '${inside[0]}', admin setting blocked_patterns); without the sandbox a command could read them.`, {
-    details: { parameter: 'args', received: arg, blocked: inside.slice(0, 5) },
-    hint: `Name the files you need one by one, or work in a folder without blocked files (shed_tree(zone="${zone.name}") shows what is visible).`,
-  });
-}
-
-export interface SensitivePlan {
-  /** What the sandbox must hide (only where it can mask). */
-  masks?: Masks;
-  /** The blocked files' identities before the command, for `restoreNames` after it. */
-  before?: Identities;
-}
-
 /**
- * Checks a command against the sensitive-file rules of its zone. Returns the masks the sandbox must
- * apply (`masking`: see canMask) and the identities to check after the command.
+ * Checks a command's arguments against the sensitive-file rules of its zone and returns the zone's
+ * blocked entries (by pattern, and other names of blocked files), which the executor hides while
+ * the command runs; undefined when there are none.
  */
-export async function checkSensitiveCommand(zone: Zone, cmd: string, args: readonly string[], masking: boolean): Promise<SensitivePlan> {
+export async function checkSensitiveCommand(zone: Zone, args: readonly string[]): Promise<BlockedEntries | undefined> {
   const rules = zone.blocked;
-  if (!rules) return {};
+  if (!rules) return undefined;
   checkArguments(rules, zone, args);
-  if (rules.patterns.length === 0) return {};
+  if (rules.patterns.length === 0) return undefined;
   const { found, ids } = await blockedIn(zone, rules);
   checkIdentities(rules, zone, args, ids);
-  if (found.files.length + found.dirs.length === 0) return {};
-  if (masking) {
-    if (found.files.length + found.dirs.length > MASK_LIMIT) {
-      throw shedError('BLOCKED_PATH', `${zone.label} holds more than ${MASK_LIMIT} blocked files or folders; commands are refused here.`, {
-        details: { parameter: 'cmd', count: found.files.length + found.dirs.length },
-        hint: 'Use the file functions, or ask the user to remove the blocked files.',
-      });
-    }
-    return { masks: { files: found.files, dirs: found.dirs }, before: ids };
-  }
-  if (NAME_LISTERS.has(cmd)) return { before: ids };
-  let namedPath = false;
-  for (const arg of args) {
-    if (arg.startsWith('-')) continue;
-    const rel = arg.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-    const st = statInside(zone, rel === '.' ? '' : rel);
-    if (st === undefined) continue;
-    namedPath = true;
-    if (!st.isDirectory()) continue;
-    const inside = under(found, rel === '.' ? '' : rel);
-    if (inside.length > 0) throw folderRefusal(zone, arg, inside);
-  }
-  const recursive = RECURSIVE_BY_DEFAULT.has(cmd) || (GREPS.has(cmd) && args.some((a) => /^-[A-Za-z]*[rR]/.test(a) || a === '--recursive' || a === '--dereference-recursive'));
-  if (recursive && !namedPath) throw folderRefusal(zone, '.', under(found, ''));
-  return { before: ids };
+  return found.files.length + found.dirs.length === 0 ? undefined : found;
 }
 
-const GIT_CONTENT = new Set(['show', 'diff', 'blame', 'grep', 'cat-file']);
-const LOG_PATCH = new Set(['-p', '-u', '--patch', '--full-diff', '--cc', '-m']);
-
 /**
- * The built-in git of versioned zones prints file contents from history without any sandbox:
- * while the zone holds blocked files, content views must be narrowed to non-blocked files.
+ * The built-in git of versioned zones prints history in-process, without any sandbox: blocked paths
+ * are not in its views (history/command.ts hides them from every diff, patch, status, listing and
+ * restore), so only an argument naming one is refused here, early and clearly.
  */
-export async function checkSensitiveGit(zone: Zone, args: readonly string[]): Promise<void> {
-  const rules = zone.blocked;
-  if (!rules) return;
-  checkArguments(rules, zone, args);
-  if (rules.patterns.length === 0) return;
-  const sub = args.find((a) => !a.startsWith('-'));
-  if (sub === undefined) return;
-  const rest = args.slice(args.indexOf(sub) + 1);
-  const printsContent = GIT_CONTENT.has(sub) || (sub === 'log' && rest.some((a) => LOG_PATCH.has(a)));
-  // A restore writes every file of the folders it names: over blocked files too.
-  const writes = sub === 'restore' || sub === 'checkout';
-  if (!printsContent && !writes) return;
-  const { found } = await blockedIn(zone, rules);
-  if (found.files.length + found.dirs.length === 0) return;
-  const dashes = rest.indexOf('--');
-  const pathspecs = dashes >= 0 ? rest.slice(dashes + 1) : [];
-  if (writes) {
-    for (const spec of pathspecs) {
-      const inside = under(found, spec.replace(/^(\.\/)+/, '').replace(/\/+$/, '').replace(/^\.$/, ''));
-      if (inside.length > 0) throw folderRefusal(zone, spec, inside);
-    }
-    return;
-  }
-  const revPaths = rest.filter((a) => !a.startsWith('-') && a.includes(':'));
-  const narrowed = pathspecs.length > 0 || (sub === 'show' && revPaths.length > 0 && rest.filter((a) => !a.startsWith('-')).every((a) => a.includes(':')));
-  for (const spec of pathspecs) {
-    const rel = spec.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-    const inside = under(found, rel === '.' ? '' : rel);
-    if (inside.length > 0) throw folderRefusal(zone, spec, inside);
-  }
-  if (!narrowed) {
-    throw shedError('BLOCKED_PATH', `git ${sub} would show the content of every file, and ${zone.label} holds blocked files (e.g. '${under(found, '')[0]}', admin setting blocked_patterns).`, {
-      details: { parameter: 'args', received: args, blocked: under(found, '').slice(0, 5) },
-      hint: `Name the files after --: shed_exec(zone="${zone.name}", cmd="git", args=["${sub}", ${sub === 'show' ? '"HEAD", ' : ''}"--", "notes.md"]).`,
-    });
-  }
+export function checkSensitiveGit(zone: Zone, args: readonly string[]): void {
+  if (zone.blocked) checkArguments(zone.blocked, zone, args);
 }

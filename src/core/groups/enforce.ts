@@ -12,6 +12,7 @@ import type { Zone } from '../zones/zones.js';
 import type { CallContext } from '../../registry/define.js';
 import type { ZonedPath } from '../files/located.js';
 import { diskRel } from '../files/entries.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNER_ONLY' | 'FILE_READ_ONLY', action: string): Error {
   const shown = `${zone.label}/${rec.path}`;
@@ -79,13 +80,13 @@ export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<Ownersh
   const g = zone.group;
   if (g === undefined) return [];
   const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== undefined && fs.lstatSync(path.join(zone.root, r.path), { throwIfNoEntry: false })?.isFile());
+  const locked = recs.filter((r) => denial(r, ctx.user.id) !== undefined && lstatIfAny(path.join(zone.root, r.path))?.isFile());
   // A hard link made while the file was still open to all would be a writable way into it: every
   // other name of a locked file's inode is locked too (searched only when such links exist).
   const inodes = new Map<string, OwnershipRecord>();
   for (const r of locked) {
-    const st = fs.statSync(path.join(zone.root, r.path));
-    if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
+    const st = lstatIfAny(path.join(zone.root, r.path));
+    if (st !== undefined && st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
   const named = new Set(locked.map((r) => r.path));
@@ -103,7 +104,7 @@ export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<Ownersh
       if (e.isDirectory()) {
         if (child !== '.git') stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
-        const st = fs.statSync(path.join(zone.root, child), { throwIfNoEntry: false });
+        const st = lstatIfAny(path.join(zone.root, child));
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);
         if (rec !== undefined) locked.push({ ...rec, path: child });
       }

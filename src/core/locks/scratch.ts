@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { removeTree } from '../fs/remove-tree.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
 
@@ -20,7 +21,8 @@ export interface Scratch {
   /** The working copy (outside the scratch folder). */
   copy: string;
   before: { ino: number; size: number; mtimeMs: number };
-  remove(): void;
+  /** Removes the folder and whatever the command left in it (any depth, sliced: removeTree). */
+  remove(): Promise<void>;
 }
 
 export interface Collected {
@@ -38,7 +40,7 @@ export function openScratch(zone: Pick<Zone, 'workBase'>, convId: string, rel: s
   const base = scratchBase(zone);
   fs.mkdirSync(base, { recursive: true });
   const root = fs.realpathSync(fs.mkdtempSync(path.join(base, `${convId.slice(0, 60)}-`)));
-  const remove = () => fs.rmSync(root, { recursive: true, force: true });
+  const remove = async () => void (await removeTree(root));
   try {
     const file = path.join(root, rel);
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -51,7 +53,7 @@ export function openScratch(zone: Pick<Zone, 'workBase'>, convId: string, rel: s
     const st = fs.statSync(copy);
     return { root, file, copy, before: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, remove };
   } catch (err) {
-    remove();
+    fs.rmSync(root, { recursive: true, force: true }); // holds at most the working copy's link yet
     throw err;
   }
 }

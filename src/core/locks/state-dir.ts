@@ -15,6 +15,16 @@ export function scopeHome(scope: { key: string }): string {
   return scope.key.slice(scope.key.indexOf(':') + 1);
 }
 
+/**
+ * Where a command's call keeps what it puts aside for the command's duration (blocked entries, saved
+ * names of group files): beside `locks/` (never inside it: the lock scans walk all of `locks/`), on
+ * the same filesystem as the zones so a rename moves an entry there atomically, and outside every
+ * zone's `data/`, so no command, path parameter or link can reach it.
+ */
+export function scopeStashDir(home: string): string {
+  return path.join(path.dirname(scopeStateDir(home)), 'stash');
+}
+
 export const CALL_LOCK_NAME = '.shed-call.lck';
 
 /** The call lock of a scope's home (call-lock.ts). */

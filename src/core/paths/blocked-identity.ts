@@ -4,17 +4,17 @@
  * the patterns do not cover:
  *
  * - another hard link to it is the same file (device + inode): it is blocked too, wherever it is
- *   (`requireNotBlocked` in blocked.ts, command arguments, masks, served links);
+ *   (`requireNotBlocked` in blocked.ts, command arguments, hidden from commands, served links);
  * - moving or copying a folder must not rename a blocked entry inside it to an unblocked name
  *   (`proj/.git` → `proj/g` turns `proj/.git/config` into `proj/g/config`): `requireNamesKept`
  *   refuses such a move before it happens (shed_rename, the bridges, shed_copy_to_group);
- * - a command (any program, any mode) cannot be judged by its arguments alone: the identities of the
- *   blocked files are taken before it runs, and `restoreNames` afterwards puts every blocked file
- *   that was moved to an unblocked name back where it was, and removes new unblocked hard links.
+ * - a command (any program, any mode) cannot be judged by its arguments alone: every name of every
+ *   blocked file (`blockedState`) is out of the zone while it runs (exec/hide-blocked.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
+import { lstatIfAny } from '../fs/stat.js';
 import { walkEntriesSliced } from '../fs/walk.js';
 import { blockedPattern, findBlocked, type BlockedEntries, type BlockRules } from './blocked.js';
 
@@ -29,7 +29,7 @@ export function identityKey(st: fs.Stats): string {
 export function blockedIdentities(root: string, found: BlockedEntries): Identities {
   const ids: Identities = new Map();
   for (const rel of [...found.files, ...found.inside]) {
-    const st = fs.lstatSync(path.join(root, rel), { throwIfNoEntry: false });
+    const st = lstatIfAny(path.join(root, rel));
     if (st?.isFile()) ids.set(identityKey(st), { rel, nlink: st.nlink });
   }
   return ids;
@@ -47,7 +47,7 @@ export async function unblockedNames(rules: BlockRules, root: string, wanted: Re
     if (!entry.isFile()) continue;
     const rel = path.relative(root, full).split(path.sep).join('/');
     if (blockedPattern(rules, rel) !== undefined) continue;
-    const st = fs.lstatSync(full, { throwIfNoEntry: false });
+    const st = lstatIfAny(full);
     if (st?.isFile() && wanted.has(identityKey(st))) out.push({ rel, key: identityKey(st) });
   }
   return out;
@@ -85,52 +85,4 @@ export async function requireNamesKept(rules: BlockRules | undefined, fromRoot: 
       hint: `Keep the name '${fromRel.split('/').pop()}' (moving the folder as a whole under another folder is fine), or move the other files out one by one and leave '${rel}' where it is.`,
     });
   }
-}
-
-export interface NameRepair {
-  /** Blocked files a command had moved to unblocked names, moved back: [unblocked name, blocked name]. */
-  restored: [string, string][];
-  /** New unblocked hard links to blocked files, removed. */
-  unlinked: string[];
-}
-
-/**
- * After a command: every blocked file of `before` must still be at its blocked name with no more
- * names than it had. A blocked file found under an unblocked name is moved back (the blocked name is
- * free again; what took it meanwhile gets the unblocked name instead) or, when it is still at its
- * blocked name too, that extra name is removed. Nothing is deleted that is a file's only name.
- */
-export async function restoreNames(rules: BlockRules, root: string, before: Identities, skipRootGit: boolean): Promise<NameRepair> {
-  const repair: NameRepair = { restored: [], unlinked: [] };
-  const wanted = new Set<string>();
-  for (const [key, id] of before) {
-    const st = fs.lstatSync(path.join(root, id.rel), { throwIfNoEntry: false });
-    if (st === undefined || !st.isFile() || identityKey(st) !== key || st.nlink > id.nlink) wanted.add(key);
-  }
-  for (const { rel, key } of await unblockedNames(rules, root, wanted, skipRootGit)) {
-    const home = before.get(key)!.rel;
-    const abs = path.join(root, rel);
-    const homeAbs = path.join(root, home);
-    const atHome = fs.lstatSync(homeAbs, { throwIfNoEntry: false });
-    try {
-      if (atHome !== undefined && identityKey(atHome) === key) {
-        fs.unlinkSync(abs); // the blocked name still holds it: this was an extra name
-        repair.unlinked.push(rel);
-      } else if (atHome === undefined) {
-        fs.mkdirSync(path.dirname(homeAbs), { recursive: true });
-        fs.renameSync(abs, homeAbs);
-        repair.restored.push([rel, home]);
-      } else {
-        // Something else took the blocked name (`mv --backup`): the two swap names.
-        const spare = `${homeAbs}.shed-swap-${process.pid}`;
-        fs.renameSync(homeAbs, spare);
-        fs.renameSync(abs, homeAbs);
-        fs.renameSync(spare, abs);
-        repair.restored.push([rel, home]);
-      }
-    } catch {
-      // The blocked name's folder became a file, or the disk refused: left for the next check.
-    }
-  }
-  return repair;
 }

@@ -14,12 +14,13 @@
  *
  * allowed_extensions: when set, a FILE must have one of them (folders are not affected; a new path
  * whose name has no dot may become a folder and passes). Enforced on function paths and on existing
- * files named in command arguments; it does not mask files from commands that walk folders.
+ * files named in command arguments; it does not hide files from commands that walk folders.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import { TimeSlice } from '../fs/slice.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface BlockRules {
   patterns: { text: string; parts: Glob[] }[];
@@ -196,7 +197,7 @@ export class BlockJudge {
     this.identities = new Map();
     const found = findBlockedSync(this.rules, this.zoneRoot);
     for (const rel of [...found.files, ...found.inside]) {
-      const b = fs.lstatSync(path.join(this.zoneRoot, rel), { throwIfNoEntry: false });
+      const b = lstatIfAny(path.join(this.zoneRoot, rel));
       if (b?.isFile()) this.identities.set(`${b.dev}:${b.ino}`, rel);
     }
     return this.identities;

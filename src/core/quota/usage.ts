@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { TimeSlice } from '../fs/slice.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface Usage {
   bytes: number;
@@ -79,7 +80,12 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
   const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
   for (const name of names) {
-    const st = lstat(prefix + name, { throwIfNoEntry: false });
+    let st: ReturnType<typeof lstat>;
+    try {
+      st = lstat(prefix + name, { throwIfNoEntry: false });
+    } catch {
+      continue; // the folder became a file meanwhile (ENOTDIR) or the like: nothing there now
+    }
     if (st === undefined) continue;
     if (st.isDirectory()) {
       out.becameFolders.push(name);
@@ -213,7 +219,8 @@ class TreeUsage {
   }
 
   track(): Tracker {
-    const t: Tracker = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: new Map() };
+    // The records of this moment (a refresh installs new ones, never changes these): what was there.
+    const t: Tracker = { startedMs: Date.now(), eventsAtStart: watchEvents, trusted: this.scanned && !this.unwatched && this.keepEntries, before: new Map(), start: new Map(this.folders) };
     this.trackers.add(t);
     return t;
   }
@@ -225,7 +232,18 @@ class TreeUsage {
   /** Zone-relative paths that changed in the folders `t` saw change (folders appearing or vanishing as themselves). */
   changesOf(t: Tracker): WatchResult {
     const reliable = this.scanned && !this.unwatched && watchEvents - t.eventsAtStart <= EVENT_BUDGET;
-    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : undefined };
+    return { reliable, paths: reliable && t.trusted ? this.changedPaths(t) : undefined, prior: (rel) => this.priorOf(t, rel) };
+  }
+
+  /** What `rel` was when the watch `t` began: its folder's record then says (undefined: it did not exist). */
+  private priorOf(t: Tracker, rel: string): Prior | undefined {
+    const slash = rel.lastIndexOf('/');
+    const rec = t.start.get(slash < 0 ? this.root : `${this.root}/${rel.slice(0, slash)}`);
+    const name = rel.slice(slash + 1);
+    if (rec === undefined) return undefined;
+    if (rec.subfolders.has(name)) return { folder: true, size: 0, ino: 0 };
+    const entry = rec.entries?.get(name);
+    return entry === undefined ? undefined : entryPrior(entry.sig);
   }
 
   private changedPaths(t: Tracker): string[] {
@@ -380,7 +398,7 @@ class TreeUsage {
     const names: string[] = [];
     for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
     // Folders take disk space too (4 KiB and up on ext4): counted, so a tree of empty folders cannot fill the disk at "0 B used".
-    const own = dir === this.root ? 0 : (fs.lstatSync(dir, { throwIfNoEntry: false })?.size ?? 0);
+    const own = dir === this.root ? 0 : (lstatIfAny(dir)?.size ?? 0);
     return { dir, own, watcher, subfolders, names };
   }
 
@@ -414,7 +432,7 @@ class TreeUsage {
     for (const dir of this.withLinks) {
       const rec = this.folders.get(dir)!;
       for (const [name, sig] of rec.linked) {
-        const st = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+        const st = lstatIfAny(path.join(dir, name));
         if (st === undefined || `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` !== sig) this.dirty.add(dir);
       }
     }
@@ -461,7 +479,14 @@ class TreeUsage {
         this.dirty.add(dir);
         if (this.trackers.size === 0) return;
         const entry = typeof name === 'string' ? `${dir}/${name}` : undefined;
-        for (const t of this.trackers) t.onEvent?.(entry);
+        for (const t of this.trackers) {
+          try {
+            t.onEvent?.(entry);
+          } catch {
+            // A listener's failure must not escape a watcher callback (it would end the process);
+            // the folder is dirty, so the next measurement sees the change anyway.
+          }
+        }
       });
       watcher.on('error', () => {
         this.unwatched = true;
@@ -489,6 +514,8 @@ interface Tracker {
   /** False once anything could have slipped by (watches lost, tree re-walked or evicted, too many events). */
   trusted: boolean;
   before: Map<string, { entries: ReadonlyMap<string, EntryStat>; subfolders: ReadonlySet<string> } | undefined>;
+  /** Every folder's record when the watch began. */
+  start: ReadonlyMap<string, FolderRecord>;
   /** Called on every event in the tree while the watch lasts, with the entry it names (absolute) when known. */
   onEvent?: (entry: string | undefined) => void;
 }
@@ -505,6 +532,20 @@ const RACY_MS = 100;
 let watchEvents = 0;
 const EVENT_BUDGET = 8192;
 
+/** What a changed path was when the watch began (a path missing from `prior` did not exist then). */
+export interface Prior {
+  folder: boolean;
+  /** Apparent size and inode of a non-folder entry. */
+  size: number;
+  ino: number;
+}
+
+/** An entry signature (`mode:size:ino:mtime:ctime`) read back. */
+function entryPrior(sig: string): Prior {
+  const [, size, ino] = sig.split(':');
+  return { folder: false, size: Number(size), ino: Number(ino) };
+}
+
 export interface WatchResult {
   /**
    * The tree-relative paths of files and links that appeared, vanished or changed (a folder that
@@ -512,6 +553,12 @@ export interface WatchResult {
    * caller compares in full instead) or was not asked to keep entries.
    */
   paths: string[] | undefined;
+  /**
+   * What a tree-relative path was when the watch began (undefined: nothing was there), from the
+   * folder records of that moment: known whether or not events were lost since (only in trees that
+   * keep entries; elsewhere every file reads as new).
+   */
+  prior(rel: string): Prior | undefined;
   /** False when events may have been lost (watches failed, far too many events): the usage cache should be dropped. */
   reliable: boolean;
 }

@@ -6,6 +6,8 @@
  * - files written in Documents or a group space but not yet committed (the write happens before
  *   the commit): committed as "Recovered changes after an interrupted call", so `git status` is
  *   clean and the history holds what the users' files hold;
+ * - entries a killed command's call had set aside (blocked entries out of the zone, group files
+ *   made read-only: exec/stash.ts): put back, group files checked against HEAD;
  * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
  * - temp objects and refs inside .git: swept under the repository lock;
  * - an index left at the previous commit (killed between the branch update and the index write):
@@ -29,6 +31,7 @@ import { ACCESS_DB, accessDbPath } from '../groups/accessdb.js';
 import { walkEntriesSliced } from '../fs/walk.js';
 import type { Identity } from '../identity.js';
 import { withCallLock } from '../locks/call-lock.js';
+import { putBackLeftovers } from '../exec/leftovers.js';
 import { commitPaths } from '../vcs/commit.js';
 import { repairIndex } from '../vcs/gitindex.js';
 import { readCommit } from '../vcs/objects.js';
@@ -126,6 +129,7 @@ function versionedZone(home: string): { root: string; label: string; author: Ide
 
 /** A user's home; the caller holds its call lock. */
 export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true, deep = true): Promise<void> {
+  await putBackLeftovers(home); // before the commit: entries set aside by a killed command are not deletions
   if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) await removeTemps(tree, base, report);
   await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report, deep);
 }
@@ -133,6 +137,7 @@ export async function recoverUserHome(home: string, userId: string, base: string
 /** A group space; the caller holds its call lock. */
 export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport, deep = true): Promise<void> {
   const data = path.join(home, 'data');
+  await putBackLeftovers(home);
   await removeTemps(data, base, report);
   await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report, deep);
 }

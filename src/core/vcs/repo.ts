@@ -26,6 +26,11 @@ export interface Repo {
   gitdir: string;
   /** What users see: "Documents". */
   label: string;
+  /**
+   * History entries (byte-string paths, folders included) the history views never show nor restore:
+   * blocked paths (valve blocked_patterns). Set by the in-process git commands only.
+   */
+  hidden?: (key: string) => boolean;
 }
 
 const CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n';

@@ -25,6 +25,8 @@ export interface ConfigFile {
     allowed_hosts?: string[] | string;
     health_port?: number;
     metrics?: string;
+    /** Run commands of several users with valve sandbox="validated" (no kernel confinement) all the same. */
+    allow_unconfined?: boolean;
     /** Fairness and slow-client limits (settings.ts LIMIT_SETTINGS): max_running, max_queued_per_user, *_timeout (s), max_header_size. */
     [limit: string]: unknown;
   };

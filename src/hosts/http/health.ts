@@ -35,6 +35,8 @@ export interface HealthInfo {
   sandbox: string;
   /** The Landlock ABI commands run under, or null when they do not run under Landlock. */
   landlock_abi: number | null;
+  /** Commands run without kernel confinement (sandbox "validated", allowed with --allow-unconfined). */
+  unconfined: boolean;
   auth: string[];
   storage: { kind: string; type: string; shared: boolean };
   coordination: 'redis' | 'none';

@@ -61,7 +61,9 @@ export async function startServer(settings: ServerSettings, options: ServeOption
       const user = (args.__user__ as { id?: unknown } | undefined)?.id;
       const key = typeof user === 'string' ? user : '';
       const queued = performance.now();
-      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
+      // A server for several users runs commands unconfined (sandbox="validated") only when its admin said so.
+      const bridge = { name: 'standalone', ...host, allowsUnconfined: settings.allowUnconfined };
+      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, bridge)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
       metrics.recordEnvelope(name, (performance.now() - queued) / 1000, result);
       return result;
     },
@@ -149,8 +151,8 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   // The sandbox report starts bwrap once: done in the background, /healthz says "starting" meanwhile.
   const refreshInfo = () =>
     void hostApi
-      .sandbox((ctx.valves().sandbox as Parameters<typeof hostApi.sandbox>[0] | undefined) ?? 'auto')
-      .then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi)))
+      .sandbox((ctx.valves().sandbox as Parameters<typeof hostApi.sandbox>[0] | undefined) ?? 'auto', settings.allowUnconfined)
+      .then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined)))
       .catch(() => undefined);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 30_000);
@@ -224,13 +226,14 @@ export function sameMachine(req: http.IncomingMessage, allowed: ReadonlySet<stri
   }
 }
 
-function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: number | null = null): HealthInfo {
+function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: number | null = null, unconfined = false): HealthInfo {
   const kind = serving.storageKind(settings.base);
   return {
     status: 'ok',
     version,
     sandbox,
     landlock_abi: landlockAbi,
+    unconfined,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== undefined ? 'redis' : 'none',

@@ -47,6 +47,13 @@ export interface ServerSettings {
   healthPort: number | undefined;
   /** Who may read GET /metrics: admins (as the admin page), everyone, or nobody. */
   metrics: 'admin' | 'public' | 'off';
+  /**
+   * The admin accepts valve sandbox="validated" (argument checks only, no kernel confinement) for a
+   * server of several users: --allow-unconfined, FILESHED_ALLOW_UNCONFINED=1 or the config file's
+   * server.allow_unconfined. Without it serve refuses to start in that mode, and a later change to
+   * it refuses commands.
+   */
+  allowUnconfined: boolean;
 }
 
 /** Fairness (fairness.ts) and slow-client protection (server.ts, body.ts). */
@@ -85,6 +92,8 @@ export interface Flags {
 
 /** Flags that may be given several times. */
 const REPEATED = new Set(['api-key', 'valve']);
+/** Flags that are switches: `--name` alone means true (`--name=false` also works). */
+const SWITCHES = new Set(['allow-unconfined']);
 
 export function parseFlags(argv: string[], allowed: readonly string[]): Flags {
   const options: Record<string, string> = {};
@@ -95,7 +104,7 @@ export function parseFlags(argv: string[], allowed: readonly string[]): Flags {
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
     if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    const value = eq > 0 ? arg.slice(eq + 1) : SWITCHES.has(name) ? 'true' : argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
     if (REPEATED.has(name)) (lists[name] ??= []).push(value);
     else options[name] = value;
@@ -115,7 +124,7 @@ export function valveFlags(list: readonly string[] = []): Record<string, string>
 
 export const SERVE_FLAGS = [
   'host', 'port', 'base', 'config', 'auth', 'api-key', 'jwt-secret', 'user', 'public-url', 'openwebui-url', 'valve', 'access-log', 'shutdown-timeout',
-  'coordination', 'allowed-hosts', 'health-port', 'metrics', 'link-secret',
+  'coordination', 'allowed-hosts', 'health-port', 'metrics', 'link-secret', 'allow-unconfined',
   ...Object.values(LIMIT_SETTINGS).map((l) => l.flag),
 ] as const;
 
@@ -205,6 +214,7 @@ export function resolveSettings(flags: Flags, env: Env = process.env): { setting
       allowedHosts: listSetting(pick('allowed-hosts') ?? server.allowed_hosts).map((h) => h.toLowerCase()),
       healthPort: optionalPort(pick('health-port') ?? (server.health_port !== undefined ? String(server.health_port) : undefined), 'health-port'),
       metrics: metricsSetting(pick('metrics') ?? (typeof server.metrics === 'string' ? server.metrics : 'admin')),
+      allowUnconfined: switchSetting(pick('allow-unconfined') ?? server.allow_unconfined, 'allow-unconfined'),
     },
     generated,
     config,
@@ -243,6 +253,14 @@ function optionalPort(text: string | undefined, flag: string): number | undefine
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--${flag} must be 0-65535, got '${text}'`);
   return port;
+}
+
+function switchSetting(value: unknown, flag: string): boolean {
+  if (value === undefined || value === false || value === true) return value === true;
+  const text = String(value).trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(text)) return false;
+  throw new Error(`--${flag} is a switch (true or false), got '${String(value)}'`);
 }
 
 function metricsSetting(text: string): ServerSettings['metrics'] {

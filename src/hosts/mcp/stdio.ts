@@ -35,12 +35,14 @@ import { InvalidUtf8, assertUtf8 } from '../utf8.js';
 import { valvesSource } from '../valves.js';
 import { createMcpServer } from './server.js';
 import { connectCoordination } from '../coordination/connect.js';
+import { keepServing } from '../last-resort.js';
 
 export const MCP_FLAGS = ['base', 'user', 'valve', 'config', 'import-dir', 'link-port', 'coordination'] as const;
 
 const USAGE = 'fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--config FILE] [--import-dir DIR] [--link-port PORT] [--coordination URL]';
 
 export async function runMcpStdio(argv: string[]): Promise<void> {
+  keepServing('mcp');
   let server: Awaited<ReturnType<typeof prepare>>;
   try {
     server = await prepare(argv);

@@ -6,6 +6,8 @@
 import { shedError } from '../../errors.js';
 import type { Identity } from '../../identity.js';
 import type { Zone } from '../../zones/zones.js';
+import { blockedPattern } from '../../paths/blocked.js';
+import { fromKey } from '../names.js';
 import { ensureRepo, repoFor } from '../repo.js';
 import { ok, type GitOutput } from './args.js';
 import { gitBlame } from './blame.js';
@@ -66,7 +68,9 @@ export async function gitCommand(zone: Zone, args: string[], author: Identity, o
       hint: EXAMPLE,
     });
   }
-  const repo = repoFor(zone);
+  // Blocked paths are not in the history's views: not in a diff, a patch, a status or a restore.
+  const rules = zone.blocked;
+  const repo = { ...repoFor(zone), ...(rules !== undefined && rules.patterns.length > 0 ? { hidden: (key: string) => blockedPattern(rules, fromKey(key)) !== undefined } : {}) };
   await ensureRepo(repo);
   switch (sub) {
     case 'log':

@@ -192,7 +192,9 @@ async function showPath(repo: Repo, zone: Zone, rev: string, rawPath: string): P
     });
   }
   if (isTreeMode(entry.mode)) {
-    const names = (await readTree(repo.gitdir, entry.oid)).map((e) => `${fromKey(e.name)}${isTreeMode(e.mode) ? '/' : ''}`);
+    const key = filterKey(rel);
+    const visible = (await readTree(repo.gitdir, entry.oid)).filter((e) => !repo.hidden?.(key === '' ? e.name : `${key}/${e.name}`));
+    const names = visible.map((e) => `${fromKey(e.name)}${isTreeMode(e.mode) ? '/' : ''}`);
     return `tree ${rev}:${rel}\n\n${names.join('\n')}\n`;
   }
   const bytes = await readBlob(repo.gitdir, entry.oid);

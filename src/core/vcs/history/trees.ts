@@ -40,8 +40,10 @@ function reaches(dirKey: string, filters: Filters): boolean {
 export async function entryAt(repo: Repo, tree: string, key: string): Promise<TreeEntry | undefined> {
   let current: TreeEntry = { mode: '40000', name: '', oid: tree };
   if (key === '') return current;
+  let walked = '';
   for (const part of key.split('/')) {
-    if (!isTreeMode(current.mode)) return undefined;
+    walked = walked === '' ? part : `${walked}/${part}`;
+    if (!isTreeMode(current.mode) || repo.hidden?.(walked)) return undefined;
     const next = (await readTree(repo.gitdir, current.oid)).find((e) => e.name === part);
     if (next === undefined) return undefined;
     current = next;
@@ -55,6 +57,7 @@ export async function flatten(repo: Repo, tree: string | undefined, filters: Fil
   const walk = async (oid: string, prefix: string): Promise<void> => {
     for (const e of await readTree(repo.gitdir, oid)) {
       const key = prefix + e.name;
+      if (repo.hidden?.(key)) continue;
       if (isTreeMode(e.mode)) {
         if (reaches(key, filters)) await walk(e.oid, `${key}/`);
       } else if (matches(key, filters)) {
@@ -78,6 +81,7 @@ export async function diffTrees(repo: Repo, a: string | undefined, b: string | u
       const x = ea.get(name);
       const y = eb.get(name);
       const key = prefix + name;
+      if (repo.hidden?.(key)) continue;
       const xTree = x !== undefined && isTreeMode(x.mode);
       const yTree = y !== undefined && isTreeMode(y.mode);
       if (xTree || yTree) {
@@ -122,6 +126,7 @@ export function worktreeFiles(repo: Repo, filters: Filters = []): Map<string, Wo
     for (const d of names) {
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
+      if (repo.hidden?.(key)) continue;
       const child = path.join(abs, d.name);
       if (d.isDirectory()) {
         if (reaches(key, filters)) walk(child, `${key}/`);

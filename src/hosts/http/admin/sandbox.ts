@@ -5,6 +5,7 @@
  */
 import type { ServerContext } from '../route.js';
 import { esc } from './page.js';
+import { unconfinedNotice } from './valves.js';
 
 interface Availability {
   available: string[];
@@ -15,7 +16,7 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
   const json = await ctx.api.call('shed_allowed_commands', { __user__: { id: adminUser, name: adminUser, email: '', role: 'admin' } }, ctx.valves());
   const env = JSON.parse(json) as { success: boolean; data?: Record<string, unknown>; error?: { message: string } };
   if (!env.success || !env.data) return `<p class="notice error">${esc(env.error?.message ?? 'shed_allowed_commands failed')}</p>`;
-  const d = env.data as { sandbox: { configured: string; active: string; reason: string; landlock_abi: number | null }; network: { mode: string }; forbidden: string[] } & Record<string, Availability>;
+  const d = env.data as { sandbox: { configured: string; active: string; reason: string; landlock_abi: number | null; unconfined: boolean }; network: { mode: string }; forbidden: string[] } & Record<string, Availability>;
   const zone = (name: string, a: Availability) => {
     const missing = Object.entries(a.missing);
     return `<h2>${esc(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc(c)}</code>`).join(' ')}</p>${
@@ -26,7 +27,8 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
   };
   const storage = ctx.health.healthz().storage;
   const ready = ctx.health.readyz();
-  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc(String(d.sandbox.landlock_abi))})` : ''} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
+  const warning = d.sandbox.configured === 'validated' ? `<p class="notice ${d.sandbox.unconfined ? 'warn' : 'error'}">${esc(unconfinedNotice(d.sandbox.unconfined))}</p>` : '';
+  return `${warning}<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)}${d.sandbox.unconfined ? ' <strong>(UNCONFINED)</strong>' : ''}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc(String(d.sandbox.landlock_abi))})` : ''} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div>
 <div class="card"><strong>Storage</strong><p>${esc(storage.type)} <small>(${esc(storage.kind)}${storage.shared ? ', shared' : ''})</small></p><p class="muted">Coordination: ${esc(ctx.settings.coordination !== undefined ? 'Redis' : 'lock files (one host)')}. ${ready.ready ? 'Ready' : `Not ready: ${esc(ready.reason ?? '')}`}.${storage.shared && ctx.settings.coordination === undefined ? ' Several hosts on this filesystem need --coordination and coherent mount settings (README).' : ''}</p></div></div>
 ${zone('Uploads (read-only)', d.uploads!)}${zone('Storage', d.storage!)}${zone('Documents', d.documents!)}

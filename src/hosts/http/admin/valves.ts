@@ -57,10 +57,18 @@ function stateOf(ctx: ServerContext, stored: Record<string, unknown>, submitted:
   });
 }
 
+/** Said on the settings and sandbox pages while the valve sandbox is "validated". */
+export function unconfinedNotice(allowed: boolean): string {
+  return allowed
+    ? 'UNCONFINED: the valve sandbox is "validated" (allowed by --allow-unconfined): commands run with argument checks alone, without kernel confinement.'
+    : 'The valve sandbox is "validated" (set outside this form), but this server was not started with --allow-unconfined: commands are refused until it is set back to "auto" (or the server restarted with the flag).';
+}
+
 export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted?: Record<string, string>; errors?: Record<string, string>; notice?: PageOptions['notice'] } = {}): string {
   const loaded = loadConfig(ctx.settings.configFile);
   const notice = [...(opts.notice ?? [])];
   if (loaded.error) notice.unshift({ kind: 'error', text: loaded.error });
+  if (ctx.valves().sandbox === 'validated') notice.unshift({ kind: ctx.settings.allowUnconfined ? 'warn' : 'error', text: unconfinedNotice(ctx.settings.allowUnconfined) });
   const stored = loaded.config?.valves ?? {};
   const hidden = `${csrfField(admin.csrf)}<input type="hidden" name="_version" value="${esc(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== undefined);
@@ -69,6 +77,9 @@ export function renderValves(ctx: ServerContext, admin: Admin, opts: { submitted
 }
 
 const FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
+
+/** "validated" on a server of several users needs the admin's --allow-unconfined (commands would refuse otherwise). */
+const UNCONFINED_REFUSED = '"validated" runs every user\'s commands with argument checks alone, without kernel confinement: meant for one local user. This server was not started with --allow-unconfined (FILESHED_ALLOW_UNCONFINED=1); restart it with that flag to allow it, or keep "auto".';
 
 /** Saves the form; answers the page itself on errors (status 400 or 409), or redirects after a save. */
 export function saveValves(req: IncomingMessage, res: ServerResponse, form: URLSearchParams, ctx: ServerContext, admin: Admin, audit: (action: string, code: string, paths?: string[]) => void): void {
@@ -107,6 +118,7 @@ export function saveValves(req: IncomingMessage, res: ServerResponse, form: URLS
     if (raw === undefined || (isSecret(prop) && raw === '')) continue;
     const one = ctx.api.checkValves({ [key]: raw });
     if (!one.ok) errors[key] = one.message.replace(FIELD_PREFIX, '');
+    else if (key === 'sandbox' && raw === 'validated' && !ctx.settings.allowUnconfined) errors[key] = UNCONFINED_REFUSED;
     else candidate[key] = raw;
   }
   if (Object.keys(errors).length > 0) {

@@ -42,7 +42,7 @@ var COMMAND_USAGE = {
                [--auth MODE[,MODE...]] [--user ID] [--public-url URL] [--openwebui-url URL]
                [--valve key=value]... [--access-log stderr|off|FILE] [--shutdown-timeout SECONDS]
                [--coordination redis://HOST:6379] [--allowed-hosts NAME,...] [--health-port PORT]
-               [--metrics admin|public|off]
+               [--metrics admin|public|off] [--allow-unconfined]
                [--max-running N] [--max-queued-per-user N] [--request-timeout S] [--headers-timeout S]
                [--body-timeout S] [--keep-alive-timeout S] [--max-header-size BYTES]
   OpenAPI tool server + MCP over HTTP; auth modes: local, api-key, openwebui-session, openwebui-jwt.

@@ -20870,82 +20870,6 @@ function report(run) {
   return `<h2>Report</h2><p id="maintenance-summary">${plural2(r.users, "user")} and ${plural2(r.groups, "group")} checked; ${plural2(r.total, "item")} cleaned in ${r.ms} ms.</p>${items ? `<ul class="report">${items}</ul>` : '<p class="muted">Nothing to clean.</p>'}`;
 }
 
-// src/hosts/http/admin/sandbox.ts
-async function sandboxPage(ctx, adminUser) {
-  const json2 = await ctx.api.call("shed_allowed_commands", { __user__: { id: adminUser, name: adminUser, email: "", role: "admin" } }, ctx.valves());
-  const env = JSON.parse(json2);
-  if (!env.success || !env.data) return `<p class="notice error">${esc2(env.error?.message ?? "shed_allowed_commands failed")}</p>`;
-  const d = env.data;
-  const zone = (name, a) => {
-    const missing = Object.entries(a.missing);
-    return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
-  };
-  const storage = ctx.health.healthz().storage;
-  const ready = ctx.health.readyz();
-  return `<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc2(String(d.sandbox.landlock_abi))})` : ""} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
-<div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div>
-<div class="card"><strong>Storage</strong><p>${esc2(storage.type)} <small>(${esc2(storage.kind)}${storage.shared ? ", shared" : ""})</small></p><p class="muted">Coordination: ${esc2(ctx.settings.coordination !== void 0 ? "Redis" : "lock files (one host)")}. ${ready.ready ? "Ready" : `Not ready: ${esc2(ready.reason ?? "")}`}.${storage.shared && ctx.settings.coordination === void 0 ? " Several hosts on this filesystem need --coordination and coherent mount settings (README)." : ""}</p></div></div>
-${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
-<h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
-}
-
-// src/hosts/http/admin/usage.ts
-import { formatSize as formatSize2, plural as plural3, admin as pluginAdmin4 } from "./fileshed.mjs";
-var COLUMNS = [
-  ["id", "Name"],
-  ["total", "Total"],
-  ["quota", "Quota used"],
-  ["files", "Files"],
-  ["activity", "Last activity"]
-];
-function sortValue(r, key) {
-  switch (key) {
-    case "id":
-      return r.id.toLowerCase();
-    case "total":
-      return r.total_bytes;
-    case "quota":
-      return r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
-    case "files":
-      return r.total_files;
-    case "activity":
-      return r.last_activity;
-  }
-}
-function usagePage(storageBase, query2, csrf) {
-  const sort = COLUMNS.find(([k]) => k === query2.get("sort"))?.[0] ?? "total";
-  const dir = query2.get("dir") === "asc" ? "asc" : "desc";
-  const records = pluginAdmin4.usage.read(storageBase);
-  const sorted = (kind) => records.filter((r) => r.kind === kind).sort((a, b) => {
-    const x2 = sortValue(a, sort);
-    const y = sortValue(b, sort);
-    const c = x2 < y ? -1 : x2 > y ? 1 : a.id.localeCompare(b.id);
-    return dir === "asc" ? c : -c;
-  });
-  const users = sorted("user");
-  const groups = sorted("group");
-  const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
-  return `<p class="muted">From the usage records (updated after each call); ${plural3(users.length, "user")} and ${plural3(groups.length, "group")} recorded.</p>${measure}
-<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
-}
-function table2(rows, sort, dir, zones) {
-  if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
-  const head = COLUMNS.map(([k, label2]) => {
-    const next = k === sort && dir === "desc" ? "asc" : "desc";
-    const mark = k === sort ? dir === "asc" ? " \u25B2" : " \u25BC" : "";
-    return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label2)}${mark}</a></th>`;
-  });
-  const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("");
-  const body = rows.map((r) => {
-    const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
-    const pct = Math.min(100, Math.round(ratio * 100));
-    const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatSize2(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
-    const zoneCells = zones.map((z) => `<td class="num">${esc2(formatSize2(r.zones[z]?.bytes ?? 0))}<br><small>${plural3(r.zones[z]?.files ?? 0, "file")}</small></td>`).join("");
-    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatSize2(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}</tr>`;
-  }).join("");
-  return `<div class="table"><table><thead><tr>${head.join("")}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;
-}
-
 // src/hosts/http/admin/valves.ts
 import crypto7 from "node:crypto";
 import { serving as serving2, valvesSchema } from "./fileshed.mjs";
@@ -21086,10 +21010,14 @@ function stateOf(ctx, stored, submitted, errors) {
     ...key === "storage_base_path" ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}
   });
 }
+function unconfinedNotice(allowed) {
+  return allowed ? 'UNCONFINED: the valve sandbox is "validated" (allowed by --allow-unconfined): commands run with argument checks alone, without kernel confinement.' : 'The valve sandbox is "validated" (set outside this form), but this server was not started with --allow-unconfined: commands are refused until it is set back to "auto" (or the server restarted with the flag).';
+}
 function renderValves(ctx, admin2, opts = {}) {
   const loaded = loadConfig(ctx.settings.configFile);
   const notice = [...opts.notice ?? []];
   if (loaded.error) notice.unshift({ kind: "error", text: loaded.error });
+  if (ctx.valves().sandbox === "validated") notice.unshift({ kind: ctx.settings.allowUnconfined ? "warn" : "error", text: unconfinedNotice(ctx.settings.allowUnconfined) });
   const stored = loaded.config?.valves ?? {};
   const hidden = `${csrfField(admin2.csrf)}<input type="hidden" name="_version" value="${esc2(loaded.version)}">`;
   const form = valvesForm(PROPERTIES, stateOf(ctx, stored, opts.submitted, opts.errors ?? {}), hidden, loaded.error !== void 0);
@@ -21097,6 +21025,7 @@ function renderValves(ctx, admin2, opts = {}) {
   return layout(intro + form, { title: "Settings", section: "/admin", ...accountOf(admin2, ctx.settings.auth), notice });
 }
 var FIELD_PREFIX = /^The valve '[^']*' is invalid: /;
+var UNCONFINED_REFUSED = `"validated" runs every user's commands with argument checks alone, without kernel confinement: meant for one local user. This server was not started with --allow-unconfined (FILESHED_ALLOW_UNCONFINED=1); restart it with that flag to allow it, or keep "auto".`;
 function saveValves(req, res, form, ctx, admin2, audit) {
   const loaded = loadConfig(ctx.settings.configFile);
   const submitted = {};
@@ -21133,6 +21062,7 @@ function saveValves(req, res, form, ctx, admin2, audit) {
     if (raw === void 0 || isSecret(prop) && raw === "") continue;
     const one = ctx.api.checkValves({ [key]: raw });
     if (!one.ok) errors[key] = one.message.replace(FIELD_PREFIX, "");
+    else if (key === "sandbox" && raw === "validated" && !ctx.settings.allowUnconfined) errors[key] = UNCONFINED_REFUSED;
     else candidate[key] = raw;
   }
   if (Object.keys(errors).length > 0) {
@@ -21158,6 +21088,83 @@ function saveValves(req, res, form, ctx, admin2, audit) {
   res.writeHead(303, { Location: `/admin?saved=${encodeURIComponent(changed.join(",") || "-")}`, "Content-Length": 0, "Cache-Control": "no-store" });
   res.end();
   void req;
+}
+
+// src/hosts/http/admin/sandbox.ts
+async function sandboxPage(ctx, adminUser) {
+  const json2 = await ctx.api.call("shed_allowed_commands", { __user__: { id: adminUser, name: adminUser, email: "", role: "admin" } }, ctx.valves());
+  const env = JSON.parse(json2);
+  if (!env.success || !env.data) return `<p class="notice error">${esc2(env.error?.message ?? "shed_allowed_commands failed")}</p>`;
+  const d = env.data;
+  const zone = (name, a) => {
+    const missing = Object.entries(a.missing);
+    return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
+  };
+  const storage = ctx.health.healthz().storage;
+  const ready = ctx.health.readyz();
+  const warning = d.sandbox.configured === "validated" ? `<p class="notice ${d.sandbox.unconfined ? "warn" : "error"}">${esc2(unconfinedNotice(d.sandbox.unconfined))}</p>` : "";
+  return `${warning}<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)}${d.sandbox.unconfined ? " <strong>(UNCONFINED)</strong>" : ""}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc2(String(d.sandbox.landlock_abi))})` : ""} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
+<div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div>
+<div class="card"><strong>Storage</strong><p>${esc2(storage.type)} <small>(${esc2(storage.kind)}${storage.shared ? ", shared" : ""})</small></p><p class="muted">Coordination: ${esc2(ctx.settings.coordination !== void 0 ? "Redis" : "lock files (one host)")}. ${ready.ready ? "Ready" : `Not ready: ${esc2(ready.reason ?? "")}`}.${storage.shared && ctx.settings.coordination === void 0 ? " Several hosts on this filesystem need --coordination and coherent mount settings (README)." : ""}</p></div></div>
+${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
+<h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
+}
+
+// src/hosts/http/admin/usage.ts
+import { formatSize as formatSize2, plural as plural3, admin as pluginAdmin4 } from "./fileshed.mjs";
+var COLUMNS = [
+  ["id", "Name"],
+  ["total", "Total"],
+  ["quota", "Quota used"],
+  ["files", "Files"],
+  ["activity", "Last activity"]
+];
+function sortValue(r, key) {
+  switch (key) {
+    case "id":
+      return r.id.toLowerCase();
+    case "total":
+      return r.total_bytes;
+    case "quota":
+      return r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
+    case "files":
+      return r.total_files;
+    case "activity":
+      return r.last_activity;
+  }
+}
+function usagePage(storageBase, query2, csrf) {
+  const sort = COLUMNS.find(([k]) => k === query2.get("sort"))?.[0] ?? "total";
+  const dir = query2.get("dir") === "asc" ? "asc" : "desc";
+  const records = pluginAdmin4.usage.read(storageBase);
+  const sorted = (kind) => records.filter((r) => r.kind === kind).sort((a, b) => {
+    const x2 = sortValue(a, sort);
+    const y = sortValue(b, sort);
+    const c = x2 < y ? -1 : x2 > y ? 1 : a.id.localeCompare(b.id);
+    return dir === "asc" ? c : -c;
+  });
+  const users = sorted("user");
+  const groups = sorted("group");
+  const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
+  return `<p class="muted">From the usage records (updated after each call); ${plural3(users.length, "user")} and ${plural3(groups.length, "group")} recorded.</p>${measure}
+<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
+}
+function table2(rows, sort, dir, zones) {
+  if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
+  const head = COLUMNS.map(([k, label2]) => {
+    const next = k === sort && dir === "desc" ? "asc" : "desc";
+    const mark = k === sort ? dir === "asc" ? " \u25B2" : " \u25BC" : "";
+    return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label2)}${mark}</a></th>`;
+  });
+  const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("");
+  const body = rows.map((r) => {
+    const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
+    const pct = Math.min(100, Math.round(ratio * 100));
+    const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatSize2(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
+    const zoneCells = zones.map((z) => `<td class="num">${esc2(formatSize2(r.zones[z]?.bytes ?? 0))}<br><small>${plural3(r.zones[z]?.files ?? 0, "file")}</small></td>`).join("");
+    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatSize2(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}</tr>`;
+  }).join("");
+  return `<div class="table"><table><thead><tr>${head.join("")}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
 // src/hosts/http/admin/index.ts
@@ -27868,6 +27875,7 @@ var LIMIT_SETTINGS = {
   maxHeaderSize: { flag: "max-header-size", key: "max_header_size", fallback: 16384, unit: 1 }
 };
 var REPEATED = /* @__PURE__ */ new Set(["api-key", "valve"]);
+var SWITCHES = /* @__PURE__ */ new Set(["allow-unconfined"]);
 function parseFlags(argv, allowed) {
   const options = {};
   const lists = {};
@@ -27877,7 +27885,7 @@ function parseFlags(argv, allowed) {
     const eq = arg.indexOf("=");
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
     if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i2];
+    const value = eq > 0 ? arg.slice(eq + 1) : SWITCHES.has(name) ? "true" : argv[++i2];
     if (value === void 0) throw new UsageError(`--${name} needs a value`);
     if (REPEATED.has(name)) (lists[name] ??= []).push(value);
     else options[name] = value;
@@ -27912,6 +27920,7 @@ var SERVE_FLAGS = [
   "health-port",
   "metrics",
   "link-secret",
+  "allow-unconfined",
   ...Object.values(LIMIT_SETTINGS).map((l) => l.flag)
 ];
 function resolveSettings(flags, env = process.env) {
@@ -27993,7 +28002,8 @@ function resolveSettings(flags, env = process.env) {
       coordination,
       allowedHosts: listSetting(pick2("allowed-hosts") ?? server.allowed_hosts).map((h) => h.toLowerCase()),
       healthPort: optionalPort(pick2("health-port") ?? (server.health_port !== void 0 ? String(server.health_port) : void 0), "health-port"),
-      metrics: metricsSetting(pick2("metrics") ?? (typeof server.metrics === "string" ? server.metrics : "admin"))
+      metrics: metricsSetting(pick2("metrics") ?? (typeof server.metrics === "string" ? server.metrics : "admin")),
+      allowUnconfined: switchSetting(pick2("allow-unconfined") ?? server.allow_unconfined, "allow-unconfined")
     },
     generated,
     config: config3
@@ -28026,6 +28036,13 @@ function optionalPort(text2, flag) {
   const port2 = Number(text2);
   if (!Number.isInteger(port2) || port2 < 0 || port2 > 65535) throw new Error(`--${flag} must be 0-65535, got '${text2}'`);
   return port2;
+}
+function switchSetting(value, flag) {
+  if (value === void 0 || value === false || value === true) return value === true;
+  const text2 = String(value).trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(text2)) return true;
+  if (["0", "false", "no", "off", ""].includes(text2)) return false;
+  throw new Error(`--${flag} is a switch (true or false), got '${String(value)}'`);
 }
 function metricsSetting(text2) {
   if (text2 === "admin" || text2 === "public" || text2 === "off") return text2;
@@ -28345,7 +28362,8 @@ async function startServer(settings, options = {}) {
       const user = args.__user__?.id;
       const key = typeof user === "string" ? user : "";
       const queued = performance.now();
-      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, host)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
+      const bridge = { name: "standalone", ...host, allowsUnconfined: settings.allowUnconfined };
+      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, bridge)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
       metrics.recordEnvelope(name, (performance.now() - queued) / 1e3, result);
       return result;
     }
@@ -28423,7 +28441,7 @@ async function startServer(settings, options = {}) {
     }
     sendDetail(res, 404, `Nothing at ${pathname.slice(0, 100)}. Functions are POST /{name} (see /openapi.json); MCP is at /mcp.`);
   }
-  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto").then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi))).catch(() => void 0);
+  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto", settings.allowUnconfined).then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined))).catch(() => void 0);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 3e4);
   infoTimer.unref();
@@ -28484,13 +28502,14 @@ function sameMachine(req, allowed = /* @__PURE__ */ new Set()) {
     return false;
   }
 }
-function healthInfo(settings, sandbox, landlockAbi = null) {
+function healthInfo(settings, sandbox, landlockAbi = null, unconfined = false) {
   const kind = serving4.storageKind(settings.base);
   return {
     status: "ok",
     version: version2,
     sandbox,
     landlock_abi: landlockAbi,
+    unconfined,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== void 0 ? "redis" : "none"
@@ -28859,6 +28878,20 @@ function warnAboutSecrets(given, coordination) {
 `);
 }
 
+// src/hosts/last-resort.ts
+function keepServing(host, log = (line) => process.stderr.write(`${line}
+`)) {
+  const report2 = (kind) => (err2) => {
+    const text2 = err2 instanceof Error ? `${err2.name}: ${err2.message}` : String(err2);
+    try {
+      log(`fileshed ${host}: ${kind} (kept serving): ${text2.split("\n")[0]}`);
+    } catch {
+    }
+  };
+  process.on("uncaughtException", report2("uncaught exception"));
+  process.on("unhandledRejection", report2("unhandled promise rejection"));
+}
+
 // src/hosts/mcp/stdio.ts
 import fs10 from "node:fs";
 import http2 from "node:http";
@@ -28979,6 +29012,7 @@ import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
 var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port", "coordination"];
 var USAGE = "fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--config FILE] [--import-dir DIR] [--link-port PORT] [--coordination URL]";
 async function runMcpStdio(argv) {
+  keepServing("mcp");
   let server;
   try {
     server = await prepare(argv);
@@ -29195,9 +29229,11 @@ function requestId(line) {
 
 // src/hosts/server.ts
 async function runServe(argv) {
+  keepServing("serve");
   const flags = parseFlags(argv, SERVE_FLAGS);
   warnAboutSecrets([...Object.keys(flags.options), ...Object.keys(flags.lists)], flags.options.coordination);
   const { settings, generated } = resolveSettings(flags);
+  refuseUnconfined(settings);
   privateFiles(settings.base);
   const coordinator = settings.coordination !== void 0 ? await connectCoordination(settings.coordination, settings.base) : void 0;
   const recovered = await serving7.recoverStorage(settings.base);
@@ -29235,6 +29271,13 @@ async function runServe(argv) {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+}
+function refuseUnconfined(settings) {
+  if (settings.allowUnconfined || valvesSource(settings.configFile, settings.base, settings.flagValves)().sandbox !== "validated") return;
+  const from = Object.hasOwn(settings.flagValves, "sandbox") ? "--valve sandbox=validated" : `"sandbox": "validated" in ${settings.configFile}`;
+  throw new Error(
+    `refusing to start: ${from} would run every user's commands with argument checks alone, without kernel confinement, which is meant for one local user (fileshed mcp). Use sandbox=auto (bubblewrap or Landlock), or accept it with --allow-unconfined (FILESHED_ALLOW_UNCONFINED=1, or "allow_unconfined": true under "server" in the config file).`
+  );
 }
 export {
   connectCoordination,

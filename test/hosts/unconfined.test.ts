@@ -30,9 +30,9 @@ function refusedStart(args: string[], opts: { env?: Record<string, string>; base
 }
 
 describe('fileshed serve refuses to start unconfined', () => {
-  it('--valve sandbox=validated: exit 2, the reason and the way out on stderr', () => {
+  it('--valve sandbox=validated: exit 1, the reason and the way out on stderr', () => {
     const r = refusedStart(['--valve', 'sandbox=validated']);
-    expect(r.status).toBe(2);
+    expect(r.status).toBe(1);
     expect(r.stderr).toContain('refusing to start: --valve sandbox=validated');
     expect(r.stderr).toContain('--allow-unconfined');
     expect(r.stderr).toContain('without kernel confinement');
@@ -42,12 +42,12 @@ describe('fileshed serve refuses to start unconfined', () => {
     const base = tempBase();
     fs.writeFileSync(path.join(base, 'fileshed.json'), JSON.stringify({ valves: { sandbox: 'validated' } }));
     const r = refusedStart([], { base });
-    expect(r.status).toBe(2);
+    expect(r.status).toBe(1);
     expect(r.stderr).toContain('"sandbox": "validated" in');
   });
 
   it('FILESHED_ALLOW_UNCONFINED=0 does not allow it', () => {
-    expect(refusedStart(['--valve', 'sandbox=validated'], { env: { FILESHED_ALLOW_UNCONFINED: '0' } }).status).toBe(2);
+    expect(refusedStart(['--valve', 'sandbox=validated'], { env: { FILESHED_ALLOW_UNCONFINED: '0' } }).status).toBe(1);
   });
 });
 

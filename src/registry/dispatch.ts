@@ -13,6 +13,7 @@ import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../cor
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
+import { describeMigration, prepareHome } from '../core/vcs/migrate.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
 import { recoverScope } from '../core/recovery/recover.js';
@@ -119,7 +120,13 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
-      result = await withCallLock(homes, stamped(valves, user, named, run), recoverScope);
+      result = await withCallLock(homes, async () => {
+        // First modifying call of this version in a space: its repository moves out of the zone (vcs/migrate.ts).
+        const moved: string[] = [];
+        for (const home of homes) for (const m of await prepareHome(home)) moved.push(describeMigration(m));
+        const done = await stamped(valves, user, named, run)();
+        return moved.length === 0 ? done : { ...done, message: `${done.message} ${moved.join(' ')}` };
+      }, recoverScope);
     } else {
       result = await run();
     }

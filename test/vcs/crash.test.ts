@@ -67,7 +67,7 @@ describe('crash safety', () => {
       c.kill();
       await c.done;
       // The lock is held only while committing: finding it proves the kill landed inside a commit.
-      if (fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))) killedInsideCommit++;
+      if (fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))) killedInsideCommit++;
       const f = fsckClean(z.root);
       expect(f.output).toBe('');
       expect(f.ok).toBe(true);
@@ -83,7 +83,7 @@ describe('crash safety', () => {
     expect(id === undefined || /^[0-9a-f]{40}$/.test(id)).toBe(true);
     expect(git(z.root, 'status', '--porcelain')).toBe('');
     expect(fsckClean(z.root).ok).toBe(true);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))).toBe(false);
   }, 120_000);
 });
 
@@ -133,7 +133,7 @@ describe('concurrency', () => {
     z = tempZone();
     put(z.root, 'a.txt', 'a');
     await commitZone(z, ['a.txt'], ALICE, 'a');
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed.lock'), `${process.pid} ${os.hostname()} 0 cafebabe`);
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed.lock'), `${process.pid} ${os.hostname()} 0 cafebabe`);
     put(z.root, 'a.txt', 'b');
     const t0 = Date.now();
     expect(await commitZone(z, ['a.txt'], ALICE, 'b')).toMatch(/^[0-9a-f]{40}$/);
@@ -144,14 +144,14 @@ describe('concurrency', () => {
     z = tempZone();
     put(z.root, 'a.txt', 'a');
     await commitZone(z, ['a.txt'], ALICE, 'a');
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed.lock'), `999999 ${os.hostname()} 0 deadbeef`);
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'), 'junk');
-    fs.mkdirSync(path.join(z.root, '.git', 'objects', 'ab'), { recursive: true });
-    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_x'), 'junk');
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed.lock'), `999999 ${os.hostname()} 0 deadbeef`);
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed-ref-abc.tmp'), 'junk');
+    fs.mkdirSync(path.join(z.root, '..', 'git', 'objects', 'ab'), { recursive: true });
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'objects', 'ab', 'tmp_obj_fileshed_x'), 'junk');
     put(z.root, 'a.txt', 'b');
     expect(await commitZone(z, ['a.txt'], ALICE, 'b')).toMatch(/^[0-9a-f]{40}$/);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_x'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed-ref-abc.tmp'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'objects', 'ab', 'tmp_obj_fileshed_x'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))).toBe(false);
   });
 });

@@ -9,7 +9,9 @@
  * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
  * - temp objects and refs inside .git: swept under the repository lock;
  * - an index left at the previous commit (killed between the branch update and the index write):
- *   rebuilt from HEAD, so a real git reading the folder sees a clean status.
+ *   rebuilt from HEAD, so a real git reading the folder sees a clean status;
+ * - a repository of an earlier version at `data/.git`: moved to `git/` (vcs/migrate.ts), and the
+ *   temp folders of an interrupted repository creation removed.
  * Locks need nothing here: a lock whose holder is gone is taken over by the next caller, who runs
  * the same recovery for that space first (call-lock.ts).
  *
@@ -21,7 +23,7 @@ import path from 'node:path';
 import { TEMP_SUFFIX } from '../fs/atomic.js';
 import { dbLockPath, withDbLock } from '../db/dblock.js';
 import { ACCESS_DB, accessDbPath } from '../groups/accessdb.js';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntriesSliced } from '../fs/walk.js';
 import type { Identity } from '../identity.js';
 import { withCallLock } from '../locks/call-lock.js';
 import { commitPaths } from '../vcs/commit.js';
@@ -29,7 +31,8 @@ import { repairIndex } from '../vcs/gitindex.js';
 import { readCommit } from '../vcs/objects.js';
 import { readHead } from '../vcs/refs.js';
 import { sweepTemps, withRepoLock } from '../vcs/lock.js';
-import { repoExists, repoFor } from '../vcs/repo.js';
+import { INIT_PREFIX, repoExists, repoFor } from '../vcs/repo.js';
+import { prepareHome, type Migration } from '../vcs/migrate.js';
 
 export const RECOVERY_MESSAGE = 'Recovered changes after an interrupted call';
 
@@ -42,10 +45,12 @@ export interface RecoveryReport {
   commits: { zone: string; commit: string }[];
   /** Temp files removed, as "users/alice/Documents/data/.x.shedtmp" relative to the base. */
   temp_files: string[];
+  /** Repositories of an earlier version moved out of their zone (or left as user data when untrusted). */
+  migrations: Migration[];
 }
 
 export function emptyReport(): RecoveryReport {
-  return { scopes: 0, commits: [], temp_files: [] };
+  return { scopes: 0, commits: [], temp_files: [], migrations: [] };
 }
 
 /** Recovers every user and group under the storage base. Never throws for one broken scope. */
@@ -96,20 +101,32 @@ export async function recoverScope(home: string, report: RecoveryReport = emptyR
 
 /** A user's home; the caller holds its call lock. */
 export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true): Promise<void> {
-  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) removeTemps(tree, base, report);
+  await prepare(home, report);
+  if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) await removeTemps(tree, base, report);
   await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report);
 }
 
 /** A group space; the caller holds its call lock. */
 export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport): Promise<void> {
+  await prepare(home, report);
   const data = path.join(home, 'data');
-  removeTemps(data, base, report);
+  await removeTemps(data, base, report);
   await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report);
 }
 
-function removeTemps(tree: string, base: string, report: RecoveryReport): void {
+/** The space's repository at git/ (moved from an earlier version's data/.git); leftovers of an interrupted creation go. */
+async function prepare(home: string, report: RecoveryReport): Promise<void> {
+  const workBase = path.basename(path.dirname(home)) === 'users' ? path.join(home, 'Documents') : home;
+  for (const name of listDir(workBase)) {
+    if (name.startsWith(INIT_PREFIX)) fs.rmSync(path.join(workBase, name), { recursive: true, force: true });
+  }
+  report.migrations.push(...(await prepareHome(home)));
+}
+
+/** Temp files of interrupted writes: a walk of a tree the user shaped, sliced. */
+async function removeTemps(tree: string, base: string, report: RecoveryReport): Promise<void> {
   if (!fs.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
-  for (const { full } of walkEntries(tree, (dir, name) => dir === tree && name === '.git')) {
+  for await (const { full } of walkEntriesSliced(tree)) {
     if (!path.basename(full).endsWith(TEMP_SUFFIX)) continue;
     try {
       fs.rmSync(full, { force: true });

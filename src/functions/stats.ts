@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { humanSize, scopeUsage } from '../core/quota/quota.js';
-import { userScope } from '../core/zones/zones.js';
+import { labelZone, userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 
 function isFolder(p: string): boolean {
@@ -25,13 +25,20 @@ export const shedStats = defineFunction({
     const existing = Object.fromEntries(Object.entries(scope.trees).filter(([, root]) => isFolder(root)));
     const usage = await scopeUsage({ ...scope, trees: existing });
 
-    const zones: Record<string, { size_bytes: number; size_human: string; files: number }> = {};
+    // The history of Documents counts toward the quota; it is shown with its zone, its objects are not "files".
+    const zones: Record<string, { size_bytes: number; size_human: string; files: number; history_bytes?: number }> = {};
     let used = 0;
     let files = 0;
     for (const label of Object.keys(scope.trees)) {
       const u = usage[label] ?? { bytes: 0, files: 0 };
-      zones[label] = { size_bytes: u.bytes, size_human: humanSize(u.bytes), files: u.files };
       used += u.bytes;
+      const { zone, history } = labelZone(label);
+      const entry = (zones[zone] ??= { size_bytes: 0, size_human: humanSize(0), files: 0 });
+      if (history) {
+        entry.history_bytes = u.bytes;
+        continue;
+      }
+      Object.assign(entry, { size_bytes: u.bytes, size_human: humanSize(u.bytes), files: u.files });
       files += u.files;
     }
     const quota = scope.limitBytes;
@@ -46,7 +53,7 @@ export const shedStats = defineFunction({
       usage_percent: `${percent.toFixed(1)}%`,
       remaining_bytes: Math.max(0, quota - used),
     };
-    const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}`);
+    const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}${z.history_bytes ? ` (+ ${humanSize(z.history_bytes)} history)` : ''}`);
     return {
       data: { zones, total },
       message: `Using ${total.size_human} of ${humanSize(quota)} (${total.usage_percent}), ${humanSize(total.remaining_bytes)} left: ${parts.join(', ')}.`,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { cleanLocks, cleanTempFiles, emptyCleaned, type Ages, type Cleaned } from '../locks/maintenance.js';
 import { removeExpiredUploads } from '../uploads/retention.js';
 import type { Valves } from '../valves.js';
-import { groupHome, openGroupZone, openZone, userHome, userScope } from '../zones/zones.js';
+import { groupHome, labelZone, openGroupZone, openZone, userHome, userScope } from '../zones/zones.js';
 import { ID_RULE } from '../identity.js';
 
 const HOUR = 3600_000;
@@ -36,7 +36,8 @@ export function maintainUser(valves: Valves, userId: string, now = Date.now(), o
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: 'maintenance' }, name, undefined), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
-    if (isDir(root)) cleanTempFiles(label, root, a, out);
+    // A repository's temp files are swept under its lock (vcs/lock.ts), never here.
+    if (isDir(root) && !labelZone(label).history) cleanTempFiles(label, root, a, out);
   }
   for (const conv of removeExpiredUploads(path.join(home, 'Uploads'), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ID_RULE } from '../identity.js';
 import type { Valves } from '../valves.js';
-import { groupHome, groupScope, userHome, userScope, type QuotaScope } from '../zones/zones.js';
+import { groupHome, groupScope, labelZone, userHome, userScope, type QuotaScope } from '../zones/zones.js';
 import { scopeUsage } from './quota.js';
 import { readText, writeBytes } from '../fs/read.js';
 import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
@@ -18,9 +18,11 @@ import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
 export interface UsageRecord {
   kind: 'user' | 'group';
   id: string;
-  /** Per zone (Uploads, Storage, Documents; or Group:<name>): bytes and files. */
+  /** Per zone (Uploads, Storage, Documents; or Group:<name>) and history ("Documents history"): bytes and files. */
   zones: Record<string, { bytes: number; files: number }>;
+  /** Bytes of every tree, history included (it counts toward the quota). */
   total_bytes: number;
+  /** The user's (or group's) files, not the repository's objects. */
   total_files: number;
   quota_bytes: number;
   /** ISO time of the last call that touched this scope (or of the measurement when none is known). */
@@ -43,9 +45,9 @@ async function measure(scope: QuotaScope, kind: 'user' | 'group', id: string, ac
   const zones = await scopeUsage(scope);
   let bytes = 0;
   let files = 0;
-  for (const u of Object.values(zones)) {
+  for (const [label, u] of Object.entries(zones)) {
     bytes += u.bytes;
-    files += u.files;
+    if (!labelZone(label).history) files += u.files; // the user's files, not the repository's objects
   }
   const now = new Date().toISOString();
   return { kind, id, zones, total_bytes: bytes, total_files: files, quota_bytes: scope.limitBytes, last_activity: activity ?? now, measured_at: now };

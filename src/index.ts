@@ -10,6 +10,7 @@ import { maintainAll } from './core/maintenance/maintain.js';
 import { adoptSecret } from './core/links/secret.js';
 import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
+import { TimeSlice } from './core/fs/slice.js';
 import { humanSize } from './core/quota/quota.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
@@ -31,7 +32,7 @@ export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './host/bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
-export type { FolderEntry, Refusal, Target, TargetOptions } from './core/links/serving.js';
+export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/links/serving.js';
 export type { RecoveryReport } from './core/recovery/recover.js';
 
 /**
@@ -67,7 +68,7 @@ export type { StorageMaintenance } from './core/maintenance/maintain.js';
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
-export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret };
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, humanSize, adoptSecret, slice: () => new TimeSlice() };
 
 /**
  * For a server hosting the plugin (`fileshed serve`): recovery of what killed calls left behind

@@ -97,8 +97,7 @@ function staysInside(fromRel: string, text: string): boolean {
 }
 
 function visibleEntries(walk: Walk, dir: string): fs.Dirent[] {
-  const atVersionedRoot = walk.zone.versioned && dir === walk.zone.root;
-  const entries = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === '.git'));
+  const entries = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX));
   const rules = walk.zone.blocked;
   if (!rules) return entries;
   const relDir = path.relative(walk.zone.root, dir).split(path.sep).join('/');

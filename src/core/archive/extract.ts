@@ -97,9 +97,9 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
     }
     if (verdict.rel === '') continue; // "./" entries
     if (isProtected(verdict.rel)) {
-      throw shedError('PROTECTED_PATH', `${shown} holds '${verdict.rel}', which would be written into .git, the version history. Nothing was extracted.`, {
+      throw shedError('PROTECTED_PATH', `${shown} holds '${verdict.rel}', inside a folder named .git; the history of a versioned zone can never hold such a folder, so it is not extracted here. Nothing was extracted.`, {
         details: { entry: verdict.rel },
-        hint: 'Extract it into a subfolder with dest="..." or into zone="storage".',
+        hint: 'Extract it into zone="storage" (a repository belongs there), e.g. shed_unzip(zone="storage", src="...", src_zone="documents").',
       });
     }
     if (e.kind === 'dir') {

@@ -16,7 +16,7 @@ export interface BwrapOptions {
   zoneRoot: string;
   readonly: boolean;
   network: boolean;
-  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones, group files the caller may not change). */
+  /** Entries inside the zone that stay read-only even in a writable zone (group files the caller may not change). */
   protect: readonly string[];
   /** Blocked entries (valve blocked_patterns): files get an empty read-only file over them, folders an empty read-only folder. */
   mask?: { files: readonly string[]; dirs: readonly string[] } | undefined;

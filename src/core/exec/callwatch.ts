@@ -141,8 +141,7 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       if (!reliable) invalidateTree(treeRoot);
       const usedBytes = await scope.used();
       if (scope.temporary) forgetTree(treeRoot);
-      const changed = paths?.filter((rel) => rel !== '.git' && !rel.startsWith('.git/'));
-      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0 };
+      return { changed: paths, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0 };
     },
   };
 }

@@ -95,7 +95,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
       sandbox: sandbox.active,
       ...(sandbox.active === 'landlock' ? { landlock: { abi: sandbox.landlockAbi!, executables: executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      protect: zone.versioned ? ['.git', ...locked.map((r) => r.path)] : [],
+      protect: locked.map((r) => r.path),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,
       cpuSec: valves.exec_cpu_limit_seconds,
@@ -112,7 +112,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
     // lead a later command outside the zone (zip and diff -r follow links).
     if (policy.sweepAfter) await outwardLinkSweep(zone.root);
     // Blocked files keep their blocked names whatever the program did (mv of a parent folder, hard links).
-    if (sensitive.before && sensitive.before.size > 0) repair = await restoreNames(zone.blocked!, zone.root, sensitive.before, zone.versioned);
+    if (sensitive.before && sensitive.before.size > 0) repair = await restoreNames(zone.blocked!, zone.root, sensitive.before);
   } finally {
     end = await watch?.finish();
   }

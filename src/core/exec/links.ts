@@ -2,7 +2,8 @@
  * An archive extraction, a copy or a checkout can leave symbolic links that lead outside the zone
  * (a later command would follow them without the sandbox) or at their own folder or an ancestor
  * (`a -> .` makes `a/a/../..` climb above where its text says, and recursive tools loop). After
- * such commands, in both modes, every link the one link rule (paths/links.ts) rejects is removed.
+ * such commands, in every mode, every link the one link rule (paths/links.ts) rejects is removed,
+ * anywhere in the zone (a `.git` folder there is the user's data like any other).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,9 +18,15 @@ export async function outwardLinkSweep(root: string): Promise<string[]> {
   const removed: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let changed = false;
-    for await (const { full, entry } of walkEntriesSliced(root, (d, name) => d === root && name === '.git')) {
+    for await (const { full, entry } of walkEntriesSliced(root)) {
       if (!entry.isSymbolicLink()) continue;
-      if (linkProblem(root, full) === undefined) continue;
+      let text: string;
+      try {
+        text = fs.readlinkSync(full);
+      } catch {
+        continue; // removed or replaced since the listing: not a link any more
+      }
+      if (linkProblem(root, full, text) === undefined) continue;
       fs.rmSync(full, { force: true });
       removed.push(path.relative(root, full));
       changed = true;

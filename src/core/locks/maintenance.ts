@@ -86,9 +86,9 @@ export function cleanLocks(zone: Zone, ages: Ages, out: Cleaned): void {
   }
 }
 
-/** Temp files of interrupted atomic writes in a zone tree (its top-level .git is git's business). */
+/** Temp files of interrupted atomic writes in a zone tree. */
 export function cleanTempFiles(label: string, root: string, ages: Ages, out: Cleaned): void {
-  for (const file of walkFiles(root, (dir, name) => dir === root && name === '.git')) {
+  for (const file of walkFiles(root)) {
     if (!path.basename(file).endsWith(TEMP_SUFFIX) || !olderThan(file, ages.tempMs, ages.now)) continue;
     if (rmQuiet(file)) out.temp_files.push(`${label}/${path.relative(root, file).split(path.sep).join('/')}`);
   }

@@ -34,6 +34,12 @@ export function gitWhere(dir: string): string[] {
   return path.basename(dir) === 'data' && fs.existsSync(gitdir) ? [`--git-dir=${gitdir}`, `--work-tree=${dir}`, '-C', dir] : ['-C', dir];
 }
 
+/** The repository of a zone's work tree `data`: `git/` beside it (this layout), or `data/.git` (the layout of earlier versions). */
+export function repoOf(data: string): string {
+  const beside = path.join(path.dirname(data), 'git');
+  return fs.existsSync(beside) ? beside : path.join(data, '.git');
+}
+
 /** Runs real git on `dir` (see gitWhere); throws on a non-zero exit. */
 export function git(dir: string, ...args: string[]): string {
   return execFileSync('git', [...gitWhere(dir), ...args], { env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });

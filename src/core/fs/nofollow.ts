@@ -67,14 +67,30 @@ function isAt(fd: number, abs: string): boolean {
   }
 }
 
-/** Throws unless `dir` is a real folder reached through real folders; false when it does not exist. */
+/**
+ * Throws unless `dir` is a real folder reached through real folders; false when it does not exist
+ * (and the nearest folder above it that exists is a real one: a dangling link on the way is refused too).
+ */
 export function checkStateDir(dir: string): boolean {
   const st = lstatOrUndefined(dir);
-  if (st === undefined) return false;
+  if (st === undefined) {
+    checkMissing(dir);
+    return false;
+  }
   if (!st.isDirectory()) throw unsafeState(dir, st.isSymbolicLink() ? 'a symbolic link' : 'a special file');
   const real = PROC ? realLocation(dir, false) : safeRealpath(dir);
   if (real !== undefined && real !== dir) throw unsafeState(dir, 'a symbolic link on the way');
   return true;
+}
+
+/** `abs` does not exist: the nearest existing folder above it must be real (not a link that leads nowhere). */
+function checkMissing(abs: string): void {
+  for (let up = path.dirname(abs); up !== path.dirname(up); up = path.dirname(up)) {
+    if (lstatOrUndefined(up) !== undefined) {
+      checkStateDir(up);
+      return;
+    }
+  }
 }
 
 function safeRealpath(p: string): string | undefined {
@@ -100,9 +116,10 @@ export function readStateFile(abs: string): Buffer | undefined {
   try {
     fd = fs.openSync(abs, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   } catch (err) {
-    if (missing(err)) return undefined;
     if (code(err) === 'ELOOP') throw unsafeState(abs, 'a symbolic link');
-    throw err;
+    if (!missing(err)) throw err;
+    checkMissing(abs);
+    return undefined;
   }
   try {
     if (!fs.fstatSync(fd).isFile()) throw unsafeState(abs, 'a special file');
@@ -139,9 +156,10 @@ export function listStateDir(dir: string): string[] {
   try {
     fd = fs.openSync(dir, C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW);
   } catch (err) {
-    if (missing(err)) return [];
-    if (code(err) === 'ELOOP' || code(err) === 'ENOTDIR') throw unsafeState(dir, 'a symbolic link');
-    throw err;
+    if (code(err) === 'ELOOP' || (code(err) === 'ENOTDIR' && lstatOrUndefined(dir)?.isSymbolicLink())) throw unsafeState(dir, 'a symbolic link');
+    if (!missing(err)) throw err;
+    checkMissing(dir);
+    return [];
   }
   try {
     if (!isAt(fd, dir)) throw unsafeState(dir, 'a symbolic link on the way');

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { compareTreeNames, TREE_MODE } from './names.js';
+import { shedError } from '../errors.js';
 import { sortSliced, type TimeSlice } from '../fs/slice.js';
 import { createStateFile, listStateDir, makeStateDir, readStateFile, renameState, stateKind } from '../fs/nofollow.js';
 
@@ -128,8 +129,22 @@ export async function readObject(gitdir: string, oid: string): Promise<GitObject
   }
   // Packed object (a real git packed this repository): isomorphic-git reads packs.
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs: readOnlyGitFs, gitdir, oid, format: 'content', cache });
+  let packed: Awaited<ReturnType<typeof readPackedObject>>;
+  try {
+    packed = await readPackedObject({ fs: readOnlyGitFs, gitdir, oid, format: 'content', cache });
+  } catch (err) {
+    if (err instanceof Error && err.name === 'NotFoundError') throw missingObject(oid);
+    throw err;
+  }
   return { type: packed.type as ObjectType, body: Buffer.from(packed.object as Uint8Array) };
+}
+
+/** An object the history refers to is not there: the repository was damaged outside Fileshed. */
+function missingObject(oid: string): Error {
+  return shedError('IO_ERROR', `The version history is damaged: it refers to an object (${oid.slice(0, 7)}) that is not in the repository.`, {
+    details: { reason: 'MISSING_OBJECT', object: oid },
+    hint: 'Files can still be read and written; an admin must repair the history (git fsck shows what is missing).',
+  });
 }
 
 export async function readTree(gitdir: string, oid: string): Promise<TreeEntry[]> {

@@ -134,9 +134,12 @@ export function readStateText(abs: string): string | undefined {
   return readStateFile(abs)?.toString('utf8');
 }
 
-/** What is at `abs`: 'file', 'dir' or undefined (nothing); a link or special file is refused. */
-export function stateKind(abs: string): 'file' | 'dir' | undefined {
-  if (!checkStateDir(path.dirname(abs))) return undefined;
+/**
+ * What is at `abs`: 'file', 'dir' or undefined (nothing); a link or special file is refused.
+ * `folderChecked`: the caller has just checked the folder holding it (checkStateDir).
+ */
+export function stateKind(abs: string, folderChecked = false): 'file' | 'dir' | undefined {
+  if (!folderChecked && !checkStateDir(path.dirname(abs))) return undefined;
   const st = lstatOrUndefined(abs);
   if (st === undefined) return undefined;
   if (st.isFile()) return 'file';
@@ -182,9 +185,13 @@ export function makeStateDir(dir: string): void {
   if (!checkStateDir(dir)) throw unsafeState(dir, 'a folder that vanished');
 }
 
-/** Creates a new file exclusively (never through a link) and returns its descriptor, open for writing. */
-export function createStateFile(abs: string, mode = 0o644): number {
-  if (!checkStateDir(path.dirname(abs))) throw Object.assign(new Error(`ENOENT: no such folder for '${path.basename(abs)}'`), { code: 'ENOENT' });
+/**
+ * Creates a new file exclusively (never through a link) and returns its descriptor, open for
+ * writing. `folderChecked`: the caller has just checked the folder (then renaming the file within
+ * it needs no new check either).
+ */
+export function createStateFile(abs: string, mode = 0o644, folderChecked = false): number {
+  if (!folderChecked && !checkStateDir(path.dirname(abs))) throw Object.assign(new Error(`ENOENT: no such folder for '${path.basename(abs)}'`), { code: 'ENOENT' });
   let fd: number;
   try {
     fd = fs.openSync(abs, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, mode);

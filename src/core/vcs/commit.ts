@@ -100,9 +100,10 @@ export async function commitPaths(repo: Repo, paths: string[], author: Identity,
 /** Canonical, trackable, de-duplicated paths, with any path below another dropped (the outer one is walked). */
 async function normalise(root: string, paths: string[], slice: TimeSlice): Promise<string[]> {
   const set = new Set<string>();
+  const folders = new Map<string, string | undefined>();
   for (const p of paths) {
     await slice.tick();
-    const rel = canonicalRel(root, p.split(path.sep).join('/').replace(/^\/+|\/+$/g, ''));
+    const rel = canonicalRel(root, p.split(path.sep).join('/').replace(/^\/+|\/+$/g, ''), folders);
     if (rel !== undefined && isTrackablePath(rel)) set.add(rel);
   }
   if (set.has('')) return [''];

@@ -15,7 +15,7 @@ import zlib from 'node:zlib';
 import { compareTreeNames, TREE_MODE } from './names.js';
 import { shedError } from '../errors.js';
 import { sortSliced, type TimeSlice } from '../fs/slice.js';
-import { createStateFile, listStateDir, makeStateDir, readStateFile, renameState, stateKind } from '../fs/nofollow.js';
+import { checkStateDir, createStateFile, listStateDir, makeStateDir, readStateFile, stateKind } from '../fs/nofollow.js';
 
 /** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
 export const isomorphicGit = () => import('isomorphic-git');
@@ -68,27 +68,24 @@ export function hasLoose(gitdir: string, oid: string): boolean {
 /** Writes an object (unless already present as a loose object) and returns its id. */
 export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
   const oid = hashObject(type, body);
-  if (hasLoose(gitdir, oid)) return oid;
-  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
-  placeLoose(gitdir, oid, (fd) => writeAll(fd, data));
-  return oid;
-}
-
-/** Creates `objects/xx/tmp_obj_*`, lets `fill` write it, and renames it to the object's name. */
-export function placeLoose(gitdir: string, oid: string, fill: (fd: number) => void): void {
+  // The object's folder is checked once (no link, see fs/nofollow.ts) for the lookup and the write.
   const dir = path.join(gitdir, 'objects', oid.slice(0, 2));
-  makeStateDir(dir);
+  const dirThere = checkStateDir(dir);
+  if (dirThere && stateKind(path.join(dir, oid.slice(2)), true) === 'file') return oid;
+  if (!dirThere) makeStateDir(dir);
+  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
   const tmp = tempObjectPath(dir);
-  const fd = createStateFile(tmp, 0o444);
+  const fd = createStateFile(tmp, 0o444, true);
   try {
-    fill(fd);
+    writeAll(fd, data);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
     throw err;
   }
   fs.closeSync(fd);
-  renameState(tmp, path.join(dir, oid.slice(2)));
+  fs.renameSync(tmp, path.join(dir, oid.slice(2))); // within the folder just checked
+  return oid;
 }
 
 export function tempObjectPath(dir: string): string {

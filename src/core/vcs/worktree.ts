@@ -188,15 +188,32 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
  * through one belongs to the real path. Undefined when the path leads outside the root or into an
  * untrackable name. The last component is never resolved (a link is itself the entry).
  */
-export function canonicalRel(root: string, rel: string): string | undefined {
+export function canonicalRel(root: string, rel: string, folders?: Map<string, string | undefined>): string | undefined {
   if (rel === '') return '';
+  const cut = rel.lastIndexOf('/');
+  const folderRel = cut < 0 ? '' : rel.slice(0, cut);
+  // Paths of one call share their folders (30,000 files of one folder): each folder is walked once.
+  let current = folders?.get(folderRel);
+  if (current === undefined && !folders?.has(folderRel)) {
+    current = realFolder(root, folderRel);
+    folders?.set(folderRel, current);
+  }
+  if (current === undefined) return undefined;
+  const abs = path.join(current, rel.slice(cut + 1));
+  if (abs === root || !isInside(abs, root)) return undefined;
+  const out = path.relative(root, abs).split(path.sep).join('/');
+  return out.split('/').every(isTrackableName) ? out : undefined;
+}
+
+/** Where the folder `rel` really is (links on the way replaced), or undefined when that leads outside. */
+function realFolder(root: string, rel: string): string | undefined {
+  if (rel === '') return root;
   const parts = rel.split('/');
   // One component at a time at constant cost (fs/dircursor.ts), whatever the depth.
   const cursor = new DirCursor(root);
-  let current: string;
   try {
     let i = 0;
-    for (; i < parts.length - 1; i++) {
+    for (; i < parts.length; i++) {
       const st = cursor.lstat(parts[i]!);
       if (st === undefined) break; // the rest does not exist (any more): keep it as written
       if (st.isSymbolicLink()) {
@@ -212,12 +229,8 @@ export function canonicalRel(root: string, rel: string): string | undefined {
         cursor.enter(parts[i]!);
       }
     }
-    current = path.join(cursor.here, ...parts.slice(i, -1));
+    return path.join(cursor.here, ...parts.slice(i));
   } finally {
     cursor.close();
   }
-  const abs = path.join(current, parts[parts.length - 1]!);
-  if (abs === root || !isInside(abs, root)) return undefined;
-  const out = path.relative(root, abs).split(path.sep).join('/');
-  return out.split('/').every(isTrackableName) ? out : undefined;
 }

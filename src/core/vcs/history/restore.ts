@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../../errors.js';
-import { atomicWrite } from '../../fs/atomic.js';
+import { atomicWriteDeferred, syncDir } from '../../fs/atomic.js';
 import { removeTree } from '../../fs/remove-tree.js';
 import type { Identity } from '../../identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
@@ -45,6 +45,8 @@ export interface RestoreLimits {
 }
 
 const RESTORE_OPTIONS = '--source=REV (or -s REV), --worktree, --staged, -- path';
+/** Restored files being written (and fsynced on the thread pool) at once. */
+const WRITES_IN_FLIGHT = 8;
 
 export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'checkout', args: string[], author: Identity, limits: RestoreLimits): Promise<GitOutput> {
   const { before, paths } = splitDashDash(args);
@@ -183,8 +185,16 @@ async function applyToWorktree(repo: Repo, zone: Zone, writes: Map<string, { mod
     targets.push({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) });
   }
   const written: string[] = [];
+  // Files are written a few at a time, their fsyncs on the thread pool; each folder is synced once at the end.
+  const inflight = new Set<Promise<void>>();
+  const folders = new Set<string>();
+  let failure: { err: unknown } | undefined;
+  const settle = async (limit: number) => {
+    while (inflight.size > limit) await Promise.race(inflight);
+  };
   for (const { key, p } of targets) {
     await slice.tick();
+    if (failure !== undefined) break;
     const state = writes.get(key);
     if (state === undefined) {
       fs.rmSync(p.abs, { force: true });
@@ -201,10 +211,23 @@ async function applyToWorktree(repo: Repo, zone: Zone, writes: Map<string, { mod
       assertFence();
       fs.renameSync(tmp, p.abs);
     } else {
-      atomicWrite(p.abs, bytes);
-      fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644);
+      const write = atomicWriteDeferred(p.abs, bytes).then(() => fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644));
+      const tracked: Promise<void> = write
+        .catch((err: unknown) => {
+          failure ??= { err };
+        })
+        .finally(() => inflight.delete(tracked));
+      inflight.add(tracked);
+      folders.add(path.dirname(p.abs));
+      await settle(WRITES_IN_FLIGHT);
     }
     written.push(path.relative(zone.root, p.abs).split(path.sep).join('/'));
+  }
+  await Promise.all(inflight);
+  if (failure !== undefined) throw failure.err;
+  for (const dir of folders) {
+    await slice.tick();
+    syncDir(dir);
   }
   return written;
 }

@@ -12,7 +12,8 @@ import { ID_RULE } from '../identity.js';
 import type { Valves } from '../valves.js';
 import { groupHome, groupScope, labelZone, userHome, userScope, type QuotaScope } from '../zones/zones.js';
 import { scopeUsage } from './quota.js';
-import { readText, writeBytes } from '../fs/read.js';
+import { writeBytes } from '../fs/read.js';
+import { readStateText } from '../fs/nofollow.js';
 import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
 
 export interface UsageRecord {
@@ -113,7 +114,7 @@ export function readUsageRecords(storageBase: string): UsageRecord[] {
     for (const id of ids) {
       if (!ID_RULE.test(id)) continue;
       try {
-        const r = JSON.parse(readText(recordFile(storageBase, kind, id))) as UsageRecord;
+        const r = JSON.parse(readStateText(recordFile(storageBase, kind, id)) ?? '') as UsageRecord;
         if (r.kind === kind && r.id === id) out.push(r);
       } catch {
         // no record yet, or a torn one: skipped
@@ -152,7 +153,7 @@ export async function measureUsage(valves: Valves, all = false): Promise<{ measu
 
 function readRecord(base: string, kind: 'user' | 'group', id: string): UsageRecord | undefined {
   try {
-    return JSON.parse(readText(recordFile(base, kind, id))) as UsageRecord;
+    return JSON.parse(readStateText(recordFile(base, kind, id)) ?? '') as UsageRecord;
   } catch {
     return undefined;
   }

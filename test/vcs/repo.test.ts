@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureRepo, repoFor } from '../../src/core/vcs/repo.js';
 import { recordChange } from '../../src/core/vcs/index.js';
-import { makeShed, type Shed } from '../helpers/shed.js';
+import { makeShed, mod, type Shed } from '../helpers/shed.js';
 import { ALICE, fsckClean, git, GIT_ENV, put, tempZone } from './helpers.js';
 import { execFileSync } from 'node:child_process';
 
@@ -75,6 +75,27 @@ describe('the repository lives at git/ beside data/, out of every command\'s rea
     expect(r.commit).toMatch(/^[0-9a-f]{7}$/);
     expect(fsckClean(z.root).ok).toBe(true);
     expect(git(z.root, 'log', '--format=%s').trim()).toBe('first');
+  });
+
+  it('a storage base reached through a link works: server state is checked against real paths', async () => {
+    const real = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-real-base-')));
+    const alias = `${real}-alias`;
+    fs.symlinkSync(real, alias);
+    try {
+      s = makeShed({ storage_base_path: alias });
+      for (const content of ['one\n', 'two\n']) {
+        const r = await s.call('shed_patch_text', { zone: 'documents', path: 'a.txt', content, overwrite: true });
+        expect(r.data?.commit, JSON.stringify(r)).toMatch(/^[0-9a-f]{7}$/);
+      }
+      const log = await s.call('shed_exec', { zone: 'documents', cmd: 'git', args: ['log', '--oneline'] });
+      expect(String(log.data?.stdout).trim().split('\n')).toHaveLength(2);
+      await s.call('shed_stats', {});
+      const usage = mod.admin.usage.read(alias);
+      expect(usage.find((u) => u.kind === 'user' && u.id === 'alice')?.zones.Documents?.files).toBe(1);
+    } finally {
+      fs.rmSync(alias, { force: true });
+      fs.rmSync(real, { recursive: true, force: true });
+    }
   });
 
   it('a .git the user makes inside data/ is user data: never read as the repository, never committed', async () => {

@@ -32,7 +32,16 @@ export interface UsageRecord {
 }
 
 function recordFile(storageBase: string, kind: 'user' | 'group', id: string): string {
-  return path.join(scopeStateDir(path.join(path.resolve(storageBase), `${kind}s`, id)), USAGE_RECORD_NAME);
+  return path.join(scopeStateDir(path.join(realBase(storageBase), `${kind}s`, id)), USAGE_RECORD_NAME);
+}
+
+/** The storage base as the kernel names it (it may be reached through a link): server state is checked against real paths. */
+function realBase(storageBase: string): string {
+  try {
+    return fs.realpathSync(storageBase);
+  } catch {
+    return path.resolve(storageBase);
+  }
 }
 
 /** Reads-only calls refresh a record at most this often (writes always do). */

@@ -131,11 +131,13 @@ const LAYOUT = 'git-beside-data\n';
  * The caller holds the space's call lock, so no command of the space runs meanwhile. One lookup of
  * the marker per space and process afterwards.
  */
-export async function prepareHome(home: string, hooks: MigrationHooks = {}): Promise<Migration[]> {
-  if (prepared.has(home)) return [];
+export async function prepareHome(givenHome: string, hooks: MigrationHooks = {}): Promise<Migration[]> {
+  if (prepared.has(givenHome)) return [];
+  // Server state is checked against real paths (the storage base may be reached through a link).
+  const home = fs.realpathSync(givenHome);
   const marker = path.join(scopeStateDir(home), LAYOUT_MARKER_NAME);
   if (stateKind(marker) === 'file') {
-    prepared.add(home);
+    prepared.add(givenHome);
     return [];
   }
   const isUser = path.basename(path.dirname(home)) === 'users';
@@ -151,7 +153,7 @@ export async function prepareHome(home: string, hooks: MigrationHooks = {}): Pro
   writeNewStateFile(tmp, LAYOUT);
   renameState(tmp, marker);
   hooks.afterStep?.('marked');
-  prepared.add(home);
+  prepared.add(givenHome);
   return done === undefined ? [] : [{ ...done, space: `${path.basename(path.dirname(home))}/${path.basename(home)}` }];
 }
 

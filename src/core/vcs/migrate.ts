@@ -8,9 +8,10 @@
  * the first commit (a user who never uses Documents gets no repository, nor its cost in quota).
  *
  * A `data/.git` is trusted only when it is what Fileshed made: a real folder holding only real
- * folders and regular files (no link anywhere, no FIFO or device), without the files that make git
- * read another place (`commondir`, `gitdir`, `objects/info/alternates`), whose HEAD names a commit
- * that can be read, with its tree. Such a repository gets Fileshed's config (a config written by a
+ * folders and regular files (no link anywhere, no FIFO or device), with HEAD, objects/ and refs/,
+ * without the files that make git read another place (`commondir`, `gitdir`,
+ * `objects/info/alternates`), whose HEAD names a commit that can be read, with its tree (or no
+ * commit yet). Such a repository gets Fileshed's config (a config written by a
  * command could make a real git run programs for an admin) and loses its hooks, then ONE rename
  * moves it to `git/`: a kill at any moment leaves it either still at `data/.git` (moved at the next
  * start or call) or at `git/`, never two halves, never a lost history.
@@ -84,6 +85,12 @@ export async function migrateRepo(repo: Repo, hooks: MigrationHooks = {}): Promi
 async function distrust(old: string, st: fs.Stats): Promise<string | undefined> {
   if (st.isSymbolicLink()) return '.git is a symbolic link';
   if (!st.isDirectory()) return '.git is not a folder';
+  // What every repository Fileshed made holds: HEAD, objects/ and refs/.
+  const required: [string, 'file' | 'dir'][] = [['HEAD', 'file'], ['objects', 'dir'], ['refs', 'dir']];
+  for (const [name, kind] of required) {
+    const at = fs.lstatSync(path.join(old, name), { throwIfNoEntry: false });
+    if (at === undefined || (kind === 'file' ? !at.isFile() : !at.isDirectory())) return `.git/${name} is missing`;
+  }
   const slice = new TimeSlice();
   const stack = [''];
   while (stack.length > 0) {

@@ -141,6 +141,8 @@ const LAYOUT = 'git-beside-data\n';
 export async function prepareHome(givenHome: string, hooks: MigrationHooks = {}): Promise<Migration[]> {
   if (prepared.has(givenHome)) return [];
   // Server state is checked against real paths (the storage base may be reached through a link).
+  // A new user's home may not exist yet (a coordination service holds the call lock, not a file in it).
+  fs.mkdirSync(givenHome, { recursive: true });
   const home = fs.realpathSync(givenHome);
   const marker = path.join(scopeStateDir(home), LAYOUT_MARKER_NAME);
   if (stateKind(marker) === 'file') {

@@ -30,7 +30,7 @@ const PROC = (() => {
 })();
 
 /** The refusal: never another user's data, never a hang, a clear IO error. */
-export function unsafeState(abs: string, what: string): Error {
+function unsafeState(abs: string, what: string): Error {
   return shedError('IO_ERROR', `Fileshed found ${what} among its own files (${path.basename(path.dirname(abs))}/${path.basename(abs)}) and did not follow it; nothing was read or written there.`, {
     details: { reason: 'UNSAFE_SERVER_STATE' },
     hint: 'An admin must look at the storage (the server state of this space was changed outside Fileshed).',

@@ -55,7 +55,7 @@ export interface MigrationHooks {
  * Moves the old `data/.git` to `git/` when it can be trusted. Undefined when `git/` already existed
  * or nothing old was there; 'untrusted' leaves the old folder where it is.
  */
-export async function migrateRepo(repo: Repo, hooks: MigrationHooks = {}): Promise<Migration | undefined> {
+async function migrateRepo(repo: Repo, hooks: MigrationHooks = {}): Promise<Migration | undefined> {
   if (repoExists(repo)) return undefined;
   const old = path.join(repo.root, '.git');
   let st: fs.Stats | undefined;

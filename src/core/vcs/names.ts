@@ -18,7 +18,7 @@ const NTFS_DOTGIT = /^(?:\.git|git~1)[. ]*(?::.*)?$/i;
 const TEMP_LEFTOVER = new RegExp(`^\\..*\\.[0-9a-f]{12}${TEMP_SUFFIX.replace('.', '\\.')}$`);
 
 /** True for every spelling of `.git` that git refuses in a tree (`git fsck`: hasDotgit), on any system. */
-export function isDotGitName(name: string): boolean {
+function isDotGitName(name: string): boolean {
   return name.replace(HFS_IGNORABLE, '').toLowerCase() === '.git' || NTFS_DOTGIT.test(name);
 }
 

@@ -18,7 +18,7 @@ import { sortSliced, type TimeSlice } from '../fs/slice.js';
 import { checkStateDir, createStateFile, listStateDir, makeStateDir, readStateFile, stateKind } from '../fs/nofollow.js';
 
 /** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
-export const isomorphicGit = () => import('isomorphic-git');
+const isomorphicGit = () => import('isomorphic-git');
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 

@@ -30,7 +30,7 @@ export interface Repo {
   label: string;
 }
 
-export const REPO_DIR = 'git';
+const REPO_DIR = 'git';
 export const CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n';
 const HEAD = 'ref: refs/heads/main\n';
 /** Prefix of the temp folder a creation builds before its rename (swept by recovery). */
@@ -55,7 +55,7 @@ export async function ensureRepo(repo: Repo): Promise<void> {
 }
 
 /** Builds an empty repository under a temp name beside `gitdir` and renames it into place. */
-export function createRepo(gitdir: string): void {
+function createRepo(gitdir: string): void {
   const tmp = path.join(path.dirname(gitdir), `${INIT_PREFIX}${crypto.randomBytes(6).toString('hex')}`);
   try {
     fs.mkdirSync(tmp);

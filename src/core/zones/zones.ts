@@ -28,7 +28,7 @@ export interface QuotaScope {
 const HISTORY = ' history';
 
 /** The quota label of a versioned zone's repository ("Documents history"). */
-export function historyLabel(zoneLabel: string): string {
+function historyLabel(zoneLabel: string): string {
   return `${zoneLabel}${HISTORY}`;
 }
 

@@ -20,13 +20,13 @@ export async function outwardLinkSweep(root: string): Promise<string[]> {
     let changed = false;
     for await (const { full, entry } of walkEntriesSliced(root)) {
       if (!entry.isSymbolicLink()) continue;
-      let text: string;
+      let problem: string | undefined;
       try {
-        text = fs.readlinkSync(full);
+        problem = linkProblem(root, full, fs.readlinkSync(full));
       } catch {
-        continue; // removed or replaced since the listing: not a link any more
+        continue; // removed or replaced (by the command's leftovers) since the listing: judged next round
       }
-      if (linkProblem(root, full, text) === undefined) continue;
+      if (problem === undefined) continue;
       fs.rmSync(full, { force: true });
       removed.push(path.relative(root, full));
       changed = true;

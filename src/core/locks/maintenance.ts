@@ -117,8 +117,11 @@ function listDir(dir: string): string[] {
 }
 
 function olderThan(p: string, ms: number, now: number): boolean {
-  const st = fs.lstatSync(p, { throwIfNoEntry: false });
-  return st !== undefined && now - st.mtimeMs > ms;
+  try {
+    return now - fs.lstatSync(p).mtimeMs > ms;
+  } catch {
+    return false; // removed, or a folder on the way replaced by a file, since the walk listed it
+  }
 }
 
 function rmQuiet(p: string): boolean {

@@ -176,7 +176,7 @@ function checkWrites(acked, before) {
   let commitMismatch = 0;
   for (let u = 0; u < USERS; u++) {
     const repo = path.join(base, 'users', `u${u}`, 'Documents', 'data');
-    const count = Number(execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim());
+    const count = Number(execFileSync('git', [`--git-dir=${path.join(repo, '..', 'git')}`, 'rev-list', '--count', 'HEAD'], { encoding: 'utf8' }).trim());
     const wanted = (before.get(`u${u}`) ?? 0) + acked.filter((a) => a.user === `u${u}` && a.zone === 'documents').length;
     if (count !== wanted) commitMismatch += Math.abs(count - wanted);
   }
@@ -187,7 +187,7 @@ function commitCounts() {
   const m = new Map();
   for (let u = 0; u < USERS; u++) {
     const repo = path.join(base, 'users', `u${u}`, 'Documents', 'data');
-    m.set(`u${u}`, Number(execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim()));
+    m.set(`u${u}`, Number(execFileSync('git', [`--git-dir=${path.join(repo, '..', 'git')}`, 'rev-list', '--count', 'HEAD'], { encoding: 'utf8' }).trim()));
   }
   return m;
 }

@@ -34,11 +34,14 @@ function makeFiles(dir, dirs, per) {
   }
 }
 
+/** Real git in `dir`; for a zone's work tree (…/data), with its repository beside it (…/git). */
 function git(dir, ...args) {
-  const r = spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: gitEnv });
+  const r = spawnSync('git', [...where(dir), ...args], { encoding: 'utf8', env: gitEnv });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
+
+const where = (dir) => (path.basename(dir) === 'data' ? [`--git-dir=${path.join(dir, '..', 'git')}`, `--work-tree=${dir}`, '-C', dir] : ['-C', dir]);
 
 const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: work, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' };
 
@@ -148,7 +151,7 @@ const t = await interleaved({
 for (const z of Object.values(zones)) {
   // Sanity: the repositories are standard and clean.
   if (git(z.docs, 'status', '--porcelain') !== '') throw new Error('git status not clean');
-  const fsck = spawnSync('git', ['-C', z.docs, 'fsck', '--strict', '--no-dangling'], { encoding: 'utf8', env: gitEnv });
+  const fsck = spawnSync('git', [...where(z.docs), 'fsck', '--strict', '--no-dangling'], { encoding: 'utf8', env: gitEnv });
   if (fsck.status !== 0) throw new Error(`fsck failed ${fsck.stderr}`);
 }
 

@@ -10,6 +10,7 @@ import { maintainAll } from './core/maintenance/maintain.js';
 import { adoptSecret } from './core/links/secret.js';
 import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
+import { TimeSlice } from './core/fs/slice.js';
 import { formatSize } from './core/text/size.js';
 import { plural } from './core/text/format.js';
 import { parseValves, ValvesSchema } from './core/valves.js';
@@ -32,7 +33,7 @@ export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './host/bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
-export type { FolderEntry, Refusal, Target, TargetOptions } from './core/links/serving.js';
+export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/links/serving.js';
 export type { RecoveryReport } from './core/recovery/recover.js';
 
 /**
@@ -68,7 +69,7 @@ export type { StorageMaintenance } from './core/maintenance/maintain.js';
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
-export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret };
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret, slice: () => new TimeSlice() };
 
 /** Sizes and counts as people read them everywhere ("8.0 KiB", "1 user"): messages, tree lines, folder pages, the admin page. */
 export { formatSize, plural };

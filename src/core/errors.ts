@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   INVALID_PATH: 'The path is malformed (control characters, NUL byte, a file used as a folder, the zone root where a file is needed).',
   PATH_ESCAPE: 'The path leaves the zone (.. above the root, or a symbolic link pointing outside).',
   PATH_STARTS_WITH_ZONE: 'The path starts with the zone name; paths are relative to the zone root.',
-  PROTECTED_PATH: 'The path is inside the protected .git folder of a versioned zone.',
+  PROTECTED_PATH: 'The path is inside a folder named .git in a versioned zone (Documents, groups): nothing there could be versioned, so named writes are refused; keep repositories in Storage.',
   FILE_NOT_FOUND: 'The file or folder does not exist.',
   FILE_EXISTS: 'The destination already exists.',
   NOT_A_FILE: 'The path is a folder where a file is needed.',

@@ -6,6 +6,7 @@ import { formatSize } from '../core/text/size.js';
 import { defineFunction } from '../registry/define.js';
 import { plural } from '../core/text/format.js';
 import { groupZone } from '../core/groups/zone.js';
+import { walkEntriesSliced } from '../core/fs/walk.js';
 
 const MAX_FILES = 1000;
 
@@ -25,21 +26,20 @@ export const shedGroupInfo = defineFunction({
     const files: { path: string; size: number; owner: string; mode: string }[] = [];
     let total = 0;
     let count = 0;
-    const stack = [''];
-    while (stack.length > 0) {
-      const rel = stack.pop()!;
-      for (const e of fs.readdirSync(path.join(zone.root, rel), { withFileTypes: true })) {
-        const child = rel ? `${rel}/${e.name}` : e.name;
-        if (e.name === '.git' && rel === '') continue;
-        if (e.isDirectory()) stack.push(child);
-        else if (e.isFile()) {
-          const size = fs.lstatSync(path.join(zone.root, child)).size;
-          total += size;
-          count++;
-          const rec = records.get(child);
-          if (files.length < MAX_FILES) files.push({ path: child, size, owner: rec?.owner ?? 'unknown', mode: rec?.mode ?? 'group' });
-        }
+    // Sliced: a member can leave 30,000 files in one folder; one removed meanwhile is simply not listed.
+    for await (const { full, entry } of walkEntriesSliced(zone.root)) {
+      if (!entry.isFile()) continue;
+      let size: number;
+      try {
+        size = fs.lstatSync(full).size;
+      } catch {
+        continue; // removed, or a folder on the way replaced by a file, since the listing
       }
+      const child = path.relative(zone.root, full).split(path.sep).join('/');
+      total += size;
+      count++;
+      const rec = records.get(child);
+      if (files.length < MAX_FILES) files.push({ path: child, size, owner: rec?.owner ?? 'unknown', mode: rec?.mode ?? 'group' });
     }
     files.sort((a, b) => a.path.localeCompare(b.path));
     return {

@@ -172,7 +172,7 @@ ${PATHS}
   - Zone names (storage, documents, ...) are case-insensitive; group names are case-sensitive.
   - A real folder named like the zone (Storage/storage/x): pass allow_zone_in_path=true, only when the user says so.
   - No control characters or NUL bytes; symbolic links may not lead outside the zone.
-  - In Documents the .git folder is protected.
+  - In Documents and group spaces a folder named .git is never versioned: named writes into one are refused (keep repositories in Storage).
   - Parameters the function specs leave out (the error that needs one names it): allow_zone_in_path,
     safe=false (write while this conversation has a locked edit open), mode= for new group files.
   - To see what exists: shed_tree(zone="storage").`,

@@ -3,7 +3,6 @@ import { shedError, showValue } from '../core/errors.js';
 import { locate, notFound } from '../core/files/located.js';
 import { createOpenWebUILink } from '../core/links/openwebui.js';
 import { createStandaloneLink } from '../core/links/standalone.js';
-import { isProtected } from '../core/paths/resolve.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { groupParam, zoneParam } from '../registry/params.js';
@@ -32,9 +31,6 @@ export const shedLinkCreate = defineFunction({
     }
     const target = locate(ctx.zone(args.zone, args.group), args.path, 'path', 'read');
     if (target.stat === undefined) throw notFound(target);
-    if (isProtected(target.zone, target.rel)) {
-      throw shedError('PROTECTED_PATH', `${target.shown} is version history; it cannot be shared.`, { details: { parameter: 'path' }, hint: 'Link a file or folder outside .git.' });
-    }
     const isFolder = target.stat.isDirectory();
     if (!isFolder && !target.stat.isFile()) throw shedError('NOT_A_FILE', `${target.shown} is not a regular file or folder.`, { details: { parameter: 'path', path: target.rel } });
     if (ctx.valves.link_backend === 'openwebui') {

@@ -39,6 +39,13 @@ export const shedLockeditSave = defineFunction({
       });
     }
     const s = requireSession(t.zone, t.key, t.owner, t.names);
+    // The working copy is server state (editzone/): only a regular file Fileshed wrote may replace the file.
+    if (!s.copyStat!.isFile()) {
+      throw shedError('IO_ERROR', `The working copy of ${t.target.shown} is not a regular file (it was changed outside Fileshed); nothing was saved.`, {
+        details: { path: t.target.rel, reason: 'UNSAFE_SERVER_STATE' },
+        hint: `Drop the edit with ${t.names.cancel} and open it again.`,
+      });
+    }
     const size = s.copyStat!.size;
     const oldSize = t.target.stat?.isFile() ? t.target.stat.size : 0;
     if (t.target.stat?.isDirectory()) {

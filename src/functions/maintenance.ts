@@ -13,7 +13,7 @@ export const shedMaintenance = defineFunction({
   example: {},
   mutates: true,
   async handler(_args, ctx) {
-    const out = maintainUser(ctx.valves, ctx.user.id);
+    const out = await maintainUser(ctx.valves, ctx.user.id);
     // Under this call's lock no other call of this user runs in any process: uncommitted Documents
     // changes are leftovers of a killed call. (Temp files keep the age rule of maintainUser.)
     const recovered = emptyReport();

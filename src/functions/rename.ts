@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { isInside } from '../core/paths/resolve.js';
 import { linkProblem } from '../core/paths/links.js';
-import { walkEntries } from '../core/fs/walk.js';
+import { walkEntriesSliced } from '../core/fs/walk.js';
 import { requireNamesKept } from '../core/paths/blocked-identity.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, renderCall } from '../registry/define.js';
@@ -96,8 +96,9 @@ export const shedRename = defineFunction({
     fs.renameSync(src.abs, dst.abs);
     if (isFolder) {
       // The links inside a moved folder are judged where they landed; if one would lead out, the move is undone.
+      // Sliced: the folder may hold 30,000 entries.
       try {
-        for (const { full, entry } of walkEntries(dst.abs)) if (entry.isSymbolicLink()) refuseMovedLink(zone.root, full, dst.abs, src.shown, dst.shown);
+        for await (const { full, entry } of walkEntriesSliced(dst.abs)) if (entry.isSymbolicLink()) refuseMovedLink(zone.root, full, dst.abs, src.shown, dst.shown);
       } catch (err) {
         fs.renameSync(dst.abs, src.abs);
         throw err;

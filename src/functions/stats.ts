@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import { scopeUsage } from '../core/quota/quota.js';
 import { formatSize } from '../core/text/size.js';
-import { userFiles } from '../core/quota/records.js';
-import { userScope } from '../core/zones/zones.js';
+import { labelZone, userScope } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 
 function isFolder(p: string): boolean {
@@ -27,15 +26,21 @@ export const shedStats = defineFunction({
     const existing = Object.fromEntries(Object.entries(scope.trees).filter(([, root]) => isFolder(root)));
     const usage = await scopeUsage({ ...scope, trees: existing });
 
-    const zones: Record<string, { size_bytes: number; size_human: string; files: number }> = {};
+    // The history of Documents counts toward the quota; it is shown with its zone, its objects are not "files".
+    const zones: Record<string, { size_bytes: number; size_human: string; files: number; history_bytes?: number }> = {};
     let used = 0;
     let files = 0;
     for (const label of Object.keys(scope.trees)) {
       const u = usage[label] ?? { bytes: 0, files: 0 };
-      const own = userFiles(scope, label, u);
-      zones[label] = { size_bytes: u.bytes, size_human: formatSize(u.bytes), files: own };
       used += u.bytes;
-      files += own;
+      const { zone, history } = labelZone(label);
+      const entry = (zones[zone] ??= { size_bytes: 0, size_human: formatSize(0), files: 0 });
+      if (history) {
+        entry.history_bytes = u.bytes;
+        continue;
+      }
+      Object.assign(entry, { size_bytes: u.bytes, size_human: formatSize(u.bytes), files: u.files });
+      files += u.files;
     }
     const quota = scope.limitBytes;
     // A zero quota allows nothing: anything stored is then "all of it".
@@ -49,7 +54,7 @@ export const shedStats = defineFunction({
       usage_percent: `${percent.toFixed(1)}%`,
       remaining_bytes: Math.max(0, quota - used),
     };
-    const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}`);
+    const parts = Object.entries(zones).map(([label, z]) => `${label} ${z.size_human}${z.history_bytes ? ` (+ ${formatSize(z.history_bytes)} history)` : ''}`);
     return {
       data: { zones, total },
       message: `Using ${total.size_human} of ${formatSize(quota)} (${total.usage_percent}), ${formatSize(total.remaining_bytes)} left: ${parts.join(', ')}.`,

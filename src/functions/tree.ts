@@ -11,6 +11,8 @@ import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { locate, requireFolder, shownPath } from '../core/files/located.js';
 import { outputLimit, plural } from '../core/text/format.js';
 import { formatSize } from '../core/text/size.js';
+import { listSliced } from '../core/fs/list.js';
+import { sortSliced, TimeSlice } from '../core/fs/slice.js';
 
 const MAX_ENTRIES = 100;
 const MAX_DEPTH = 10;
@@ -35,6 +37,7 @@ interface Walk {
   files: number;
   /** Entries left out because they match blocked_patterns (hidden, only counted: their names can be secrets too). */
   hidden: number;
+  slice: TimeSlice;
 }
 
 /** Adds a line if it fits in the character budget; false once the budget is spent. */
@@ -85,22 +88,26 @@ function staysInside(fromRel: string, text: string): boolean {
   return true;
 }
 
-function visibleEntries(walk: Walk, dir: string): fs.Dirent[] {
-  const atVersionedRoot = walk.zone.versioned && dir === walk.zone.root;
-  const entries = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.endsWith(TEMP_SUFFIX) && !(atVersionedRoot && e.name === '.git'));
+/** A folder's entries to show; sliced per entry (a folder can hold 30,000). */
+async function visibleEntries(walk: Walk, dir: string): Promise<fs.Dirent[]> {
   const rules = walk.zone.blocked;
-  if (!rules) return entries;
   const relDir = path.relative(walk.zone.root, dir).split(path.sep).join('/');
-  return entries.filter((e) => {
-    const blocked = blockedPattern(rules, relDir ? `${relDir}/${e.name}` : e.name) !== undefined;
-    if (blocked) walk.hidden++;
-    return !blocked;
-  });
+  const out: fs.Dirent[] = [];
+  for (const e of await listSliced(dir, walk.slice)) {
+    await walk.slice.tick();
+    if (e.name.endsWith(TEMP_SUFFIX)) continue;
+    if (rules && blockedPattern(rules, relDir ? `${relDir}/${e.name}` : e.name) !== undefined) {
+      walk.hidden++;
+      continue;
+    }
+    out.push(e);
+  }
+  return out;
 }
 
-function listFolder(walk: Walk, dir: string, prefix: string, level: number, entries: fs.Dirent[]): void {
-  const folders = entries.filter((e) => e.isDirectory()).sort(byName);
-  const others = entries.filter((e) => !e.isDirectory()).sort(byName);
+async function listFolder(walk: Walk, dir: string, prefix: string, level: number, entries: fs.Dirent[]): Promise<void> {
+  const folders = await sortSliced(entries.filter((e) => e.isDirectory()), byName, walk.slice);
+  const others = await sortSliced(entries.filter((e) => !e.isDirectory()), byName, walk.slice);
   const ordered = [...folders, ...others];
   const shown = ordered.slice(0, MAX_ENTRIES);
   const more = ordered.length - shown.length;
@@ -116,12 +123,12 @@ function listFolder(walk: Walk, dir: string, prefix: string, level: number, entr
         const inner = prefix + (last ? '    ' : '│   ');
         let children: fs.Dirent[];
         try {
-          children = visibleEntries(walk, abs);
+          children = await visibleEntries(walk, abs);
         } catch {
           if (!push(walk, `${inner}└── (cannot be read)`)) return;
           continue;
         }
-        listFolder(walk, abs, inner, level + 1, children);
+        await listFolder(walk, abs, inner, level + 1, children);
         if (walk.truncated) return;
       }
       continue;
@@ -130,7 +137,12 @@ function listFolder(walk: Walk, dir: string, prefix: string, level: number, entr
     if (entry.isSymbolicLink()) {
       line = `${lead}${entry.name} -> ${linkText(walk, abs)}`;
     } else {
-      const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.lstatSync(abs);
+      } catch {
+        st = undefined; // removed (or its folder replaced) since the listing
+      }
       line = st === undefined ? `${lead}${entry.name}` : `${lead}${entry.name} (${formatSize(st.size)})`;
     }
     if (!push(walk, line)) return;
@@ -177,12 +189,13 @@ export const shedTree = defineFunction({
       folders: 0,
       files: 0,
       hidden: 0,
+      slice: new TimeSlice(),
     };
     const rootName = target.rel === '' ? zone.label : path.posix.basename(target.rel);
     if (push(walk, `${rootName}/`)) {
-      const entries = visibleEntries(walk, target.abs);
+      const entries = await visibleEntries(walk, target.abs);
       if (entries.length === 0) push(walk, '(empty)');
-      else listFolder(walk, target.abs, '', 1, entries);
+      else await listFolder(walk, target.abs, '', 1, entries);
     }
     const tree = walk.truncated ? [...walk.lines, notice].join('\n') : walk.lines.join('\n');
 

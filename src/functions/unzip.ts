@@ -64,9 +64,9 @@ export const shedUnzip = defineFunction({
       maxRatio: ctx.valves.zip_max_ratio,
       maxFileBytes: ctx.valves.max_file_size_mb * MIB,
     };
-    const dir = readDirectory(src.abs, src.shown, (count) => checkCount(src.shown, count, limits));
+    const dir = await readDirectory(src.abs, src.shown, (count) => checkCount(src.shown, count, limits));
     const join = (rel: string) => (dest.rel ? (rel ? `${dest.rel}/${rel}` : dest.rel) : rel);
-    const planned = planExtraction(dir, src.shown, limits, (rel) => isProtected(destZone, join(rel)));
+    const planned = await planExtraction(dir, src.shown, limits, (rel) => isProtected(destZone, join(rel)));
     // Entries with blocked names (valves blocked_patterns, allowed_extensions) are not written, as no function writes such a path.
     const rules = destZone.blocked;
     const plan = rules
@@ -77,7 +77,7 @@ export const shedUnzip = defineFunction({
 
     await ctx.emit(`Extracting ${plural(plan.files.length, 'file')} from ${src.shown}...`);
     const temp = makeTempDir(destZone.workBase!);
-    let placement: ReturnType<typeof placeExtracted>;
+    let placement: Awaited<ReturnType<typeof placeExtracted>>;
     try {
       // Inflating runs on the worker pool: a 10,000-file archive does not stall other users.
       await runExtract(src.abs, src.shown, plan, temp, {
@@ -85,7 +85,7 @@ export const shedUnzip = defineFunction({
         onProgress: (done, total) => ctx.emit(`Extracting ${src.shown}: ${done}/${total} files`),
       });
       const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
-      placement = placeExtracted(temp, dest.abs, (rel) => shownPath(destZone, join(rel)), args.overwrite, (rel) =>
+      placement = await placeExtracted(temp, dest.abs, (rel) => shownPath(destZone, join(rel)), args.overwrite, (rel) =>
         ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours),
       );
     } finally {
@@ -118,8 +118,8 @@ function result(
   srcZone: Zone,
   dest: ZonedPath,
   destZone: Zone,
-  plan: ReturnType<typeof planExtraction>,
-  placement: ReturnType<typeof placeExtracted>,
+  plan: Awaited<ReturnType<typeof planExtraction>>,
+  placement: Awaited<ReturnType<typeof placeExtracted>>,
 ) {
   const join = (rel: string) => (dest.rel ? `${dest.rel}/${rel}` : rel);
   const files = plan.files.map((f) => join(f.rel));

@@ -71,14 +71,13 @@ export const shedZip = defineFunction({
     // Blocked files (valve blocked_patterns) never go into an archive: its bytes could be read back.
     // Judged over the whole zone: a link inside the folder may lead to a blocked file elsewhere, and a
     // hard link inside it is a blocked file under another name.
-    const blocked = zone.blocked && src.stat?.isDirectory() ? (await blockedState(zone.blocked, zone.root, { skipRootGit: zone.versioned })).found : undefined;
+    const blocked = zone.blocked && src.stat?.isDirectory() ? (await blockedState(zone.blocked, zone.root)).found : undefined;
     const within = (rel: string) => isRoot || rel === src.rel || rel.startsWith(`${src.rel}/`);
     const blockedAbs = blocked ? [...blocked.files, ...blocked.dirs, ...blocked.inside].map((rel) => path.join(zone.root, rel)) : [];
     const leftOut = blocked ? [...blocked.files, ...blocked.dirs].filter(within).length : 0;
-    const found = collect(src.abs, prefix, {
+    const found = await collect(src.abs, prefix, {
       zoneRoot: zone.root,
       exclude: new Set([dest.abs, ...blockedAbs]),
-      skipGit: zone.versioned && isRoot,
       includeEmptyDirs: args.include_empty_dirs,
     });
     const oldSize = dest.stat?.isFile() ? dest.stat.size : 0;

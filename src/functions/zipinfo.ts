@@ -35,7 +35,7 @@ export const shedZipinfo = defineFunction({
         hint: `Check what it is with shed_file_type(zone="${args.zone}", path="${target.rel}").`,
       });
     }
-    const dir = readDirectory(target.abs, target.shown);
+    const dir = await readDirectory(target.abs, target.shown);
     let files = 0;
     let dirs = 0;
     let total = 0;
@@ -48,7 +48,7 @@ export const shedZipinfo = defineFunction({
     }
     let check = 'ok';
     try {
-      planExtraction(
+      await planExtraction(
         dir,
         target.shown,
         {

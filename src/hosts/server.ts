@@ -30,6 +30,9 @@ export async function runServe(argv: string[]): Promise<void> {
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed\n`);
   }
+  for (const m of recovered.migrations) {
+    process.stderr.write(`fileshed: ${m.space ?? m.zone} (${m.zone}): ${m.outcome === 'moved' ? 'version history moved from data/.git to git/' : `data/.git not trusted (${m.reason}): left as user data, a new history starts`}\n`);
+  }
   const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
   const storage = serving.storageKind(settings.base);
   const lines = [

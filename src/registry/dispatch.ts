@@ -13,6 +13,7 @@ import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../cor
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
+import { describeMigration, prepareHome } from '../core/vcs/migrate.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type QuotaScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
 import { recoverAfterTakeover } from '../core/recovery/recover.js';
@@ -126,7 +127,13 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       // A scope this process has not measured yet is walked while the call waits for its locks (a
       // takeover waits seconds), not after them: the question asked under the lock is then incremental.
       for (const scope of scopes) if (!Object.values(scope.trees).every(treeLoaded)) void scopeUsage(scope).catch(() => undefined);
-      result = await withCallLock(homes, stamped(scopes, run), recoverAfterTakeover);
+      result = await withCallLock(homes, async () => {
+        // First modifying call of this version in a space: its repository moves out of the zone (vcs/migrate.ts).
+        const moved: string[] = [];
+        for (const home of homes) for (const m of await prepareHome(home)) moved.push(describeMigration(m));
+        const done = await stamped(scopes, run)();
+        return moved.length === 0 ? done : { ...done, message: `${done.message} ${moved.join(' ')}` };
+      }, recoverAfterTakeover);
     } else {
       result = await run();
     }

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { put } from '../sqlite/helpers.js';
 import { buildZip, S_IFCHR, S_IFIFO, S_IFLNK, S_IFREG } from './zipbuilder.js';
+import { git } from '../vcs/helpers.js';
 
 let s: Shed;
 afterEach(() => s?.cleanup());
@@ -107,10 +108,10 @@ describe('extraction', () => {
     const r = await s.call('shed_unzip', { zone: 'documents', src: 'a.zip', src_zone: 'storage', dest: 'imported' });
     expect(r.success, JSON.stringify(r.error)).toBe(true);
     expect(r.data!.commit).toMatch(/^[0-9a-f]{7}$/);
-    const files = execFileSync('git', ['-C', s.zonePath('documents'), 'show', '--name-only', '--format=%s', 'HEAD'], { encoding: 'utf8' });
+    const files = git(s.zonePath('documents'), 'show', '--name-only', '--format=%s', 'HEAD');
     expect(files).toContain('imported/p/1.txt');
     expect(files).toContain('imported/p/2.txt');
-    expect(execFileSync('git', ['-C', s.zonePath('documents'), 'rev-list', '--count', 'HEAD'], { encoding: 'utf8' }).trim()).toBe('1');
+    expect(git(s.zonePath('documents'), 'rev-list', '--count', 'HEAD').trim()).toBe('1');
   });
 });
 
@@ -213,12 +214,18 @@ describe('refused before anything is written', () => {
     expect((await unzip({ src: 'z.zip', dest: 'z' })).success).toBe(true);
   });
 
-  it('.git inside Documents → PROTECTED_PATH', async () => {
+  it('a .git folder (any depth, any spelling) into Documents → PROTECTED_PATH: it could never be versioned; Storage takes it', async () => {
     s = makeShed();
-    put(s, 'g.zip', buildZip([{ name: '.git/hooks/post-commit', data: '#!/bin/sh\necho pwned' }]));
-    const r = await s.call('shed_unzip', { zone: 'documents', src: 'g.zip', src_zone: 'storage' });
-    expect(r.error?.code).toBe('PROTECTED_PATH');
-    expect(fs.existsSync(s.zonePath('documents', '.git/hooks/post-commit'))).toBe(false);
+    for (const name of ['.git/hooks/post-commit', 'proj/.git/config', 'proj/.GIT/HEAD', 'a/git~1/x']) {
+      put(s, 'g.zip', buildZip([{ name: 'ok.txt', data: 'fine' }, { name, data: '#!/bin/sh\necho pwned' }]));
+      const r = await s.call('shed_unzip', { zone: 'documents', src: 'g.zip', src_zone: 'storage' });
+      expect(r.error?.code, name).toBe('PROTECTED_PATH');
+      expect(r.error?.hint).toContain('zone="storage"');
+      expect(fs.existsSync(s.zonePath('documents', 'ok.txt'))).toBe(false);
+    }
+    const r = await s.call('shed_unzip', { zone: 'storage', src: 'g.zip', dest: 'unpacked' });
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(fs.existsSync(s.zonePath('storage', 'unpacked/a/git~1/x'))).toBe(true);
   });
 
   it('quota is checked against the declared size', async () => {

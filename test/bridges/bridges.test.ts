@@ -232,13 +232,17 @@ describe('versioning', () => {
     expect(listAll(s.zonePath('storage', 'p'))).toEqual(['a.md', 'b', 'b/c.md']);
   });
 
-  it('.git is protected on both sides', async () => {
+  it('nothing is copied into a .git folder of Documents; a user\'s .git moves out to Storage like any folder', async () => {
     put(s.zonePath('documents', 'a.md'), 'a');
     await s.call('shed_patch_text', { zone: 'documents', path: 'a.md', content: '!' });
-    expect((await s.call('shed_move_documents_to_storage', { src: '.git', dest: 'git-copy' })).error!.code).toBe('PROTECTED_PATH');
     put(s.zonePath('storage', 'hook'), '#!/bin/sh\n');
     expect((await s.call('shed_copy_storage_to_documents', { src: 'hook', dest: '.git/hooks/post-commit' })).error!.code).toBe('PROTECTED_PATH');
     expect(exists(path.join(docs(), '.git', 'hooks', 'post-commit'))).toBe(false);
+    put(path.join(docs(), '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    const moved = await s.call('shed_move_documents_to_storage', { src: '.git', dest: 'repo/.git' });
+    expect(moved.success, JSON.stringify(moved.error)).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'repo/.git/HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+    expect(committed()).toEqual(['a.md']);
   });
 });
 

@@ -136,17 +136,18 @@ describe('shed_delete', () => {
     expect(r.error!.code).toBe('PATH_ESCAPE');
   });
 
-  it('protects the top-level .git of Documents but not a nested one', async () => {
+  it('a .git folder in Documents is the user\'s data: deleted like any folder, the history (kept outside the zone) intact', async () => {
+    expect((await s.call('shed_create_file', { zone: 'documents', path: 'a.txt', content: 'a' })).success).toBe(true);
     put(s.zonePath('documents', '.git/HEAD'), 'ref: refs/heads/main\n');
     put(s.zonePath('documents', 'sub/.git/HEAD'), 'x');
-    for (const p of ['.git', '.git/HEAD', '/.git']) {
+    for (const p of ['.git/HEAD', '/.git', 'sub/.git']) {
       const r = await s.call('shed_delete', { zone: 'documents', path: p });
-      expect(r.error?.code).toBe('PROTECTED_PATH');
+      expect(r.success, JSON.stringify(r.error)).toBe(true);
     }
-    expect(fs.existsSync(s.zonePath('documents', '.git/HEAD'))).toBe(true);
-    const r = await s.call('shed_delete', { zone: 'documents', path: 'sub/.git' });
-    expect(r.success).toBe(true);
+    expect(fs.existsSync(s.zonePath('documents', '.git'))).toBe(false);
     expect(fs.existsSync(s.zonePath('documents', 'sub/.git'))).toBe(false);
+    const log = await s.call('shed_exec', { zone: 'documents', cmd: 'git', args: ['log', '--oneline'] });
+    expect(String(log.data?.stdout).trim().split('\n')).toHaveLength(1);
   });
 
   it('a .git folder in Storage is an ordinary folder', async () => {

@@ -180,18 +180,21 @@ describe('shed_rename', () => {
     expect(read(s.zonePath('storage', 'b.txt'))).toBe('b');
   });
 
-  it('protects .git of Documents on both sides', async () => {
-    put(s.zonePath('documents', '.git/config'), 'cfg');
+  it('in Documents nothing is moved into a .git folder (it could never be versioned); moving out of one works', async () => {
     put(s.zonePath('documents', 'a.md'), 'a');
-    const out = await s.call('shed_rename', { zone: 'documents', old_path: '.git/config', new_path: 'config' });
-    expect(out.error!.code).toBe('PROTECTED_PATH');
-    expect(out.error!.message).toContain('old_path');
+    expect((await s.call('shed_patch_text', { zone: 'documents', path: 'a.md', content: '!' })).success).toBe(true);
+    put(s.zonePath('documents', '.git/config'), 'cfg');
     const into = await s.call('shed_rename', { zone: 'documents', old_path: 'a.md', new_path: '.git/hooks/post-commit' });
     expect(into.error!.code).toBe('PROTECTED_PATH');
     expect(into.error!.message).toContain('new_path');
-    expect(read(s.zonePath('documents', '.git/config'))).toBe('cfg');
-    expect(read(s.zonePath('documents', 'a.md'))).toBe('a');
+    expect(into.error!.hint).toContain('zone="storage"');
+    const nested = await s.call('shed_rename', { zone: 'documents', old_path: 'a.md', new_path: 'sub/.GIT/x' });
+    expect(nested.error!.code).toBe('PROTECTED_PATH');
+    expect(read(s.zonePath('documents', 'a.md'))).toBe('a\n!\n');
     expect(exists(s.zonePath('documents', '.git/hooks'))).toBe(false);
+    const out = await s.call('shed_rename', { zone: 'documents', old_path: '.git/config', new_path: 'config' });
+    expect(out.success, JSON.stringify(out.error)).toBe(true);
+    expect(read(s.zonePath('documents', 'config'))).toBe('cfg');
   });
 
   it('never moves a link to where it leads outside (issue 10): one pointing outside stays where it is, untouched', async () => {

@@ -36,7 +36,7 @@ describe('shed_stats', () => {
     expect(d.zones).toEqual({
       Uploads: { size_bytes: 0, size_human: '0 B', files: 0 },
       Storage: { size_bytes: 0, size_human: '0 B', files: 0 },
-      Documents: { size_bytes: 0, size_human: '0 B', files: 0 },
+      Documents: { size_bytes: 0, size_human: '0 B', files: 0, history_bytes: 0 },
     });
     expect(d.total).toEqual({
       size_bytes: 0,
@@ -57,7 +57,9 @@ describe('shed_stats', () => {
     put(s.zonePath('storage', 'x/y/z.bin'), Buffer.alloc(12345));
     put(s.zonePath('storage', '.dot'), 'abc');
     put(s.zonePath('documents', 'r.md'), 'hello');
-    put(s.zonePath('documents', '.git/objects/ab/cdef'), Buffer.alloc(300));
+    // The history sits beside the zone (Documents/git): it counts toward the quota, its objects are not "files".
+    const history = path.join(s.zonePath('documents'), '..', 'git');
+    put(path.join(history, 'objects/ab/cdef'), Buffer.alloc(300));
     // Outside the counted trees: another user, and the lock/editzone folders.
     put(s.zonePath('storage', 'theirs.bin', 'bob'), Buffer.alloc(5000));
     put(path.join(s.base, 'users', 'alice', 'Storage', 'locks', 'top.bin.lock'), '{}');
@@ -65,13 +67,12 @@ describe('shed_stats', () => {
     const d = await stats();
     const upDirs = dirs(s.zonePath('uploads'), s.zonePath('uploads', '', 'alice', 'c2'));
     const storeDirs = dirs(s.zonePath('storage', 'x'), s.zonePath('storage', 'x/y'));
-    const docDirs = dirs(s.zonePath('documents', '.git'), s.zonePath('documents', '.git/objects'), s.zonePath('documents', '.git/objects/ab'));
+    const historyDirs = dirs(path.join(history, 'objects'), path.join(history, 'objects/ab'));
     expect(upDirs).toBeGreaterThan(0);
     expect(d.zones.Uploads).toMatchObject({ size_bytes: 3000 + upDirs, files: 2 });
     expect(d.zones.Storage).toMatchObject({ size_bytes: MIB / 4 + 12345 + 3 + storeDirs, files: 3 });
-    // The history's bytes count against the quota; its objects are not the user's files.
-    expect(d.zones.Documents).toMatchObject({ size_bytes: 305 + docDirs, files: 1 });
-    const used = 3000 + MIB / 4 + 12345 + 3 + 305 + upDirs + storeDirs + docDirs;
+    expect(d.zones.Documents).toEqual({ size_bytes: 5, size_human: '5 B', files: 1, history_bytes: 300 + historyDirs });
+    const used = 3000 + MIB / 4 + 12345 + 3 + 5 + 300 + upDirs + storeDirs + historyDirs;
     expect(d.total).toMatchObject({ size_bytes: used, files: 6, quota_bytes: MIB, remaining_bytes: MIB - used });
   });
 

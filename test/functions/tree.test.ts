@@ -82,12 +82,13 @@ describe('shed_tree', () => {
     expect(neg.error!.hint).toContain('depth=2');
   });
 
-  it('hides the top-level .git of Documents but not a nested one', async () => {
+  it('shows a .git folder of Documents: it is the user\'s data (the history lives outside the zone)', async () => {
+    put(s.zonePath('documents', 'notes.md'), '# n');
+    expect((await s.call('shed_create_file', { zone: 'documents', path: 'other.md', content: '#' })).success).toBe(true);
     put(s.zonePath('documents', '.git/HEAD'), 'ref');
     put(s.zonePath('documents', 'repo/.git/HEAD'), 'ref');
-    put(s.zonePath('documents', 'notes.md'), '# n');
     const r = await s.call('shed_tree', { zone: 'documents' });
-    expect(r.data!.tree).toBe(['Documents/', '├── repo/', '│   └── .git/', '│       └── HEAD (3 B)', '└── notes.md (3 B)'].join('\n'));
+    expect(r.data!.tree).toBe(['Documents/', '├── .git/', '│   └── HEAD (3 B)', '├── repo/', '│   └── .git/', '│       └── HEAD (3 B)', '├── notes.md (3 B)', '└── other.md (1 B)'].join('\n'));
   });
 
   it('shows .git in Storage, where it is an ordinary folder', async () => {

@@ -67,12 +67,13 @@ describe('shed_link_create', () => {
     expect((await s.call('shed_link_create', { zone: 'storage', path: 'a.txt', expires_hours: 3 })).error!.message).toContain('at most 2');
   });
 
-  it('missing file → FILE_NOT_FOUND; escape, zone prefix and .git refused', async () => {
+  it('missing file → FILE_NOT_FOUND; escape and zone prefix refused; the history is out of reach', async () => {
     expect((await s.call('shed_link_create', { zone: 'storage', path: 'nope.txt' })).error!.code).toBe('FILE_NOT_FOUND');
     expect((await s.call('shed_link_create', { zone: 'storage', path: '../../x' })).error!.code).toBe('PATH_ESCAPE');
     expect((await s.call('shed_link_create', { zone: 'storage', path: 'storage/x' })).error!.code).toBe('PATH_STARTS_WITH_ZONE');
     await s.call('shed_create_file', { zone: 'documents', path: 'd.md', content: '# d' });
-    expect((await s.call('shed_link_create', { zone: 'documents', path: '.git/config' })).error!.code).toBe('PROTECTED_PATH');
+    expect((await s.call('shed_link_create', { zone: 'documents', path: '.git/config' })).error!.code).toBe('FILE_NOT_FOUND');
+    expect((await s.call('shed_link_create', { zone: 'documents', path: '../git/config' })).error!.code).toBe('PATH_ESCAPE');
     fs.symlinkSync('/etc/passwd', s.zonePath('storage', 'out'));
     expect((await s.call('shed_link_create', { zone: 'storage', path: 'out' })).error!.code).toBe('PATH_ESCAPE');
     expect((await s.call('shed_link_list')).data!.count).toBe(0);

@@ -239,15 +239,19 @@ describe('folders', () => {
     expect(html).not.toContain('href="javascript:');
   });
 
-  it('the Documents root hides and refuses .git', async () => {
+  it('a link to the Documents root never reaches its history (it lives outside the zone); a .git folder there is the user\'s data', async () => {
     await s.call('shed_create_file', { zone: 'documents', path: 'doc.md', content: 'D' });
     const r = await s.call('shed_link_create', { zone: 'documents', path: '.' });
     const url = onServer(server, r.data!.url);
-    const html = await (await get(url)).text();
+    let html = await (await get(url)).text();
     expect(html).toContain('doc.md');
     expect(html).not.toContain('.git');
-    expect((await get(`${url}.git/HEAD`)).status).toBe(404);
-    expect((await get(`${url}.git/`)).status).toBe(404);
+    for (const p of ['.git/HEAD', '.git/', '../git/HEAD', '%2e%2e/git/HEAD', '..%2fgit/HEAD']) expect((await get(`${url}${p}`)).status, p).toBe(404);
+    fs.mkdirSync(s.zonePath('documents', '.git'));
+    fs.writeFileSync(s.zonePath('documents', '.git/notes.txt'), 'mine');
+    html = await (await get(url)).text();
+    expect(html).toContain('.git/');
+    expect(await (await get(`${url}.git/notes.txt`)).text()).toBe('mine');
   });
 });
 

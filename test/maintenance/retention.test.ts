@@ -63,7 +63,7 @@ describe('uploads retention', () => {
     }
     await s.call('shed_maintenance');
     expect(fs.existsSync(s.zonePath('uploads', 'x.txt', 'bob', 'c-old'))).toBe(true);
-    const all = mod.admin.maintainAll(s.tools.valves);
+    const all = await mod.admin.maintainAll(s.tools.valves);
     expect(all.users).toBe(3);
     expect(Object.keys(all.cleaned).sort()).toEqual(['user:bob', 'user:carol']);
     expect(all.cleaned['user:bob']!.expired_uploads).toEqual(['Uploads/c-old']);
@@ -78,7 +78,7 @@ describe('uploads retention', () => {
     put(path.join(g, 'a.txt.shedtmp'), 'partial', 2);
     put(path.join(g, 'a.txt'), 'kept', 2);
     const before = fs.readdirSync(s.base).sort();
-    const all = mod.admin.maintainAll(s.tools.valves);
+    const all = await mod.admin.maintainAll(s.tools.valves);
     expect(all.groups).toBe(1);
     expect(all.cleaned['group:team']!.temp_files).toEqual(['Group:team/a.txt.shedtmp']);
     expect(fs.existsSync(path.join(g, 'a.txt'))).toBe(true);

@@ -222,7 +222,7 @@ def test_every_function_through_serve_matches_the_direct_call(tool_module: types
             a = json.loads(json.dumps(a).replace("fileshed-serve (api-key)", "<host>"))
             b = json.loads(json.dumps(b).replace('"direct"', '"<host>"'))
         # Git compresses commit objects holding the commit time: Documents' size varies by a few bytes,
-        # and folders count toward usage: .git/objects/xx folders are named by hashes of those objects,
+        # and folders count toward usage: git/objects/xx folders are named by hashes of those objects,
         # so their number (4 KiB each) varies too. The byte counts are compared within that slack and
         # the texts derived from them (size_human, the message) are left out.
         slack = 0

@@ -111,7 +111,7 @@ export async function killInsideCommit({ base, kill, next, redisUrl, log = () =>
   const lockSeen = () => {
     if (redisPort) return execFileSync('redis-cli', ['-p', redisPort, '--scan', '--pattern', `*:lock:users/${user}/Documents/*fileshed.lock`], { encoding: 'utf8' }).trim() !== '';
     const dirs = fs.readdirSync(docs, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => path.join(docs, d.name));
-    return dirs.some((d) => fs.existsSync(path.join(d, 'fileshed.lock')) || fs.existsSync(path.join(d, '.git', 'fileshed.lock')));
+    return dirs.some((d) => fs.existsSync(path.join(d, 'fileshed.lock')));
   };
   for (let i = 0; i < 5; i++) await callFunction(kill.url, 'shed_create_file', { zone: 'documents', path: `notes/n${i}.md`, content: `note ${i}\n`.repeat(50) }, user);
   let writes = 0;

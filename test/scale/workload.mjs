@@ -11,7 +11,8 @@ import { callFunction } from './cluster.mjs';
 
 export const RECOVERY_MESSAGE = 'Recovered changes after an interrupted call';
 
-const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+/** Real git on a zone's work tree `data`, its repository beside it (`git/`, SPEC section 4). */
+const git = (data, ...args) => execFileSync('git', [`--git-dir=${path.join(data, '..', 'git')}`, `--work-tree=${data}`, ...args], { cwd: data, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 const sqlite = (file, sql) => execFileSync('sqlite3', [file, sql], { encoding: 'utf8' }).trim();
 
 /** The operations a worker cycles through; each returns what to remember when acknowledged. */
@@ -108,7 +109,7 @@ export function verify(base, users, attempts, alsoUsers = []) {
   if (fs.existsSync(access)) integrity.push(sqlite(access, 'PRAGMA integrity_check'));
   // Commits: one per acknowledged Documents or group write, none twice.
   // alsoUsers: users of the takeover steps, whose histories must be valid and clean too.
-  const repos = [...[...users, ...alsoUsers].map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '.git')));
+  const repos = [...[...users, ...alsoUsers].map((u) => path.join(home(u), 'Documents', 'data')), groupData].filter((r) => fs.existsSync(path.join(r, '..', 'git')));
   const commitsOf = new Map();
   let recoveryCommits = 0;
   const fsck = [];

@@ -62,7 +62,7 @@ describe('fileshed serve under umask 022', () => {
   });
 
   it('leaves nothing beneath open to group or others', () => {
-    expect(fs.existsSync(path.join(s.base, 'users', 'local', 'Documents', 'data', '.git', 'objects'))).toBe(true);
+    expect(fs.existsSync(path.join(s.base, 'users', 'local', 'Documents', 'git', 'objects'))).toBe(true); // the history, beside the zone
     expect(openToOthers(s.base)).toEqual([]);
   });
 

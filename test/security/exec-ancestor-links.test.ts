@@ -154,26 +154,29 @@ describe.each(MODES)('%s mode', (mode) => {
     else expectRefused(r, 'PATH_ESCAPE');
   });
 
-  describe('Documents: a link to an ancestor does not open .git', () => {
+  describe('Documents: a link to an ancestor does not reach the history (it is beside the zone, not in it)', () => {
     beforeEach(async () => {
       expectOk(await a.call('shed_create_file', { zone: 'documents', path: 'f.txt', content: 'doc\n' }));
     });
     const docs = () => path.join(a.s.base, 'users', 'alice', 'Documents', 'data');
+    const repo = () => path.join(a.s.base, 'users', 'alice', 'Documents', 'git');
 
     it.each([
-      ['a -> .', [], '.', 'a/.git/HEAD'],
-      ['s1/a -> ..', ['s1'], '..', 's1/a/.git/HEAD'],
-      ['s1/s2/a -> ../..', ['s1', 's2'], '../..', 's1/s2/a/.git/HEAD'],
-      ['s1/s2/s3/a -> ../../..', ['s1', 's2', 's3'], '../../..', 's1/s2/s3/a/.git/HEAD'],
-    ] as [string, string[], string, string][])('%s: cp f.txt %s is refused and HEAD is unchanged', async (_n, chain, target, head) => {
+      ['a -> .', [], '.', 'a/../git/HEAD'],
+      ['s1/a -> ..', ['s1'], '..', 's1/a/../git/HEAD'],
+      ['s1/s2/a -> ../..', ['s1', 's2'], '../..', 's1/s2/a/../git/HEAD'],
+      ['s1/s2/s3/a -> ../../..', ['s1', 's2', 's3'], '../../..', 's1/s2/s3/a/../git/HEAD'],
+    ] as [string, string[], string, string][])('%s: cp f.txt %s is refused and the history is unchanged', async (_n, chain, target, head) => {
       fs.mkdirSync(path.join(docs(), ...chain), { recursive: true });
       fs.symlinkSync(target, path.join(docs(), ...chain, 'a'));
-      const before = fs.readFileSync(path.join(docs(), '.git', 'HEAD'), 'utf8');
-      for (const args of [['f.txt', head], ['-f', 'f.txt', head]]) expectRefused(await a.exec({ zone: 'documents', cmd: 'cp', args }), 'PROTECTED_PATH');
-      expectRefused(await a.exec({ zone: 'documents', cmd: 'tee', args: [head.replace('HEAD', 'config')] }), 'PROTECTED_PATH');
-      expectRefused(await a.exec({ zone: 'documents', cmd: 'rm', args: ['-rf', head.replace('/HEAD', '')] }), 'PROTECTED_PATH');
-      expect(fs.readFileSync(path.join(docs(), '.git', 'HEAD'), 'utf8')).toBe(before);
-      expect(fs.existsSync(path.join(docs(), '.git', 'config'))).toBe(true);
+      const before = fs.readFileSync(path.join(repo(), 'HEAD'), 'utf8');
+      const ref = fs.readFileSync(path.join(repo(), 'refs', 'heads', 'main'), 'utf8');
+      for (const args of [['f.txt', head], ['-f', 'f.txt', head]]) expectRefused(await a.exec({ zone: 'documents', cmd: 'cp', args }), 'PATH_ESCAPE');
+      expectRefused(await a.exec({ zone: 'documents', cmd: 'tee', args: [head.replace('HEAD', 'config')] }), 'PATH_ESCAPE');
+      expectRefused(await a.exec({ zone: 'documents', cmd: 'rm', args: ['-rf', head.replace('/HEAD', '')] }), 'PATH_ESCAPE');
+      expect(fs.readFileSync(path.join(repo(), 'HEAD'), 'utf8')).toBe(before);
+      expect(fs.readFileSync(path.join(repo(), 'refs', 'heads', 'main'), 'utf8')).toBe(ref);
+      expect(fs.existsSync(path.join(repo(), 'config'))).toBe(true);
     });
   });
 

@@ -93,6 +93,7 @@ export function makeArena(mode: Mode, valves: Record<string, unknown> = {}): Are
     zone,
     uploads,
     path.join(home, 'Documents', 'data'),
+    path.join(home, 'Documents', 'git'), // the history of Documents, server state (made at the first modifying call)
     path.join(home, 'Storage', 'editzone'),
     path.join(home, 'Storage', 'locks'),
     path.join(home, 'Documents', 'editzone'),

@@ -51,6 +51,7 @@ function excluded(): Set<string> {
     path.join(h, 'Storage', 'editzone'),
     path.join(h, 'Storage', 'locks'),
     path.join(h, 'Documents', 'data'),
+    path.join(h, 'Documents', 'git'), // the history of Documents: server state, written by the commits
     path.join(h, 'Documents', 'editzone'),
     path.join(h, 'Documents', 'locks'),
     path.join(h, 'Uploads', 'c1'),
@@ -561,7 +562,7 @@ describe('zone name as first path component', () => {
   });
 });
 
-describe('protected .git in Documents', () => {
+describe('a .git folder in Documents is the user\'s data, never versioned: named writes into one are refused', () => {
   let docs: string;
   const gitConfig = () => path.join(docs, '.git', 'config');
 
@@ -571,38 +572,47 @@ describe('protected .git in Documents', () => {
     if (!fs.existsSync(gitConfig())) put(gitConfig(), '[core]\n\trepositoryformatversion = 0\n');
   });
 
-  afterEach(() => {
+  const untouched = () => {
     expect(fs.readFileSync(path.join(docs, 'doc.txt'), 'utf8')).toBe('doc');
-    expect(fs.existsSync(path.join(docs, '.git', 'config'))).toBe(true);
     expect(fs.readFileSync(gitConfig(), 'utf8')).not.toContain(PAYLOAD);
     expect(fs.existsSync(path.join(docs, '.git', 'hooks', 'post-commit'))).toBe(false);
-  });
+  };
 
-  const protectedPaths = ['.git/config', '.git/hooks/post-commit', '.git', '.git/', './.git/config', '/.git/config', 'x/../.git/config', '.git/./config', '.git/objects/../config'];
+  // Every spelling git refuses in a tree (fsck hasDotgit), at any depth, and the ways a path reaches one.
+  const dotGitPaths = ['.git/config', '.git/hooks/post-commit', '.git', '.git/', './.git/config', '/.git/config', 'x/../.git/config', '.git/./config', '.git/objects/../config', 'sub/.git/config', 'sub/.GIT/HEAD', 'a/git~1/x', '.git. /x', '.g\u200cit/config'];
 
-  it.each(cases(protectedPaths, [...MODIFY_OPS, 'delete', 'rename_from']))('%s %j → PROTECTED_PATH', async (op, p) => {
+  it.each(cases(dotGitPaths, MODIFY_OPS))('%s %j → PROTECTED_PATH, with a hint to use Storage', async (op, p) => {
     const { r, param } = await attack(op, p, 'documents');
     expectCode(r, 'PROTECTED_PATH', param);
+    expect(r.error!.hint).toContain('zone="storage"');
+    untouched();
   });
 
-  it.each(['.git/x', '.git/config', '.git/hooks/post-commit', '.git'])('rename doc.txt onto %j → PROTECTED_PATH', async (p) => {
+  it.each(['.git/x', '.git/config', '.git/hooks/post-commit', '.git', 'deep/.Git/x'])('rename doc.txt onto %j → PROTECTED_PATH', async (p) => {
     const r = await call('shed_rename', { zone: 'documents', old_path: 'doc.txt', new_path: p });
     expectCode(r, 'PROTECTED_PATH', 'new_path');
+    untouched();
   });
 
-  it('a nested sub/.git is an ordinary folder', async () => {
-    expectOk(await call('shed_create_file', { zone: 'documents', path: 'sub/.git/config', content: 'nested' }));
-    expect(fs.readFileSync(path.join(docs, 'sub', '.git', 'config'), 'utf8')).toBe('nested');
+  it('reading, deleting and moving out of a .git folder work: it is the user\'s data', async () => {
+    const read = await call('shed_read', { zone: 'documents', path: '.git/config' });
+    expectOk(read);
+    expectOk(await call('shed_rename', { zone: 'documents', old_path: '.git/config', new_path: 'old-config' }));
+    expect(fs.readFileSync(path.join(docs, 'old-config'), 'utf8')).toContain('repositoryformatversion');
+    expectOk(await call('shed_delete', { zone: 'documents', path: '.git' }));
+    expect(fs.existsSync(path.join(docs, '.git'))).toBe(false);
   });
 
   it('.git is not protected in Storage (not versioned)', async () => {
     expectOk(await call('shed_create_file', { zone: 'storage', path: '.git/config', content: 'plain' }));
+    expectOk(await call('shed_create_file', { zone: 'storage', path: 'sub/.git/HEAD', content: 'plain' }));
   });
 
-  it.each([...MODIFY_OPS, 'delete', 'rename_from'] as Op[])('%s through a folder link to .git (gitlink/config) is refused', async (op) => {
+  it.each(MODIFY_OPS)('%s through a folder link to .git (gitlink/config) is refused', async (op) => {
     link('.git', path.join(docs, 'gitlink'));
     const { r } = await attack(op, 'gitlink/config', 'documents');
     expectCode(r, 'PROTECTED_PATH');
+    untouched();
   });
 
   it('rename doc.txt onto gitlink/x (a folder link to .git) is refused', async () => {
@@ -612,6 +622,7 @@ describe('protected .git in Documents', () => {
     expect(fs.existsSync(path.join(docs, '.git', 'x'))).toBe(false);
   });
 });
+
 
 describe('other users and other conversations', () => {
   it.each(['..', '../bob', 'bob/../alice', '.', 'alice/..', '-alice', 'alice\u0000', ''])('user id %j is refused with INVALID_USER', async (user) => {

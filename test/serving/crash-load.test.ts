@@ -15,6 +15,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import * as plugin from '../../src/index.js';
 import { serve, tempBase, type Served } from '../hosts/helpers.js';
+import { git as realGit } from '../vcs/helpers.js';
 
 const KILLS = 50;
 const USERS = ['u0', 'u1', 'u2'];
@@ -29,7 +30,8 @@ interface Acked {
   rows: { user: string; value: string }[];
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+// Real git on a zone's work tree, its repository beside it (test/vcs/helpers.ts).
+const git = (data: string, ...args: string[]) => realGit(data, ...args).trim();
 const sqlite = (file: string, sql: string) => execFileSync('sqlite3', [file, sql], { encoding: 'utf8' }).trim();
 
 function start(): Promise<Served> {

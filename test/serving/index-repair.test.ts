@@ -3,22 +3,23 @@
  * test): the commit stands, but a real git reading the folder sees the previous commit's index as
  * staged changes. Recovery at start rebuilds the index from HEAD, so `git status` is clean.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { serving } from '../../src/index.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
+import { git as realGit } from '../vcs/helpers.js';
 
 let shed: Shed;
 afterEach(() => shed?.cleanup());
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+// Real git on a zone's work tree, its repository beside it (test/vcs/helpers.ts).
+const git = (data: string, ...args: string[]) => realGit(data, ...args).trim();
 
 it('recovery rebuilds an index left at the previous commit', async () => {
   shed = makeShed();
   expect((await shed.call('shed_create_file', { zone: 'documents', path: 'a.txt', content: 'a\n' })).success).toBe(true);
   const repo = shed.zonePath('documents');
-  const gitdir = path.join(repo, '.git');
+  const gitdir = path.join(repo, '..', 'git');
   // The index files as they were before the next commit (what a kill right after the ref update leaves).
   const saved = fs.readdirSync(gitdir).filter((n) => n === 'index' || n.startsWith('sharedindex.') || n === 'fileshed-index-head');
   const copies = new Map(saved.map((n) => [n, fs.readFileSync(path.join(gitdir, n))]));

@@ -3,11 +3,11 @@
  * between them over HTTP: no lost update, one commit per acknowledged Documents write in one linear
  * history, and quotas exact (a write through one instance is counted by the other's quota check).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, tempBase, type Served } from '../hosts/helpers.js';
+import { git as realGit } from '../vcs/helpers.js';
 
 const KEY = 'fs_two_instances_key';
 const base = tempBase();
@@ -29,7 +29,8 @@ async function call(s: Served, user: string, fn: string, args: Record<string, un
   return (await res.json()) as { success: boolean; error?: { code: string } };
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+// Real git on a zone's work tree, its repository beside it (test/vcs/helpers.ts).
+const git = (data: string, ...args: string[]) => realGit(data, ...args).trim();
 
 describe('two instances, one storage base', () => {
   it('appends alternating between the instances: none lost, one commit each, linear history', async () => {

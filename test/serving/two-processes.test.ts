@@ -6,7 +6,7 @@
  * `git fsck` clean, no call answers FILE_LOCKED, and a quota filled through one process is seen by
  * the other's next check.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serving } from '../../src/index.js';
+import { git as realGit } from '../vcs/helpers.js';
 
 const CHILD = `
 import fs from 'node:fs';
@@ -68,7 +69,8 @@ function child(params: Record<string, unknown>, killAfterMs?: number): Promise<R
   });
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+// Real git on a zone's work tree, its repository beside it (test/vcs/helpers.ts).
+const git = (data: string, ...args: string[]) => realGit(data, ...args).trim();
 
 describe('two processes appending to the same files', () => {
   it('every acked append is kept, one Documents commit per acked append, linear history, no FILE_LOCKED', async () => {

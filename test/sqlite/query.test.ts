@@ -3,7 +3,6 @@
  * changed), reads never written back, limits, BLOBs and big integers, output_csv bytes, the
  * read-only valve, Uploads, forbidden statements, one statement per call, errors quoting SQLite.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { makeShed, type Shed } from '../helpers/shed.js';
 import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
 import { ENGINES, useEngine } from './engines.js';
 import { makeDb, onDisk, put } from './helpers.js';
+import { git } from '../vcs/helpers.js';
 
 let s: Shed;
 afterEach(() => s?.cleanup());
@@ -92,7 +92,7 @@ describe.each(ENGINES)('%s engine', (engine) => {
       const w = await s.call('shed_sqlite', { zone: 'documents', path: 'd.db', query: 'CREATE TABLE a (x)' });
       expect(w.success).toBe(true);
       expect(w.data!.commit).toMatch(/^[0-9a-f]{7}$/);
-      const log = execFileSync('git', ['-C', s.zonePath('documents'), 'log', '--format=%s', '--name-only'], { encoding: 'utf8' });
+      const log = git(s.zonePath('documents'), 'log', '--format=%s', '--name-only');
       expect(log).toContain('d.db');
       const r = await s.call('shed_sqlite', { zone: 'documents', path: 'd.db', query: 'SELECT * FROM a' });
       expect(r.data!.commit).toBeUndefined();

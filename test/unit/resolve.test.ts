@@ -247,14 +247,10 @@ describe('isInside', () => {
 });
 
 describe('isProtected', () => {
-  it('protects the top-level .git of a versioned zone only', () => {
+  it('a .git folder of a versioned zone, any spelling git refuses and any depth (never versioned); nothing in an unversioned zone', () => {
     const versioned = { versioned: true };
-    expect(isProtected(versioned, '.git')).toBe(true);
-    expect(isProtected(versioned, '.git/config')).toBe(true);
-    expect(isProtected(versioned, '.git/objects/ab/cd')).toBe(true);
-    expect(isProtected(versioned, '.gitignore')).toBe(false);
-    expect(isProtected(versioned, '.git2/x')).toBe(false);
-    expect(isProtected(versioned, 'sub/.git/config')).toBe(false);
+    for (const p of ['.git', '.git/config', '.git/objects/ab/cd', 'sub/.git/config', 'a/b/.GIT', 'x/git~1/y', '.git. ', '.g\u200cit/x']) expect(isProtected(versioned, p), p).toBe(true);
+    for (const p of ['.gitignore', '.git2/x', 'git/x', 'sub/.gitmodules', '']) expect(isProtected(versioned, p), p).toBe(false);
     expect(isProtected({ versioned: false }, '.git/config')).toBe(false);
   });
 });

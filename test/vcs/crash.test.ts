@@ -68,7 +68,7 @@ describe('crash safety', () => {
       c.kill();
       await c.done;
       // The lock is held only while committing: finding it proves the kill landed inside a commit.
-      if (fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))) killedInsideCommit++;
+      if (fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))) killedInsideCommit++;
       const f = fsckClean(z.root);
       expect(f.output).toBe('');
       expect(f.ok).toBe(true);
@@ -84,7 +84,7 @@ describe('crash safety', () => {
     expect(id === undefined || /^[0-9a-f]{40}$/.test(id)).toBe(true);
     expect(git(z.root, 'status', '--porcelain')).toBe('');
     expect(fsckClean(z.root).ok).toBe(true);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))).toBe(false);
   }, 120_000);
 });
 
@@ -134,7 +134,7 @@ describe('concurrency', () => {
     z = tempZone();
     put(z.root, 'a.txt', 'a');
     await commitZone(z, ['a.txt'], ALICE, 'a');
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed.lock'), `${process.pid} ${os.hostname()} 0 cafebabe`);
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed.lock'), `${process.pid} ${os.hostname()} 0 cafebabe`);
     put(z.root, 'a.txt', 'b');
     const t0 = Date.now();
     expect(await commitZone(z, ['a.txt'], ALICE, 'b')).toMatch(/^[0-9a-f]{40}$/);
@@ -145,19 +145,19 @@ describe('concurrency', () => {
     z = tempZone();
     put(z.root, 'a.txt', 'a');
     await commitZone(z, ['a.txt'], ALICE, 'a');
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed.lock'), `999999 ${os.hostname()} 0 deadbeef`);
-    fs.writeFileSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'), 'junk');
-    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'tmp_obj_fileshed_x'), 'junk');
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed.lock'), `999999 ${os.hostname()} 0 deadbeef`);
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'fileshed-ref-abc.tmp'), 'junk');
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'objects', 'tmp_obj_fileshed_x'), 'junk');
     // Where earlier versions put temp objects: swept by the full sweep (start, maintenance), not on a takeover (O(1)).
-    fs.mkdirSync(path.join(z.root, '.git', 'objects', 'ab'), { recursive: true });
-    fs.writeFileSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'), 'junk');
+    fs.mkdirSync(path.join(z.root, '..', 'git', 'objects', 'ab'), { recursive: true });
+    fs.writeFileSync(path.join(z.root, '..', 'git', 'objects', 'ab', 'tmp_obj_fileshed_y'), 'junk');
     put(z.root, 'a.txt', 'b');
     expect(await commitZone(z, ['a.txt'], ALICE, 'b')).toMatch(/^[0-9a-f]{40}$/);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed-ref-abc.tmp'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'tmp_obj_fileshed_x'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'fileshed.lock'))).toBe(false);
-    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(true);
-    sweepTemps(path.join(z.root, '.git'), true);
-    expect(fs.existsSync(path.join(z.root, '.git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed-ref-abc.tmp'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'objects', 'tmp_obj_fileshed_x'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'fileshed.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(true);
+    sweepTemps(path.join(z.root, '..', 'git'), true);
+    expect(fs.existsSync(path.join(z.root, '..', 'git', 'objects', 'ab', 'tmp_obj_fileshed_y'))).toBe(false);
   });
 });

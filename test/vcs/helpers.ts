@@ -24,14 +24,30 @@ export const GIT_ENV = {
   GIT_CONFIG_VALUE_0: 'false',
 };
 
-/** Runs real git in `dir`; throws on a non-zero exit. */
+/**
+ * Where real git looks: for a versioned zone's work tree (`…/data` with `…/git` beside it, the
+ * layout of SPEC section 4) `--git-dir=…/git --work-tree=…/data`, as an admin would type it;
+ * for any other folder, the folder itself (`-C dir`).
+ */
+export function gitWhere(dir: string): string[] {
+  const gitdir = path.join(path.dirname(dir), 'git');
+  return path.basename(dir) === 'data' && fs.existsSync(gitdir) ? [`--git-dir=${gitdir}`, `--work-tree=${dir}`, '-C', dir] : ['-C', dir];
+}
+
+/** The repository of a zone's work tree `data`: `git/` beside it (this layout), or `data/.git` (the layout of earlier versions). */
+export function repoOf(data: string): string {
+  const beside = path.join(path.dirname(data), 'git');
+  return fs.existsSync(beside) ? beside : path.join(data, '.git');
+}
+
+/** Runs real git on `dir` (see gitWhere); throws on a non-zero exit. */
 export function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return execFileSync('git', [...gitWhere(dir), ...args], { env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** Runs real git and returns status and both outputs. */
 export function gitRun(dir: string, ...args: string[]): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync('git', [...gitWhere(dir), ...args], { env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 

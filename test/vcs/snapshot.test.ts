@@ -37,7 +37,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     expect(changedPaths(before, after)).toEqual(['created/x/y.txt', 'del.txt', 'dir/gone/deep.txt', 'exe.sh', 'ln', 'mod.txt', 'new/name.txt', 'old/name.txt']);
   });
 
-  it('a file whose mtime was put back is still caught by its ctime; .git is never looked at', async () => {
+  it('a file whose mtime was put back is still caught by its ctime; a .git folder (never versioned) is not looked at', async () => {
     z = tempZone();
     put(z.root, 'a.txt', 'aaaa');
     fs.mkdirSync(path.join(z.root, '.git'));

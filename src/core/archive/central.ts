@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import { shedError } from '../errors.js';
+import { TimeSlice } from '../fs/slice.js';
 
 const SIG_EOCD = 0x06054b50;
 const SIG_EOCD64 = 0x06064b50;
@@ -69,7 +70,9 @@ function readAt(fd: number, offset: number, length: number): Buffer {
  * Lists the entries. `maxEntries` is checked against the declared count before the directory is
  * read, so a zip claiming a million entries costs nothing.
  */
-export function readDirectory(abs: string, shown: string, onCount?: (declared: number) => void): ZipDirectory {
+/** Reads the central directory; async because an archive can list 100,000 entries: the parse yields within a slice. */
+export async function readDirectory(abs: string, shown: string, onCount?: (declared: number) => void): Promise<ZipDirectory> {
+  const slice = new TimeSlice();
   const fd = fs.openSync(abs, 'r');
   try {
     const fileSize = fs.fstatSync(fd).size;
@@ -113,6 +116,7 @@ export function readDirectory(abs: string, shown: string, onCount?: (declared: n
     const entries: ZipEntry[] = [];
     let p = 0;
     for (let i = 0; i < count; i++) {
+      if (i % 256 === 0) await slice.tick();
       if (p + 46 > cd.length || cd.readUInt32LE(p) !== SIG_CEN) throw badZip(shown, `directory entry ${i + 1} is damaged`);
       const madeBy = cd.readUInt16LE(p + 4);
       const flags = cd.readUInt16LE(p + 8);

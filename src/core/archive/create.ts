@@ -5,8 +5,9 @@
  *
  * What goes in: regular files and folders (dotfiles included, like zip -r); symbolic links to files
  * inside the zone are stored as the file they point to; other links (to folders, outside the zone,
- * broken), sockets and devices are skipped and counted. Never included: the archive being written,
- * temp files of interrupted writes (*.shedtmp), and the .git history of a versioned zone's root.
+ * broken), sockets and devices are skipped and counted. Never included: the archive being written
+ * and temp files of interrupted writes (*.shedtmp). (The history of a versioned zone is not in the
+ * zone: a `.git` folder there is the user's own data and is archived like any other.)
  * Files that are already compressed (images, audio, video, archives, office documents) are stored
  * rather than deflated again, which saves time and changes nothing in size.
  *
@@ -24,6 +25,8 @@ import { shedError } from '../errors.js';
 import { openAtomic, TEMP_SUFFIX } from '../fs/atomic.js';
 import { isInside } from '../paths/resolve.js';
 import { formatSize } from '../text/size.js';
+import { listSliced } from '../fs/list.js';
+import { sortSliced, TimeSlice } from '../fs/slice.js';
 
 const MIB = 1024 * 1024;
 const READ_CHUNK = 4 * MIB;
@@ -63,8 +66,6 @@ export interface CollectOptions {
   zoneRoot: string;
   /** Real paths never to include (the archive being written). */
   exclude: Set<string>;
-  /** Skip a top-level .git folder (versioned zones). */
-  skipGit: boolean;
   includeEmptyDirs: boolean;
 }
 
@@ -72,7 +73,7 @@ export interface CollectOptions {
  * Lists what to archive. `srcAbs` is a file or a folder; `prefix` is the archive name of the folder
  * itself ('' for a zone root: its contents go at the top of the archive).
  */
-export function collect(srcAbs: string, prefix: string, opts: CollectOptions): Collected {
+export async function collect(srcAbs: string, prefix: string, opts: CollectOptions): Promise<Collected> {
   const out: Collected = { items: [], files: 0, emptyDirs: 0, skipped: [] };
   const st = fs.statSync(srcAbs);
   if (st.isFile()) {
@@ -80,18 +81,27 @@ export function collect(srcAbs: string, prefix: string, opts: CollectOptions): C
     out.files = 1;
     return out;
   }
-  const walk = (dirAbs: string, name: string, top: boolean): boolean => {
+  // The user shapes the folder (30,000 files in one folder, thousands of levels): sliced per entry.
+  const slice = new TimeSlice();
+  const walk = async (dirAbs: string, name: string): Promise<boolean> => {
     let hasFile = false;
     const dirItemIndex = out.items.length;
-    const entries = fs.readdirSync(dirAbs, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    let listed: fs.Dirent[];
+    try {
+      listed = await listSliced(dirAbs, slice);
+    } catch {
+      if (name !== '') out.skipped.push(`${name}/`); // removed or replaced since its parent was listed
+      return false;
+    }
+    const entries = await sortSliced(listed, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0), slice);
     for (const d of entries) {
+      await slice.tick();
       const abs = path.join(dirAbs, d.name);
       const child = name ? `${name}/${d.name}` : d.name;
       if (opts.exclude.has(abs) || d.name.endsWith(TEMP_SUFFIX)) continue;
-      if (top && opts.skipGit && d.name === '.git') continue;
       if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
       if (d.isDirectory()) {
-        if (walk(abs, child, false)) hasFile = true;
+        if (await walk(abs, child)) hasFile = true;
         continue;
       }
       let target = abs;
@@ -117,12 +127,12 @@ export function collect(srcAbs: string, prefix: string, opts: CollectOptions): C
       hasFile = true;
     }
     if (!hasFile && opts.includeEmptyDirs && name !== '') {
-      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs.statSync(dirAbs).mtimeMs });
+      out.items.splice(dirItemIndex, 0, { name: `${name}/`, mtimeMs: fs.lstatSync(dirAbs, { throwIfNoEntry: false })?.mtimeMs ?? Date.now() });
       out.emptyDirs++;
     }
     return hasFile;
   };
-  walk(srcAbs, prefix, true);
+  await walk(srcAbs, prefix);
   if (out.items.length > ZIP_MAX_ENTRIES) throw tooMany();
   return out;
 }

@@ -24,6 +24,8 @@ import { badZip as damaged, METHOD_NAMES, type ZipDirectory, type ZipEntry } fro
 import { checkEntryName, unsafeEntry } from './names.js';
 import { assertFence } from '../locks/lease.js';
 import { formatSize } from '../text/size.js';
+import { listSliced } from '../fs/list.js';
+import { sortSliced, TimeSlice } from '../fs/slice.js';
 
 const MIB = 1024 * 1024;
 
@@ -75,14 +77,16 @@ function bombThrow(shown: string, what: string, details: Record<string, unknown>
   throw bomb(shown, what, details);
 }
 
-/** Everything decided from the directory; throws on the first refusal. */
-export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLimits, isProtected: (rel: string) => boolean): Plan {
+/** Everything decided from the directory; throws on the first refusal. Sliced: an archive can list 100,000 entries. */
+export async function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLimits, isProtected: (rel: string) => boolean): Promise<Plan> {
   checkCount(shown, dir.entries.length, limits);
+  const slice = new TimeSlice();
   const files: PlannedFile[] = [];
   const dirs = new Set<string>();
   const fileNames = new Set<string>();
   let total = 0;
   for (const e of dir.entries) {
+    await slice.tick();
     const verdict = checkEntryName(e.name);
     if (!verdict.ok) throw unsafeEntry(shown, e.name, verdict);
     if (e.kind === 'symlink') {
@@ -98,9 +102,9 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
     }
     if (verdict.rel === '') continue; // "./" entries
     if (isProtected(verdict.rel)) {
-      throw shedError('PROTECTED_PATH', `${shown} holds '${verdict.rel}', which would be written into .git, the version history. Nothing was extracted.`, {
+      throw shedError('PROTECTED_PATH', `${shown} holds '${verdict.rel}', inside a folder named .git; the history of a versioned zone can never hold such a folder, so it is not extracted here. Nothing was extracted.`, {
         details: { entry: verdict.rel },
-        hint: 'Extract it into a subfolder with dest="..." or into zone="storage".',
+        hint: 'Extract it into zone="storage" (a repository belongs there), e.g. shed_unzip(zone="storage", src="...", src_zone="documents").',
       });
     }
     if (e.kind === 'dir') {
@@ -131,6 +135,7 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
     for (let i = verdict.rel.lastIndexOf('/'); i > 0; i = verdict.rel.lastIndexOf('/', i - 1)) dirs.add(verdict.rel.slice(0, i));
   }
   for (const d of dirs) {
+    await slice.tick();
     if (fileNames.has(d)) throw badZip(shown, `'${d}' is both a file and a folder`);
   }
   if (total > limits.maxTotalBytes) {
@@ -148,7 +153,7 @@ export function planExtraction(dir: ZipDirectory, shown: string, limits: UnzipLi
       archive_size: dir.fileSize,
     });
   }
-  return { files, dirs: [...dirs].sort(), totalSize: total };
+  return { files, dirs: await sortSliced([...dirs], (a, b) => (a < b ? -1 : a > b ? 1 : 0), slice), totalSize: total };
 }
 
 const crc32: (data: Uint8Array, value?: number) => number =
@@ -300,13 +305,17 @@ export interface Placement {
 
 /**
  * Moves the extracted tree into `destAbs`. Everything is checked first (a file where a folder is
- * needed, a link on the way, files that would be replaced without overwrite), then moved.
+ * needed, a link on the way, files that would be replaced without overwrite), then moved; per
+ * entry in slices (merging 30,000 files into a folder looks at each of them).
  */
-export function placeExtracted(tempRoot: string, destAbs: string, shown: (rel: string) => string, overwrite: boolean, checkReplace: (rel: string) => void): Placement {
+export async function placeExtracted(tempRoot: string, destAbs: string, shown: (rel: string) => string, overwrite: boolean, checkReplace: (rel: string) => void): Promise<Placement> {
+  const slice = new TimeSlice();
   const moves: { from: string; to: string; rel: string; replace: boolean }[] = [];
   const conflicts: string[] = [];
-  const plan = (tmpDir: string, destDir: string, prefix: string) => {
-    for (const name of fs.readdirSync(tmpDir).sort()) {
+  const plan = async (tmpDir: string, destDir: string, prefix: string): Promise<void> => {
+    const names = await sortSliced((await listSliced(tmpDir, slice)).map((d) => d.name), (a, b) => (a < b ? -1 : a > b ? 1 : 0), slice);
+    for (const name of names) {
+      await slice.tick();
       const from = path.join(tmpDir, name);
       const to = path.join(destDir, name);
       const rel = prefix ? `${prefix}/${name}` : name;
@@ -320,7 +329,7 @@ export function placeExtracted(tempRoot: string, destAbs: string, shown: (rel: s
           hint: 'Extract into another folder with dest="...", or delete the link first.',
         });
       } else if (isDir && there.isDirectory()) {
-        plan(from, to, rel);
+        await plan(from, to, rel);
       } else if (isDir || there.isDirectory()) {
         throw shedError('FILE_EXISTS', `${shown(rel)} already exists as a ${there.isDirectory() ? 'folder' : 'file'}, but the archive has a ${isDir ? 'folder' : 'file'} there. Nothing was extracted.`, {
           details: { path: rel },
@@ -332,16 +341,22 @@ export function placeExtracted(tempRoot: string, destAbs: string, shown: (rel: s
       }
     }
   };
-  plan(tempRoot, destAbs, '');
+  await plan(tempRoot, destAbs, '');
   if (conflicts.length > 0 && !overwrite) {
     throw shedError('FILE_EXISTS', `${conflicts.length === 1 ? 'A file' : `${conflicts.length} files`} of the archive already exist: ${conflicts.slice(0, 10).map((c) => shown(c)).join(', ')}${conflicts.length > 10 ? ', ...' : ''}. Nothing was extracted.`, {
       details: { existing: conflicts.slice(0, 50), count: conflicts.length },
       hint: 'Pass overwrite=true to replace them, or extract into a new folder with dest="...".',
     });
   }
-  for (const m of moves) if (m.replace) checkReplace(m.rel);
+  for (const m of moves) {
+    await slice.tick();
+    if (m.replace) checkReplace(m.rel);
+  }
   fs.mkdirSync(destAbs, { recursive: true });
-  for (const m of moves) move(m.from, m.to);
+  for (const m of moves) {
+    await slice.tick();
+    move(m.from, m.to);
+  }
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }
 

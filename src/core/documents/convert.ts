@@ -78,10 +78,10 @@ function lines(format: ZipKind | 'html' | 'eml', text: TextOut, r: ConvertReques
 }
 
 /** Worker side: the conversion itself. */
-export function convertDocument(r: ConvertRequest): Converted {
+export async function convertDocument(r: ConvertRequest): Promise<Converted> {
   if (r.kind === 'html') return lines('html', htmlToText(readWhole(r.abs, r.shown).toString('utf8')), r);
   if (r.kind === 'eml') return lines('eml', emailText(readWhole(r.abs, r.shown)), r);
-  const zip = new DocumentZip(r.abs, r.shown);
+  const zip = await DocumentZip.open(r.abs, r.shown);
   try {
     const kind = zipKind(zip);
     switch (kind) {
@@ -116,7 +116,7 @@ export function convertDocument(r: ConvertRequest): Converted {
 export const documentJobs: JobTable = {
   async 'doc.convert'(input) {
     try {
-      return { value: convertDocument(input as ConvertRequest) };
+      return { value: await convertDocument(input as ConvertRequest) };
     } catch (err) {
       if (err instanceof RangeError) throw damaged((input as ConvertRequest).shown, 'it is too large or too deeply nested to convert');
       throw err;

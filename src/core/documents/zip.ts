@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import { readDirectory, type ZipEntry } from '../archive/central.js';
+import { readDirectory, type ZipDirectory, type ZipEntry } from '../archive/central.js';
 import { shedError } from '../errors.js';
 import { DOC_LIMITS } from './limits.js';
 
@@ -17,13 +17,19 @@ export class DocumentZip {
   private readonly fd: number;
   readonly names: string[];
 
-  constructor(
-    abs: string,
-    private readonly shown: string,
-  ) {
-    const dir = readDirectory(abs, shown, (declared) => {
+  /** Reads the central directory (entry count checked before it is loaded) and opens the file. */
+  static async open(abs: string, shown: string): Promise<DocumentZip> {
+    const dir = await readDirectory(abs, shown, (declared) => {
       if (declared > DOC_LIMITS.zipEntries) throw damaged(shown, `it lists ${declared} entries; a document has at most ${DOC_LIMITS.zipEntries}`);
     });
+    return new DocumentZip(abs, shown, dir);
+  }
+
+  private constructor(
+    abs: string,
+    private readonly shown: string,
+    dir: ZipDirectory,
+  ) {
     for (const e of dir.entries) if (e.kind === 'file') this.byName.set(e.name.replace(/^\/+/, ''), e);
     this.names = [...this.byName.keys()];
     this.fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);

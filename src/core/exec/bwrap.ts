@@ -16,7 +16,7 @@ export interface BwrapOptions {
   zoneRoot: string;
   readonly: boolean;
   network: boolean;
-  /** Entries inside the zone that stay read-only even in a writable zone (.git of versioned zones). */
+  /** Entries inside the zone that stay read-only even in a writable zone. */
   protect: readonly string[];
 }
 

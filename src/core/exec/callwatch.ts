@@ -144,8 +144,7 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       if (!reliable) invalidateTree(treeRoot);
       const usedBytes = await scope.used();
       if (scope.temporary) forgetTree(treeRoot);
-      const changed = paths?.filter((rel) => rel !== '.git' && !rel.startsWith('.git/'));
-      return { changed, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0, prior };
+      return { changed: paths, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0, prior };
     },
   };
 }

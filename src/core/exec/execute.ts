@@ -123,7 +123,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active === 'landlock' ? { landlock: { abi: sandbox.landlockAbi!, executables: executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      protect: zone.versioned ? ['.git'] : [],
+      protect: [],
       refuseChmod: guarding,
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,

@@ -2,7 +2,8 @@
  * An archive extraction, a copy or a checkout can leave symbolic links that lead outside the zone
  * (a later command would follow them without the sandbox) or at their own folder or an ancestor
  * (`a -> .` makes `a/a/../..` climb above where its text says, and recursive tools loop). After
- * such commands, in both modes, every link the one link rule (paths/links.ts) rejects is removed.
+ * such commands, in every mode, every link the one link rule (paths/links.ts) rejects is removed,
+ * anywhere in the zone (a `.git` folder there is the user's data like any other).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,13 +18,19 @@ export async function outwardLinkSweep(root: string): Promise<string[]> {
   const removed: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let changed = false;
-    for await (const { full, entry } of walkEntriesSliced(root, (d, name) => d === root && name === '.git')) {
+    for await (const { full, entry } of walkEntriesSliced(root)) {
       if (!entry.isSymbolicLink()) continue;
+      let problem: string | undefined;
       try {
-        if (linkProblem(root, full) === undefined) continue;
+        problem = linkProblem(root, full, fs.readlinkSync(full));
+      } catch {
+        continue; // removed or replaced (by the command's leftovers) since the listing: judged next round
+      }
+      if (problem === undefined) continue;
+      try {
         fs.rmSync(full, { force: true });
       } catch {
-        continue; // gone meanwhile, or its folder is a file now (ENOTDIR): nothing left to sweep there
+        // gone meanwhile, or its folder is a file now (ENOTDIR): nothing left to sweep there
       }
       removed.push(path.relative(root, full));
       changed = true;

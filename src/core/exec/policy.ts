@@ -479,14 +479,6 @@ export function checkPathArgument(zone: Zone, value: string, cmd: string, option
   // Then where the kernel really goes: links followed component by component, '..' applied to the folder reached.
   const walked = walkInside(zone.root, value, { followLast: true });
   if (!walked.inside) throw escape(walked.why);
-  // The history of a versioned zone is only changed through Fileshed (the sandbox mounts it read-only),
-  // however the path reaches it (a/.git/HEAD with a -> .).
-  if (zone.versioned && (walked.parts[0] === '.git' || value.split('/').filter((p) => p !== '' && p !== '.')[0] === '.git')) {
-    throw shedError('PROTECTED_PATH', `Argument ${showValue(value)} of ${cmd} is inside .git, the history of ${zone.label}, which commands may not touch.`, {
-      details: { parameter: 'args', argument: option ?? value },
-      hint: `Use shed_exec(zone="${zone.name}", cmd="git", args=["log"]) to read the history.`,
-    });
-  }
 }
 
 function scriptHint(cmd: string): string {

@@ -27,7 +27,7 @@ export interface RunRequest {
   /** Landlock mode: the kernel's Landlock ABI and the programs the command may execute (executables.ts). */
   landlock?: { abi: number; executables: readonly string[] };
   network: boolean;
-  /** Folders inside the zone that must stay read-only (.git of versioned zones, under bubblewrap). */
+  /** Entries inside the zone that must stay read-only under bubblewrap. */
   protect: readonly string[];
   timeoutSec: number;
   memoryMb: number;

@@ -98,7 +98,7 @@ function statInside(zone: Zone, rel: string): fs.Stats | undefined {
 
 /** The zone's blocked entries (by pattern and by identity), refusing commands where the walk cannot finish. */
 async function blockedIn(zone: Zone, rules: BlockRules): Promise<BlockedState> {
-  const state = await blockedState(rules, zone.root, { limit: WALK_LIMIT, skipRootGit: zone.versioned });
+  const state = await blockedState(rules, zone.root, { limit: WALK_LIMIT });
   if (!state.found.complete) {
     throw shedError('BLOCKED_PATH', `${zone.label} holds more than ${WALK_LIMIT} entries: Fileshed cannot check it for blocked files (admin setting blocked_patterns), so commands are refused here.`, {
       details: { parameter: 'cmd', limit: WALK_LIMIT },

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TimeSlice } from './slice.js';
+import { listSliced } from './list.js';
 
 export interface WalkEntry {
   /** Absolute path of the entry. */
@@ -18,28 +19,40 @@ export interface WalkEntry {
 
 /** `skip(dir, name)` prunes an entry (and, for a folder, everything below it). */
 export function* walkEntries(root: string, skip?: (dir: string, name: string) => boolean): Generator<WalkEntry> {
-  for (const item of entriesAndFolders(root, skip)) if (item !== FOLDER) yield item;
+  yield* entriesAndFolders(root, skip);
 }
 
 /**
- * The same walk for trees the user shapes (any number of folders, nested thousands deep), run after
- * commands and while serving: it yields to the event loop between folders once a slice is used up
- * (see slice.ts), so other users' calls are answered meanwhile.
+ * The same walk for trees the user shapes (any number of folders, nested thousands deep, or 30,000
+ * entries in one folder), run after commands and while serving: folders are listed in batches and
+ * it yields to the event loop between entries once a slice is used up (see slice.ts), so other
+ * users' calls are answered meanwhile. The caller's work per entry counts in the same slice.
  */
 export async function* walkEntriesSliced(root: string, skip?: (dir: string, name: string) => boolean): AsyncGenerator<WalkEntry> {
   const slice = new TimeSlice();
-  for (const item of entriesAndFolders(root, skip)) {
-    if (item === FOLDER) await slice.tick();
-    else yield item;
+  const stack = [root];
+  while (stack.length > 0) {
+    await slice.tick();
+    const dir = stack.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = await listSliced(dir, slice);
+    } catch {
+      continue; // vanished, replaced by a file, unreadable: nothing to walk there
+    }
+    for (const entry of entries) {
+      await slice.tick();
+      if (skip?.(dir, entry.name)) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) stack.push(full);
+      else yield { full, dir, entry };
+    }
   }
 }
 
-const FOLDER = Symbol('next folder');
-
-function* entriesAndFolders(root: string, skip?: (dir: string, name: string) => boolean): Generator<WalkEntry | typeof FOLDER> {
+function* entriesAndFolders(root: string, skip?: (dir: string, name: string) => boolean): Generator<WalkEntry> {
   const stack = [root];
   while (stack.length > 0) {
-    yield FOLDER;
     const dir = stack.pop()!;
     let entries: fs.Dirent[];
     try {

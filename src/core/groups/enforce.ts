@@ -102,7 +102,7 @@ export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<Ownersh
     for (const e of entries) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
-        if (child !== '.git') stack.push(child);
+        stack.push(child);
       } else if (e.isFile() && !named.has(child)) {
         const st = lstatIfAny(path.join(zone.root, child));
         const rec = st && inodes.get(`${st.dev}:${st.ino}`);

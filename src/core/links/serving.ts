@@ -18,7 +18,9 @@ import { readAccess } from '../groups/accessdb.js';
 import { loadKeys } from './secret.js';
 import { linkRow, type LinkRecord } from './store.js';
 import { verifyToken } from './tokens.js';
-import { isInside, isProtected, resolvePath } from '../paths/resolve.js';
+import { isInside, resolvePath } from '../paths/resolve.js';
+import { listSliced } from '../fs/list.js';
+import { sortSliced, TimeSlice } from '../fs/slice.js';
 import { parseValves, ValvesSchema, type Valves } from '../valves.js';
 import { groupHome, openGroupZone, openZone, userHome, type Zone } from '../zones/zones.js';
 
@@ -147,9 +149,8 @@ export async function resolveTarget(rest: string, opts: TargetOptions): Promise<
   } catch {
     return refuse(404, 'path');
   }
-  // Inside the linked folder (not merely the zone), and never the version history.
+  // Inside the linked folder (not merely the zone).
   if (!isInside(abs, linkRoot) || !isInside(abs, zone.root)) return refuse(404, 'path');
-  if (isProtected(zone, relToZone(zone, abs)) || isProtected(zone, relToZone(zone, linkRoot))) return refuse(404, 'path');
   let st: fs.Stats;
   try {
     st = fs.statSync(abs);
@@ -194,20 +195,23 @@ export interface FolderEntry {
   mtimeMs: number;
 }
 
-/** A folder's entries, judged like the resolver judges them: links must lead inside `root`. */
-export function readEntries(target: Target): FolderEntry[] {
+/**
+ * A folder's entries, judged like the resolver judges them: links must lead inside `root`. Sliced
+ * per entry: a folder page of 30,000 entries must not hold the other users' calls.
+ */
+export async function readEntries(target: Target, order: EntryOrder = { key: 'name', desc: false }): Promise<FolderEntry[]> {
   const out: FolderEntry[] = [];
-  const hideGit = target.zone.versioned && target.abs === target.zone.root;
   const judge = target.zone.blocked && new BlockJudge(target.zone.blocked, target.zone.root);
   const folderRel = relToZone(target.zone, target.abs);
+  const slice = new TimeSlice();
   let dirents: fs.Dirent[];
   try {
-    dirents = fs.readdirSync(target.abs, { withFileTypes: true });
+    dirents = await listSliced(target.abs, slice);
   } catch {
     return out;
   }
   for (const d of dirents) {
-    if (hideGit && d.name === '.git') continue;
+    await slice.tick();
     const full = `${target.abs}${path.sep}${d.name}`;
     try {
       const real = d.isSymbolicLink() ? fs.realpathSync(full) : full;
@@ -221,21 +225,33 @@ export function readEntries(target: Target): FolderEntry[] {
       // vanished or unreadable meanwhile: not listed
     }
   }
-  return out;
+  return sortEntries(out, order, slice);
+}
+
+export type SortKey = 'name' | 'size' | 'date';
+export interface EntryOrder {
+  key: SortKey;
+  desc: boolean;
+}
+
+/** Folders first, then by the key (ties by name); sliced, a page can list 30,000 entries. */
+function sortEntries(entries: FolderEntry[], order: EntryOrder, slice: TimeSlice): Promise<FolderEntry[]> {
+  const byName = (a: FolderEntry, b: FolderEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const cmp = order.key === 'size' ? (a: FolderEntry, b: FolderEntry) => a.size - b.size || byName(a, b) : order.key === 'date' ? (a: FolderEntry, b: FolderEntry) => a.mtimeMs - b.mtimeMs || byName(a, b) : byName;
+  return sortSliced(entries, (a, b) => (a.isFolder !== b.isFolder ? (a.isFolder ? -1 : 1) : order.desc ? cmp(b, a) : cmp(a, b)), slice);
 }
 
 /**
  * The regular files below a folder target, for "download all": links are never followed (so
- * nothing outside can be packed), the version history of a versioned zone and blocked entries are
- * left out. Each comes with its path relative to the folder and an open, checked descriptor (the
- * caller closes it). The walk yields to the event loop between folders (a user shapes the tree).
+ * nothing outside can be packed), blocked entries are left out. Each comes with its path relative
+ * to the folder and an open, checked descriptor (the caller closes it). The walk yields to the event
+ * loop between entries (a user shapes the tree).
  */
 export async function* filesBelow(target: Target): AsyncGenerator<{ rel: string; fd: number }> {
   const { zone } = target;
-  const gitAt = zone.versioned ? zone.root : undefined;
   const rules = zone.blocked;
   const judge = rules && new BlockJudge(rules, zone.root);
-  const prune = (dir: string, name: string) => (dir === gitAt && name === '.git') || (rules !== undefined && blockedPattern(rules, relToZone(zone, `${dir}${path.sep}${name}`)) !== undefined);
+  const prune = (dir: string, name: string) => rules !== undefined && blockedPattern(rules, relToZone(zone, `${dir}${path.sep}${name}`)) !== undefined;
   for await (const { full, entry } of walkEntriesSliced(target.abs, prune)) {
     if (!entry.isFile()) continue;
     const fd = openChecked(full, target.abs);

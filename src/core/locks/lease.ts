@@ -278,15 +278,20 @@ function tryCreate(lockPath: string, body: LockBody): boolean {
   return true;
 }
 
+/** A lock file that is a link or a special file: never followed nor read, taken over at once (its mtime says "long dead"). */
+const NOT_A_LOCK = { body: undefined, mtimeMs: 0, size: -1 };
+
 function readBody(lockPath: string): { body: Partial<LockBody> | undefined; mtimeMs: number; size: number } | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
+    // No-follow and non-blocking: a planted link or FIFO must neither lead elsewhere nor hang the server.
+    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ELOOP' ? NOT_A_LOCK : undefined;
   }
   try {
     const st = fs.fstatSync(fd);
+    if (!st.isFile()) return NOT_A_LOCK;
     const body = st.size > 0 && st.size < 4096 ? parseBody(readAllFd(fd).toString('utf8')) : undefined;
     return { body, mtimeMs: st.mtimeMs, size: st.size };
   } catch {

@@ -11,7 +11,7 @@ import type { Zone } from '../zones/zones.js';
 import { inspectLock, isEditLock, lockFile, locksRoot, removeLock, staleReason } from './locks.js';
 import { scratchBase } from './scratch.js';
 import { CONV_ID, editzoneRoot, removeWorkingCopy } from './session.js';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntries, walkEntriesSliced } from '../fs/walk.js';
 import { SCOPE_STATE_NAMES } from './state-dir.js';
 
 export interface Cleaned {
@@ -86,9 +86,9 @@ export function cleanLocks(zone: Zone, ages: Ages, out: Cleaned): void {
   }
 }
 
-/** Temp files of interrupted atomic writes in a zone tree (its top-level .git is git's business). */
-export function cleanTempFiles(label: string, root: string, ages: Ages, out: Cleaned): void {
-  for (const file of walkFiles(root, (dir, name) => dir === root && name === '.git')) {
+/** Temp files of interrupted atomic writes in a zone tree (a walk of a tree the user shaped: sliced). */
+export async function cleanTempFiles(label: string, root: string, ages: Ages, out: Cleaned): Promise<void> {
+  for await (const { full: file } of walkEntriesSliced(root)) {
     if (!path.basename(file).endsWith(TEMP_SUFFIX) || !olderThan(file, ages.tempMs, ages.now)) continue;
     if (rmQuiet(file)) out.temp_files.push(`${label}/${path.relative(root, file).split(path.sep).join('/')}`);
   }
@@ -117,8 +117,11 @@ function listDir(dir: string): string[] {
 }
 
 function olderThan(p: string, ms: number, now: number): boolean {
-  const st = fs.lstatSync(p, { throwIfNoEntry: false });
-  return st !== undefined && now - st.mtimeMs > ms;
+  try {
+    return now - fs.lstatSync(p).mtimeMs > ms;
+  } catch {
+    return false; // removed, or a folder on the way replaced by a file, since the walk listed it
+  }
 }
 
 function rmQuiet(p: string): boolean {

@@ -12,7 +12,8 @@ import type { QuotaScope } from '../zones/zones.js';
 import { formatSize } from '../text/size.js';
 
 function editzones(scope: QuotaScope): string[] {
-  return Object.values(scope.trees).map((tree) => path.join(path.dirname(tree), 'editzone'));
+  // A zone and its history share one folder, hence one editzone: counted once.
+  return [...new Set(Object.values(scope.trees).map((tree) => path.join(path.dirname(tree), 'editzone')))];
 }
 
 /** After a command changed a working copy through another link, its folder must be measured again. */

@@ -33,6 +33,8 @@ export function callLockPath(home: string): string {
 }
 export const STAMP_NAME = '.shed-stamp';
 export const USAGE_RECORD_NAME = '.shed-usage.json';
+/** Says the space has this version's layout (its repository at git/ beside data/, vcs/migrate.ts). */
+export const LAYOUT_MARKER_NAME = '.shed-layout';
 
 /** Names of the scope state files, skipped by the lock scans. */
-export const SCOPE_STATE_NAMES: ReadonlySet<string> = new Set([CALL_LOCK_NAME, STAMP_NAME, USAGE_RECORD_NAME]);
+export const SCOPE_STATE_NAMES: ReadonlySet<string> = new Set([CALL_LOCK_NAME, STAMP_NAME, USAGE_RECORD_NAME, LAYOUT_MARKER_NAME]);

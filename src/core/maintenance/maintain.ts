@@ -8,7 +8,7 @@ import path from 'node:path';
 import { cleanLocks, cleanTempFiles, emptyCleaned, type Ages, type Cleaned } from '../locks/maintenance.js';
 import { removeExpiredUploads } from '../uploads/retention.js';
 import type { Valves } from '../valves.js';
-import { groupHome, openGroupZone, openZone, userHome, userScope } from '../zones/zones.js';
+import { groupHome, labelZone, openGroupZone, openZone, userHome, userScope } from '../zones/zones.js';
 import { ID_RULE } from '../identity.js';
 
 const HOUR = 3600_000;
@@ -27,7 +27,7 @@ function ages(valves: Valves, now: number): Ages {
 }
 
 /** One user's zones; only folders that exist are looked at (nothing is created). */
-export function maintainUser(valves: Valves, userId: string, now = Date.now(), out = emptyReport()): MaintenanceReport {
+export async function maintainUser(valves: Valves, userId: string, now = Date.now(), out = emptyReport()): Promise<MaintenanceReport> {
   const a = ages(valves, now);
   const identity = { id: userId, name: userId, email: '', role: 'user' as const };
   const home = userHome(valves, userId);
@@ -36,19 +36,20 @@ export function maintainUser(valves: Valves, userId: string, now = Date.now(), o
     if (isDir(workBase)) cleanLocks(openZone({ valves, user: identity, convId: 'maintenance' }, name, undefined), a, out);
   }
   for (const [label, root] of Object.entries(userScope(valves, userId).trees)) {
-    if (isDir(root)) cleanTempFiles(label, root, a, out);
+    // A repository's temp files are swept under its lock (vcs/lock.ts), never here.
+    if (isDir(root) && !labelZone(label).history) await cleanTempFiles(label, root, a, out);
   }
-  for (const conv of removeExpiredUploads(path.join(home, 'Uploads'), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
+  for (const conv of await removeExpiredUploads(path.join(home, 'Uploads'), valves.uploads_retention_days, now)) out.expired_uploads.push(`Uploads/${conv}`);
   return out;
 }
 
 /** One group space (its id is its folder name). */
-export function maintainGroup(valves: Valves, groupId: string, now = Date.now(), out = emptyReport()): MaintenanceReport {
+export async function maintainGroup(valves: Valves, groupId: string, now = Date.now(), out = emptyReport()): Promise<MaintenanceReport> {
   if (!isDir(path.join(groupHome(valves, groupId), 'data'))) return out;
   const zone = openGroupZone(valves, { id: groupId, name: groupId });
   const a = ages(valves, now);
   cleanLocks(zone, a, out);
-  cleanTempFiles(zone.label, zone.root, a, out);
+  await cleanTempFiles(zone.label, zone.root, a, out);
   return out;
 }
 
@@ -62,7 +63,7 @@ export interface StorageMaintenance {
 }
 
 /** Every user and group folder of the storage base. */
-export function maintainAll(valves: Valves, now = Date.now()): StorageMaintenance {
+export async function maintainAll(valves: Valves, now = Date.now()): Promise<StorageMaintenance> {
   const started = performance.now();
   const base = path.resolve(valves.storage_base_path);
   const result: StorageMaintenance = { users: 0, groups: 0, cleaned: {}, total: 0, ms: 0 };
@@ -74,11 +75,11 @@ export function maintainAll(valves: Valves, now = Date.now()): StorageMaintenanc
   };
   for (const id of listIds(path.join(base, 'users'))) {
     result.users++;
-    record(`user:${id}`, maintainUser(valves, id, now));
+    record(`user:${id}`, await maintainUser(valves, id, now));
   }
   for (const id of listIds(path.join(base, 'groups'))) {
     result.groups++;
-    record(`group:${id}`, maintainGroup(valves, id, now));
+    record(`group:${id}`, await maintainGroup(valves, id, now));
   }
   result.ms = Math.round(performance.now() - started);
   return result;

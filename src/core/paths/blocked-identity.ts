@@ -40,10 +40,10 @@ export function blockedIdentities(root: string, found: BlockedEntries): Identiti
  * or moved files. One lstat per file of the zone, sliced; only asked when a blocked file has several
  * names or went missing.
  */
-export async function unblockedNames(rules: BlockRules, root: string, wanted: ReadonlySet<string>, skipRootGit: boolean): Promise<{ rel: string; key: string }[]> {
+export async function unblockedNames(rules: BlockRules, root: string, wanted: ReadonlySet<string>): Promise<{ rel: string; key: string }[]> {
   const out: { rel: string; key: string }[] = [];
   if (wanted.size === 0) return out;
-  for await (const { full, entry } of walkEntriesSliced(root, (dir, name) => skipRootGit && dir === root && name === '.git')) {
+  for await (const { full, entry } of walkEntriesSliced(root)) {
     if (!entry.isFile()) continue;
     const rel = path.relative(root, full).split(path.sep).join('/');
     if (blockedPattern(rules, rel) !== undefined) continue;
@@ -61,11 +61,11 @@ export interface BlockedState {
 }
 
 /** The zone's blocked entries by pattern and by identity (a bounded, sliced walk; a second one only when a blocked file has hard links). */
-export async function blockedState(rules: BlockRules, root: string, opts: { limit?: number; skipRootGit: boolean }): Promise<BlockedState> {
+export async function blockedState(rules: BlockRules, root: string, opts: { limit?: number } = {}): Promise<BlockedState> {
   const found = await findBlocked(rules, root, '', opts);
   const ids = blockedIdentities(root, found);
   const linked = new Set([...ids].filter(([, id]) => id.nlink > 1).map(([key]) => key));
-  for (const other of await unblockedNames(rules, root, linked, opts.skipRootGit)) found.files.push(other.rel);
+  for (const other of await unblockedNames(rules, root, linked)) found.files.push(other.rel);
   return { found, ids };
 }
 

@@ -227,8 +227,6 @@ export interface BlockedEntries {
 
 interface WalkOptions {
   limit?: number;
-  /** Leave out a versioned zone's own history folder. */
-  skipRootGit?: boolean;
 }
 
 /**
@@ -273,7 +271,6 @@ function* blockedWalk(rules: BlockRules, zoneRoot: string, startRel: string, opt
         out.complete = false;
         return out;
       }
-      if (rel === '' && opts.skipRootGit && e.name === '.git') continue;
       const child = rel === '' ? e.name : `${rel}/${e.name}`;
       if (within) {
         if (e.isDirectory()) stack.push([child, true]);

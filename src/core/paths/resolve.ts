@@ -16,6 +16,7 @@ import type { Zone } from '../zones/zones.js';
 import { walkInside } from './walk.js';
 import { DirCursor } from '../fs/dircursor.js';
 import { requireNotBlocked } from './blocked.js';
+import { hasDotGitComponent } from '../vcs/names.js';
 
 export type Intent = 'read' | 'write' | 'delete';
 
@@ -101,8 +102,13 @@ export function isInside(candidate: string, root: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 }
 
+/**
+ * A path inside a folder named `.git` (any spelling, any depth) of a versioned zone: such a folder
+ * is the user's own data (the zone's repository lives outside it, at `git/`), but git can never
+ * store it, so it would never be versioned: named writes there are refused (PROTECTED_PATH).
+ */
 export function isProtected(zone: Pick<Zone, 'versioned'>, rel: string): boolean {
-  return zone.versioned && (rel === '.git' || rel.startsWith('.git/'));
+  return zone.versioned && hasDotGitComponent(rel);
 }
 
 export function resolvePath(zone: Zone, input: string, opts: PathOptions): ResolvedPath {
@@ -120,13 +126,13 @@ function resolveLocation(zone: Zone, input: string, opts: PathOptions): Resolved
     });
   let rel = normalizeRelative(input, zone, opts);
   if (hasDotDot(input)) rel = kernelRel(zone, input, escape);
-  if (opts.intent !== 'read' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
+  if (opts.intent === 'write' && isProtected(zone, rel)) throw protectedPath(zone, opts, input);
   if (rel === '') return { rel, abs: zone.root, stat: fs.statSync(zone.root) };
 
   const parent = realParent(zone, rel, opts, escape);
   const abs = path.join(parent, path.basename(rel));
-  // The same .git rule on the real location: a folder link to .git must not open a way in.
-  if (opts.intent !== 'read' && isProtected(zone, path.relative(zone.root, abs).split(path.sep).join('/'))) throw protectedPath(zone, opts, input);
+  // The same .git rule on the real location (a folder link to a .git folder).
+  if (opts.intent === 'write' && isProtected(zone, path.relative(zone.root, abs).split(path.sep).join('/'))) throw protectedPath(zone, opts, input);
   const own = lstat(abs);
   if (!own?.isSymbolicLink()) return { rel, abs, stat: own };
 
@@ -170,9 +176,9 @@ function kernelRel(zone: Zone, input: string, escape: (why: string) => Error): s
 }
 
 function protectedPath(zone: Zone, opts: PathOptions, input: string): Error {
-  return shedError('PROTECTED_PATH', `${opts.param} ${showValue(input)} is inside .git, the version history of ${zone.label}; it cannot be changed directly.`, {
-    details: { parameter: opts.param },
-    hint: 'Use shed_exec(zone="documents", cmd="git", args=["log"]) to look at history.',
+  return shedError('PROTECTED_PATH', `${opts.param} ${showValue(input)} is inside a folder named .git. ${zone.label} records every change in its history, and git can never hold a .git folder, so nothing written there could be versioned; writes there are refused (reading and deleting work).`, {
+    details: { parameter: opts.param, received: input },
+    hint: `Keep a git repository (a .git folder) in zone="storage", e.g. shed_create_file(zone="storage", path="project/.git/config", content="..."). The history of ${zone.label} itself is read with shed_exec(zone="${zone.name}", cmd="git", args=["log"]).`,
   });
 }
 

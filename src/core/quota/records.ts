@@ -10,18 +10,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ID_RULE } from '../identity.js';
 import type { Valves } from '../valves.js';
-import { groupHome, groupScope, userHome, userScope, type QuotaScope } from '../zones/zones.js';
+import { groupHome, groupScope, labelZone, userHome, userScope, type QuotaScope } from '../zones/zones.js';
 import { scopeUsage } from './quota.js';
-import { treeFilesBelow } from './usage.js';
-import { readText, writeBytes } from '../fs/read.js';
+import { writeBytes } from '../fs/read.js';
+import { readStateText } from '../fs/nofollow.js';
 import { scopeStateDir, USAGE_RECORD_NAME } from '../locks/state-dir.js';
 
 export interface UsageRecord {
   kind: 'user' | 'group';
   id: string;
-  /** Per zone (Uploads, Storage, Documents; or Group:<name>): bytes and files. */
+  /** Per zone (Uploads, Storage, Documents; or Group:<name>) and history ("Documents history"): bytes and files. */
   zones: Record<string, { bytes: number; files: number }>;
+  /** Bytes of every tree, history included (it counts toward the quota). */
   total_bytes: number;
+  /** The user's (or group's) files, not the repository's objects. */
   total_files: number;
   quota_bytes: number;
   /** ISO time of the last call that touched this scope (or of the measurement when none is known). */
@@ -30,7 +32,16 @@ export interface UsageRecord {
 }
 
 function recordFile(storageBase: string, kind: 'user' | 'group', id: string): string {
-  return path.join(scopeStateDir(path.join(path.resolve(storageBase), `${kind}s`, id)), USAGE_RECORD_NAME);
+  return path.join(scopeStateDir(path.join(realBase(storageBase), `${kind}s`, id)), USAGE_RECORD_NAME);
+}
+
+/** The storage base as the kernel names it (it may be reached through a link): server state is checked against real paths. */
+function realBase(storageBase: string): string {
+  try {
+    return fs.realpathSync(storageBase);
+  } catch {
+    return path.resolve(storageBase);
+  }
 }
 
 /** Reads-only calls refresh a record at most this often (writes always do). */
@@ -40,23 +51,13 @@ const WRITE_REFRESH_MS = 5_000;
 const lastWritten = new Map<string, number>();
 const trailing = new Set<string>();
 
-/**
- * The files a person has in a zone of `scope`: a repository kept inside a versioned zone's data tree
- * (Documents, group spaces) is history, not files (its bytes still count against the quota).
- */
-export function userFiles(scope: QuotaScope, label: string, usage: { files: number }): number {
-  const versioned = label === 'Documents' || label.startsWith('Group:');
-  return versioned ? usage.files - treeFilesBelow(scope.trees[label]!, '.git') : usage.files;
-}
-
 async function measure(scope: QuotaScope, kind: 'user' | 'group', id: string, activity: string | undefined): Promise<UsageRecord> {
   const zones = await scopeUsage(scope);
   let bytes = 0;
   let files = 0;
   for (const [label, u] of Object.entries(zones)) {
-    u.files = userFiles(scope, label, u);
     bytes += u.bytes;
-    files += u.files;
+    if (!labelZone(label).history) files += u.files; // the user's files, not the repository's objects
   }
   const now = new Date().toISOString();
   return { kind, id, zones, total_bytes: bytes, total_files: files, quota_bytes: scope.limitBytes, last_activity: activity ?? now, measured_at: now };
@@ -122,7 +123,7 @@ export function readUsageRecords(storageBase: string): UsageRecord[] {
     for (const id of ids) {
       if (!ID_RULE.test(id)) continue;
       try {
-        const r = JSON.parse(readText(recordFile(storageBase, kind, id))) as UsageRecord;
+        const r = JSON.parse(readStateText(recordFile(storageBase, kind, id)) ?? '') as UsageRecord;
         if (r.kind === kind && r.id === id) out.push(r);
       } catch {
         // no record yet, or a torn one: skipped
@@ -161,7 +162,7 @@ export async function measureUsage(valves: Valves, all = false): Promise<{ measu
 
 function readRecord(base: string, kind: 'user' | 'group', id: string): UsageRecord | undefined {
   try {
-    return JSON.parse(readText(recordFile(base, kind, id))) as UsageRecord;
+    return JSON.parse(readStateText(recordFile(base, kind, id)) ?? '') as UsageRecord;
   } catch {
     return undefined;
   }

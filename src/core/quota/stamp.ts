@@ -73,8 +73,10 @@ function rootsOf(scope: QuotaScope): string[] {
 function readRaw(file: string): string {
   try {
     return retryStale(() => {
-      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      // Server state: a link or FIFO there is never followed nor waited on (read as "no stamp").
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
       try {
+        if (!fs.fstatSync(fd).isFile()) return '';
         const buf = Buffer.alloc(STAMP_BYTES);
         const n = fs.readSync(fd, buf, 0, STAMP_BYTES, 0);
         return buf.subarray(0, n).toString('utf8').trimEnd();
@@ -222,7 +224,7 @@ export async function bumpStamp(scope: QuotaScope, mark: number, totalsNow: () =
 }
 
 function writeInPlace(file: string, text: string): void {
-  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
+  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
   let fd: number;
   try {
     fd = fs.openSync(file, flags, 0o644);
@@ -231,6 +233,7 @@ function writeInPlace(file: string, text: string): void {
     fd = fs.openSync(file, flags, 0o644);
   }
   try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error('the change stamp is not a regular file');
     const bytes = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off, off);

@@ -26,6 +26,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
+import { listSliced } from '../fs/list.js';
 
 export interface Usage {
   bytes: number;
@@ -80,11 +81,11 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
   const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
   for (const name of names) {
-    let st: ReturnType<typeof lstat>;
+    let st: fs.Stats | undefined;
     try {
       st = lstat(prefix + name, { throwIfNoEntry: false });
     } catch {
-      continue; // the folder became a file meanwhile (ENOTDIR) or the like: nothing there now
+      st = undefined; // a folder on the way replaced by a file meanwhile (ENOTDIR), unreadable: gone for this count
     }
     if (st === undefined) continue;
     if (st.isDirectory()) {
@@ -99,6 +100,25 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
       if (st.nlink > 1 && st.isFile()) out.linked.push([name, sig, st.ino]);
       if (withEntries) out.entries!.push([name, sig, Math.max(st.mtimeMs, st.ctimeMs)]);
     }
+  }
+  return out;
+}
+
+/** Names measured between two looks at the clock (about a millisecond of lstat). */
+const MEASURE_STEP = 256;
+
+/** measureFiles on the main thread for a folder of any size: a turn of the event loop may come between steps. */
+async function measureSliced(listing: Listing, withEntries: boolean, slice: TimeSlice): Promise<Measurement> {
+  if (listing.names.length <= MEASURE_STEP) return measureFiles(fs.lstatSync, listing.dir, listing.names, withEntries);
+  const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
+  for (let i = 0; i < listing.names.length; i += MEASURE_STEP) {
+    await slice.tick();
+    const m = measureFiles(fs.lstatSync, listing.dir, listing.names.slice(i, i + MEASURE_STEP), withEntries);
+    out.bytes += m.bytes;
+    out.files += m.files;
+    out.linked.push(...m.linked);
+    out.becameFolders.push(...m.becameFolders);
+    out.entries?.push(...m.entries!);
   }
   return out;
 }
@@ -306,13 +326,6 @@ class TreeUsage {
     }
   }
 
-  /** Files recorded below `dir` (inside this tree), as of the last question. */
-  filesBelow(dir: string): number {
-    let files = 0;
-    for (const [d, rec] of this.folders) if (d === dir || d.startsWith(`${dir}/`)) files += rec.files;
-    return files;
-  }
-
   invalidate(): void {
     this.closeAll();
     this.scanned = false;
@@ -347,7 +360,7 @@ class TreeUsage {
     while (stack.length > 0) {
       await slice.tick();
       const dir = stack.pop()!;
-      const listing = this.listFolder(dir);
+      const listing = await this.listFolder(dir, slice);
       if (listing === undefined) continue;
       for (const name of listing.subfolders) stack.push(`${dir}/${name}`);
       names += listing.names.length;
@@ -356,7 +369,7 @@ class TreeUsage {
     }
     for (const listing of mine) {
       await slice.tick();
-      this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
+      this.install(listing, await measureSliced(listing, this.keepEntries, slice));
     }
     for (const [listing, measured] of (await helper?.results()) ?? []) this.install(listing, measured);
     this.sawNewLink = false;
@@ -384,12 +397,12 @@ class TreeUsage {
     return rec;
   }
 
-  /** Watches a folder, then lists it (in that order, so nothing changes unseen). */
-  private listFolder(dir: string): Listing | undefined {
+  /** Watches a folder, then lists it (in that order, so nothing changes unseen); in batches, a folder can hold 30,000 entries. */
+  private async listFolder(dir: string, slice: TimeSlice): Promise<Listing | undefined> {
     const watcher = this.unwatched ? undefined : this.watch(dir);
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
+      entries = await listSliced(dir, slice);
     } catch {
       watcher?.close();
       return undefined;
@@ -408,7 +421,7 @@ class TreeUsage {
       await slice.tick();
       const current = stack.pop()!;
       this.noteBefore(current);
-      const rec = this.readFolder(current);
+      const rec = await this.readFolder(current, slice);
       if (rec === undefined) continue;
       for (const name of rec.subfolders) stack.push(`${current}/${name}`);
     }
@@ -454,7 +467,7 @@ class TreeUsage {
       this.total.bytes -= old.bytes;
       this.total.files -= old.files;
       this.withLinks.delete(dir);
-      const fresh = this.readFolder(dir);
+      const fresh = await this.readFolder(dir, slice);
       old.watcher?.close();
       if (fresh === undefined) {
         this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: undefined });
@@ -466,10 +479,10 @@ class TreeUsage {
     }
   }
 
-  /** Lists, measures and records one folder (the refresh path: small, on this thread). */
-  private readFolder(dir: string): FolderRecord | undefined {
-    const listing = this.listFolder(dir);
-    return listing === undefined ? undefined : this.install(listing, measureFiles(fs.lstatSync, listing.dir, listing.names, this.keepEntries));
+  /** Lists, measures and records one folder (the refresh path, on this thread, in slices). */
+  private async readFolder(dir: string, slice: TimeSlice): Promise<FolderRecord | undefined> {
+    const listing = await this.listFolder(dir, slice);
+    return listing === undefined ? undefined : this.install(listing, await measureSliced(listing, this.keepEntries, slice));
   }
 
   private watch(dir: string): fs.FSWatcher | undefined {
@@ -624,14 +637,6 @@ export function treeUsage(root: string): Promise<Usage> {
   return treeFor(root).usage();
 }
 
-/**
- * Files below `sub` (a folder relative to `root`) as counted by the last `treeUsage(root)`: lets a
- * caller leave out what is not the user's (a repository kept inside a versioned zone's data tree).
- */
-export function treeFilesBelow(root: string, sub: string): number {
-  const key = path.resolve(root);
-  return trees.get(key)?.filesBelow(path.join(key, sub)) ?? 0;
-}
 
 /** A point in this process's change logs: `foldersChangedSince(root, mark)` lists what was refreshed after it. */
 export function usageMark(): number {

@@ -11,7 +11,9 @@
  * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
  * - temp objects and refs inside .git: swept under the repository lock;
  * - an index left at the previous commit (killed between the branch update and the index write):
- *   rebuilt from HEAD, so a real git reading the folder sees a clean status.
+ *   rebuilt from HEAD, so a real git reading the folder sees a clean status;
+ * - a repository of an earlier version at `data/.git`: moved to `git/` (vcs/migrate.ts), and the
+ *   temp folders of an interrupted repository creation removed.
  * Locks need nothing here: a lock whose holder is gone is taken over by the next caller, who runs
  * recovery for that space first (call-lock.ts, `recoverAfterTakeover`): a holder killed inside a
  * commit left the paths it was recording (vcs/pending.ts), and only those are committed, O(change);
@@ -38,7 +40,8 @@ import { readCommit } from '../vcs/objects.js';
 import { readHead } from '../vcs/refs.js';
 import { sweepTemps, withRepoLock } from '../vcs/lock.js';
 import { pendingChanges, pendingRecords, withPendingPaths } from '../vcs/pending.js';
-import { repoExists, repoFor, type Repo } from '../vcs/repo.js';
+import { INIT_PREFIX, repoExists, repoFor, type Repo } from '../vcs/repo.js';
+import { prepareHome, type Migration } from '../vcs/migrate.js';
 
 export const RECOVERY_MESSAGE = 'Recovered changes after an interrupted call';
 
@@ -51,10 +54,12 @@ export interface RecoveryReport {
   commits: { zone: string; commit: string }[];
   /** Temp files removed, as "users/alice/Documents/data/.x.shedtmp" relative to the base. */
   temp_files: string[];
+  /** Repositories of an earlier version moved out of their zone (or left as user data when untrusted). */
+  migrations: Migration[];
 }
 
 export function emptyReport(): RecoveryReport {
-  return { scopes: 0, commits: [], temp_files: [] };
+  return { scopes: 0, commits: [], temp_files: [], migrations: [] };
 }
 
 /** Recovers every user and group under the storage base. Never throws for one broken scope. */
@@ -110,6 +115,7 @@ export async function recoverScope(home: string, report: RecoveryReport = emptyR
  * nothing else is looked at. Otherwise (killed while writing) the whole space, as at start.
  */
 export async function recoverAfterTakeover(home: string): Promise<RecoveryReport> {
+  await putBackLeftovers(home); // what a killed command had set aside goes back first (cheap when nothing was)
   const zone = versionedZone(home);
   const repo = fs.statSync(zone.root, { throwIfNoEntry: false })?.isDirectory() ? repoFor({ root: fs.realpathSync(zone.root), label: zone.label }) : undefined;
   const pending = repo !== undefined && repoExists(repo) ? pendingChanges(repo) : undefined;
@@ -129,6 +135,7 @@ function versionedZone(home: string): { root: string; label: string; author: Ide
 
 /** A user's home; the caller holds its call lock. */
 export async function recoverUserHome(home: string, userId: string, base: string, report: RecoveryReport, temps = true, deep = true): Promise<void> {
+  await prepare(home, report);
   await putBackLeftovers(home); // before the commit: entries set aside by a killed command are not deletions
   if (temps) for (const tree of [path.join(home, 'Uploads'), path.join(home, 'Storage', 'data'), path.join(home, 'Documents', 'data')]) await removeTemps(tree, base, report);
   await commitLeftovers(path.join(home, 'Documents', 'data'), 'Documents', { id: userId, name: userId, email: '', role: 'user' }, report, deep);
@@ -136,15 +143,26 @@ export async function recoverUserHome(home: string, userId: string, base: string
 
 /** A group space; the caller holds its call lock. */
 export async function recoverGroupHome(home: string, groupId: string, base: string, report: RecoveryReport, deep = true): Promise<void> {
-  const data = path.join(home, 'data');
+  await prepare(home, report);
   await putBackLeftovers(home);
+  const data = path.join(home, 'data');
   await removeTemps(data, base, report);
   await commitLeftovers(data, `Group:${groupId}`, SYSTEM, report, deep);
 }
 
+/** The space's repository at git/ (moved from an earlier version's data/.git); leftovers of an interrupted creation go. */
+async function prepare(home: string, report: RecoveryReport): Promise<void> {
+  const workBase = path.basename(path.dirname(home)) === 'users' ? path.join(home, 'Documents') : home;
+  for (const name of listDir(workBase)) {
+    if (name.startsWith(INIT_PREFIX)) fs.rmSync(path.join(workBase, name), { recursive: true, force: true });
+  }
+  report.migrations.push(...(await prepareHome(home)));
+}
+
+/** Temp files of interrupted writes: a walk of a tree the user shaped, sliced. */
 async function removeTemps(tree: string, base: string, report: RecoveryReport): Promise<void> {
   if (!fs.statSync(tree, { throwIfNoEntry: false })?.isDirectory()) return;
-  for await (const { full } of walkEntriesSliced(tree, (dir, name) => dir === tree && name === '.git')) {
+  for await (const { full } of walkEntriesSliced(tree)) {
     if (!path.basename(full).endsWith(TEMP_SUFFIX)) continue;
     try {
       fs.rmSync(full, { force: true });

@@ -5,12 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { walkEntries } from '../fs/walk.js';
+import { walkEntriesSliced } from '../fs/walk.js';
+import { removeTree } from '../fs/remove-tree.js';
 
 const DAY = 86_400_000;
 
 /** Removes the expired conversation folders of one Uploads root; returns their names. */
-export function removeExpiredUploads(uploadsRoot: string, retentionDays: number, now = Date.now()): string[] {
+export async function removeExpiredUploads(uploadsRoot: string, retentionDays: number, now = Date.now()): Promise<string[]> {
   if (retentionDays <= 0) return [];
   const removed: string[] = [];
   let names: string[];
@@ -23,18 +24,24 @@ export function removeExpiredUploads(uploadsRoot: string, retentionDays: number,
     const dir = path.join(uploadsRoot, conv);
     const st = fs.lstatSync(dir, { throwIfNoEntry: false });
     if (st === undefined || !st.isDirectory()) continue;
-    if (now - newestChange(dir, st.mtimeMs) <= retentionDays * DAY) continue;
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (now - (await newestChange(dir, st.mtimeMs)) <= retentionDays * DAY) continue;
+    await removeTree(dir);
     removed.push(conv);
   }
   return removed;
 }
 
-function newestChange(dir: string, own: number): number {
+/** Sliced: a conversation's uploads are a tree the user shaped (unzipped archives...). */
+async function newestChange(dir: string, own: number): Promise<number> {
   let newest = own;
-  for (const { full } of walkEntries(dir)) {
-    const st = fs.lstatSync(full, { throwIfNoEntry: false });
-    if (st !== undefined && st.mtimeMs > newest) newest = st.mtimeMs;
+  for await (const { full } of walkEntriesSliced(dir)) {
+    let mtime: number;
+    try {
+      mtime = fs.lstatSync(full).mtimeMs;
+    } catch {
+      continue; // removed meanwhile
+    }
+    if (mtime > newest) newest = mtime;
   }
   return newest;
 }

@@ -16,7 +16,8 @@ import { updateIndex } from './gitindex.js';
 import { withRepoLock } from './lock.js';
 import { confirmFence } from '../locks/lease.js';
 import { isTrackablePath, toKey, TREE_MODE } from './names.js';
-import { isTreeMode, readCommit, readTree, writeCommit, writeTree, type TreeEntry } from './objects.js';
+import { isTreeMode, readCommit, readTree, writeCommit, writeTree, writeTreeSliced, type TreeEntry } from './objects.js';
+import { sortSliced, TimeSlice } from '../fs/slice.js';
 import { readHead, writeRef } from './refs.js';
 import { withPendingPaths } from './pending.js';
 import { ensureRepo, repoFor, type Repo } from './repo.js';
@@ -53,14 +54,17 @@ export async function commitZone(zone: Pick<Zone, 'root' | 'label'>, paths: stri
 export async function commitPaths(repo: Repo, paths: string[], author: Identity, message: string): Promise<string | undefined> {
   const head = readHead(repo.gitdir);
   const parent = head.oid === undefined ? undefined : await readCommit(repo.gitdir, head.oid);
+  // A call can change 30,000 files of one folder: every per-path step below yields within a slice.
+  const slice = new TimeSlice();
   // The first commit takes the whole folder: files there before versioning started belong in it.
-  const changed = parent === undefined ? [''] : normalise(repo.root, paths);
+  const changed = parent === undefined ? [''] : await normalise(repo.root, paths, slice);
   if (changed.length === 0) return undefined;
 
   const root: Node = { children: new Map() };
   const blobs: WorkBlob[] = [];
   for (const rel of changed) {
-    const edit = await editFor(repo, rel, blobs);
+    await slice.tick();
+    const edit = await editFor(repo, rel, blobs, slice);
     let node = root;
     for (const part of rel === '' ? [] : rel.split('/')) {
       const key = toKey(part);
@@ -75,7 +79,7 @@ export async function commitPaths(repo: Repo, paths: string[], author: Identity,
   }
 
   const oldTree = parent?.tree;
-  const newTree = root.edit !== undefined ? (root.edit.entry?.oid ?? writeTree(repo.gitdir, [])) : ((await applyEdits(repo, oldTree, root)) ?? writeTree(repo.gitdir, []));
+  const newTree = root.edit !== undefined ? (root.edit.entry?.oid ?? writeTree(repo.gitdir, [])) : ((await applyEdits(repo, oldTree, root, slice)) ?? writeTree(repo.gitdir, []));
   if (newTree === oldTree) return undefined;
   if (parent === undefined && blobs.length === 0) return undefined; // nothing to start a history with
 
@@ -91,7 +95,7 @@ export async function commitPaths(repo: Repo, paths: string[], author: Identity,
   });
   writeRef(repo.gitdir, head.ref, oid);
   try {
-    await updateIndex(repo.gitdir, { parent: parent?.oid, head: oid, tree: newTree, changed, blobs });
+    await updateIndex(repo.gitdir, { parent: parent?.oid, head: oid, tree: newTree, changed, blobs }, slice);
   } catch {
     // The index only serves a real git reading the folder; the commit stands without it.
   }
@@ -99,23 +103,26 @@ export async function commitPaths(repo: Repo, paths: string[], author: Identity,
 }
 
 /** Canonical, trackable, de-duplicated paths, with any path below another dropped (the outer one is walked). */
-function normalise(root: string, paths: string[]): string[] {
+async function normalise(root: string, paths: string[], slice: TimeSlice): Promise<string[]> {
   const set = new Set<string>();
+  const folders = new Map<string, string | undefined>();
   for (const p of paths) {
-    const rel = canonicalRel(root, p.split(path.sep).join('/').replace(/^\/+|\/+$/g, ''));
+    await slice.tick();
+    const rel = canonicalRel(root, p.split(path.sep).join('/').replace(/^\/+|\/+$/g, ''), folders);
     if (rel !== undefined && isTrackablePath(rel)) set.add(rel);
   }
   if (set.has('')) return [''];
   const out: string[] = [];
   for (const rel of set) {
+    await slice.tick();
     let covered = false;
     for (let i = rel.indexOf('/'); i >= 0 && !covered; i = rel.indexOf('/', i + 1)) covered = set.has(rel.slice(0, i));
     if (!covered) out.push(rel);
   }
-  return out.sort();
+  return sortSliced(out, (a, b) => (a < b ? -1 : a > b ? 1 : 0), slice);
 }
 
-async function editFor(repo: Repo, rel: string, blobs: WorkBlob[]): Promise<Edit> {
+async function editFor(repo: Repo, rel: string, blobs: WorkBlob[], slice: TimeSlice): Promise<Edit> {
   const abs = rel === '' ? repo.root : path.join(repo.root, rel);
   let st: fs.Stats | undefined;
   try {
@@ -124,7 +131,7 @@ async function editFor(repo: Repo, rel: string, blobs: WorkBlob[]): Promise<Edit
     st = undefined;
   }
   if (st?.isDirectory()) {
-    const tree = await folderTree(repo.gitdir, abs, rel, blobs);
+    const tree = await folderTree(repo.gitdir, abs, rel, blobs, slice);
     return { entry: tree === undefined ? undefined : { mode: TREE_MODE, oid: tree } };
   }
   const blob = st === undefined ? undefined : await blobFor(repo.gitdir, abs, rel);
@@ -134,17 +141,23 @@ async function editFor(repo: Repo, rel: string, blobs: WorkBlob[]): Promise<Edit
 }
 
 /** The new id of the tree `oid` after the edits below `node`; undefined when it ends up empty. */
-async function applyEdits(repo: Repo, oid: string | undefined, node: Node): Promise<string | undefined> {
+async function applyEdits(repo: Repo, oid: string | undefined, node: Node, slice: TimeSlice): Promise<string | undefined> {
   const entries = new Map<string, TreeEntry>();
-  if (oid !== undefined) for (const e of await readTree(repo.gitdir, oid)) entries.set(e.name, e);
+  if (oid !== undefined) {
+    for (const e of await readTree(repo.gitdir, oid)) {
+      await slice.tick();
+      entries.set(e.name, e);
+    }
+  }
   let changed = false;
   for (const [name, child] of node.children) {
+    await slice.tick();
     const before = entries.get(name);
     let after: { mode: string; oid: string } | undefined;
     if (child.edit !== undefined) {
       after = child.edit.entry;
     } else {
-      const sub = await applyEdits(repo, before !== undefined && isTreeMode(before.mode) ? before.oid : undefined, child);
+      const sub = await applyEdits(repo, before !== undefined && isTreeMode(before.mode) ? before.oid : undefined, child, slice);
       // Edits below a path that is not a folder in the tree and gave nothing: leave that entry alone.
       after = sub !== undefined ? { mode: TREE_MODE, oid: sub } : before !== undefined && !isTreeMode(before.mode) ? before : undefined;
     }
@@ -159,7 +172,7 @@ async function applyEdits(repo: Repo, oid: string | undefined, node: Node): Prom
     }
   }
   if (!changed) return oid;
-  return entries.size === 0 ? undefined : writeTree(repo.gitdir, [...entries.values()]);
+  return entries.size === 0 ? undefined : writeTreeSliced(repo.gitdir, [...entries.values()], slice);
 }
 
 /** "Name <id@fileshed>": the user's name (characters git refuses in an ident removed) and id. */

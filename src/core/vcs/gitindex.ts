@@ -1,27 +1,29 @@
 /**
- * Keeps `.git/index` equal to HEAD, so that a real `git status` in the folder is clean after each
- * commit (git compares HEAD with the index, and the index with the files).
+ * Keeps the repository's `index` (`git/index`) equal to HEAD, so that a real `git status` of the
+ * work tree is clean after each commit (git compares HEAD with the index, and the index with the files).
  *
  * A plain index lists every tracked file in one file, so updating it means rewriting it (800 KB at
  * 10,000 files, whose pages the next fsync anywhere then has to flush). We write git's split-index
- * form instead: `.git/sharedindex.<sha>` holds a full index written once in a while, and
- * `.git/index` holds only what changed since (new entries, and a bitmap of the shared entries that
+ * form instead: `sharedindex.<sha>` holds a full index written once in a while, and
+ * `index` holds only what changed since (new entries, and a bitmap of the shared entries that
  * no longer count) plus a `link` extension naming the shared file. A commit rewrites only that
  * small file: O(changes since the last rebase). When it grows past a fifth of the shared index,
  * the next commit writes a new shared index (amortised O(1) per change). Any git (2.x) reads this
  * form, whatever its config; no fsync, as the index is a cache that git can rebuild.
  *
- * `.git/fileshed-index-head` records which commit the index matches. If it does not match the
+ * `fileshed-index-head` records which commit the index matches. If it does not match the
  * parent of the new commit (first commit, crash between ref move and index write, index damaged or
  * in a form we do not splice), the index is rebuilt from the new tree, reusing the stat data of
- * entries whose content did not change.
+ * entries whose content did not change. Every per-entry loop yields within a slice (slice.ts):
+ * one call can commit 30,000 files. Every file is read and written through fs/nofollow.ts.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeEwah, encodeEwah } from './ewah.js';
-import { readBytes, writeBytes } from '../fs/read.js';
+import { createStateFile, listStateDir, readStateFile, renameState, stateKind, writeNewStateFile } from '../fs/nofollow.js';
 import { isTreeMode, readTree, writeAll } from './objects.js';
+import { sortSliced, TimeSlice } from '../fs/slice.js';
 import type { WorkBlob } from './worktree.js';
 
 const MARKER = 'fileshed-index-head';
@@ -57,26 +59,35 @@ interface IndexState {
   shared: Layout | undefined;
 }
 
-export async function updateIndex(gitdir: string, u: IndexUpdate): Promise<void> {
+export async function updateIndex(gitdir: string, u: IndexUpdate, slice = new TimeSlice()): Promise<void> {
   const inStep = readText(path.join(gitdir, MARKER)) === u.parent && u.parent !== undefined;
   const state = inStep ? readState(gitdir) : undefined;
-  const added = u.blobs.map((b) => {
+  // A commit can add 30,000 entries: every per-entry loop here yields within a slice.
+  const added: Entry[] = [];
+  for (const b of u.blobs) {
+    await slice.tick();
     const name = Buffer.from(b.path);
-    return { name, raw: encodeEntry(name, b.oid, b.mode, b.stat) };
-  });
+    added.push({ name, raw: encodeEntry(name, b.oid, b.mode, b.stat) });
+  }
   if (state?.link !== undefined && state.shared !== undefined && state.link.replaces.length === 0) {
     // The usual case: drop the changed paths, add their new entries, rewrite only the small file.
     const shared = state.shared;
     const deletes = new Set(state.link.deletes);
-    const gone = removedMask(shared.count, (i) => nameAt(shared, i), u.changed);
-    gone.forEach((g, i) => g && deletes.add(i));
+    const gone = await removedMask(shared.count, (i) => nameAt(shared, i), u.changed, slice);
+    for (let i = 0; i < gone.length; i++) {
+      if (i % TICK_EVERY === 0) await slice.tick();
+      if (gone[i]) deletes.add(i);
+    }
     const main = state.main;
-    const mainGone = removedMask(main.count, (i) => nameAt(main, i), u.changed);
+    const mainGone = await removedMask(main.count, (i) => nameAt(main, i), u.changed, slice);
     const kept: Entry[] = [];
-    for (let i = 0; i < main.count; i++) if (!mainGone[i]) kept.push({ name: nameAt(main, i), raw: rawAt(main, i) });
-    const adds = mergeSorted(kept, added);
+    for (let i = 0; i < main.count; i++) {
+      if (i % TICK_EVERY === 0) await slice.tick();
+      if (!mainGone[i]) kept.push({ name: nameAt(main, i), raw: rawAt(main, i) });
+    }
+    const adds = await mergeSorted(kept, added, slice);
     if (adds.length <= Math.max(MIN_SPLIT_ENTRIES, shared.count / 5)) {
-      writeMain(gitdir, adds, state.link.shared, [...deletes].sort((a, b) => a - b));
+      await writeMain(gitdir, adds, state.link.shared, await sortSliced([...deletes], (a, b) => a - b, slice), slice);
       writeSmall(gitdir, MARKER, `${u.head}\n`);
       return;
     }
@@ -84,28 +95,41 @@ export async function updateIndex(gitdir: string, u: IndexUpdate): Promise<void>
   let full: Entry[];
   if (state !== undefined) {
     // A plain index, git's replacements, or too many changes: splice the whole list, rebase.
-    const all = mergedEntries(state);
-    const gone = removedMask(all.length, (i) => all[i]!.name, u.changed);
-    full = mergeSorted(all.filter((_, i) => !gone[i]), added);
+    const all = await mergedEntries(state, slice);
+    const gone = await removedMask(all.length, (i) => all[i]!.name, u.changed, slice);
+    const kept: Entry[] = [];
+    for (let i = 0; i < all.length; i++) {
+      if (i % TICK_EVERY === 0) await slice.tick();
+      if (!gone[i]) kept.push(all[i]!);
+    }
+    full = await mergeSorted(kept, added, slice);
   } else {
-    full = await rebuild(gitdir, u.tree, u.blobs);
+    full = await rebuild(gitdir, u.tree, u.blobs, slice);
   }
-  writeSplit(gitdir, full);
+  await writeSplit(gitdir, full, slice);
   writeSmall(gitdir, MARKER, `${u.head}\n`);
 }
 
+/** Entries handled between two looks at the clock in the cheap per-entry loops. */
+const TICK_EVERY = 256;
+
 /** The index entries (paths as byte strings, blob ids, raw records), or undefined if there is no usable index. */
-export function readIndexEntries(gitdir: string): Map<string, { oid: string; raw: Buffer }> | undefined {
+export async function readIndexEntries(gitdir: string, slice = new TimeSlice()): Promise<Map<string, { oid: string; raw: Buffer }> | undefined> {
   const state = readState(gitdir);
   if (state === undefined) return undefined;
-  return new Map(mergedEntries(state).map((e) => [e.name.toString('latin1'), { oid: e.raw.toString('hex', 40, 60), raw: e.raw }]));
+  const out = new Map<string, { oid: string; raw: Buffer }>();
+  for (const e of await mergedEntries(state, slice)) {
+    if (out.size % TICK_EVERY === 0) await slice.tick();
+    out.set(e.name.toString('latin1'), { oid: e.raw.toString('hex', 40, 60), raw: e.raw });
+  }
+  return out;
 }
 
 /**
  * Which of `count` sorted entries fall under the changed paths: each path itself, everything below
  * it, and its ancestors (a file that became a folder). Binary searches, no decoding.
  */
-function removedMask(count: number, nameOf: (i: number) => Buffer, changed: string[]): Uint8Array {
+async function removedMask(count: number, nameOf: (i: number) => Buffer, changed: string[], slice: TimeSlice): Promise<Uint8Array> {
   const gone = new Uint8Array(count);
   const lowerBound = (key: Buffer): number => {
     let lo = 0;
@@ -122,6 +146,7 @@ function removedMask(count: number, nameOf: (i: number) => Buffer, changed: stri
     if (i < count && nameOf(i).equals(key)) gone[i] = 1;
   };
   for (const rel of changed) {
+    await slice.tick();
     if (rel === '') return gone.fill(1);
     const key = Buffer.from(rel);
     exact(key);
@@ -135,25 +160,34 @@ function removedMask(count: number, nameOf: (i: number) => Buffer, changed: stri
 const SLASH = Buffer.from('/');
 const AFTER_SLASH = Buffer.from('0');
 
-/** Two name-sorted lists as one (byte order, as git sorts the index). */
-function mergeSorted(a: Entry[], b: Entry[]): Entry[] {
+/** Two name-sorted lists as one (byte order, as git sorts the index); `b` need not be sorted. */
+async function mergeSorted(a: Entry[], b: Entry[], slice: TimeSlice): Promise<Entry[]> {
   if (b.length === 0) return a;
-  const bs = [...b].sort((x, y) => Buffer.compare(x.name, y.name));
+  const bs = await sortSliced(b, byName, slice);
   const out: Entry[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length || j < bs.length) {
+    if ((i + j) % TICK_EVERY === 0) await slice.tick();
     if (j >= bs.length || (i < a.length && Buffer.compare(a[i]!.name, bs[j]!.name) < 0)) out.push(a[i++]!);
     else out.push(bs[j++]!);
   }
   return out;
 }
 
+const byName = (x: Entry, y: Entry) => Buffer.compare(x.name, y.name);
+
 /** The full list the index stands for: the shared entries minus deleted ones, replacements applied, plus the added ones. */
-function mergedEntries(state: IndexState): Entry[] {
+async function mergedEntries(state: IndexState, slice: TimeSlice): Promise<Entry[]> {
+  const tick = async (i: number) => {
+    if (i % TICK_EVERY === 0) await slice.tick();
+  };
   const main = state.main;
   const mainEntries: Entry[] = [];
-  for (let i = 0; i < main.count; i++) mainEntries.push({ name: nameAt(main, i), raw: rawAt(main, i) });
+  for (let i = 0; i < main.count; i++) {
+    await tick(i);
+    mainEntries.push({ name: nameAt(main, i), raw: rawAt(main, i) });
+  }
   if (state.link === undefined || state.shared === undefined) return mainEntries;
   const shared = state.shared;
   const deletes = new Set(state.link.deletes);
@@ -165,41 +199,44 @@ function mergedEntries(state: IndexState): Entry[] {
   });
   const base: Entry[] = [];
   for (let i = 0; i < shared.count; i++) {
+    await tick(i);
     const r = replaced.get(i);
     if (r !== undefined) base.push(r);
     else if (!deletes.has(i)) base.push({ name: nameAt(shared, i), raw: rawAt(shared, i) });
   }
-  return mergeSorted(base, mainEntries.slice(state.link.replaces.length));
+  return mergeSorted(base, mainEntries.slice(state.link.replaces.length), slice);
 }
 
-async function rebuild(gitdir: string, tree: string, blobs: WorkBlob[]): Promise<Entry[]> {
+async function rebuild(gitdir: string, tree: string, blobs: WorkBlob[], slice: TimeSlice): Promise<Entry[]> {
   const fresh = new Map(blobs.map((b) => [Buffer.from(b.path).toString('latin1'), b]));
   let previous = new Map<string, { oid: string; raw: Buffer }>();
   try {
-    previous = readIndexEntries(gitdir) ?? previous;
+    previous = (await readIndexEntries(gitdir, slice)) ?? previous;
   } catch {
     // a damaged index is simply not reused
   }
   const files: { key: string; mode: string; oid: string }[] = [];
   const walk = async (oid: string, prefix: string): Promise<void> => {
     for (const e of await readTree(gitdir, oid)) {
+      await slice.tick();
       const key = prefix + e.name;
       if (isTreeMode(e.mode)) await walk(e.oid, `${key}/`);
       else files.push({ key, mode: e.mode, oid: e.oid });
     }
   };
   await walk(tree, '');
-  return files
-    .map((f) => {
-      const name = Buffer.from(f.key, 'latin1');
-      const blob = fresh.get(f.key);
-      if (blob !== undefined && blob.oid === f.oid) return { name, raw: encodeEntry(name, blob.oid, blob.mode, blob.stat) };
-      const prev = previous.get(f.key);
-      // Same content as before: its stat data is still right; else zeros make git re-hash the file.
-      if (prev !== undefined && prev.oid === f.oid && (prev.raw.readUInt16BE(60) & 0x4000) === 0) return { name, raw: prev.raw };
-      return { name, raw: encodeEntry(name, f.oid, f.mode, undefined) };
-    })
-    .sort((a, b) => Buffer.compare(a.name, b.name));
+  const out: Entry[] = [];
+  for (const f of files) {
+    await slice.tick();
+    const name = Buffer.from(f.key, 'latin1');
+    const blob = fresh.get(f.key);
+    const prev = previous.get(f.key);
+    if (blob !== undefined && blob.oid === f.oid) out.push({ name, raw: encodeEntry(name, blob.oid, blob.mode, blob.stat) });
+    // Same content as before: its stat data is still right; else zeros make git re-hash the file.
+    else if (prev !== undefined && prev.oid === f.oid && (prev.raw.readUInt16BE(60) & 0x4000) === 0) out.push({ name, raw: prev.raw });
+    else out.push({ name, raw: encodeEntry(name, f.oid, f.mode, undefined) });
+  }
+  return sortSliced(out, byName, slice);
 }
 
 /** One index record; `st` undefined gives zeroed stat data. */
@@ -317,39 +354,53 @@ function header(count: number, entries: Entry[]): Buffer {
   return h;
 }
 
-/** The small `.git/index`: added entries and the link to the shared index with its delete bitmap. */
-function writeMain(gitdir: string, adds: Entry[], shared: string, deletes: number[]): void {
+/** The small `index`: added entries and the link to the shared index with its delete bitmap. */
+async function writeMain(gitdir: string, adds: Entry[], shared: string, deletes: number[], slice: TimeSlice): Promise<void> {
   const data = Buffer.concat([Buffer.from(shared, 'hex'), encodeEwah(deletes), encodeEwah([])]);
   const ext = Buffer.alloc(8);
   ext.write('link', 0, 'latin1');
   ext.writeUInt32BE(data.length, 4);
-  writeIndexFile(path.join(gitdir, 'index'), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data]);
+  await writeIndexFile(path.join(gitdir, 'index'), gitdir, [header(adds.length, adds), ...adds.map((e) => e.raw), ext, data], slice);
 }
 
 /** A new shared index holding everything, and a `.git/index` that only links to it; older shared indexes go. */
-function writeSplit(gitdir: string, entries: Entry[]): void {
-  const parts = [header(entries.length, entries), ...entries.map((e) => e.raw)];
-  const hash = crypto.createHash('sha1');
-  for (const p of parts) hash.update(p);
+async function writeSplit(gitdir: string, entries: Entry[], slice: TimeSlice): Promise<void> {
+  const parts = [header(entries.length, entries)];
+  const hash = crypto.createHash('sha1').update(parts[0]!);
+  for (let i = 0; i < entries.length; i++) {
+    if (i % TICK_EVERY === 0) await slice.tick();
+    parts.push(entries[i]!.raw);
+    hash.update(entries[i]!.raw);
+  }
   const sha = hash.copy().digest('hex');
   const name = `sharedindex.${sha}`;
-  if (!fs.existsSync(path.join(gitdir, name))) writeIndexFile(path.join(gitdir, name), gitdir, parts);
-  writeMain(gitdir, [], sha, []);
-  for (const old of fs.readdirSync(gitdir)) {
+  if (stateKind(path.join(gitdir, name)) === undefined) await writeIndexFile(path.join(gitdir, name), gitdir, parts, slice, hash);
+  await writeMain(gitdir, [], sha, [], slice);
+  for (const old of listStateDir(gitdir)) {
     if (old.startsWith('sharedindex.') && old !== name) fs.rmSync(path.join(gitdir, old), { force: true });
   }
 }
 
-/** Parts in (never copied into one buffer), checksum appended, the target replaced by rename. */
-function writeIndexFile(target: string, gitdir: string, parts: Buffer[]): void {
-  const hash = crypto.createHash('sha1');
-  for (const p of parts) hash.update(p);
-  const all = [...parts, hash.digest()];
+/**
+ * Parts in (never copied into one buffer), checksum appended, the target replaced by rename.
+ * `hash`, when given, already holds the SHA-1 of the parts.
+ */
+async function writeIndexFile(target: string, gitdir: string, parts: Buffer[], slice: TimeSlice, hash?: crypto.Hash): Promise<void> {
+  let sum = hash;
+  if (sum === undefined) {
+    sum = crypto.createHash('sha1');
+    for (let i = 0; i < parts.length; i++) {
+      if (i % TICK_EVERY === 0) await slice.tick();
+      sum.update(parts[i]!);
+    }
+  }
+  const all = [...parts, sum.digest()];
   const tmp = path.join(gitdir, `fileshed-index-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'wx');
+  const fd = createStateFile(tmp);
   try {
     // writev takes a bounded number of buffers per call; a short write (rare) finishes the batch plainly.
     for (let i = 0; i < all.length; i += 512) {
+      await slice.tick();
       const batch = all.slice(i, i + 512);
       const total = batch.reduce((n, b) => n + b.length, 0);
       const written = fs.writevSync(fd, batch);
@@ -358,21 +409,18 @@ function writeIndexFile(target: string, gitdir: string, parts: Buffer[]): void {
   } finally {
     fs.closeSync(fd);
   }
-  fs.renameSync(tmp, target);
+  renameState(tmp, target);
 }
 
 function writeSmall(gitdir: string, name: string, text: string): void {
   const tmp = path.join(gitdir, `fileshed-${name}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  writeBytes(tmp, text, { exclusive: true });
-  fs.renameSync(tmp, path.join(gitdir, name));
+  writeNewStateFile(tmp, text);
+  renameState(tmp, path.join(gitdir, name));
 }
 
+/** An index file's bytes (undefined when missing); a link or special file fails (IO_ERROR), never followed. */
 function readFile(file: string): Buffer | undefined {
-  try {
-    return readBytes(file);
-  } catch {
-    return undefined;
-  }
+  return readStateFile(file);
 }
 
 function readText(file: string): string | undefined {
@@ -388,7 +436,8 @@ function readText(file: string): string | undefined {
 export async function repairIndex(gitdir: string, head: string, tree: string): Promise<boolean> {
   const marker = readText(path.join(gitdir, MARKER));
   if (marker === undefined || marker === head) return false;
-  writeSplit(gitdir, await rebuild(gitdir, tree, []));
+  const slice = new TimeSlice();
+  await writeSplit(gitdir, await rebuild(gitdir, tree, [], slice), slice);
   writeSmall(gitdir, MARKER, `${head}\n`);
   return true;
 }

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { checkStateDir, listStateDir } from '../fs/nofollow.js';
 import { withLease } from '../locks/lease.js';
 import type { Repo } from './repo.js';
 
@@ -20,6 +21,8 @@ export async function withRepoLock<T>(repo: Repo, fn: () => Promise<T>): Promise
     shedError('FILE_LOCKED', `The version history of ${repo.label} is busy: another process has been committing for over ${WAIT_MS / 1000} s.`, {
       hint: 'Try the call again in a minute; if it keeps failing, ask an admin.',
     });
+  // The lock file lives in the repository: never reached through a link (fs/nofollow.ts).
+  checkStateDir(repo.gitdir);
   return withLease(path.join(repo.gitdir, 'fileshed.lock'), { waitMs: WAIT_MS, busy }, async (lease) => {
     // Temp files of a dead writer are swept only once we hold the lock: nobody else is writing.
     if (lease.tookOver) sweepTemps(repo.gitdir);
@@ -49,8 +52,8 @@ export function sweepTemps(gitdir: string, deep = false): void {
 
 function safeList(dir: string): string[] {
   try {
-    return fs.readdirSync(dir);
+    return listStateDir(dir);
   } catch {
-    return [];
+    return []; // a folder that is not a real one is not swept (nothing is removed through a link)
   }
 }

@@ -17,13 +17,23 @@ const NTFS_DOTGIT = /^(?:\.git|git~1)[. ]*(?::.*)?$/i;
 // Leftovers of an interrupted atomicWrite: ".name.<12 hex>.shedtmp".
 const TEMP_LEFTOVER = new RegExp(`^\\..*\\.[0-9a-f]{12}${TEMP_SUFFIX.replace('.', '\\.')}$`);
 
+/** True for every spelling of `.git` that git refuses in a tree (`git fsck`: hasDotgit), on any system. */
+function isDotGitName(name: string): boolean {
+  return name.replace(HFS_IGNORABLE, '').toLowerCase() === '.git' || NTFS_DOTGIT.test(name);
+}
+
+/** True when some component of a zone-relative path is a spelling of `.git`. */
+export function hasDotGitComponent(rel: string): boolean {
+  return rel !== '' && rel.split('/').some(isDotGitName);
+}
+
 /**
  * False for names that never enter the history: every spelling of `.git` (at any depth; `git fsck`
  * rejects them), names that are not single path components, and temp files of interrupted writes.
  */
 export function isTrackableName(name: string): boolean {
   if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) return false;
-  if (name.replace(HFS_IGNORABLE, '').toLowerCase() === '.git' || NTFS_DOTGIT.test(name)) return false;
+  if (isDotGitName(name)) return false;
   return !TEMP_LEFTOVER.test(name);
 }
 

@@ -5,17 +5,20 @@
  *
  * Loose objects are written like git does: deflate into `objects/xx/tmp_obj_*` (a name `git fsck`
  * ignores), then rename into place. Reads take loose objects directly and fall back to
- * isomorphic-git for packed ones (repositories that a real git packed).
+ * isomorphic-git for packed ones (repositories that a real git packed), through a file system that
+ * only reads: every path it asks for is opened without following links (fs/nofollow.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { compareTreeNames, TREE_MODE } from './names.js';
-import { readBytes } from '../fs/read.js';
+import { shedError } from '../errors.js';
+import { sortSliced, type TimeSlice } from '../fs/slice.js';
+import { checkStateDir, createStateFile, listStateDir, makeStateDir, readStateFile, stateKind } from '../fs/nofollow.js';
 
 /** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
-export const isomorphicGit = () => import('isomorphic-git');
+const isomorphicGit = () => import('isomorphic-git');
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
@@ -59,37 +62,31 @@ export function loosePath(gitdir: string, oid: string): string {
 }
 
 export function hasLoose(gitdir: string, oid: string): boolean {
-  return fs.existsSync(loosePath(gitdir, oid));
+  return stateKind(loosePath(gitdir, oid)) === 'file';
 }
 
 /** Writes an object (unless already present as a loose object) and returns its id. */
 export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
   const oid = hashObject(type, body);
-  const final = loosePath(gitdir, oid);
-  if (fs.existsSync(final)) return oid;
-  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
-  placeLoose(gitdir, oid, (fd) => writeAll(fd, data));
-  return oid;
-}
-
-/**
- * Creates `objects/tmp_obj_*`, lets `fill` write it, and renames it to the object's name (temps in
- * one folder: a killed writer's are found by one listing, see sweepTemps).
- */
-export function placeLoose(gitdir: string, oid: string, fill: (fd: number) => void): void {
+  // The object's folder is checked once (no link, see fs/nofollow.ts) for the lookup and the write.
   const dir = path.join(gitdir, 'objects', oid.slice(0, 2));
-  fs.mkdirSync(dir, { recursive: true });
+  const dirThere = checkStateDir(dir);
+  if (dirThere && stateKind(path.join(dir, oid.slice(2)), true) === 'file') return oid;
+  if (!dirThere) makeStateDir(dir);
+  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
+  // Temps in objects/ itself: a killed writer's are found by one listing (sweepTemps).
   const tmp = tempObjectPath(path.join(gitdir, 'objects'));
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o444);
+  const fd = createStateFile(tmp, 0o444, true);
   try {
-    fill(fd);
+    writeAll(fd, data);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
     throw err;
   }
   fs.closeSync(fd);
-  fs.renameSync(tmp, path.join(dir, oid.slice(2)));
+  fs.renameSync(tmp, path.join(dir, oid.slice(2))); // within the folder just checked
+  return oid;
 }
 
 export function tempObjectPath(dir: string): string {
@@ -115,12 +112,7 @@ function remember<V>(cache: Map<string, V>, key: string, value: V): V {
 
 export async function readObject(gitdir: string, oid: string): Promise<GitObject> {
   if (oid === EMPTY_TREE) return { type: 'tree', body: Buffer.alloc(0) };
-  let raw: Buffer | undefined;
-  try {
-    raw = readBytes(loosePath(gitdir, oid));
-  } catch {
-    raw = undefined;
-  }
+  const raw = readStateFile(loosePath(gitdir, oid));
   if (raw !== undefined) {
     const full = zlib.inflateSync(raw);
     const nul = full.indexOf(0);
@@ -135,8 +127,22 @@ export async function readObject(gitdir: string, oid: string): Promise<GitObject
   }
   // Packed object (a real git packed this repository): isomorphic-git reads packs.
   const { readObject: readPackedObject } = await isomorphicGit();
-  const packed = await readPackedObject({ fs, gitdir, oid, format: 'content', cache });
+  let packed: Awaited<ReturnType<typeof readPackedObject>>;
+  try {
+    packed = await readPackedObject({ fs: readOnlyGitFs, gitdir, oid, format: 'content', cache });
+  } catch (err) {
+    if (err instanceof Error && err.name === 'NotFoundError') throw missingObject(oid);
+    throw err;
+  }
   return { type: packed.type as ObjectType, body: Buffer.from(packed.object as Uint8Array) };
+}
+
+/** An object the history refers to is not there: the repository was damaged outside Fileshed. */
+function missingObject(oid: string): Error {
+  return shedError('IO_ERROR', `The version history is damaged: it refers to an object (${oid.slice(0, 7)}) that is not in the repository.`, {
+    details: { reason: 'MISSING_OBJECT', object: oid },
+    hint: 'Files can still be read and written; an admin must repair the history (git fsck shows what is missing).',
+  });
 }
 
 export async function readTree(gitdir: string, oid: string): Promise<TreeEntry[]> {
@@ -193,6 +199,23 @@ export function writeTree(gitdir: string, entries: TreeEntry[]): string {
   return writeObject(gitdir, 'tree', serializeTree(entries));
 }
 
+/** Entries serialised per step of the sliced writer. */
+const SERIALIZE_STEP = 1024;
+
+/** writeTree for a folder the user shaped (30,000 entries take tens of ms to sort and serialise): sliced. */
+export async function writeTreeSliced(gitdir: string, entries: TreeEntry[], slice: TimeSlice): Promise<string> {
+  if (entries.length <= SERIALIZE_STEP) return writeTree(gitdir, entries);
+  const sorted = await sortSliced(entries, compareTreeNames, slice);
+  const parts: Buffer[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    if (i % SERIALIZE_STEP === 0) await slice.tick();
+    const e = sorted[i]!;
+    parts.push(Buffer.from(`${e.mode} ${e.name}\0`, 'latin1'), Buffer.from(e.oid, 'hex'));
+  }
+  await slice.tick();
+  return writeObject(gitdir, 'tree', Buffer.concat(parts));
+}
+
 export function isTreeMode(mode: string): boolean {
   return mode === TREE_MODE || mode === '040000';
 }
@@ -244,18 +267,14 @@ export function writeCommit(gitdir: string, c: NewCommit): string {
 export async function expandPrefix(gitdir: string, prefix: string): Promise<{ oids: string[]; ambiguous: boolean }> {
   let ambiguous = false;
   const found = new Set<string>();
-  try {
-    for (const name of fs.readdirSync(path.join(gitdir, 'objects', prefix.slice(0, 2)))) {
-      const oid = prefix.slice(0, 2) + name;
-      if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
-    }
-  } catch {
-    // no loose objects with that first byte
+  for (const name of listStateDir(path.join(gitdir, 'objects', prefix.slice(0, 2)))) {
+    const oid = prefix.slice(0, 2) + name;
+    if (/^[0-9a-f]{40}$/.test(oid) && oid.startsWith(prefix)) found.add(oid);
   }
   if (hasPacks(gitdir)) {
     try {
       const { expandOid } = await isomorphicGit();
-      found.add(await expandOid({ fs, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
+      found.add(await expandOid({ fs: readOnlyGitFs, gitdir, oid: prefix, cache: packCaches.get(gitdir) ?? {} }));
     } catch (err) {
       if (err instanceof Error && err.name === 'AmbiguousError') ambiguous = true;
     }
@@ -264,9 +283,54 @@ export async function expandPrefix(gitdir: string, prefix: string): Promise<{ oi
 }
 
 function hasPacks(gitdir: string): boolean {
-  try {
-    return fs.readdirSync(path.join(gitdir, 'objects', 'pack')).some((n) => n.endsWith('.pack'));
-  } catch {
-    return false;
-  }
+  return listStateDir(path.join(gitdir, 'objects', 'pack')).some((n) => n.endsWith('.pack'));
 }
+
+function fsError(code: string, p: string): Error {
+  return Object.assign(new Error(`${code}: '${path.basename(p)}'`), { code });
+}
+
+/**
+ * The file system isomorphic-git reads packs through: files and folder listings only, each opened
+ * without following links (a link or special file fails the read), and nothing it may write.
+ */
+const readOnlyGitFs = {
+  promises: {
+    async readFile(p: string, opts?: string | { encoding?: string }) {
+      const bytes = readStateFile(p);
+      if (bytes === undefined) throw fsError('ENOENT', p);
+      const encoding = typeof opts === 'string' ? opts : opts?.encoding;
+      return encoding ? bytes.toString(encoding as BufferEncoding) : bytes;
+    },
+    async readdir(p: string) {
+      if (stateKind(p) !== 'dir') throw fsError('ENOENT', p);
+      return listStateDir(p);
+    },
+    async stat(p: string) {
+      if (stateKind(p) === undefined) throw fsError('ENOENT', p);
+      return fs.lstatSync(p);
+    },
+    async lstat(p: string) {
+      if (stateKind(p) === undefined) throw fsError('ENOENT', p);
+      return fs.lstatSync(p);
+    },
+    async readlink(p: string): Promise<string> {
+      throw fsError('EINVAL', p);
+    },
+    async writeFile(p: string): Promise<void> {
+      throw fsError('EROFS', p);
+    },
+    async mkdir(p: string): Promise<void> {
+      throw fsError('EROFS', p);
+    },
+    async rmdir(p: string): Promise<void> {
+      throw fsError('EROFS', p);
+    },
+    async unlink(p: string): Promise<void> {
+      throw fsError('EROFS', p);
+    },
+    async symlink(p: string): Promise<void> {
+      throw fsError('EROFS', p);
+    },
+  },
+};

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeAll } from './objects.js';
-import { readTextIfAny } from '../fs/read.js';
+import { createStateFile, makeStateDir, readStateText, renameState } from '../fs/nofollow.js';
 import { assertFence } from '../locks/lease.js';
 
 export interface Head {
@@ -57,10 +57,10 @@ export function readRef(gitdir: string, ref: string): string | undefined {
 export function writeRef(gitdir: string, ref: string | undefined, oid: string): void {
   const target = ref === undefined ? path.join(gitdir, 'HEAD') : path.join(gitdir, ...ref.split('/'));
   if (ref !== undefined && !isSafeRef(ref)) throw new Error(`refusing to write ref '${ref}'`);
-  fs.mkdirSync(path.dirname(target), { recursive: true });
+  makeStateDir(path.dirname(target));
   // The temp file lives in the git folder itself: a leftover there is never mistaken for a ref.
   const tmp = path.join(gitdir, `fileshed-ref-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
+  const fd = createStateFile(tmp);
   try {
     writeAll(fd, Buffer.from(`${oid}\n`));
   } finally {
@@ -68,13 +68,14 @@ export function writeRef(gitdir: string, ref: string | undefined, oid: string): 
   }
   try {
     assertFence(); // the commit point: a holder whose lease ended never moves the branch
-    fs.renameSync(tmp, target);
+    renameState(tmp, target);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
     throw err;
   }
 }
 
+/** A ref file's text; a link or special file there fails (IO_ERROR), it is never followed. */
 function readText(file: string): string | undefined {
-  return readTextIfAny(file)?.trim();
+  return readStateText(file)?.trim();
 }

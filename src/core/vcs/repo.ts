@@ -1,28 +1,30 @@
 /**
- * One repository per versioned zone (Documents: users/{id}/Documents/data; groups later:
- * groups/{id}/data), with `.git` inside the zone root.
+ * One repository per versioned zone, at `git/` beside the zone's `data/` (SPEC section 4):
+ * `users/{id}/Documents/git` for Documents, `groups/{id}/git` for a group space. It is the git dir
+ * of the work tree `data/` (a real git reads it with `git --git-dir=git --work-tree=data log`), and
+ * it lies outside every zone, so no command can reach it. A `.git` inside `data/` is the user's own
+ * data: nothing here ever reads it as a repository (the one exception is the move of a repository
+ * made by an earlier version, migrate.ts, before any call of this version ran in the space).
  *
- * Created lazily, at the first commit or history command, so opening a zone (every call) stays a
- * mkdir; a zone that is never changed never gets a `.git`. Creation is atomic: isomorphic-git
- * initialises a temp folder beside the zone root (outside what users see), our config replaces
- * its own, and one rename puts it in place; a concurrent creator simply finds it there.
+ * Creation is atomic: the folder is built under a temp name beside it and renamed into place; a
+ * concurrent creator simply finds it there. Every access to it goes through fs/nofollow.ts: no link
+ * is ever followed inside it, and a link or special file there fails the access (IO_ERROR).
  *
- * Nothing here runs programs: no hooks are installed or ever run (neither we nor isomorphic-git
- * run hooks), and we never read the repository config, so no setting in it can make us execute
- * anything. The config we write only describes the repository (file modes and links kept, no
- * case folding) so that a real git reading it agrees with our trees.
+ * Nothing here runs programs: no hooks are installed or ever run, and we never read the repository
+ * config, so no setting in it can make us execute anything. The config we write only describes the
+ * repository (file modes and links kept, no case folding) so that a real git reading it agrees with
+ * our trees.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { shedError } from '../errors.js';
-import { writeBytes } from '../fs/read.js';
+import { checkStateDir, readStateText, writeNewStateFile } from '../fs/nofollow.js';
 import type { Zone } from '../zones/zones.js';
-import { isomorphicGit } from './objects.js';
 
 export interface Repo {
-  /** Real path of the working tree (the zone root). */
+  /** Real path of the working tree (the zone root, `data/`). */
   root: string;
+  /** Real path of the repository (`git/` beside the zone root). */
   gitdir: string;
   /** What users see: "Documents". */
   label: string;
@@ -33,56 +35,54 @@ export interface Repo {
   hidden?: (key: string) => boolean;
 }
 
-const CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n';
+const REPO_DIR = 'git';
+export const CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n';
+const HEAD = 'ref: refs/heads/main\n';
+/** Prefix of the temp folder a creation builds before its rename (swept by recovery). */
+export const INIT_PREFIX = '.git-init-';
 
 export function repoFor(zone: Pick<Zone, 'root' | 'label'>): Repo {
-  return { root: zone.root, gitdir: path.join(zone.root, '.git'), label: zone.label };
+  return { root: zone.root, gitdir: path.join(path.dirname(zone.root), REPO_DIR), label: zone.label };
 }
 
-/** True when the zone already has its repository. */
+/** True when the zone already has its repository (a link or a file there is refused: IO_ERROR). */
 export function repoExists(repo: Repo): boolean {
-  return gitdirState(repo) === 'ok';
+  return checkStateDir(repo.gitdir);
 }
 
-/** Creates the repository when missing; refuses a `.git` that is not a real folder. */
+/** Creates the repository when missing; a `git` that is not a real folder is refused (IO_ERROR). */
 export async function ensureRepo(repo: Repo): Promise<void> {
-  const state = gitdirState(repo);
-  if (state === 'ok') return;
-  if (state === 'bad') {
-    throw shedError('IO_ERROR', `The version history of ${repo.label} is damaged (.git is not a folder); an admin must repair it.`, {
-      hint: 'Files can still be read and written in zone="storage" meanwhile.',
-    });
+  if (repoExists(repo)) {
+    if (readStateText(path.join(repo.gitdir, 'HEAD')) === undefined) completeRepo(repo.gitdir);
+    return;
   }
-  const tmp = path.join(path.dirname(repo.root), `.git-init-${crypto.randomBytes(6).toString('hex')}`);
+  createRepo(repo.gitdir);
+}
+
+/** Builds an empty repository under a temp name beside `gitdir` and renames it into place. */
+function createRepo(gitdir: string): void {
+  const tmp = path.join(path.dirname(gitdir), `${INIT_PREFIX}${crypto.randomBytes(6).toString('hex')}`);
   try {
-    const { init } = await isomorphicGit();
-    await init({ fs, dir: repo.root, gitdir: tmp, defaultBranch: 'main' });
-    writeBytes(path.join(tmp, 'config'), CONFIG);
-    fs.rmSync(path.join(tmp, 'hooks'), { recursive: true, force: true });
-    fs.mkdirSync(path.join(tmp, 'objects', 'info'), { recursive: true });
-    fs.renameSync(tmp, repo.gitdir);
+    fs.mkdirSync(tmp);
+    completeRepo(tmp);
+    fs.renameSync(tmp, gitdir);
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    if (gitdirState(repo) !== 'ok') throw err;
+    if (!checkStateDir(gitdir)) throw err;
     // Someone else created it at the same moment: theirs is as good as ours.
   }
 }
 
-function gitdirState(repo: Repo): 'ok' | 'missing' | 'bad' {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(repo.gitdir);
-  } catch {
-    return 'missing';
+/** The folders and files every repository needs (a folder left without HEAD is made usable: it holds nothing yet). */
+function completeRepo(gitdir: string): void {
+  for (const dir of ['objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags']) {
+    try {
+      fs.mkdirSync(path.join(gitdir, dir));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    checkStateDir(path.join(gitdir, dir));
   }
-  // A link or a "gitdir:" file could point anywhere: only a real folder is a repository we manage.
-  if (!st.isDirectory()) return 'bad';
-  if (!fs.existsSync(path.join(repo.gitdir, 'HEAD'))) {
-    // A folder without HEAD (an interrupted foreign init): make it usable, it holds nothing yet.
-    fs.mkdirSync(path.join(repo.gitdir, 'objects'), { recursive: true });
-    fs.mkdirSync(path.join(repo.gitdir, 'refs', 'heads'), { recursive: true });
-    if (!fs.existsSync(path.join(repo.gitdir, 'config'))) writeBytes(path.join(repo.gitdir, 'config'), CONFIG);
-    writeBytes(path.join(repo.gitdir, 'HEAD'), 'ref: refs/heads/main\n');
-  }
-  return 'ok';
+  if (readStateText(path.join(gitdir, 'config')) === undefined) writeNewStateFile(path.join(gitdir, 'config'), CONFIG);
+  writeNewStateFile(path.join(gitdir, 'HEAD'), HEAD);
 }

@@ -1,6 +1,6 @@
 /**
  * What a command changed, found without hashing: a stat snapshot of the zone before and after
- * (readdir + lstat, links never followed, `.git` skipped) compared entry by entry.
+ * (readdir + lstat, links never followed, names the history never holds skipped) compared entry by entry.
  *
  * A file counts as changed when its type, size, mode, inode, mtime or ctime differ (ctime catches
  * tools that restore mtime, like `touch -r` or `cp -p`). File timestamps come from a coarse clock,
@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isTrackableName } from './names.js';
 import { TimeSlice } from '../fs/slice.js';
+import { listSliced } from '../fs/list.js';
 
 export type EntryType = 'file' | 'link' | 'dir' | 'other';
 
@@ -46,11 +47,12 @@ export async function snapshot(root: string): Promise<Snapshot> {
     const rel = stack.pop()!;
     let names: fs.Dirent[];
     try {
-      names = fs.readdirSync(rel === '' ? root : path.join(root, rel), { withFileTypes: true });
+      names = await listSliced(rel === '' ? root : path.join(root, rel), slice);
     } catch {
       continue; // vanished or unreadable meanwhile
     }
     for (const d of names) {
+      await slice.tick(); // 30,000 entries in one folder: per entry, not per folder
       if (!isTrackableName(d.name)) continue;
       const child = rel === '' ? d.name : `${rel}/${d.name}`;
       if (d.isDirectory()) {

@@ -11,7 +11,9 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { isInside } from '../paths/resolve.js';
 import { EXEC_MODE, FILE_MODE, isTrackableName, LINK_MODE, TREE_MODE } from './names.js';
-import { hasLoose, loosePath, tempObjectPath, writeAll, writeObject, writeTree, type TreeEntry } from './objects.js';
+import { hasLoose, loosePath, tempObjectPath, writeAll, writeObject, writeTreeSliced, type TreeEntry } from './objects.js';
+import { createStateFile, makeStateDir, renameState } from '../fs/nofollow.js';
+import { listSliced } from '../fs/list.js';
 
 /** A file or link as it went into the history, with the stat the index records for it. */
 export interface WorkBlob {
@@ -22,8 +24,12 @@ export interface WorkBlob {
   stat: fs.BigIntStats;
 }
 
-/** Files above this size are hashed and deflated in chunks instead of being loaded whole. */
-const STREAM_ABOVE = 16 * 1024 * 1024;
+/**
+ * Files above this size are hashed and deflated in chunks (zlib on the thread pool, a turn of the
+ * event loop between chunks) instead of being loaded and deflated whole, which holds the loop for
+ * tens of ms per 10 MB.
+ */
+const STREAM_ABOVE = 1024 * 1024;
 const CHUNK = 1024 * 1024;
 
 /**
@@ -40,7 +46,12 @@ export async function blobFor(gitdir: string, abs: string, rel: string): Promise
   if (st.isSymbolicLink()) {
     // git fsck refuses a .gitmodules link; such a link simply stays out of the history.
     if (path.basename(rel) === '.gitmodules') return undefined;
-    const text = Buffer.from(fs.readlinkSync(abs, { encoding: 'buffer' }));
+    let text: Buffer;
+    try {
+      text = Buffer.from(fs.readlinkSync(abs, { encoding: 'buffer' }));
+    } catch {
+      return undefined; // replaced or removed since the lstat: what is there now is not a link
+    }
     return { path: rel, mode: LINK_MODE, oid: writeObject(gitdir, 'blob', text), stat: st };
   }
   if (!st.isFile()) return undefined;
@@ -88,7 +99,7 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
   const objects = path.join(gitdir, 'objects');
   for (let attempt = 0; ; attempt++) {
     const tmp = tempObjectPath(objects);
-    const out = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o444);
+    const out = createStateFile(tmp, 0o444);
     let total = 0;
     let oid: string;
     try {
@@ -102,7 +113,9 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
       const header = Buffer.from(`blob ${size}\0`);
       hash.update(header);
       deflate.write(header);
+      const slice = new TimeSlice();
       for (;;) {
+        await slice.tick();
         const chunk = Buffer.allocUnsafe(CHUNK);
         const n = fs.readSync(fd, chunk, 0, CHUNK, total);
         if (n === 0) break;
@@ -128,8 +141,8 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
     if (hasLoose(gitdir, oid)) {
       fs.rmSync(tmp, { force: true });
     } else {
-      fs.mkdirSync(path.dirname(loosePath(gitdir, oid)), { recursive: true });
-      fs.renameSync(tmp, loosePath(gitdir, oid));
+      makeStateDir(path.dirname(loosePath(gitdir, oid)));
+      renameState(tmp, loosePath(gitdir, oid));
     }
     return oid;
   }
@@ -137,18 +150,22 @@ async function writeLargeBlob(gitdir: string, fd: number, size: number): Promise
 
 /**
  * The tree of a folder (written with all its blobs and subtrees), or undefined when it holds
- * nothing trackable. Each file that went in is appended to `blobs` (for the index).
+ * nothing trackable. Each file that went in is appended to `blobs` (for the index). The user shapes
+ * the folder (thousands of levels, or 30,000 files in one folder): the walk yields to the event loop
+ * between entries once a slice is used up, and an entry that vanishes or changes kind meanwhile is
+ * simply what the folder holds now.
  */
 export async function folderTree(gitdir: string, absDir: string, relDir: string, blobs: WorkBlob[], slice = new TimeSlice()): Promise<string | undefined> {
-  await slice.tick(); // a user's folder can nest thousands of levels: yield to the event loop between folders
+  await slice.tick();
   let names: fs.Dirent[];
   try {
-    names = fs.readdirSync(absDir, { withFileTypes: true });
+    names = await listSliced(absDir, slice);
   } catch {
     return undefined;
   }
   const entries: TreeEntry[] = [];
   for (const d of names) {
+    await slice.tick();
     if (!isTrackableName(d.name)) continue;
     const abs = path.join(absDir, d.name);
     const rel = relDir === '' ? d.name : `${relDir}/${d.name}`;
@@ -164,7 +181,7 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
     blobs.push(blob);
     entries.push({ mode: blob.mode, name: Buffer.from(d.name).toString('latin1'), oid: blob.oid });
   }
-  return entries.length === 0 ? undefined : writeTree(gitdir, entries);
+  return entries.length === 0 ? undefined : writeTreeSliced(gitdir, entries, slice);
 }
 
 /**
@@ -173,15 +190,32 @@ export async function folderTree(gitdir: string, absDir: string, relDir: string,
  * through one belongs to the real path. Undefined when the path leads outside the root or into an
  * untrackable name. The last component is never resolved (a link is itself the entry).
  */
-export function canonicalRel(root: string, rel: string): string | undefined {
+export function canonicalRel(root: string, rel: string, folders?: Map<string, string | undefined>): string | undefined {
   if (rel === '') return '';
+  const cut = rel.lastIndexOf('/');
+  const folderRel = cut < 0 ? '' : rel.slice(0, cut);
+  // Paths of one call share their folders (30,000 files of one folder): each folder is walked once.
+  let current = folders?.get(folderRel);
+  if (current === undefined && !folders?.has(folderRel)) {
+    current = realFolder(root, folderRel);
+    folders?.set(folderRel, current);
+  }
+  if (current === undefined) return undefined;
+  const abs = path.join(current, rel.slice(cut + 1));
+  if (abs === root || !isInside(abs, root)) return undefined;
+  const out = path.relative(root, abs).split(path.sep).join('/');
+  return out.split('/').every(isTrackableName) ? out : undefined;
+}
+
+/** Where the folder `rel` really is (links on the way replaced), or undefined when that leads outside. */
+function realFolder(root: string, rel: string): string | undefined {
+  if (rel === '') return root;
   const parts = rel.split('/');
   // One component at a time at constant cost (fs/dircursor.ts), whatever the depth.
   const cursor = new DirCursor(root);
-  let current: string;
   try {
     let i = 0;
-    for (; i < parts.length - 1; i++) {
+    for (; i < parts.length; i++) {
       const st = cursor.lstat(parts[i]!);
       if (st === undefined) break; // the rest does not exist (any more): keep it as written
       if (st.isSymbolicLink()) {
@@ -197,12 +231,8 @@ export function canonicalRel(root: string, rel: string): string | undefined {
         cursor.enter(parts[i]!);
       }
     }
-    current = path.join(cursor.here, ...parts.slice(i, -1));
+    return path.join(cursor.here, ...parts.slice(i));
   } finally {
     cursor.close();
   }
-  const abs = path.join(current, parts[parts.length - 1]!);
-  if (abs === root || !isInside(abs, root)) return undefined;
-  const out = path.relative(root, abs).split(path.sep).join('/');
-  return out.split('/').every(isTrackableName) ? out : undefined;
 }

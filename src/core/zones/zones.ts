@@ -17,8 +17,24 @@ export type ZoneName = (typeof ZONE_NAMES)[number];
 export interface QuotaScope {
   key: string;
   limitBytes: number;
-  /** Folder trees counted, by zone label. */
+  /**
+   * Folder trees counted, by label: each zone's data root, and the repository of each versioned
+   * zone (`historyLabel`): history takes disk space too, and a user who rewrites a file again and
+   * again must not fill the disk at "nothing used".
+   */
   trees: Record<string, string>;
+}
+
+const HISTORY = ' history';
+
+/** The quota label of a versioned zone's repository ("Documents history"). */
+function historyLabel(zoneLabel: string): string {
+  return `${zoneLabel}${HISTORY}`;
+}
+
+/** The zone a label stands for, and whether it is that zone's history ("Documents history" → Documents, true). */
+export function labelZone(label: string): { zone: string; history: boolean } {
+  return label.endsWith(HISTORY) ? { zone: label.slice(0, -HISTORY.length), history: true } : { zone: label, history: false };
 }
 
 export interface Zone {
@@ -61,6 +77,7 @@ export function userScope(valves: Valves, userId: string): QuotaScope {
       Uploads: path.join(home, 'Uploads'),
       Storage: path.join(home, 'Storage', 'data'),
       Documents: path.join(home, 'Documents', 'data'),
+      [historyLabel('Documents')]: path.join(home, 'Documents', 'git'),
     },
   };
 }
@@ -105,7 +122,8 @@ export function groupHome(valves: Valves, groupId: string): string {
 
 export function groupScope(valves: Valves, group: { id: string; name: string }): QuotaScope {
   const home = groupHome(valves, group.id);
-  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [`Group:${group.name}`]: path.join(home, 'data') } };
+  const label = `Group:${group.name}`;
+  return { key: `group:${home}`, limitBytes: valves.quota_per_group_mb * MIB, trees: { [label]: path.join(home, 'data'), [historyLabel(label)]: path.join(home, 'git') } };
 }
 
 /** A group space (versioned like Documents); the caller has checked membership. */

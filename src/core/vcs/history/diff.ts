@@ -82,7 +82,7 @@ export async function gitStatus(repo: Repo, zone: Zone, args: string[]): Promise
   const head = readHead(repo.gitdir);
   const headTree = head.oid === undefined ? undefined : (await readCommit(repo.gitdir, head.oid)).tree;
   const tracked = await flatten(repo, headTree, filters);
-  const work = worktreeFiles(repo, filters);
+  const work = await worktreeFiles(repo, filters);
   const modified: string[] = [];
   const deleted: string[] = [];
   for (const [key, t] of tracked) {

@@ -10,12 +10,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../../errors.js';
-import { atomicWrite } from '../../fs/atomic.js';
+import { atomicWriteDeferred, syncDir } from '../../fs/atomic.js';
 import { removeTree } from '../../fs/remove-tree.js';
 import type { Identity } from '../../identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../locks/locks.js';
 import { linkProblem } from '../../paths/links.js';
-import { resolvePath } from '../../paths/resolve.js';
+import { resolvePath, type ResolvedPath } from '../../paths/resolve.js';
+import { TimeSlice } from '../../fs/slice.js';
 import { ensureFileSize, ensureQuota } from '../../quota/quota.js';
 import type { Zone } from '../../zones/zones.js';
 import { commitPaths } from '../commit.js';
@@ -45,6 +46,8 @@ export interface RestoreLimits {
 }
 
 const RESTORE_OPTIONS = '--source=REV (or -s REV), --worktree, --staged, -- path';
+/** Restored files being written (and fsynced on the thread pool) at once. */
+const WRITES_IN_FLIGHT = 8;
 
 export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'checkout', args: string[], author: Identity, limits: RestoreLimits): Promise<GitOutput> {
   const { before, paths } = splitDashDash(args);
@@ -111,7 +114,7 @@ export async function gitRestore(repo: Repo, zone: Zone, sub: 'restore' | 'check
     const short = oid.slice(0, 7);
     const message = `Restore ${rels.join(', ')} from ${short} (${subject(commit)})`;
     const made = await withPendingPaths(repo, rels, async () => {
-      const written = await applyToWorktree(zone, writes, removes, limits);
+      const written = await applyToWorktree(repo, zone, writes, removes, limits);
       await limits.afterWrite?.(written);
       return commitPaths(repo, rels, author, message);
     });
@@ -128,43 +131,73 @@ function switchRefused(word: string | undefined): Error {
   });
 }
 
-async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; oid: string }>, removes: string[], limits: RestoreLimits): Promise<string[]> {
+/** What a restore of 30,000 files does per file, in slices: other users' calls go on meanwhile. */
+async function applyToWorktree(repo: Repo, zone: Zone, writes: Map<string, { mode: string; oid: string }>, removes: string[], limits: RestoreLimits): Promise<string[]> {
+  const slice = new TimeSlice();
   const blobs = new Map<string, Buffer>();
   let growth = 0;
   for (const [key, state] of writes) {
-    const bytes = await readBlob(zoneGitdir(zone), state.oid);
+    await slice.tick();
+    const bytes = await readBlob(repo.gitdir, state.oid);
     if (limits.maxFileSizeMb !== undefined) ensureFileSize(bytes.length, limits.maxFileSizeMb, `Restoring ${fromKey(key)}`);
     blobs.set(key, bytes);
     growth += bytes.length - sizeOf(path.join(zone.root, fromKey(key)));
   }
-  for (const key of removes) growth -= sizeOf(path.join(zone.root, fromKey(key)));
-  refuseBadLinks(zone, writes, blobs);
+  for (const key of removes) {
+    await slice.tick();
+    growth -= sizeOf(path.join(zone.root, fromKey(key)));
+  }
+  await refuseBadLinks(zone, writes, blobs, slice);
   await ensureQuota(zone.scope, growth);
 
   // Every check comes before the first change: ownership (group spaces), then other conversations' locks.
   // What would be removed on the way (a file standing where a folder comes back) is judged too.
   const blockers = new Set<string>();
   for (const key of writes.keys()) {
+    await slice.tick();
     const blocker = wayBlocker(zone.root, fromKey(key));
     if (blocker !== undefined) blockers.add(blocker);
   }
-  const underBlocker = (rel: string) => [...blockers].some((b) => rel.startsWith(`${b}/`));
-  const checked = [...writes.keys(), ...removes].map(fromKey).filter((rel) => !underBlocker(rel));
-  const resolved = checked.map((rel) => resolvePath(zone, rel, { param: 'args', intent: 'delete' }));
+  const underBlocker = (rel: string) => blockers.size > 0 && [...blockers].some((b) => rel.startsWith(`${b}/`));
+  const resolved: ResolvedPath[] = [];
+  for (const key of [...writes.keys(), ...removes]) {
+    await slice.tick();
+    const rel = fromKey(key);
+    if (!underBlocker(rel)) resolved.push(resolvePath(zone, rel, { param: 'args', intent: 'delete' }));
+  }
   if (limits.guard !== undefined) {
     for (const rel of blockers) await limits.guard(rel, 'remove');
-    for (const p of resolved) await limits.guard(path.relative(zone.root, p.abs).split(path.sep).join('/'), writes.has(toKey(p.rel)) ? 'restore' : 'remove');
+    for (const p of resolved) {
+      await slice.tick();
+      await limits.guard(path.relative(zone.root, p.abs).split(path.sep).join('/'), writes.has(toKey(p.rel)) ? 'restore' : 'remove');
+    }
   }
   if (limits.lockOwner !== undefined) {
     for (const rel of blockers) ensureNotLockedByOther(zone, rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
-    for (const p of resolved) ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    for (const p of resolved) {
+      await slice.tick();
+      ensureNotLockedByOther(zone, p.rel, limits.lockOwner, limits.lockMaxAgeHours ?? 24);
+    }
   }
 
   for (const rel of blockers) fs.rmSync(path.join(zone.root, rel), { force: true });
   // Removals first (as git does): a removed file may stand where a restored folder goes, and the reverse.
-  const targets = [...removes, ...writes.keys()].map((key) => ({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) }));
+  const targets: { key: string; p: ResolvedPath }[] = [];
+  for (const key of [...removes, ...writes.keys()]) {
+    await slice.tick();
+    targets.push({ key, p: resolvePath(zone, fromKey(key), { param: 'args', intent: 'delete' }) });
+  }
   const written: string[] = [];
+  // Files are written a few at a time, their fsyncs on the thread pool; each folder is synced once at the end.
+  const inflight = new Set<Promise<void>>();
+  const folders = new Set<string>();
+  let failure: { err: unknown } | undefined;
+  const settle = async (limit: number) => {
+    while (inflight.size > limit) await Promise.race(inflight);
+  };
   for (const { key, p } of targets) {
+    await slice.tick();
+    if (failure !== undefined) break;
     const state = writes.get(key);
     if (state === undefined) {
       fs.rmSync(p.abs, { force: true });
@@ -181,17 +214,31 @@ async function applyToWorktree(zone: Zone, writes: Map<string, { mode: string; o
       assertFence();
       fs.renameSync(tmp, p.abs);
     } else {
-      atomicWrite(p.abs, bytes);
-      fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644);
+      const write = atomicWriteDeferred(p.abs, bytes).then(() => fs.chmodSync(p.abs, state.mode === EXEC_MODE ? 0o755 : 0o644));
+      const tracked: Promise<void> = write
+        .catch((err: unknown) => {
+          failure ??= { err };
+        })
+        .finally(() => inflight.delete(tracked));
+      inflight.add(tracked);
+      folders.add(path.dirname(p.abs));
+      await settle(WRITES_IN_FLIGHT);
     }
     written.push(path.relative(zone.root, p.abs).split(path.sep).join('/'));
+  }
+  await Promise.all(inflight);
+  if (failure !== undefined) throw failure.err;
+  for (const dir of folders) {
+    await slice.tick();
+    syncDir(dir);
   }
   return written;
 }
 
 /** A link blob is restored only if the one link rule allows it where it lands (not outside, not at itself or an ancestor). */
-function refuseBadLinks(zone: Zone, writes: Map<string, { mode: string; oid: string }>, blobs: Map<string, Buffer>): void {
+async function refuseBadLinks(zone: Zone, writes: Map<string, { mode: string; oid: string }>, blobs: Map<string, Buffer>, slice: TimeSlice): Promise<void> {
   for (const [key, state] of writes) {
+    await slice.tick();
     if (state.mode !== LINK_MODE) continue;
     const rel = fromKey(key);
     const target = blobs.get(key)!.toString('utf8');
@@ -216,10 +263,6 @@ function wayBlocker(root: string, rel: string): string | undefined {
     return parts.slice(0, i + 1).join('/');
   }
   return undefined;
-}
-
-function zoneGitdir(zone: Zone): string {
-  return path.join(zone.root, '.git');
 }
 
 function sizeOf(abs: string): number {

@@ -5,6 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readBytes } from '../../fs/read.js';
+import { listSliced } from '../../fs/list.js';
+import { stateFileStat } from '../../fs/nofollow.js';
+import { TimeSlice } from '../../fs/slice.js';
 import { readIndexEntries } from '../gitindex.js';
 import { EXEC_MODE, FILE_MODE, isTrackableName, LINK_MODE, toKey } from '../names.js';
 import { hashObject, isTreeMode, readTree, type TreeEntry } from '../objects.js';
@@ -54,8 +57,10 @@ export async function entryAt(repo: Repo, tree: string, key: string): Promise<Tr
 /** Every file and link of a tree (below the filters), by byte-string path. */
 export async function flatten(repo: Repo, tree: string | undefined, filters: Filters = []): Promise<Map<string, FileState>> {
   const out = new Map<string, FileState>();
+  const slice = new TimeSlice();
   const walk = async (oid: string, prefix: string): Promise<void> => {
     for (const e of await readTree(repo.gitdir, oid)) {
+      await slice.tick();
       const key = prefix + e.name;
       if (repo.hidden?.(key)) continue;
       if (isTreeMode(e.mode)) {
@@ -72,12 +77,14 @@ export async function flatten(repo: Repo, tree: string | undefined, filters: Fil
 /** Files that differ between two trees (undefined = empty tree), in path order. */
 export async function diffTrees(repo: Repo, a: string | undefined, b: string | undefined, filters: Filters = []): Promise<FileChange[]> {
   const out: FileChange[] = [];
+  const slice = new TimeSlice();
   const walk = async (ta: string | undefined, tb: string | undefined, prefix: string): Promise<void> => {
     if (ta === tb) return;
     const ea = new Map((ta === undefined ? [] : await readTree(repo.gitdir, ta)).map((e) => [e.name, e]));
     const eb = new Map((tb === undefined ? [] : await readTree(repo.gitdir, tb)).map((e) => [e.name, e]));
     const names = [...new Set([...ea.keys(), ...eb.keys()])].sort();
     for (const name of names) {
+      await slice.tick();
       const x = ea.get(name);
       const y = eb.get(name);
       const key = prefix + name;
@@ -104,32 +111,30 @@ export interface WorkFile extends FileState {
 
 /**
  * The working tree's files and links (below the filters) with their blob ids. A file whose stat
- * data still matches its `.git/index` entry takes the id from there; every other file is hashed
- * (no object is written). O(files), O(bytes) only for files the index cannot vouch for.
+ * data still matches its entry in the repository's index takes the id from there; every other file
+ * is hashed (no object is written). O(files), O(bytes) only for files the index cannot vouch for;
+ * sliced per entry (the user shapes the tree).
  */
-export function worktreeFiles(repo: Repo, filters: Filters = []): Map<string, WorkFile> {
-  const index = readIndexEntries(repo.gitdir);
-  let indexMtime = 0n;
-  try {
-    indexMtime = fs.statSync(path.join(repo.gitdir, 'index'), { bigint: true }).mtimeNs;
-  } catch {
-    // no index: everything is hashed
-  }
+export async function worktreeFiles(repo: Repo, filters: Filters = []): Promise<Map<string, WorkFile>> {
+  const slice = new TimeSlice();
+  const index = await readIndexEntries(repo.gitdir, slice);
+  const indexMtime = stateFileStat(path.join(repo.gitdir, 'index'))?.mtimeNs ?? 0n; // no index: everything is hashed
   const out = new Map<string, WorkFile>();
-  const walk = (abs: string, prefix: string): void => {
+  const walk = async (abs: string, prefix: string): Promise<void> => {
     let names: fs.Dirent[];
     try {
-      names = fs.readdirSync(abs, { withFileTypes: true });
+      names = await listSliced(abs, slice);
     } catch {
       return;
     }
     for (const d of names) {
+      await slice.tick();
       if (!isTrackableName(d.name)) continue;
       const key = prefix + toKey(d.name);
       if (repo.hidden?.(key)) continue;
       const child = path.join(abs, d.name);
       if (d.isDirectory()) {
-        if (reaches(key, filters)) walk(child, `${key}/`);
+        if (reaches(key, filters)) await walk(child, `${key}/`);
         continue;
       }
       if (!matches(key, filters)) continue;
@@ -137,7 +142,7 @@ export function worktreeFiles(repo: Repo, filters: Filters = []): Map<string, Wo
       if (state !== undefined) out.set(key, { ...state, abs: child });
     }
   };
-  walk(repo.root, '');
+  await walk(repo.root, '');
   return out;
 }
 
@@ -148,15 +153,14 @@ function fileState(abs: string, cached: { oid: string; raw: Buffer } | undefined
   } catch {
     return undefined;
   }
-  if (st.isSymbolicLink()) {
-    if (path.basename(abs) === '.gitmodules') return undefined;
-    return { mode: LINK_MODE, oid: hashObject('blob', fs.readlinkSync(abs, { encoding: 'buffer' })) };
-  }
-  if (!st.isFile()) return undefined;
-  const mode = (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
-  if (cached !== undefined && statMatches(cached.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached.oid };
+  if (!st.isSymbolicLink() && !st.isFile()) return undefined;
+  const mode = st.isSymbolicLink() ? LINK_MODE : (st.mode & 0o100n) !== 0n ? EXEC_MODE : FILE_MODE;
+  if (st.isSymbolicLink() && path.basename(abs) === '.gitmodules') return undefined;
+  if (st.isFile() && cached !== undefined && statMatches(cached.raw, st, mode) && st.mtimeNs < indexMtime) return { mode, oid: cached.oid };
   try {
-    return { mode, oid: hashObject('blob', readBytes(abs)) };
+    // Removed or replaced since the listing: what is there now is read next time.
+    const bytes = st.isSymbolicLink() ? fs.readlinkSync(abs, { encoding: 'buffer' }) : readBytes(abs, { noFollow: true });
+    return { mode, oid: hashObject('blob', bytes) };
   } catch {
     return undefined;
   }
@@ -179,7 +183,7 @@ function statMatches(raw: Buffer, st: fs.BigIntStats, mode: string): boolean {
 /** Changes from a tree to the working tree. */
 export async function diffWorktree(repo: Repo, tree: string | undefined, filters: Filters = []): Promise<FileChange[]> {
   const base = await flatten(repo, tree, filters);
-  const work = worktreeFiles(repo, filters);
+  const work = await worktreeFiles(repo, filters);
   const out: FileChange[] = [];
   for (const [key, old] of base) {
     const now = work.get(key);

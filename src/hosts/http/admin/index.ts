@@ -164,8 +164,8 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     }),
     section('/admin/sandbox', 'Sandbox', (_req, a) => sandboxPage(ctx, a.user)),
     section('/admin/audit', 'Audit log', (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === 'true')),
-    section('/admin/maintenance', 'Maintenance', (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
-      const run = schedule.run('admin');
+    section('/admin/maintenance', 'Maintenance', (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), async (_req, res, a) => {
+      const run = await schedule.run('admin');
       audit(a.user, 'admin:maintenance', run ? (run.error ? 'FAILED' : 'OK') : 'BUSY');
       const notice: PageOptions['notice'] = run ? [] : [{ kind: 'warn', text: 'A maintenance run is already in progress; its report appears here when it ends.' }];
       page(res, a, '/admin/maintenance', 'Maintenance', maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);

@@ -37,14 +37,14 @@ export class MaintenanceSchedule {
 
   constructor(
     private readonly ctx: ServerContext,
-    private readonly maintainAll: (valves: Record<string, unknown>) => StorageMaintenance,
+    private readonly maintainAll: (valves: Record<string, unknown>) => Promise<StorageMaintenance>,
     private readonly times: ScheduleTimes = { tickMs: 60_000 },
   ) {}
 
   start(): void {
     this.timer = setInterval(() => {
       const due = this.nextAt();
-      if (due !== undefined && due <= Date.now()) this.run('schedule');
+      if (due !== undefined && due <= Date.now()) void this.run('schedule');
     }, this.times.tickMs);
     this.timer.unref();
   }
@@ -82,12 +82,12 @@ export class MaintenanceSchedule {
   }
 
   /** One run now; undefined when another run is in progress. */
-  run(trigger: MaintenanceRun['trigger']): MaintenanceRun | undefined {
+  async run(trigger: MaintenanceRun['trigger']): Promise<MaintenanceRun | undefined> {
     if (this.running) return undefined;
     this.running = true;
     const at = new Date().toISOString();
     try {
-      this.last = { at, trigger, report: this.maintainAll(this.ctx.valves()) };
+      this.last = { at, trigger, report: await this.maintainAll(this.ctx.valves()) };
       const r = this.last.report!;
       if (trigger === 'schedule') this.ctx.log.info(`scheduled maintenance: ${plural(r.users, 'user')}, ${plural(r.groups, 'group')}, ${plural(r.total, 'item')} cleaned in ${r.ms} ms`);
     } catch (err) {

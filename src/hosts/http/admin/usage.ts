@@ -42,7 +42,7 @@ export function usagePage(storageBase: string, query: URLSearchParams, csrf: str
   const groups = sorted('group');
   const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
   return `<p class="muted">From the usage records (updated after each call); ${plural(users.length, 'user')} and ${plural(groups.length, 'group')} recorded.</p>${measure}
-<h2>Users</h2>${table(users, sort, dir, ['Uploads', 'Storage', 'Documents'])}<h2>Groups</h2>${table(groups, sort, dir, [])}`;
+<h2>Users</h2>${table(users, sort, dir, ['Uploads', 'Storage', 'Documents', 'Documents history'])}<h2>Groups</h2>${table(groups, sort, dir, [])}`;
 }
 
 function table(rows: UsageRecord[], sort: SortKey, dir: string, zones: string[]): string {

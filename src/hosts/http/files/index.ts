@@ -10,7 +10,8 @@ import { markdownPage, MARKDOWN_VIEW_MAX_BYTES } from './markdown.js';
 import { PAGE_CSP } from './headers.js';
 import { imagePage, pdfPage, previewCsp, previewKind, PREVIEW_MAX_BYTES, tablePage, textPage } from './preview.js';
 import { linkServing, type TargetOptions } from '../../../index.js';
-import { listingPage, type SortKey } from './listing.js';
+import { listingPage } from './listing.js';
+import type { SortKey } from '../../../index.js';
 import { escapeHtml, page, sendError, sendPage } from './pages.js';
 import { sendFile } from './send-file.js';
 import { sendZip } from './zip.js';
@@ -46,9 +47,10 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
         return sendPage(req, res, 301, page('Moved', `<p><a href="${escapeHtml(location)}">Open the folder</a></p>`), { Location: location });
       }
       if (query.get('zip') === '1') return await sendZip(req, res, target);
-      const sort = (['name', 'size', 'date'] as const).find((k) => k === query.get('sort')) ?? 'name';
-      const entries = linkServing.readEntries(target);
-      return sendPage(req, res, 200, listingPage(target, entries, sort as SortKey, query.get('order') === 'desc'));
+      const sort: SortKey = (['name', 'size', 'date'] as const).find((k) => k === query.get('sort')) ?? 'name';
+      const desc = query.get('order') === 'desc';
+      const entries = await linkServing.readEntries(target, { key: sort, desc });
+      return sendPage(req, res, 200, await listingPage(target, entries, sort, desc));
     }
     const kind = query.get('view') === '1' ? previewKind(target.name) : undefined;
     if (kind !== undefined) {

@@ -2,22 +2,14 @@
  * The folder page: breadcrumbs, one row per entry (name, size, date), sortable by name, size or
  * date through the query (`?sort=size&order=desc`), links relative to the folder's own URL (which
  * ends with '/'), a "download all" zip link. Entries that are links leading outside the linked
- * folder are left out; the version history (.git) of a versioned zone never shows.
+ * folder and blocked entries are left out.
  */
 import path from 'node:path';
-import { formatSize, type FolderEntry, type Target } from '../../../index.js';
+import { formatSize, linkServing, type FolderEntry, type SortKey, type Target } from '../../../index.js';
 import { previewKind } from './preview.js';
 import { escapeHtml, page } from './pages.js';
 
 type Entry = FolderEntry;
-export type SortKey = 'name' | 'size' | 'date';
-
-export function sortEntries(entries: Entry[], key: SortKey, desc: boolean): Entry[] {
-  const byName = (a: Entry, b: Entry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const cmp = key === 'size' ? (a: Entry, b: Entry) => a.size - b.size || byName(a, b) : key === 'date' ? (a: Entry, b: Entry) => a.mtimeMs - b.mtimeMs || byName(a, b) : byName;
-  // Folders first, whatever the order.
-  return entries.sort((a, b) => (a.isFolder !== b.isFolder ? (a.isFolder ? -1 : 1) : desc ? cmp(b, a) : cmp(a, b)));
-}
 
 const href = (name: string) => encodeURIComponent(name);
 /** Dates to the minute; files of one folder share few minutes, so each is formatted once per page. */
@@ -34,7 +26,8 @@ function dateFormatter(): (ms: number) => string {
   };
 }
 
-export function listingPage(target: Target, entries: Entry[], key: SortKey, desc: boolean): string {
+/** The page of `entries`, already in display order (readEntries sorts them); rows are rendered in slices. */
+export async function listingPage(target: Target, entries: Entry[], key: SortKey, desc: boolean): Promise<string> {
   const rootName = target.link.path === '' ? target.zone.label : path.posix.basename(target.link.path);
   const segs = target.sub === '' ? [] : target.sub.split('/');
   const crumbs = [rootName, ...segs].map((label, i) => {
@@ -47,15 +40,18 @@ export function listingPage(target: Target, entries: Entry[], key: SortKey, desc
     return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? 'desc' : 'asc'}">${label}${arrow}</a></th>`;
   };
   const date = dateFormatter();
-  const rows = sortEntries(entries, key, desc).map((e) => {
+  const slice = linkServing.slice();
+  const rows: string[] = [];
+  for (const e of entries) {
+    await slice.tick();
     const link = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const kind = e.isFolder ? undefined : previewKind(e.name);
     // The preview link has its own column: the name cell holds exactly one link, the entry's.
     const view = kind !== undefined ? `<a href="${link}?view=1">view</a>` : '';
     // Pictures show inline (the file itself, loaded only when scrolled into view).
     const thumb = kind === 'image' ? `<img class="thumb" src="${link}" alt="" loading="lazy">` : '';
-    return `<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : formatSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`;
-  });
+    rows.push(`<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : formatSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`);
+  }
   const body = [
     `<nav class="crumbs">${crumbs.join(' / ')}</nav>`,
     `<h1>${escapeHtml(segs.at(-1) ?? rootName)}</h1>`,

@@ -3,7 +3,7 @@
  * compressed: the bottleneck is the network, and most large files are already compressed), one
  * chunk at a time, waiting for the client to drain, so memory stays flat whatever the folder holds.
  * Only regular files are included: links are never followed, so nothing outside the folder can
- * be packed; the version history (.git) of a versioned zone and blocked files are left out.
+ * be packed; blocked files are left out.
  */
 import fs from 'node:fs';
 import type http from 'node:http';

@@ -7603,7 +7603,7 @@ import { serving as serving7 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
-import { admin, hostApi, linkServing as linkServing4, serving as serving4, version as version2 } from "./fileshed.mjs";
+import { admin, hostApi, linkServing as linkServing5, serving as serving4, version as version2 } from "./fileshed.mjs";
 
 // src/hosts/mcp/http.ts
 import crypto4, { randomUUID } from "node:crypto";
@@ -21147,7 +21147,7 @@ function usagePage(storageBase, query2, csrf) {
   const groups = sorted("group");
   const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
   return `<p class="muted">From the usage records (updated after each call); ${plural3(users.length, "user")} and ${plural3(groups.length, "group")} recorded.</p>${measure}
-<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
+<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents", "Documents history"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
 }
 function table2(rows, sort, dir, zones) {
   if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
@@ -21296,8 +21296,8 @@ function adminRoutes(ctx, schedule) {
     }),
     section("/admin/sandbox", "Sandbox", (_req, a) => sandboxPage(ctx, a.user)),
     section("/admin/audit", "Audit log", (req) => auditPage(ctx.storageBase, query(req), ctx.valves().audit_log === true || ctx.valves().audit_log === "true")),
-    section("/admin/maintenance", "Maintenance", (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), (_req, res, a) => {
-      const run = schedule.run("admin");
+    section("/admin/maintenance", "Maintenance", (_req, a) => maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days), async (_req, res, a) => {
+      const run = await schedule.run("admin");
       audit(a.user, "admin:maintenance", run ? run.error ? "FAILED" : "OK" : "BUSY");
       const notice = run ? [] : [{ kind: "warn", text: "A maintenance run is already in progress; its report appears here when it ends." }];
       page2(res, a, "/admin/maintenance", "Maintenance", maintenancePage(schedule, a.csrf, ctx.valves().uploads_retention_days, run), notice);
@@ -21360,7 +21360,7 @@ var MaintenanceSchedule = class {
   start() {
     this.timer = setInterval(() => {
       const due = this.nextAt();
-      if (due !== void 0 && due <= Date.now()) this.run("schedule");
+      if (due !== void 0 && due <= Date.now()) void this.run("schedule");
     }, this.times.tickMs);
     this.timer.unref();
   }
@@ -21391,12 +21391,12 @@ var MaintenanceSchedule = class {
     return this.running;
   }
   /** One run now; undefined when another run is in progress. */
-  run(trigger) {
+  async run(trigger) {
     if (this.running) return void 0;
     this.running = true;
     const at = (/* @__PURE__ */ new Date()).toISOString();
     try {
-      this.last = { at, trigger, report: this.maintainAll(this.ctx.valves()) };
+      this.last = { at, trigger, report: await this.maintainAll(this.ctx.valves()) };
       const r = this.last.report;
       if (trigger === "schedule") this.ctx.log.info(`scheduled maintenance: ${plural4(r.users, "user")}, ${plural4(r.groups, "group")}, ${plural4(r.total, "item")} cleaned in ${r.ms} ms`);
     } catch (err2) {
@@ -26987,16 +26987,11 @@ function parseCsv(text2, delimiter, cutShort) {
 }
 
 // src/hosts/http/files/index.ts
-import { linkServing as linkServing3 } from "./fileshed.mjs";
+import { linkServing as linkServing4 } from "./fileshed.mjs";
 
 // src/hosts/http/files/listing.ts
 import path4 from "node:path";
-import { formatSize as formatSize3 } from "./fileshed.mjs";
-function sortEntries(entries, key, desc) {
-  const byName = (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-  const cmp = key === "size" ? (a, b) => a.size - b.size || byName(a, b) : key === "date" ? (a, b) => a.mtimeMs - b.mtimeMs || byName(a, b) : byName;
-  return entries.sort((a, b) => a.isFolder !== b.isFolder ? a.isFolder ? -1 : 1 : desc ? cmp(b, a) : cmp(a, b));
-}
+import { formatSize as formatSize3, linkServing } from "./fileshed.mjs";
 var href = (name) => encodeURIComponent(name);
 function dateFormatter() {
   const seen = /* @__PURE__ */ new Map();
@@ -27010,7 +27005,7 @@ function dateFormatter() {
     return text2;
   };
 }
-function listingPage(target, entries, key, desc) {
+async function listingPage(target, entries, key, desc) {
   const rootName = target.link.path === "" ? target.zone.label : path4.posix.basename(target.link.path);
   const segs = target.sub === "" ? [] : target.sub.split("/");
   const crumbs = [rootName, ...segs].map((label2, i2) => {
@@ -27023,13 +27018,16 @@ function listingPage(target, entries, key, desc) {
     return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? "desc" : "asc"}">${label2}${arrow}</a></th>`;
   };
   const date3 = dateFormatter();
-  const rows = sortEntries(entries, key, desc).map((e) => {
+  const slice = linkServing.slice();
+  const rows = [];
+  for (const e of entries) {
+    await slice.tick();
     const link2 = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const kind = e.isFolder ? void 0 : previewKind(e.name);
     const view = kind !== void 0 ? `<a href="${link2}?view=1">view</a>` : "";
     const thumb = kind === "image" ? `<img class="thumb" src="${link2}" alt="" loading="lazy">` : "";
-    return `<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : formatSize3(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`;
-  });
+    rows.push(`<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : formatSize3(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`);
+  }
   const body = [
     `<nav class="crumbs">${crumbs.join(" / ")}</nav>`,
     `<h1>${escapeHtml2(segs.at(-1) ?? rootName)}</h1>`,
@@ -27042,7 +27040,7 @@ function listingPage(target, entries, key, desc) {
 
 // src/hosts/http/files/send-file.ts
 import fs5 from "node:fs";
-import { linkServing } from "./fileshed.mjs";
+import { linkServing as linkServing2 } from "./fileshed.mjs";
 function parseRange(header3, size) {
   if (header3 === void 0) return void 0;
   const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header3);
@@ -27068,7 +27066,7 @@ function matches(header3, etag) {
   });
 }
 async function sendFile(req, res, abs, root, name, attachment) {
-  const fd2 = linkServing.openChecked(abs, root);
+  const fd2 = linkServing2.openChecked(abs, root);
   if (fd2 === void 0) return sendError(req, res, 404);
   try {
     const st = fs5.fstatSync(fd2);
@@ -27600,7 +27598,7 @@ var Zip = /* @__PURE__ */ (function() {
 })();
 
 // src/hosts/http/files/zip.ts
-import { linkServing as linkServing2 } from "./fileshed.mjs";
+import { linkServing as linkServing3 } from "./fileshed.mjs";
 var CHUNK2 = 256 * 1024;
 async function sendZip(req, res, target) {
   commonHeaders(res);
@@ -27624,7 +27622,7 @@ async function sendZip(req, res, target) {
     if (res.writableNeedDrain) await settled(res, "drain");
   };
   try {
-    for await (const { rel, fd: fd2 } of linkServing2.filesBelow(target)) {
+    for await (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
       if (res.destroyed || failed) {
         fs6.closeSync(fd2);
         break;
@@ -27669,7 +27667,7 @@ async function handleFilesRequest(req, res, opts, rest) {
     const query2 = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
     if (req.method !== "GET" && req.method !== "HEAD") return sendError(req, res, 405, void 0, { Allow: "GET, HEAD" });
     const tail = rest ?? (pathname.startsWith("/files/") ? pathname.slice("/files/".length) : "");
-    const target = await linkServing3.resolveTarget(tail, opts);
+    const target = await linkServing4.resolveTarget(tail, opts);
     if ("status" in target) {
       const text2 = target.reason === "expired" ? MESSAGES.expired : target.reason === "revoked" ? MESSAGES.revoked : void 0;
       return sendError(req, res, target.status, text2);
@@ -27681,8 +27679,9 @@ async function handleFilesRequest(req, res, opts, rest) {
       }
       if (query2.get("zip") === "1") return await sendZip(req, res, target);
       const sort = ["name", "size", "date"].find((k) => k === query2.get("sort")) ?? "name";
-      const entries = linkServing3.readEntries(target);
-      return sendPage(req, res, 200, listingPage(target, entries, sort, query2.get("order") === "desc"));
+      const desc = query2.get("order") === "desc";
+      const entries = await linkServing4.readEntries(target, { key: sort, desc });
+      return sendPage(req, res, 200, await listingPage(target, entries, sort, desc));
     }
     const kind = query2.get("view") === "1" ? previewKind(target.name) : void 0;
     if (kind !== void 0) {
@@ -27690,7 +27689,7 @@ async function handleFilesRequest(req, res, opts, rest) {
       const csp = previewCsp(PAGE_CSP, kind);
       if (kind === "image") return sendPage(req, res, 200, imagePage(target.name, inFolder), {}, csp);
       if (kind === "pdf") return sendPage(req, res, 200, pdfPage(target.name, inFolder), {}, csp);
-      const fd2 = linkServing3.openChecked(target.abs, target.linkRoot);
+      const fd2 = linkServing4.openChecked(target.abs, target.linkRoot);
       if (fd2 === void 0) return sendError(req, res, 404);
       try {
         const size = fs7.fstatSync(fd2).size;
@@ -28445,7 +28444,7 @@ async function startServer(settings, options = {}) {
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 3e4);
   infoTimer.unref();
-  await linkServing4.adoptSecret(settings.base, settings.linkSecret);
+  await linkServing5.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
   routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
   try {
@@ -29239,6 +29238,10 @@ async function runServe(argv) {
   const recovered = await serving7.recoverStorage(settings.base);
   if (recovered.commits.length > 0 || recovered.temp_files.length > 0) {
     process.stderr.write(`fileshed: recovery: ${recovered.commits.length} recovery commit(s), ${recovered.temp_files.length} temp file(s) removed
+`);
+  }
+  for (const m of recovered.migrations) {
+    process.stderr.write(`fileshed: ${m.space ?? m.zone} (${m.zone}): ${m.outcome === "moved" ? "version history moved from data/.git to git/" : `data/.git not trusted (${m.reason}): left as user data, a new history starts`}
 `);
   }
   const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});

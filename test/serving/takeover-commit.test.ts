@@ -27,7 +27,8 @@ process.stdout.write(JSON.stringify(r));
 `;
 
 const { banner: BANNER } = createRequire(import.meta.url)('../../build/bundle-banner.cjs') as { banner: string };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+/** The real git on a Documents work tree (`data/`), whose repository is `git/` beside it. */
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['--git-dir', path.join(cwd, '..', 'git'), '--work-tree', cwd, ...args], { cwd, encoding: 'utf8' }).trim();
 
 let dir: string;
 beforeAll(async () => {

@@ -125,9 +125,11 @@ describe('an earlier version\'s repository moves to git/ beside data/', () => {
     let moves = 0;
     for (let round = 0; round < 8; round++) {
       const p = spawn(process.execPath, [child, o.home, 'never'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      // Listened for from the start: a child that finishes before the kill has already exited.
+      const exited = new Promise((r) => p.on('exit', r));
       await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 120)));
       p.kill('SIGKILL');
-      await new Promise((r) => p.on('exit', r));
+      await exited;
       const old = fs.existsSync(path.join(o.data, '.git'));
       const moved = fs.existsSync(gitdir);
       expect(old !== moved).toBe(true);

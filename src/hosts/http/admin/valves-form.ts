@@ -31,7 +31,7 @@ const SECTIONS: readonly Section[] = [
   { id: 'sqlite', title: 'SQLite', prefixes: ['sqlite_'] },
   { id: 'archives', title: 'Archives', prefixes: ['zip_'] },
   { id: 'links', title: 'Links', prefixes: ['public_url', 'link_'] },
-  { id: 'functions', title: 'Functions & files', prefixes: ['functions', 'blocked_', 'allowed_'] },
+  { id: 'functions', title: 'Functions & files', prefixes: ['functions', 'blocked_', 'allowed_', 'read_'] },
   { id: 'audit', title: 'Audit & maintenance', prefixes: ['audit_', 'uploads_', 'maintenance_'] },
   { id: 'openwebui', title: 'Open WebUI', prefixes: ['openwebui_', 'import_'] },
 ];

@@ -1,7 +1,9 @@
 /**
  * The bubblewrap sandbox (bwrap mode): a command sees only its zone (at /zone), read-only system
- * folders, a private /tmp (its home folder and temp files, fresh for each call), no network unless
- * allowed, its own PID namespace, no capabilities, and dies with us.
+ * folders, a private /tmp (its home folder and temp files, fresh for each call: the inner launcher
+ * mounts it, size-bounded), no network unless allowed, its own PID namespace, and dies with us.
+ * bubblewrap leaves the inner launcher (launcher.ts) its capabilities, which it needs for its own
+ * mounts and drops, every one, before the program starts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +11,8 @@ import { ETC_NETWORK, ETC_READONLY } from './system.js';
 
 /** Where the zone appears inside the sandbox (and how disk paths are shown in output). */
 export const SANDBOX_ZONE = '/zone';
-/** The call's home folder inside the sandbox: empty, in the private /tmp. */
+/** The sandbox's private temp folder, and the call's home folder in it (empty). */
+export const SANDBOX_TMP = '/tmp';
 export const SANDBOX_HOME = '/tmp/home';
 
 export interface BwrapOptions {
@@ -31,7 +34,7 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
     else if (st?.isDirectory()) args.push('--ro-bind', host, host);
   }
   for (const p of [...ETC_READONLY, ...(opts.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', p, p);
-  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
+  args.push('--dev', '/dev', '--proc', '/proc', '--dir', SANDBOX_TMP);
   args.push(opts.readonly ? '--ro-bind' : '--bind', opts.zoneRoot, SANDBOX_ZONE);
   // Each folder above a protected entry is bound onto itself (still writable): a mount point cannot
   // be renamed or removed, so `mv folder elsewhere` cannot carry a protected file away. These come
@@ -54,12 +57,17 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
     if (fs.existsSync(inside)) args.push('--ro-bind', inside, path.posix.join(SANDBOX_ZONE, rel));
   }
   args.push(...maskArgs(opts));
-  args.push('--chdir', SANDBOX_ZONE, '--unshare-all');
+  args.push('--chdir', SANDBOX_ZONE);
+  args.push('--unshare-all');
   if (opts.network) args.push('--share-net');
-  // No --new-session: the runner starts the launcher (which runs bwrap) in a session of its own (setsid,
-  // no controlling terminal, no terminal descriptor passed), and the sandbox stays in it, so one
-  // process group and one scheduling group (autogroup) hold the whole command.
-  args.push('--die-with-parent', '--cap-drop', 'ALL');
+  // The capabilities of the sandbox's user namespace stay with the inner launcher for its mounts; it
+  // drops every one before the program starts. That namespace is also where RLIMIT_NPROC counts the
+  // command's own processes.
+  args.push('--cap-add', 'ALL');
+  // No --new-session: the launcher starts bwrap in a session of its own (setsid, no controlling
+  // terminal, no terminal descriptor passed), and the sandbox stays in it, so one scheduling group
+  // (autogroup) holds the whole command.
+  args.push('--die-with-parent');
   return args;
 }
 

@@ -14,6 +14,8 @@ import { SANDBOX_HOME } from './bwrap.js';
 import { SYSTEM_PATH } from './system.js';
 
 export interface CallFolders {
+  /** The folder holding both (what the launcher measures while the command runs). */
+  root: string;
   home: string;
   tmp: string;
   /** Removes both (in the background: nothing waits for it). */
@@ -46,7 +48,7 @@ export function openCallFolders(): CallFolders {
       .catch(() => fs.promises.rm(root, { recursive: true, force: true }))
       .catch(() => removeTree(root))
       .finally(() => pending.delete(root));
-  return { home, tmp, remove };
+  return { root, home, tmp, remove };
 }
 
 /** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */
@@ -81,10 +83,48 @@ async function removeStale(): Promise<void> {
 }
 
 /**
- * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
- * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named.
+ * git run as a program (outside Documents, where the in-process git serves) reads no system or
+ * global configuration, and the repository's own keys that would start a program are overridden by
+ * environment configuration, which outranks every file (a user may write `.git/config` of their
+ * own repository). What no key can override (aliases with `!`, `diff.external`, filter, diff and
+ * merge drivers named in `.gitattributes`) needs /bin/sh or another program, which the kernel
+ * refuses in both kernel modes: only git's own programs are executable for git.
  */
-export function commandEnvironment(cwd: string, folders: CallFolders | undefined): Record<string, string> {
+const GIT_OVERRIDES: readonly [string, string][] = [
+  ['core.fsmonitor', 'false'],
+  ['core.hooksPath', '/dev/null'],
+  ['core.pager', 'cat'],
+  ['core.editor', ':'],
+  ['sequence.editor', ':'],
+  ['core.sshCommand', 'false'],
+  ['core.gitProxy', ''],
+  ['core.askPass', ''],
+  ['core.alternateRefsCommand', ''],
+  ['core.attributesFile', '/dev/null'],
+  ['credential.helper', ''],
+  ['gpg.program', 'false'],
+  ['commit.gpgSign', 'false'],
+  ['tag.gpgSign', 'false'],
+  ['protocol.ext.allow', 'never'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+];
+
+const GIT_ENVIRONMENT: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_ATTR_NOSYSTEM: '1',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_COUNT: String(GIT_OVERRIDES.length),
+  ...Object.fromEntries(GIT_OVERRIDES.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
+};
+
+/**
+ * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
+ * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named; `program`
+ * the program it runs (git gets its configuration neutralised).
+ */
+export function commandEnvironment(cwd: string, folders: CallFolders | undefined, program: string): Record<string, string> {
   const home = folders ? path.relative(cwd, folders.home) : SANDBOX_HOME;
   const tmp = folders ? path.relative(cwd, folders.tmp) : '/tmp';
   return {
@@ -109,5 +149,6 @@ export function commandEnvironment(cwd: string, folders: CallFolders | undefined
     LESSKEYIN: '/dev/null',
     LESSKEY: '/dev/null',
     LESSHISTFILE: '-',
+    ...(path.basename(program) === 'git' ? GIT_ENVIRONMENT : {}),
   };
 }

@@ -93,7 +93,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
       zoneRoot: zone.root,
       readonly: zone.readonly,
       sandbox: sandbox.active,
-      ...(sandbox.active === 'landlock' ? { landlock: { abi: sandbox.landlockAbi!, executables: executablesFor(cmd, program) } } : {}),
+      ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: executablesFor(cmd, program) } } : {}),
       network: policy.network,
       protect: zone.versioned ? ['.git', ...locked.map((r) => r.path)] : [],
       timeoutSec: req.timeoutSec,

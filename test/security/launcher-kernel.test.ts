@@ -294,9 +294,11 @@ describe.each(MODES)('%s: a fork or thread bomb stays inside its own budget', (m
     const others = await Promise.all([bystander(), bystander(), bystander()]);
     expect(others).toEqual(['fine', 'fine', 'fine']);
     const r = await bomb;
-    // RLIMIT_NPROC refused the fork within the budget; a server run as root has it stopped instead.
-    if (process.geteuid!() === 0) expect(r.stoppedFor).toBe('processes');
-    else expect(Number(/refused after (\d+)/.exec(text(r))?.[1])).toBeLessThan(budget);
+    // RLIMIT_NPROC refuses the fork within the budget where the command has its own count (bwrap, server
+    // run as an ordinary user); elsewhere its supervisor stops it.
+    if (mode === 'bwrap' && process.geteuid!() !== 0) expect(Number(/refused after (\d+)/.exec(text(r))?.[1])).toBeLessThan(budget);
+    else expect(r.stoppedFor).toBe('processes');
+    expect(r.stderr.bytes.toString() + text(r)).not.toContain('launcher');
     expect(r.durationMs).toBeLessThan(15_000);
   });
 });
@@ -347,5 +349,50 @@ describe('what a command keeps in its call folders is bounded', () => {
   it('bwrap: nothing else the sandbox shows is writable (/dev/shm, its root)', async () => {
     const r = await perlRun('bwrap', `for my $f ('/dev/shm/x', '/x', '/usr/x') { print "$f ", (open(my $o, '>', $f) ? 'WROTE' : $! + 0), "\\n" }`);
     expect(text(r)).not.toContain('WROTE');
+  });
+});
+
+/**
+ * A server run as an ordinary user (the Docker image's way): in bwrap mode RLIMIT_NPROC bounds each
+ * command exactly (its own user namespace), so a fork bomb is refused fork at its budget; in the other
+ * modes its supervisor stops it. Either way another command of the same uid still starts and forks.
+ * The runner runs in a Node process of uid 65534 (setpriv), bundled by esbuild.
+ */
+describe.runIf(process.geteuid?.() === 0 && findProgram('setpriv') !== undefined)('a server run as an ordinary user', () => {
+  it.each(MODES)('%s: a fork bomb stays within its budget while another command forks', async (mode) => {
+    const { build } = await import('esbuild');
+    const dir = fs.mkdtempSync(path.join(base, 'user-'));
+    fs.chmodSync(base, 0o755);
+    fs.chmodSync(dir, 0o755);
+    const userZone = path.join(dir, 'zone');
+    fs.mkdirSync(userZone);
+    fs.chownSync(userZone, 65534, 65534);
+    const entry = path.join(dir, 'entry.ts');
+    fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/exec/${m}.ts`))};`).join('\n'));
+    await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: path.join(dir, 'runner.mjs'), logLevel: 'warning' });
+    const budget = 32;
+    const driver = `
+      const m = await import(${JSON.stringify(path.join(dir, 'runner.mjs'))});
+      const abi = ${mode === 'validated' ? 0 : '(await m.sandboxStatus(' + JSON.stringify(mode) + ')).landlockAbi'};
+      const req = (program, args, budget, programs = []) => ({ program, args, zoneRoot: ${JSON.stringify(userZone)}, readonly: false, sandbox: ${JSON.stringify(mode)}, network: false, protect: [],
+        landlock: { abi, executables: [program, ...programs].flatMap((p) => m.executablesFor(p.split('/').pop(), p)) },
+        timeoutSec: 5, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: budget, captureBytes: 4096, mergeStderr: true });
+      const bomb = m.run(req(${JSON.stringify(perl)}, ['-e', 'my $n = 0; for (1 .. 3000) { my $p = fork; if (!defined $p) { print "refused after $n\\\\n"; last } if ($p == 0) { sleep 30; exit 0 } $n++ } sleep 2;'], ${budget}));
+      await new Promise((r) => setTimeout(r, 500));
+      const others = await Promise.all([1, 2, 3].map(() => m.run(req('/bin/sh', ['-c', 'for i in 1 2 3 4 5 6 7 8; do (true) & done; wait; echo fine'], 64, ['/usr/bin/true']))));
+      const b = await bomb;
+      process.stdout.write(JSON.stringify({ bomb: b.stdout.bytes.toString(), stoppedFor: b.stoppedFor ?? null, refused: b.refused ?? null, others: others.map((o) => o.stdout.bytes.toString().trim()) }));`;
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(findProgram('setpriv')!, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', driver], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.refused).toBeNull();
+    expect(out.others).toEqual(['fine', 'fine', 'fine']);
+    if (mode === 'bwrap') {
+      expect(out.stoppedFor).toBeNull();
+      const forked = Number(/refused after (\d+)/.exec(out.bomb)?.[1]);
+      expect(forked).toBeGreaterThan(0);
+      expect(forked).toBeLessThan(budget);
+    } else expect(out.stoppedFor).toBe('processes');
   });
 });

@@ -60,10 +60,11 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
   args.push('--chdir', SANDBOX_ZONE);
   args.push('--unshare-all');
   if (opts.network) args.push('--share-net');
-  // The capabilities of the sandbox's user namespace stay with the inner launcher for its mounts; it
-  // drops every one before the program starts. That namespace is also where RLIMIT_NPROC counts the
-  // command's own processes.
-  args.push('--cap-add', 'ALL');
+  // One user namespace, in which the sandbox runs as uid 0 (the server's uid outside) and keeps its
+  // capabilities: the inner launcher needs them for its mounts (with another uid inside, bubblewrap
+  // would nest a second namespace that does not own the mounts) and drops every one before the
+  // program starts. That namespace is also where RLIMIT_NPROC counts the command's own tasks.
+  args.push('--uid', '0', '--gid', '0', '--cap-add', 'ALL');
   // No --new-session: the launcher starts bwrap in a session of its own (setsid, no controlling
   // terminal, no terminal descriptor passed), and the sandbox stays in it, so one scheduling group
   // (autogroup) holds the whole command.

@@ -149,6 +149,9 @@ export function commandEnvironment(cwd: string, folders: CallFolders | undefined
     LESSKEYIN: '/dev/null',
     LESSKEY: '/dev/null',
     LESSHISTFILE: '-',
+    // tar run as uid 0 with no capability (a server run as root; bubblewrap's namespace) would try to
+    // give extracted files the archive's owners and modes: it behaves as for an ordinary user instead.
+    TAR_OPTIONS: '--no-same-owner --no-same-permissions',
     ...(path.basename(program) === 'git' ? GIT_ENVIRONMENT : {}),
   };
 }

@@ -41,7 +41,7 @@ export interface LaunchSpec {
   nice: number;
   /** [resource, value] pairs set before the program (or bubblewrap) starts (setrlimit). */
   limits: readonly (readonly [number, number])[];
-  /** Processes and threads the command may add (RLIMIT_NPROC, counted per command; see launcher-script.ts). */
+  /** Processes and threads the command may run at once (see launcher-script.ts). */
   budget: number;
   /** What CONFINE applies (launcher-script.ts); bwrap mode: inside the sandbox, with its paths. */
   confine: {
@@ -67,7 +67,7 @@ export interface LaunchEnd {
   userMs: number;
   systemMs: number;
   maxRssKb: number;
-  /** The supervisor stopped it: its call folders passed their cap, it ran more processes than its budget (a server run as root), or the launcher went away. */
+  /** The supervisor stopped it: its call folders passed their cap, it ran more tasks than its budget, or the launcher went away. */
   stoppedFor?: 'call_folders' | 'processes' | 'launcher';
   /** What the status pipe said (see launcher-script.ts), or why the launcher could not start it. */
   status: string;

@@ -33,10 +33,12 @@
  * inheritable, checked); the seccomp filter; Landlock. Perl builtins and `syscall` only: the inner
  * script loads no module.
  *
- * Processes and threads per command: RLIMIT_NPROC, counted for the command alone (see `bound`). A
- * server run as root is the exception (the kernel never counts root's processes; giving the command
- * another real uid would put Perl in taint mode, make shells drop privileges and make access(2)
- * answer for that uid): its supervisor counts the command's tasks every 5 ms and stops it (`why`
+ * Processes and threads per command (see `bound`): RLIMIT_NPROC where the kernel counts the command's
+ * tasks alone (its own user namespace: bwrap, server run as an ordinary user); elsewhere RLIMIT_NPROC
+ * counts every task of the server's uid, shared by all commands (a bomb in one would use up the room
+ * of the others), and root's not at all (giving a command another real uid would put Perl in taint
+ * mode, make shells drop privileges and make access(2) answer for that uid), so the supervisor counts
+ * the command's tasks (every 20 ms, every 5 ms once it runs more than four) and stops it (`why`
  * processes) once it has more than its budget.
  */
 
@@ -142,7 +144,7 @@ $SIG{$_} = 'IGNORE' for qw(INT HUP PIPE QUIT);
 my $SERVER = $$;
 my $NODE = getppid();
 syscall($NR{prctl}, 36, 1, 0, 0, 0);
-my (%sup, $counted, $counted_at);
+my %sup;
 my $buf = '';
 # The launcher's own process limit as high as it may go; commands' limits stay below it (see bound).
 my $NPROC_HARD = do { my $l = "\\0" x 16; syscall($NR{prlimit64}, 0, 6, 0, $l); (unpack('QQ', $l))[1] };
@@ -167,31 +169,15 @@ sub children {
 sub sid { open(my $f, '<', "/proc/$_[0]/stat") or return -1; my $s = <$f> // ''; $s =~ s/^.*\\) //s; (split(/ /, $s))[3] // -1 }
 sub descendants { my @all; my @todo = children($_[0]); while (@todo) { my $p = shift(@todo); push @all, $p; push @todo, children($p) } @all }
 
-# Tasks (processes and threads) of this real uid: RLIMIT_NPROC counts them all.
-sub uid_tasks {
-  my $n = 0;
-  opendir(my $d, '/proc') or return 0;
-  for (readdir($d)) { next unless /^\\d+$/; my @st = stat("/proc/$_/task") or next; $n += $st[3] - 2 if $st[4] == $< }
-  $n;
-}
-
-# RLIMIT_NPROC of one command (undef: none), which counts its processes and threads alone. In bwrap
-# mode they are counted in its own user namespace; otherwise the uid's count is shared, so each
-# command may add its budget to what the uid runs and to what every running command may reach. Root's
-# processes are never counted: its supervisor counts them instead. The launcher runs at its hard
-# limit and a command's limit stays 64 below it, so the launcher's own forks never fail.
+# RLIMIT_NPROC counts every task of a real uid, so it bounds one command alone only where the command
+# has a count of its own: its user namespace (bwrap, server run as an ordinary user; the kernel never
+# counts root's tasks). There it is the command's budget (exact: 1). Everywhere else the supervisor
+# counts the command's tasks and stops it past its budget, and RLIMIT_NPROC only keeps the last 64 of
+# the uid's hard limit free, so the launcher's own forks never fail.
 sub bound {
   my ($q) = @_;
-  return undef if $> == 0;
-  my $budget = one($q, 'budget') + 0;
-  return $budget if one($q, 'mode') eq 'bwrap';
-  my $t = now();
-  ($counted, $counted_at) = (uid_tasks(), $t) if !defined($counted_at) || $t - $counted_at > 0.2;
-  my $cap = $counted;
-  for (values %sup) { $cap = $_->{cap} if defined $_->{cap} && $_->{cap} > $cap }
-  $cap += $budget;
-  # Room for the launcher's own forks under a finite hard limit.
-  $cap > $NPROC_HARD - 64 ? $NPROC_HARD - 64 : $cap;
+  return (one($q, 'budget') + 0, 1) if one($q, 'mode') eq 'bwrap' && $> != 0;
+  ($NPROC_HARD < 2 ** 62 ? $NPROC_HARD - 64 : undef, 0);
 }
 
 sub start {
@@ -199,11 +185,11 @@ sub start {
   my @f = split(/\\0/, $_[0], -1);
   while (@f) { my ($k, $v) = splice(@f, 0, 2); push @{$q{$k}}, $v }
   my $id = one(\\%q, 'id');
-  my $nproc = bound(\\%q);
+  my ($nproc, $exact) = bound(\\%q);
   my $pid = fork();
   return report("F $id " . hexs("fork: $!")) unless defined $pid;
-  if ($pid == 0) { supervise(\\%q, $nproc); POSIX::_exit(0) }
-  $sup{$pid} = { id => $id, cap => $nproc };
+  if ($pid == 0) { supervise(\\%q, $nproc, $exact); POSIX::_exit(0) }
+  $sup{$pid} = { id => $id };
 }
 
 # Supervisors that ended are reaped; any other child is an orphan of one that died: killed with its own.
@@ -216,7 +202,7 @@ sub reap {
 }
 
 sub supervise {
-  my ($q, $nproc) = @_;
+  my ($q, $nproc, $exact) = @_;
   $0 = 'fileshed supervisor';
   my $id = one($q, 'id');
   my ($child, $code, $why, $nice, $status, $acked) = (0, -1, '-', one($q, 'nice') + 0, '', 0);
@@ -271,17 +257,21 @@ sub supervise {
     }
   };
   my ($watch, $max_bytes, $max_entries) = split(/ /, one($q, 'watch', ''));
-  # Root's processes escape RLIMIT_NPROC: counted here instead, and the command stopped past its budget.
-  my $max_tasks = defined $nproc ? undef : one($q, 'budget') + 0;
+  # Without an exact RLIMIT_NPROC (see bound), the command's tasks are counted here and it is stopped
+  # past its budget: every 20 ms while it runs a few, every 5 ms once it runs more.
+  my $max_tasks = $exact ? undef : one($q, 'budget') + 0;
   my $tasks = sub { my $n = 0; for (descendants($$)) { my @st = stat("/proc/$_/task") or next; $n += $st[3] - 2 } $n };
   my $pidfd = syscall($NR{pidfd_open}, $child, 0);
-  my $next_watch = now() + 0.05;
+  my ($next_watch, $next_count) = (now() + 0.05, 0);
   while (!$exited) {
     my $rin = '';
     vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
     vec($rin, fileno($st_r), 1) = 1 if $st_r;
     vec($rin, $pidfd, 1) = 1 if $pidfd >= 0;
-    select(my $rout = $rin, undef, undef, $pidfd < 0 || $max_tasks ? 0.005 : $watch ? 0.05 : 1);
+    my $wait = $pidfd < 0 ? 0.005 : 1;
+    $wait = $next_watch - now() if $watch && $next_watch - now() < $wait;
+    $wait = $next_count - now() if $max_tasks && $next_count - now() < $wait;
+    select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
     if ($dying) { $why = 'launcher'; $kill_all->(); last }
     if ($st_r && vec($rout, fileno($st_r), 1)) {
       my $n = sysread($st_r, $status, 4096, length($status));
@@ -294,7 +284,11 @@ sub supervise {
       $next_watch = now() + 0.05;
       if (usage_over($watch, $max_bytes, $max_entries)) { $why = 'call_folders'; $kill_all->() }
     }
-    if ($max_tasks && !$exited && $tasks->() > $max_tasks) { $why = 'processes'; $kill_all->() }
+    if ($max_tasks && !$exited && now() >= $next_count) {
+      my $n = $tasks->();
+      $next_count = now() + ($n > 4 ? 0.005 : 0.02);
+      if ($n > $max_tasks) { $why = 'processes'; $kill_all->() }
+    }
   }
   $kill_all->();
   if ($st_r) { while (sysread($st_r, $status, 4096, length($status))) {} }

@@ -37,10 +37,10 @@ export interface RunRequest {
   maxFileBytes: number;
   /**
    * Processes and threads the command may run at once, counted for this command alone (another
-   * command's fork bomb never uses this one's): RLIMIT_NPROC, in the command's own user namespace
-   * (bwrap) or on top of what the server's uid runs (landlock, validated); a server run as root (whose
-   * processes the kernel does not count) has the command stopped (`stoppedFor: 'processes'`) past it.
-   * See launcher-script.ts.
+   * command's fork bomb never uses this one's room): RLIMIT_NPROC in the command's own user namespace
+   * (bwrap, server run as an ordinary user: a fork past it fails with EAGAIN); elsewhere its
+   * supervisor counts its tasks and stops it past the budget (`stoppedFor: 'processes'`). See
+   * launcher-script.ts.
    */
   maxProcesses: number;
   /** Open files per process (RLIMIT_NOFILE); default OPEN_FILES (launcher.ts). */
@@ -99,9 +99,9 @@ export interface RunResult {
   durationMs: number;
   /**
    * Why it was stopped before it ended by itself (besides a timeout or a flood): the monitor's
-   * reason ('quota'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more than
-   * maxProcesses, server run as root) or 'launcher' (the launcher or the command's supervisor died:
-   * the command was killed). stderr says so too.
+   * reason ('quota'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more
+   * than maxProcesses where no exact limit applies) or 'launcher' (the launcher or the command's
+   * supervisor died: the command was killed). stderr says so too.
    */
   stoppedFor?: string;
   /** The command did not run: its confinement or limits could not be applied (the launcher's reason). */

@@ -144,12 +144,18 @@ function startServer(perl: string, arch: ArchCalls): Server {
       answer(s, line);
     }
   });
+  // Its supervisors outlive it by a moment (they kill their commands, then answer through the same
+  // pipe): what is still open once the pipe has ended, or after a bound, is answered here.
   const died = () => {
     if (server === s) server = undefined;
-    for (const [id, call] of s.calls) end(s, id, call, lostEnd(call.supervisor === undefined ? 'the command launcher stopped before the command started' : 'the command launcher stopped while the command ran; the command was killed'));
+    const answerAll = () => {
+      for (const [id, call] of s.calls) end(s, id, call, lostEnd(call.supervisor === undefined ? 'the command launcher stopped before the command started' : 'the command launcher stopped while the command ran; the command was killed'));
+    };
+    child.stdout!.once('end', answerAll);
+    setTimeout(answerAll, 2000);
   };
-  child.on('exit', died);
-  child.on('error', died);
+  child.once('exit', died);
+  child.once('error', died);
   return s;
 }
 
@@ -204,15 +210,24 @@ function opened(s: Server, id: number, call: Call, [sup, , out, err, ctl]: strin
     if (stdout) streams.stdout = stdout;
     if (stderr) streams.stderr = stderr;
   } catch (e) {
-    // Its output cannot be read here (a /proc that hides the launcher's descriptors): the command is killed.
+    // Its output cannot be read here (a /proc that hides the launcher's descriptors): the supervisor
+    // is told to go, and takes the command with it.
     streams.stdout?.destroy();
     streams.stderr?.destroy();
-    send(call, 'K');
+    signal(call.supervisor, 'SIGTERM');
     end(s, id, call, { ...refusedEnd(''), lost: `its output pipes could not be opened (${(e as Error).message})` });
     return;
   }
   send(call, 'O', ...call.queued.splice(0));
   call.events.started(streams);
+}
+
+function signal(pid: number | undefined, name: NodeJS.Signals): void {
+  try {
+    if (pid !== undefined) process.kill(pid, name);
+  } catch {
+    // already gone
+  }
 }
 
 function send(call: Call, ...orders: string[]): void {
@@ -283,13 +298,7 @@ export function launch(perl: string, arch: ArchCalls, spec: LaunchSpec, events: 
       send(call, 'K');
       call.watchdog ??= setTimeout(() => {
         // The supervisor did not answer: kill it (its command dies with it) and answer the call.
-        if (call.supervisor !== undefined) {
-          try {
-            process.kill(call.supervisor, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }
+        signal(call.supervisor, 'SIGKILL');
         end(s, id, call, lostEnd('the command did not end after it was killed'));
       }, KILL_GRACE_MS);
     },

@@ -239,7 +239,7 @@ export function run(req: RunRequest): Promise<RunResult> {
       clearTimeout(drain);
       folders?.remove();
       const e = ended;
-      const { refused, execFailed } = readStatus(e, inside, err);
+      const { refused, execFailed } = readStatus(e, inside, err, timedOut || flooded || stoppedFor !== undefined);
       const why = stoppedFor ?? e.stoppedFor;
       if (e.lost !== undefined) err.chunks.push(Buffer.from(`\nfileshed: ${e.lost}.\n`));
       if (why === 'processes') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command ran more than ${req.maxProcesses} processes and threads at once.\n`));
@@ -265,17 +265,18 @@ export function run(req: RunRequest): Promise<RunResult> {
 
 /**
  * The status pipe (launcher-script.ts): `ok` once confined, then `exec ...` if the program could not
- * be started; any other line says why the command was refused. No `ok` at all: the program never
- * started (bubblewrap failed: its own message is on stderr).
+ * be started; any other line says why the command was refused. No `ok` at all, and not stopped by
+ * the runner: the program never started (bubblewrap failed: its own message is on stderr).
  */
-function readStatus(e: LaunchEnd, inside: boolean, err: { chunks: Buffer[] }): { refused?: string; execFailed?: string } {
+function readStatus(e: LaunchEnd, inside: boolean, err: { chunks: Buffer[] }, stopped: boolean): { refused?: string; execFailed?: string } {
   if (e.lost !== undefined) return {};
   const lines = e.status.split('\n').filter((l) => l !== '');
   const exec = lines.find((l) => l.startsWith('exec '));
   if (exec !== undefined) return { execFailed: exec.slice(5) };
   const reason = lines.find((l) => l !== 'ok');
   if (reason !== undefined) return { refused: reason };
-  if (lines.includes('ok')) return {};
+  // Stopped (timeout, flood, quota) before it started: not a refusal.
+  if (lines.includes('ok') || stopped) return {};
   const said = Buffer.concat(err.chunks).toString().trim().split('\n')[0];
   return { refused: inside ? `bubblewrap did not start the sandbox${said ? `: ${said}` : ` (exit ${e.code})`}` : 'the launcher ended before the program started' };
 }

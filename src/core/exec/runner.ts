@@ -241,7 +241,8 @@ export function run(req: RunRequest): Promise<RunResult> {
       const e = ended;
       const { refused, execFailed } = readStatus(e, inside, err, timedOut || flooded || stoppedFor !== undefined);
       const why = stoppedFor ?? e.stoppedFor;
-      if (e.lost !== undefined) err.chunks.push(Buffer.from(`\nfileshed: ${e.lost}.\n`));
+      const lost = e.lost ?? (why === 'launcher' ? 'the command launcher stopped while the command ran; the command was killed' : undefined);
+      if (lost !== undefined) err.chunks.push(Buffer.from(`\nfileshed: ${lost}.\n`));
       if (why === 'processes') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command ran more than ${req.maxProcesses} processes and threads at once.\n`));
       if (why === 'call_folders') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command's temporary files (HOME, TMPDIR) passed ${Math.round((req.callFolderBytes ?? spec.watch!.bytes) / 1048576)} MiB or ${spec.watch!.entries} entries.\n`));
       if (execFailed !== undefined) err.chunks.push(Buffer.from(`could not start: ${execFailed}`));

@@ -4,9 +4,11 @@
  * user controls (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with
  * its .pth files), and nothing one call leaves in its temp folder is seen by another call, of this
  * user or any other. Under bubblewrap both live in the sandbox's private /tmp; otherwise in a
- * folder made for the call (0700) and removed after it, named relative to the working folder so
- * that no variable holds an absolute server path.
+ * folder made for the call (0700) by the command's supervisor, which removes it once every process
+ * of the command is gone (launcher-script.ts), so no file system work happens on the event loop;
+ * both are named relative to the working folder, so that no variable holds an absolute server path.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,41 +16,25 @@ import { SANDBOX_HOME } from './bwrap.js';
 import { SYSTEM_PATH } from './system.js';
 
 export interface CallFolders {
-  /** The folder holding both (what the launcher measures while the command runs). */
+  /** The folder holding both, made (0700, with home/ and tmp/ in it) and removed by the launcher. */
   root: string;
   home: string;
   tmp: string;
-  /** Removes both (in the background: nothing waits for it). */
-  remove(): void;
 }
 
 const PREFIX = 'shed-call-';
 /** Call folders left by a process that was killed are removed by the next one after this long. */
 const STALE_MS = 24 * 3600 * 1000;
-/** Folders whose background removal has not finished: removed at exit, should the process end first. */
-const pending = new Set<string>();
-let started = false;
+let swept = false;
 
-export function openCallFolders(): CallFolders {
-  if (!started) {
-    started = true;
-    process.once('exit', () => pending.forEach(removeTree));
+/** Names the call's folders (a random name in the system temp folder); the launcher makes them. */
+export function callFolders(): CallFolders {
+  if (!swept) {
+    swept = true;
     void removeStale();
   }
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX)); // 0700
-  pending.add(root);
-  const home = path.join(root, 'home');
-  const tmp = path.join(root, 'tmp');
-  fs.mkdirSync(home);
-  fs.mkdirSync(tmp);
-  // Most commands leave both folders empty: three rmdir calls, else (ENOTEMPTY) the recursive removal.
-  const remove = () =>
-    void Promise.all([fs.promises.rmdir(home), fs.promises.rmdir(tmp)])
-      .then(() => fs.promises.rmdir(root))
-      .catch(() => fs.promises.rm(root, { recursive: true, force: true }))
-      .catch(() => removeTree(root))
-      .finally(() => pending.delete(root));
-  return { root, home, tmp, remove };
+  const root = path.join(os.tmpdir(), PREFIX + crypto.randomBytes(9).toString('base64url'));
+  return { root, home: path.join(root, 'home'), tmp: path.join(root, 'tmp') };
 }
 
 /** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */

@@ -54,6 +54,8 @@ export interface LaunchSpec {
     /** bwrap mode: mounts (and every mount below them) set noexec, nosuid, nodev. */
     noexec?: readonly string[];
   };
+  /** The call's folder: made by the supervisor (0700, with home/ and tmp/ in it) and removed once the command is gone. */
+  folders?: string;
   /** A folder the supervisor measures while the command runs: stopped past `bytes` (apparent size) or `entries`. */
   watch?: { path: string; bytes: number; entries: number };
 }
@@ -198,7 +200,7 @@ function answer(s: Server, line: string): void {
 }
 
 /** The command started: open our ends of its pipes, then tell its supervisor (O) and pass on what was ordered meanwhile. */
-function opened(s: Server, id: number, call: Call, [sup, , out, err, ctl]: string[]): void {
+function opened(s: Server, id: number, call: Call, [sup, out, err, ctl]: string[]): void {
   call.supervisor = Number(sup);
   const proc = `/proc/${sup}/fd/`;
   const streams: { stdout?: net.Socket; stderr?: net.Socket } = {};
@@ -270,6 +272,7 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   if (c.tmpfs !== undefined) put('tmpfs', c.tmpfs);
   put('mkdir', ...(c.mkdir ?? []));
   put('noexec', ...(c.noexec ?? []));
+  if (spec.folders !== undefined) put('folders', spec.folders);
   if (spec.watch) put('watch', `${spec.watch.path} ${spec.watch.bytes} ${spec.watch.entries}`);
   if (f.some((x) => x.includes('\0'))) return undefined;
   const payload = Buffer.from(f.join('\0'));

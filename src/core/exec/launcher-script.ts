@@ -7,7 +7,7 @@
  * child subreaper (every process the command leaves behind, daemons included, becomes its child)
  * that makes the command's pipes, forks the command's own process and reports on stdout, one line
  * per event (each line is one write, under PIPE_BUF, so supervisors never interleave):
- *   S id supervisor-pid command-pid stdout-fd stderr-fd control-fd   started; Node opens the fds
+ *   S id supervisor-pid stdout-fd stderr-fd control-fd                starting; Node opens the fds
  *                                                                    through /proc/<supervisor>/fd
  *   H id                                                             every process is stopped
  *   E id code signal user-us system-us maxrss-kb why status-hex     ended, all processes reaped
@@ -206,7 +206,8 @@ sub supervise {
   $0 = 'fileshed supervisor';
   my $id = one($q, 'id');
   my ($child, $code, $why, $nice, $status, $acked) = (0, -1, '-', one($q, 'nice') + 0, '', 0);
-  my $give_up = sub { report("E $id -1 0 0 0 0 - " . hexs("$_[0]: $!")); POSIX::_exit(0) };
+  my ($folders, $made) = (one($q, 'folders'), 0);
+  my $give_up = sub { my $e = "$_[0]: $!"; remove_tree($folders) if $made; report("E $id -1 0 0 0 0 - " . hexs($e)); POSIX::_exit(0) };
   syscall($NR{prctl}, 36, 1, 0, 0, 0) == 0 or $give_up->('subreaper');
   syscall($NR{prctl}, 1, 15, 0, 0, 0) == 0 or $give_up->('parent death signal');
   POSIX::_exit(0) if getppid() != $SERVER;
@@ -216,11 +217,17 @@ sub supervise {
   my ($so, $se) = (one($q, 'stdout'), one($q, 'stderr'));
   my ($out_r, $out_w, $err_r, $err_w, $st_r, $st_w, $ctl_r, $ctl_w);
   ($so ne 'pipe' || pipe($out_r, $out_w)) && ($se ne 'pipe' || pipe($err_r, $err_w)) && pipe($st_r, $st_w) && pipe($ctl_r, $ctl_w) or $give_up->('pipe');
+  report(join(' ', 'S', $id, $$, (map { defined $_ ? fileno($_) : '-' } $out_r, $err_r), fileno($ctl_w)));
+  # The call's own folders (landlock and validated modes): made here, removed once the command is gone.
+  if (defined $folders) {
+    mkdir($folders, 0700) or $give_up->('call folders');
+    $made = 1;
+    mkdir("$folders/home", 0700) && mkdir("$folders/tmp", 0700) or $give_up->('call folders');
+  }
   $child = fork();
   defined $child or $give_up->('fork');
   command($q, $out_w, $err_w, $st_w, $nproc) if $child == 0;
   close($_) for grep { defined } $out_w, $err_w, $st_w;
-  report(join(' ', 'S', $id, $$, $child, (map { defined $_ ? fileno($_) : '-' } $out_r, $err_r), fileno($ctl_w)));
 
   my $exited = 0;
   my $reap = sub { my $r; while (($r = waitpid(-1, 1)) > 0) { ($code, $exited) = ($?, 1) if $r == $child } $r };
@@ -295,6 +302,7 @@ sub supervise {
   my $ru = "\\0" x 144;
   syscall($NR{getrusage}, -1, $ru);
   my ($us, $uus, $ss, $sus, $rss) = unpack('q5', $ru);
+  remove_tree($folders) if $made;
   my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
   report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why " . hexs($status));
   my $until = now() + 10;
@@ -304,6 +312,20 @@ sub supervise {
     $control->() if select(my $rout = $rin, undef, undef, 1) > 0;
   }
   POSIX::_exit(0);
+}
+
+# Removes a folder and what is in it, even what the command left without permissions; follows no link.
+sub remove_tree {
+  my ($dir) = @_;
+  chmod(0700, $dir);
+  if (opendir(my $d, $dir)) {
+    for my $e (readdir($d)) {
+      next if $e eq '.' || $e eq '..';
+      lstat("$dir/$e");
+      -d _ ? remove_tree("$dir/$e") : unlink("$dir/$e");
+    }
+  }
+  rmdir($dir);
 }
 
 # What the command's call folders hold: over the cap (bytes of apparent size, or entries)?

@@ -101,6 +101,6 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
           }
         : {}),
     },
-    ...(folders ? { watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
+    ...(folders ? { folders: folders.root, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
   };
 }

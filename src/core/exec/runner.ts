@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import type net from 'node:net';
-import { openCallFolders } from './callenv.js';
+import { callFolders } from './callenv.js';
 import { launch, type LaunchEnd, type Launched } from './forkserver.js';
 import { archCalls, launcherPerl, launchSpec } from './launcher.js';
 import { COMMAND_NICE_NEAR_LIMIT } from './priority.js';
@@ -128,7 +128,7 @@ export function run(req: RunRequest): Promise<RunResult> {
   }
   if (arch === undefined) return Promise.resolve(refusal(started, `commands cannot be confined on this processor architecture (${process.arch})`));
   if (req.sandbox !== 'validated' && req.landlock === undefined) return Promise.resolve(refusal(started, `${req.sandbox} mode without a Landlock ABI`));
-  const folders = inside ? undefined : openCallFolders();
+  const folders = inside ? undefined : callFolders();
   const spec = launchSpec(req, arch, folders, bwrap);
 
   return new Promise((resolve) => {
@@ -237,7 +237,6 @@ export function run(req: RunRequest): Promise<RunResult> {
       if (finished || ended === undefined || streams.some((s) => !s.closed)) return;
       finished = true;
       clearTimeout(drain);
-      folders?.remove();
       const e = ended;
       const { refused, execFailed } = readStatus(e, inside, err, timedOut || flooded || stoppedFor !== undefined);
       const why = stoppedFor ?? e.stoppedFor;

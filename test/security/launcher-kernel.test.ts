@@ -247,6 +247,11 @@ describe.each(MODES)('%s: the command holds no capability, even started by root'
     expect(text(await perlRun(mode, code))).toBe('0 0 0 0 0 0 bounding=0 nnp=1\n');
   });
 
+  it.skipIf(mode === 'landlock')('it runs below the server: nice 10, and so does its session\'s scheduling group', async () => {
+    const r = await perlRun(mode, `open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n";`);
+    expect(text(r)).toMatch(/^\/autogroup-\d+ nice 10\n10\n$/);
+  });
+
   it.skipIf(mode === 'landlock')('/proc/self/status says so too', async () => {
     const r = await run(request(mode, findProgram('grep')!, ['-E', '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):', '/proc/self/status']));
     const status = Object.fromEntries(text(r).trim().split('\n').map((l) => l.split(/:\s+/)));

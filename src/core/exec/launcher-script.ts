@@ -6,7 +6,8 @@
  * -- HEADER INNER_SCRIPT`). It reads requests on stdin and, for each, forks a **supervisor**: a
  * child subreaper (every process the command leaves behind, daemons included, becomes its child)
  * that makes the command's pipes, forks the command's own process and reports on stdout, one line
- * per event (each line is one write, under PIPE_BUF, so supervisors never interleave):
+ * per event (stdout is the stream socket Node's spawn made; each line is one write of a few KB at
+ * most, which the kernel queues whole, so supervisors' lines never interleave):
  *   S id supervisor-pid stdout-fd stderr-fd control-fd                starting; Node opens the fds
  *                                                                    through /proc/<supervisor>/fd
  *   H id                                                             every process is stopped
@@ -21,9 +22,11 @@
  *
  * The command's process: its own session, killed if its supervisor dies, stdin /dev/null, stdout
  * and stderr to the pipes or to the output files Node opened (reopened through
- * /proc/<node>/fd), its working folder and environment, its priority (nice and autogroup), its
- * limits; then CONFINE and the program (landlock and validated modes), or bubblewrap, which starts
- * INNER_SCRIPT inside the sandbox to apply CONFINE there (bwrap mode). Descriptor 3 is the status
+ * /proc/<node>/fd), its working folder and environment, its priority (nice, and its session's
+ * scheduling group, which its supervisor sees to until the kernel takes it), its limits; then
+ * CONFINE and the program
+ * (landlock and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to
+ * apply CONFINE there (bwrap mode). Descriptor 3 is the status
  * pipe: `ok` once confined (the program starts next), `exec ...` if the program could not be
  * started, anything else is why the command was refused: it exits 125 and never runs with less.
  *
@@ -75,6 +78,17 @@ sub drop_caps {
   $! = 0;
   (grep { $_ } caps()) and fail('capabilities remain');
   if ($setpcap) { for my $cap (0 .. $last) { syscall($NR{prctl}, 23, $cap, 0, 0, 0) == 0 or fail("capability bounding set ($cap) remains") } }
+}
+# Lowers the nice value of a process's session scheduling group (autogroup) to the one given, never raising
+# it; true once it is there. Without CAP_SYS_ADMIN the kernel takes one such change per 100 ms for
+# the whole system (EAGAIN): the caller tries again.
+sub autogroup {
+  my ($pid, $nice) = @_;
+  open(my $r, '<', "/proc/$pid/autogroup") or return 0;
+  my $current = (<$r> // '') =~ /nice (-?\d+)/ ? $1 : return 0;
+  return 1 if $current >= $nice;
+  sysopen(my $w, "/proc/$pid/autogroup", 1) or return 0;
+  defined(syswrite($w, $nice)) ? 1 : 0;
 }
 sub confine {
   my ($c) = @_;
@@ -241,15 +255,19 @@ sub supervise {
       select(undef, undef, undef, 0.001);
     }
   };
+  # Every process of the command at that nice value, and each session it made (one scheduling group each, never
+  # the launcher's own): true once every such group is there too (see autogroup).
+  my $grouped = 0;
   my $lower = sub {
-    my $mine = sid($$);
+    my ($mine, $sessions, $done) = (sid($$), 0, 1);
     for my $pid (descendants($$)) {
       setpriority(0, $pid, $nice) if getpriority(0, $pid) < $nice;
-      # Each session the command made is one scheduling group: never the server's own.
       my $sid = sid($pid);
       next if $sid < 0 || $sid == $mine;
-      if (open(my $g, '+<', "/proc/$pid/autogroup")) { my $l = <$g> // ''; if ($l =~ /nice (-?\\d+)/ && $1 < $nice) { seek($g, 0, 0); print $g $nice } close($g) }
+      $sessions++;
+      $done = 0 unless autogroup($pid, $nice);
     }
+    $grouped = $sessions > 0 && $done;
   };
   my $stop_all = sub { my %seen; for (1 .. 100) { my @new = grep { !$seen{$_}++ } descendants($$); last unless @new; kill('STOP', @new) } };
   my $control = sub {
@@ -269,7 +287,7 @@ sub supervise {
   my $max_tasks = $exact ? undef : one($q, 'budget') + 0;
   my $tasks = sub { my $n = 0; for (descendants($$)) { my @st = stat("/proc/$_/task") or next; $n += $st[3] - 2 } $n };
   my $pidfd = syscall($NR{pidfd_open}, $child, 0);
-  my ($next_watch, $next_count) = (now() + 0.05, 0);
+  my ($next_watch, $next_count, $next_group) = (now() + 0.05, 0, 0);
   while (!$exited) {
     my $rin = '';
     vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
@@ -278,13 +296,16 @@ sub supervise {
     my $wait = $pidfd < 0 ? 0.005 : 1;
     $wait = $next_watch - now() if $watch && $next_watch - now() < $wait;
     $wait = $next_count - now() if $max_tasks && $next_count - now() < $wait;
+    $wait = 0.02 if !$grouped && $status =~ /^ok$/m && $wait > 0.02;
     select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
     if ($dying) { $why = 'launcher'; $kill_all->(); last }
     if ($st_r && vec($rout, fileno($st_r), 1)) {
       my $n = sysread($st_r, $status, 4096, length($status));
       if (!$n) { close($st_r); undef $st_r }
-      elsif ($status =~ /^ok$/m && $nice > one($q, 'nice')) { $lower->() }
     }
+    # Until the command's group has its priority (a change may have been refused for a while), and
+    # again after a yield ordered while it was starting.
+    if (!$grouped && $status =~ /^ok$/m && now() >= $next_group) { $lower->(); $next_group = now() + 0.02 }
     $control->() if $ctl_r && vec($rout, fileno($ctl_r), 1);
     $reap->();
     if ($watch && !$exited && now() >= $next_watch) {
@@ -372,9 +393,11 @@ sub command {
   POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or fail('signal mask');
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
+  # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
+  # group's change is rate-limited without it: then its supervisor sees to it).
   my $nice = one($q, 'nice') + 0;
   setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
-  if (open(my $g, '+<', '/proc/self/autogroup')) { my $l = <$g> // ''; if ($l =~ /nice (-?\\d+)/ && $1 < $nice) { seek($g, 0, 0); print $g $nice } close($g) }
+  autogroup('self', $nice);
   for (@{$q->{limit} // []}) { setlimit(split(/ /, $_)) }
   my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec);
   $c{nproc} = [$nproc] if defined $nproc;

@@ -12,7 +12,9 @@
  * cannot start another session: setsid is refused by its seccomp filter in the kernel modes). Where
  * autogroups are off, each process's own nice value counts. The launcher sets both in the command's
  * process before it runs the program (or bubblewrap), so every process of the command, from the
- * first, runs at this priority: none is ever seen at the server's.
+ * first, runs at this priority: none is ever seen at the server's. The kernel takes a change of a
+ * group's nice from a process without CAP_SYS_ADMIN once per 100 ms for the whole system (a server
+ * run as an ordinary user): the command's supervisor tries again every 20 ms until it holds.
  */
 export const COMMAND_NICE = 10;
 /**

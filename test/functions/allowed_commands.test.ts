@@ -31,7 +31,7 @@ describe('shed_allowed_commands', () => {
       expect(Array.isArray(data[zone].available)).toBe(true);
       expect(typeof data[zone].missing).toBe('object');
     }
-    expect(message).toMatch(/^\d+ of \d+ allowed commands are installed; sandbox: \w+; network: disabled\.$/);
+    expect(message).toMatch(/^\d+ of \d+ allowed commands are installed; sandbox: \w+( \(Landlock ABI \d+\))?; network: disabled\.$/);
     expect(data.summary.whitelist).toBe(data.storage.available.length + Object.keys(data.storage.missing).length);
   });
 

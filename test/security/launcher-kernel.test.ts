@@ -339,11 +339,20 @@ describe('the fork server', () => {
 describe('what a command keeps in its call folders is bounded', () => {
   const fill = (dir: string) => `my $n = 0; for my $i (1 .. 40) { open(my $o, '>', "${dir}/f$i") or last; print $o "x" x 1048576 or last; close($o) or last; $n++ } print "wrote $n\\n"; sleep 5;`;
 
-  it('landlock: a command that passes the cap is stopped, and its folders removed', async () => {
-    const r = await perlRun('landlock', fill('$ENV{TMPDIR}'), { callFolderBytes: 8 << 20 });
-    expect(r.stoppedFor).toBe('call_folders');
-    expect(r.stderr.bytes.toString()).toContain('temporary files');
-    expect(r.durationMs).toBeLessThan(4500);
+  it('landlock: a command that passes the cap is stopped, and its folders removed (a system temp folder with a space in its name)', async () => {
+    const tmp = path.join(base, 'system temp');
+    fs.mkdirSync(tmp);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      const r = await perlRun('landlock', fill('$ENV{TMPDIR}'), { callFolderBytes: 8 << 20 });
+      expect(r.stoppedFor).toBe('call_folders');
+      expect(r.stderr.bytes.toString()).toContain('temporary files');
+      expect(r.durationMs).toBeLessThan(4500);
+      expect(fs.readdirSync(tmp)).toEqual([]);
+    } finally {
+      process.env.TMPDIR = saved;
+    }
   });
 
   it('bwrap: /tmp is full at the cap', async () => {

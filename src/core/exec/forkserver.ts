@@ -273,7 +273,7 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   put('mkdir', ...(c.mkdir ?? []));
   put('noexec', ...(c.noexec ?? []));
   if (spec.folders !== undefined) put('folders', spec.folders);
-  if (spec.watch) put('watch', `${spec.watch.path} ${spec.watch.bytes} ${spec.watch.entries}`);
+  if (spec.watch) put('watch', `${spec.watch.bytes} ${spec.watch.entries} ${spec.watch.path}`);
   if (f.some((x) => x.includes('\0'))) return undefined;
   const payload = Buffer.from(f.join('\0'));
   return Buffer.concat([Buffer.from(`${payload.length}\n`), payload]);

@@ -281,7 +281,7 @@ sub supervise {
       elsif (/^N(\\d+)$/) { $nice = $1; $lower->() }
     }
   };
-  my ($watch, $max_bytes, $max_entries) = split(/ /, one($q, 'watch', ''));
+  my ($max_bytes, $max_entries, $watch) = split(/ /, one($q, 'watch', ''), 3);
   # Without an exact RLIMIT_NPROC (see bound), the command's tasks are counted here and it is stopped
   # past its budget: every 20 ms while it runs a few, every 5 ms once it runs more.
   my $max_tasks = $exact ? undef : one($q, 'budget') + 0;

@@ -351,7 +351,8 @@ describe('what a command keeps in its call folders is bounded', () => {
       expect(r.durationMs).toBeLessThan(4500);
       expect(fs.readdirSync(tmp)).toEqual([]);
     } finally {
-      process.env.TMPDIR = saved;
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
     }
   });
 

@@ -108,6 +108,8 @@ interface Call {
   /** Orders given before the command started. */
   queued: string[];
   watchdog?: NodeJS.Timeout;
+  /** Answered: no order goes out any more (its control descriptor is closed, its number may be reused). */
+  done?: boolean;
 }
 
 interface Server {
@@ -173,8 +175,10 @@ function refusedEnd(status: string): LaunchEnd {
 
 function end(s: Server, id: number, call: Call, result: LaunchEnd): void {
   if (!s.calls.delete(id)) return;
+  call.done = true;
   if (call.watchdog) clearTimeout(call.watchdog);
   if (call.ctl !== undefined) fs.close(call.ctl, () => undefined); // the supervisor sees EOF: it kills what is left
+  call.ctl = undefined;
   if (s.calls.size === 0) (s.child.stdout as net.Socket).unref();
   call.events.ended(result);
 }
@@ -233,6 +237,7 @@ function signal(pid: number | undefined, name: NodeJS.Signals): void {
 }
 
 function send(call: Call, ...orders: string[]): void {
+  if (call.done) return;
   if (call.ctl === undefined) {
     call.queued.push(...orders);
     return;

@@ -327,7 +327,7 @@ describe('the fork server', () => {
     const t0 = performance.now();
     process.kill(launcherPid()!, 'SIGKILL');
     const r = await running;
-    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(performance.now() - t0, "answered long before the command's own 60 s timeout").toBeLessThan(10_000);
     expect(r.stoppedFor).toBe('launcher');
     expect(r.returncode).not.toBe(0);
     expect(r.stderr.bytes.toString()).toContain('launcher stopped');

@@ -1,12 +1,14 @@
 /**
  * What a command finds around it: a minimal environment, and a home folder and temp folder of its
- * own, fresh and empty for each call and outside every zone. No program reads configuration the
- * user controls (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with
- * its .pth files), and nothing one call leaves in its temp folder is seen by another call, of this
- * user or any other. Under bubblewrap both live in the sandbox's private /tmp; otherwise in a
- * folder made for the call (0700) by the command's supervisor, which removes it once every process
- * of the command is gone (launcher-script.ts), so no file system work happens on the event loop;
- * both are named relative to the working folder, so that no variable holds an absolute server path.
+ * own, empty for each call and outside every zone. No program reads configuration the user controls
+ * (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with its .pth files),
+ * and nothing one call leaves in its temp folder is seen by another call, of this user or any other.
+ * Under bubblewrap both live in the sandbox's private /tmp; otherwise in a folder (0700) the
+ * command's supervisor makes and, once every process of the command is gone, removes, or keeps for
+ * the next call when it finds it exactly as made (two empty folders: most commands leave nothing),
+ * checking that again before the next call uses it (launcher-script.ts). No file system work for them
+ * happens on the event loop. Both are named relative to the working folder, so that no variable holds
+ * an absolute server path.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -16,25 +18,41 @@ import { SANDBOX_HOME } from './bwrap.js';
 import { SYSTEM_PATH } from './system.js';
 
 export interface CallFolders {
-  /** The folder holding both, made (0700, with home/ and tmp/ in it) and removed by the launcher. */
+  /** The folder holding both (0700, with home/ and tmp/ in it). */
   root: string;
   home: string;
   tmp: string;
+  /** Left by an earlier call: the launcher uses it only if it is still exactly as made. */
+  reused: boolean;
 }
 
 const PREFIX = 'shed-call-';
 /** Call folders left by a process that was killed are removed by the next one after this long. */
 const STALE_MS = 24 * 3600 * 1000;
-let swept = false;
+/** Empty call folders kept for the next calls; more are removed. */
+const SPARE_MAX = 16;
+const spare: CallFolders[] = [];
+let started = false;
 
-/** Names the call's folders (a random name in the system temp folder); the launcher makes them. */
+/** The call's folders: a kept one, or a new name in the system temp folder (the launcher makes it). */
 export function callFolders(): CallFolders {
-  if (!swept) {
-    swept = true;
+  if (!started) {
+    started = true;
+    // What is kept at exit is removed then (a few empty folders); a killed process's, by the sweep.
+    process.once('exit', () => spare.splice(0).forEach((f) => removeTree(f.root)));
     void removeStale();
   }
+  const kept = spare.pop();
+  if (kept) return kept;
   const root = path.join(os.tmpdir(), PREFIX + crypto.randomBytes(9).toString('base64url'));
-  return { root, home: path.join(root, 'home'), tmp: path.join(root, 'tmp') };
+  return { root, home: path.join(root, 'home'), tmp: path.join(root, 'tmp'), reused: false };
+}
+
+/** After the call: `kept` when the launcher left the folders in place, empty, for another call. */
+export function releaseCallFolders(f: CallFolders, kept: boolean): void {
+  if (!kept) return;
+  if (spare.length < SPARE_MAX) spare.push({ ...f, reused: true });
+  else void fs.promises.rm(f.root, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */

@@ -54,8 +54,12 @@ export interface LaunchSpec {
     /** bwrap mode: mounts (and every mount below them) set noexec, nosuid, nodev. */
     noexec?: readonly string[];
   };
-  /** The call's folder: made by the supervisor (0700, with home/ and tmp/ in it) and removed once the command is gone. */
-  folders?: string;
+  /**
+   * The call's folder (0700, with home/ and tmp/ in it): made by the supervisor, or taken over from an
+   * earlier call (`reused`) if it is still exactly so; after the command, removed, or kept when it is
+   * (LaunchEnd.kept).
+   */
+  folders?: { root: string; reused: boolean };
   /** A folder the supervisor measures while the command runs: stopped past `bytes` (apparent size) or `entries`. */
   watch?: { path: string; bytes: number; entries: number };
 }
@@ -75,6 +79,8 @@ export interface LaunchEnd {
   status: string;
   /** The launcher or the call's supervisor died: the command was killed (or never started). */
   lost?: string;
+  /** The call's folders are in place and empty, for another call. */
+  kept?: boolean;
 }
 
 export interface LaunchEvents {
@@ -123,7 +129,7 @@ let nextId = 1;
 
 /** The launcher's header: the system call numbers it uses, and the perl that runs the inner launcher. */
 function header(perl: string, arch: ArchCalls): string {
-  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime'] as const;
+  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range'] as const;
   return [...names.map((n) => `nr.${n}=${arch.nr[n] ?? -1}`), `perl=${perl}`].join(' ');
 }
 
@@ -193,10 +199,11 @@ function answer(s: Server, line: string): void {
   if (kind === 'S') opened(s, id, call, f);
   else if (kind === 'H') call.events.held();
   else if (kind === 'E') {
-    const [code, signal, userUs, systemUs, rss, why, status] = f;
+    const [code, signal, userUs, systemUs, rss, why, kept, status] = f;
     end(s, id, call, {
       code: Number(code), signal: Number(signal), userMs: Number(userUs) / 1000, systemMs: Number(systemUs) / 1000, maxRssKb: Number(rss),
       ...(why === 'call_folders' || why === 'processes' || why === 'launcher' ? { stoppedFor: why } : {}),
+      ...(kept === '1' ? { kept: true } : {}),
       status: unhex(status),
     });
   } else if (kind === 'D') end(s, id, call, lostEnd('the supervisor of the command ended unexpectedly; the command was killed'));
@@ -254,13 +261,14 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   const f: string[] = [];
   const put = (key: string, ...values: (string | number)[]) => values.forEach((v) => f.push(key, String(v)));
   const fd = (v: 'pipe' | 'merge' | number) => (typeof v === 'number' ? `fd:${v}` : v);
+  // These three first: the launcher reads them without parsing the rest.
   put('id', id);
   put('mode', spec.mode);
+  put('budget', spec.budget);
   put('cwd', spec.cwd);
   put('stdout', fd(spec.stdout));
   put('stderr', fd(spec.stderr));
   put('nice', spec.nice);
-  put('budget', spec.budget);
   put('argv', ...spec.argv);
   if (spec.bwrap) put('bwrap', ...spec.bwrap);
   put('env', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`));
@@ -277,7 +285,7 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   if (c.tmpfs !== undefined) put('tmpfs', c.tmpfs);
   put('mkdir', ...(c.mkdir ?? []));
   put('noexec', ...(c.noexec ?? []));
-  if (spec.folders !== undefined) put('folders', spec.folders);
+  if (spec.folders !== undefined) put('folders', `${spec.folders.reused ? 1 : 0} ${spec.folders.root}`);
   if (spec.watch) put('watch', `${spec.watch.bytes} ${spec.watch.entries} ${spec.watch.path}`);
   if (f.some((x) => x.includes('\0'))) return undefined;
   const payload = Buffer.from(f.join('\0'));

@@ -3,16 +3,18 @@
  * Two scripts share one confinement routine (CONFINE):
  *
  * SERVER_SCRIPT, the fork server: one long-lived process per Node process (`perl -e SERVER_SCRIPT
- * -- HEADER INNER_SCRIPT`). It reads requests on stdin and, for each, forks a **supervisor**: a
- * child subreaper (every process the command leaves behind, daemons included, becomes its child)
- * that makes the command's pipes, forks the command's own process and reports on stdout, one line
+ * -- HEADER INNER_SCRIPT`). It reads requests on stdin and hands each to a **supervisor**: a child
+ * subreaper (every process the command leaves behind, daemons included, becomes its child) with the
+ * command's pipes and the command's own process, forked before the request came (a spare is kept
+ * ready, so no fork lies on a command's path). The supervisor reports on stdout, one line
  * per event (stdout is the stream socket Node's spawn made; each line is one write of a few KB at
  * most, which the kernel queues whole, so supervisors' lines never interleave):
  *   S id supervisor-pid stdout-fd stderr-fd control-fd                starting; Node opens the fds
  *                                                                    through /proc/<supervisor>/fd
  *   H id                                                             every process is stopped
- *   E id code signal user-us system-us maxrss-kb why status-hex     ended, all processes reaped
- *                                                                    (why: - | call_folders | processes | launcher)
+ *   E id code signal user-us system-us maxrss-kb why kept status-hex ended, all processes reaped
+ *                                                                    (why: - | call_folders | processes | launcher;
+ *                                                                    kept: 1 when the call folders are kept)
  *   D id                                                             the supervisor was reaped
  *   F id reason-hex                                                  not started at all
  * Node writes to the control pipe, one line per order: O (its ends are open), K (kill every
@@ -194,54 +196,108 @@ sub bound {
   ($NPROC_HARD < 2 ** 62 ? $NPROC_HARD - 64 : undef, 0);
 }
 
-sub start {
+sub parse {
   my %q;
   my @f = split(/\\0/, $_[0], -1);
   while (@f) { my ($k, $v) = splice(@f, 0, 2); push @{$q{$k}}, $v }
-  my $id = one(\\%q, 'id');
-  my ($nproc, $exact) = bound(\\%q);
+  \\%q;
+}
+
+# One request: a message, its byte length first.
+sub message { length($_[0]) . "\\n" . $_[0] }
+sub read_message {
+  my ($fh) = @_;
+  my $buf = '';
+  while ($buf !~ /\\n/) { sysread($fh, $buf, 65536, length($buf)) or return undef }
+  my ($len, $rest) = $buf =~ /\\A(\\d+)\\n(.*)\\z/s or return undef;
+  while (length($rest) < $len) { sysread($fh, $rest, $len - length($rest), length($rest)) or return undef }
+  $rest;
+}
+
+# A spare: a supervisor with its pipes and its command's process, forked before any request and
+# waiting for one, so that no fork lies on a command's path. One is kept ready; a request is written
+# to both at once (each has its own pipe from here), so neither waits for the other to pass it on.
+my $spare;
+sub make_spare {
+  pipe(my $req_r, my $req_w) && pipe(my $cmd_r, my $cmd_w) or return;
   my $pid = fork();
-  return report("F $id " . hexs("fork: $!")) unless defined $pid;
-  if ($pid == 0) { supervise(\\%q, $nproc, $exact); POSIX::_exit(0) }
-  $sup{$pid} = { id => $id };
+  return unless defined $pid;
+  if ($pid == 0) { close($_) for $req_w, $cmd_w; supervise($req_r, $cmd_r); POSIX::_exit(0) }
+  close($_) for $req_r, $cmd_r;
+  $spare = { pid => $pid, req => $req_w, cmd => $cmd_w };
+}
+
+# Writes a whole message; false if the reader is gone.
+sub send_message {
+  my ($fh, $msg) = @_;
+  my $sent = 0;
+  while ($sent < length($msg)) { my $n = syswrite($fh, $msg, length($msg) - $sent, $sent) or return 0; $sent += $n }
+  1;
+}
+
+sub start {
+  my ($payload) = @_;
+  # The fields the server needs come first (forkserver.ts); the rest is for the supervisor and the command.
+  my ($id, $mode, $budget) = $payload =~ /\\Aid\\0(\\d+)\\0mode\\0(\\w+)\\0budget\\0(\\d+)\\0/ or return;
+  my ($nproc, $exact) = bound({ mode => [$mode], budget => [$budget] });
+  my $msg = message(join("\\0", 'nproc', $nproc // '', 'exact', $exact, $payload));
+  # A spare that died meanwhile (its pipes are closed) is replaced.
+  for (1 .. 2) {
+    make_spare() unless $spare;
+    my $s = $spare or last;
+    undef $spare;
+    my $ok = send_message($s->{req}, $msg) && send_message($s->{cmd}, $msg);
+    close($_) for $s->{req}, $s->{cmd};
+    if (!$ok) { kill('KILL', $s->{pid}); next }
+    $sup{$s->{pid}} = { id => $id };
+    make_spare();
+    return;
+  }
+  report("F $id " . hexs("fork: $!"));
 }
 
 # Supervisors that ended are reaped; any other child is an orphan of one that died: killed with its own.
 sub reap {
   while ((my $pid = waitpid(-1, 1)) > 0) {
+    undef $spare if $spare && $pid == $spare->{pid};
     my $s = delete $sup{$pid} or next;
     report("D $s->{id}");
   }
-  for my $pid (children($$)) { kill('KILL', $pid, descendants($pid)) unless $sup{$pid} }
+  for my $pid (children($$)) { kill('KILL', $pid, descendants($pid)) unless $sup{$pid} || ($spare && $pid == $spare->{pid}) }
 }
 
 sub supervise {
-  my ($q, $nproc, $exact) = @_;
+  my ($req_r, $cmd_r) = @_;
   $0 = 'fileshed supervisor';
-  my $id = one($q, 'id');
-  my ($child, $code, $why, $nice, $status, $acked) = (0, -1, '-', one($q, 'nice') + 0, '', 0);
-  my ($folders, $made) = (one($q, 'folders'), 0);
-  my $give_up = sub { my $e = "$_[0]: $!"; remove_tree($folders) if $made; report("E $id -1 0 0 0 0 - " . hexs($e)); POSIX::_exit(0) };
-  syscall($NR{prctl}, 36, 1, 0, 0, 0) == 0 or $give_up->('subreaper');
-  syscall($NR{prctl}, 1, 15, 0, 0, 0) == 0 or $give_up->('parent death signal');
+  # Set up before any request: anything failing here ends the spare, and the server makes another.
+  syscall($NR{prctl}, 36, 1, 0, 0, 0) == 0 && syscall($NR{prctl}, 1, 15, 0, 0, 0) == 0 or POSIX::_exit(0);
   POSIX::_exit(0) if getppid() != $SERVER;
   my $dying = 0;
   $SIG{TERM} = sub { $dying = 1 };
   $SIG{CHLD} = 'DEFAULT';
-  my ($so, $se) = (one($q, 'stdout'), one($q, 'stderr'));
   my ($out_r, $out_w, $err_r, $err_w, $st_r, $st_w, $ctl_r, $ctl_w);
-  ($so ne 'pipe' || pipe($out_r, $out_w)) && ($se ne 'pipe' || pipe($err_r, $err_w)) && pipe($st_r, $st_w) && pipe($ctl_r, $ctl_w) or $give_up->('pipe');
-  report(join(' ', 'S', $id, $$, (map { defined $_ ? fileno($_) : '-' } $out_r, $err_r), fileno($ctl_w)));
-  # The call's own folders (landlock and validated modes): made here, removed once the command is gone.
-  if (defined $folders) {
-    mkdir($folders, 0700) or $give_up->('call folders');
-    $made = 1;
-    mkdir("$folders/home", 0700) && mkdir("$folders/tmp", 0700) or $give_up->('call folders');
+  pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($st_r, $st_w) && pipe($ctl_r, $ctl_w) or POSIX::_exit(0);
+  my $child = fork();
+  defined $child or POSIX::_exit(0);
+  if ($child == 0) {
+    # The command's process, waiting for its request: it dies with its supervisor.
+    syscall($NR{prctl}, 1, 9, 0, 0, 0);
+    close($req_r);
+    my $q = parse(read_message($cmd_r) // POSIX::_exit(0));
+    command($q, $out_w, $err_w, $st_w, one($q, 'nproc', '') eq '' ? undef : one($q, 'nproc'));
   }
-  $child = fork();
-  defined $child or $give_up->('fork');
-  command($q, $out_w, $err_w, $st_w, $nproc) if $child == 0;
-  close($_) for grep { defined } $out_w, $err_w, $st_w;
+  close($_) for $out_w, $err_w, $st_w, $cmd_r;
+  my $request = read_message($req_r);
+  if (!defined $request) { kill('KILL', $child); POSIX::_exit(0) }
+  my $q = parse($request);
+  my $exact = one($q, 'exact');
+  my $id = one($q, 'id');
+  my ($code, $why, $nice, $status, $acked) = (-1, '-', one($q, 'nice') + 0, '', 0);
+  my $folders = (split(/ /, one($q, 'folders', ''), 2))[1];
+  # Output that goes to files: no pipe to read.
+  if (one($q, 'stdout') ne 'pipe') { close($out_r); undef $out_r }
+  if (one($q, 'stderr') ne 'pipe') { close($err_r); undef $err_r }
+  report(join(' ', 'S', $id, $$, (map { defined $_ ? fileno($_) : '-' } $out_r, $err_r), fileno($ctl_w)));
 
   my $exited = 0;
   my $reap = sub { my $r; while (($r = waitpid(-1, 1)) > 0) { ($code, $exited) = ($?, 1) if $r == $child } $r };
@@ -323,9 +379,12 @@ sub supervise {
   my $ru = "\\0" x 144;
   syscall($NR{getrusage}, -1, $ru);
   my ($us, $uus, $ss, $sus, $rss) = unpack('q5', $ru);
-  remove_tree($folders) if $made;
+  # The call's folders (the command's process made them, or took over an earlier call's): removed, or
+  # kept for another call when the command left them exactly as made.
+  my $kept = defined $folders && pristine($folders) ? 1 : 0;
+  remove_tree($folders) if defined $folders && !$kept;
   my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
-  report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why " . hexs($status));
+  report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why $kept " . hexs($status));
   my $until = now() + 10;
   while (!$acked && $ctl_r && !$dying && now() < $until) {
     my $rin = '';
@@ -333,6 +392,19 @@ sub supervise {
     $control->() if select(my $rout = $rin, undef, undef, 1) > 0;
   }
   POSIX::_exit(0);
+}
+
+# The call's folders exactly as made: ours, 0700, holding home/ and tmp/ (ours, 0700), both empty.
+sub pristine {
+  my ($root) = @_;
+  for my $dir ($root, "$root/home", "$root/tmp") {
+    my @st = lstat($dir) or return 0;
+    return 0 unless -d _ && ($st[2] & 07777) == 0700 && $st[4] == $>;
+    opendir(my $d, $dir) or return 0;
+    my @in = sort grep { $_ ne '.' && $_ ne '..' } readdir($d);
+    return 0 unless "@in" eq ($dir eq $root ? 'home tmp' : '');
+  }
+  1;
 }
 
 # Removes a folder and what is in it, even what the command left without permissions; follows no link.
@@ -387,10 +459,20 @@ sub command {
   defined(POSIX::dup2($se eq 'merge' ? 1 : $target->($se, $err_w), 2)) or fail('stderr');
   defined(POSIX::dup2(fileno($st_w), 3)) or fail('status');
   open($STATUS, '>&=', 3) or fail('status');
+  # Nothing else reaches the program: every other descriptor (the launcher's, and any the server
+  # inherited without close-on-exec) closes at exec.
+  syscall($NR{close_range}, 4, 0xffffffff, 4) == 0 or fail('close_range');
   defined(POSIX::setsid()) or fail('setsid');
   syscall($NR{prctl}, 1, 9, 0, 0, 0) == 0 or fail('parent death signal');
   $SIG{$_} = 'DEFAULT' for qw(INT HUP PIPE QUIT TERM CHLD USR1 USR2 ALRM);
   POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or fail('signal mask');
+  # The call's own folders (landlock and validated modes): an earlier call's if still exactly as made,
+  # else made new.
+  my ($reused, $folders) = split(/ /, one($q, 'folders', ''), 2);
+  if (defined $folders && !($reused && pristine($folders))) {
+    remove_tree($folders) if $reused;
+    mkdir($folders, 0700) && mkdir("$folders/home", 0700) && mkdir("$folders/tmp", 0700) or fail('call folders');
+  }
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
   # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
@@ -417,6 +499,7 @@ sub command {
   fail("exec $argv[0]");
 }
 
+make_spare();
 while (1) {
   my $rin = '';
   vec($rin, 0, 1) = 1;

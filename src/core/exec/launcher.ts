@@ -101,6 +101,6 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
           }
         : {}),
     },
-    ...(folders ? { folders: folders.root, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
+    ...(folders ? { folders: { root: folders.root, reused: folders.reused }, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
   };
 }

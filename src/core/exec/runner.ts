@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import type net from 'node:net';
-import { callFolders } from './callenv.js';
+import { callFolders, releaseCallFolders } from './callenv.js';
 import { launch, type LaunchEnd, type Launched } from './forkserver.js';
 import { archCalls, launcherPerl, launchSpec } from './launcher.js';
 import { COMMAND_NICE_NEAR_LIMIT } from './priority.js';
@@ -218,6 +218,7 @@ export function run(req: RunRequest): Promise<RunResult> {
       },
       ended(e) {
         ended = e;
+        if (folders) releaseCallFolders(folders, e.kept === true);
         clearTimeout(timer);
         if (watch) clearInterval(watch);
         // Every process of the command is gone, so its pipes end; a bound all the same.

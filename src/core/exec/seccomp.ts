@@ -40,7 +40,7 @@ export type Call =
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'chown' | 'fchown' | 'lchown' | 'fchownat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat' | 'removexattr' | 'lremovexattr' | 'fremovexattr' | 'removexattrat'
   | 'open' | 'openat' | 'creat' | 'mknod' | 'mknodat'
-  | 'prctl' | 'prlimit64' | 'capget' | 'capset' | 'getrusage' | 'clock_gettime';
+  | 'prctl' | 'prlimit64' | 'capget' | 'capset' | 'getrusage' | 'clock_gettime' | 'close_range';
 
 /**
  * Per architecture: the audit value the kernel reports, and its system call numbers (absent: the
@@ -57,7 +57,7 @@ export interface ArchCalls {
 const COMMON: Partial<Record<Call, number>> = {
   pidfd_getfd: 438, pidfd_open: 434, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, open_tree: 428,
   mount_setattr: 442, memfd_secret: 447, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, clone3: 435,
-  openat2: 437, fchmodat2: 452, setxattrat: 463, removexattrat: 466, open_tree_attr: 467,
+  openat2: 437, fchmodat2: 452, setxattrat: 463, removexattrat: 466, open_tree_attr: 467, close_range: 436,
 };
 
 /** The asm-generic numbering (arm64, riscv64): no open/chmod/chown/mknod without "at". */

@@ -373,18 +373,48 @@ describe('what a command keeps in its call folders is bounded', () => {
  * modes its supervisor stops it. Either way another command of the same uid still starts and forks.
  * The runner runs in a Node process of uid 65534 (setpriv), bundled by esbuild.
  */
+/** The runner bundled (esbuild) into `dir`/runner.mjs, for a Node process of its own. */
+async function bundleRunner(dir: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const entry = path.join(dir, 'entry.ts');
+  fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/exec/${m}.ts`))};`).join('\n'));
+  const out = path.join(dir, 'runner.mjs');
+  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'warning' });
+  return out;
+}
+
+describe('no descriptor of the server reaches a command', () => {
+  it.each(MODES)('%s: one the server inherited without close-on-exec is closed in the command', async (mode) => {
+    const dir = fs.mkdtempSync(path.join(base, 'fds-'));
+    const bundle = await bundleRunner(dir);
+    const fcntl = process.arch === 'x64' ? 72 : 25;
+    // The server process gets descriptor 40 from its parent (Node makes only 0-15 close-on-exec at
+    // start), then runs a command that lists its own open descriptors above 2.
+    const driver = `
+      const m = await import(${JSON.stringify(bundle)});
+      const abi = ${mode === 'validated' ? 0 : `(await m.sandboxStatus(${JSON.stringify(mode)})).landlockAbi`};
+      const r = await m.run({ program: ${JSON.stringify(perl)}, args: ['-e', 'print join(" ", grep { syscall(${fcntl}, $_, 1) >= 0 } 3 .. 1023), "\\n"'],
+        zoneRoot: ${JSON.stringify(zone)}, readonly: false, sandbox: ${JSON.stringify(mode)}, network: false, protect: [],
+        landlock: { abi, executables: m.executablesFor('perl', ${JSON.stringify(perl)}) },
+        timeoutSec: 10, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: 64, captureBytes: 4096, mergeStderr: true });
+      process.stdout.write(JSON.stringify({ open: r.stdout.bytes.toString().trim(), refused: r.refused ?? null }));`;
+    const { spawnSync } = await import('node:child_process');
+    const stdio = ['ignore', 'pipe', 'pipe', ...Array<'ignore'>(37).fill('ignore'), 'pipe'] as const;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', driver], { encoding: 'utf8', timeout: 60_000, stdio: [...stdio] });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ open: '', refused: null });
+  });
+});
+
 describe.runIf(process.geteuid?.() === 0 && findProgram('setpriv') !== undefined)('a server run as an ordinary user', () => {
   it.each(MODES)('%s: a fork bomb stays within its budget while another command forks', async (mode) => {
-    const { build } = await import('esbuild');
     const dir = fs.mkdtempSync(path.join(base, 'user-'));
     fs.chmodSync(base, 0o755);
     fs.chmodSync(dir, 0o755);
     const userZone = path.join(dir, 'zone');
     fs.mkdirSync(userZone);
     fs.chownSync(userZone, 65534, 65534);
-    const entry = path.join(dir, 'entry.ts');
-    fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/exec/${m}.ts`))};`).join('\n'));
-    await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: path.join(dir, 'runner.mjs'), logLevel: 'warning' });
+    await bundleRunner(dir);
     const budget = 32;
     const driver = `
       const m = await import(${JSON.stringify(path.join(dir, 'runner.mjs'))});

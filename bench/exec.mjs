@@ -13,8 +13,9 @@
 //      process used meanwhile (median and p90 over the calls), for shed_exec in each mode and for the
 //      bare spawn; the chain alone (no call) shows what the measurement itself reads;
 //   e) 50 users running commands at once: 50 loops (one user each) run shed_exec cat for a while,
-//      against 50 loops of bare spawn('cat'): commands per second, the event loop's longest delay
-//      (monitorEventLoopDelay), and a 51st user's shed_read latency (p50/p99) beside its unloaded figure.
+//      against 50 loops of bare spawn('cat') (landlock) or of bare bwrap … cat (bwrap): commands per
+//      second, the event loop's longest delay (monitorEventLoopDelay), and a 51st user's shed_read
+//      latency (p50/p99) beside its unloaded figure.
 // Calls alternate between the two sides; medians of RUNS calls after WARMUP warm-ups, ratios side by side.
 // Targets: at most 1.5x the bare equivalent; a block of at most 0.5 ms per command. Temp folders are removed.
 import { spawn } from 'node:child_process';
@@ -184,9 +185,11 @@ async function main() {
   const f = (a, b) => `${a.toFixed(2)}/${b.toFixed(2)}`.padStart(15);
   for (const r of blockRows) console.log(`${r.label.padEnd(bw)}  ${f(r.wall, r.wall90)}  ${f(r.cpu, r.cpu90)}${r.label.startsWith('shed_exec') ? `  ${r.cpu <= BLOCK_TARGET_MS ? 'ok' : 'MISSED'}` : ''}`);
 
-  // e) many users at once, in the mode `auto` picks here.
-  const mode = process.env.BENCH_SANDBOX ?? 'bwrap';
-  const t = tools[mode];
+  // e) many users at once: landlock against a bare spawn of cat, bwrap against a bare bwrap of cat.
+  for (const mode of ['landlock', 'bwrap']) await manyUsers(mode, tools[mode], bwrapArgs, meta);
+}
+
+async function manyUsers(mode, t, bwrapArgs, meta) {
   const base = path.join(work, mode);
   const zones = Array.from({ length: USERS + 1 }, (_, u) => userSetup(base, `u${u}`));
   const reader = `u${USERS}`;
@@ -214,12 +217,16 @@ async function main() {
   });
   busy.done = true;
   const reads = await readsDuring;
-  const bare = await load(USERS, (u) => run('cat', ['small.txt'], zones[u]));
-  console.log(`\n${USERS} users running commands at once (${mode})   ours        bare spawn loop   ratio`);
-  console.log(`commands per second                      ${ours.perSecond.toFixed(0).padStart(6)}      ${bare.perSecond.toFixed(0).padStart(6)}            ${(ours.perSecond / bare.perSecond).toFixed(2)}x`);
-  console.log(`event loop: longest delay ms             ${ours.maxDelayMs.toFixed(1).padStart(6)}      ${bare.maxDelayMs.toFixed(1).padStart(6)}`);
-  console.log(`event loop: p99 delay ms                 ${ours.p99DelayMs.toFixed(1).padStart(6)}      ${bare.p99DelayMs.toFixed(1).padStart(6)}`);
-  console.log(`another user's shed_read p50/p99 ms      ${median(reads).toFixed(2)}/${pct(reads, 0.99).toFixed(2)} (unloaded ${median(unloaded).toFixed(2)}/${pct(unloaded, 0.99).toFixed(2)}, ${reads.length} reads)`);
+  const bare =
+    mode === 'bwrap'
+      ? await load(USERS, (u) => run('bwrap', [...bwrapArgs({ zoneRoot: zones[u], readonly: false, network: false, protect: [] }), '--', '/usr/bin/cat', 'small.txt'], '/'))
+      : await load(USERS, (u) => run('cat', ['small.txt'], zones[u]));
+  const anchor = mode === 'bwrap' ? 'bare bwrap loop' : 'bare spawn loop';
+  console.log(`\n${USERS} users running commands at once (${mode})   ours        ${anchor}   ratio`);
+  console.log(`commands per second                        ${ours.perSecond.toFixed(0).padStart(6)}      ${bare.perSecond.toFixed(0).padStart(6)}            ${(ours.perSecond / bare.perSecond).toFixed(2)}x`);
+  console.log(`event loop: longest delay ms               ${ours.maxDelayMs.toFixed(1).padStart(6)}      ${bare.maxDelayMs.toFixed(1).padStart(6)}`);
+  console.log(`event loop: p99 delay ms                   ${ours.p99DelayMs.toFixed(1).padStart(6)}      ${bare.p99DelayMs.toFixed(1).padStart(6)}`);
+  console.log(`another user's shed_read p50/p99 ms        ${median(reads).toFixed(2)}/${pct(reads, 0.99).toFixed(2)} (unloaded ${median(unloaded).toFixed(2)}/${pct(unloaded, 0.99).toFixed(2)}, ${reads.length} reads)`);
 }
 
 try {

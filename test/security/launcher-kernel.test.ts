@@ -356,6 +356,18 @@ describe('what a command keeps in its call folders is bounded', () => {
     }
   });
 
+  it.each(['landlock', 'validated'] as const)('%s: an empty call folder serves the next call; one a command wrote in is removed, never reused', async (mode) => {
+    const tmpOf = (r: RunResult) => path.resolve(zone, text(r).trim().split('\n').pop()!);
+    const first = tmpOf(await perlRun(mode, 'print "$ENV{TMPDIR}\\n";'));
+    expect(tmpOf(await perlRun(mode, 'print "$ENV{TMPDIR}\\n";'))).toBe(first);
+    const dirty = tmpOf(await perlRun(mode, 'open(my $o, ">", "$ENV{TMPDIR}/left") or die "$!"; print "$ENV{TMPDIR}\\n";'));
+    expect(dirty).toBe(first);
+    expect(fs.existsSync(dirty)).toBe(false);
+    const next = await perlRun(mode, 'print -e "$ENV{TMPDIR}/left" ? "SEEN\\n" : "clean\\n", "$ENV{TMPDIR}\\n";');
+    expect(text(next)).toMatch(/^clean\n/);
+    expect(tmpOf(next)).not.toBe(dirty);
+  });
+
   it('bwrap: /tmp is full at the cap', async () => {
     const r = await perlRun('bwrap', fill('/tmp').replace('sleep 5;', ''), { callFolderBytes: 8 << 20 });
     expect(Number(/wrote (\d+)/.exec(text(r))?.[1])).toBeLessThanOrEqual(8);

@@ -23,14 +23,14 @@
  * supervisor's keep what the command wrote.
  *
  * The command's process: its own session, killed if its supervisor dies, stdin /dev/null, stdout
- * and stderr to the pipes or to the output files Node opened (reopened through
- * /proc/<node>/fd), its working folder and environment, its priority (nice, and its session's
- * scheduling group, which its supervisor sees to until the kernel takes it), its limits; then
- * CONFINE and the program
- * (landlock and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to
- * apply CONFINE there (bwrap mode). Descriptor 3 is the status
- * pipe: `ok` once confined (the program starts next), `exec ...` if the program could not be
- * started, anything else is why the command was refused: it exits 125 and never runs with less.
+ * and stderr to the pipes or to the output files Node opened (reopened through /proc/<node>/fd),
+ * no other descriptor past exec, its call folders (made, or an earlier call's taken over), its
+ * working folder and environment, its priority (nice, and its session's scheduling group, which its
+ * supervisor sees to until the kernel takes it), its limits; then CONFINE and the program (landlock
+ * and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to apply CONFINE
+ * there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the program starts next),
+ * `exec ...` if the program could not be started, anything else is why the command was refused: it
+ * exits 125 and never runs with less.
  *
  * CONFINE, in this order: the sandbox's own mounts (bwrap: a size-bounded /tmp, the zone and /tmp
  * without exec, setuid or devices); RLIMIT_NPROC; the Landlock ruleset; no-new-privileges; every

@@ -368,6 +368,27 @@ describe('what a command keeps in its call folders is bounded', () => {
     expect(tmpOf(next)).not.toBe(dirty);
   });
 
+  it('the call folders a killed server kept are removed by its launcher', async () => {
+    const dir = fs.mkdtempSync(path.join(base, 'killed-'));
+    const tmp = path.join(dir, 'tmp');
+    fs.mkdirSync(tmp);
+    const bundle = await bundleRunner(dir);
+    const driver = `
+      const m = await import(${JSON.stringify(bundle)});
+      const req = { program: ${JSON.stringify(findProgram('true'))}, args: [], zoneRoot: ${JSON.stringify(zone)}, readonly: false, sandbox: 'validated', network: false, protect: [],
+        timeoutSec: 10, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: 64, captureBytes: 4096, mergeStderr: true };
+      await Promise.all([m.run(req), m.run(req)]);
+      process.stdout.write('ran\\n');
+      setInterval(() => {}, 1000);`;
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', driver], { env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((r) => child.stdout.once('data', r));
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith(`shed-call-${child.pid}-`)).length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    for (let i = 0; i < 100 && fs.readdirSync(tmp).length > 0; i++) await sleep(50);
+    expect(fs.readdirSync(tmp)).toEqual([]);
+  });
+
   it('bwrap: /tmp is full at the cap', async () => {
     const r = await perlRun('bwrap', fill('/tmp').replace('sleep 5;', ''), { callFolderBytes: 8 << 20 });
     expect(Number(/wrote (\d+)/.exec(text(r))?.[1])).toBeLessThanOrEqual(8);

@@ -6,7 +6,8 @@
  * Under bubblewrap both live in the sandbox's private /tmp; otherwise in a folder (0700) the
  * command's supervisor makes and, once every process of the command is gone, removes, or keeps for
  * the next call when it finds it exactly as made (two empty folders: most commands leave nothing),
- * checking that again before the next call uses it (launcher-script.ts). No file system work for them
+ * checking that again before the next call uses it (launcher-script.ts); whatever is left of them when
+ * this process is gone, however it ended, its launcher removes. No file system work for them
  * happens on the event loop. Both are named relative to the working folder, so that no variable holds
  * an absolute server path.
  */
@@ -38,13 +39,14 @@ let started = false;
 export function callFolders(): CallFolders {
   if (!started) {
     started = true;
-    // What is kept at exit is removed then (a few empty folders); a killed process's, by the sweep.
+    // What is kept at exit is removed then (a few empty folders); a killed process's, by its launcher.
     process.once('exit', () => spare.splice(0).forEach((f) => removeTree(f.root)));
     void removeStale();
   }
   const kept = spare.pop();
   if (kept) return kept;
-  const root = path.join(os.tmpdir(), PREFIX + crypto.randomBytes(9).toString('base64url'));
+  // This process's id in the name: the launcher removes what is left of them when this process is gone.
+  const root = path.join(os.tmpdir(), `${PREFIX}${process.pid}-${crypto.randomBytes(9).toString('base64url')}`);
   return { root, home: path.join(root, 'home'), tmp: path.join(root, 'tmp'), reused: false };
 }
 

@@ -21,6 +21,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { INNER_SCRIPT, SERVER_SCRIPT } from './launcher-script.js';
 import type { ArchCalls } from './seccomp.js';
 import { SYSTEM_PATH } from './system.js';
@@ -127,10 +129,14 @@ interface Server {
 let server: Server | undefined;
 let nextId = 1;
 
-/** The launcher's header: the system call numbers it uses, and the perl that runs the inner launcher. */
+/**
+ * The launcher's header: the system call numbers it uses, the perl that runs the inner launcher, and
+ * this process's call folders (where and by what name: the launcher removes them once it is gone).
+ */
 function header(perl: string, arch: ArchCalls): string {
   const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range'] as const;
-  return [...names.map((n) => `nr.${n}=${arch.nr[n] ?? -1}`), `perl=${perl}`].join(' ');
+  const folders = Buffer.from(path.join(os.tmpdir(), `shed-call-${process.pid}-`)).toString('hex');
+  return [...names.map((n) => `nr.${n}=${arch.nr[n] ?? -1}`), `perl=${perl}`, `folders=${folders}`].join(' ');
 }
 
 function startServer(perl: string, arch: ArchCalls): Server {

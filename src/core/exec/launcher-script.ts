@@ -381,7 +381,7 @@ sub supervise {
   my ($us, $uus, $ss, $sus, $rss) = unpack('q5', $ru);
   # The call's folders (the command's process made them, or took over an earlier call's): removed, or
   # kept for another call when the command left them exactly as made.
-  my $kept = defined $folders && pristine($folders) ? 1 : 0;
+  my $kept = defined $folders && !$dying && pristine($folders) ? 1 : 0;
   remove_tree($folders) if defined $folders && !$kept;
   my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
   report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why $kept " . hexs($status));
@@ -514,6 +514,12 @@ while (1) {
     }
   }
   reap();
+}
+# Node is gone: so are the call folders it kept (its supervisors remove the ones in use).
+{
+  my $prefix = pack('H*', $H{folders});
+  my ($dir, $name) = $prefix =~ m{\\A(.*)/([^/]*)\\z}s;
+  if (defined $dir && opendir(my $d, $dir)) { for (readdir($d)) { remove_tree("$dir/$_") if index($_, $name) == 0 } }
 }
 POSIX::_exit(0);
 `;

@@ -36,8 +36,8 @@ describe('shed_parameters', () => {
       // node:sqlite on the database file where the runtime has it (Node 24, 26), else sql.js (Node 20)
       sqlite_engine: nodeSqlite() ? { engine: 'node:sqlite', mode: expect.stringContaining('file-backed') } : { engine: 'sql.js', mode: expect.stringContaining('in memory') },
       openwebui_api_url: 'http://localhost:8080',
-      // bubblewrap is installed on the test machines (CI installs it), so auto finds it.
-      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: null, unconfined: false },
+      // bubblewrap is installed on the test machines (CI installs it), so auto finds it; Landlock applies inside it.
+      sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: expect.any(Number), unconfined: false },
       host: 'standalone',
       // A local test folder, no coordination service: one host.
       storage: { kind: 'local', type: expect.any(String), shared: false, coordination: 'lock files' },

@@ -7,7 +7,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, expectRan, installed, makeArena, MODES, type Arena } from './exec-harness.js';
@@ -32,9 +31,23 @@ function plant(home: string): void {
   }
 }
 
-/** The private folders of calls running now (landlock and validated modes make them in the system temp folder). */
-function callFolders(): string[] {
-  return fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('shed-call-')).map((n) => path.join(os.tmpdir(), n));
+/**
+ * The private folder of a call running now (landlock and validated modes: in the system temp folder,
+ * made for it or kept from an earlier call): read off its program's environment, HOME being named
+ * relative to its working folder.
+ */
+function callFolderOf(program: string, arg: string): string | undefined {
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (path.basename(argv[0]!) !== program || argv[1] !== arg) continue;
+      const home = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('HOME='))!.slice(5);
+      return path.dirname(path.resolve(fs.readlinkSync(`/proc/${pid}/cwd`), home));
+    } catch {
+      // ended meanwhile, or another's
+    }
+  }
+  return undefined;
 }
 
 describe.each(MODES)('%s mode', (mode) => {
@@ -48,10 +61,11 @@ describe.each(MODES)('%s mode', (mode) => {
     plant(a.zone);
     plant(path.join(a.zone, '.config'));
     // Another call runs meanwhile; its home and temp folders get the same files.
-    const before = new Set(callFolders());
-    background = a.exec({ zone: 'storage', cmd: 'sleep', args: ['2'] });
-    for (let i = 0; i < 100 && callFolders().every((f) => before.has(f)); i++) await new Promise((r) => setTimeout(r, 20));
-    others = callFolders().filter((f) => !before.has(f));
+    const marker = `2.${process.pid}`;
+    background = a.exec({ zone: 'storage', cmd: 'sleep', args: [marker] });
+    let other: string | undefined;
+    for (let i = 0; i < 100 && (other = callFolderOf('sleep', marker)) === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    others = mode === 'bwrap' || other === undefined ? [] : [other];
     for (const folder of others) for (const sub of ['home', 'tmp']) if (fs.existsSync(path.join(folder, sub))) plant(path.join(folder, sub));
   });
   afterAll(async () => {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablesFor } from '../../src/core/exec/executables.js';
-import { LAUNCHER_SCRIPT } from '../../src/core/exec/launcher-script.js';
+import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
 import { run, type RunControls, type RunRequest } from '../../src/core/exec/runner.js';
 import { sandboxStatus } from '../../src/core/exec/sandbox.js';
 import { MODES } from './exec-harness.js';
@@ -27,7 +27,7 @@ beforeAll(async () => {
 
 function request(mode: (typeof MODES)[number], args: string[], monitor: RunRequest['monitor']): RunRequest {
   return {
-    program: '/bin/sh', args, zoneRoot: zone, readonly: false, sandbox: mode, network: false, protect: [],
+    program: '/bin/sh', args, zoneRoot: zone, readonly: false, sandbox: mode, network: false,
     // The shell and the sleep it starts (a test-only program list: commands never get a shell).
     landlock: { abi: landlockAbi, executables: [...executablesFor('sh', '/bin/sh'), ...executablesFor('sleep', '/usr/bin/sleep')] },
     timeoutSec: 20, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 30, maxProcesses: 64, captureBytes: 4096, mergeStderr: false, monitor,
@@ -36,15 +36,15 @@ function request(mode: (typeof MODES)[number], args: string[], monitor: RunReque
 
 /**
  * State letter, nice value, pid and parent of each running process of the command: those whose
- * command line holds `marker`. The launcher (perl, before it replaces itself with the program) is
- * not counted: it runs no command code and sets the command's priority itself, first thing.
+ * command line holds `marker`. The inner launcher (perl in bubblewrap, before it replaces itself with
+ * the program) is not counted: it runs no command code, and the priority was set before it started.
  */
 function processes(marker: string): { pid: number; ppid: number; state: string; nice: number }[] {
   const out: { pid: number; ppid: number; state: string; nice: number }[] = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmdline.includes(marker) || cmdline.includes(LAUNCHER_SCRIPT)) continue;
+      if (!cmdline.includes(marker) || cmdline.includes(INNER_SCRIPT)) continue;
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.push({ pid: Number(pid), ppid: Number(fields[1]), state: fields[0]!, nice: Number(fields[16]) });
@@ -136,7 +136,12 @@ describe.each(MODES)('sandbox %s', (mode) => {
     await started(marker, 3);
     const before = processes(marker).map((p) => p.nice);
     controls!.yieldCpu();
-    const after = processes(marker).map((p) => p.nice);
+    // The command's supervisor applies it: wait (at most 3 s) until every process shows it.
+    let after = processes(marker).map((p) => p.nice);
+    for (let i = 0; i < 60 && after.some((n) => n !== 19); i++) {
+      await sleep(50);
+      after = processes(marker).map((p) => p.nice);
+    }
     await result;
     expect(before.length).toBeGreaterThanOrEqual(3);
     expect(new Set(before)).toEqual(new Set([10]));

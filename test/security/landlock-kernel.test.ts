@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executablesFor } from '../../src/core/exec/executables.js';
 import { archCalls } from '../../src/core/exec/launcher.js';
-import { LAUNCHER_SCRIPT } from '../../src/core/exec/launcher-script.js';
+import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
 import { run, type RunRequest, type RunResult } from '../../src/core/exec/runner.js';
 import { sandboxStatus } from '../../src/core/exec/sandbox.js';
 import { findProgram } from '../../src/core/exec/system.js';
@@ -58,7 +58,7 @@ interface Attack {
 
 function request(mode: 'landlock' | 'validated', a: Attack): RunRequest {
   return {
-    program: a.program, args: a.args, zoneRoot: zone, readonly: a.readonly ?? false, sandbox: mode, network: a.network ?? false, protect: [],
+    program: a.program, args: a.args, zoneRoot: zone, readonly: a.readonly ?? false, sandbox: mode, network: a.network ?? false,
     landlock: { abi, executables: executablesFor(path.basename(a.program), a.program) },
     timeoutSec: 20, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: 64, captureBytes: 1 << 16, mergeStderr: true,
   };
@@ -96,7 +96,12 @@ describe('Landlock: reads outside the zone are refused by the kernel', () => {
   });
 
   it("the server's environment (/proc/<server pid>/environ) and /proc at all", async () => {
-    await holds({ program: findProgram('cat')!, args: [`/proc/${process.pid}/environ`] }, (r) => text(r).includes('PATH='));
+    // A command has no capability, so (as root) it cannot read a privileged server's environ even
+    // unconfined: the control reads its own instead, which only Landlock refuses.
+    await holds({ program: findProgram('cat')!, args: ['/proc/self/environ'] }, (r) => text(r).includes('PATH='));
+    const server = await run(request('landlock', { program: findProgram('cat')!, args: [`/proc/${process.pid}/environ`] }));
+    expect(text(server)).toContain('Permission denied');
+    expect(text(server)).not.toContain('PATH=');
     await holds(py('print(open("/proc/self/status").read()[:20])'), (r) => text(r).includes('OK'));
   });
 
@@ -211,8 +216,8 @@ describe('Landlock: programs, network, signals and sockets', () => {
 describe('the launcher fails closed', () => {
   it('a ruleset the kernel refuses: the program never runs, the status pipe says why', async () => {
     const marker = path.join(zone, 'ran.txt');
-    const { prctl, prlimit64 } = archCalls()!;
-    const child = spawn(findProgram('perl')!, ['-e', LAUNCHER_SCRIPT, '--', `10 ${prctl} ${prlimit64} 0 1 ${abi} ${2 ** 40} 0 0 0 0`, '', findProgram('touch')!, marker], {
+    const nr = Object.entries(archCalls()!.nr).flatMap(([name, n]) => ['nr', `${name}=${n}`]);
+    const child = spawn(findProgram('perl')!, ['-e', INNER_SCRIPT, ...nr, 'abi', String(abi), 'fs', String(2 ** 40), '--', findProgram('touch')!, marker], {
       cwd: zone,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });

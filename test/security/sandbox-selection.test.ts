@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archCalls } from '../../src/core/exec/launcher.js';
-import { LAUNCHER_SCRIPT } from '../../src/core/exec/launcher-script.js';
+import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
 import { encodeFilter, type Insn } from '../../src/core/exec/seccomp.js';
 import { findProgram } from '../../src/core/exec/system.js';
 
@@ -51,8 +51,9 @@ async function server(sandbox: string, noLandlock: boolean): Promise<{ parameter
       const parameters = JSON.parse(await t.shed_parameters(who));
       const exec = JSON.parse(await t.shed_exec({ ...who, zone: 'storage', cmd: 'cat', args: ['a.txt'] }));
       process.stdout.write(JSON.stringify({ parameters, exec }));`;
-    const { prctl, prlimit64 } = archCalls()!;
-    const child = spawn(findProgram('perl')!, ['-e', LAUNCHER_SCRIPT, '--', `0 ${prctl} ${prlimit64} 0 1 0 0 0 0 0 0`, filter(noLandlock), process.execPath, '--input-type=module', '-e', script], {
+    // The launcher's inner script confines the server as a container would: no capabilities, no new privileges, the filter.
+    const nr = Object.entries(archCalls()!.nr).flatMap(([name, n]) => ['nr', `${name}=${n}`]);
+    const child = spawn(findProgram('perl')!, ['-e', INNER_SCRIPT, ...nr, 'bpf', filter(noLandlock), '--', process.execPath, '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     let out = '';

@@ -3,8 +3,10 @@
  * starts a process, calls the runner, or applies the argument policy by itself (which is how a
  * function once ran commands without the per-call quota watch). The sandbox probe is the one other
  * caller of the runner: it runs `true`, `cat` and a Landlock ABI question once per process.
- * The one other process starter is the SQLite file engine's pool, which starts this same Node
- * binary on the plugin's own code (no program or argument from a user), so it is no command door.
+ * The runner's one process start is the fork server (forkserver.ts): one spawn of the launcher,
+ * which forks every command; only the runner asks it. The one other process starter is the SQLite
+ * file engine's pool, which starts this same Node binary on the plugin's own code (no program or
+ * argument from a user), so it is no command door.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,8 +25,14 @@ const files = sources(SRC).map((file) => ({ rel: path.relative(SRC, file), text:
 const holding = (re: RegExp) => files.filter((f) => re.test(f.text)).map((f) => f.rel).sort();
 
 describe('one executor', () => {
-  it('only the runner starts processes (and the SQLite pool, which starts only this Node on its own code)', () => {
-    expect(holding(/['"](node:)?child_process['"]|process\.binding\(|\bexeca\b/)).toEqual(['core/db/node/children.ts', 'core/exec/runner.ts']);
+  it('only the fork server starts processes (and the SQLite pool, which starts only this Node on its own code)', () => {
+    expect(holding(/['"](node:)?child_process['"]|process\.binding\(|\bexeca\b/)).toEqual(['core/db/node/children.ts', 'core/exec/forkserver.ts']);
+    const server = files.find((f) => f.rel === 'core/exec/forkserver.ts')!.text;
+    const launches = [...server.matchAll(/\bspawn\(([^\n]*)/g)].map((m) => m[1]);
+    expect(launches).toEqual(["perl, ['-e', SERVER_SCRIPT, '--', header(perl, arch), INNER_SCRIPT], {"]);
+    expect(server).not.toMatch(/\b(exec|execFile|fork|spawnSync|execSync|execFileSync)\(/);
+    // Only the runner asks the fork server for a command.
+    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/forkserver\.js['"]/m)).toEqual(['core/exec/runner.ts']);
     const pool = files.find((f) => f.rel === 'core/db/node/children.ts')!.text;
     const spawns = [...pool.matchAll(/\bspawn\(([^\n]*)/g)].map((m) => m[1]);
     expect(spawns).toHaveLength(1);

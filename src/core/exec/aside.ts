@@ -23,7 +23,7 @@ export interface AsideReport {
 export interface Aside {
   /** The command's write scope, its usage counting what is hidden. */
   scope: WriteScope | undefined;
-  /** Whether group files are guarded (the command must not chmod: RunRequest.refuseChmod). */
+  /** Whether group files are guarded (the command must not chmod: RunRequest.noModeChanges). */
   guarding: boolean;
   restore(): Promise<AsideReport>;
 }

@@ -1,12 +1,17 @@
 /**
  * What a command finds around it: a minimal environment, and a home folder and temp folder of its
- * own, fresh and empty for each call and outside every zone. No program reads configuration the
- * user controls (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with
- * its .pth files), and nothing one call leaves in its temp folder is seen by another call, of this
- * user or any other. Under bubblewrap both live in the sandbox's private /tmp; otherwise in a
- * folder made for the call (0700) and removed after it, named relative to the working folder so
- * that no variable holds an absolute server path.
+ * own, empty for each call and outside every zone. No program reads configuration the user controls
+ * (~/.sqliterc, ~/.jq, ~/.curlrc, ~/.magic, ~/.config/..., Python's user site with its .pth files),
+ * and nothing one call leaves in its temp folder is seen by another call, of this user or any other.
+ * Under bubblewrap both live in the sandbox's private /tmp; otherwise in a folder (0700) the
+ * command's supervisor makes and, once every process of the command is gone, removes, or keeps for
+ * the next call when it finds it exactly as made (two empty folders: most commands leave nothing),
+ * checking that again before the next call uses it (launcher-script.ts); whatever is left of them when
+ * this process is gone, however it ended, its launcher removes. No file system work for them
+ * happens on the event loop. Both are named relative to the working folder, so that no variable holds
+ * an absolute server path.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,39 +19,42 @@ import { SANDBOX_HOME } from './bwrap.js';
 import { SYSTEM_PATH } from './system.js';
 
 export interface CallFolders {
+  /** The folder holding both (0700, with home/ and tmp/ in it). */
+  root: string;
   home: string;
   tmp: string;
-  /** Removes both (in the background: nothing waits for it). */
-  remove(): void;
+  /** Left by an earlier call: the launcher uses it only if it is still exactly as made. */
+  reused: boolean;
 }
 
 const PREFIX = 'shed-call-';
 /** Call folders left by a process that was killed are removed by the next one after this long. */
 const STALE_MS = 24 * 3600 * 1000;
-/** Folders whose background removal has not finished: removed at exit, should the process end first. */
-const pending = new Set<string>();
+/** Empty call folders kept for the next calls; more are removed. */
+const SPARE_MAX = 16;
+const spare: CallFolders[] = [];
 let started = false;
 
-export function openCallFolders(): CallFolders {
+/** The call's folders: a kept one, or a new name in the system temp folder (the launcher makes it). */
+export function callFolders(): CallFolders {
   if (!started) {
     started = true;
-    process.once('exit', () => pending.forEach(removeTree));
+    // What is kept at exit is removed then (a few empty folders); a killed process's, by its launcher.
+    process.once('exit', () => spare.splice(0).forEach((f) => removeTree(f.root)));
     void removeStale();
   }
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX)); // 0700
-  pending.add(root);
-  const home = path.join(root, 'home');
-  const tmp = path.join(root, 'tmp');
-  fs.mkdirSync(home);
-  fs.mkdirSync(tmp);
-  // Most commands leave both folders empty: three rmdir calls, else (ENOTEMPTY) the recursive removal.
-  const remove = () =>
-    void Promise.all([fs.promises.rmdir(home), fs.promises.rmdir(tmp)])
-      .then(() => fs.promises.rmdir(root))
-      .catch(() => fs.promises.rm(root, { recursive: true, force: true }))
-      .catch(() => removeTree(root))
-      .finally(() => pending.delete(root));
-  return { home, tmp, remove };
+  const kept = spare.pop();
+  if (kept) return kept;
+  // This process's id in the name: the launcher removes what is left of them when this process is gone.
+  const root = path.join(os.tmpdir(), `${PREFIX}${process.pid}-${crypto.randomBytes(9).toString('base64url')}`);
+  return { root, home: path.join(root, 'home'), tmp: path.join(root, 'tmp'), reused: false };
+}
+
+/** After the call: `kept` when the launcher left the folders in place, empty, for another call. */
+export function releaseCallFolders(f: CallFolders, kept: boolean): void {
+  if (!kept) return;
+  if (spare.length < SPARE_MAX) spare.push({ ...f, reused: true });
+  else void fs.promises.rm(f.root, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** Removes a folder a command wrote in, even one it left without write permission (mkdir -m 0); never throws. */
@@ -81,10 +89,48 @@ async function removeStale(): Promise<void> {
 }
 
 /**
- * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
- * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named.
+ * git run as a program (outside Documents, where the in-process git serves) reads no system or
+ * global configuration, and the repository's own keys that would start a program are overridden by
+ * environment configuration, which outranks every file (a user may write `.git/config` of their
+ * own repository). What no key can override (aliases with `!`, `diff.external`, filter, diff and
+ * merge drivers named in `.gitattributes`) needs /bin/sh or another program, which the kernel
+ * refuses in both kernel modes: only git's own programs are executable for git.
  */
-export function commandEnvironment(cwd: string, folders: CallFolders | undefined): Record<string, string> {
+const GIT_OVERRIDES: readonly [string, string][] = [
+  ['core.fsmonitor', 'false'],
+  ['core.hooksPath', '/dev/null'],
+  ['core.pager', 'cat'],
+  ['core.editor', ':'],
+  ['sequence.editor', ':'],
+  ['core.sshCommand', 'false'],
+  ['core.gitProxy', ''],
+  ['core.askPass', ''],
+  ['core.alternateRefsCommand', ''],
+  ['core.attributesFile', '/dev/null'],
+  ['credential.helper', ''],
+  ['gpg.program', 'false'],
+  ['commit.gpgSign', 'false'],
+  ['tag.gpgSign', 'false'],
+  ['protocol.ext.allow', 'never'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+];
+
+const GIT_ENVIRONMENT: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_ATTR_NOSYSTEM: '1',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_COUNT: String(GIT_OVERRIDES.length),
+  ...Object.fromEntries(GIT_OVERRIDES.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
+};
+
+/**
+ * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
+ * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named; `program`
+ * the program it runs (git gets its configuration neutralised).
+ */
+export function commandEnvironment(cwd: string, folders: CallFolders | undefined, program: string): Record<string, string> {
   const home = folders ? path.relative(cwd, folders.home) : SANDBOX_HOME;
   const tmp = folders ? path.relative(cwd, folders.tmp) : '/tmp';
   return {
@@ -109,5 +155,9 @@ export function commandEnvironment(cwd: string, folders: CallFolders | undefined
     LESSKEYIN: '/dev/null',
     LESSKEY: '/dev/null',
     LESSHISTFILE: '-',
+    // tar run as uid 0 with no capability (a server run as root; bubblewrap's namespace) would try to
+    // give extracted files the archive's owners and modes: it behaves as for an ordinary user instead.
+    TAR_OPTIONS: '--no-same-owner --no-same-permissions',
+    ...(path.basename(program) === 'git' ? GIT_ENVIRONMENT : {}),
   };
 }

@@ -3,7 +3,7 @@
  * are, whatever a command does, in every sandbox mode:
  *
  * - by the kernel: before the command each such file is made read-only (0444). The command has no
- *   capabilities and may not chmod (the launcher's seccomp flag, RunRequest.refuseChmod), so
+ *   capabilities and may not chmod (the launcher's seccomp flag, RunRequest.noModeChanges), so
  *   writing or truncating it in place is refused by the kernel's file modes;
  * - by comparison: its name can still be unlinked, renamed or replaced in a writable folder (and
  *   where file modes do not bind, it could be written), so after the command each file's identity

@@ -1,16 +1,19 @@
 /**
- * The Landlock ruleset of a command (landlock mode, SPEC section 8). Every access right the running
- * kernel's ABI knows is handled, so whatever no rule grants is refused by the kernel, for the command
- * and every process it starts:
+ * The Landlock ruleset of a command (SPEC section 8): in landlock mode on the server's paths, in
+ * bwrap mode inside the sandbox on the paths it shows (/zone, /tmp, its own /proc). Every access
+ * right the running kernel's ABI knows is handled, so whatever no rule grants is refused by the
+ * kernel, for the command and every process it starts:
  *
  * - read on the system folders and the few /etc files commands need (system.ts); execute only on
  *   the command's own programs (executables.ts);
  * - read and write on the zone (read only for a read-only zone) and the call's private temp folder;
- *   read on the call's empty home folder; a few devices;
+ *   read on the call's empty home folder (landlock mode; bwrap's lies in its /tmp); a few devices;
+ *   read on /proc in bwrap mode (the sandbox's own processes only: it has its own PID namespace);
  * - TCP bind refused, and connect unless the command may use the network (ABI 4 and later);
  * - signals and abstract Unix sockets scoped to the command's own processes (ABI 6 and later).
  *
- * Nothing else: not the storage base, other users or groups, the server's files, or /proc.
+ * Nothing else: not the storage base, other users or groups, the server's files, or (landlock mode)
+ * /proc; in bwrap mode not the sandbox's root, /dev/shm or anything else bubblewrap made writable.
  */
 import { DEVICES_RO, DEVICES_RW, ETC_NETWORK, ETC_READONLY, SYSTEM_DIRS } from './system.js';
 
@@ -59,9 +62,11 @@ export interface LandlockScope {
   zoneRoot: string;
   readonly: boolean;
   network: boolean;
-  /** The call's private folders (absolute). */
-  home: string;
+  /** The call's private temp folder (absolute), and its empty home folder if it lies elsewhere. */
   tmp: string;
+  home?: string;
+  /** Read on /proc (bwrap mode: the sandbox's own). */
+  proc?: boolean;
   executables: readonly string[];
 }
 
@@ -85,7 +90,8 @@ export function landlockRuleset(s: LandlockScope): Ruleset {
   grant(EXECUTE, s.executables);
   grant(s.readonly ? READ : WRITE, [s.zoneRoot]);
   grant(WRITE, [s.tmp]);
-  grant(READ, [s.home]);
+  if (s.home !== undefined) grant(READ, [s.home]);
+  if (s.proc) grant(READ, ['/proc']);
   return {
     handledFs: fs,
     // Bind is never needed; connect only by a command allowed on the network.

@@ -1,65 +1,525 @@
 /**
- * The launcher every command starts through (run with `perl -e`, see launcher.ts for why Perl): it
- * sets the resource limits and CPU priority, optionally confines itself with Landlock and a seccomp
- * filter, then replaces itself with the program (exec, so the program is the process the runner
- * watches, freezes and kills). Perl's builtins make every system call needed, with no module and no
- * compiler; nothing is loaded from @INC.
+ * The command launcher, in Perl (see forkserver.ts for why Perl, and for the protocol's Node side).
+ * Two scripts share one confinement routine (CONFINE):
  *
- * Arguments after `--`:
- *   1. header: nice prctl prlimit merge nnp abi fs net scoped nrules nlimits, then nlimits pairs
- *      (resource value), numbers separated by spaces (system call numbers are the architecture's;
- *      a limit above the current hard limit is lowered to it, so setting one never fails);
- *   2. the seccomp filter as hex, or an empty string for none;
- *   3. nrules pairs (rights path): Landlock rules; a path that cannot be opened is skipped (it
- *      grants nothing), and a file (not a folder) keeps only the rights a file rule may carry
- *      (EXECUTE 1, WRITE_FILE 2, READ_FILE 4, TRUNCATE 16384, IOCTL_DEV 32768: others are EINVAL);
- *   4. the program and its arguments (the program is run as given: no shell, no PATH search).
- * Any failure before the exec writes a message to descriptor 3 (the status pipe) and exits 125, so
- * the command never runs with less confinement or looser limits than asked; the exec closes that
- * descriptor. The priority only ever goes down (the runner may have lowered it already), and is no
- * boundary: failing to set it is not fatal.
+ * SERVER_SCRIPT, the fork server: one long-lived process per Node process (`perl -e SERVER_SCRIPT
+ * -- HEADER INNER_SCRIPT`). It reads requests on stdin and hands each to a **supervisor**: a child
+ * subreaper (every process the command leaves behind, daemons included, becomes its child) with the
+ * command's pipes and the command's own process, forked before the request came (a spare is kept
+ * ready, so no fork lies on a command's path). The supervisor reports on stdout, one line
+ * per event (stdout is the stream socket Node's spawn made; each line is one write of a few KB at
+ * most, which the kernel queues whole, so supervisors' lines never interleave):
+ *   S id supervisor-pid stdout-fd stderr-fd control-fd                starting; Node opens the fds
+ *                                                                    through /proc/<supervisor>/fd
+ *   H id                                                             every process is stopped
+ *   E id code signal user-us system-us maxrss-kb why kept status-hex ended, all processes reaped
+ *                                                                    (why: - | call_folders | processes | launcher;
+ *                                                                    kept: 1 when the call folders are kept)
+ *   D id                                                             the supervisor was reaped
+ *   F id reason-hex                                                  not started at all
+ * Node writes to the control pipe, one line per order: O (its ends are open), K (kill every
+ * process), S (stop every process, then H), C (continue them), N<nice> (lower their priority).
+ * The supervisor ends only after E and O: until Node holds its own ends of the output pipes, the
+ * supervisor's keep what the command wrote.
+ *
+ * The command's process: its own session, killed if its supervisor dies, stdin /dev/null, stdout
+ * and stderr to the pipes or to the output files Node opened (reopened through /proc/<node>/fd),
+ * no other descriptor past exec, its call folders (made, or an earlier call's taken over), its
+ * working folder and environment, its priority (nice, and its session's scheduling group, which its
+ * supervisor sees to until the kernel takes it), its limits; then CONFINE and the program (landlock
+ * and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to apply CONFINE
+ * there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the program starts next),
+ * `exec ...` if the program could not be started, anything else is why the command was refused: it
+ * exits 125 and never runs with less.
+ *
+ * CONFINE, in this order: the sandbox's own mounts (bwrap: a size-bounded /tmp, the zone and /tmp
+ * without exec, setuid or devices); RLIMIT_NPROC; the Landlock ruleset; no-new-privileges; every
+ * capability dropped (bounding set, securebits locked, ambient, then effective/permitted/
+ * inheritable, checked); the seccomp filter; Landlock. Perl builtins and `syscall` only: the inner
+ * script loads no module.
+ *
+ * Processes and threads per command (see `bound`): RLIMIT_NPROC where the kernel counts the command's
+ * tasks alone (its own user namespace: bwrap, server run as an ordinary user); elsewhere RLIMIT_NPROC
+ * counts every task of the server's uid, shared by all commands (a bomb in one would use up the room
+ * of the others), and root's not at all (giving a command another real uid would put Perl in taint
+ * mode, make shells drop privileges and make access(2) answer for that uid), so the supervisor counts
+ * the command's tasks (every 20 ms, every 5 ms once it runs more than four) and stops it (`why`
+ * processes) once it has more than its budget.
  */
-export const LAUNCHER_SCRIPT = String.raw`
-open(my $status, '>&=', 3) or exit 125;
-fcntl($status, 2, 1);
-sub fail { syswrite($status, "$_[0]: $!"); exit 125 }
-my @h = split(/ /, shift(@ARGV));
-my $bpf = shift(@ARGV);
-my ($nice, $prctl, $prlimit, $merge, $nnp, $abi, $fs, $net, $scoped, $nrules, $nlimits) = splice(@h, 0, 11);
-for (1 .. $nlimits) {
-  my ($res, $value) = splice(@h, 0, 2);
+
+const CONFINE = String.raw`
+my (%NR, $STATUS, $EXIT);
+sub fail { my $e = "$!"; syswrite($STATUS, "$_[0]: $e\n") if $STATUS; $EXIT->(125) }
+sub one { my ($c, $k, $d) = @_; defined $c->{$k} ? $c->{$k}[0] : $d }
+sub setlimit {
+  my ($res, $value) = @_;
   my $old = "\0" x 16;
-  syscall($prlimit + 0, 0, $res + 0, 0, $old) == 0 or fail("getrlimit $res");
+  syscall($NR{prlimit64}, 0, $res + 0, 0, $old) == 0 or fail("getrlimit $res");
   my $hard = (unpack('QQ', $old))[1];
   $value = $hard if $hard < $value;
-  my $limit = pack('QQ', $value, $value);
-  syscall($prlimit + 0, 0, $res + 0, $limit, 0) == 0 or fail("setrlimit $res");
+  my $new = pack('QQ', $value, $value);
+  syscall($NR{prlimit64}, 0, $res + 0, $new, 0) == 0 or fail("setrlimit $res");
 }
-setpriority(0, 0, $nice + 0) if getpriority(0, 0) < $nice;
-if (open(my $group, '>', '/proc/self/autogroup')) { print $group $nice; close($group) }
-if ($merge) { open(STDERR, '>&', \*STDOUT) or fail('stderr') }
-my $ruleset = -1;
-if ($fs) {
-  my $attr = $abi >= 6 ? pack('QQQ', $fs, $net, $scoped) : $abi >= 4 ? pack('QQ', $fs, $net) : pack('Q', $fs);
-  $ruleset = syscall(444, $attr, length($attr), 0);
-  $ruleset >= 0 or fail('landlock_create_ruleset');
-  for (1 .. $nrules) {
-    my $rights = shift(@ARGV) + 0;
-    my $path = shift(@ARGV);
-    sysopen(my $fh, $path, 010000000 | 02000000) or next;
-    $rights &= 1 | 2 | 4 | 16384 | 32768 unless -d $fh;
-    my $rule = pack('Ql', $rights, fileno($fh));
-    syscall(445, $ruleset, 1, $rule, 0) == 0 or fail("landlock_add_rule $path");
-    close($fh);
+sub caps {
+  my ($hdr, $data) = (pack('LL', 0x20080522, 0), "\0" x 24);
+  syscall($NR{capget}, $hdr, $data) == 0 or fail('capget');
+  unpack('L6', $data);
+}
+sub drop_caps {
+  my $setpcap = (caps())[0] & (1 << 8);
+  my $last = 63;
+  if (open(my $f, '<', '/proc/sys/kernel/cap_last_cap')) { $last = <$f> + 0; close($f) }
+  if ($setpcap) {
+    # SECBIT_NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and KEEP_CAPS, each locked: root gets nothing back at exec.
+    syscall($NR{prctl}, 28, 0xef, 0, 0, 0) == 0 or fail('securebits');
+    for my $cap (0 .. $last) { syscall($NR{prctl}, 24, $cap, 0, 0, 0) == 0 or fail("capability bounding set ($cap)") }
   }
+  syscall($NR{prctl}, 47, 4, 0, 0, 0);
+  my ($hdr, $none) = (pack('LL', 0x20080522, 0), "\0" x 24);
+  syscall($NR{capset}, $hdr, $none) == 0 or fail('capset');
+  $! = 0;
+  (grep { $_ } caps()) and fail('capabilities remain');
+  if ($setpcap) { for my $cap (0 .. $last) { syscall($NR{prctl}, 23, $cap, 0, 0, 0) == 0 or fail("capability bounding set ($cap) remains") } }
 }
-if ($nnp) { syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 or fail('no_new_privs') }
-if ($bpf ne '') {
-  my $prog = pack('H*', $bpf);
-  my $fprog = pack('S x6 P', length($prog) / 8, $prog);
-  syscall($prctl + 0, 22, 2, $fprog, 0, 0) == 0 or fail('seccomp');
+# Lowers the nice value of a process's session scheduling group (autogroup) to the one given, never raising
+# it; true once it is there. Without CAP_SYS_ADMIN the kernel takes one such change per 100 ms for
+# the whole system (EAGAIN): the caller tries again.
+sub autogroup {
+  my ($pid, $nice) = @_;
+  open(my $r, '<', "/proc/$pid/autogroup") or return 0;
+  my $current = (<$r> // '') =~ /nice (-?\d+)/ ? $1 : return 0;
+  return 1 if $current >= $nice;
+  sysopen(my $w, "/proc/$pid/autogroup", 1) or return 0;
+  defined(syswrite($w, $nice)) ? 1 : 0;
 }
-if ($ruleset >= 0) { syscall(446, $ruleset, 0) == 0 or fail('landlock_restrict_self') }
+sub confine {
+  my ($c) = @_;
+  if (defined(my $t = one($c, 'tmpfs'))) {
+    my ($src, $type) = ('tmpfs', 'tmpfs');
+    my ($dir, $opts) = split(/ /, $t, 2);
+    syscall($NR{mount}, $src, $dir, $type, 2 | 4 | 8, $opts) == 0 or fail("mount $dir");
+  }
+  for my $dir (@{$c->{mkdir} // []}) { mkdir($dir, 0700) or fail("mkdir $dir") }
+  for my $dir (@{$c->{noexec} // []}) {
+    my $attr = pack('QQQQ', 2 | 4 | 8, 0, 0, 0);
+    syscall($NR{mount_setattr}, -100, $dir, 0x8000, $attr, 32) == 0 or fail("noexec $dir");
+  }
+  if (defined(my $n = one($c, 'nproc'))) { setlimit(6, $n) }
+  my $ruleset = -1;
+  my $abi = one($c, 'abi', 0);
+  if ($abi > 0) {
+    my ($fs, $net, $scoped) = map { one($c, $_, 0) + 0 } qw(fs net scoped);
+    my $attr = $abi >= 6 ? pack('QQQ', $fs, $net, $scoped) : $abi >= 4 ? pack('QQ', $fs, $net) : pack('Q', $fs);
+    $ruleset = syscall(444, $attr, length($attr), 0);
+    $ruleset >= 0 or fail('landlock_create_ruleset');
+    for (@{$c->{rule} // []}) {
+      my ($rights, $path) = split(/ /, $_, 2);
+      sysopen(my $fh, $path, 010000000 | 02000000) or next;
+      $rights &= 1 | 2 | 4 | 16384 | 32768 unless -d $fh;
+      my $rule = pack('Ql', $rights, fileno($fh));
+      syscall(445, $ruleset, 1, $rule, 0) == 0 or fail("landlock_add_rule $path");
+      close($fh);
+    }
+  }
+  syscall($NR{prctl}, 38, 1, 0, 0, 0) == 0 or fail('no_new_privs');
+  drop_caps();
+  my $bpf = one($c, 'bpf', '');
+  if ($bpf ne '') {
+    my $prog = pack('H*', $bpf);
+    my $fprog = pack('S x6 P', length($prog) / 8, $prog);
+    syscall($NR{prctl}, 22, 2, $fprog, 0, 0) == 0 or fail('seccomp');
+  }
+  if ($ruleset >= 0) { syscall(446, $ruleset, 0) == 0 or fail('landlock_restrict_self') }
+}
+`;
+
+/**
+ * Inside bubblewrap: `perl -e INNER_SCRIPT KEY VALUE ... -- PROGRAM ARGS...` with the status pipe on
+ * descriptor 3 (inherited through bubblewrap).
+ */
+export const INNER_SCRIPT = `${CONFINE}
+open($STATUS, '>&=', 3) or exit 125;
+$EXIT = sub { exit $_[0] };
+my %c;
+while (@ARGV) { my $k = shift(@ARGV); last if $k eq '--'; push @{$c{$k}}, shift(@ARGV) }
+%NR = map { split(/=/, $_, 2) } @{$c{nr} // []};
+confine(\\%c);
+fcntl($STATUS, 2, 1);
+syswrite($STATUS, "ok\\n");
 exec { $ARGV[0] } @ARGV;
 fail("exec $ARGV[0]");
+`;
+
+export const SERVER_SCRIPT = `${CONFINE}
+use POSIX ();
+my ($header, $INNER) = @ARGV;
+my %H = map { split(/=/, $_, 2) } split(/ /, $header);
+%NR = map { /^nr\\.(.*)$/ ? ($1 => $H{$_}) : () } keys %H;
+$0 = 'fileshed launcher';
+$SIG{$_} = 'IGNORE' for qw(INT HUP PIPE QUIT);
+my $SERVER = $$;
+my $NODE = getppid();
+syscall($NR{prctl}, 36, 1, 0, 0, 0);
+my %sup;
+my $buf = '';
+# The launcher's own process limit as high as it may go; commands' limits stay below it (see bound).
+my $NPROC_HARD = do { my $l = "\\0" x 16; syscall($NR{prlimit64}, 0, 6, 0, $l); (unpack('QQ', $l))[1] };
+{ my $l = pack('QQ', $NPROC_HARD, $NPROC_HARD); syscall($NR{prlimit64}, 0, 6, $l, 0) }
+
+sub now { my $ts = "\\0" x 16; syscall($NR{clock_gettime}, 1, $ts); my ($s, $ns) = unpack('qq', $ts); $s + $ns / 1e9 }
+sub report { syswrite(STDOUT, "$_[0]\\n") }
+sub hexs { my $t = substr($_[0] // '', 0, 1500); $t eq '' ? '-' : unpack('H*', $t) }
+
+# The processes under pid (Linux /proc/PID/task/TID/children), depth first.
+sub children {
+  my ($pid) = @_;
+  my @out;
+  opendir(my $d, "/proc/$pid/task") or return;
+  for my $t (readdir($d)) {
+    next if $t =~ /^\\./;
+    open(my $f, '<', "/proc/$pid/task/$t/children") or next;
+    push @out, split(' ', scalar(<$f>) // '');
+  }
+  @out;
+}
+sub sid { open(my $f, '<', "/proc/$_[0]/stat") or return -1; my $s = <$f> // ''; $s =~ s/^.*\\) //s; (split(/ /, $s))[3] // -1 }
+sub descendants { my @all; my @todo = children($_[0]); while (@todo) { my $p = shift(@todo); push @all, $p; push @todo, children($p) } @all }
+
+# RLIMIT_NPROC counts every task of a real uid, so it bounds one command alone only where the command
+# has a count of its own: its user namespace (bwrap, server run as an ordinary user; the kernel never
+# counts root's tasks). There it is the command's budget (exact: 1). Everywhere else the supervisor
+# counts the command's tasks and stops it past its budget, and RLIMIT_NPROC only keeps the last 64 of
+# the uid's hard limit free, so the launcher's own forks never fail.
+sub bound {
+  my ($q) = @_;
+  return (one($q, 'budget') + 0, 1) if one($q, 'mode') eq 'bwrap' && $> != 0;
+  ($NPROC_HARD < 2 ** 62 ? $NPROC_HARD - 64 : undef, 0);
+}
+
+sub parse {
+  my %q;
+  my @f = split(/\\0/, $_[0], -1);
+  while (@f) { my ($k, $v) = splice(@f, 0, 2); push @{$q{$k}}, $v }
+  \\%q;
+}
+
+# One request: a message, its byte length first.
+sub message { length($_[0]) . "\\n" . $_[0] }
+sub read_message {
+  my ($fh) = @_;
+  my $buf = '';
+  while ($buf !~ /\\n/) { sysread($fh, $buf, 65536, length($buf)) or return undef }
+  my ($len, $rest) = $buf =~ /\\A(\\d+)\\n(.*)\\z/s or return undef;
+  while (length($rest) < $len) { sysread($fh, $rest, $len - length($rest), length($rest)) or return undef }
+  $rest;
+}
+
+# A spare: a supervisor with its pipes and its command's process, forked before any request and
+# waiting for one, so that no fork lies on a command's path. One is kept ready; a request is written
+# to both at once (each has its own pipe from here), so neither waits for the other to pass it on.
+my $spare;
+sub make_spare {
+  pipe(my $req_r, my $req_w) && pipe(my $cmd_r, my $cmd_w) or return;
+  my $pid = fork();
+  return unless defined $pid;
+  if ($pid == 0) { close($_) for $req_w, $cmd_w; supervise($req_r, $cmd_r); POSIX::_exit(0) }
+  close($_) for $req_r, $cmd_r;
+  $spare = { pid => $pid, req => $req_w, cmd => $cmd_w };
+}
+
+# Writes a whole message; false if the reader is gone.
+sub send_message {
+  my ($fh, $msg) = @_;
+  my $sent = 0;
+  while ($sent < length($msg)) { my $n = syswrite($fh, $msg, length($msg) - $sent, $sent) or return 0; $sent += $n }
+  1;
+}
+
+sub start {
+  my ($payload) = @_;
+  # The fields the server needs come first (forkserver.ts); the rest is for the supervisor and the command.
+  my ($id, $mode, $budget) = $payload =~ /\\Aid\\0(\\d+)\\0mode\\0(\\w+)\\0budget\\0(\\d+)\\0/ or return;
+  my ($nproc, $exact) = bound({ mode => [$mode], budget => [$budget] });
+  my $msg = message(join("\\0", 'nproc', $nproc // '', 'exact', $exact, $payload));
+  # A spare that died meanwhile (its pipes are closed) is replaced.
+  for (1 .. 2) {
+    make_spare() unless $spare;
+    my $s = $spare or last;
+    undef $spare;
+    my $ok = send_message($s->{req}, $msg) && send_message($s->{cmd}, $msg);
+    close($_) for $s->{req}, $s->{cmd};
+    if (!$ok) { kill('KILL', $s->{pid}); next }
+    $sup{$s->{pid}} = { id => $id };
+    make_spare();
+    return;
+  }
+  report("F $id " . hexs("fork: $!"));
+}
+
+# Supervisors that ended are reaped; any other child is an orphan of one that died: killed with its own.
+sub reap {
+  while ((my $pid = waitpid(-1, 1)) > 0) {
+    undef $spare if $spare && $pid == $spare->{pid};
+    my $s = delete $sup{$pid} or next;
+    report("D $s->{id}");
+  }
+  for my $pid (children($$)) { kill('KILL', $pid, descendants($pid)) unless $sup{$pid} || ($spare && $pid == $spare->{pid}) }
+}
+
+sub supervise {
+  my ($req_r, $cmd_r) = @_;
+  $0 = 'fileshed supervisor';
+  # Set up before any request: anything failing here ends the spare, and the server makes another.
+  syscall($NR{prctl}, 36, 1, 0, 0, 0) == 0 && syscall($NR{prctl}, 1, 15, 0, 0, 0) == 0 or POSIX::_exit(0);
+  POSIX::_exit(0) if getppid() != $SERVER;
+  my $dying = 0;
+  $SIG{TERM} = sub { $dying = 1 };
+  $SIG{CHLD} = 'DEFAULT';
+  my ($out_r, $out_w, $err_r, $err_w, $st_r, $st_w, $ctl_r, $ctl_w);
+  pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($st_r, $st_w) && pipe($ctl_r, $ctl_w) or POSIX::_exit(0);
+  my $child = fork();
+  defined $child or POSIX::_exit(0);
+  if ($child == 0) {
+    # The command's process, waiting for its request: it dies with its supervisor.
+    syscall($NR{prctl}, 1, 9, 0, 0, 0);
+    close($req_r);
+    my $q = parse(read_message($cmd_r) // POSIX::_exit(0));
+    command($q, $out_w, $err_w, $st_w, one($q, 'nproc', '') eq '' ? undef : one($q, 'nproc'));
+  }
+  close($_) for $out_w, $err_w, $st_w, $cmd_r;
+  my $request = read_message($req_r);
+  if (!defined $request) { kill('KILL', $child); POSIX::_exit(0) }
+  my $q = parse($request);
+  my $exact = one($q, 'exact');
+  my $id = one($q, 'id');
+  my ($code, $why, $nice, $status, $acked) = (-1, '-', one($q, 'nice') + 0, '', 0);
+  my $folders = (split(/ /, one($q, 'folders', ''), 2))[1];
+  # Output that goes to files: no pipe to read.
+  if (one($q, 'stdout') ne 'pipe') { close($out_r); undef $out_r }
+  if (one($q, 'stderr') ne 'pipe') { close($err_r); undef $err_r }
+  report(join(' ', 'S', $id, $$, (map { defined $_ ? fileno($_) : '-' } $out_r, $err_r), fileno($ctl_w)));
+
+  my $exited = 0;
+  my $reap = sub { my $r; while (($r = waitpid(-1, 1)) > 0) { ($code, $exited) = ($?, 1) if $r == $child } $r };
+  # Every process of the command: SIGKILLed and reaped (orphans come to this subreaper), until none is left.
+  my $kill_all = sub {
+    my $until = now() + 10;
+    while (now() < $until) {
+      my @d = descendants($$);
+      kill('KILL', @d) if @d;
+      last if $reap->() == -1;
+      select(undef, undef, undef, 0.001);
+    }
+  };
+  # Every process of the command at that nice value, and each session it made (one scheduling group each, never
+  # the launcher's own): true once every such group is there too (see autogroup).
+  my $grouped = 0;
+  my $lower = sub {
+    my ($mine, $sessions, $done) = (sid($$), 0, 1);
+    for my $pid (descendants($$)) {
+      setpriority(0, $pid, $nice) if getpriority(0, $pid) < $nice;
+      my $sid = sid($pid);
+      next if $sid < 0 || $sid == $mine;
+      $sessions++;
+      $done = 0 unless autogroup($pid, $nice);
+    }
+    $grouped = $sessions > 0 && $done;
+  };
+  my $stop_all = sub { my %seen; for (1 .. 100) { my @new = grep { !$seen{$_}++ } descendants($$); last unless @new; kill('STOP', @new) } };
+  my $control = sub {
+    my $n = sysread($ctl_r, my $m, 4096);
+    if (!$n) { close($ctl_r); undef $ctl_r; $kill_all->() unless $exited; return }
+    for (split(/\\n/, $m)) {
+      if ($_ eq 'O') { $acked = 1; close($_) for grep { defined } $ctl_w, $out_r, $err_r; undef $ctl_w }
+      elsif ($_ eq 'K') { $kill_all->() }
+      elsif ($_ eq 'S') { $stop_all->(); report("H $id") }
+      elsif ($_ eq 'C') { kill('CONT', descendants($$)) }
+      elsif (/^N(\\d+)$/) { $nice = $1; $lower->() }
+    }
+  };
+  my ($max_bytes, $max_entries, $watch) = split(/ /, one($q, 'watch', ''), 3);
+  # Without an exact RLIMIT_NPROC (see bound), the command's tasks are counted here and it is stopped
+  # past its budget: every 20 ms while it runs a few, every 5 ms once it runs more.
+  my $max_tasks = $exact ? undef : one($q, 'budget') + 0;
+  my $tasks = sub { my $n = 0; for (descendants($$)) { my @st = stat("/proc/$_/task") or next; $n += $st[3] - 2 } $n };
+  my $pidfd = syscall($NR{pidfd_open}, $child, 0);
+  my ($next_watch, $next_count, $next_group) = (now() + 0.05, 0, 0);
+  while (!$exited) {
+    my $rin = '';
+    vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
+    vec($rin, fileno($st_r), 1) = 1 if $st_r;
+    vec($rin, $pidfd, 1) = 1 if $pidfd >= 0;
+    my $wait = $pidfd < 0 ? 0.005 : 1;
+    $wait = $next_watch - now() if $watch && $next_watch - now() < $wait;
+    $wait = $next_count - now() if $max_tasks && $next_count - now() < $wait;
+    $wait = 0.02 if !$grouped && $status =~ /^ok$/m && $wait > 0.02;
+    select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
+    if ($dying) { $why = 'launcher'; $kill_all->(); last }
+    if ($st_r && vec($rout, fileno($st_r), 1)) {
+      my $n = sysread($st_r, $status, 4096, length($status));
+      if (!$n) { close($st_r); undef $st_r }
+    }
+    # Until the command's group has its priority (a change may have been refused for a while), and
+    # again after a yield ordered while it was starting.
+    if (!$grouped && $status =~ /^ok$/m && now() >= $next_group) { $lower->(); $next_group = now() + 0.02 }
+    $control->() if $ctl_r && vec($rout, fileno($ctl_r), 1);
+    $reap->();
+    if ($watch && !$exited && now() >= $next_watch) {
+      $next_watch = now() + 0.05;
+      if (usage_over($watch, $max_bytes, $max_entries)) { $why = 'call_folders'; $kill_all->() }
+    }
+    if ($max_tasks && !$exited && now() >= $next_count) {
+      my $n = $tasks->();
+      $next_count = now() + ($n > 4 ? 0.005 : 0.02);
+      if ($n > $max_tasks) { $why = 'processes'; $kill_all->() }
+    }
+  }
+  $kill_all->();
+  if ($st_r) { while (sysread($st_r, $status, 4096, length($status))) {} }
+  my $ru = "\\0" x 144;
+  syscall($NR{getrusage}, -1, $ru);
+  my ($us, $uus, $ss, $sus, $rss) = unpack('q5', $ru);
+  # The call's folders (the command's process made them, or took over an earlier call's): removed, or
+  # kept for another call when the command left them exactly as made.
+  my $kept = defined $folders && !$dying && pristine($folders) ? 1 : 0;
+  remove_tree($folders) if defined $folders && !$kept;
+  my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
+  report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why $kept " . hexs($status));
+  my $until = now() + 10;
+  while (!$acked && $ctl_r && !$dying && now() < $until) {
+    my $rin = '';
+    vec($rin, fileno($ctl_r), 1) = 1;
+    $control->() if select(my $rout = $rin, undef, undef, 1) > 0;
+  }
+  POSIX::_exit(0);
+}
+
+# The call's folders exactly as made: ours, 0700, holding home/ and tmp/ (ours, 0700), both empty.
+sub pristine {
+  my ($root) = @_;
+  for my $dir ($root, "$root/home", "$root/tmp") {
+    my @st = lstat($dir) or return 0;
+    return 0 unless -d _ && ($st[2] & 07777) == 0700 && $st[4] == $>;
+    opendir(my $d, $dir) or return 0;
+    my @in = sort grep { $_ ne '.' && $_ ne '..' } readdir($d);
+    return 0 unless "@in" eq ($dir eq $root ? 'home tmp' : '');
+  }
+  1;
+}
+
+# Removes a folder and what is in it, even what the command left without permissions; follows no link.
+sub remove_tree {
+  my ($dir) = @_;
+  chmod(0700, $dir);
+  if (opendir(my $d, $dir)) {
+    for my $e (readdir($d)) {
+      next if $e eq '.' || $e eq '..';
+      lstat("$dir/$e");
+      -d _ ? remove_tree("$dir/$e") : unlink("$dir/$e");
+    }
+  }
+  rmdir($dir);
+}
+
+# What the command's call folders hold: over the cap (bytes of apparent size, or entries)?
+sub usage_over {
+  my ($root, $max_bytes, $max_entries) = @_;
+  my ($bytes, $entries, @todo) = (0, 0, $root);
+  while (@todo) {
+    my $dir = pop(@todo);
+    opendir(my $d, $dir) or next;
+    for my $e (readdir($d)) {
+      next if $e eq '.' || $e eq '..';
+      my @st = lstat("$dir/$e") or next;
+      $bytes += $st[7];
+      return 1 if ++$entries > $max_entries || $bytes > $max_bytes;
+      push @todo, "$dir/$e" if -d _;
+    }
+  }
+  0;
+}
+
+# The command's own process: never returns.
+sub command {
+  my ($q, $out_w, $err_w, $st_w, $nproc) = @_;
+  ($STATUS, $EXIT) = ($st_w, \\&POSIX::_exit);
+  my @keep;
+  my $target = sub {
+    my ($spec, $pipe) = @_;
+    return fileno($pipe) if $spec eq 'pipe';
+    $spec =~ /^fd:(\\d+)$/ or fail("output $spec");
+    sysopen(my $f, "/proc/$NODE/fd/$1", 1 | 02000000) or fail('output file');
+    push @keep, $f;
+    fileno($f);
+  };
+  open(my $null, '<', '/dev/null') or fail('/dev/null');
+  defined(POSIX::dup2(fileno($null), 0)) or fail('stdin');
+  defined(POSIX::dup2($target->(one($q, 'stdout'), $out_w), 1)) or fail('stdout');
+  my $se = one($q, 'stderr');
+  defined(POSIX::dup2($se eq 'merge' ? 1 : $target->($se, $err_w), 2)) or fail('stderr');
+  defined(POSIX::dup2(fileno($st_w), 3)) or fail('status');
+  open($STATUS, '>&=', 3) or fail('status');
+  # Nothing else reaches the program: every other descriptor (the launcher's, and any the server
+  # inherited without close-on-exec) closes at exec.
+  syscall($NR{close_range}, 4, 0xffffffff, 4) == 0 or fail('close_range');
+  defined(POSIX::setsid()) or fail('setsid');
+  syscall($NR{prctl}, 1, 9, 0, 0, 0) == 0 or fail('parent death signal');
+  $SIG{$_} = 'DEFAULT' for qw(INT HUP PIPE QUIT TERM CHLD USR1 USR2 ALRM);
+  POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or fail('signal mask');
+  # The call's own folders (landlock and validated modes): an earlier call's if still exactly as made,
+  # else made new.
+  my ($reused, $folders) = split(/ /, one($q, 'folders', ''), 2);
+  if (defined $folders && !($reused && pristine($folders))) {
+    remove_tree($folders) if $reused;
+    mkdir($folders, 0700) && mkdir("$folders/home", 0700) && mkdir("$folders/tmp", 0700) or fail('call folders');
+  }
+  chdir(one($q, 'cwd')) or fail('chdir');
+  %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
+  # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
+  # group's change is rate-limited without it: then its supervisor sees to it).
+  my $nice = one($q, 'nice') + 0;
+  setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
+  autogroup('self', $nice);
+  for (@{$q->{limit} // []}) { setlimit(split(/ /, $_)) }
+  my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec);
+  $c{nproc} = [$nproc] if defined $nproc;
+  my @argv = @{$q->{argv}};
+  if (one($q, 'mode') eq 'bwrap') {
+    fcntl($STATUS, 2, 0) or fail('status');
+    my @inner = map { my $k = $_; map { ($k, $_) } @{$c{$k}} } sort keys %c;
+    push @inner, map { ('nr', "$_=$NR{$_}") } sort keys %NR;
+    my @bwrap = @{$q->{bwrap}};
+    exec { $bwrap[0] } @bwrap, '--', $H{perl}, '-e', $INNER, @inner, '--', @argv;
+    fail("exec $bwrap[0]");
+  }
+  confine(\\%c);
+  fcntl($STATUS, 2, 1) or fail('status');
+  syswrite($STATUS, "ok\\n");
+  exec { $argv[0] } @argv;
+  fail("exec $argv[0]");
+}
+
+make_spare();
+while (1) {
+  my $rin = '';
+  vec($rin, 0, 1) = 1;
+  if (select(my $rout = $rin, undef, undef, %sup ? 0.25 : 1) > 0) {
+    my $n = sysread(STDIN, $buf, 1 << 16, length($buf));
+    last if defined $n ? $n == 0 : $! != 4;
+    while ($buf =~ /\\A(\\d+)\\n/ && length($buf) >= length($1) + 1 + $1) {
+      my $len = $1;
+      my $payload = substr($buf, length($len) + 1, $len);
+      substr($buf, 0, length($len) + 1 + $len) = '';
+      start($payload);
+    }
+  }
+  reap();
+}
+# Node is gone: so are the call folders it kept (its supervisors remove the ones in use).
+{
+  my $prefix = pack('H*', $H{folders});
+  my ($dir, $name) = $prefix =~ m{\\A(.*)/([^/]*)\\z}s;
+  if (defined $dir && opendir(my $d, $dir)) { for (readdir($d)) { remove_tree("$dir/$_") if index($_, $name) == 0 } }
+}
+POSIX::_exit(0);
 `;

@@ -1,44 +1,42 @@
 /**
- * How a command is started in every sandbox mode: `perl -e LAUNCHER_SCRIPT -- ...` (the script in
- * launcher-script.ts) sets the limits and the priority in the process itself before the program
- * runs, so no process of the command ever runs unlimited or at the server's priority, and in
- * landlock mode applies the ruleset and the seccomp filter. Perl because perl-base is Essential on
- * every Debian and Ubuntu system (and in the Docker image): nothing to compile or install, and its
- * `syscall` builtin reaches Landlock, prctl and prlimit64 directly. In bwrap mode the launcher
- * starts bubblewrap, whose sandbox inherits the limits and the priority.
+ * What the launcher (forkserver.ts, launcher-script.ts) is asked to do for one command, per sandbox
+ * mode: its limits and priority, set in its own process before the program runs (no process of a
+ * command ever runs unlimited or at the server's priority), and its confinement:
+ *
+ * - every mode: no-new-privileges, no capability at all (a command started as root gets none back
+ *   at exec, so file modes apply to it), processes and threads bounded per command, the seccomp
+ *   filter (seccomp.ts: the full list in the kernel modes, the identity and file-mode rules in
+ *   validated mode);
+ * - landlock: the Landlock ruleset on the server's paths; the call folders measured while it runs;
+ * - bwrap: bubblewrap, and inside it the inner launcher: a size-bounded /tmp, the zone and /tmp
+ *   mounted without exec, setuid or devices, then the same Landlock ruleset (on the paths the
+ *   sandbox shows) and the same filter. Landlock forbids mount changes to a confined process, so it
+ *   cannot be applied before bubblewrap.
  */
-import { LAUNCHER_SCRIPT } from './launcher-script.js';
-import type { Ruleset } from './landlock.js';
-import { ARCH_CALLS, socketFilter, type ArchCalls } from './seccomp.js';
+import { bwrapArgs, SANDBOX_HOME, SANDBOX_TMP, SANDBOX_ZONE } from './bwrap.js';
+import { commandEnvironment, type CallFolders } from './callenv.js';
+import type { LaunchSpec } from './forkserver.js';
+import { landlockRuleset } from './landlock.js';
+import { COMMAND_NICE } from './priority.js';
+import type { RunRequest } from './runner.js';
+import { ARCH_CALLS, commandFilter, type ArchCalls, type FilterSpec } from './seccomp.js';
 import { findProgram } from './system.js';
 
 // Resource numbers of setrlimit (the same on every Linux architecture supported here).
 const RLIMIT_CPU = 0;
 const RLIMIT_FSIZE = 1;
 const RLIMIT_CORE = 4;
-const RLIMIT_NPROC = 6;
+const RLIMIT_NOFILE = 7;
 const RLIMIT_AS = 9;
 
-/** Descriptor of the status pipe: empty when the program started, else why it could not. */
-export const STATUS_FD = 3;
+/** Open files per process of a command, unless the request says otherwise. */
+export const OPEN_FILES = 1024;
+/** What a command may keep in its call folders (HOME, TMPDIR, bwrap's /tmp), unless the request says otherwise. */
+export const CALL_FOLDER_BYTES = 256 * 1024 * 1024;
+/** Files and folders it may make there. */
+export const CALL_FOLDER_ENTRIES = 10_000;
 
-export interface LaunchSpec {
-  nice: number;
-  /** 0 = no limit for memory and CPU. */
-  memoryBytes: number;
-  cpuSec: number;
-  fileBytes: number;
-  processes: number;
-  mergeStderr: boolean;
-  /** prctl(PR_SET_NO_NEW_PRIVS): no setuid program gains privileges (not for bwrap, which may itself be setuid). */
-  noNewPrivs: boolean;
-  /** Landlock mode: the ruleset, and whether the command may use the network (for the seccomp filter). */
-  landlock?: { abi: number; ruleset: Ruleset; network: boolean };
-  /** The program (absolute path) and its arguments. */
-  argv: readonly string[];
-}
-
-/** The architecture's system call numbers, or undefined where landlock mode is not supported. */
+/** The architecture's system call numbers, or undefined where commands cannot be confined. */
 export function archCalls(): ArchCalls | undefined {
   return ARCH_CALLS[process.arch];
 }
@@ -48,25 +46,61 @@ export function launcherPerl(): string | undefined {
   return findProgram('perl');
 }
 
-export function launcherArgs(spec: LaunchSpec): string[] {
-  // Without landlock mode only prctl/prlimit64 are used: their numbers for an unknown architecture
-  // make the launcher fail closed (status pipe) instead of running unlimited.
-  const arch = archCalls() ?? { prctl: -1, prlimit64: -1 };
+const filters = new Map<string, string>();
+
+function filterFor(arch: ArchCalls, spec: FilterSpec): string {
+  const key = `${spec.kernel}/${spec.network}/${spec.noModeChanges}`;
+  let hex = filters.get(key);
+  if (hex === undefined) filters.set(key, (hex = commandFilter(arch, spec)));
+  return hex;
+}
+
+/**
+ * The launch of `req`. `folders` are the call's own (landlock and validated modes); `bwrap` is
+ * bubblewrap's path in bwrap mode.
+ */
+export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolders | undefined, bwrap: string | undefined): LaunchSpec {
+  const inside = req.sandbox === 'bwrap';
+  const callBytes = req.callFolderBytes ?? CALL_FOLDER_BYTES;
   const limits: [number, number][] = [
-    [RLIMIT_FSIZE, spec.fileBytes],
-    [RLIMIT_NPROC, spec.processes],
+    [RLIMIT_FSIZE, req.maxFileBytes],
     [RLIMIT_CORE, 0],
+    [RLIMIT_NOFILE, req.openFiles ?? OPEN_FILES],
   ];
-  if (spec.memoryBytes > 0) limits.push([RLIMIT_AS, spec.memoryBytes]);
-  if (spec.cpuSec > 0) limits.push([RLIMIT_CPU, spec.cpuSec]);
-  const ll = spec.landlock;
-  const rules = ll?.ruleset.rules ?? [];
-  const header = [
-    spec.nice, arch.prctl, arch.prlimit64, spec.mergeStderr ? 1 : 0, spec.noNewPrivs || ll ? 1 : 0,
-    ll?.abi ?? 0, ll?.ruleset.handledFs ?? 0, ll?.ruleset.handledNet ?? 0, ll?.ruleset.scoped ?? 0,
-    rules.length, limits.length, ...limits.flat(),
-  ];
-  const calls = archCalls();
-  const filter = ll && calls ? socketFilter(calls, ll.network) : '';
-  return ['-e', LAUNCHER_SCRIPT, '--', header.join(' '), filter, ...rules.flatMap(([rights, p]) => [String(rights), p]), ...spec.argv];
+  if (req.memoryMb > 0) limits.push([RLIMIT_AS, req.memoryMb * 1024 * 1024]);
+  if (req.cpuSec > 0) limits.push([RLIMIT_CPU, req.cpuSec]);
+  const bpf = filterFor(arch, { kernel: req.sandbox !== 'validated', network: req.network, noModeChanges: req.noModeChanges === true });
+  const ll = req.sandbox !== 'validated' ? req.landlock : undefined;
+  const ruleset =
+    ll &&
+    landlockRuleset(
+      inside
+        ? { abi: ll.abi, zoneRoot: SANDBOX_ZONE, readonly: req.readonly, network: req.network, tmp: SANDBOX_TMP, proc: true, executables: ll.executables }
+        : { abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, tmp: folders!.tmp, home: folders!.home, executables: ll.executables },
+    );
+  const cwd = inside ? '/' : req.zoneRoot;
+  return {
+    mode: inside ? 'bwrap' : 'direct',
+    ...(inside ? { bwrap: [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network })] } : {}),
+    argv: [req.program, ...req.args],
+    cwd,
+    env: commandEnvironment(cwd, folders, req.program),
+    stdout: req.stdoutFd ?? 'pipe',
+    stderr: req.mergeStderr ? 'merge' : (req.stderrFd ?? 'pipe'),
+    nice: COMMAND_NICE,
+    limits,
+    budget: req.maxProcesses,
+    confine: {
+      ...(ruleset ? { landlock: { abi: ll!.abi, fs: ruleset.handledFs, net: ruleset.handledNet, scoped: ruleset.scoped, rules: ruleset.rules } } : {}),
+      bpf,
+      ...(inside
+        ? {
+            tmpfs: `${SANDBOX_TMP} size=${callBytes},nr_inodes=${CALL_FOLDER_ENTRIES},mode=0755`,
+            mkdir: [SANDBOX_HOME],
+            noexec: [SANDBOX_ZONE, SANDBOX_TMP],
+          }
+        : {}),
+    },
+    ...(folders ? { folders: { root: folders.root, reused: folders.reused }, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
+  };
 }

@@ -1,19 +1,17 @@
 /**
  * Runs one command: argv only (no shell anywhere), stdin closed, a minimal environment and a home
- * and temp folder of its own (callenv.ts), started through the launcher (launcher.ts) that sets
- * its limits and priority and, per sandbox mode, confines it (Landlock) or starts it in bubblewrap;
- * a timeout that kills the whole process group (and, in bubblewrap, the PID namespace), output
+ * and temp folder of its own (callenv.ts), started by the long-lived launcher (forkserver.ts) with
+ * its limits, priority and confinement (launcher.ts); a timeout, a flood of output or the monitor
+ * kills every process it started (daemons included: its supervisor is their subreaper), output is
  * captured per stream up to a limit, optionally into files. Only the executor (execute.ts) and the
  * sandbox probe call this.
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import type { Readable } from 'node:stream';
-import { bwrapArgs } from './bwrap.js';
-import { commandEnvironment, openCallFolders } from './callenv.js';
-import { landlockRuleset } from './landlock.js';
-import { launcherArgs, launcherPerl, STATUS_FD } from './launcher.js';
-import { COMMAND_NICE, COMMAND_NICE_NEAR_LIMIT, lowerCommand } from './priority.js';
+import type net from 'node:net';
+import { callFolders, releaseCallFolders } from './callenv.js';
+import { launch, type LaunchEnd, type Launched } from './forkserver.js';
+import { archCalls, launcherPerl, launchSpec } from './launcher.js';
+import { COMMAND_NICE_NEAR_LIMIT } from './priority.js';
 import type { SandboxMode } from './sandbox.js';
 import { findProgram } from './system.js';
 
@@ -24,17 +22,40 @@ export interface RunRequest {
   zoneRoot: string;
   readonly: boolean;
   sandbox: SandboxMode;
-  /** Landlock mode: the kernel's Landlock ABI and the programs the command may execute (executables.ts). */
+  /**
+   * Kernel modes (bwrap and landlock; required there): the kernel's Landlock ABI and the programs the
+   * command may execute (executables.ts). In bwrap mode the same rules apply inside the sandbox.
+   */
   landlock?: { abi: number; executables: readonly string[] };
   network: boolean;
-  /** Entries inside the zone that must stay read-only under bubblewrap. */
-  protect: readonly string[];
   timeoutSec: number;
   memoryMb: number;
   cpuSec: number;
   /** Largest file the command may write, in bytes (remaining quota, capped by max file size). */
   maxFileBytes: number;
+  /**
+   * Processes and threads the command may run at once, counted for this command alone (another
+   * command's fork bomb never uses this one's room): RLIMIT_NPROC in the command's own user namespace
+   * (bwrap, server run as an ordinary user: a fork past it fails with EAGAIN); elsewhere its
+   * supervisor counts its tasks and stops it past the budget (`stoppedFor: 'processes'`). See
+   * launcher-script.ts.
+   */
   maxProcesses: number;
+  /** Open files per process (RLIMIT_NOFILE); default OPEN_FILES (launcher.ts). */
+  openFiles?: number;
+  /**
+   * What the command may keep in its call folders (HOME, TMPDIR; bwrap: its private /tmp), apparent
+   * size in bytes; default CALL_FOLDER_BYTES (launcher.ts). bwrap: a full /tmp (ENOSPC); landlock and
+   * validated: the command is stopped (`stoppedFor: 'call_folders'`).
+   */
+  callFolderBytes?: number;
+  /**
+   * Refuse every chmod (chmod, fchmod, fchmodat, fchmodat2), chown (chown, fchown, lchown, fchownat)
+   * and xattr change (ACLs) with EPERM, in every mode: for a command in a group space holding files
+   * the caller may not change (made read-only for it). Without it, only modes that set S_ISUID or
+   * S_ISGID are refused (see seccomp.ts).
+   */
+  noModeChanges?: boolean;
   /** Bytes kept per captured stream; beyond FLOOD_BYTES the command is stopped. */
   captureBytes: number;
   /** Open file descriptors for stdout/stderr (output files), instead of capturing. */
@@ -43,19 +64,12 @@ export interface RunRequest {
   mergeStderr: boolean;
   /**
    * Asked every `everyMs` while the command runs (never twice at once); a reason returned stops the
-   * whole process group (the per-call quota watch). `held` says the command was frozen during the
-   * whole check. `wake` receives the runner's controls: `now` checks at once, `hold` freezes the
-   * command (SIGSTOP) until a check started after the freeze has answered, `yieldCpu` lowers the
-   * command's priority further (see priority.ts).
+   * whole command (the per-call quota watch). `held` says the command was frozen during the whole
+   * check. `wake` receives the runner's controls: `now` checks at once, `hold` freezes every process
+   * of the command (SIGSTOP) until a check started after the freeze has answered, `yieldCpu` lowers
+   * the command's priority further (see priority.ts).
    */
   monitor?: { everyMs: number; check(held: boolean): Promise<string | undefined>; wake?(run: RunControls): void };
-  /**
-   * Refuse every chmod/chown-family call (seccomp, set up by the launcher): group files the caller
-   * may not change are made read-only for the command (guard-group.ts), and their owner, the
-   * server's user, could otherwise make them writable again. Until the launcher supports the flag
-   * the runner ignores it, and the comparison after the command is what holds.
-   */
-  refuseChmod?: boolean;
 }
 
 export interface RunControls {
@@ -79,76 +93,61 @@ export interface RunResult {
   stdout: Captured;
   stderr: Captured;
   durationMs: number;
-  /** The monitor's reason, when it stopped the command. */
+  /**
+   * Why it was stopped before it ended by itself (besides a timeout or a flood): the monitor's
+   * reason ('quota'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more
+   * than maxProcesses where no exact limit applies) or 'launcher' (the launcher or the command's
+   * supervisor died: the command was killed). stderr says so too.
+   */
   stoppedFor?: string;
   /** The command did not run: its confinement or limits could not be applied (the launcher's reason). */
   refused?: string;
+  /** CPU time and peak resident memory of all its processes. */
+  usage?: { userMs: number; systemMs: number; maxRssKb: number };
 }
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
 const FLOOD_BYTES = 64 * 1024 * 1024;
+/** After the command ended (every process of it is gone), how long its output may take to drain. */
+const DRAIN_MS = 5000;
+
+const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 export function run(req: RunRequest): Promise<RunResult> {
   const started = performance.now();
   const inside = req.sandbox === 'bwrap';
   const perl = launcherPerl();
   const bwrap = inside ? findProgram('bwrap') : undefined;
+  const arch = archCalls();
   if (perl === undefined || (inside && bwrap === undefined)) {
     return Promise.resolve(refusal(started, `${perl === undefined ? 'perl (Debian package perl-base)' : 'bwrap'} is not installed`));
   }
-  if (req.sandbox === 'landlock' && req.landlock === undefined) return Promise.resolve(refusal(started, 'landlock mode without a Landlock ABI'));
-  const folders = inside ? undefined : openCallFolders();
-  const cwd = inside ? '/' : req.zoneRoot;
-  const target = inside
-    ? [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, protect: req.protect }), '--', req.program, ...req.args]
-    : [req.program, ...req.args];
-  const ll = req.sandbox === 'landlock' ? req.landlock : undefined;
-  const launch = launcherArgs({
-    nice: COMMAND_NICE,
-    memoryBytes: req.memoryMb * 1024 * 1024,
-    cpuSec: req.cpuSec,
-    fileBytes: req.maxFileBytes,
-    processes: req.maxProcesses,
-    // Merged capture needs one pipe for both streams; with an output file the same fd is passed twice instead.
-    mergeStderr: req.mergeStderr && req.stdoutFd === undefined,
-    noNewPrivs: !inside,
-    ...(ll && folders
-      ? { landlock: { abi: ll.abi, network: req.network, ruleset: landlockRuleset({ abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, home: folders.home, tmp: folders.tmp, executables: ll.executables }) } }
-      : {}),
-    argv: target,
-  });
-  const stdout = req.stdoutFd ?? 'pipe';
-  const stderr = req.mergeStderr ? stdout : (req.stderrFd ?? 'pipe');
+  if (arch === undefined) return Promise.resolve(refusal(started, `commands cannot be confined on this processor architecture (${process.arch})`));
+  if (req.sandbox !== 'validated' && req.landlock === undefined) return Promise.resolve(refusal(started, `${req.sandbox} mode without a Landlock ABI`));
+  const folders = inside ? undefined : callFolders();
+  const spec = launchSpec(req, arch, folders, bwrap);
 
   return new Promise((resolve) => {
-    const child = spawn(perl, launch, {
-      cwd,
-      env: commandEnvironment(cwd, folders),
-      stdio: ['ignore', stdout, stderr, 'pipe'],
-      detached: true, // own session and process group: the timeout kills everything it started; one scheduling group
-    });
-    // Raised (never lowered) by yieldCpu below; the launcher set COMMAND_NICE before the program started.
-    let nice = COMMAND_NICE;
-    // The launcher's status: empty when the program started (the exec closed the pipe), else why not.
-    let status = '';
-    const statusPipe = child.stdio[STATUS_FD] as Readable | null;
-    statusPipe?.on('data', (d: Buffer) => (status += d.toString()));
-    statusPipe?.on('error', () => undefined);
-    // A yieldCpu while the launcher was still setting its own priority is applied again once it is done.
-    statusPipe?.on('close', () => {
-      if (nice !== COMMAND_NICE && !finished && child.pid !== undefined) lowerCommand(child.pid, nice);
-    });
     const out = { chunks: [] as Buffer[], kept: 0, total: 0 };
     const err = { chunks: [] as Buffer[], kept: 0, total: 0 };
     let timedOut = false;
     let flooded = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
+    let finished = false;
+    let ended: LaunchEnd | undefined;
+    let streams: net.Socket[] = [];
+    let drain: NodeJS.Timeout | undefined;
+    let stoppedFor: string | undefined;
+    const monitor = req.monitor;
+    let checking = false;
+    let again = false;
+    // `hold` asked for a freeze that the supervisor has not confirmed yet; `held`: every process is stopped.
+    let holding = false;
+    let held = false;
+    let yielded = false;
+    let timer: NodeJS.Timeout | undefined;
+    let watch: NodeJS.Timeout | undefined;
+    let command: Launched | undefined;
+
     const collect = (target: typeof out) => (chunk: Buffer) => {
       target.total += chunk.length;
       if (target.kept < req.captureBytes) {
@@ -157,31 +156,11 @@ export function run(req: RunRequest): Promise<RunResult> {
         target.kept += piece.length;
       } else if (target.total > req.captureBytes + FLOOD_BYTES && !flooded) {
         flooded = true;
-        killGroup();
-      }
-    };
-    child.stdout?.on('data', collect(out));
-    child.stderr?.on('data', collect(err));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, req.timeoutSec * 1000);
-    let finished = false;
-    let stoppedFor: string | undefined;
-    let checking = false;
-    const monitor = req.monitor;
-    let again = false;
-    // Frozen by `hold`: resumed (or killed) by the first check that started after the freeze.
-    let held = false;
-    const freeze = (signal: 'SIGSTOP' | 'SIGCONT') => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, signal);
-      } catch {
-        // already gone
+        command!.kill();
       }
     };
     const check = (): void => {
-      if (finished || monitor === undefined) return;
+      if (finished || ended || monitor === undefined) return;
       if (checking) {
         again = true; // one more check right after the running one
         return;
@@ -193,55 +172,110 @@ export function run(req: RunRequest): Promise<RunResult> {
         checking = false;
         if (why !== undefined && !finished && stoppedFor === undefined) {
           stoppedFor = why;
-          killGroup();
+          command!.kill();
         } else if (again) check();
         else if (held && heldThroughout) {
           held = false;
-          freeze('SIGCONT');
+          command!.cont();
         }
       };
       monitor.check(heldThroughout).then(done, () => done(undefined));
     };
-    const hold = (): void => {
-      if (finished || held) return;
-      held = true;
-      freeze('SIGSTOP');
-      check();
-    };
-    const watch = monitor && setInterval(check, monitor.everyMs);
-    const yieldCpu = (): void => {
-      if (nice === COMMAND_NICE_NEAR_LIMIT || finished || child.pid === undefined) return;
-      nice = COMMAND_NICE_NEAR_LIMIT;
-      lowerCommand(child.pid, nice);
-    };
-    monitor?.wake?.({ now: check, hold, yieldCpu });
-    const finish = (code: number | null, signal: NodeJS.Signals | null, startError?: Error) => {
-      if (finished) return;
+
+    // The controls exist before the command does: a yield asked at once applies from its first instruction.
+    monitor?.wake?.({
+      now: check,
+      hold: () => {
+        if (finished || ended || held || holding) return;
+        holding = true;
+        command?.stop();
+      },
+      yieldCpu: () => {
+        if (yielded || finished || ended) return;
+        yielded = true;
+        if (command) command.nice(COMMAND_NICE_NEAR_LIMIT);
+        else spec.nice = COMMAND_NICE_NEAR_LIMIT;
+      },
+    });
+    command = launch(perl, arch, spec, {
+      started(s) {
+        if (s.stdout) s.stdout.on('data', collect(out));
+        if (s.stderr) s.stderr.on('data', collect(err));
+        streams = [s.stdout, s.stderr].filter((x): x is net.Socket => x !== undefined);
+        for (const stream of streams) {
+          stream.on('error', () => undefined);
+          stream.on('close', () => finish());
+        }
+      },
+      held() {
+        holding = false;
+        held = true;
+        check();
+      },
+      ended(e) {
+        ended = e;
+        if (folders) releaseCallFolders(folders, e.kept === true);
+        clearTimeout(timer);
+        if (watch) clearInterval(watch);
+        // Every process of the command is gone, so its pipes end; a bound all the same.
+        drain = setTimeout(() => streams.forEach((s) => s.destroy()), DRAIN_MS);
+        finish();
+      },
+    });
+    if (ended !== undefined) return; // refused before it was sent
+    if (holding) command.stop();
+    timer = setTimeout(() => {
+      timedOut = true;
+      command!.kill();
+    }, req.timeoutSec * 1000);
+    if (monitor) watch = setInterval(check, monitor.everyMs);
+
+    function finish(): void {
+      if (finished || ended === undefined || streams.some((s) => !s.closed)) return;
       finished = true;
-      clearTimeout(timer);
-      if (watch) clearInterval(watch);
-      killGroup(); // leftovers of the group (a command that forked and exited)
-      folders?.remove();
-      if (startError) err.chunks.push(Buffer.from(`could not start: ${startError.message}`));
-      // The program itself could not be started (not found, not executable): the command failed.
-      const execFailed = status.startsWith('exec ');
-      if (execFailed) err.chunks.push(Buffer.from(`could not start: ${status.slice(5)}`));
+      clearTimeout(drain);
+      const e = ended;
+      const { refused, execFailed } = readStatus(e, inside, err, timedOut || flooded || stoppedFor !== undefined);
+      const why = stoppedFor ?? e.stoppedFor;
+      const lost = e.lost ?? (why === 'launcher' ? 'the command launcher stopped while the command ran; the command was killed' : undefined);
+      if (lost !== undefined) err.chunks.push(Buffer.from(`\nfileshed: ${lost}.\n`));
+      if (why === 'processes') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command ran more than ${req.maxProcesses} processes and threads at once.\n`));
+      if (why === 'call_folders') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command's temporary files (HOME, TMPDIR) passed ${Math.round((req.callFolderBytes ?? spec.watch!.bytes) / 1048576)} MiB or ${spec.watch!.entries} entries.\n`));
+      if (execFailed !== undefined) err.chunks.push(Buffer.from(`could not start: ${execFailed}`));
       const captured = (c: typeof out): Captured => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
+      const signal = e.signal > 0 ? (SIGNAL_NAMES.get(e.signal) ?? 'SIGKILL') : e.lost !== undefined ? 'SIGKILL' : null;
       resolve({
-        returncode: execFailed ? 126 : (code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : 127)),
+        returncode: execFailed !== undefined ? 126 : e.code >= 0 ? e.code : signal ? 128 + (os.constants.signals[signal] ?? 9) : 125,
         signal,
         timedOut,
         flooded,
         stdout: captured(out),
         stderr: captured(err),
         durationMs: performance.now() - started,
-        ...(stoppedFor !== undefined ? { stoppedFor } : {}),
-        ...(status !== '' && !execFailed ? { refused: status } : {}),
+        ...(why !== undefined ? { stoppedFor: why } : {}),
+        ...(refused !== undefined ? { refused } : {}),
+        ...(refused === undefined && e.lost === undefined ? { usage: { userMs: e.userMs, systemMs: e.systemMs, maxRssKb: e.maxRssKb } } : {}),
       });
-    };
-    child.on('error', (e) => finish(null, null, e));
-    child.on('close', (code, signal) => finish(code, signal));
+    }
   });
+}
+
+/**
+ * The status pipe (launcher-script.ts): `ok` once confined, then `exec ...` if the program could not
+ * be started; any other line says why the command was refused. No `ok` at all, and not stopped by
+ * the runner: the program never started (bubblewrap failed: its own message is on stderr).
+ */
+function readStatus(e: LaunchEnd, inside: boolean, err: { chunks: Buffer[] }, stopped: boolean): { refused?: string; execFailed?: string } {
+  if (e.lost !== undefined) return {};
+  const lines = e.status.split('\n').filter((l) => l !== '');
+  const exec = lines.find((l) => l.startsWith('exec '));
+  if (exec !== undefined) return { execFailed: exec.slice(5) };
+  const reason = lines.find((l) => l !== 'ok');
+  if (reason !== undefined) return { refused: reason };
+  // Stopped (timeout, flood, quota) before it started: not a refusal.
+  if (lines.includes('ok') || stopped) return {};
+  const said = Buffer.concat(err.chunks).toString().trim().split('\n')[0];
+  return { refused: inside ? `bubblewrap did not start the sandbox${said ? `: ${said}` : ` (exit ${e.code})`}` : 'the launcher ended before the program started' };
 }
 
 function refusal(started: number, why: string): RunResult {

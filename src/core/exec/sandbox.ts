@@ -4,7 +4,8 @@
  * - `bwrap`, `landlock`: that one, or commands are refused;
  * - `validated`: the argument policy alone, no kernel confinement (weaker; only by the admin's choice).
  * Each kernel sandbox is tried once per process: a real command must run in it, and (Landlock) a
- * read outside its zone must be refused.
+ * read outside its zone must be refused. Both need Landlock: bubblewrap applies it inside the sandbox
+ * (only the command's programs are executable there too).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,7 +24,7 @@ export interface SandboxStatus {
   configured: SandboxSetting;
   active: SandboxMode;
   reason: string;
-  /** The Landlock ABI in force (landlock mode). */
+  /** The Landlock ABI in force (bwrap and landlock modes). */
   landlockAbi?: number;
 }
 
@@ -58,40 +59,52 @@ async function withProbeFolders<T>(fn: (zone: string, outside: string) => Promis
 
 function probeRequest(zone: string, sandbox: RunRequest['sandbox'], program: string, args: string[] = []): RunRequest {
   return {
-    program, args, zoneRoot: zone, readonly: false, sandbox, network: false, protect: [],
+    program, args, zoneRoot: zone, readonly: false, sandbox, network: false,
     timeoutSec: 10, memoryMb: 0, cpuSec: 0, maxFileBytes: 1 << 20, maxProcesses: 64, captureBytes: 4096, mergeStderr: true,
   };
 }
 
 const firstLine = (b: Buffer) => b.toString().trim().split('\n')[0] ?? '';
 
+const landlockFor = (abi: number, program: string) => ({ abi, executables: executablesFor(path.basename(program), program) });
+
 async function probeBwrap(): Promise<Probe> {
   if (findProgram('bwrap') === undefined) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian package: bubblewrap)' };
   const truePath = findProgram('true') ?? '/usr/bin/true';
-  const r = await withProbeFolders((zone) => run(probeRequest(zone, 'bwrap', truePath)));
-  if (r.refused !== undefined) return { ok: false, reason: `the command launcher failed: ${r.refused}` };
-  if (r.returncode !== 0) return { ok: false, reason: `bubblewrap failed its test run: ${firstLine(r.stdout.bytes) || `exit ${r.returncode}`} (user namespaces may be disabled, or forbidden by a container's seccomp profile)` };
-  return { ok: true, reason: 'bubblewrap works on this server' };
+  const { abi, reason } = await kernelLandlock();
+  if (abi < 1) return { ok: false, reason: `${reason} (bubblewrap applies Landlock inside the sandbox, so that only the command's programs can run)` };
+  const r = await withProbeFolders((zone) => run({ ...probeRequest(zone, 'bwrap', truePath), landlock: landlockFor(abi, truePath) }));
+  if (r.refused !== undefined) return { ok: false, reason: `bubblewrap failed its test run: ${r.refused} (user namespaces may be disabled, or forbidden by a container's seccomp profile)` };
+  if (r.returncode !== 0) return { ok: false, reason: `bubblewrap failed its test run: ${firstLine(r.stdout.bytes) || `exit ${r.returncode}`}` };
+  return { ok: true, abi, reason: 'bubblewrap works on this server' };
 }
 
-/** The kernel's Landlock ABI (0 when it has none, with the reason), asked by a Perl one-liner run like any command. */
-async function kernelAbi(perl: string, zone: string): Promise<{ abi: number; error: string }> {
-  const r = await run(probeRequest(zone, 'validated', perl, ['-e', 'my $v = syscall(444, 0, 0, 1); print $v < 0 ? "0 $!" : $v']));
-  const [abi, ...why] = r.stdout.bytes.toString().trim().split(' ');
-  return { abi: Number(abi) || 0, error: r.refused ?? why.join(' ') };
+let abiProbe: Promise<{ abi: number; reason: string }> | undefined;
+
+/** The kernel's Landlock ABI (0 when it has none, with the reason), asked once by a Perl one-liner run like any command. */
+function kernelLandlock(): Promise<{ abi: number; reason: string }> {
+  abiProbe ??= (async () => {
+    if (archCalls() === undefined) return { abi: 0, reason: `commands cannot be confined on this processor architecture (${process.arch})` };
+    const perl = launcherPerl();
+    if (perl === undefined) return { abi: 0, reason: 'perl (Debian package perl-base), which applies the Landlock rules, is not installed' };
+    const r = await withProbeFolders((zone) => run(probeRequest(zone, 'validated', perl, ['-e', 'my $v = syscall(444, 0, 0, 1); print $v < 0 ? "0 $!" : $v'])));
+    const [abi, ...why] = r.stdout.bytes.toString().trim().split(' ');
+    const error = r.refused ?? why.join(' ');
+    return Number(abi) >= 1
+      ? { abi: Number(abi), reason: '' }
+      : { abi: 0, reason: `the kernel offers no Landlock (${error || 'unknown'}): it needs Linux 5.13 or later with "landlock" in its LSM list (boot option lsm=)` };
+  })();
+  return abiProbe;
 }
 
 async function probeLandlock(): Promise<Probe> {
-  if (archCalls() === undefined) return { ok: false, reason: `landlock mode does not support this processor architecture (${process.arch})` };
-  const perl = launcherPerl();
-  if (perl === undefined) return { ok: false, reason: 'perl (Debian package perl-base), which applies the Landlock rules, is not installed' };
   const cat = findProgram('cat');
   const truePath = findProgram('true');
   if (cat === undefined || truePath === undefined) return { ok: false, reason: 'coreutils (cat, true) are not installed' };
+  const { abi, reason } = await kernelLandlock();
+  if (abi < 1) return { ok: false, reason };
   return withProbeFolders(async (zone, outside) => {
-    const { abi, error } = await kernelAbi(perl, zone);
-    if (abi < 1) return { ok: false, reason: `the kernel offers no Landlock (${error || 'unknown'}): it needs Linux 5.13 or later with "landlock" in its LSM list (boot option lsm=)` };
-    const landlock = (program: string) => ({ abi, executables: executablesFor(path.basename(program), program) });
+    const landlock = (program: string) => landlockFor(abi, program);
     const ok = await run({ ...probeRequest(zone, 'landlock', truePath), landlock: landlock(truePath) });
     if (ok.refused !== undefined) return { ok: false, reason: `Landlock could not be applied: ${ok.refused}` };
     if (ok.returncode !== 0) return { ok: false, reason: `a command did not run under Landlock: ${firstLine(ok.stdout.bytes) || `exit ${ok.returncode}`}` };
@@ -136,7 +149,7 @@ export async function sandboxStatus(configured: SandboxSetting, unconfinedAllowe
   }
   if (configured !== 'landlock') {
     const bwrap = await probe('bwrap');
-    if (bwrap.ok) return { configured, active: 'bwrap', reason: bwrap.reason };
+    if (bwrap.ok) return { configured, active: 'bwrap', reason: bwrap.reason, landlockAbi: bwrap.abi! };
     if (configured === 'bwrap') throw unavailable(configured, `the admin requires the bubblewrap sandbox, but ${bwrap.reason}`);
     const landlock = await probe('landlock');
     if (landlock.ok) return { configured, active: 'landlock', reason: `${landlock.reason} (bubblewrap: ${bwrap.reason})`, landlockAbi: landlock.abi! };
@@ -151,7 +164,7 @@ export interface SandboxReport {
   configured: SandboxSetting;
   active: string;
   reason: string;
-  /** The Landlock ABI in force, or null when commands do not run under Landlock. */
+  /** The Landlock ABI in force (bwrap and landlock modes), or null when commands do not run under Landlock. */
   landlock_abi: number | null;
   /** Commands run without kernel confinement (validated mode): said plainly wherever the mode is shown. */
   unconfined: boolean;

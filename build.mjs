@@ -59,7 +59,7 @@ const common = {
   loader: { '.wasm': 'binary' },
 };
 
-// The plugin module is minified (issue 16: 3 MB -> under 2 MB, faster cold import). keepNames keeps
+// The plugin module is minified. keepNames keeps
 // class and function names (error kinds in messages, Tools method names); the bundled libraries'
 // license texts go to dist/fileshed.mjs.LEGAL.txt and a source map sits beside the module.
 // The file-backed SQLite engine's child process code travels inside the plugin as a string (see

@@ -1,4 +1,4 @@
-// shed_read of what people keep (issue 27), one table: format -> extractor, the median time of a
+// shed_read of what people keep, one table: format -> extractor, the median time of a
 // typical file's shed_read through the built plugin (dist/fileshed.mjs, converters confined in the
 // sandbox), beside the same file through the bare tools in the same run: pdftotext, pandoc (when
 // installed), and the anchor's extractors (Open Terminal's read_file uses pypdf, python-docx and

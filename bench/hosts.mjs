@@ -1,4 +1,4 @@
-// Host benches (issue 11), medians in one run:
+// Host benches, medians in one run:
 // - POST /shed_read of a small file over a keep-alive connection vs the same call in-process (overhead <= 1 ms);
 // - MCP stdio tools/call reading a small file vs @modelcontextprotocol/server-filesystem read_text_file, same SDK client (<= 1.2x);
 // - `npm start` (node dist/cli.mjs serve) to the first answered request (<= 1 s).

@@ -1,4 +1,4 @@
-// Download-link benchmarks (issue 12), printed as one aligned table (stdout); progress on stderr.
+// Download-link benchmarks, printed as one aligned table (stdout); progress on stderr.
 //
 //   l1) a 1 GB file through a link of `fileshed serve` (dist/cli.mjs) vs `python3 -m http.server`
 //       serving the same file, the same client (curl to /dev/null), alternating runs, medians;

@@ -1,4 +1,4 @@
-// Load bench (issue 15 item 3): `fileshed serve` (dist/cli.mjs, api-key mode, a temp base) and N
+// Load bench: `fileshed serve` (dist/cli.mjs, api-key mode, a temp base) and N
 // simulated users over HTTP keep-alive, each in a loop of a realistic mix with a short think time:
 // reads, appends in Storage and Documents, shed_exec ls/grep/sed, SQLite SELECTs, shed_tree.
 // Printed per function: calls, p50/p95/p99 (ms), errors; throughput; lost writes (every

@@ -1,4 +1,4 @@
-// Event-loop stall during a large CSV import and a runaway query (issue 15): the longest delay the
+// Event-loop stall during a large CSV import and a runaway query: the longest delay the
 // host's event loop sees (perf_hooks monitorEventLoopDelay) while the call runs, and how long a
 // shed_read issued meanwhile takes. Usage: node bench/loop-stall.mjs [rows=300000] [path/to/fileshed.mjs]
 import fs from 'node:fs';

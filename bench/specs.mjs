@@ -1,4 +1,4 @@
-// Spec weight (issue 16): what every chat turn sends to the model. Prints, per function, the bytes
+// Spec weight: what every chat turn sends to the model. Prints, per function, the bytes
 // of its compact JSON spec (as in dist/tools.json) and estimated tokens (bytes / 4), then the total
 // against the 24 KiB budget, and the same total for the `core` profile.
 //   node bench/specs.mjs

@@ -90,7 +90,7 @@ export async function probe(url, attack, pauseMs = 5) {
   return { result, ms: performance.now() - t0, reads, failures };
 }
 
-/** The attacks of issue 19 (deliverable 4), each a function of the server URL. */
+/** The attacks of the stall probe, each a function of the server URL. */
 export const ATTACKS = {
   /** A catastrophic pattern: backtracking engines take 2^27 steps. */
   'patch_text ^(a+)+$ on 27 a + !': async (url) => {
@@ -126,7 +126,7 @@ const ok = (r) => {
 };
 
 /**
- * Many files in ONE folder (issue 25): the commit's tree walk and blob writes, the quota refresh,
+ * Many files in ONE folder: the commit's tree walk and blob writes, the quota refresh,
  * unzip and history restore each go through 30,000 entries of one folder. "alice" must be a member
  * of the group "team" (see addTeam).
  */

@@ -1,4 +1,4 @@
-// Versioned writes (issue 4): `node bench/vcs.mjs`.
+// Versioned writes: `node bench/vcs.mjs`.
 //
 //   a) shed_patch_text (append one line) in a Documents zone holding 100 and 10,000 files, through the
 //      built plugin module (dist/fileshed.mjs: dispatcher, quota check, atomic write, commit), against

@@ -28,10 +28,10 @@ import { enabledFunctions } from './registry/profiles.js';
 import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
-export type { HostBridge, StatusEvent } from './host/bridge.js';
+export type { HostBridge, StatusEvent } from './core/host-bridge.js';
 export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
-export type { AttachedFile } from './host/bridge.js';
+export type { AttachedFile } from './core/host-bridge.js';
 export { hostApi, type HostFunction } from './hosts/api.js';
 export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/links/serving.js';
 export type { RecoveryReport } from './core/recovery/recover.js';

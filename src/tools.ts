@@ -6,7 +6,7 @@ import { errorJson } from './core/envelope.js';
 import { shedError } from './core/errors.js';
 import { defaultValves } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
-import { standaloneHost, type HostBridge } from './host/bridge.js';
+import { standaloneHost, type HostBridge } from './core/host-bridge.js';
 import { callFunction } from './registry/call.js';
 
 export interface ToolsOptions {

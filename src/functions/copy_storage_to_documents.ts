@@ -1,4 +1,4 @@
-import { defineBridge } from '../core/bridges/bridge.js';
+import { defineBridge } from './bridge.js';
 
 export const shedCopyStorageToDocuments = defineBridge({
   name: 'shed_copy_storage_to_documents',

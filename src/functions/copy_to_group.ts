@@ -3,16 +3,18 @@
  * right to replace an existing destination is checked BEFORE anything there changes; every copied
  * file gets an ownership record (caller, mode or the admin default).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
 import { setRecord } from '../core/groups/access.js';
 import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
-import { defineFunction, renderCall } from '../registry/define.js';
+import { defineFunction } from '../registry/define.js';
+import { renderCall } from '../core/call.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
-import { copyInto, scanTree } from '../core/bridges/bridge.js';
+import { copyInto, scanTree } from '../core/bridges/copy.js';
+import { listSliced } from '../core/fs/list.js';
+import { TimeSlice } from '../core/fs/slice.js';
 import { locate, requireNotRoot } from '../core/files/located.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
 import { requireNamesKept } from '../core/paths/blocked-identity.js';
@@ -53,7 +55,7 @@ export const shedCopyToGroup = defineFunction({
     if (!st.isFile() && !st.isDirectory()) {
       throw shedError('NOT_A_FILE', `src_path ${src.shown} is not a regular file or folder.`, { details: { parameter: 'src_path', path: src.rel } });
     }
-    const scan = scanTree(src.abs, st);
+    const scan = await scanTree(src.abs, st);
     if (scan.folder) await requireNamesKept(from.blocked, from.root, diskRel(src), diskRel(dst), 'dest_path', args.dest_path);
     const existing = dst.stat;
     let replacedBytes = 0;
@@ -73,18 +75,18 @@ export const shedCopyToGroup = defineFunction({
       // Permission first: nothing at the destination changes unless the caller may change all of it.
       await guardWrite(ctx, dst, 'replace');
       ensureNoForeignLock(dst, existing.isDirectory(), { user_id: ctx.user.id, conv_id: ctx.convId }, ctx.valves.lock_max_age_hours);
-      replacedBytes = scanTree(dst.abs, existing).bytes;
+      replacedBytes = (await scanTree(dst.abs, existing)).bytes;
     }
     if (scan.largest.size > 0) ensureFileSize(scan.largest.size, ctx.valves.max_file_size_mb, src.shown);
     await ensureQuota(zone.scope, scan.bytes - replacedBytes);
-    copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
+    await copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
 
     const rel = diskRel(dst);
     const mode = newFileMode(ctx);
     if (existing !== undefined) await forgetEntry(zone, rel);
     const base = zone.group!.base;
     if (scan.folder) {
-      const copied = scanFiles(dst.abs);
+      const copied = await scanFiles(dst.abs);
       for (const f of copied) await setRecord(base, group.id, `${rel}/${f}`, ctx.user.id, mode);
     } else {
       await setRecord(base, group.id, rel, ctx.user.id, mode);
@@ -97,12 +99,14 @@ export const shedCopyToGroup = defineFunction({
   },
 });
 
-function scanFiles(abs: string): string[] {
+/** The files of a copied folder (relative paths), listed within slices: a user decides how many there are. */
+async function scanFiles(abs: string): Promise<string[]> {
   const out: string[] = [];
+  const slice = new TimeSlice();
   const stack = [''];
   while (stack.length > 0) {
     const rel = stack.pop()!;
-    for (const e of fs.readdirSync(path.join(abs, rel), { withFileTypes: true })) {
+    for (const e of await listSliced(path.join(abs, rel), slice)) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);

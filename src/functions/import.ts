@@ -7,7 +7,7 @@ import { copyFromFd } from '../core/uploads/copy.js';
 import { fallbackName, safeName, uniqueName } from '../core/uploads/names.js';
 import { importArea, openSource, Refusal, type Area } from '../core/uploads/sources.js';
 import type { Zone } from '../core/zones/zones.js';
-import type { AttachedFile } from '../host/bridge.js';
+import type { AttachedFile } from '../core/host-bridge.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath } from '../registry/params.js';
 import { locate, type ZonedPath } from '../core/files/located.js';

@@ -1,4 +1,4 @@
-import { defineBridge } from '../core/bridges/bridge.js';
+import { defineBridge } from './bridge.js';
 
 export const shedMoveDocumentsToStorage = defineBridge({
   name: 'shed_move_documents_to_storage',

@@ -1,4 +1,4 @@
-import { defineBridge } from '../core/bridges/bridge.js';
+import { defineBridge } from './bridge.js';
 
 export const shedMoveUploadsToStorage = defineBridge({
   name: 'shed_move_uploads_to_storage',

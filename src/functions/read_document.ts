@@ -9,7 +9,8 @@ import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pd
 import type { ZonedPath } from '../core/files/located.js';
 import { formatSize } from '../core/text/size.js';
 import { plural } from '../core/text/format.js';
-import { renderCall, type CallContext, type HandlerResult } from '../registry/define.js';
+import { type CallContext, type HandlerResult } from '../registry/define.js';
+import { renderCall } from '../core/call.js';
 
 const LABELS: Record<string, string> = {
   pdf: 'PDF document',

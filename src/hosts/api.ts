@@ -9,7 +9,7 @@ import { launcherPerl } from '../core/exec/launcher.js';
 import { ShedError } from '../core/errors.js';
 import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
 import { FUNCTIONS } from '../functions/index.js';
-import { standaloneHost, type HostBridge } from '../host/bridge.js';
+import { standaloneHost, type HostBridge } from '../core/host-bridge.js';
 import { callFunction, enabledNames } from '../registry/call.js';
 import { closestNames } from '../core/text/distance.js';
 import { toolHints, toolSpec } from '../registry/specs.js';

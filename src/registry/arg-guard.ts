@@ -6,7 +6,8 @@
  * stack here, and the error never echoes the offending value (stringifying it would overflow too).
  */
 import { shedError } from '../core/errors.js';
-import { renderCall, type FunctionDef } from './define.js';
+import { type FunctionDef } from './define.js';
+import { renderCall } from '../core/call.js';
 
 /** Real calls nest 2-3 levels (an object of lists); host metadata a few more. */
 export const MAX_ARG_DEPTH = 32;

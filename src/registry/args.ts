@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { shedError, showValue, type ShedError } from '../core/errors.js';
-import { renderCall, type FunctionDef } from './define.js';
+import { type FunctionDef } from './define.js';
+import { renderCall } from '../core/call.js';
 import { editDistance } from '../core/text/distance.js';
 import { NUMBER_AS_TEXT } from './params.js';
 

@@ -6,7 +6,7 @@
 import { errorJson } from '../core/envelope.js';
 import { shedError } from '../core/errors.js';
 import { FUNCTIONS } from '../functions/index.js';
-import type { HostBridge } from '../host/bridge.js';
+import type { HostBridge } from '../core/host-bridge.js';
 import type { FunctionDef } from './define.js';
 import { dispatch } from './dispatch.js';
 import { enabledFunctions, warnUnknown } from './profiles.js';

@@ -2,31 +2,17 @@
  * The shape of one registry entry. Each shed_* function is defined once, with everything the
  * Tools method, the LLM tool spec, the help text (and later OpenAPI/MCP) are derived from.
  */
-import type { GroupDirectory } from '../core/groups/directory.js';
 import type { z } from 'zod';
 import type { Outcome } from '../core/envelope.js';
-import type { Identity } from '../core/identity.js';
-import type { UserValves, Valves } from '../core/valves.js';
 import type { Change } from '../core/vcs/seam.js';
 import type { Zone, ZoneName } from '../core/zones/zones.js';
-import type { AttachedFile, HostBridge } from '../host/bridge.js';
+import type { CallScope } from '../core/call.js';
+import type { AttachedFile } from '../core/host-bridge.js';
 
 export type Category = 'exec' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
 
-export interface CallContext {
-  fn: string;
-  valves: Valves;
-  userValves: UserValves;
-  /** The caller; functions with `needsUser: false` may run without one. */
-  user: Identity;
-  convId: string;
-  host: HostBridge;
-  /** The call's parsed arguments (shared write helpers read `mode` from here). */
-  args: Readonly<Record<string, unknown>>;
-  /** The group directory of this call (host-provided, else standalone). */
-  groups(): GroupDirectory;
-  /** Opens a zone under this function's zone policy (accepted zones, read-only rules). */
-  zone(name: ZoneName, group: string | undefined): Zone;
+/** A handler's context: the core's view of the call, plus what only functions use. */
+export interface CallContext extends CallScope {
   /** Sends a progress status to the chat when the host gave an event emitter. */
   emit(description: string, done?: boolean): Promise<void>;
   /** The functions this call's host exposes (shed_help lists them). */
@@ -101,8 +87,3 @@ export function defineFunction<Shape extends z.ZodRawShape>(def: FunctionDef<Sha
   return def;
 }
 
-/** Renders a call the way tool-calling models write them: shed_read(zone="storage", path="a.txt"). */
-export function renderCall(name: string, args: Record<string, unknown>): string {
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return `${name}(${parts.join(', ')})`;
-}

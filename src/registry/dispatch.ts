@@ -22,10 +22,11 @@ import { scopeUsage } from '../core/quota/quota.js';
 import { treeLoaded } from '../core/quota/usage.js';
 import { resolveGroup } from '../core/groups/access.js';
 import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
-import { readAttachedFiles, type EventEmitter, type HostBridge } from '../host/bridge.js';
+import { readAttachedFiles, type EventEmitter, type HostBridge } from '../core/host-bridge.js';
 import { parseArgs } from './args.js';
 import { guardRawArgs } from './arg-guard.js';
-import { mutatesCall, renderCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
+import { mutatesCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
+import { renderCall } from '../core/call.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 

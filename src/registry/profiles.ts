@@ -1,5 +1,5 @@
 /**
- * Function profiles (issue 16): the `functions` valve (and `functions_admin` for admins) decides
+ * Function profiles: the `functions` valve (and `functions_admin` for admins) decides
  * which shed_* functions a deployment exposes. This one function decides; the Tools methods, the
  * specs handed to hosts (specsFor) and shed_help's list all ask it.
  */

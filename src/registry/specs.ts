@@ -13,7 +13,7 @@ export interface ToolSpec {
 }
 
 /**
- * Every chat turn sends these specs to the model, so they stay lean (issue 16, 24 KiB for all
+ * Every chat turn sends these specs to the model, so they stay lean (24 KiB for all
  * functions): unlisted parameters are left out, the zone enum lists only the zones the function
  * accepts, and minLength: 1 is dropped (an empty string gets a MISSING_PARAMETER error anyway).
  * No additionalProperties: an unknown parameter gets a "did you mean" error, and hosts that need

@@ -64,7 +64,7 @@ describe.each(MODES)('shed_exec (%s mode)', (mode) => {
       expect(ran(await exec({ cmd: 'ls', args: [] })).stdout).toContain('f.txt');
     });
 
-    it('the zone appears as /zone under bwrap; where commands run in the real folder (landlock, validated) pwd, realpath and readlink -f are refused (issue 10); error messages carry no disk path', async () => {
+    it('the zone appears as /zone under bwrap; where commands run in the real folder (landlock, validated) pwd, realpath and readlink -f are refused; error messages carry no disk path', async () => {
       if (mode === 'bwrap') {
         expect(ran(await exec({ cmd: 'pwd' })).stdout).toBe('/zone\n');
         expect(ran(await exec({ cmd: 'realpath', args: ['f.txt'] })).stdout).toBe('/zone/f.txt\n');

@@ -197,7 +197,7 @@ describe('shed_rename', () => {
     expect(read(s.zonePath('documents', 'config'))).toBe('cfg');
   });
 
-  it('never moves a link to where it leads outside (issue 10): one pointing outside stays where it is, untouched', async () => {
+  it('never moves a link to where it leads outside: one pointing outside stays where it is, untouched', async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-outside-'));
     try {
       const secret = path.join(outside, 'secret.txt');

@@ -1,5 +1,5 @@
 /**
- * HTTP abuse corpus (issue 15 item 6) against `fileshed serve` as a real process with tight limits:
+ * HTTP abuse corpus against `fileshed serve` as a real process with tight limits:
  * malformed request lines and framing, oversized headers and bodies, slow clients (slowloris headers,
  * slow body), deeply nested JSON, odd unicode in headers, a bounded flood from one client, forged
  * identities (wrong keys, forged/expired/alg-none JWTs, unknown session tokens, spoofed user

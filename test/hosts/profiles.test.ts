@@ -1,5 +1,5 @@
 /**
- * Function profiles through every host (issue 16): with `functions=core` (and a wider
+ * Function profiles through every host: with `functions=core` (and a wider
  * `functions_admin`), the OpenAPI document, the MCP tool lists (per role) and the calls expose
  * only the enabled functions; a disabled one answers FUNCTION_DISABLED. The document follows a
  * change of the valves at run time (config file) without a restart.

@@ -25,7 +25,7 @@ import owui_emulation as owui
 
 CLI = owui.ROOT / "dist" / "cli.mjs"
 HAS_SERVE = (owui.ROOT / "dist" / "server.mjs").exists() and "serve" in CLI.read_text(encoding="utf-8")
-pytestmark = pytest.mark.skipif(not HAS_SERVE, reason="dist/cli.mjs has no `serve` command yet (issue 11 not merged)")
+pytestmark = pytest.mark.skipif(not HAS_SERVE, reason="dist/cli.mjs has no `serve` command yet (not built)")
 
 USER = {"id": "alice", "name": "Alice Ünïcode", "email": "alice@example.com", "role": "admin"}
 CHAT = "chat-1"

@@ -1,5 +1,5 @@
 /**
- * Function profiles (issue 16): the functions valve decides what a caller sees and may call. The
+ * Function profiles: the functions valve decides what a caller sees and may call. The
  * Tools prototype stays the same; disabled methods answer FUNCTION_DISABLED, shed_help and the
  * host specs (specsFor) list only the enabled functions.
  */

@@ -1,5 +1,5 @@
 /**
- * The spec budget (issue 16): every chat turn sends all tool specs to the model, so their compact
+ * The spec budget: every chat turn sends all tool specs to the model, so their compact
  * JSON stays within 24 KiB whatever the registry holds, and what was cut from the specs is still
  * accepted by the functions (unlisted parameters) and still taught by the errors.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10, finding 1: a symbolic link to its own folder or an ancestor (`a -> .`, `s1/a -> ..`,
+ * A symbolic link to its own folder or an ancestor (`a -> .`, `s1/a -> ..`,
  * an absolute link to the zone root) defeats `..` counted on the text: the kernel resolves each
  * `a` to the ancestor, so every `a/..` pair climbs one level above it. Path arguments and named
  * path parameters must be judged the way the kernel resolves them (PATH_ESCAPE, in both modes),

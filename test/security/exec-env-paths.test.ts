@@ -1,5 +1,5 @@
 /**
- * Issue 10, finding 6: the absolute storage path must not reach the model through a command, even
+ * The absolute storage path must not reach the model through a command, even
  * encoded past the output scrubber (base64, hex, written to a file and read back). The secret here
  * is the server path of the storage base. Where a command runs in the zone's real folder (landlock
  * and validated modes) the environment holds relative or neutral values and the commands whose only

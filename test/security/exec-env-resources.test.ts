@@ -61,7 +61,7 @@ describe.each(MODES)('%s mode', (mode) => {
       const env = JSON.parse(d.stdout) as Record<string, string>;
       expect(env.FILESHED_TEST_SECRET).toBeUndefined();
       // HOME is an empty folder of the call: in bubblewrap's private /tmp, else outside the zone and named
-      // relative to it, so no variable holds a server path (issue 10, finding 6).
+      // relative to it, so no variable holds a server path.
       if (mode === 'bwrap') expect([env.HOME, env.TMPDIR]).toEqual(['/tmp/home', '/tmp']);
       else {
         expect(env.HOME).toMatch(/^(\.\.\/)+shed-call-[^/]+\/home$/);

@@ -1,5 +1,5 @@
 /**
- * Issue 10, findings 2, 4, 7b, 7c: options whose value becomes part of an output file name, options
+ * Options whose value becomes part of an output file name, options
  * that name a file written or read, `-` operands (standard input) that move a file into the output
  * position, and optional-valued options that used to hide the next argument from the path checks.
  * Every case runs in both sandbox modes; the policy refuses it, and the arena checks that nothing

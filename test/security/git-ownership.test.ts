@@ -1,5 +1,5 @@
 /**
- * Issue 10 finding 3: the in-process git history commands (restore, checkout REV -- path) are write
+ * The in-process git history commands (restore, checkout REV -- path) are write
  * paths like any other. Matrix: every git write path × every ownership mode × the owner (alice) and
  * another member (bob). alice owns d/f.txt; a refused call must leave its bytes, its mtime and the
  * history (HEAD and the number of commits) exactly as they were. In-process git spawns nothing and

@@ -1,5 +1,5 @@
 /**
- * Issue 10, finding 7a: shed_rename must not move a link (or a folder holding links) to a place
+ * Shed_rename must not move a link (or a folder holding links) to a place
  * where a relative link that was inward points outside the zone, at its own folder or at an
  * ancestor. Judged at the destination; the move is refused and nothing changes. shed_rename does
  * not depend on the sandbox mode, but runs in both arenas like the rest of the corpus.

@@ -1,5 +1,5 @@
 /**
- * Sensitive files (issue 16): valves blocked_patterns and allowed_extensions. Off by default; when
+ * Sensitive files: valves blocked_patterns and allowed_extensions. Off by default; when
  * set, no path parameter reaches a blocked file, no command argument names one, and a
  * folder-walking command (grep -r, tar) does not find them: in every mode they are out of the zone
  * while a command runs. Every attack checks that the secret never appears in a response.

@@ -1,5 +1,5 @@
 /**
- * Archive work on the worker pool (issue 15 item 1): a many-file unzip and zip keep the event loop
+ * Archive work on the worker pool: a many-file unzip and zip keep the event loop
  * turning (another user's read answers quickly meanwhile), and a worker that hits its JS heap cap
  * (resourceLimits) ends its call as RESOURCE_LIMIT while the process survives and the pool refills.
  */

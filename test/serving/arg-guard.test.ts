@@ -1,5 +1,5 @@
 /**
- * Defects a prototype server showed (issue 15 item 7): deeply nested JSON arguments and lone UTF-16
+ * Defects a prototype server showed: deeply nested JSON arguments and lone UTF-16
  * surrogates. Every answer is an envelope, never an exception, never a file named with U+FFFD.
  */
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Crash under load (issue 15 item 4), scaled down: `fileshed serve` as a real process, three users
+ * Crash under load, scaled down: `fileshed serve` as a real process, three users
  * writing through HTTP (appends in Storage and Documents, new files in Documents and a group space,
  * SQLite inserts), the server killed with SIGKILL at a random moment, restarted (recovery at start),
  * again and again. At the end: every acknowledged write is present and byte-exact, `git fsck

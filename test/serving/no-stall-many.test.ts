@@ -1,5 +1,5 @@
 /**
- * 30,000 files in ONE folder stall nobody (issue 25): one user makes them in Documents and in a
+ * 30,000 files in ONE folder stall nobody: one user makes them in Documents and in a
  * group space (`split -l 1`), unzips a 30,000-entry archive into Documents, deletes the folder and
  * brings it back with `git restore`, against a real `fileshed serve` (dist/cli.mjs) over HTTP,
  * while another user's small shed_read is timed in a loop. Before, the automatic commit and the

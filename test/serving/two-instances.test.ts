@@ -1,5 +1,5 @@
 /**
- * Two `fileshed serve` instances on one storage base (issue 15 item 5), requests alternating
+ * Two `fileshed serve` instances on one storage base, requests alternating
  * between them over HTTP: no lost update, one commit per acknowledged Documents write in one linear
  * history, and quotas exact (a write through one instance is counted by the other's quota check).
  */

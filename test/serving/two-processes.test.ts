@@ -1,5 +1,5 @@
 /**
- * Two processes on one storage base (issue 15 items 5 and 7): real child processes running the
+ * Two processes on one storage base: real child processes running the
  * plugin bundled from source append to one Documents file and one Storage file at the same time.
  * Every acknowledged append is in the file (no lost update), Documents has exactly one commit per
  * acknowledged append (no call's change swept into another's commit), the history is linear and

@@ -1,5 +1,5 @@
 /**
- * SQLite off the main thread (issue 15 item 1): a runaway statement ends as QUERY_TIMEOUT with the
+ * SQLite off the main thread: a runaway statement ends as QUERY_TIMEOUT with the
  * file untouched and its lock released, other calls answer meanwhile, a memory hog ends as
  * RESOURCE_LIMIT and the pool refills, and import progress still reaches the event emitter.
  */

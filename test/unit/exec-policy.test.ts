@@ -369,7 +369,7 @@ describe('characters and network', () => {
   });
 });
 
-describe('output names, output files, `-` operands and optional values (issue 10: findings 2, 4, 7b, 7c)', () => {
+describe('output names, output files, `-` operands and optional values', () => {
   const O = '/abs';
   it.each([
     ['csplit', ['-f', 'd', '-b', '/../../../../bob/Storage/data/pwn%02d', 'f.txt', '2']],

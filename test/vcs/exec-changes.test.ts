@@ -1,6 +1,6 @@
 /**
  * shed_exec in Documents finds what a command changed from the folders the quota watch saw change
- * (issue 16 item 4), not from two full snapshots. The commit must be exactly what a full comparison
+ *, not from two full snapshots. The commit must be exactly what a full comparison
  * gives: after each command, real `git status` is clean and the commit lists exactly the changed paths.
  */
 import fs from 'node:fs';

@@ -60,7 +60,6 @@ export async function undoGrowth(root: string, changed: readonly string[] | unde
       continue;
     }
     for (const name of names) {
-      if (dir === '' && name === '.git') continue; // a versioned zone's repository: never the command's to shrink
       const rel = dir === '' ? name : `${dir}/${name}`;
       if (await visit(rel)) stack.push(rel);
     }

@@ -8,11 +8,12 @@ import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 import { BLACKLIST, DOWNLOADERS, MEDIA_NETWORK, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
 import { existsInside, expandGlob, isGlob, MAX_EXPANSION, noMatch, type Expansion } from './globs.js';
-import { parseArgs, type OperandToken, type OptionToken, type Parsed } from './parse.js';
+import { parseArgs } from './parse.js';
+import type { OperandToken, OptionToken, Parsed } from './parsed.js';
 import { ruleFor, type CommandRule } from './rules.js';
 import { scanScript } from './scripts.js';
 import { hiddenFromGlobs } from './sensitive.js';
-import type { SandboxMode } from './sandbox.js';
+import type { SandboxMode } from './modes.js';
 import { serverPathHint, serverPathReason } from './serverpaths.js';
 
 export type NetworkMode = 'disabled' | 'safe' | 'all';

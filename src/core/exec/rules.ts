@@ -14,7 +14,7 @@
  * and what the audit changed are in OPTIONS-AUDIT.md beside this file.
  */
 
-import type { Parsed } from './parse.js';
+import type { Parsed } from './parsed.js';
 
 export type ScriptLanguage = 'sed' | 'awk' | 'dc' | 'sqlite3' | 'jq';
 

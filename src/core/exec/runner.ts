@@ -12,7 +12,7 @@ import { callFolders, releaseCallFolders } from './callenv.js';
 import { launch, type LaunchEnd, type Launched } from './forkserver.js';
 import { archCalls, launcherPerl, launchSpec } from './launcher.js';
 import { COMMAND_NICE_NEAR_LIMIT } from './priority.js';
-import type { SandboxMode } from './sandbox.js';
+import type { SandboxMode } from './modes.js';
 import { findProgram } from './system.js';
 
 export interface RunRequest {

@@ -16,9 +16,8 @@ import { executablesFor } from './executables.js';
 import { archCalls, launcherPerl } from './launcher.js';
 import { run, type RunRequest } from './runner.js';
 import { findProgram } from './system.js';
+import type { SandboxMode, SandboxSetting } from './modes.js';
 
-export type SandboxSetting = 'auto' | 'bwrap' | 'landlock' | 'validated';
-export type SandboxMode = 'bwrap' | 'landlock' | 'validated';
 
 export interface SandboxStatus {
   configured: SandboxSetting;

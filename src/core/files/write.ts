@@ -6,7 +6,7 @@ import nodeFs from 'node:fs';
 import { atomicWrite } from '../fs/atomic.js';
 import { ensureNotLockedByOther, withFileLock } from '../locks/locks.js';
 import { ensureFileSize, ensureQuota } from '../quota/quota.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 import { guardWrite, recordCreated } from '../groups/enforce.js';
 import type { ZonedPath } from './located.js';
 
@@ -14,7 +14,7 @@ import type { ZonedPath } from './located.js';
  * Replaces a file's content after the two write checks: the resulting size against
  * max_file_size_mb, the net growth against the quota.
  */
-export async function writeChecked(ctx: CallContext, target: ZonedPath, bytes: Uint8Array, oldSize: number): Promise<void> {
+export async function writeChecked(ctx: CallScope, target: ZonedPath, bytes: Uint8Array, oldSize: number): Promise<void> {
   // Group zones: the ownership mode is checked before anything changes; a new file gets its record.
   const created = target.zone.group !== undefined && !nodeFs.existsSync(target.abs);
   await guardWrite(ctx, target);
@@ -28,7 +28,7 @@ export async function writeChecked(ctx: CallContext, target: ZonedPath, bytes: U
  * Runs a read-modify-write of one file under the lock rules: safe mode holds the file's lock for the
  * duration; unsafe mode only refuses a live lock of another conversation.
  */
-export async function underLock<T>(ctx: CallContext, target: ZonedPath, safe: boolean, fn: () => Promise<T>): Promise<T> {
+export async function underLock<T>(ctx: CallScope, target: ZonedPath, safe: boolean, fn: () => Promise<T>): Promise<T> {
   const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
   if (safe) return withFileLock(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours, fn);
   ensureNotLockedByOther(target.zone, target.rel, owner, ctx.valves.lock_max_age_hours);

@@ -9,10 +9,12 @@ import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords
 import { OWNERSHIP_MODES, type OwnershipMode } from './accessdb.js';
 import { shedError } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 import type { ZonedPath } from '../files/located.js';
 import { diskRel } from '../files/entries.js';
 import { lstatIfAny } from '../fs/stat.js';
+import { listSliced } from '../fs/list.js';
+import { TimeSlice } from '../fs/slice.js';
 
 export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNER_ONLY' | 'FILE_READ_ONLY', action: string): Error {
   const shown = `${zone.label}/${rec.path}`;
@@ -27,7 +29,7 @@ export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNE
 }
 
 /** Refuses when the caller may not change the entry (a folder: any file below it). */
-export async function guardWrite(ctx: CallContext, p: ZonedPath, action = 'modify'): Promise<void> {
+export async function guardWrite(ctx: CallScope, p: ZonedPath, action = 'modify'): Promise<void> {
   if (p.zone.group === undefined) return;
   await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
 }
@@ -48,7 +50,7 @@ export async function guardDiskPath(userId: string, zone: Zone, rel: string, act
 }
 
 /** Files written by a writer that is not a path parameter (git restore): those without a record become the caller's. */
-export async function recordWritten(ctx: CallContext, zone: Zone, rels: readonly string[]): Promise<void> {
+export async function recordWritten(ctx: CallScope, zone: Zone, rels: readonly string[]): Promise<void> {
   const g = zone.group;
   if (g === undefined) return;
   for (const rel of rels) {
@@ -57,12 +59,12 @@ export async function recordWritten(ctx: CallContext, zone: Zone, rels: readonly
 }
 
 /** The mode of a file the caller creates: the call's `mode`, else the admin default. */
-export function newFileMode(ctx: CallContext): OwnershipMode {
+export function newFileMode(ctx: CallScope): OwnershipMode {
   const m = ctx.args.mode;
   return typeof m === 'string' && (OWNERSHIP_MODES as readonly string[]).includes(m) ? (m as OwnershipMode) : ctx.valves.group_default_mode;
 }
 
-export async function recordCreated(ctx: CallContext, p: ZonedPath, mode = newFileMode(ctx)): Promise<void> {
+export async function recordCreated(ctx: CallScope, p: ZonedPath, mode = newFileMode(ctx)): Promise<void> {
   const g = p.zone.group;
   if (g !== undefined) await setRecord(g.base, g.id, diskRel(p), ctx.user.id, mode);
 }
@@ -75,18 +77,25 @@ export async function moveEntry(zone: Zone, from: string, to: string): Promise<v
   if (zone.group !== undefined) await moveRecords(zone.group.base, zone.group.id, from, to);
 }
 
-/** Files of a group zone the caller may not change (existing regular files only), zone-relative. */
-export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<OwnershipRecord[]> {
+/**
+ * Files of a group zone the caller may not change (existing regular files only), zone-relative.
+ * A group holds as many records and files as its members make: every loop yields within a slice.
+ */
+export async function lockedFiles(ctx: CallScope, zone: Zone): Promise<OwnershipRecord[]> {
   const g = zone.group;
   if (g === undefined) return [];
-  const recs = await allRecords(g.base, g.id);
-  const locked = recs.filter((r) => denial(r, ctx.user.id) !== undefined && lstatIfAny(path.join(zone.root, r.path))?.isFile());
+  const slice = new TimeSlice();
+  const locked: OwnershipRecord[] = [];
   // A hard link made while the file was still open to all would be a writable way into it: every
   // other name of a locked file's inode is locked too (searched only when such links exist).
   const inodes = new Map<string, OwnershipRecord>();
-  for (const r of locked) {
+  for (const r of await allRecords(g.base, g.id)) {
+    await slice.tick();
+    if (denial(r, ctx.user.id) === undefined) continue;
     const st = lstatIfAny(path.join(zone.root, r.path));
-    if (st !== undefined && st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
+    if (!st?.isFile()) continue;
+    locked.push(r);
+    if (st.nlink > 1) inodes.set(`${st.dev}:${st.ino}`, r);
   }
   if (inodes.size === 0) return locked;
   const named = new Set(locked.map((r) => r.path));
@@ -95,11 +104,12 @@ export async function lockedFiles(ctx: CallContext, zone: Zone): Promise<Ownersh
     const rel = stack.pop()!;
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(path.join(zone.root, rel), { withFileTypes: true });
+      entries = await listSliced(path.join(zone.root, rel), slice);
     } catch {
       continue;
     }
     for (const e of entries) {
+      await slice.tick();
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
         stack.push(child);

@@ -5,9 +5,9 @@
 import { resolveGroup } from './access.js';
 import type { GroupInfo } from './directory.js';
 import { openGroupZone, type Zone } from '../zones/zones.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 
-export async function groupZone(ctx: CallContext, raw: string | undefined): Promise<{ group: GroupInfo; zone: Zone }> {
+export async function groupZone(ctx: CallScope, raw: string | undefined): Promise<{ group: GroupInfo; zone: Zone }> {
   const group = await resolveGroup(ctx.groups(), raw, ctx.user, ctx.fn);
   return { group, zone: openGroupZone(ctx.valves, group) };
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import type { ZonedPath } from '../files/located.js';
 import { clickable } from './urls.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 
 const TIMEOUT_MS = 30_000;
 
@@ -20,7 +20,7 @@ interface Session {
   public: string;
 }
 
-function session(ctx: CallContext): Session {
+function session(ctx: CallScope): Session {
   const owui = ctx.host.openWebUI;
   if (owui === undefined || owui.token === '') {
     throw shedError('OPENWEBUI_API_UNAVAILABLE', 'link_backend is "openwebui" but this call carries no Open WebUI session token.', {
@@ -58,7 +58,7 @@ function detail(json: unknown): string {
   return typeof d === 'string' ? `: ${d.slice(0, 200)}` : '';
 }
 
-export async function createOpenWebUILink(ctx: CallContext, target: ZonedPath) {
+export async function createOpenWebUILink(ctx: CallScope, target: ZonedPath) {
   const s = session(ctx);
   const name = path.posix.basename(target.rel);
   const form = new FormData();
@@ -79,7 +79,7 @@ export async function createOpenWebUILink(ctx: CallContext, target: ZonedPath) {
   };
 }
 
-export async function listOpenWebUILinks(ctx: CallContext) {
+export async function listOpenWebUILinks(ctx: CallScope) {
   const s = session(ctx);
   const { status, json } = await call(s, 'GET', '/api/v1/files/');
   if (status >= 300) throw shedError('OPENWEBUI_API_UNAVAILABLE', `Open WebUI refused the file list (HTTP ${status}${detail(json)}).`);
@@ -102,7 +102,7 @@ export async function listOpenWebUILinks(ctx: CallContext) {
   return { data: { links, count: links.length }, message: links.length === 0 ? 'No download links.' : `${links.length} download link(s).` };
 }
 
-export async function deleteOpenWebUILink(ctx: CallContext, id: string) {
+export async function deleteOpenWebUILink(ctx: CallScope, id: string) {
   const s = session(ctx);
   const route = `/api/v1/files/${encodeURIComponent(id)}`;
   const got = await call(s, 'GET', route);

@@ -9,11 +9,11 @@ import { signingKeys } from './secret.js';
 import { getLink, insertLink, linksOf, revokeLink, type LinkKind } from './store.js';
 import { newLinkId } from './tokens.js';
 import { clickable, linkUrl } from './urls.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 
-const base = (ctx: CallContext) => path.resolve(ctx.valves.storage_base_path);
+const base = (ctx: CallScope) => path.resolve(ctx.valves.storage_base_path);
 
-export async function createStandaloneLink(ctx: CallContext, target: ZonedPath, kind: LinkKind, hours: number) {
+export async function createStandaloneLink(ctx: CallScope, target: ZonedPath, kind: LinkKind, hours: number) {
   const now = Date.now();
   const keys = await signingKeys(base(ctx));
   const id = newLinkId();
@@ -38,7 +38,7 @@ export async function createStandaloneLink(ctx: CallContext, target: ZonedPath, 
   };
 }
 
-export async function listStandaloneLinks(ctx: CallContext) {
+export async function listStandaloneLinks(ctx: CallScope) {
   const keys = await signingKeys(base(ctx));
   const now = Date.now();
   const records = await linksOf(base(ctx), ctx.user.id);
@@ -59,7 +59,7 @@ export async function listStandaloneLinks(ctx: CallContext) {
   };
 }
 
-export async function deleteStandaloneLink(ctx: CallContext, id: string) {
+export async function deleteStandaloneLink(ctx: CallScope, id: string) {
   const rec = await getLink(base(ctx), id);
   if (rec === undefined || rec.revokedAt !== undefined) {
     throw shedError('LINK_NOT_FOUND', `No download link has the id ${showValue(id)}.`, {

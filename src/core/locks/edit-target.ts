@@ -6,7 +6,8 @@
 import type { Intent } from '../paths/resolve.js';
 import type { LockOwner } from './locks.js';
 import type { Zone, ZoneName } from '../zones/zones.js';
-import { renderCall, type CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
+import { renderCall } from '../call.js';
 import { locate, requireNotRoot, type ZonedPath } from '../files/located.js';
 import { diskRel } from '../files/entries.js';
 
@@ -29,7 +30,7 @@ export interface EditTarget {
 }
 
 /** Resolves the path of a lockedit call (never outside the resolver) and names the follow-up calls. */
-export function editTarget(ctx: CallContext, args: EditArgs, intent: Intent): EditTarget {
+export function editTarget(ctx: CallScope, args: EditArgs, intent: Intent): EditTarget {
   const zone = ctx.zone(args.zone, args.group);
   const target = locate(zone, args.path, 'path', intent, args.allow_zone_in_path);
   requireNotRoot(target);

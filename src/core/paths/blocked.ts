@@ -1,5 +1,5 @@
 /**
- * Sensitive files (issue 16, valves blocked_patterns and allowed_extensions): files no function
+ * Sensitive files (valves blocked_patterns and allowed_extensions): files no function
  * reads, writes or lists and no command may name. Off by default (both valves empty).
  *
  * blocked_patterns: comma-separated, case-insensitive globs (* ? [..]). A pattern without a slash

@@ -2,10 +2,10 @@
  * Small text helpers shared by the functions: counted nouns, binary sniffing, output limits.
  */
 import { shedError, showValue } from '../errors.js';
-import type { CallContext } from '../../registry/define.js';
+import type { CallScope } from '../call.js';
 
 /** Effective character limit: none given → default valve; 0 → absolute ceiling; else capped. */
-export function outputLimit(ctx: CallContext, requested: number | undefined): number {
+export function outputLimit(ctx: CallScope, requested: number | undefined): number {
   const { max_output_default: def, max_output_absolute: abs } = ctx.valves;
   if (requested === undefined) return Math.min(def, abs);
   if (requested < 0) {

@@ -1,7 +1,7 @@
 /**
  * The server's config file (default `{base}/fileshed.json`): server settings, generated secrets
  * and valve values. Written atomically (temp file + rename) with mode 0600 because it holds
- * secrets; the admin page (issue 13) saves valves through `writeConfigFile` too.
+ * secrets; the admin page saves valves through `writeConfigFile` too.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -15,7 +15,7 @@ export interface ConfigFile {
     auth?: string[] | string;
     api_keys?: string[];
     jwt_secret?: string;
-    /** HMAC key of download links (issue 12). */
+    /** HMAC key of download links. */
     link_secret?: string;
     public_url?: string;
     openwebui_url?: string;

@@ -1,5 +1,5 @@
 /**
- * Fair sharing of one server among many users (SPEC 15, "Serving"; issue 15 item 2).
+ * Fair sharing of one server among many users (SPEC 15, "Serving").
  *
  * - One user's calls run one at a time, in arrival order (reads too: a user cannot take several
  *   running slots with parallel reads, and the dispatcher's call lock serialises that user's writes

@@ -10,22 +10,19 @@
  * special files never cross zones (a link's meaning depends on where it sits): they are skipped,
  * listed, and a move leaves them in the source. Moves within one disk are a single rename.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { shedError } from '../errors.js';
-import { TEMP_SUFFIX, syncDir } from '../fs/atomic.js';
-import { errnoCode } from '../paths/resolve.js';
-import { ensureFileSize, ensureQuota } from '../quota/quota.js';
-import type { ZoneName } from '../zones/zones.js';
-import { defineFunction, renderCall, type CallContext, type HandlerResult } from '../../registry/define.js';
-import { allowZoneInPath, messageParam } from '../../registry/params.js';
-import { locate, requireNotRoot } from '../files/located.js';
-import { plural } from '../text/format.js';
-import { diskRel, ensureNoForeignLock } from '../files/entries.js';
-import { requireNamesKept } from '../paths/blocked-identity.js';
-import { assertFence } from '../locks/lease.js';
+import { copyInto, removeCopied, renameInto, scanTree } from '../core/bridges/copy.js';
+import { renderCall } from '../core/call.js';
+import { shedError } from '../core/errors.js';
+import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
+import { locate, requireNotRoot } from '../core/files/located.js';
+import { requireNamesKept } from '../core/paths/blocked-identity.js';
+import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
+import { plural } from '../core/text/format.js';
+import type { ZoneName } from '../core/zones/zones.js';
+import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
+import { allowZoneInPath, messageParam } from '../registry/params.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;
@@ -35,16 +32,6 @@ export interface BridgeSpec {
   move: boolean;
   summary: string;
   description: string;
-}
-
-/** What a source tree holds, measured without following links. */
-export interface Scan {
-  folder: boolean;
-  files: number;
-  bytes: number;
-  largest: { rel: string; size: number };
-  /** Links and special files (relative to the source): they are not carried over. */
-  skipped: string[];
 }
 
 const LABELS: Record<string, string> = { uploads: 'Uploads', storage: 'Storage', documents: 'Documents' };
@@ -108,7 +95,7 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   if (!st.isFile() && !st.isDirectory()) {
     throw shedError('NOT_A_FILE', `src ${src.shown} is not a regular file or folder.`, { details: { parameter: 'src', path: src.rel }, hint: `Example: ${call({})}` });
   }
-  const scan = scanTree(src.abs, st);
+  const scan = await scanTree(src.abs, st);
   // A folder moved or copied under another name must not rename a blocked entry inside it to an unblocked name.
   if (scan.folder) await requireNamesKept(from.blocked, from.root, diskRel(src), diskRel(dst), 'dest', args.dest);
   const owner = { user_id: ctx.user.id, conv_id: ctx.convId };
@@ -135,7 +122,7 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
       });
     }
     ensureNoForeignLock(dst, destFolder, owner, maxAge);
-    replacedBytes = scanTree(dst.abs, existing).bytes;
+    replacedBytes = (await scanTree(dst.abs, existing)).bytes;
   }
   if (!spec.move) {
     // A copy creates files: the same limits as any write. A move only relocates bytes within the user's quota.
@@ -146,8 +133,8 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moving' : 'Copying'} ${scan.files} files to ${dst.shown}...`);
   // A move on one disk is a single rename; otherwise copy beside the destination, then rename into place.
   if (!(spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined))) {
-    copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
-    if (spec.move) removeCopied(src.abs, scan);
+    await copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
+    if (spec.move) await removeCopied(src.abs, scan);
   }
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moved' : 'Copied'} ${scan.files} files to ${dst.shown}.`, true);
 
@@ -170,133 +157,5 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   if (to.versioned) result.change = { zone: to, paths: [diskRel(dst)], summary: `Import ${dst.rel} from ${from.label}` };
   else if (spec.move && from.versioned) result.change = { zone: from, paths: [diskRel(src)], summary: `Move ${src.rel} to ${to.label}` };
   return result;
-}
-
-export function scanTree(abs: string, st: fs.Stats): Scan {
-  const scan: Scan = { folder: st.isDirectory(), files: 0, bytes: 0, largest: { rel: '', size: 0 }, skipped: [] };
-  if (!scan.folder) {
-    scan.files = 1;
-    scan.bytes = st.size;
-    scan.largest = { rel: '', size: st.size };
-    return scan;
-  }
-  const stack = [''];
-  while (stack.length > 0) {
-    const rel = stack.pop()!;
-    for (const entry of fs.readdirSync(path.join(abs, rel), { withFileTypes: true })) {
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) stack.push(child);
-      else if (entry.isFile()) {
-        const size = fs.lstatSync(path.join(abs, child)).size;
-        scan.files++;
-        scan.bytes += size;
-        if (size > scan.largest.size) scan.largest = { rel: child, size };
-      } else scan.skipped.push(child);
-    }
-  }
-  return scan;
-}
-
-function tempBeside(dest: string, tag: string): string {
-  return path.join(path.dirname(dest), `.${path.basename(dest).slice(0, 180)}.${tag}${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-}
-
-/**
- * Puts `from` at `dest` by rename. A file replaces a file atomically; a folder that replaces a
- * folder first moves the old one aside and puts it back if the second rename fails. False when
- * the two are on different disks (the caller copies instead).
- */
-function renameInto(from: string, dest: string, replace: boolean): boolean {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
-  const folder = fs.lstatSync(from).isDirectory();
-  try {
-    assertFence();
-    if (!replace || !folder) {
-      fs.renameSync(from, dest);
-    } else {
-      const aside = tempBeside(dest, 'old.');
-      fs.renameSync(dest, aside);
-      try {
-        fs.renameSync(from, dest);
-      } catch (err) {
-        fs.renameSync(aside, dest);
-        throw err;
-      }
-      fs.rmSync(aside, { recursive: true, force: true });
-    }
-  } catch (err) {
-    if (errnoCode(err) === 'EXDEV') return false;
-    throw err;
-  }
-  syncDir(path.dirname(dest));
-  return true;
-}
-
-/** Copies a file or folder to a temp entry beside `dest`, then renames it into place. */
-export function copyInto(src: string, folder: boolean, dest: string, replace: boolean): void {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
-  const tmp = tempBeside(dest, '');
-  try {
-    if (folder) copyFolder(src, tmp);
-    else copyOne(src, tmp, true);
-    if (!renameInto(tmp, dest, replace)) throw shedError('IO_ERROR', 'The copy could not be put in place.');
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-function copyOne(src: string, dest: string, sync: boolean): void {
-  fs.copyFileSync(src, dest, fs.constants.COPYFILE_EXCL);
-  if (!sync) return;
-  const fd = fs.openSync(dest, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Folders and regular files only; links and special files are left out (see Scan.skipped). */
-function copyFolder(src: string, dest: string): void {
-  fs.mkdirSync(dest);
-  const stack = [''];
-  while (stack.length > 0) {
-    const rel = stack.pop()!;
-    for (const entry of fs.readdirSync(path.join(src, rel), { withFileTypes: true })) {
-      const child = rel ? path.join(rel, entry.name) : entry.name;
-      if (entry.isDirectory()) {
-        fs.mkdirSync(path.join(dest, child));
-        stack.push(child);
-      } else if (entry.isFile()) {
-        copyOne(path.join(src, child), path.join(dest, child), false);
-      }
-    }
-  }
-}
-
-/** After a copying move: removes what was copied, keeping the skipped entries (and their folders). */
-function removeCopied(src: string, scan: Scan): void {
-  if (scan.skipped.length === 0) {
-    fs.rmSync(src, { recursive: true, force: true });
-    return;
-  }
-  const removeIn = (rel: string): boolean => {
-    const dir = path.join(src, rel);
-    let empty = true;
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const child = rel ? path.join(rel, entry.name) : entry.name;
-      if (entry.isDirectory()) {
-        if (removeIn(child)) fs.rmdirSync(path.join(src, child));
-        else empty = false;
-      } else if (entry.isFile()) {
-        fs.unlinkSync(path.join(src, child));
-      } else {
-        empty = false;
-      }
-    }
-    return empty;
-  };
-  if (removeIn('')) fs.rmdirSync(src);
 }
 

@@ -1,7 +1,7 @@
 /**
- * Everything the chat platform provides reaches the core through this one interface (SPEC
- * section 2). The standalone implementation needs no platform at all; later issues add group
- * membership and download-link storage.
+ * The host bridge: everything the chat platform provides (attached files, status events, group
+ * membership, link storage, …) reaches the core through this one interface (SPEC section 2). The
+ * standalone implementation needs no platform at all. Hosts (src/hosts/) implement or wrap it.
  */
 export interface StatusEvent {
   type: 'status';
@@ -25,7 +25,7 @@ export interface AttachedFile {
   fetch?: (maxBytes: number) => Promise<Uint8Array>;
 }
 
-import type { GroupDirectory } from '../core/groups/directory.js';
+import type { GroupDirectory } from './groups/directory.js';
 
 export interface HostBridge {
   /** Name reported by shed_parameters. */

@@ -32,7 +32,7 @@ export type { HostBridge, StatusEvent } from './core/host-bridge.js';
 export type { ToolSpec } from './registry/specs.js';
 export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
 export type { AttachedFile } from './core/host-bridge.js';
-export { hostApi, type HostFunction } from './hosts/api.js';
+export { hostApi, type HostFunction } from './host-api.js';
 export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/links/serving.js';
 export type { RecoveryReport } from './core/recovery/recover.js';
 

@@ -32,7 +32,7 @@ for (const def of FUNCTIONS) {
     if (host === undefined) {
       return errorJson(shedError('INTERNAL_ERROR', `${def.name} must be called on a Tools instance: tools.${def.name}({...}).`));
     }
-    return callFunction(def, args, (this as Tools).valves, host);
+    return callFunction(FUNCTIONS, def, args, (this as Tools).valves, host);
   };
   Object.defineProperty(method, 'name', { value: def.name });
   Object.defineProperty(Tools.prototype, def.name, { value: method, writable: true, configurable: true, enumerable: false });

@@ -5,15 +5,15 @@
  */
 import { errorJson } from '../core/envelope.js';
 import { shedError } from '../core/errors.js';
-import { FUNCTIONS } from '../functions/index.js';
 import type { HostBridge } from '../core/host-bridge.js';
 import type { FunctionDef } from './define.js';
 import { dispatch } from './dispatch.js';
 import { enabledFunctions, warnUnknown } from './profiles.js';
 
-export async function callFunction(def: FunctionDef, args: unknown, valves: Record<string, unknown> | undefined, host: HostBridge): Promise<string> {
+/** Calls `def`, one of `all` (the registry list: functions/index.ts), as the profile allows. */
+export async function callFunction(all: readonly FunctionDef[], def: FunctionDef, args: unknown, valves: Record<string, unknown> | undefined, host: HostBridge): Promise<string> {
   try {
-    const profile = enabledFunctions(FUNCTIONS, valves ?? {}, callerRole(args));
+    const profile = enabledFunctions(all, valves ?? {}, callerRole(args));
     warnUnknown(profile.unknown);
     if (!profile.functions.includes(def)) return disabled(def, profile.functions);
     return await dispatch(def, args, valves, host, profile.functions);
@@ -24,8 +24,8 @@ export async function callFunction(def: FunctionDef, args: unknown, valves: Reco
 }
 
 /** Names of the functions enabled for a role (hosts filter their OpenAPI document and MCP tool list with it). */
-export function enabledNames(valves: Record<string, unknown>, role: string | undefined): string[] {
-  return enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name);
+export function enabledNames(all: readonly FunctionDef[], valves: Record<string, unknown>, role: string | undefined): string[] {
+  return enabledFunctions(all, valves, role).functions.map((f) => f.name);
 }
 
 /** The role the host gave (`__user__.role`), read before validation: only "admin" changes the profile. */

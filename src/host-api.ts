@@ -4,16 +4,16 @@
  * Exported from the plugin module as `hostApi`, so the server bundle shares the plugin's single
  * copy of the core and never reaches around the dispatcher into core services.
  */
-import { kernelSandboxes, sandboxReport } from '../core/exec/sandbox.js';
-import { launcherPerl } from '../core/exec/launcher.js';
-import { ShedError } from '../core/errors.js';
-import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
-import { FUNCTIONS } from '../functions/index.js';
-import { standaloneHost, type HostBridge } from '../core/host-bridge.js';
-import { callFunction, enabledNames } from '../registry/call.js';
-import { closestNames } from '../core/text/distance.js';
-import { toolHints, toolSpec } from '../registry/specs.js';
-import type { Category, ToolHints } from '../registry/define.js';
+import { kernelSandboxes, sandboxReport } from './core/exec/sandbox.js';
+import { launcherPerl } from './core/exec/launcher.js';
+import { ShedError } from './core/errors.js';
+import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from './core/valves.js';
+import { FUNCTIONS } from './functions/index.js';
+import { standaloneHost, type HostBridge } from './core/host-bridge.js';
+import { callFunction, enabledNames } from './registry/call.js';
+import { closestNames } from './core/text/distance.js';
+import { toolHints, toolSpec } from './registry/specs.js';
+import type { Category, ToolHints } from './registry/define.js';
 
 export interface HostFunction {
   name: string;
@@ -39,12 +39,12 @@ export const hostApi = {
   call(name: string, args: Record<string, unknown>, valves: Record<string, unknown>, host: HostBridge = standaloneHost): Promise<string> {
     const def = byName.get(name);
     if (def === undefined) return Promise.resolve(JSON.stringify({ success: false, error: { code: 'INVALID_PARAMETER', message: `Unknown function '${name}'.` } }));
-    return callFunction(def, args, valves, host);
+    return callFunction(FUNCTIONS, def, args, valves, host);
   },
   /** The registered names closest to an unknown one (for a 404 or an MCP error that teaches). */
   closestNames,
   /** Names of the functions the `functions` valves enable for a role (OpenAPI, MCP tool lists). */
-  enabled: enabledNames,
+  enabled: (valves: Record<string, unknown>, role: string | undefined): string[] => enabledNames(FUNCTIONS, valves, role),
   defaultValves: (): Valves => defaultValves(),
   /** Validated admin valves, or the INVALID_VALVES message naming the valve. */
   checkValves(raw: unknown): { ok: true; valves: Valves } | { ok: false; message: string } {

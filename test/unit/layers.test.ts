@@ -1,0 +1,62 @@
+/**
+ * The layers point down: hosts → the plugin's entry (index.ts, host-api.ts, tools.ts) → functions →
+ * registry → core. Every relative import of every source file is resolved and judged by the layer of
+ * the file it names; an import that climbs fails here with the file and the line.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve('src');
+const ENTRY = new Set(['index.ts', 'host-api.ts', 'tools.ts']);
+
+/** Higher numbers sit higher: a file may import only its own layer or lower ones. */
+function layerOf(rel: string): number {
+  if (rel.startsWith('hosts/')) return 4;
+  if (ENTRY.has(rel)) return 3;
+  if (rel.startsWith('functions/')) return 2;
+  if (rel.startsWith('registry/')) return 1;
+  if (rel.startsWith('core/')) return 0;
+  throw new Error(`src/${rel} belongs to no layer`);
+}
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return sources(full);
+    return e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Relative specifiers of static imports, exports-from and dynamic imports, with their line numbers. */
+function imports(file: string): { spec: string; line: number }[] {
+  const out: { spec: string; line: number }[] = [];
+  fs.readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      for (const m of text.matchAll(/(?:^\s*(?:import|export)\b[^'"]*?from\s*|import\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) out.push({ spec: m[1]!, line: i + 1 });
+      const bare = /^\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/.exec(text);
+      if (bare) out.push({ spec: bare[1]!, line: i + 1 });
+    });
+  return out;
+}
+
+describe('the layers point down', () => {
+  it('no source file imports a file of a higher layer', () => {
+    const climbs: string[] = [];
+    for (const file of sources(SRC)) {
+      const from = path.relative(SRC, file).split(path.sep).join('/');
+      for (const { spec, line } of imports(file)) {
+        const target = path.relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts'))).split(path.sep).join('/');
+        if (target.startsWith('..')) continue; // outside src (package.json, build helpers)
+        if (layerOf(target) > layerOf(from)) climbs.push(`src/${from}:${line} imports src/${target}`);
+      }
+    }
+    expect(climbs).toEqual([]);
+  });
+
+  it('the core names no registry, function or host, even in a comment-free import', () => {
+    const named = sources(path.join(SRC, 'core')).filter((f) => /from\s+['"][^'"]*\/(registry|functions|hosts)\//.test(fs.readFileSync(f, 'utf8')));
+    expect(named.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+});

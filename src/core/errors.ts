@@ -57,7 +57,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: 'An unexpected internal error; the operation was not completed.',
   QUERY_TIMEOUT: 'The SQL statement or import ran longer than sqlite_timeout_seconds and was stopped; nothing was changed.',
   RESOURCE_LIMIT: 'The operation needed more memory than one call may use and was stopped; nothing was changed.',
-  FUNCTION_DISABLED: 'The admin turned this function off (valve functions); shed_help lists the enabled ones.',
+  FUNCTION_DISABLED: 'The admin turned this function off (valve functions; code execution: allow_python, allow_shell); shed_help lists the enabled ones.',
   BLOCKED_PATH: 'The path matches a blocked pattern or has an extension that is not allowed (valves blocked_patterns, allowed_extensions).',
   // Returned by the Open WebUI tool file (dist/fileshed_openwebui.py) when it cannot reach `fileshed serve`.
   SERVER_UNAVAILABLE: 'Open WebUI tool file: the Fileshed server does not answer at the server_url valve.',

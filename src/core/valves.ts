@@ -81,6 +81,24 @@ export const ValvesSchema = z.object({
     title: 'Command sandbox',
     description: 'auto (bubblewrap when it works, else Landlock, else commands are refused), bwrap or landlock (required), validated (argument policy only: weaker, no kernel confinement).',
   }),
+  allow_python: z.boolean().default(false).meta({
+    title: 'Allow Python code',
+    description:
+      'Turns on shed_run_python: Python code (or a .py file of a zone) run in the user\'s zone under the kernel sandbox alone (bwrap or landlock; never in validated mode), with the same quota, limits, blocked files and group ownership as commands. Off: the function is absent from every host.',
+  }),
+  allow_shell: z.boolean().default(false).meta({
+    title: 'Allow shell scripts',
+    description:
+      'Turns on shed_run_shell: POSIX sh scripts (pipes, redirections, loops) whose programs are the zone\'s whitelisted commands, under the kernel sandbox alone (bwrap or landlock). Off: the function is absent from every host.',
+  }),
+  python_command: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'a program name found on the system PATH, e.g. python3')
+    .default('python3')
+    .meta({
+      title: 'Python command',
+      description: 'The Python shed_run_python runs: a program name looked up on the system PATH (/usr/local/bin:/usr/bin:/bin), e.g. python3 or python3.12.',
+    }),
   sqlite_default_limit: int(1).default(10).meta({
     title: 'SQLite default row limit',
     description: 'Rows a query returns when the call gives no limit and the SQL has no LIMIT.',

@@ -116,7 +116,7 @@ const GIT_OVERRIDES: readonly [string, string][] = [
   ['maintenance.auto', 'false'],
 ];
 
-const GIT_ENVIRONMENT: Readonly<Record<string, string>> = {
+export const GIT_ENVIRONMENT: Readonly<Record<string, string>> = {
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
   GIT_ATTR_NOSYSTEM: '1',
@@ -127,12 +127,14 @@ const GIT_ENVIRONMENT: Readonly<Record<string, string>> = {
 
 /**
  * The environment of a command: `folders` are the call's own (absent under bubblewrap, where they are
- * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named; `program`
- * the program it runs (git gets its configuration neutralised).
+ * /tmp/home and /tmp); `cwd` is the command's working folder, from which they are named (by their
+ * absolute paths when `absolute`: a script may change folder); `program` the program it runs (git
+ * gets its configuration neutralised).
  */
-export function commandEnvironment(cwd: string, folders: CallFolders | undefined, program: string): Record<string, string> {
-  const home = folders ? path.relative(cwd, folders.home) : SANDBOX_HOME;
-  const tmp = folders ? path.relative(cwd, folders.tmp) : '/tmp';
+export function commandEnvironment(cwd: string, folders: CallFolders | undefined, program: string, absolute = false): Record<string, string> {
+  const name = (folder: string) => (absolute ? folder : path.relative(cwd, folder));
+  const home = folders ? name(folders.home) : SANDBOX_HOME;
+  const tmp = folders ? name(folders.tmp) : '/tmp';
   return {
     PATH: SYSTEM_PATH,
     LANG: 'C.UTF-8',

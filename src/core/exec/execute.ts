@@ -5,6 +5,8 @@
  * (blocked entries out of the zone, group files the caller may not change read-only: aside.ts) →
  * per-call quota watch → run (limits, priority, confinement) → link sweep → what changed → undo
  * past the quota (over-quota.ts) → put back what was set aside.
+ * A script (shed_run_python, shed_run_shell) takes the same steps, except that the argument policy,
+ * which cannot judge one, gives way to its plan (code.ts: kernel modes only, its executables).
  * A function only says where the command runs, what it may write there, and where its output goes.
  */
 import { shedError } from '../errors.js';
@@ -14,6 +16,7 @@ import type { Valves } from '../valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
 import type { Zone } from '../zones/zones.js';
 import { recoverAside, setAside, type AsideReport } from './aside.js';
+import { planScript, type ScriptPlan, type ScriptRequest } from './code.js';
 import { folderWriteScope, watchCall, zoneWriteScope, type CallWatchEnd, type WriteScope } from './callwatch.js';
 import { executablesFor } from './executables.js';
 import { outwardLinkSweep } from './links.js';
@@ -49,12 +52,17 @@ export interface ExecRequest {
   mergeStderr?: boolean;
   /** False on a host for several users without --allow-unconfined: validated mode refuses the command (HostBridge.allowsUnconfined). */
   unconfinedAllowed?: boolean;
+  /**
+   * A script instead of `cmd` and `args` (which name it in messages and commits): run by its
+   * interpreter under the kernel alone (code.ts), with what it changed known in every zone.
+   */
+  script?: ScriptRequest;
 }
 
 export interface ExecOutcome {
   sandbox: SandboxStatus;
   result: RunResult;
-  /** Zone-relative paths it changed in a versioned zone ([''] when unknown: the whole zone is compared); [] elsewhere. */
+  /** Zone-relative paths it changed in a versioned zone, or by a script in any writable zone ([''] when unknown: the whole zone is compared); [] elsewhere. */
   changed: string[];
   /** Set when it wrote past its quota (stopped by the watch, or finished over it): what was undone. */
   overQuota?: { end: CallWatchEnd; stopped: boolean; undone: QuotaUndo };
@@ -67,28 +75,30 @@ export interface ExecOutcome {
 export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const { valves, zone, cmd, args } = req;
   const sandbox = await sandboxStatus(valves.sandbox, req.unconfinedAllowed !== false);
+  const plan = req.script && planScript(req.script, valves, zone.readonly, sandbox);
   await recoverAside(zone);
-  let blocked = await checkSensitiveCommand(zone, args);
-  const policy = checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });
+  let blocked = await checkSensitiveCommand(zone, plan ? [] : args);
+  const policy = plan?.policy ?? checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });
   // Glob patterns stand for the names they expanded to: those are judged too.
   if (policy.expanded.length > 0) blocked = await checkSensitiveCommand(zone, policy.args);
-  requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
-  const program = requireProgram(cmd);
+  if (!plan) requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
+  const program = plan?.program ?? requireProgram(cmd);
   const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
   let watched: Watched;
   let report: AsideReport;
   try {
-    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding);
+    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan);
   } finally {
     report = await aside.restore();
   }
   const { result, end, undone } = watched;
   if (result.refused !== undefined) {
     // Fail closed: a command whose confinement could not be applied did not run.
-    throw shedError('SANDBOX_UNAVAILABLE', `${cmd} was not run: its ${sandbox.active} sandbox could not be set up (${result.refused}).`, {
-      details: { command: cmd, sandbox: sandbox.active },
+    const what = plan?.cmd ?? cmd;
+    throw shedError('SANDBOX_UNAVAILABLE', `${what} was not run: its ${sandbox.active} sandbox could not be set up (${result.refused}).`, {
+      details: { command: what, sandbox: sandbox.active },
       hint: 'Nothing was changed. Try again; if it keeps failing, an admin should check shed_allowed_commands() for the sandbox state.',
     });
   }
@@ -104,16 +114,18 @@ interface Watched {
 }
 
 /** The command under its quota watch; what it changed; its growth undone when it passed the quota. */
-async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean): Promise<Watched> {
+async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined): Promise<Watched> {
   const { valves, zone, cmd } = req;
-  // One watch of the folders it writes in: the per-call quota while it runs, and (versioned zones) what it changed.
+  // What it changed is needed in versioned zones (the commit), and for a script anywhere it can write (its answer).
+  const tracked = zone.versioned || (plan !== undefined && !zone.readonly);
+  // One watch of the folders it writes in: the per-call quota while it runs, and what it changed.
   const watch = scope && (await watchCall(scope, fileBytes));
   let result: RunResult;
   let end: CallWatchEnd | undefined;
   let before: Awaited<ReturnType<typeof snapshot>> | undefined;
   try {
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
-    before = zone.versioned && watch?.exact !== true ? await snapshot(zone.root) : undefined;
+    before = tracked && watch?.exact !== true ? await snapshot(zone.root) : undefined;
     const fds = req.openOutputs?.() ?? {};
     result = await run({
       program,
@@ -121,7 +133,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       zoneRoot: zone.root,
       readonly: zone.readonly,
       sandbox: sandbox.active,
-      ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: executablesFor(cmd, program) } } : {}),
+      ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
       noModeChanges: guarding,
       timeoutSec: req.timeoutSec,
@@ -134,16 +146,19 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       stderrFd: fds.stderrFd,
       mergeStderr: req.mergeStderr === true,
       monitor: watch?.monitor,
+      ...(plan ? { script: plan.run, memoryTotalBytes: valves.exec_memory_limit_mb > 0 ? valves.exec_memory_limit_mb * MIB : undefined } : {}),
     });
     // In every mode: a link left by this command (archive member, cp/mv of a relative link) must not
-    // lead a later command outside the zone (zip and diff -r follow links).
-    if (policy.sweepAfter) await outwardLinkSweep(zone.root);
+    // lead a later command outside the zone (zip and diff -r follow links). A script's, once what it
+    // changed is known (below).
+    if (policy.sweepAfter && !plan) await outwardLinkSweep(zone.root);
   } finally {
     end = await watch?.finish();
   }
   // What it changed: read off the changed folders, else the full comparison, else (the watch lost
   // events midway) the whole zone, which the commit compares against the last one.
-  const changed = !zone.versioned ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
+  const changed = !tracked ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
+  if (plan && !zone.readonly) await outwardLinkSweep(zone.root, changed.includes('') ? undefined : changed);
   if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0)) return { result, changed, ...(end !== undefined ? { end } : {}) };
   // Past the quota: what it added is removed again, and the answer says what.
   const undone = await undoGrowth(zone.root, end.changed, end.prior);

@@ -64,6 +64,10 @@ export interface LaunchSpec {
   folders?: { root: string; reused: boolean };
   /** A folder the supervisor measures while the command runs: stopped past `bytes` (apparent size) or `entries`. */
   watch?: { path: string; bytes: number; entries: number };
+  /** A file the confined process writes (created, never replaced) just before the program starts: a script's code. */
+  file?: { path: string; content: string };
+  /** Anonymous memory the command's processes may hold together (bytes), checked by its supervisor. */
+  memory?: number;
 }
 
 export interface LaunchEnd {
@@ -75,8 +79,8 @@ export interface LaunchEnd {
   userMs: number;
   systemMs: number;
   maxRssKb: number;
-  /** The supervisor stopped it: its call folders passed their cap, it ran more tasks than its budget, or the launcher went away. */
-  stoppedFor?: 'call_folders' | 'processes' | 'launcher';
+  /** The supervisor stopped it: its call folders passed their cap, it ran more tasks than its budget, its processes held more memory than theirs, or the launcher went away. */
+  stoppedFor?: 'call_folders' | 'processes' | 'memory' | 'launcher';
   /** What the status pipe said (see launcher-script.ts), or why the launcher could not start it. */
   status: string;
   /** The launcher or the call's supervisor died: the command was killed (or never started). */
@@ -208,7 +212,7 @@ function answer(s: Server, line: string): void {
     const [code, signal, userUs, systemUs, rss, why, kept, status] = f;
     end(s, id, call, {
       code: Number(code), signal: Number(signal), userMs: Number(userUs) / 1000, systemMs: Number(systemUs) / 1000, maxRssKb: Number(rss),
-      ...(why === 'call_folders' || why === 'processes' || why === 'launcher' ? { stoppedFor: why } : {}),
+      ...(why === 'call_folders' || why === 'processes' || why === 'memory' || why === 'launcher' ? { stoppedFor: why } : {}),
       ...(kept === '1' ? { kept: true } : {}),
       status: unhex(status),
     });
@@ -293,9 +297,27 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   put('noexec', ...(c.noexec ?? []));
   if (spec.folders !== undefined) put('folders', `${spec.folders.reused ? 1 : 0} ${spec.folders.root}`);
   if (spec.watch) put('watch', `${spec.watch.bytes} ${spec.watch.entries} ${spec.watch.path}`);
+  if (spec.file) {
+    put('file', spec.file.path);
+    // In pieces: in bwrap mode each travels as one argument of the inner launcher (at most 128 KiB each).
+    put('filedata', ...pieces(spec.file.content));
+  }
+  if (spec.memory !== undefined) put('memory', spec.memory);
   if (f.some((x) => x.includes('\0'))) return undefined;
   const payload = Buffer.from(f.join('\0'));
   return Buffer.concat([Buffer.from(`${payload.length}\n`), payload]);
+}
+
+/** `text` cut into pieces of at most 32,768 UTF-16 units (under 128 KiB of UTF-8 each), never inside a surrogate pair. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + 32_768);
+    if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out.length > 0 ? out : [''];
 }
 
 /**

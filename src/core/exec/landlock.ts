@@ -65,6 +65,8 @@ export interface LandlockScope {
   /** The call's private temp folder (absolute), and its empty home folder if it lies elsewhere. */
   tmp: string;
   home?: string;
+  /** The home folder is writable too (a script's libraries keep caches there), not only readable. */
+  writableHome?: boolean;
   /** Read on /proc (bwrap mode: the sandbox's own). */
   proc?: boolean;
   executables: readonly string[];
@@ -90,7 +92,7 @@ export function landlockRuleset(s: LandlockScope): Ruleset {
   grant(EXECUTE, s.executables);
   grant(s.readonly ? READ : WRITE, [s.zoneRoot]);
   grant(WRITE, [s.tmp]);
-  if (s.home !== undefined) grant(READ, [s.home]);
+  if (s.home !== undefined) grant(s.writableHome ? WRITE : READ, [s.home]);
   if (s.proc) grant(READ, ['/proc']);
   return {
     handledFs: fs,

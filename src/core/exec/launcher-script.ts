@@ -92,6 +92,16 @@ sub autogroup {
   sysopen(my $w, "/proc/$pid/autogroup", 1) or return 0;
   defined(syswrite($w, $nice)) ? 1 : 0;
 }
+# A script's code, written into the call's temp folder (made for this call: O_EXCL, nothing is replaced).
+sub place_file {
+  my ($c) = @_;
+  my $path = one($c, 'file');
+  return unless defined $path;
+  my $data = join('', @{$c->{filedata} // []});
+  sysopen(my $fh, $path, 1 | 0100 | 0200, 0600) or fail('script file');
+  for (my $at = 0; $at < length($data);) { my $n = syswrite($fh, $data, length($data) - $at, $at) or fail('script file'); $at += $n }
+  close($fh) or fail('script file');
+}
 sub confine {
   my ($c) = @_;
   if (defined(my $t = one($c, 'tmpfs'))) {
@@ -144,6 +154,9 @@ my %c;
 while (@ARGV) { my $k = shift(@ARGV); last if $k eq '--'; push @{$c{$k}}, shift(@ARGV) }
 %NR = map { split(/=/, $_, 2) } @{$c{nr} // []};
 confine(\\%c);
+# A script's code goes to the /tmp mounted above; the file size limit waited for it (see command()).
+place_file(\\%c);
+setlimit(1, one(\\%c, 'fsize')) if defined one(\\%c, 'fsize');
 fcntl($STATUS, 2, 1);
 syswrite($STATUS, "ok\\n");
 exec { $ARGV[0] } @ARGV;
@@ -159,6 +172,7 @@ $0 = 'fileshed launcher';
 $SIG{$_} = 'IGNORE' for qw(INT HUP PIPE QUIT);
 my $SERVER = $$;
 my $NODE = getppid();
+my $PAGE = POSIX::sysconf(POSIX::_SC_PAGESIZE()) || 4096;
 syscall($NR{prctl}, 36, 1, 0, 0, 0);
 my %sup;
 my $buf = '';
@@ -342,8 +356,12 @@ sub supervise {
   # past its budget: every 20 ms while it runs a few, every 5 ms once it runs more.
   my $max_tasks = $exact ? undef : one($q, 'budget') + 0;
   my $tasks = sub { my $n = 0; for (descendants($$)) { my @st = stat("/proc/$_/task") or next; $n += $st[3] - 2 } $n };
+  # The anonymous memory its processes hold together (resident minus file-backed and shared pages),
+  # checked every 20 ms when the request bounds it: RLIMIT_AS bounds each process alone.
+  my $max_memory = one($q, 'memory');
+  my $memory = sub { my $n = 0; for (descendants($$)) { open(my $f, '<', "/proc/$_/statm") or next; my @m = split(' ', scalar(<$f>) // ''); $n += $m[1] - $m[2] if @m > 2 } $n * $PAGE };
   my $pidfd = syscall($NR{pidfd_open}, $child, 0);
-  my ($next_watch, $next_count, $next_group) = (now() + 0.05, 0, 0);
+  my ($next_watch, $next_count, $next_group, $next_memory) = (now() + 0.05, 0, 0, 0);
   while (!$exited) {
     my $rin = '';
     vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
@@ -352,6 +370,7 @@ sub supervise {
     my $wait = $pidfd < 0 ? 0.005 : 1;
     $wait = $next_watch - now() if $watch && $next_watch - now() < $wait;
     $wait = $next_count - now() if $max_tasks && $next_count - now() < $wait;
+    $wait = $next_memory - now() if $max_memory && $next_memory - now() < $wait;
     $wait = 0.02 if !$grouped && $status =~ /^ok$/m && $wait > 0.02;
     select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
     if ($dying) { $why = 'launcher'; $kill_all->(); last }
@@ -373,6 +392,10 @@ sub supervise {
       $next_count = now() + ($n > 4 ? 0.005 : 0.02);
       if ($n > $max_tasks) { $why = 'processes'; $kill_all->() }
     }
+    if ($max_memory && !$exited && now() >= $next_memory) {
+      $next_memory = now() + 0.02;
+      if ($memory->() > $max_memory) { $why = 'memory'; $kill_all->() }
+    }
   }
   $kill_all->();
   if ($st_r) { while (sysread($st_r, $status, 4096, length($status))) {} }
@@ -381,6 +404,8 @@ sub supervise {
   my ($us, $uus, $ss, $sus, $rss) = unpack('q5', $ru);
   # The call's folders (the command's process made them, or took over an earlier call's): removed, or
   # kept for another call when the command left them exactly as made.
+  # A script's code is ours, not the command's: gone before the folders are judged.
+  unlink(one($q, 'file')) if defined $folders && defined one($q, 'file');
   my $kept = defined $folders && !$dying && pristine($folders) ? 1 : 0;
   remove_tree($folders) if defined $folders && !$kept;
   my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
@@ -475,13 +500,22 @@ sub command {
   }
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
+  # The kernel's OOM killer takes a command's processes before the server's or any other program's.
+  if (open(my $oom, '>', '/proc/self/oom_score_adj')) { print $oom "1000\\n"; close($oom) }
+  # A script's code (landlock and validated modes): in its own call folder, before the file size limit.
+  place_file($q) unless one($q, 'mode') eq 'bwrap';
   # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
   # group's change is rate-limited without it: then its supervisor sees to it).
   my $nice = one($q, 'nice') + 0;
   setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
   autogroup('self', $nice);
-  for (@{$q->{limit} // []}) { setlimit(split(/ /, $_)) }
-  my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec);
+  my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec file filedata);
+  for (@{$q->{limit} // []}) {
+    my ($res, $value) = split(/ /, $_);
+    # bwrap mode with a script: the inner launcher writes its code first, then sets the file size limit.
+    if ($res == 1 && defined $c{file} && one($q, 'mode') eq 'bwrap') { $c{fsize} = [$value]; next }
+    setlimit($res, $value);
+  }
   $c{nproc} = [$nproc] if defined $nproc;
   my @argv = @{$q->{argv}};
   if (one($q, 'mode') eq 'bwrap') {

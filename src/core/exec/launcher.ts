@@ -76,15 +76,19 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
     landlockRuleset(
       inside
         ? { abi: ll.abi, zoneRoot: SANDBOX_ZONE, readonly: req.readonly, network: req.network, tmp: SANDBOX_TMP, proc: true, executables: ll.executables }
-        : { abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, tmp: folders!.tmp, home: folders!.home, executables: ll.executables },
+        : { abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, tmp: folders!.tmp, home: folders!.home, writableHome: req.script !== undefined, executables: ll.executables },
     );
   const cwd = inside ? '/' : req.zoneRoot;
+  // A script's code goes to the call's temp folder, named where its interpreter takes it.
+  const file = req.script?.file;
+  const filePath = file && `${inside ? SANDBOX_TMP : folders!.tmp}/${file.name}`;
+  const args = file ? [...req.args.slice(0, file.argAt), filePath!, ...req.args.slice(file.argAt)] : req.args;
   return {
     mode: inside ? 'bwrap' : 'direct',
     ...(inside ? { bwrap: [bwrap!, ...bwrapArgs({ zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network })] } : {}),
-    argv: [req.program, ...req.args],
+    argv: [req.program, ...args],
     cwd,
-    env: commandEnvironment(cwd, folders, req.program),
+    env: { ...commandEnvironment(cwd, folders, req.program, req.script !== undefined), ...req.script?.env },
     stdout: req.stdoutFd ?? 'pipe',
     stderr: req.mergeStderr ? 'merge' : (req.stderrFd ?? 'pipe'),
     nice: COMMAND_NICE,
@@ -102,5 +106,7 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
         : {}),
     },
     ...(folders ? { folders: { root: folders.root, reused: folders.reused }, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
+    ...(file ? { file: { path: filePath!, content: file.content } } : {}),
+    ...(req.memoryTotalBytes !== undefined ? { memory: req.memoryTotalBytes } : {}),
   };
 }

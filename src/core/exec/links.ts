@@ -13,13 +13,16 @@ import { linkProblem } from '../paths/links.js';
 /** Removing one link can change where another leads (`a -> b/..`), so the sweep repeats until nothing moves. */
 const MAX_ROUNDS = 8;
 
-/** Runs after commands over a tree the user shaped: sliced, so other users' calls go on meanwhile. */
-export async function outwardLinkSweep(root: string): Promise<string[]> {
+/**
+ * Runs after commands over a tree the user shaped: sliced, so other users' calls go on meanwhile.
+ * `within`: only these zone-relative paths (and what the folders among them hold) can hold a new
+ * link (what a script changed, read off its watch); the whole zone otherwise.
+ */
+export async function outwardLinkSweep(root: string, within?: readonly string[]): Promise<string[]> {
   const removed: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let changed = false;
-    for await (const { full, entry } of walkEntriesSliced(root)) {
-      if (!entry.isSymbolicLink()) continue;
+    for await (const full of linksBelow(root, within)) {
       let problem: string | undefined;
       try {
         problem = linkProblem(root, full, fs.readlinkSync(full));
@@ -38,4 +41,14 @@ export async function outwardLinkSweep(root: string): Promise<string[]> {
     if (!changed) break;
   }
   return removed;
+}
+
+/** The symbolic links below `root`, or at `within` and below the folders among them. */
+async function* linksBelow(root: string, within: readonly string[] | undefined): AsyncGenerator<string> {
+  for (const start of within === undefined ? [root] : within.map((rel) => path.join(root, rel))) {
+    const st = fs.lstatSync(start, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) yield start;
+    if (!st?.isDirectory()) continue;
+    for await (const { full, entry } of walkEntriesSliced(start)) if (entry.isSymbolicLink()) yield full;
+  }
 }

@@ -4,11 +4,13 @@
  * get the rest.
  */
 import type { Zone } from '../zones/zones.js';
-import { SANDBOX_ZONE } from './bwrap.js';
-import type { Captured } from './runner.js';
+import { SANDBOX_HOME, SANDBOX_TMP, SANDBOX_ZONE } from './bwrap.js';
+import type { Captured, RunResult } from './runner.js';
 
-export function scrubOutput(text: string, zone: Zone): string {
-  return text.split(zone.root).join(SANDBOX_ZONE);
+/** Disk paths as bubblewrap shows them: the zone as /zone, the call's own folders (a script's) as /tmp/home and /tmp. */
+export function scrubOutput(text: string, zone: Zone, callFolders?: RunResult['callFolders']): string {
+  const shown = text.split(zone.root).join(SANDBOX_ZONE);
+  return callFolders ? shown.split(callFolders.home).join(SANDBOX_HOME).split(callFolders.tmp).join(SANDBOX_TMP) : shown;
 }
 
 /** `keptBytes`/`totalBytes`: what was captured of the stream, and what the command wrote in all. */
@@ -23,6 +25,6 @@ export function truncateText(text: string, keptBytes: number, totalBytes: number
 }
 
 /** A captured stream as the model reads it: disk paths scrubbed, cut at `limit` characters. */
-export function capturedText(c: Captured, zone: Zone, limit: number, stream: 'stdout' | 'stderr'): { text: string; truncated: boolean } {
-  return truncateText(scrubOutput(c.bytes.toString('utf8'), zone), c.bytes.length, c.total, limit, stream);
+export function capturedText(c: Captured, zone: Zone, limit: number, stream: 'stdout' | 'stderr', callFolders?: RunResult['callFolders']): { text: string; truncated: boolean } {
+  return truncateText(scrubOutput(c.bytes.toString('utf8'), zone, callFolders), c.bytes.length, c.total, limit, stream);
 }

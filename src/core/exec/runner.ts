@@ -56,6 +56,20 @@ export interface RunRequest {
    * S_ISGID are refused (see seccomp.ts).
    */
   noModeChanges?: boolean;
+  /**
+   * A script (shed_run_python, shed_run_shell; code.ts). `file`, when given, is written into the
+   * call's temp folder by the confined process itself just before the program starts, and its path
+   * (as the program sees it) is inserted at args[file.argAt]. HOME and TMPDIR are named by absolute
+   * paths (a script may change folder) and HOME is writable (libraries keep caches there); `env` is
+   * added to the environment.
+   */
+  script?: { file?: { name: string; content: string; argAt: number }; env: Readonly<Record<string, string>> };
+  /**
+   * Anonymous memory all processes of the command may hold together, in bytes (RLIMIT_AS bounds each
+   * process alone): its supervisor adds it up while it runs and stops it past this
+   * (`stoppedFor: 'memory'`).
+   */
+  memoryTotalBytes?: number;
   /** Bytes kept per captured stream; beyond FLOOD_BYTES the command is stopped. */
   captureBytes: number;
   /** Open file descriptors for stdout/stderr (output files), instead of capturing. */
@@ -96,14 +110,20 @@ export interface RunResult {
   /**
    * Why it was stopped before it ended by itself (besides a timeout or a flood): the monitor's
    * reason ('quota'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more
-   * than maxProcesses where no exact limit applies) or 'launcher' (the launcher or the command's
-   * supervisor died: the command was killed). stderr says so too.
+   * than maxProcesses where no exact limit applies), 'memory' (its processes together held more
+   * than memoryTotalBytes) or 'launcher' (the launcher or the command's supervisor died: the
+   * command was killed). stderr says so too.
    */
   stoppedFor?: string;
   /** The command did not run: its confinement or limits could not be applied (the launcher's reason). */
   refused?: string;
   /** CPU time and peak resident memory of all its processes. */
   usage?: { userMs: number; systemMs: number; maxRssKb: number };
+  /**
+   * Landlock and validated modes: the call's own folders (HOME, TMPDIR), which a script may name in
+   * its output; shown as bubblewrap's /tmp/home and /tmp (output.ts).
+   */
+  callFolders?: { home: string; tmp: string };
 }
 
 /** Output discarded past the limit before the command is stopped: generous, but an endless `yes` ends. */
@@ -240,6 +260,7 @@ export function run(req: RunRequest): Promise<RunResult> {
       const lost = e.lost ?? (why === 'launcher' ? 'the command launcher stopped while the command ran; the command was killed' : undefined);
       if (lost !== undefined) err.chunks.push(Buffer.from(`\nfileshed: ${lost}.\n`));
       if (why === 'processes') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command ran more than ${req.maxProcesses} processes and threads at once.\n`));
+      if (why === 'memory') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command's processes held more than ${Math.round(req.memoryTotalBytes! / 1048576)} MiB of memory together.\n`));
       if (why === 'call_folders') err.chunks.push(Buffer.from(`\nfileshed: stopped: the command's temporary files (HOME, TMPDIR) passed ${Math.round((req.callFolderBytes ?? spec.watch!.bytes) / 1048576)} MiB or ${spec.watch!.entries} entries.\n`));
       if (execFailed !== undefined) err.chunks.push(Buffer.from(`could not start: ${execFailed}`));
       const captured = (c: typeof out): Captured => ({ bytes: Buffer.concat(c.chunks), total: Math.max(c.total, c.kept) });
@@ -255,6 +276,7 @@ export function run(req: RunRequest): Promise<RunResult> {
         ...(why !== undefined ? { stoppedFor: why } : {}),
         ...(refused !== undefined ? { refused } : {}),
         ...(refused === undefined && e.lost === undefined ? { usage: { userMs: e.userMs, systemMs: e.systemMs, maxRssKb: e.maxRssKb } } : {}),
+        ...(folders ? { callFolders: { home: folders.home, tmp: folders.tmp } } : {}),
       });
     }
   });

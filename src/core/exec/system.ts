@@ -16,11 +16,12 @@ export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32',
 /**
  * /etc files and folders common tools read: the loader cache, alternatives (awk), certificates (curl,
  * git), time zone, MIME and magic data (file), the admin's git defaults (git stops when it exists
- * but cannot be read), ImageMagick's own policy, fonts, XML catalogs.
+ * but cannot be read), ImageMagick's own policy, fonts, XML catalogs, matplotlib's defaults (Debian's
+ * python3-matplotlib reads them there).
  */
 export const ETC_READONLY = [
   '/etc/ld.so.cache', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/mime.types', '/etc/magic',
-  '/etc/gitconfig', '/etc/ImageMagick-6', '/etc/ImageMagick-7', '/etc/fonts', '/etc/xml',
+  '/etc/gitconfig', '/etc/ImageMagick-6', '/etc/ImageMagick-7', '/etc/fonts', '/etc/xml', '/etc/matplotlibrc',
 ];
 /** Name resolution, only for a command allowed on the network. */
 export const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf', '/etc/host.conf'];

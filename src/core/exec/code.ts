@@ -1,0 +1,205 @@
+/**
+ * Code execution (SPEC 8.1): what a script of shed_run_python or shed_run_shell needs beyond a
+ * command, for the one executor (execute.ts), which runs it with every other step of a command
+ * (blocked entries set aside, group files guarded, quota watch and undo, limits, priority, capture,
+ * one commit). The argument policy cannot judge a script, so the kernel is the only wall, and a
+ * script runs only where every protection is the kernel's:
+ *
+ * - bwrap or landlock mode (validated: SANDBOX_UNAVAILABLE); in landlock mode Landlock ABI 6 or
+ *   later, whose scopes keep its signals and abstract sockets among its own processes (in bwrap its
+ *   own PID namespace does that);
+ * - its executable set (Landlock's EXECUTE right): Python only its interpreter and the dynamic loader
+ *   that starts it; the shell only `sh` and the zone's whitelisted programs, each with what starts it
+ *   and its helpers, never one whose chain holds another interpreter (yq runs python3, exiftool perl:
+ *   either would run any code); curl and wget too when the network is on;
+ * - the network only when network_mode is "all" ("safe" allows downloads by programs the policy
+ *   reads, which a script is not: it counts as off), and then only IPv4 and IPv6 sockets (seccomp.ts);
+ * - its code in the call's private temp folder (written by the launcher, never in the zone), an
+ *   environment of its own (below), and the memory of all its processes bounded together.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { shedError } from '../errors.js';
+import { listSliced } from '../fs/list.js';
+import { TimeSlice } from '../fs/slice.js';
+import type { Valves } from '../valves.js';
+import { GIT_ENVIRONMENT } from './callenv.js';
+import { BLACKLIST, DOWNLOADERS, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
+import { executablesFor } from './executables.js';
+import type { Policy } from './policy.js';
+import type { RunRequest } from './runner.js';
+import type { SandboxStatus } from './sandbox.js';
+import { findProgram, SYSTEM_PATH } from './system.js';
+
+export type ScriptKind = 'python' | 'shell';
+
+export interface ScriptRequest {
+  kind: ScriptKind;
+  /** Python code, or the shell script: written to the call's temp folder. */
+  code?: string;
+  /** Python: a .py file of the zone, zone-relative, already resolved by the path rules (instead of code). */
+  path?: string;
+  /** Python: sys.argv[1:]. */
+  args?: readonly string[];
+}
+
+/** What the executor runs for a script, in place of what the argument policy gives a command. */
+export interface ScriptPlan {
+  /** The interpreter as named in messages. */
+  cmd: string;
+  program: string;
+  policy: Policy;
+  executables: readonly string[];
+  run: NonNullable<RunRequest['script']>;
+}
+
+/** Where the code lands in the call's temp folder: named so that tracebacks read /tmp/main.py, line N. */
+export const SCRIPT_NAMES: Readonly<Record<ScriptKind, string>> = { python: 'main.py', shell: 'script.sh' };
+
+/** The Landlock ABI whose scopes keep signals and abstract Unix sockets among a script's own processes. */
+const SCOPED_ABI = 6;
+
+/**
+ * Python's environment beyond a command's (callenv.ts: empty HOME and TMPDIR, no user site, no
+ * bytecode written): charts render to files, the script's folder (the zone root for code) is the
+ * first place imports look, a crash prints where it happened, and numerical libraries run one thread
+ * (the CPU is shared, and each thread counts toward the call's processes and memory).
+ */
+export function pythonEnvironment(importFolder: string): Record<string, string> {
+  return {
+    MPLBACKEND: 'Agg',
+    PYTHONPATH: importFolder,
+    PYTHONSAFEPATH: '1',
+    PYTHONFAULTHANDLER: '1',
+    OPENBLAS_NUM_THREADS: '1',
+    OMP_NUM_THREADS: '1',
+    MKL_NUM_THREADS: '1',
+    NUMEXPR_NUM_THREADS: '1',
+  };
+}
+
+/** Refuses a script where a protection would not be the kernel's. */
+function requireKernelWall(fn: string, sandbox: SandboxStatus): void {
+  if (sandbox.active === 'validated') {
+    throw shedError('SANDBOX_UNAVAILABLE', `${fn} runs only in a kernel sandbox (bubblewrap or Landlock), and this server runs commands with argument checks alone (sandbox "validated"), which cannot judge a script.`, {
+      details: { sandbox: sandbox.active },
+      hint: 'An admin must set the valve sandbox to "auto" (or "bwrap"/"landlock") on a server where bubblewrap with unprivileged user namespaces, or Landlock (Linux 5.13 or later), works; shed_allowed_commands() shows the sandbox state. shed_exec runs whitelisted commands meanwhile.',
+    });
+  }
+  if (sandbox.active === 'landlock' && (sandbox.landlockAbi ?? 0) < SCOPED_ABI) {
+    throw shedError('SANDBOX_UNAVAILABLE', `${fn} needs Landlock ABI ${SCOPED_ABI} or later in landlock mode (this kernel has ABI ${sandbox.landlockAbi}): below it, a script could signal other processes of the server's user.`, {
+      details: { sandbox: sandbox.active, landlock_abi: sandbox.landlockAbi },
+      hint: 'An admin must run Linux 6.12 or later, or make bubblewrap work (unprivileged user namespaces) with the valve sandbox="auto" or "bwrap". shed_exec runs whitelisted commands meanwhile.',
+    });
+  }
+}
+
+function requirePython(valves: Valves): string {
+  const found = findProgram(valves.python_command);
+  if (found !== undefined) return found;
+  throw shedError('COMMAND_NOT_FOUND', `Python (valve python_command="${valves.python_command}") is not installed on this server (looked for on ${SYSTEM_PATH}).`, {
+    details: { valve: 'python_command', received: valves.python_command, package: 'python3' },
+    hint: 'An admin can install the Debian package python3 (with python3-numpy python3-pandas python3-matplotlib python3-openpyxl for data work), or set python_command to the name of an installed Python.',
+  });
+}
+
+/** The interpreter, its arguments, executables and environment for `s`, or the refusal that says what is missing. */
+export function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, sandbox: SandboxStatus): ScriptPlan {
+  const fn = s.kind === 'python' ? 'shed_run_python' : 'shed_run_shell';
+  requireKernelWall(fn, sandbox);
+  const network = valves.network_mode === 'all';
+  const file = s.code !== undefined ? { name: SCRIPT_NAMES[s.kind], content: s.code } : undefined;
+  if (s.kind === 'python') {
+    const program = requirePython(valves);
+    // -s: no user site folder; -B: no bytecode written (imports of the zone's own modules included).
+    const argv = ['-s', '-B', ...(s.path !== undefined ? [s.path] : []), ...(s.args ?? [])];
+    const importFolder = s.path !== undefined ? path.posix.dirname(s.path) : '.';
+    return {
+      cmd: valves.python_command,
+      program,
+      policy: scriptPolicy(argv, network),
+      executables: executablesFor(path.basename(program), program),
+      run: { ...(file ? { file: { ...file, argAt: 2 } } : {}), env: pythonEnvironment(importFolder) },
+    };
+  }
+  const sh = findProgram('sh');
+  if (sh === undefined) throw shedError('COMMAND_NOT_FOUND', 'The shell (sh) is not installed on this server.', { details: { package: 'dash' }, hint: 'An admin can install the Debian package dash.' });
+  return {
+    cmd: 'sh',
+    program: sh,
+    policy: scriptPolicy([], network),
+    executables: shellExecutables(sh, readonly, network),
+    // git run by the script reads no system or global configuration, as a command's git.
+    run: { ...(file ? { file: { ...file, argAt: 0 } } : {}), env: GIT_ENVIRONMENT },
+  };
+}
+
+/** A script's "policy": its arguments as given, and links it may leave swept afterwards (it can make any). */
+function scriptPolicy(argv: string[], network: boolean): Policy {
+  return { argv, args: argv, expanded: [], sweepBefore: false, sweepAfter: true, network, options: [] };
+}
+
+const shellCache = new Map<string, readonly string[]>();
+
+/**
+ * What a shell script may execute: sh, and each whitelisted program of the zone (read-only list in
+ * Uploads) with its chain (executables.ts), left out when that chain holds another interpreter.
+ */
+export function shellExecutables(sh: string, readonly: boolean, network: boolean): readonly string[] {
+  const key = `${sh}\0${readonly}\0${network}`;
+  const hit = shellCache.get(key);
+  if (hit !== undefined) return hit;
+  const shell = new Set(executablesFor('sh', sh));
+  const out = new Set(shell);
+  for (const name of [...(readonly ? READONLY_COMMANDS : READWRITE_COMMANDS), ...(network ? DOWNLOADERS : [])]) {
+    const program = findProgram(name);
+    if (program === undefined) continue;
+    const chain = executablesFor(name, program);
+    if (chain.some((p) => !shell.has(p) && isInterpreter(p))) continue;
+    for (const p of chain) out.add(p);
+  }
+  const list = [...out];
+  shellCache.set(key, list);
+  return list;
+}
+
+/** A shell, interpreter or program starter of the blacklist (python3.11 → python, perl5.36 → perl). */
+function isInterpreter(real: string): boolean {
+  return BLACKLIST.has(path.basename(real).replace(/[\d.]+$/, ''));
+}
+
+export interface ChangedFiles {
+  /** Zone-relative paths of the files and links a call created or changed that exist now (a new folder: what it holds), sorted. */
+  files: string[];
+  /** False when there were more than the limit (or the watch could not tell what changed). */
+  complete: boolean;
+}
+
+/**
+ * The files behind a call's changed paths (a folder made during the call stands for all it holds:
+ * its files are listed), without the ones it removed, at most `limit`; the walk of new folders yields
+ * to other calls. `changed` [''] (the watch lost events: unknown) lists nothing.
+ */
+export async function changedFiles(root: string, changed: readonly string[], limit = 200): Promise<ChangedFiles> {
+  const files: string[] = [];
+  const slice = new TimeSlice();
+  const todo = [...changed];
+  while (todo.length > 0) {
+    await slice.tick();
+    if (files.length >= limit) return { files: files.sort(), complete: false };
+    const rel = todo.shift()!;
+    if (rel === '') return { files: files.sort(), complete: false };
+    const st = fs.lstatSync(path.join(root, rel), { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    if (!st.isDirectory()) {
+      files.push(rel);
+      continue;
+    }
+    try {
+      for (const e of await listSliced(path.join(root, rel), slice)) todo.push(`${rel}/${e.name}`);
+    } catch {
+      // removed or replaced meanwhile
+    }
+  }
+  return { files: files.sort(), complete: true };
+}

@@ -24,7 +24,7 @@ import { readText, writeBytes } from './core/fs/read.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
 import './core/work/worker.js';
-import { enabledFunctions } from './registry/profiles.js';
+import { enabledFunctions, type ProfileValves } from './registry/profiles.js';
 import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
@@ -88,20 +88,27 @@ export type { StorageKind } from './core/fs/kind.js';
 
 export const version = '0.1.0';
 
-/** OpenAI function-calling specs of every shed_* function (what dist/tools.json holds). */
-export const toolSpecs = FUNCTIONS.map(toolSpec);
+const allSpecs = FUNCTIONS.map(toolSpec);
 
 /**
  * The specs of the functions the valves enable for a caller of this role (valves `functions` and
- * `functions_admin`): what hosts (OpenAPI, MCP, the Open WebUI tool file) should expose.
+ * `functions_admin`, and the switches of code execution, `allow_python` and `allow_shell`): what
+ * hosts (OpenAPI, MCP, the Open WebUI tool file) should expose.
  */
-export function specsFor(valves: { functions?: unknown; functions_admin?: unknown } = {}, role: string = 'user'): ToolSpec[] {
+export function specsFor(valves: ProfileValves = {}, role: string = 'user'): ToolSpec[] {
   const enabled = new Set<string>(enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name));
-  return toolSpecs.filter((s) => enabled.has(s.function.name));
+  return allSpecs.filter((s) => enabled.has(s.function.name));
 }
 
+/**
+ * OpenAI function-calling specs of the functions a deployment with the default valves offers (what
+ * dist/tools.json and the Open WebUI tool file hold): every function but code execution, which is
+ * off by default. `specsFor(valves)` gives another deployment's.
+ */
+export const toolSpecs = specsFor();
+
 /** Names of the functions the valves enable for this role, in registry order. */
-export function enabledFunctionNames(valves: { functions?: unknown; functions_admin?: unknown } = {}, role: string = 'user'): string[] {
+export function enabledFunctionNames(valves: ProfileValves = {}, role: string = 'user'): string[] {
   return enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name);
 }
 

@@ -12,6 +12,7 @@ const CATEGORY_TITLES: Record<Category, string> = {
   files: 'Files',
   edit: 'Locked edit',
   exec: 'Commands',
+  code: 'Code',
   bridges: 'Move between zones',
   archives: 'Archives',
   data: 'Data',

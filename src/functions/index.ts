@@ -28,6 +28,8 @@ import { shedPatchText } from './patch_text.js';
 import { shedRead } from './read.js';
 import { shedReadBytes } from './read_bytes.js';
 import { shedRename } from './rename.js';
+import { shedRunPython } from './run_python.js';
+import { shedRunShell } from './run_shell.js';
 import { shedSqlite } from './sqlite.js';
 import { shedStats } from './stats.js';
 import { shedTree } from './tree.js';
@@ -45,6 +47,8 @@ import { shedLinkList } from './link_list.js';
 
 export const FUNCTIONS: readonly FunctionDef[] = [
   shedExec,
+  shedRunPython,
+  shedRunShell,
   shedCreateFile,
   shedPatchText,
   shedPatchBytes,

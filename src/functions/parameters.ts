@@ -1,4 +1,6 @@
 import { sandboxReport } from '../core/exec/sandbox.js';
+import { pythonReport, type PythonReport } from '../core/exec/python-probe.js';
+import type { Valves } from '../core/valves.js';
 import { engineReport } from '../core/db/run.js';
 import { defineFunction } from '../registry/define.js';
 import { storageKind } from '../core/fs/kind.js';
@@ -18,6 +20,7 @@ export const shedParameters = defineFunction({
   async handler(_args, ctx) {
     const v = ctx.valves;
     const kind = storageKind(v.storage_base_path);
+    const sandbox = await sandboxReport(v.sandbox, ctx.host.allowsUnconfined !== false);
     const data: Record<string, unknown> = {
       quota_per_user_mb: v.quota_per_user_mb,
       quota_per_group_mb: v.quota_per_group_mb,
@@ -35,7 +38,8 @@ export const shedParameters = defineFunction({
       sqlite_journal_mode: v.sqlite_journal_mode,
       sqlite_engine: engineReport(),
       openwebui_api_url: v.openwebui_api_url,
-      sandbox: await sandboxReport(v.sandbox, ctx.host.allowsUnconfined !== false),
+      sandbox,
+      code_execution: await codeExecution(v, sandbox.active === 'validated'),
       host: ctx.host.name,
       // Several instances need a shared filesystem with coherent client caches (README "Several instances").
       storage: { kind: kind.kind, type: kind.type, shared: kind.shared, coordination: coordinationInUse() !== undefined ? 'redis' : 'lock files' },
@@ -48,9 +52,31 @@ export const shedParameters = defineFunction({
     data._info = { network_enabled: v.network_mode !== 'disabled', groups_available: true };
     const network = v.network_mode === 'disabled' ? 'no network' : `network ${v.network_mode}`;
     const unconfined = (data.sandbox as { unconfined: boolean }).unconfined ? ' Commands run UNCONFINED (sandbox "validated": argument checks only, no kernel confinement).' : '';
+    const code = data.code_execution as CodeExecution;
+    const python = code.python.version !== undefined ? ` Python ${code.python.version} (shed_run_python) with ${Object.keys(code.python.packages ?? {}).join(', ') || 'the standard library only'}.` : '';
     return {
       data,
-      message: `Quota ${formatSize(v.quota_per_user_mb * MIB)} per user, files up to ${formatSize(v.max_file_size_mb * MIB)}, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.${unconfined}`,
+      message: `Quota ${formatSize(v.quota_per_user_mb * MIB)} per user, files up to ${formatSize(v.max_file_size_mb * MIB)}, commands ${v.exec_timeout_default}s by default (max ${v.exec_timeout_max}s), output ${v.max_output_default} characters by default, ${network}.${unconfined}${python}`,
     };
   },
 });
+
+/** Code execution as the model sees it: which of shed_run_python and shed_run_shell are on, and Python's version and packages. */
+interface CodeExecution {
+  python: { enabled: boolean } & Partial<PythonReport>;
+  shell: { enabled: boolean };
+  network: string;
+  /** Set when they are on but cannot run: a script runs only under a kernel sandbox. */
+  unavailable?: string;
+}
+
+/**
+ * While Python is on, its version and which common packages import are asked once per process, by a
+ * confined run off the event loop (python-probe.ts); while it is off nobody pays for the probe.
+ */
+async function codeExecution(v: Valves, unconfined: boolean): Promise<CodeExecution> {
+  const network = v.network_mode === 'all' ? 'on' : 'off (only network_mode="all" lets code connect)';
+  const python = v.allow_python ? { enabled: true, ...(await pythonReport(v)) } : { enabled: false, command: v.python_command };
+  const unavailable = (v.allow_python || v.allow_shell) && unconfined ? 'refused with SANDBOX_UNAVAILABLE: scripts run only in the bwrap or landlock sandbox' : undefined;
+  return { python, shell: { enabled: v.allow_shell }, network, ...(unavailable ? { unavailable } : {}) };
+}

@@ -8,14 +8,14 @@ import { shedError } from '../core/errors.js';
 import type { HostBridge } from '../core/host-bridge.js';
 import type { FunctionDef } from './define.js';
 import { dispatch } from './dispatch.js';
-import { enabledFunctions, warnUnknown } from './profiles.js';
+import { enabledFunctions, switchedOn, warnUnknown } from './profiles.js';
 
 /** Calls `def`, one of `all` (the registry list: functions/index.ts), as the profile allows. */
 export async function callFunction(all: readonly FunctionDef[], def: FunctionDef, args: unknown, valves: Record<string, unknown> | undefined, host: HostBridge): Promise<string> {
   try {
     const profile = enabledFunctions(all, valves ?? {}, callerRole(args));
     warnUnknown(profile.unknown);
-    if (!profile.functions.includes(def)) return disabled(def, profile.functions);
+    if (!profile.functions.includes(def)) return disabled(def, profile.functions, valves ?? {});
     return await dispatch(def, args, valves, host, profile.functions);
   } catch (err) {
     // dispatch answers every failure itself; this is the last guard so nothing ever escapes a method.
@@ -35,8 +35,16 @@ function callerRole(args: unknown): string | undefined {
   return typeof role === 'string' ? role : undefined;
 }
 
-function disabled(def: FunctionDef, enabled: readonly FunctionDef[]): string {
+function disabled(def: FunctionDef, enabled: readonly FunctionDef[], valves: Record<string, unknown>): string {
   const names = enabled.map((f) => f.name);
+  if (def.enabledBy !== undefined && !switchedOn(valves, def.enabledBy)) {
+    return errorJson(
+      shedError('FUNCTION_DISABLED', `${def.name} is off on this server: the admin setting ${def.enabledBy} is false (code execution is off unless an admin turns it on).`, {
+        details: { function: def.name, valve: def.enabledBy, enabled: names },
+        hint: `Work with the enabled functions instead (shed_help() lists them), e.g. shed_exec for whitelisted commands. An admin can set the valve ${def.enabledBy}=true to allow ${def.name}.`,
+      }),
+    );
+  }
   return errorJson(
     shedError('FUNCTION_DISABLED', `${def.name} is turned off on this server (admin setting 'functions').`, {
       details: { function: def.name, enabled: names },

@@ -8,8 +8,12 @@ import type { Change } from '../core/vcs/seam.js';
 import type { Zone, ZoneName } from '../core/zones/zones.js';
 import type { CallScope } from '../core/call.js';
 import type { AttachedFile } from '../core/host-bridge.js';
+import type { Valves } from '../core/valves.js';
 
-export type Category = 'exec' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
+export type Category = 'exec' | 'code' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
+
+/** Admin settings that are on or off (a function may exist only while one is on). */
+export type SwitchValve = { [K in keyof Valves]: Valves[K] extends boolean ? K : never }[keyof Valves];
 
 /** A handler's context: the core's view of the call, plus what only functions use. */
 export interface CallContext extends CallScope {
@@ -55,6 +59,12 @@ export interface FunctionDef<Shape extends z.ZodRawShape = z.ZodRawShape> {
   paramHints?: Partial<Record<string, string>>;
   /** Parameters dropped when overwrite=true (positioning is meaningless then). */
   overwriteIgnores?: readonly string[];
+  /**
+   * The admin setting that turns the function on (off by default: code execution). While it is off
+   * the function exists nowhere: not in the specs, the OpenAPI document, the MCP tool list or the
+   * help, and a call answers FUNCTION_DISABLED naming the setting (profiles.ts decides).
+   */
+  enabledBy?: SwitchValve;
   /** False for functions that work without a user (help, parameters). Default true. */
   needsUser?: boolean;
   /**

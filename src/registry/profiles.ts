@@ -1,9 +1,10 @@
 /**
  * Function profiles: the `functions` valve (and `functions_admin` for admins) decides
- * which shed_* functions a deployment exposes. This one function decides; the Tools methods, the
- * specs handed to hosts (specsFor) and shed_help's list all ask it.
+ * which shed_* functions a deployment exposes, among those whose switch is on (FunctionDef.enabledBy:
+ * allow_python, allow_shell). This one function decides; the Tools methods, the specs handed to
+ * hosts (specsFor, the OpenAPI document, the MCP tool list) and shed_help's list all ask it.
  */
-import type { Category, FunctionDef } from './define.js';
+import type { Category, FunctionDef, SwitchValve } from './define.js';
 
 /**
  * Everyday work in at most 15 functions: run commands, write and edit, read and list, tidy up,
@@ -29,7 +30,7 @@ export const CORE_FUNCTIONS: readonly string[] = [
 /** Always enabled: the errors of disabled functions send the model there. */
 const ALWAYS = 'shed_help';
 
-const CATEGORIES: ReadonlySet<string> = new Set<Category>(['exec', 'write', 'read', 'files', 'edit', 'bridges', 'archives', 'data', 'links', 'groups', 'info']);
+const CATEGORIES: ReadonlySet<string> = new Set<Category>(['exec', 'code', 'write', 'read', 'files', 'edit', 'bridges', 'archives', 'data', 'links', 'groups', 'info']);
 
 export interface Profile {
   functions: FunctionDef[];
@@ -40,14 +41,24 @@ export interface Profile {
 export interface ProfileValves {
   functions?: unknown;
   functions_admin?: unknown;
+  /** The switches of FunctionDef.enabledBy (raw: hosts may send "true"). */
+  allow_python?: unknown;
+  allow_shell?: unknown;
+}
+
+/** Whether a switch valve is on, read before validation (true, or the text "true" a form sends). */
+export function switchedOn(valves: ProfileValves, valve: SwitchValve): boolean {
+  const value = (valves as Record<string, unknown>)[valve];
+  return value === true || (typeof value === 'string' && value.trim().toLowerCase() === 'true');
 }
 
 /**
  * The functions enabled for a caller of this role, in registry order. A token is `all`, `core`, a
- * category (exec, write, read, files, edit, bridges, archives, data, links, groups, info) or a
+ * category (exec, code, write, read, files, edit, bridges, archives, data, links, groups, info) or a
  * function name with or without `shed_`; a token naming a category means the category (so `exec`
  * is the exec category, which holds shed_exec). A valve that is not a string counts as `all` here
- * (the call then fails on the invalid valve with INVALID_VALVES).
+ * (the call then fails on the invalid valve with INVALID_VALVES). A function whose switch is off
+ * (FunctionDef.enabledBy) is never enabled, whatever the tokens say.
  */
 export function enabledFunctions(all: readonly FunctionDef[], valves: ProfileValves, role: string | undefined): Profile {
   const forAdmin = role === 'admin' && typeof valves.functions_admin === 'string' && valves.functions_admin.trim() !== '';
@@ -69,7 +80,7 @@ export function enabledFunctions(all: readonly FunctionDef[], valves: ProfileVal
       else unknown.push(token);
     }
   }
-  return { functions: all.filter((f) => wanted.has(f.name as string)), unknown };
+  return { functions: all.filter((f) => wanted.has(f.name as string) && (f.enabledBy === undefined || switchedOn(valves, f.enabledBy))), unknown };
 }
 
 const warned = new Set<string>();

@@ -12,9 +12,22 @@ import { makeShed } from '../helpers/shed.js';
 const names = (valves: Record<string, unknown>, role?: string) => enabledFunctions(FUNCTIONS, valves, role).functions.map((f) => f.name);
 
 describe('enabledFunctions', () => {
-  it('all (the default) enables every function', () => {
-    expect(names({})).toEqual(FUNCTIONS.map((f) => f.name));
-    expect(names({ functions: 'all' })).toEqual(FUNCTIONS.map((f) => f.name));
+  it('all (the default) enables every function but code execution, which its own switches turn on', () => {
+    const switched = FUNCTIONS.filter((f) => f.enabledBy !== undefined).map((f) => f.name);
+    expect(switched).toEqual(['shed_run_python', 'shed_run_shell']);
+    const rest = FUNCTIONS.map((f) => f.name).filter((n) => !switched.includes(n));
+    expect(names({})).toEqual(rest);
+    expect(names({ functions: 'all' })).toEqual(rest);
+    expect(names({ allow_python: true, allow_shell: 'true' })).toEqual(FUNCTIONS.map((f) => f.name));
+    expect(names({ allow_shell: true })).toEqual(FUNCTIONS.map((f) => f.name).filter((n) => n !== 'shed_run_python'));
+  });
+
+  it('a profile limits code execution to some roles, and no profile turns it on while its switch is off', () => {
+    const valves = { functions: 'core', functions_admin: 'all,code', allow_python: true, allow_shell: true };
+    expect(names(valves, 'user')).not.toContain('shed_run_python');
+    expect(names(valves, 'admin')).toEqual(expect.arrayContaining(['shed_run_python', 'shed_run_shell']));
+    expect(names({ functions: 'code,run_python' })).toEqual(['shed_help']);
+    expect(names({ functions: 'code', allow_python: true })).toEqual(['shed_run_python', 'shed_help']);
   });
 
   it('core is at most 15 everyday functions, skipping names not registered yet', () => {
@@ -40,7 +53,7 @@ describe('enabledFunctions', () => {
 
   it('functions_admin applies to admins only; empty means the same as functions', () => {
     const valves = { functions: 'core', functions_admin: 'all' };
-    expect(names(valves, 'admin')).toHaveLength(FUNCTIONS.length);
+    expect(names(valves, 'admin')).toHaveLength(FUNCTIONS.length - 2);
     expect(names(valves, 'user')).toEqual(names({ functions: 'core' }));
     expect(names({ functions: 'core', functions_admin: '' }, 'admin')).toEqual(names({ functions: 'core' }));
   });

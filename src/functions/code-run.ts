@@ -1,0 +1,126 @@
+/**
+ * What shed_run_python and shed_run_shell share: one script through the one executor (with the group
+ * files the caller may not change, an optional stdout_file) and the answer shed_exec gives
+ * (returncode, stdout, stderr, truncation notice), plus the files the script created or changed
+ * (`data.files_changed`) and a message that says what failed and why (code-notes.ts). In a versioned
+ * zone the call ends with one commit of what it changed; in a group space what it created is the
+ * caller's (group_default_mode).
+ */
+import { shedError } from '../core/errors.js';
+import { changedFiles, SCRIPT_NAMES, type ScriptRequest } from '../core/exec/code.js';
+import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
+import { capturedText, scrubOutput } from '../core/exec/output.js';
+import { pythonReport } from '../core/exec/python-probe.js';
+import { outputLimit } from '../core/text/format.js';
+import { recordChange } from '../core/vcs/seam.js';
+import type { Zone } from '../core/zones/zones.js';
+import { dropVanished, lockedFiles, recordWritten } from '../core/groups/enforce.js';
+import type { CallContext, HandlerResult } from '../registry/define.js';
+import { failureNotes, pythonError } from './code-notes.js';
+import { asideNotes, clampTimeout, commitOutput, openOutput, quotaStopped, type OutputFile } from './exec-shared.js';
+
+export interface CodeCall {
+  script: ScriptRequest;
+  /** What the answer calls it: "Python", "The shell script". */
+  label: string;
+  /** The default commit message in versioned zones. */
+  summary: string;
+  timeout: number | undefined;
+  max_output: number | undefined;
+  stdout_file?: string | undefined;
+  allow_zone_in_path: boolean;
+}
+
+/** Files listed in an answer; a group space records the caller as owner of up to GROUP_RECORDS new ones. */
+const LISTED = 200;
+const GROUP_RECORDS = 10_000;
+
+export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Promise<HandlerResult> {
+  const timeoutSec = clampTimeout(ctx, call.timeout);
+  const limit = outputLimit(ctx, call.max_output);
+  const locked = await lockedFiles(ctx, zone);
+  let out: OutputFile | undefined;
+  let ran: ExecOutcome;
+  try {
+    ran = await executeCommand({
+      valves: ctx.valves,
+      cmd: call.label,
+      args: [],
+      zone,
+      locked,
+      timeoutSec,
+      captureBytes: limit * 4 + 4,
+      stdoutFile: call.stdout_file !== undefined,
+      unconfinedAllowed: ctx.host.allowsUnconfined !== false,
+      script: call.script,
+      openOutputs: () => {
+        if (call.stdout_file !== undefined) out = openOutput(zone, call.stdout_file, 'stdout_file', call.allow_zone_in_path, locked);
+        return { stdoutFd: out?.file.fd };
+      },
+    });
+  } catch (err) {
+    out?.file.abort();
+    throw err;
+  }
+  const { result, sandbox } = ran;
+  if (ran.overQuota) {
+    out?.file.abort();
+    return quotaStopped(ctx, zone, call.label, [], ran.changed, ran.overQuota);
+  }
+  const outputSize = out ? commitOutput(out) : undefined;
+  const changed = out ? [...new Set([...ran.changed, out.target.rel])].sort() : ran.changed;
+  const listed = await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED);
+  if (zone.group) await recordWritten(ctx, zone, listed.files);
+  await dropVanished(zone);
+  const shown = (text: string) => scrubOutput(text, zone, result.callFolders);
+  const change = zone.versioned && changed.length > 0 ? { change: { zone, paths: changed, summary: call.summary } } : {};
+  if (result.timedOut) {
+    // What it changed before the timeout stays, and is committed like any change (the history matches the disk).
+    const saved = change.change ? await recordChange(zone, change.change, ctx.user, undefined) : {};
+    throw shedError('TIMEOUT', `${call.label} was stopped after ${timeoutSec}s (timeout).`, {
+      details: {
+        timeout: timeoutSec,
+        partial_stdout: shown(result.stdout.bytes.toString('utf8').slice(0, 2000)),
+        partial_stderr: shown(result.stderr.bytes.toString('utf8').slice(0, 2000)),
+        files_changed: listed.files.slice(0, LISTED),
+        ...(saved.commit ? { commit: saved.commit } : {}),
+      },
+      hint: `Give it more time with timeout= (up to ${ctx.valves.exec_timeout_max}), or work on a smaller part of the data.`,
+    });
+  }
+  const stdout = out ? { text: `[Output written to ${out.target.rel}]`, truncated: false } : capturedText(result.stdout, zone, limit, 'stdout', result.callFolders);
+  const stderr = capturedText(result.stderr, zone, limit, 'stderr', result.callFolders);
+  const files = listed.files.slice(0, LISTED);
+  const data: Record<string, unknown> = {
+    zone: zone.label,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    returncode: result.returncode,
+    truncated: stdout.truncated || stderr.truncated,
+    sandbox: sandbox.active,
+    files_changed: files,
+    ...(listed.complete && listed.files.length <= LISTED ? {} : { files_changed_complete: false }),
+    ...(out ? { stdout_file: out.target.rel, stdout_file_size: outputSize } : {}),
+  };
+  if (result.flooded) data.stopped = 'endless output: it was stopped after writing far more than max_output';
+  const notes = asideNotes(ran.aside, zone);
+  Object.assign(data, notes.data);
+  const made = files.length === 0 ? '' : ` Files changed: ${files.slice(0, 10).join(', ')}${listed.files.length > 10 || !listed.complete ? ' ...' : ''}.`;
+  let message: string;
+  if (result.returncode === 0) message = `${call.label} finished (exit code 0).${made}`;
+  else {
+    const codeFile = call.script.path !== undefined ? `/zone/${call.script.path}` : `/tmp/${SCRIPT_NAMES[call.script.kind]}`;
+    const python = call.script.kind === 'python' && /ModuleNotFoundError/.test(stderr.text) ? await pythonReport(ctx.valves) : undefined;
+    const why = failureNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile }, python);
+    const signal = result.signal ? ` (signal ${result.signal})` : '';
+    message = `${call.label} FAILED with exit code ${result.returncode}${signal}${errorAt(call, stderr.text, codeFile)}; see stderr.${why.length > 0 ? ` ${why.join(' ')}` : ''}${made}`;
+  }
+  return { data, message: message + notes.message, ...change };
+}
+
+/** `: ZeroDivisionError: division by zero (line 4 of the code)`, for Python; the shell's messages carry their line already. */
+function errorAt(call: CodeCall, stderr: string, codeFile: string): string {
+  const found = call.script.kind === 'python' ? pythonError(stderr, codeFile) : undefined;
+  if (found === undefined) return '';
+  return `: ${found.error.slice(0, 300)}${found.line !== undefined ? ` (line ${found.line} of ${call.script.path ?? 'the code'})` : ''}`;
+}

@@ -14,7 +14,7 @@ export interface FailedRun {
   /** stderr as the model reads it (disk paths shown as /zone and /tmp). */
   stderr: string;
   result: Pick<RunResult, 'returncode' | 'signal' | 'stoppedFor'>;
-  valves: Pick<Valves, 'network_mode' | 'exec_memory_limit_mb'>;
+  valves: Pick<Valves, 'network_mode' | 'exec_memory_limit_mb' | 'max_file_size_mb'>;
   /** Where the code is, as its tracebacks name it: /tmp/main.py, or /zone/<path>. */
   codeFile: string;
 }
@@ -42,6 +42,9 @@ export function failureNotes(run: FailedRun, python: PythonReport | undefined): 
   else if (stopped === 'call_folders') notes.push('It was stopped: its temporary files (HOME, TMPDIR) grew too large; write results into the zone instead.');
   else if (result.signal === 'SIGSEGV' || result.signal === 'SIGABRT' || /\bMemoryError\b|Cannot allocate memory|Unable to allocate/.test(stderr)) {
     notes.push(`With a memory limit of ${valves.exec_memory_limit_mb} MB per process (admin setting exec_memory_limit_mb) this usually means it ran out of memory: work on less data at a time.`);
+  }
+  if (result.signal === 'SIGXFSZ' || /File too large|\[Errno 27\]/.test(stderr)) {
+    notes.push(`A file reached the largest size a call may write: the space left in the quota, at most ${valves.max_file_size_mb} MB (admin setting max_file_size_mb); shed_stats shows what is used.`);
   }
   if (valves.network_mode !== 'all' && (NETWORK.test(stderr) || /name resolution|gaierror|Could not resolve host/i.test(stderr)) && NETWORK_CONTEXT.test(stderr)) {
     notes.push(`The network is off for code: only the admin setting network_mode="all" lets scripts connect (it is "${valves.network_mode}" here${valves.network_mode === 'safe' ? '; "safe" allows downloads with shed_exec curl/wget, not from code' : ''}). Ask the user to upload the data instead.`);

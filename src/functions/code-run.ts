@@ -106,15 +106,16 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
   const notes = asideNotes(ran.aside, zone);
   Object.assign(data, notes.data);
   const made = files.length === 0 ? '' : ` Files changed: ${files.slice(0, 10).join(', ')}${listed.files.length > 10 || !listed.complete ? ' ...' : ''}.`;
-  let message: string;
-  if (result.returncode === 0) message = `${call.label} finished (exit code 0).${made}`;
-  else {
-    const codeFile = call.script.path !== undefined ? `/zone/${call.script.path}` : `/tmp/${SCRIPT_NAMES[call.script.kind]}`;
-    const python = call.script.kind === 'python' && /ModuleNotFoundError/.test(stderr.text) ? await pythonReport(ctx.valves) : undefined;
-    const why = failureNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile }, python);
-    const signal = result.signal ? ` (signal ${result.signal})` : '';
-    message = `${call.label} FAILED with exit code ${result.returncode}${signal}${errorAt(call, stderr.text, codeFile)}; see stderr.${why.length > 0 ? ` ${why.join(' ')}` : ''}${made}`;
-  }
+  // What its stderr says went wrong is explained even when the script went on and ended well.
+  const codeFile = call.script.path !== undefined ? `/zone/${call.script.path}` : `/tmp/${SCRIPT_NAMES[call.script.kind]}`;
+  const python = call.script.kind === 'python' && /ModuleNotFoundError/.test(stderr.text) ? await pythonReport(ctx.valves) : undefined;
+  const why = failureNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile }, python);
+  const explained = why.length > 0 ? ` ${why.join(' ')}` : '';
+  const signal = result.signal ? ` (signal ${result.signal})` : '';
+  const message =
+    result.returncode === 0
+      ? `${call.label} finished (exit code 0).${explained}${made}`
+      : `${call.label} FAILED with exit code ${result.returncode}${signal}${errorAt(call, stderr.text, codeFile)}; see stderr.${explained}${made}`;
   return { data, message: message + notes.message, ...change };
 }
 

@@ -15,7 +15,7 @@
  * Nothing else: not the storage base, other users or groups, the server's files, or (landlock mode)
  * /proc; in bwrap mode not the sandbox's root, /dev/shm or anything else bubblewrap made writable.
  */
-import { DEVICES_RO, DEVICES_RW, ETC_NETWORK, ETC_READONLY, SYSTEM_DIRS } from './system.js';
+import { DEVICES_RO, DEVICES_RW, ETC_NETWORK, ETC_READONLY, SYSTEM_DIRS, systemDirsWithoutPrograms } from './system.js';
 
 // Filesystem rights (linux/landlock.h) and the ABI that introduced each beyond the first thirteen.
 const FS = {
@@ -69,6 +69,8 @@ export interface LandlockScope {
   writableHome?: boolean;
   /** Read on /proc (bwrap mode: the sandbox's own). */
   proc?: boolean;
+  /** Program folders may be listed, but only `executables` read among their files (a script: system.ts). */
+  hidePrograms?: boolean;
   executables: readonly string[];
 }
 
@@ -86,7 +88,12 @@ export function landlockRuleset(s: LandlockScope): Ruleset {
   const grant = (rights: number, paths: readonly string[]) => {
     for (const p of paths) rules.push([rights & fs, p]);
   };
-  grant(READ, [...SYSTEM_DIRS, ...ETC_READONLY, ...(s.network ? ETC_NETWORK : [])]);
+  if (s.hidePrograms) {
+    const system = systemDirsWithoutPrograms();
+    grant(READ, system.files);
+    grant(FS.READ_DIR, system.listed);
+  } else grant(READ, SYSTEM_DIRS);
+  grant(READ, [...ETC_READONLY, ...(s.network ? ETC_NETWORK : [])]);
   grant(DEVICE_RW, DEVICES_RW);
   grant(FS.READ_FILE, DEVICES_RO);
   grant(EXECUTE, s.executables);

@@ -75,8 +75,8 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
     ll &&
     landlockRuleset(
       inside
-        ? { abi: ll.abi, zoneRoot: SANDBOX_ZONE, readonly: req.readonly, network: req.network, tmp: SANDBOX_TMP, proc: true, executables: ll.executables }
-        : { abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, tmp: folders!.tmp, home: folders!.home, writableHome: req.script !== undefined, executables: ll.executables },
+        ? { abi: ll.abi, zoneRoot: SANDBOX_ZONE, readonly: req.readonly, network: req.network, tmp: SANDBOX_TMP, proc: true, hidePrograms: req.script !== undefined, executables: ll.executables }
+        : { abi: ll.abi, zoneRoot: req.zoneRoot, readonly: req.readonly, network: req.network, tmp: folders!.tmp, home: folders!.home, writableHome: req.script !== undefined, hidePrograms: req.script !== undefined, executables: ll.executables },
     );
   const cwd = inside ? '/' : req.zoneRoot;
   // A script's code goes to the call's temp folder, named where its interpreter takes it.

@@ -13,6 +13,42 @@ export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** Folders of programs and their libraries (links to /usr on merged-/usr systems). */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
 
+/** Folders that hold programs (not their libraries or data). */
+const PROGRAM_DIRS = new Set(['bin', 'sbin', 'games', 'libexec']);
+
+let withoutPrograms: { files: string[]; listed: string[] } | undefined;
+
+/**
+ * The system folders split for a script (code.ts): `files`, every part of SYSTEM_DIRS but the
+ * program folders of /usr and /usr/local (and /bin, /sbin), whose files it may read; `listed`, those
+ * program folders, which it may only list. A script then reads no program file outside its
+ * executable set, so the dynamic loader, which it must be able to execute, cannot map an installed
+ * program it may not start (`ld.so /usr/bin/perl`). Read once: a few names.
+ */
+export function systemDirsWithoutPrograms(): { files: string[]; listed: string[] } {
+  if (withoutPrograms !== undefined) return withoutPrograms;
+  const files: string[] = [];
+  const listed: string[] = [];
+  const split = (dir: string, depth: number) => {
+    let names: fs.Dirent[];
+    try {
+      names = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of names) {
+      const full = path.join(dir, e.name);
+      if (PROGRAM_DIRS.has(e.name)) listed.push(full);
+      else if (depth === 0 && e.name === 'local' && e.isDirectory()) split(full, 1);
+      else files.push(full);
+    }
+  };
+  split('/usr', 0);
+  for (const dir of SYSTEM_DIRS) if (dir !== '/usr') (PROGRAM_DIRS.has(path.basename(dir)) ? listed : files).push(dir);
+  withoutPrograms = { files, listed };
+  return withoutPrograms;
+}
+
 /**
  * /etc files and folders common tools read: the loader cache, alternatives (awk), certificates (curl,
  * git), time zone, MIME and magic data (file), the admin's git defaults (git stops when it exists

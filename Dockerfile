@@ -1,10 +1,12 @@
 # Fileshed server: OpenAPI tool server + MCP over HTTP on port 8765, storage in /data.
 # dist/ is self-contained (the plugin and the server bundle), so no npm install happens here.
 # It runs as the unprivileged user `node`; the code (root-owned) is read-only to it.
+# python3 and its data stack serve shed_run_python, off unless an admin sets allow_python=true.
 FROM node:26-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap zip unzip jq file sqlite3 git ca-certificates \
     poppler-utils imagemagick \
+    python3 python3-numpy python3-pandas python3-matplotlib python3-openpyxl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json ./

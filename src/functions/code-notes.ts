@@ -9,7 +9,7 @@ import type { ScriptKind } from '../core/exec/code.js';
 import type { PythonReport } from '../core/exec/python-probe.js';
 import type { Valves } from '../core/valves.js';
 
-export interface FailedRun {
+export interface ScriptRun {
   kind: ScriptKind;
   /** stderr as the model reads it (disk paths shown as /zone and /tmp). */
   stderr: string;
@@ -32,8 +32,8 @@ export function pythonError(stderr: string, codeFile: string): { error: string; 
 const NETWORK = /\[Errno 13\][^\n]*|Permission denied/;
 const NETWORK_CONTEXT = /socket|urlopen|URLError|ConnectionError|connect|http|getaddrinfo|gaierror|Temporary failure in name resolution|Could not resolve/i;
 
-/** Sentences explaining a failed script run (empty when there is nothing to add to "see stderr"). */
-export function failureNotes(run: FailedRun, python: PythonReport | undefined): string[] {
+/** Sentences explaining what went wrong in a script run, read off its stderr and end (empty when there is nothing to add). */
+export function scriptNotes(run: ScriptRun, python: PythonReport | undefined): string[] {
   const { stderr, result, valves } = run;
   const notes: string[] = [];
   const stopped = result.stoppedFor;

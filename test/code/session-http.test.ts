@@ -6,6 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, serve, type Served } from '../hosts/helpers.js';
 
@@ -22,11 +24,28 @@ describe('a data session over HTTP with shed_run_python', () => {
     fs.rmSync(s.base, { recursive: true, force: true });
   });
 
-  it('offers shed_run_python in its OpenAPI document once allowed', async () => {
+  it('offers shed_run_python once allowed (OpenAPI, MCP), and shed_run_shell, still off, nowhere', async () => {
     const doc = await json(await fetch(`${s.url}/openapi.json`));
     const ops = Object.values(doc.paths as Record<string, { post: { operationId: string } }>).map((p) => p.post.operationId);
     expect(ops).toContain('shed_run_python');
     expect(ops).not.toContain('shed_run_shell');
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers } }));
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      expect(tools).toContain('shed_run_python');
+      expect(tools).not.toContain('shed_run_shell');
+    } finally {
+      await client.close();
+    }
+    const off = await call('shed_run_shell', { zone: 'storage', script: 'ls' });
+    expect(off.error.code).toBe('FUNCTION_DISABLED');
+    // The default deployment's specs hold neither: tools.json, and the Open WebUI tool file's methods
+    // (its valves forward allow_python and allow_shell to a server).
+    expect(fs.readFileSync(path.resolve('dist/tools.json'), 'utf8')).not.toMatch(/shed_run_(python|shell)/);
+    const toolFile = fs.readFileSync(path.resolve('dist/fileshed_openwebui.py'), 'utf8');
+    expect(toolFile).toMatch(/def shed_exec\(/);
+    expect(toolFile).not.toMatch(/def shed_run_(python|shell)\(/);
   });
 
   it('upload → pandas clean + chart in Documents → one commit → link → PNG over HTTP', async () => {

@@ -93,6 +93,17 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(notPy.success).toBe(false);
   });
 
+  it('stdout_file saves the output in the zone (listed in files_changed); max_output cuts what is shown and says so', async () => {
+    s = makeShed({ sandbox: mode, ...ON });
+    const saved = ran(await s.call('shed_run_python', { zone: 'storage', code: 'for i in range(3): print(i)', stdout_file: 'out/numbers.txt' }));
+    expect(fs.readFileSync(s.zonePath('storage', 'out/numbers.txt'), 'utf8')).toBe('0\n1\n2\n');
+    expect(saved.files_changed).toEqual(['out/numbers.txt']);
+    const cut = ran(await s.call('shed_run_python', { zone: 'storage', code: 'print("x" * 5000)', max_output: 100 }));
+    expect(cut.truncated).toBe(true);
+    expect(cut.stdout.length).toBeLessThan(1000);
+    expect(cut.stdout).toMatch(/stdout_file|head|tail/);
+  });
+
   it('a SyntaxError and a traceback come back as stderr, and the message names the error and its line', async () => {
     s = makeShed({ sandbox: mode, ...ON });
     const syntax = ok(await s.call('shed_run_python', { zone: 'storage', code: 'x = 1\nif x\n    print(x)\n' }));

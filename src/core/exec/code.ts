@@ -181,18 +181,19 @@ export interface ChangedFiles {
  * to other calls. `changed` [''] (the watch lost events: unknown) lists nothing.
  */
 export async function changedFiles(root: string, changed: readonly string[], limit = 200): Promise<ChangedFiles> {
-  const files: string[] = [];
+  // A path may come twice: itself, and inside a new folder that is listed.
+  const found = new Set<string>();
   const slice = new TimeSlice();
   const todo = [...changed];
   while (todo.length > 0) {
     await slice.tick();
-    if (files.length >= limit) return { files: files.sort(), complete: false };
+    if (found.size >= limit) return { files: [...found].sort(), complete: false };
     const rel = todo.shift()!;
-    if (rel === '') return { files: files.sort(), complete: false };
+    if (rel === '') return { files: [...found].sort(), complete: false };
     const st = fs.lstatSync(path.join(root, rel), { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (!st.isDirectory()) {
-      files.push(rel);
+      found.add(rel);
       continue;
     }
     try {
@@ -201,5 +202,5 @@ export async function changedFiles(root: string, changed: readonly string[], lim
       // removed or replaced meanwhile
     }
   }
-  return { files: files.sort(), complete: true };
+  return { files: [...found].sort(), complete: true };
 }

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { groupShed, read } from '../groups/setup.js';
 import { makeShed } from '../helpers/shed.js';
 import { makeArena, SECRET, type Arena } from './exec-harness.js';
 
@@ -336,4 +337,25 @@ attempt("tmp-elf", tmp_elf)
     expect(usage.success).toBe(true);
     expect(fs.readdirSync(x.zone).filter((n) => n.endsWith('.bin')).reduce((n, f) => n + fs.statSync(path.join(x.zone, f)).size, 0)).toBeLessThanOrEqual(50 * 1024 * 1024);
   }, 600_000);
+});
+
+describe.each(KERNEL_MODES)('%s mode: group spaces', (mode) => {
+  it("another owner's group files: neither Python nor the shell changes, replaces or removes them", async () => {
+    const g = await groupShed({ sandbox: mode, ...ON });
+    try {
+      const team = { zone: 'group', group: 'team' };
+      for (const [file, fileMode] of [['ro.txt', 'owner_ro'], ['mine.txt', 'owner']]) {
+        expect((await g.call('shed_create_file', { ...team, path: file, content: `alice ${file}\n`, mode: fileMode })).success).toBe(true);
+      }
+      const targets = ['ro.txt', 'mine.txt'];
+      const py = await g.call('shed_run_python', { ...team, code: tryEach(targets, 'open(t, "a").write("bob")') + tryEach(targets, 'os.rename(t, t + ".moved")') + tryEach(targets, 'os.unlink(t)') + tryEach(targets, 'os.truncate(t, 0)') }, { user: 'bob' });
+      expect(py.success, JSON.stringify(py)).toBe(true);
+      const shell = await g.call('shed_run_shell', { ...team, script: 'echo bob >> ro.txt; echo bob > mine.txt; mv ro.txt gone.txt; rm -f mine.txt; cp /dev/null ro.txt; touch -d 2000-01-01 ro.txt' }, { user: 'bob' });
+      expect(shell.success, JSON.stringify(shell)).toBe(true);
+      expect(read(g.groupPath('ro.txt'))).toBe('alice ro.txt\n');
+      expect(read(g.groupPath('mine.txt'))).toBe('alice mine.txt\n');
+    } finally {
+      g.cleanup();
+    }
+  });
 });

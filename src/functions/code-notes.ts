@@ -55,6 +55,9 @@ export function scriptNotes(run: ScriptRun, python: PythonReport | undefined): s
       const have = python === undefined ? [] : Object.entries(python.packages).map(([name, v]) => (v ? `${name} ${v}` : name));
       notes.push(`The module '${missing}' is not installed on this server${have.length > 0 ? `; these are: ${have.join(', ')} (and the standard library)` : ''}. Nothing can be installed from code: an admin would add it to the server.`);
     }
+    if (/SemLock|multiprocessing[/\\].*\n(.*\n)*.*PermissionError|shared_memory/.test(stderr)) {
+      notes.push('Process pools (multiprocessing, ProcessPoolExecutor) need shared memory (/dev/shm), which code may not use: work in one process, or use threads (concurrent.futures.ThreadPoolExecutor, multiprocessing.dummy).');
+    }
     if (/subprocess|os\.exec|os\.posix_spawn|os\.spawn|ctypes/.test(stderr) && /Permission denied|\[Errno 13\]/.test(stderr) && !NETWORK_CONTEXT.test(stderr)) {
       notes.push("Code may start no other program (only Python itself): use Python's own modules (shutil, zipfile, csv, json ...), or shed_exec for a whitelisted command.");
     }

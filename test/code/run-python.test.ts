@@ -151,6 +151,17 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(r.message).toContain('may start no other program');
   });
 
+  it('the data stack works (numpy, an xlsx through openpyxl and pandas, a chart); a process pool is refused and the message says what works', async () => {
+    s = makeShed({ sandbox: mode, ...ON });
+    const code = 'import numpy as np, openpyxl, pandas as pd, matplotlib.pyplot as plt\nwb = openpyxl.Workbook(); wb.active.append(["a", "b"]); wb.active.append([1, 2]); wb.save("t.xlsx")\nprint(pd.read_excel("t.xlsx").to_dict("records"), int(np.arange(5).sum()))\nplt.plot([1, 2]); plt.savefig("p.png")\n';
+    const d = ran(await s.call('shed_run_python', { zone: 'storage', code }));
+    expect(d.stdout).toBe("[{'a': 1, 'b': 2}] 10\n");
+    expect(d.files_changed).toEqual(['p.png', 't.xlsx']);
+    const pool = await s.call('shed_run_python', { zone: 'storage', code: 'import multiprocessing as mp\nwith mp.Pool(2) as p:\n    print(p.map(abs, [-1]))\n' });
+    expect(ok(pool).returncode).toBe(1);
+    expect(pool.message).toContain('ThreadPoolExecutor');
+  });
+
   it('no network unless network_mode is "all" ("safe" counts as off), and the message names the valve', async () => {
     const server = net.createServer((c) => c.end('hello from the host\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

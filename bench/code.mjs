@@ -11,12 +11,16 @@
 // the commands' lower priority (nice 10 in a scheduling group of their own, src/core/exec/priority.ts),
 // which on a busy machine alone slows CPU-bound work: b) and c) are also measured against the anchor
 // at that priority (its own session and scheduling group at nice 10, the process at nice 10).
+// In bwrap mode a) and c) are also measured against a bare `bwrap <the same sandbox arguments> --`
+// of the same program (arguments from src/core/exec/bwrap.ts, bundled by esbuild, as bench/exec.mjs
+// does): what the sandbox itself costs beside what Fileshed adds.
 // Targets: a) 1.3x, b) 1.1x, c) 1.5x. Temp folders are removed.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { median, printTable, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,6 +86,9 @@ function writeRows(file) {
 const bundle = path.join(root, 'dist', 'fileshed.mjs');
 if (!fs.existsSync(bundle)) throw new Error('dist/fileshed.mjs is missing: run `node build.mjs` first');
 const { Tools } = await import(pathToFileURL(bundle).href);
+const sandboxFile = path.join(work, 'sandbox.mjs');
+await build({ entryPoints: [path.join(root, 'src/core/exec/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
+const { bwrapArgs } = await import(pathToFileURL(sandboxFile).href);
 
 const rows = [];
 try {
@@ -113,6 +120,11 @@ try {
       rows.push({ scenario: `${scenario} (${mode})`, ours: `${m.ours.toFixed(1)} ms`, anchor, anchorValue: `${m.anchor.toFixed(1)} ms`, ratio: `${ratio.toFixed(2)}x`, target: `<= ${target}x`, result: ratio <= target ? 'ok' : 'MISSED' });
     };
     row('shed_run_python pass', pass, 'python3 -c pass', 1.3);
+    if (mode === 'bwrap') {
+      const sandboxed = (...argv) => bare('bwrap', [...bwrapArgs({ zoneRoot: fs.realpathSync(zone), readonly: false, network: false }), '--', ...argv], '/');
+      row('shed_run_python pass', await measure(RUNS.pass, () => call('shed_run_python', { zone: 'storage', code: 'pass' }), () => sandboxed(PYTHON, '-c', 'pass')), 'bwrap … python3 -c pass', 1.3);
+      row('shed_run_shell cat|grep|wc', await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => sandboxed('/bin/sh', '-c', PIPELINE)), 'bwrap … sh -c (same)', 1.5);
+    }
     row(`pandas read_csv+groupby ${ROWS.toLocaleString('en')} rows`, pandas, 'python3 script.py', 1.1);
     row(`pandas read_csv+groupby ${ROWS.toLocaleString('en')} rows`, pandasNiced, `python3 script.py at nice ${NICE}`, 1.1);
     row('shed_run_shell cat|grep|wc', shell, 'sh -c (same)', 1.5);

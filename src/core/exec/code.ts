@@ -104,7 +104,7 @@ function requirePython(valves: Valves): string {
 }
 
 /** The interpreter, its arguments, executables and environment for `s`, or the refusal that says what is missing. */
-export function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, sandbox: SandboxStatus): ScriptPlan {
+export async function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, sandbox: SandboxStatus): Promise<ScriptPlan> {
   const fn = s.kind === 'python' ? 'shed_run_python' : 'shed_run_shell';
   requireKernelWall(fn, sandbox);
   const network = valves.network_mode === 'all';
@@ -128,7 +128,7 @@ export function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, 
     cmd: 'sh',
     program: sh,
     policy: scriptPolicy([], network),
-    executables: shellExecutables(sh, readonly, network),
+    executables: await shellExecutables(sh, readonly, network),
     // git run by the script reads no system or global configuration, as a command's git.
     run: { ...(file ? { file: { ...file, argAt: 0 } } : {}), env: GIT_ENVIRONMENT },
   };
@@ -139,28 +139,38 @@ function scriptPolicy(argv: string[], network: boolean): Policy {
   return { argv, args: argv, expanded: [], sweepBefore: false, sweepAfter: true, network, options: [] };
 }
 
-const shellCache = new Map<string, readonly string[]>();
+const shellCache = new Map<string, Promise<readonly string[]>>();
 
 /**
  * What a shell script may execute: sh, and each whitelisted program of the zone (read-only list in
  * Uploads) with its chain (executables.ts), left out when that chain holds another interpreter.
+ * Worked out once per process and kind of zone (about 25 ms the first time: it yields meanwhile).
  */
-export function shellExecutables(sh: string, readonly: boolean, network: boolean): readonly string[] {
+export function shellExecutables(sh: string, readonly: boolean, network: boolean): Promise<readonly string[]> {
   const key = `${sh}\0${readonly}\0${network}`;
-  const hit = shellCache.get(key);
-  if (hit !== undefined) return hit;
+  let list = shellCache.get(key);
+  if (list === undefined) {
+    list = collectShellExecutables(sh, readonly, network);
+    shellCache.set(key, list);
+    // A failure is not the answer for the rest of the process.
+    list.catch(() => shellCache.delete(key));
+  }
+  return list;
+}
+
+async function collectShellExecutables(sh: string, readonly: boolean, network: boolean): Promise<readonly string[]> {
+  const slice = new TimeSlice();
   const shell = new Set(executablesFor('sh', sh));
   const out = new Set(shell);
   for (const name of [...(readonly ? READONLY_COMMANDS : READWRITE_COMMANDS), ...(network ? DOWNLOADERS : [])]) {
+    await slice.tick();
     const program = findProgram(name);
     if (program === undefined) continue;
     const chain = executablesFor(name, program);
     if (chain.some((p) => !shell.has(p) && isInterpreter(p))) continue;
     for (const p of chain) out.add(p);
   }
-  const list = [...out];
-  shellCache.set(key, list);
-  return list;
+  return [...out];
 }
 
 /** A shell, interpreter or program starter of the blacklist (python3.11 → python, perl5.36 → perl). */

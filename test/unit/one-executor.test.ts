@@ -2,7 +2,9 @@
  * Every command goes through the one executor (src/core/exec/execute.ts): no other source file
  * starts a process, calls the runner, or applies the argument policy by itself (which is how a
  * function once ran commands without the per-call quota watch). The sandbox probe is the one other
- * caller of the runner: it runs `true`, `cat` and a Landlock ABI question once per process.
+ * caller of the runner: it runs `true`, `cat` and a Landlock ABI question once per process; so is
+ * the Python probe, which runs the admin's python_command on its own fixed code (the version and
+ * which packages import) once per process, confined like a command.
  * The runner's one process start is the fork server (forkserver.ts): one spawn of the launcher,
  * which forks every command; only the runner asks it. The one other process starter is the SQLite
  * file engine's pool, which starts this same Node binary on the plugin's own code (no program or
@@ -42,7 +44,10 @@ describe('one executor', () => {
 
   it('only the executor, the sandbox probe and the document converters call the runner', () => {
     // Value imports only: a type (RunResult, RunRequest) runs nothing.
-    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/runner\.js['"]/m)).toEqual(['core/documents/confined.ts', 'core/exec/execute.ts', 'core/exec/sandbox.ts']);
+    expect(holding(/^import (?!type )[^\n]*from ['"][^'"]*\/runner\.js['"]/m)).toEqual(['core/documents/confined.ts', 'core/exec/execute.ts', 'core/exec/python-probe.ts', 'core/exec/sandbox.ts']);
+    // The Python probe runs its own code and the probed package names, nothing from a call.
+    const probe = files.find((f) => f.rel === 'core/exec/python-probe.ts')!.text;
+    expect([...probe.matchAll(/\bargs: (\[[^\n]*\])/g)].map((m) => m[1])).toEqual(["['-s', '-B', '-c', PROBE, ...PROBED_PACKAGES]"]);
     // The converters run only the distribution's programs, named in the code, never a name from a call.
     const confined = files.find((f) => f.rel === 'core/documents/confined.ts')!.text;
     expect(confined).toMatch(/for \(const dir of \['\/usr\/bin', '\/bin'\]\)/);
@@ -55,7 +60,8 @@ describe('one executor', () => {
     expect(holding(/\bcheckCommand\(/)).toEqual(['core/exec/execute.ts', 'core/exec/policy.ts']);
   });
 
-  it('both command functions go through it', () => {
-    for (const fn of ['functions/exec.ts', 'functions/lockedit_exec.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\bexecuteCommand\(/);
+  it('the command functions and the script functions go through it', () => {
+    for (const fn of ['functions/exec.ts', 'functions/lockedit_exec.ts', 'functions/code-run.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\bexecuteCommand\(/);
+    for (const fn of ['functions/run_python.ts', 'functions/run_shell.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\brunCode\(/);
   });
 });

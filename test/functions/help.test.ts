@@ -6,12 +6,17 @@ import { makeShed, type Result } from '../helpers/shed.js';
 const TOPICS = ['download', 'csv_to_sqlite', 'upload', 'share', 'edit', 'commands', 'network', 'paths', 'large_files', 'errors', 'full'];
 
 const s = makeShed();
-afterAll(() => s.cleanup());
+// Code execution on too (off by default, and then absent: test/code), so every function is listed.
+const everything = makeShed({ allow_python: true, allow_shell: true });
+afterAll(() => {
+  s.cleanup();
+  everything.cleanup();
+});
 
 /** shed_help as a host without a user would call it. */
-async function help(args: unknown = {}): Promise<Result> {
-  const method = (s.tools as unknown as Record<string, (a: unknown) => Promise<string>>).shed_help!;
-  return JSON.parse(await method.call(s.tools, args)) as Result;
+async function help(args: unknown = {}, shed = s): Promise<Result> {
+  const method = (shed.tools as unknown as Record<string, (a: unknown) => Promise<string>>).shed_help!;
+  return JSON.parse(await method.call(shed.tools, args)) as Result;
 }
 
 const registered = new Map<string, Set<string>>(FUNCTIONS.map((f) => [f.name, new Set(Object.keys(f.params))]));
@@ -23,7 +28,7 @@ function calls(text: string): { fn: string; keys: string[] }[] {
 
 describe('shed_help quick reference', () => {
   it('works without a user and lists every registered function with its summary, by category', async () => {
-    const r = await help();
+    const r = await help({}, everything);
     expect(r.success, JSON.stringify(r.error)).toBe(true);
     const text = String(r.data!.help);
     for (const f of FUNCTIONS) expect(text, f.name).toContain(`${f.name}`);

@@ -23,7 +23,7 @@ import { storageKind } from './core/fs/kind.js';
 import { readText, writeBytes } from './core/fs/read.js';
 import { poolStats, shutdownPool } from './core/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
-import './core/work/worker.js';
+import './core/pool-worker.js';
 import { enabledFunctions, type ProfileValves } from './registry/profiles.js';
 import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
 

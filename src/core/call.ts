@@ -25,9 +25,3 @@ export interface CallScope {
   /** Opens a zone under this function's zone policy (accepted zones, read-only rules). */
   zone(name: ZoneName, group: string | undefined): Zone;
 }
-
-/** Renders a call the way tool-calling models write them: shed_read(zone="storage", path="a.txt"). */
-export function renderCall(name: string, args: Record<string, unknown>): string {
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return `${name}(${parts.join(', ')})`;
-}

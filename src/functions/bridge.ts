@@ -13,13 +13,12 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { copyInto, removeCopied, renameInto, scanTree } from '../core/bridges/copy.js';
-import { renderCall } from '../core/call.js';
+import { plural, renderCall } from '../core/text/format.js';
 import { shedError } from '../core/errors.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
 import { locate, requireNotRoot } from '../core/files/located.js';
-import { requireNamesKept } from '../core/paths/blocked-identity.js';
+import { requireNamesKept } from '../core/blocked/identity.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
-import { plural } from '../core/text/format.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';

@@ -5,7 +5,7 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
 import { plural } from '../core/text/format.js';
-import { underLock, writeChecked } from '../core/files/write.js';
+import { underLock, writeChecked } from '../core/write.js';
 import { existingFileSize } from './patch_bytes.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;

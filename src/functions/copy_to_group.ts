@@ -10,14 +10,14 @@ import { setRecord } from '../core/groups/access.js';
 import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { renderCall } from '../core/text/format.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
 import { copyInto, scanTree } from '../core/bridges/copy.js';
 import { listSliced } from '../core/fs/list.js';
 import { TimeSlice } from '../core/fs/slice.js';
 import { locate, requireNotRoot } from '../core/files/located.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
-import { requireNamesKept } from '../core/paths/blocked-identity.js';
+import { requireNamesKept } from '../core/blocked/identity.js';
 import { groupZone } from '../core/groups/zone.js';
 import { forgetEntry, guardWrite, newFileMode } from '../core/groups/enforce.js';
 

@@ -3,7 +3,7 @@ import { releaseLock, sameOwner } from '../core/locks/locks.js';
 import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
 
 export const shedLockeditCancel = defineFunction({
   name: 'shed_lockedit_cancel',

@@ -3,15 +3,14 @@ import { shedError } from '../core/errors.js';
 import { executeCommand } from '../core/exec/execute.js';
 import { capturedText } from '../core/exec/output.js';
 import { lockFile, refreshLock } from '../core/locks/locks.js';
-import { invalidateCopies, roomWithCopies } from '../core/locks/quota.js';
+import { invalidateCopies, roomWithCopies } from '../core/quota/working-copies.js';
 import { collectScratch, openScratch } from '../core/locks/scratch.js';
 import { requireSession } from '../core/locks/session.js';
 import type { Zone } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { outputLimit, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { outputLimit } from '../core/text/format.js';
-import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
 import { formatSize } from '../core/text/size.js';
 
 const MIB = 1024 * 1024;

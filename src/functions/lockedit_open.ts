@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import { atomicCopy, readRange } from '../core/fs/atomic.js';
 import { acquireLock, isEditLock, releaseLock, sameOwner, type Acquired } from '../core/locks/locks.js';
-import { ensureCopyRoom } from '../core/locks/quota.js';
+import { ensureCopyRoom } from '../core/quota/working-copies.js';
 import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { looksBinary, outputLimit, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { looksBinary, outputLimit } from '../core/text/format.js';
 import { requireFile } from '../core/files/located.js';
-import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
 import { guardWrite } from '../core/groups/enforce.js';
 
 export const shedLockeditOpen = defineFunction({

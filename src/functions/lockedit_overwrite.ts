@@ -4,10 +4,10 @@ import { atomicWrite } from '../core/fs/atomic.js';
 import { lockFile, refreshLock } from '../core/locks/locks.js';
 import { requireSession } from '../core/locks/session.js';
 import { ensureFileSize } from '../core/quota/quota.js';
-import { ensureCopyRoom } from '../core/locks/quota.js';
+import { ensureCopyRoom } from '../core/quota/working-copies.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
 
 export const shedLockeditOverwrite = defineFunction({
   name: 'shed_lockedit_overwrite',

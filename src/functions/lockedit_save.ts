@@ -8,7 +8,7 @@ import { errnoCode } from '../core/paths/resolve.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/locks/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
 import { guardWrite } from '../core/groups/enforce.js';
 import { assertFence } from '../core/locks/lease.js';
 

@@ -3,11 +3,10 @@ import { shedError, showValue } from '../core/errors.js';
 import { readBytes } from '../core/fs/read.js';
 import { formatSize } from '../core/text/size.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { plural, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
-import { underLock, writeChecked } from '../core/files/write.js';
+import { underLock, writeChecked } from '../core/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 const EXAMPLE = { zone: 'storage', path: 'image.png', content: '89504e470d0a1a0a', content_format: 'hex', overwrite: true };

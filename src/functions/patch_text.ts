@@ -9,7 +9,7 @@ import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
 import { locate, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
 import { looksBinary } from '../core/text/format.js';
-import { underLock, writeChecked } from '../core/files/write.js';
+import { underLock, writeChecked } from '../core/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 

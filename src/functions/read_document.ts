@@ -8,9 +8,8 @@ import { shedError } from '../core/errors.js';
 import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/documents/index.js';
 import type { ZonedPath } from '../core/files/located.js';
 import { formatSize } from '../core/text/size.js';
-import { plural } from '../core/text/format.js';
+import { plural, renderCall } from '../core/text/format.js';
 import { type CallContext, type HandlerResult } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
 
 const LABELS: Record<string, string> = {
   pdf: 'PDF document',

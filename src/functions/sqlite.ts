@@ -11,10 +11,9 @@ import { scopeTotal } from '../core/quota/quota.js';
 import { formatSize } from '../core/text/size.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { outputLimit, plural, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
-import { outputLimit, plural } from '../core/text/format.js';
 import { guardWrite, recordCreated } from '../core/groups/enforce.js';
 
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

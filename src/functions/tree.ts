@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { shedError, showValue } from '../core/errors.js';
 import { TEMP_SUFFIX } from '../core/fs/atomic.js';
-import { blockedPattern } from '../core/paths/blocked.js';
+import { blockedPattern } from '../core/blocked/rules.js';
 import { isInside } from '../core/paths/resolve.js';
 import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';

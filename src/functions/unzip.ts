@@ -1,4 +1,4 @@
-import { blockedPattern, blockReason } from '../core/paths/blocked.js';
+import { blockedPattern, blockReason } from '../core/blocked/rules.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -13,10 +13,9 @@ import { ensureQuota } from '../core/quota/quota.js';
 import { formatSize } from '../core/text/size.js';
 import { openZone, ZONE_NAMES, type Zone, type ZoneName } from '../core/zones/zones.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { plural, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, requireFile, shownPath, type ZonedPath } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
 
 const DEST_ZONES: readonly ZoneName[] = ['storage', 'documents'];
 const SRC_ZONES: readonly ZoneName[] = ['uploads', 'storage', 'documents'];

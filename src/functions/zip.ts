@@ -7,12 +7,11 @@ import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { scopeTotal } from '../core/quota/quota.js';
 import { formatSize } from '../core/text/size.js';
 import type { ZoneName } from '../core/zones/zones.js';
-import { blockedState } from '../core/paths/blocked-identity.js';
+import { blockedState } from '../core/blocked/identity.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/call.js';
+import { plural, renderCall } from '../core/text/format.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents'];
 const MIB = 1024 * 1024;

@@ -7,7 +7,7 @@
  */
 import { shedError } from '../core/errors.js';
 import { type FunctionDef } from './define.js';
-import { renderCall } from '../core/call.js';
+import { renderCall } from '../core/text/format.js';
 
 /** Real calls nest 2-3 levels (an object of lists); host metadata a few more. */
 export const MAX_ARG_DEPTH = 32;

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { shedError, showValue, type ShedError } from '../core/errors.js';
 import { type FunctionDef } from './define.js';
-import { renderCall } from '../core/call.js';
+import { renderCall } from '../core/text/format.js';
 import { editDistance } from '../core/text/distance.js';
 import { NUMBER_AS_TEXT } from './params.js';
 

@@ -26,7 +26,7 @@ import { readAttachedFiles, type EventEmitter, type HostBridge } from '../core/h
 import { parseArgs } from './args.js';
 import { guardRawArgs } from './arg-guard.js';
 import { mutatesCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
-import { renderCall } from '../core/call.js';
+import { renderCall } from '../core/text/format.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 

@@ -22,6 +22,9 @@ afterAll(() => {
 /** Sleep durations this test process alone uses, so another run of this file on the machine is not mistaken for a leftover. */
 const SLEEP_A = String(100_000 + (process.pid % 100_000) * 2);
 const SLEEP_B = String(100_001 + (process.pid % 100_000) * 2);
+/** Arguments only this test process uses, for the same reason (other suites run yes and tail -f too). */
+const FLOOD = `flood-${process.pid}`;
+const LOG = `log-${process.pid}.txt`;
 
 /** Command lines of every process on the machine (the sandbox's PID namespace is visible from here). */
 function processArgs(): string {
@@ -104,7 +107,7 @@ describe.each(MODES)('%s mode', (mode) => {
       let ticks = 0;
       const timer = setInterval(() => ticks++, 20);
       const started = Date.now();
-      const r = await a.exec({ zone: 'storage', cmd: 'yes', args: ['flood'], timeout: 20 });
+      const r = await a.exec({ zone: 'storage', cmd: 'yes', args: [FLOOD], timeout: 20 });
       clearInterval(timer);
       const d = expectOk(r);
       expect(Date.now() - started).toBeLessThan(15_000);
@@ -114,7 +117,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(d.stdout).toContain('TRUNCATED');
       expect(d.returncode).not.toBe(0);
       expect(ticks).toBeGreaterThan(0); // the event loop was never blocked
-      expect(processArgs()).not.toMatch(/^yes flood$/m);
+      expect(processArgs()).not.toContain(`yes ${FLOOD}`);
     });
 
     it('endless output into stdout_file stops at the quota (1 MiB) and the call returns', async () => {
@@ -188,11 +191,11 @@ describe.each(MODES)('%s mode', (mode) => {
 
     it('tail -f never ends on its own: stopped by the timeout', async () => {
       a = makeArena(mode);
-      a.put('log.txt', 'line\n');
-      const r = await a.exec({ zone: 'storage', cmd: 'tail', args: ['-f', 'log.txt'], timeout: 1 });
+      a.put(LOG, 'line\n');
+      const r = await a.exec({ zone: 'storage', cmd: 'tail', args: ['-f', LOG], timeout: 1 });
       expectRefused(r, 'TIMEOUT');
       expect(r.error?.details?.partial_stdout).toBe('line\n');
-      expect(processArgs()).not.toMatch(/tail -f log\.txt/);
+      expect(processArgs()).not.toContain(`tail -f ${LOG}`);
     });
 
     it('max_output=0 is the admin ceiling, not unlimited memory', async () => {

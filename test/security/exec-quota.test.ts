@@ -156,7 +156,7 @@ describe.each(MODES)('sandbox %s', (mode) => {
     const s = nearQuota ? shed('storage').s : makeShed({ sandbox: mode });
     try {
       // A distinctive duration finds the command's processes in /proc while it runs.
-      const marker = nearQuota ? '0.6731' : '0.6732';
+      const marker = `${nearQuota ? '0.6731' : '0.6732'}${String(process.pid).padStart(7, '0')}`; // this process's alone
       const pending = s.call('shed_exec', { zone: 'storage', cmd: 'sleep', args: [marker] });
       await new Promise((r) => setTimeout(r, 300));
       const nices = nicesOf(marker);

@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { blockRules } from '../../src/core/paths/blocked.js';
-import { findBlocked } from '../../src/core/paths/blocked.js';
+import { blockRules } from '../../src/core/blocked/rules.js';
+import { findBlocked } from '../../src/core/blocked/rules.js';
 import { recoverStorage } from '../../src/core/recovery/recover.js';
 import { openStash, itemPath } from '../../src/core/exec/stash.js';
 import { guardGroupFiles } from '../../src/core/exec/guard-group.js';
@@ -173,7 +173,7 @@ describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while it
   afterEach(() => s.cleanup());
 
   it.each(['landlock', 'validated'])('%s: the blocked entries are aside; the next call takes the space over and puts them back', async (mode) => {
-    const marker = mode === 'landlock' ? '19.5131' : '19.5132';
+    const marker = `${mode === 'landlock' ? '19.5131' : '19.5132'}${String(process.pid).padStart(7, '0')}`; // this process's alone
     const cli = (args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify(args), '--base', s.base, '--user', 'alice', '--valve', `sandbox=${mode}`, '--valve', `blocked_patterns=${PATTERNS}`];
     const child = spawn(process.execPath, cli({ zone: 'storage', cmd: 'sleep', args: [marker] }), { stdio: 'ignore' });
     try {
@@ -198,7 +198,7 @@ describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while it
     try {
       const g = { zone: 'group', group: 'team' };
       await t.call('shed_create_file', { ...g, path: 'own.txt', content: 'ALICE\n', mode: 'owner' });
-      const marker = '19.5133';
+      const marker = `19.5133${String(process.pid).padStart(7, '0')}`;
       const cli = (user: string, args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify({ ...g, ...(args as object) }), '--base', t.base, '--user', user, '--valve', 'sandbox=landlock'];
       const child = spawn(process.execPath, cli('bob', { cmd: 'sleep', args: [marker] }), { stdio: 'ignore' });
       try {

@@ -1,7 +1,8 @@
 /**
  * The layers point down: hosts → the plugin's entry (index.ts, host-api.ts, tools.ts) → functions →
  * registry → core. Every relative import of every source file is resolved and judged by the layer of
- * the file it names; an import that climbs fails here with the file and the line.
+ * the file it names; an import that climbs fails here with the file and the line. Inside the core,
+ * two areas (a folder of core/, or a file directly in it) never import each other: one sits below.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,7 +42,28 @@ function imports(file: string): { spec: string; line: number }[] {
   return out;
 }
 
+/** Every relative import of every source file: importer and imported, relative to src/. */
+function importPairs(): { from: string; target: string; line: number }[] {
+  return sources(SRC).flatMap((file) => {
+    const from = path.relative(SRC, file).split(path.sep).join('/');
+    return imports(file).map(({ spec, line }) => ({ from, line, target: path.relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts'))).split(path.sep).join('/') }));
+  });
+}
+
+/** The core's areas: core/exec/..., core/call.ts → exec, call.ts. */
+const coreArea = (rel: string) => rel.split('/')[1]!;
+
 describe('the layers point down', () => {
+  it('no two areas of the core import each other', () => {
+    const between = new Map<string, string>();
+    for (const { from, target, line } of importPairs()) {
+      if (!from.startsWith('core/') || !target.startsWith('core/') || coreArea(from) === coreArea(target)) continue;
+      between.set(`${coreArea(from)} -> ${coreArea(target)}`, `src/${from}:${line} imports src/${target}`);
+    }
+    const both = [...between].filter(([edge]) => between.has(edge.split(' -> ').reverse().join(' -> '))).map(([, where]) => where);
+    expect(both).toEqual([]);
+  });
+
   it('no source file imports a file of a higher layer', () => {
     const climbs: string[] = [];
     for (const file of sources(SRC)) {

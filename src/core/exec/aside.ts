@@ -4,7 +4,7 @@
  * (hide-blocked.ts), group files the caller may not change become read-only and are checked
  * afterwards (guard-group.ts). Hidden entries still count toward the quota while the command runs.
  */
-import type { BlockedEntries } from '../paths/blocked.js';
+import type { BlockedEntries } from '../blocked/rules.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { scopeHome } from '../locks/state-dir.js';
 import type { Zone } from '../zones/zones.js';

@@ -19,7 +19,7 @@ import { putBack, type MovedAside } from '../fs/put-back.js';
 import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { errnoCode } from '../paths/resolve.js';
-import { blockedPattern, type BlockedEntries, type BlockRules } from '../paths/blocked.js';
+import { blockedPattern, type BlockedEntries, type BlockRules } from '../blocked/rules.js';
 import { closeStash, itemPath, openStash, safeRel, type Stash } from './stash.js';
 
 export interface HiddenEntry {

@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { blockedError, blockedPattern, blockReason, type BlockedEntries, type BlockRules } from '../paths/blocked.js';
-import { blockedState, identityKey, type BlockedState, type Identities } from '../paths/blocked-identity.js';
+import { blockedError, blockedPattern, blockReason, type BlockedEntries, type BlockRules } from '../blocked/rules.js';
+import { blockedState, identityKey, type BlockedState, type Identities } from '../blocked/identity.js';
 import { walkInside } from '../paths/walk.js';
 import type { Zone } from '../zones/zones.js';
 

@@ -7,7 +7,15 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readBytes } from './read.js';
-import { assertFence } from '../locks/lease.js';
+
+/**
+ * Checked before each rename that publishes a write. The locks set it (locks/lease.ts): a call
+ * whose lease on its space ended (another host took over) must not publish what it wrote.
+ */
+let assertFence: () => void = () => undefined;
+export function checkBeforePublishing(check: () => void): void {
+  assertFence = check;
+}
 
 /** Suffix of temp files, so tree listings and quotas can recognise leftovers of a crash. */
 export const TEMP_SUFFIX = '.shedtmp';
@@ -47,7 +55,7 @@ export function openAtomic(abs: string, mode?: number): AtomicFile {
       try {
         fs.fsyncSync(fd);
         close();
-        assertFence(); // a call whose lock ended (another host took over) must not publish this
+        assertFence();
         fs.renameSync(tmp, abs);
       } catch (err) {
         this.abort();

@@ -9,12 +9,21 @@ import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords
 import { OWNERSHIP_MODES, type OwnershipMode } from './accessdb.js';
 import { shedError } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
-import type { CallScope } from '../call.js';
+import type { Identity } from '../identity.js';
+import type { Valves } from '../valves.js';
 import type { ZonedPath } from '../files/located.js';
 import { diskRel } from '../files/entries.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { listSliced } from '../fs/list.js';
 import { TimeSlice } from '../fs/slice.js';
+
+/** What ownership rules need of a call (the core's CallScope has it all). */
+export interface Writer {
+  user: Identity;
+  valves: Valves;
+  /** The call's arguments: a new file's `mode` comes from here. */
+  args: Readonly<Record<string, unknown>>;
+}
 
 export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNER_ONLY' | 'FILE_READ_ONLY', action: string): Error {
   const shown = `${zone.label}/${rec.path}`;
@@ -29,7 +38,7 @@ export function deniedError(zone: Zone, rec: OwnershipRecord, reason: 'FILE_OWNE
 }
 
 /** Refuses when the caller may not change the entry (a folder: any file below it). */
-export async function guardWrite(ctx: CallScope, p: ZonedPath, action = 'modify'): Promise<void> {
+export async function guardWrite(ctx: Writer, p: ZonedPath, action = 'modify'): Promise<void> {
   if (p.zone.group === undefined) return;
   await guardDiskPath(ctx.user.id, p.zone, diskRel(p), action);
 }
@@ -50,7 +59,7 @@ export async function guardDiskPath(userId: string, zone: Zone, rel: string, act
 }
 
 /** Files written by a writer that is not a path parameter (git restore): those without a record become the caller's. */
-export async function recordWritten(ctx: CallScope, zone: Zone, rels: readonly string[]): Promise<void> {
+export async function recordWritten(ctx: Writer, zone: Zone, rels: readonly string[]): Promise<void> {
   const g = zone.group;
   if (g === undefined) return;
   for (const rel of rels) {
@@ -59,12 +68,12 @@ export async function recordWritten(ctx: CallScope, zone: Zone, rels: readonly s
 }
 
 /** The mode of a file the caller creates: the call's `mode`, else the admin default. */
-export function newFileMode(ctx: CallScope): OwnershipMode {
+export function newFileMode(ctx: Writer): OwnershipMode {
   const m = ctx.args.mode;
   return typeof m === 'string' && (OWNERSHIP_MODES as readonly string[]).includes(m) ? (m as OwnershipMode) : ctx.valves.group_default_mode;
 }
 
-export async function recordCreated(ctx: CallScope, p: ZonedPath, mode = newFileMode(ctx)): Promise<void> {
+export async function recordCreated(ctx: Writer, p: ZonedPath, mode = newFileMode(ctx)): Promise<void> {
   const g = p.zone.group;
   if (g !== undefined) await setRecord(g.base, g.id, diskRel(p), ctx.user.id, mode);
 }
@@ -81,7 +90,7 @@ export async function moveEntry(zone: Zone, from: string, to: string): Promise<v
  * Files of a group zone the caller may not change (existing regular files only), zone-relative.
  * A group holds as many records and files as its members make: every loop yields within a slice.
  */
-export async function lockedFiles(ctx: CallScope, zone: Zone): Promise<OwnershipRecord[]> {
+export async function lockedFiles(ctx: Writer, zone: Zone): Promise<OwnershipRecord[]> {
   const g = zone.group;
   if (g === undefined) return [];
   const slice = new TimeSlice();

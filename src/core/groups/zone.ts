@@ -3,11 +3,12 @@
  * opening its space.
  */
 import { resolveGroup } from './access.js';
-import type { GroupInfo } from './directory.js';
 import { openGroupZone, type Zone } from '../zones/zones.js';
-import type { CallScope } from '../call.js';
+import type { Identity } from '../identity.js';
+import type { Valves } from '../valves.js';
+import type { GroupDirectory, GroupInfo } from './directory.js';
 
-export async function groupZone(ctx: CallScope, raw: string | undefined): Promise<{ group: GroupInfo; zone: Zone }> {
+export async function groupZone(ctx: { fn: string; user: Identity; valves: Valves; groups(): GroupDirectory }, raw: string | undefined): Promise<{ group: GroupInfo; zone: Zone }> {
   const group = await resolveGroup(ctx.groups(), raw, ctx.user, ctx.fn);
   return { group, zone: openGroupZone(ctx.valves, group) };
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { GroupDirectory } from '../groups/directory.js';
 import { standaloneDirectory } from '../groups/directory.js';
 import { walkEntriesSliced } from '../fs/walk.js';
-import { BlockJudge, blockedPattern } from '../paths/blocked.js';
+import { BlockJudge, blockedPattern } from '../blocked/rules.js';
 import { readAccess } from '../groups/accessdb.js';
 import { loadKeys } from './secret.js';
 import { linkRow, type LinkRecord } from './store.js';

@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { checkBeforePublishing } from '../fs/atomic.js';
 import { readAllFd } from '../fs/read.js';
 
 export interface Lease {
@@ -122,6 +123,8 @@ function lockName(lockPath: string, base: string): string {
 export function assertFence(): void {
   for (const { lease } of held.getStore() ?? []) if (!lease.held()) throw lostError();
 }
+
+checkBeforePublishing(assertFence);
 
 /**
  * Before a commit: asks the store that every lease of this call is still held (and renews it: a

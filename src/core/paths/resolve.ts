@@ -15,8 +15,8 @@ import { shedError, showValue } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
 import { walkInside } from './walk.js';
 import { DirCursor } from '../fs/dircursor.js';
-import { requireNotBlocked } from './blocked.js';
-import { hasDotGitComponent } from '../vcs/names.js';
+import { requireNotBlocked } from '../blocked/rules.js';
+import { hasDotGitComponent } from './dot-git.js';
 
 export type Intent = 'read' | 'write' | 'delete';
 

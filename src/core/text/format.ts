@@ -1,11 +1,18 @@
 /**
- * Small text helpers shared by the functions: counted nouns, binary sniffing, output limits.
+ * Small text helpers shared by the functions: calls as models write them, counted nouns, binary
+ * sniffing, output limits.
  */
 import { shedError, showValue } from '../errors.js';
-import type { CallScope } from '../call.js';
+import type { Valves } from '../valves.js';
+
+/** Renders a call the way tool-calling models write them: shed_read(zone="storage", path="a.txt"). */
+export function renderCall(name: string, args: Record<string, unknown>): string {
+  const parts = Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return `${name}(${parts.join(', ')})`;
+}
 
 /** Effective character limit: none given → default valve; 0 → absolute ceiling; else capped. */
-export function outputLimit(ctx: CallScope, requested: number | undefined): number {
+export function outputLimit(ctx: { valves: Valves }, requested: number | undefined): number {
   const { max_output_default: def, max_output_absolute: abs } = ctx.valves;
   if (requested === undefined) return Math.min(def, abs);
   if (requested < 0) {

@@ -6,26 +6,13 @@
  * from the disk or the user are UTF-8 and converted at that boundary with `toKey` / `fromKey`.
  */
 import { TEMP_SUFFIX } from '../fs/atomic.js';
+import { isDotGitName } from '../paths/dot-git.js';
 
 export const toKey = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
 export const fromKey = (key: string): string => Buffer.from(key, 'latin1').toString('utf8');
 
-// Code points HFS+ ignores when comparing names: ".g\u200cit" is ".git" there, so git refuses it everywhere.
-const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
-// NTFS spellings of .git: trailing dots/spaces, alternate data streams, the 8.3 short name.
-const NTFS_DOTGIT = /^(?:\.git|git~1)[. ]*(?::.*)?$/i;
 // Leftovers of an interrupted atomicWrite: ".name.<12 hex>.shedtmp".
 const TEMP_LEFTOVER = new RegExp(`^\\..*\\.[0-9a-f]{12}${TEMP_SUFFIX.replace('.', '\\.')}$`);
-
-/** True for every spelling of `.git` that git refuses in a tree (`git fsck`: hasDotgit), on any system. */
-function isDotGitName(name: string): boolean {
-  return name.replace(HFS_IGNORABLE, '').toLowerCase() === '.git' || NTFS_DOTGIT.test(name);
-}
-
-/** True when some component of a zone-relative path is a spelling of `.git`. */
-export function hasDotGitComponent(rel: string): boolean {
-  return rel !== '' && rel.split('/').some(isDotGitName);
-}
 
 /**
  * False for names that never enter the history: every spelling of `.git` (at any depth; `git fsck`

@@ -14,7 +14,7 @@
  *   job ends as QUERY_TIMEOUT (or the caller's own error). A runner that dies (of its memory cap, or
  *   killed) ends its job as RESOURCE_LIMIT or INTERNAL_ERROR; its slot is refilled by the next job.
  * - The worker code is this very module: the plugin is one bundle file, so a worker is started on
- *   `import.meta.url` with a marker in workerData, and `./worker.ts` (imported by the bundle's entry)
+ *   `import.meta.url` with a marker in workerData, and `../pool-worker.ts` (imported by the bundle's entry)
  *   notices the marker and serves jobs. Running from source (tests), the same entry is bundled once
  *   per process with esbuild into a temp file, since Node cannot start a worker on a .ts file.
  */
@@ -316,7 +316,7 @@ function revive(e: Extract<WorkerReply, { ok: false }>['error']): Error {
 
 let sourceBundle: string | undefined;
 
-/** A worker thread on this bundle (or, from source, on a bundle of worker.ts). */
+/** A worker thread on this bundle (or, from source, on a bundle of pool-worker.ts). */
 function startThread(): JobRunner {
   const worker = new Worker(workerScript(), {
     workerData: { [WORKER_MARK]: true },
@@ -380,7 +380,7 @@ export function poolStats(): PoolStats {
 function workerScript(): URL | string {
   const self = import.meta.url;
   if (!self.endsWith('.ts')) return new URL(self);
-  sourceBundle ??= bundleFromSource(path.join(path.dirname(fileURLToPath(self)), 'worker.ts'));
+  sourceBundle ??= bundleFromSource(path.join(path.dirname(fileURLToPath(self)), '..', 'pool-worker.ts'));
   return sourceBundle;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The runner side of a job pool (pool.ts), shared by worker threads (worker.ts) and the SQLite
+ * The runner side of a job pool (pool.ts), shared by worker threads (../pool-worker.ts) and the SQLite
  * child processes (core/db/node/child.ts): runs one job message and sends the replies (started,
  * throttled progress, the value or the error in a form that survives the trip).
  */

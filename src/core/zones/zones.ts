@@ -8,7 +8,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Identity } from '../identity.js';
 import type { Valves } from '../valves.js';
-import { blockRules, type BlockRules } from '../paths/blocked.js';
+import { blockRules, type BlockRules } from '../blocked/rules.js';
 
 export const ZONE_NAMES = ['uploads', 'storage', 'documents', 'group'] as const;
 export type ZoneName = (typeof ZONE_NAMES)[number];

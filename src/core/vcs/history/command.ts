@@ -6,7 +6,7 @@
 import { shedError } from '../../errors.js';
 import type { Identity } from '../../identity.js';
 import type { Zone } from '../../zones/zones.js';
-import { blockedPattern } from '../../paths/blocked.js';
+import { blockedPattern } from '../../blocked/rules.js';
 import { fromKey } from '../names.js';
 import { ensureRepo, repoFor } from '../repo.js';
 import { ok, type GitOutput } from './args.js';

@@ -5,13 +5,13 @@
  */
 import os from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { sqlJobs } from '../db/jobs.js';
-import { archiveJobs } from '../archive/jobs.js';
-import { WORKER_MARK, type JobMessage } from './pool.js';
-import { sqlEngine } from '../db/engine.js';
-import { serveJob } from './serve.js';
-import { textJobs } from '../text/jobs.js';
-import { documentJobs } from '../documents/convert.js';
+import { sqlJobs } from './db/jobs.js';
+import { archiveJobs } from './archive/jobs.js';
+import { WORKER_MARK, type JobMessage } from './work/pool.js';
+import { sqlEngine } from './db/engine.js';
+import { serveJob } from './work/serve.js';
+import { textJobs } from './text/jobs.js';
+import { documentJobs } from './documents/convert.js';
 
 /** Nice value of pool threads: below the event loop, so a heavy job cannot starve other users' calls. */
 export const WORKER_NICE = 19;

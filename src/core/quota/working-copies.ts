@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { scopeTotal } from '../quota/quota.js';
-import { invalidateTree, treeUsage } from '../quota/usage.js';
+import { scopeTotal } from './quota.js';
+import { invalidateTree, treeUsage } from './usage.js';
 import type { QuotaScope } from '../zones/zones.js';
 import { formatSize } from '../text/size.js';
 

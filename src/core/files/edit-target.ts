@@ -4,12 +4,12 @@
  * path, so an alias through a folder link locks the same file), and the calls their errors show.
  */
 import type { Intent } from '../paths/resolve.js';
-import type { LockOwner } from './locks.js';
+import type { LockOwner } from '../locks/locks.js';
 import type { Zone, ZoneName } from '../zones/zones.js';
-import type { CallScope } from '../call.js';
-import { renderCall } from '../call.js';
-import { locate, requireNotRoot, type ZonedPath } from '../files/located.js';
-import { diskRel } from '../files/entries.js';
+import type { Identity } from '../identity.js';
+import { renderCall } from '../text/format.js';
+import { locate, requireNotRoot, type ZonedPath } from './located.js';
+import { diskRel } from './entries.js';
 
 export const EDIT_ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 
@@ -30,7 +30,7 @@ export interface EditTarget {
 }
 
 /** Resolves the path of a lockedit call (never outside the resolver) and names the follow-up calls. */
-export function editTarget(ctx: CallScope, args: EditArgs, intent: Intent): EditTarget {
+export function editTarget(ctx: { user: Identity; convId: string; zone(name: ZoneName, group: string | undefined): Zone }, args: EditArgs, intent: Intent): EditTarget {
   const zone = ctx.zone(args.zone, args.group);
   const target = locate(zone, args.path, 'path', intent, args.allow_zone_in_path);
   requireNotRoot(target);

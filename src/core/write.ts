@@ -3,12 +3,12 @@
  * replace; and the lock rule every read-modify-write follows.
  */
 import nodeFs from 'node:fs';
-import { atomicWrite } from '../fs/atomic.js';
-import { ensureNotLockedByOther, withFileLock } from '../locks/locks.js';
-import { ensureFileSize, ensureQuota } from '../quota/quota.js';
-import type { CallScope } from '../call.js';
-import { guardWrite, recordCreated } from '../groups/enforce.js';
-import type { ZonedPath } from './located.js';
+import { atomicWrite } from './fs/atomic.js';
+import { ensureNotLockedByOther, withFileLock } from './locks/locks.js';
+import { ensureFileSize, ensureQuota } from './quota/quota.js';
+import type { CallScope } from './call.js';
+import { guardWrite, recordCreated } from './groups/enforce.js';
+import type { ZonedPath } from './files/located.js';
 
 /**
  * Replaces a file's content after the two write checks: the resulting size against

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { shedError, showValue } from '../errors.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { walkEntriesSliced } from '../fs/walk.js';
-import { blockedPattern, findBlocked, type BlockedEntries, type BlockRules } from './blocked.js';
+import { blockedPattern, findBlocked, type BlockedEntries, type BlockRules } from './rules.js';
 
 /** Blocked regular files by identity (`dev:ino`): where each is, and how many names it had. */
 export type Identities = Map<string, { rel: string; nlink: number }>;

@@ -10,7 +10,7 @@
  *
  * A file is judged by every name it has and by what it is: a symbolic link by where it leads (the
  * resolver), a file with several hard links by its identity (device + inode: another name of a
- * blocked file is blocked too; see blocked-identity.ts for moves, copies and commands).
+ * blocked file is blocked too; see identity.ts for moves, copies and commands).
  *
  * allowed_extensions: when set, a FILE must have one of them (folders are not affected; a new path
  * whose name has no dot may become a folder and passes). Enforced on function paths and on existing

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablesFor } from '../../src/core/exec/executables.js';
 import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
-import { run, type RunControls, type RunRequest } from '../../src/core/exec/runner.js';
+import { run } from '../../src/core/exec/runner.js';
+import type { RunControls, RunRequest } from '../../src/core/exec/run-types.js';
 import { sandboxStatus } from '../../src/core/exec/sandbox.js';
 import { MODES } from './exec-harness.js';
 

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executablesFor } from '../../src/core/exec/executables.js';
 import { archCalls } from '../../src/core/exec/launcher.js';
 import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
-import { run, type RunRequest, type RunResult } from '../../src/core/exec/runner.js';
+import { run } from '../../src/core/exec/runner.js';
+import type { RunRequest, RunResult } from '../../src/core/exec/run-types.js';
 import { sandboxStatus } from '../../src/core/exec/sandbox.js';
 import { findProgram } from '../../src/core/exec/system.js';
 

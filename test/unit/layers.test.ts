@@ -64,6 +64,25 @@ describe('the layers point down', () => {
     expect(both).toEqual([]);
   });
 
+  it('no import circle, type imports included (a file that names another sits above it)', () => {
+    const graph = new Map<string, string[]>();
+    for (const { from, target } of importPairs()) if (!target.startsWith('..')) graph.set(from, [...(graph.get(from) ?? []), target]);
+    const state = new Map<string, 'open' | 'done'>();
+    const circles: string[] = [];
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...trail, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+
   it('no source file imports a file of a higher layer', () => {
     const climbs: string[] = [];
     for (const file of sources(SRC)) {

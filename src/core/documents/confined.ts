@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { shedError, ShedError } from '../errors.js';
 import { executablesFor } from '../exec/executables.js';
-import { run, type RunResult } from '../exec/runner.js';
+import { run } from '../exec/runner.js';
+import type { RunResult } from '../exec/run-types.js';
 import { sandboxStatus } from '../exec/sandbox.js';
 import type { Valves } from '../valves.js';
 

@@ -21,7 +21,7 @@ import { lstatIfAny } from '../fs/stat.js';
 import { scopeTotal } from '../quota/quota.js';
 import { forgetTree, invalidateTree, treeUsage, watchChanges, type Prior } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
-import type { RunRequest } from './runner.js';
+import type { RunRequest } from './run-types.js';
 
 /** Where one command may write and how much: the folder it writes in, and the usage its quota counts. */
 export interface WriteScope {

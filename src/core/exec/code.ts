@@ -27,7 +27,7 @@ import { GIT_ENVIRONMENT } from './callenv.js';
 import { BLACKLIST, DOWNLOADERS, READONLY_COMMANDS, READWRITE_COMMANDS } from './commands.js';
 import { executablesFor } from './executables.js';
 import type { Policy } from './policy.js';
-import type { RunRequest } from './runner.js';
+import type { RunRequest } from './run-types.js';
 import type { SandboxStatus } from './sandbox.js';
 import { findProgram, SYSTEM_PATH } from './system.js';
 

@@ -18,7 +18,7 @@ import { commandEnvironment, type CallFolders } from './callenv.js';
 import type { LaunchSpec } from './forkserver.js';
 import { landlockRuleset } from './landlock.js';
 import { COMMAND_NICE } from './priority.js';
-import type { RunRequest } from './runner.js';
+import type { RunRequest } from './run-types.js';
 import { ARCH_CALLS, commandFilter, type ArchCalls, type FilterSpec } from './seccomp.js';
 import { findProgram } from './system.js';
 

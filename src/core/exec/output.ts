@@ -5,7 +5,7 @@
  */
 import type { Zone } from '../zones/zones.js';
 import { SANDBOX_HOME, SANDBOX_TMP, SANDBOX_ZONE } from './bwrap.js';
-import type { Captured, RunResult } from './runner.js';
+import type { Captured, RunResult } from './run-types.js';
 
 /** Disk paths as bubblewrap shows them: the zone as /zone, the call's own folders (a script's) as /tmp/home and /tmp. */
 export function scrubOutput(text: string, zone: Zone, callFolders?: RunResult['callFolders']): string {

@@ -14,7 +14,8 @@ import { shedError } from '../errors.js';
 import { writeBytes } from '../fs/read.js';
 import { executablesFor } from './executables.js';
 import { archCalls, launcherPerl } from './launcher.js';
-import { run, type RunRequest } from './runner.js';
+import { run } from './runner.js';
+import type { RunRequest } from './run-types.js';
 import { findProgram } from './system.js';
 import type { SandboxMode, SandboxSetting } from './modes.js';
 

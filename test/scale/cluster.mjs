@@ -112,7 +112,7 @@ function stopPid(proc, signal = 'SIGTERM') {
  * `mountOptions`), or 'local' (no GlusterFS). `cli` defaults to this checkout's build.
  */
 export async function startInstance({ name, base, client = 'local', mnt, mountOptions = '', logDir, flags = [], cli = CLI, health = true }) {
-  const args = [cli, 'serve', '--port', '0', '--base', base, '--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', ...(health ? ['--health-port', '0'] : []), ...flags];
+  const args = [cli, 'serve', '--port', '0', '--base', base, '--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', '--valve', 'sandbox=validated', '--allow-unconfined', ...(health ? ['--health-port', '0'] : []), ...flags];
   let proc;
   let clientLog;
   if (client === 'own') {

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { median, printTable, sized } from './lib.mjs';
+import { alternating, printTable, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PYTHON = '/usr/bin/python3';
@@ -50,25 +50,7 @@ function bare(file, args, cwd) {
   });
 }
 
-async function timed(fn) {
-  const t0 = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e6;
-}
-
-async function measure(runs, ours, anchor) {
-  for (let i = 0; i < WARMUP; i++) {
-    await ours();
-    await anchor();
-  }
-  const a = [];
-  const b = [];
-  for (let i = 0; i < runs; i++) {
-    a.push(await timed(ours));
-    b.push(await timed(anchor));
-  }
-  return { ours: median(a), anchor: median(b) };
-}
+const measure = (runs, ours, anchor) => alternating(runs, WARMUP, ours, anchor);
 
 function writeRows(file) {
   const regions = ['north', 'south', 'east', 'west'];

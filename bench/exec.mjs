@@ -30,7 +30,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { median, sized } from './lib.mjs';
+import { alternating, elapsedMs, median, sized } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.RUNS ?? sized(60, 3));
@@ -42,12 +42,6 @@ const LOAD_MS = sized(5000, 300);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-
-async function timed(fn) {
-  const t0 = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e6;
-}
 
 /** Spawns and waits, collecting stdout like the executor does. */
 function run(file, args, cwd) {
@@ -72,19 +66,8 @@ async function loadModules() {
 }
 
 async function measure(label, ours, bare) {
-  for (let i = 0; i < WARMUP; i++) {
-    await ours();
-    await bare();
-  }
-  const a = [];
-  const b = [];
-  for (let i = 0; i < RUNS; i++) {
-    a.push(await timed(ours));
-    b.push(await timed(bare));
-  }
-  const row = { label, ours: median(a), bare: median(b) };
-  row.ratio = row.ours / row.bare;
-  return row;
+  const m = await alternating(RUNS, WARMUP, ours, bare);
+  return { label, ours: m.ours, bare: m.anchor, ratio: m.ours / m.anchor };
 }
 
 /**
@@ -208,7 +191,7 @@ async function manyUsers(mode, t, bwrapArgs, meta) {
   const readLatencies = async (busy) => {
     const xs = [];
     while (!busy.done) {
-      xs.push(await timed(read));
+      xs.push(await elapsedMs(read));
       // A read may finish without leaving the microtask queue: let the event loop turn, as requests arriving over HTTP would.
       await new Promise((r) => setImmediate(r));
     }
@@ -216,7 +199,7 @@ async function manyUsers(mode, t, bwrapArgs, meta) {
   };
   log(`${USERS} users at once (${mode}), ${LOAD_MS} ms per side ...`);
   const unloaded = [];
-  for (let i = 0; i < RUNS * 2; i++) unloaded.push(await timed(read));
+  for (let i = 0; i < RUNS * 2; i++) unloaded.push(await elapsedMs(read));
   const busy = { done: false };
   const readsDuring = readLatencies(busy);
   const ours = await load(USERS, async (u) => {

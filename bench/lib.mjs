@@ -68,3 +68,28 @@ export function childPeakRss(pid) {
   }
   return out;
 }
+
+/** Milliseconds one awaited call of `fn` takes. */
+export async function elapsedMs(fn) {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/**
+ * Medians of `ours` and `anchor` run alternately (`warmup` rounds first, not counted), so a change
+ * in the machine's load falls on both alike.
+ */
+export async function alternating(runs, warmup, ours, anchor) {
+  for (let i = 0; i < warmup; i++) {
+    await ours();
+    await anchor();
+  }
+  const a = [];
+  const b = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(await elapsedMs(ours));
+    b.push(await elapsedMs(anchor));
+  }
+  return { ours: median(a), anchor: median(b) };
+}

@@ -20917,7 +20917,7 @@ function newSecret(prefix = "") {
 // src/hosts/http/admin/valves-form.ts
 var SECTIONS2 = [
   { id: "storage", title: "Storage & quotas", prefixes: ["storage_", "quota_", "max_file", "lock_", "group_"] },
-  { id: "commands", title: "Commands & sandbox", prefixes: ["sandbox", "exec_", "network_", "max_output"] },
+  { id: "commands", title: "Commands, code & sandbox", prefixes: ["sandbox", "exec_", "network_", "max_output", "allow_python", "allow_shell", "python_"] },
   { id: "sqlite", title: "SQLite", prefixes: ["sqlite_"] },
   { id: "archives", title: "Archives", prefixes: ["zip_"] },
   { id: "links", title: "Links", prefixes: ["public_url", "link_"] },

@@ -11,22 +11,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupShed, read } from '../groups/setup.js';
-import { makeShed, type Result, type Shed } from '../helpers/shed.js';
+import { makeShed, type Shed } from '../helpers/shed.js';
+import { KERNEL_MODES, ok, ran } from './helpers.js';
 
-const KERNEL_MODES = ['bwrap', 'landlock'] as const;
 const ON = { allow_python: true };
-
-function ok(r: Result): NonNullable<Result['data']> {
-  expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-  expect(r.success).toBe(true);
-  return r.data!;
-}
-
-function ran(r: Result): NonNullable<Result['data']> {
-  const d = ok(r);
-  expect(d.returncode, `${r.message}\n${d.stderr}`).toBe(0);
-  return d;
-}
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

@@ -9,22 +9,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeShed, type Result, type Shed } from '../helpers/shed.js';
+import { makeShed, type Shed } from '../helpers/shed.js';
+import { KERNEL_MODES, ok, ran } from './helpers.js';
 
-const KERNEL_MODES = ['bwrap', 'landlock'] as const;
 const ON = { allow_shell: true };
-
-function ok(r: Result): NonNullable<Result['data']> {
-  expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-  expect(r.success).toBe(true);
-  return r.data!;
-}
-
-function ran(r: Result): NonNullable<Result['data']> {
-  const d = ok(r);
-  expect(d.returncode, `${r.message}\n${d.stderr}`).toBe(0);
-  return d;
-}
 
 /** An installed program that is neither whitelisted nor an interpreter. */
 const OFF_LIST = ['id', 'hostname', 'ps', 'whoami'].find((p) => fs.existsSync(`/usr/bin/${p}`) || fs.existsSync(`/bin/${p}`))!;

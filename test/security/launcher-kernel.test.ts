@@ -329,7 +329,8 @@ describe('the fork server', () => {
     expect(settled, 'the command is still running').toBeUndefined();
     expect(withMarker(marker).length).toBeGreaterThan(0);
     const t0 = performance.now();
-    process.kill(launcherPid()!, 'SIGKILL');
+    const killed = launcherPid()!;
+    process.kill(killed, 'SIGKILL');
     const r = await running;
     expect(performance.now() - t0, "answered long before the command's own 60 s timeout").toBeLessThan(10_000);
     expect(r.stoppedFor).toBe('launcher');
@@ -337,6 +338,10 @@ describe('the fork server', () => {
     expect(r.stderr.bytes.toString()).toContain('launcher stopped');
     for (let i = 0; i < 100 && withMarker(marker).length > 0; i++) await sleep(50);
     expect(withMarker(marker)).toEqual([]);
+    // The command was answered by its supervisor, which can come before this process has seen the
+    // launcher exit: the next test's command goes to a new launcher only once it has.
+    for (let i = 0; i < 200 && launcherPid() === killed; i++) await sleep(25);
+    expect(launcherPid()).not.toBe(killed);
   });
 });
 

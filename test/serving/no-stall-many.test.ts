@@ -5,8 +5,9 @@
  * while another user's small shed_read is timed in a loop. Before, the automatic commit and the
  * quota refresh went through the folder without yielding: another user's reads waited 7-13 s and
  * one failed with ECONNRESET. The bounds asserted are generous for a loaded 2-core machine (the
- * real percentiles are in `node bench/stall-http.mjs`, rows "30000 files"): no failed read, and no
- * read waiting a second.
+ * real percentiles are in `node bench/stall-http.mjs`, rows "30000 files"): no failed read, the
+ * reader's p99 under a second, and no read near the old stalls (an overloaded machine, this suite
+ * beside another, was seen to hold one read of 435 for 1.3 s while the p99 stayed at 65 ms).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,7 +24,8 @@ const typedProbe = (u: string, attack: () => Promise<Envelope>) => (probe as (ur
 const call = post as (url: string, user: string, fn: string, body: unknown) => Promise<Envelope>;
 const attacks = MANY_ATTACKS as Record<string, (url: string) => Promise<() => Promise<Envelope>>>;
 
-const LONGEST_MS = 1000;
+const P99_MS = 1000;
+const LONGEST_MS = 3000;
 const CLI = path.resolve('dist/cli.mjs');
 let base: string;
 let server: { proc: import('node:child_process').ChildProcess; url: Promise<string> };
@@ -53,6 +55,7 @@ describe('30,000 files in one folder: another user is never stalled (HTTP, files
     const max = Math.max(...p.reads);
     const seen = `reader p50 ${percentile(p.reads, 50).toFixed(1)} ms, p99 ${percentile(p.reads, 99).toFixed(1)} ms, longest ${max.toFixed(0)} ms over ${p.reads.length} reads; attack ${(p.ms / 1000).toFixed(1)} s`;
     expect(p.failures, seen).toEqual([]);
+    expect(percentile(p.reads, 99), seen).toBeLessThan(P99_MS);
     expect(max, seen).toBeLessThan(LONGEST_MS);
   }, 900_000);
 });

@@ -106,7 +106,9 @@ describe.skipIf(sqlite === undefined)('file engine under kill -9', () => {
     expect(await waitFor(writing, 60_000)).toBe(true);
     process.kill(-p.pid!, 'SIGKILL');
     expect(await waitFor(() => processes(2, p.pid!).length === 0, 10_000)).toBe(true); // the server and its SQLite child
-    const db = new sqlite!.DatabaseSync(abs); // the first connection rolls back what the killed one left
+    // The first connection rolls back what the killed one left; it waits for a lock a moment (this
+    // process's own SQLite child from the calls above may hold one briefly on a loaded machine).
+    const db = new sqlite!.DatabaseSync(abs, { timeout: 10_000 });
     try {
       expect(db.prepare('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
       const { n } = db.prepare('SELECT count(*) AS n FROM t').get() as { n: number };

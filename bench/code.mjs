@@ -15,13 +15,12 @@
 // of the same program (arguments from src/core/exec/bwrap.ts, bundled by esbuild, as bench/exec.mjs
 // does): what the sandbox itself costs beside what Fileshed adds.
 // Targets: a) 1.3x, b) 1.1x, c) 1.5x. Temp folders are removed.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { alternating, printTable, sized } from './lib.mjs';
+import { alternating, printTable, sized, spawnOutput } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PYTHON = '/usr/bin/python3';
@@ -37,18 +36,6 @@ const log = (t) => process.stderr.write(`${t}\n`);
 
 const PANDAS = "import pandas as pd\ndf = pd.read_csv('rows.csv')\nprint(df.groupby('region')['amount'].agg(['sum', 'mean', 'count']).round(2).to_string())\n";
 const PIPELINE = 'cat rows.csv | grep -c north | wc -l';
-
-/** Spawns and waits, collecting stdout like the executor does. */
-function bare(file, args, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', () => {});
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error(`${file} exited ${code}`))));
-  });
-}
 
 const measure = (runs, ours, anchor) => alternating(runs, WARMUP, ours, anchor);
 
@@ -87,23 +74,23 @@ try {
     await call('shed_create_file', { zone: 'storage', path: 'script.py', content: PANDAS });
     const zone = path.join(base, 'users', 'bench', 'Storage', 'data');
     writeRows(path.join(zone, 'rows.csv'));
-    const same = (await call('shed_run_python', { zone: 'storage', path: 'script.py' })).stdout === (await bare(PYTHON, ['script.py'], zone));
+    const same = (await call('shed_run_python', { zone: 'storage', path: 'script.py' })).stdout === (await spawnOutput(PYTHON, ['script.py'], zone));
     if (!same) throw new Error('the pandas script printed something else bare');
     log(`${mode}: pass ...`);
-    const pass = await measure(RUNS.pass, () => call('shed_run_python', { zone: 'storage', code: 'pass' }), () => bare(PYTHON, ['-c', 'pass'], zone));
+    const pass = await measure(RUNS.pass, () => call('shed_run_python', { zone: 'storage', code: 'pass' }), () => spawnOutput(PYTHON, ['-c', 'pass'], zone));
     log(`${mode}: pandas ${ROWS} rows ...`);
-    const pandas = await measure(RUNS.pandas, () => call('shed_run_python', { zone: 'storage', path: 'script.py' }), () => bare(PYTHON, ['script.py'], zone));
-    const pandasNiced = await measure(RUNS.pandas, () => call('shed_run_python', { zone: 'storage', path: 'script.py' }), () => bare('/usr/bin/setsid', niced(PYTHON, 'script.py'), zone));
+    const pandas = await measure(RUNS.pandas, () => call('shed_run_python', { zone: 'storage', path: 'script.py' }), () => spawnOutput(PYTHON, ['script.py'], zone));
+    const pandasNiced = await measure(RUNS.pandas, () => call('shed_run_python', { zone: 'storage', path: 'script.py' }), () => spawnOutput('/usr/bin/setsid', niced(PYTHON, 'script.py'), zone));
     log(`${mode}: shell pipeline ...`);
-    const shell = await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => bare('/bin/sh', ['-c', PIPELINE], zone));
-    const shellNiced = await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => bare('/usr/bin/setsid', niced('/bin/sh', '-c', PIPELINE), zone));
+    const shell = await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => spawnOutput('/bin/sh', ['-c', PIPELINE], zone));
+    const shellNiced = await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => spawnOutput('/usr/bin/setsid', niced('/bin/sh', '-c', PIPELINE), zone));
     const row = (scenario, m, anchor, target) => {
       const ratio = m.ours / m.anchor;
       rows.push({ scenario: `${scenario} (${mode})`, ours: `${m.ours.toFixed(1)} ms`, anchor, anchorValue: `${m.anchor.toFixed(1)} ms`, ratio: `${ratio.toFixed(2)}x`, target: `<= ${target}x`, result: ratio <= target ? 'ok' : 'MISSED' });
     };
     row('shed_run_python pass', pass, 'python3 -c pass', 1.3);
     if (mode === 'bwrap') {
-      const sandboxed = (...argv) => bare('bwrap', [...bwrapArgs({ zoneRoot: fs.realpathSync(zone), readonly: false, network: false }), '--', ...argv], '/');
+      const sandboxed = (...argv) => spawnOutput('bwrap', [...bwrapArgs({ zoneRoot: fs.realpathSync(zone), readonly: false, network: false }), '--', ...argv], '/');
       row('shed_run_python pass', await measure(RUNS.pass, () => call('shed_run_python', { zone: 'storage', code: 'pass' }), () => sandboxed(PYTHON, '-c', 'pass')), 'bwrap … python3 -c pass', 1.3);
       row('shed_run_shell cat|grep|wc', await measure(RUNS.shell, () => call('shed_run_shell', { zone: 'storage', script: PIPELINE }), () => sandboxed('/bin/sh', '-c', PIPELINE)), 'bwrap … sh -c (same)', 1.5);
     }

@@ -23,14 +23,13 @@
 //      empty; and in a group space holding 10 and 1,000 files of another member (each made read-only
 //      for the command, compared and set back after it) against the same call by their owner.
 // Targets: at most 1.5x the bare equivalent; a block of at most 0.5 ms per command. Temp folders are removed.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { alternating, elapsedMs, median, sized } from './lib.mjs';
+import { alternating, elapsedMs, median, sized, spawnOutput } from './lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.RUNS ?? sized(60, 3));
@@ -42,18 +41,6 @@ const LOAD_MS = sized(5000, 300);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
 const log = (t) => process.stderr.write(`${t}\n`);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-
-/** Spawns and waits, collecting stdout like the executor does. */
-function run(file, args, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', () => {});
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error(`${file} exited ${code}`))));
-  });
-}
 
 async function loadModules() {
   const bundle = path.join(root, 'dist', 'fileshed.mjs');
@@ -151,11 +138,11 @@ async function main() {
     const bare =
       mode !== 'bwrap'
         ? async () => {
-            if ((await run('cat', ['small.txt'], real)) !== expected) throw new Error('bare cat');
+            if ((await spawnOutput('cat', ['small.txt'], real)) !== expected) throw new Error('bare cat');
           }
         : async () => {
             const args = [...bwrapArgs({ zoneRoot: real, readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'];
-            if ((await run('bwrap', args, '/')) !== expected) throw new Error('bare bwrap cat');
+            if ((await spawnOutput('bwrap', args, '/')) !== expected) throw new Error('bare bwrap cat');
           };
     log(`${mode}: ${WARMUP} warm-ups and ${RUNS} calls per side ...`);
     rows.push(await measure(mode === 'bwrap' ? 'shed_exec cat (bwrap) vs bwrap … cat' : `shed_exec cat (${mode}) vs spawn('cat')`, ours, bare));
@@ -210,8 +197,8 @@ async function manyUsers(mode, t, bwrapArgs, meta) {
   const reads = await readsDuring;
   const bare =
     mode === 'bwrap'
-      ? await load(USERS, (u) => run('bwrap', [...bwrapArgs({ zoneRoot: zones[u], readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'], '/'))
-      : await load(USERS, (u) => run('cat', ['small.txt'], zones[u]));
+      ? await load(USERS, (u) => spawnOutput('bwrap', [...bwrapArgs({ zoneRoot: zones[u], readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'], '/'))
+      : await load(USERS, (u) => spawnOutput('cat', ['small.txt'], zones[u]));
   const anchor = mode === 'bwrap' ? 'bare bwrap loop' : 'bare spawn loop';
   console.log(`\n${USERS} users running commands at once (${mode})   ours        ${anchor}   ratio`);
   console.log(`commands per second                        ${ours.perSecond.toFixed(0).padStart(6)}      ${bare.perSecond.toFixed(0).padStart(6)}            ${(ours.perSecond / bare.perSecond).toFixed(2)}x`);

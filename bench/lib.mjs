@@ -1,5 +1,5 @@
 // Helpers shared by the bench scripts: medians, the aligned result table, the build, child RSS.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,4 +92,16 @@ export async function alternating(runs, warmup, ours, anchor) {
     b.push(await elapsedMs(anchor));
   }
   return { ours: median(a), anchor: median(b) };
+}
+
+/** Spawns a program and waits, collecting its stdout as the executor does (the bare anchor). */
+export function spawnOutput(file, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', () => {});
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error(`${file} exited ${code}`))));
+  });
 }

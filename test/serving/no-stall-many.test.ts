@@ -9,48 +9,30 @@
  * reader's p99 under a second, and no read near the old stalls (an overloaded machine, this suite
  * beside another, was seen to hold one read of 435 for 1.3 s while the p99 stayed at 65 ms).
  */
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The bench script's probe helpers (plain JavaScript, no side effects on import).
 // @ts-expect-error -- a .mjs bench script without type declarations
-import { addTeam, MANY_ATTACKS, MANY_VALVES, percentile, post, probe, startServe } from '../../bench/stall-http.mjs';
+import { addTeam, MANY_ATTACKS, MANY_VALVES } from '../../bench/stall-http.mjs';
+import { CLI, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
 
-type Envelope = { success: boolean; data?: Record<string, unknown>; error?: { code: string } };
-type Probe = { result: Envelope; ms: number; reads: number[]; failures: string[] };
-const typedProbe = (u: string, attack: () => Promise<Envelope>) => (probe as (url: string, attack: () => Promise<Envelope>, pauseMs: number) => Promise<Probe>)(u, attack, 20);
-const call = post as (url: string, user: string, fn: string, body: unknown) => Promise<Envelope>;
 const attacks = MANY_ATTACKS as Record<string, (url: string) => Promise<() => Promise<Envelope>>>;
 
 const P99_MS = 1000;
 const LONGEST_MS = 3000;
-const CLI = path.resolve('dist/cli.mjs');
-let base: string;
-let server: { proc: import('node:child_process').ChildProcess; url: Promise<string> };
+let server: StallServer;
 let url: string;
 
 beforeAll(async () => {
-  base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-many-'));
-  await addTeam(CLI, base);
-  server = startServe(CLI, base, MANY_VALVES);
-  url = await server.url;
-  expect((await call(url, 'bob', 'shed_create_file', { zone: 'storage', path: 'hello.txt', content: 'hello\n' })).success).toBe(true);
-  for (let i = 0; i < 10; i++) await call(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
+  server = await startStallServer(MANY_VALVES as string[], (base) => (addTeam as (cli: string, base: string) => Promise<void>)(CLI, base));
+  url = server.url;
 }, 60_000);
 
-afterAll(async () => {
-  server.proc.kill('SIGTERM');
-  await new Promise((r) => server.proc.once('exit', r));
-  spawnSync('rm', ['-rf', base]); // 90,000 files: the removal takes a while on a loaded machine
-}, 180_000);
+afterAll(() => server.stop(), 180_000);
 
 describe('30,000 files in one folder: another user is never stalled (HTTP, fileshed serve)', () => {
   // In order: each probe builds on the one before (the folder restored is the one split, then deleted).
   it.each(Object.keys(attacks))('%s', async (label) => {
     const attack = await attacks[label]!(url);
-    const p = await typedProbe(url, attack);
+    const p = await probeReads(url, attack);
     expect(p.result.success, JSON.stringify(p.result.error)).toBe(true);
     const max = Math.max(...p.reads);
     const seen = `reader p50 ${percentile(p.reads, 50).toFixed(1)} ms, p99 ${percentile(p.reads, 99).toFixed(1)} ms, longest ${max.toFixed(0)} ms over ${p.reads.length} reads; attack ${(p.ms / 1000).toFixed(1)} s`;

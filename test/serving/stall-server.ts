@@ -1,0 +1,47 @@
+/**
+ * What the stall tests share: the probe of `bench/stall-http.mjs` (plain JavaScript, no side effects
+ * on import), typed, and a `fileshed serve` (dist/cli.mjs) on a fresh base whose reader, bob, is
+ * warmed up before any attack.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+// @ts-expect-error -- a .mjs bench script without type declarations
+import { percentile as benchPercentile, post, probe, startServe } from '../../bench/stall-http.mjs';
+
+export type Envelope = { success: boolean; data?: Record<string, unknown>; error?: { code: string } };
+export type Probe = { result: Envelope; ms: number; reads: number[]; failures: string[] };
+
+export const CLI = path.resolve('dist/cli.mjs');
+export const call = post as (url: string, user: string, fn: string, body: unknown) => Promise<Envelope>;
+export const percentile = benchPercentile as (xs: number[], p: number) => number;
+/** Times bob's small read every 20 ms while `attack` runs. */
+export const probeReads = (url: string, attack: () => Promise<Envelope>) => (probe as (url: string, attack: () => Promise<Envelope>, pauseMs: number) => Promise<Probe>)(url, attack, 20);
+
+export interface StallServer {
+  base: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Serve on a fresh base (`prepare` runs on it first, e.g. to add a group), bob's reads warmed up. */
+export async function startStallServer(valves?: readonly string[], prepare?: (base: string) => Promise<void>): Promise<StallServer> {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-'));
+  await prepare?.(base);
+  const server = (startServe as (cli: string, base: string, valves?: readonly string[]) => { proc: import('node:child_process').ChildProcess; url: Promise<string> })(CLI, base, valves);
+  const url = await server.url;
+  expect((await call(url, 'bob', 'shed_create_file', { zone: 'storage', path: 'hello.txt', content: 'hello\n' })).success).toBe(true);
+  for (let i = 0; i < 10; i++) await call(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
+  return {
+    base,
+    url,
+    async stop() {
+      server.proc.kill('SIGTERM');
+      await new Promise((r) => server.proc.once('exit', r));
+      // Deep or wide trees: fs.rmSync's recursion could overflow, and the removal takes a while on a loaded machine.
+      spawnSync('rm', ['-rf', base]);
+    },
+  };
+}

@@ -35,6 +35,12 @@ export interface HostBridge {
    * Optional: hosts that do not provide it get the standalone reading.
    */
   attachedFiles?(files: unknown, metadata: unknown): AttachedFile[];
+  /**
+   * The files of the conversation the host reads from the chat platform itself (Open WebUI's chat
+   * API with the user's session): the current message's, and earlier messages' when `earlier`.
+   * Rejects with a sentence naming what to change when they cannot be read.
+   */
+  chatFiles?(opts: { earlier: boolean }): Promise<AttachedFile[]>;
   /** How a user attaches files with this host, for the hint when none are attached (default: in the chat). */
   readonly attachHint?: string;
   /**

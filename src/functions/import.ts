@@ -39,6 +39,7 @@ export const shedImport = defineFunction({
   params: {
     filename: z.string().default('').describe('Name of one attached file'),
     import_all: z.boolean().default(false).describe('Import every attached file'),
+    earlier_messages: z.boolean().default(false).describe("Also files attached earlier in this chat"),
     dest_subdir: z.string().default('').describe('Folder inside Uploads'),
     allow_zone_in_path: allowZoneInPath,
   },
@@ -52,6 +53,17 @@ export const shedImport = defineFunction({
     } catch {
       attached = []; // an unreadable attachment list is no attachment at all
     }
+    // Hosts that read the chat itself (Open WebUI over OpenAPI or MCP with the user's session).
+    let chatProblem: string | undefined;
+    if (ctx.host.chatFiles) {
+      try {
+        const fromChat = await ctx.host.chatFiles({ earlier: args.earlier_messages });
+        const known = new Set(attached.map((f) => f.id).filter((id) => id !== undefined));
+        attached = [...attached, ...fromChat.filter((f) => f.id === undefined || !known.has(f.id))];
+      } catch (err) {
+        chatProblem = (err as Error).message;
+      }
+    }
     const skipped = ctx.host.skippedFiles?.() ?? [];
     const skippedText = skipped.length > 0 ? ` Not offered: ${skipped.map((f) => `${f.name} (${f.reason})`).join('; ')}.` : '';
     const skippedOne = (name: string) => skipped.find((f) => f.name === name || f.name === `${name}/`);
@@ -60,6 +72,18 @@ export const shedImport = defineFunction({
       throw shedError('FILE_NOT_FOUND', `'${args.filename}' is not offered for import: ${notOffered.reason}.`, {
         details: { parameter: 'filename', received: args.filename, attached: attached.map((f) => f.name) },
         hint: 'Ask the user to put the file itself (not a link, not a folder) directly in the import folder, then call shed_import again.',
+      });
+    }
+    if (attached.length === 0 && chatProblem !== undefined) {
+      throw shedError('IMPORT_REFUSED', `The chat's attachments could not be read: ${chatProblem}.`, {
+        hint: 'This is a setting of the Fileshed connection in Open WebUI (Admin Settings > External Tools), not something the user can fix by attaching again.',
+      });
+    }
+    if (attached.length === 0 && ctx.host.chatFiles) {
+      throw shedError('FILE_NOT_FOUND', `No files are attached to ${args.earlier_messages ? 'any message of this chat' : "the user's current message"}.`, {
+        hint: args.earlier_messages
+          ? 'Ask the user to attach the file in the chat, then call shed_import(import_all=true) again. Files imported earlier are listed by shed_tree(zone="uploads").'
+          : 'Files attached to earlier messages of this chat: shed_import(import_all=true, earlier_messages=true). Files imported earlier are listed by shed_tree(zone="uploads").',
       });
     }
     if (attached.length === 0) {

@@ -62,7 +62,7 @@ export function mcpRoutes(ctx: ServerContext): { routes: Route[]; sessions(): nu
       callerOf: (extra) => extra.authInfo?.extra?.caller as Caller | undefined,
       chatOf: (extra) => {
         const h = extra.requestInfo?.headers ?? {};
-        return { chatId: header(h, 'x-openwebui-chat-id'), messageId: header(h, 'x-openwebui-message-id') };
+        return { chatId: header(h, 'x-openwebui-chat-id'), messageId: header(h, 'x-openwebui-message-id'), userMessageId: header(h, 'x-openwebui-user-message-id') };
       },
     });
 

@@ -8,6 +8,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { HostBridge, hostApi as HostApi } from '../../index.js';
+import { madeImagePaths, readMadeImages } from '../chat-images.js';
 import { callArguments, callHost, type CallRequest } from '../call.js';
 import type { Caller } from '../http/identity/index.js';
 import type { Logger } from '../http/log.js';
@@ -19,7 +20,7 @@ export interface McpOptions {
   /** The caller of a request (stdio: the one local user; HTTP: from the request's auth info). */
   callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } | undefined }): Caller | undefined;
   /** Conversation and message ids of a request (HTTP: the X-OpenWebUI-* headers). */
-  chatOf?(extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): { chatId?: string; messageId?: string };
+  chatOf?(extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): { chatId?: string | undefined; messageId?: string | undefined; userMessageId?: string | undefined };
   /** Where Open WebUI is reached for this call (HTTP host: the valve openwebui_api_url). */
   openwebuiUrl?: () => string;
   log?: Logger;
@@ -58,11 +59,12 @@ export function createMcpServer(opts: McpOptions): Server {
     const started = performance.now();
     const token = extra._meta?.progressToken;
     let progress = 0;
-    const { chatId, messageId } = opts.chatOf?.(extra) ?? {};
+    const { chatId, messageId, userMessageId } = opts.chatOf?.(extra) ?? {};
     const req: CallRequest = {
       caller,
       chatId,
       messageId,
+      userMessageId,
       ...(opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {}),
       ...(token !== undefined
         ? {
@@ -74,13 +76,24 @@ export function createMcpServer(opts: McpOptions): Server {
         : {}),
     };
     await opts.beforeCall?.(name);
-    const text = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), (opts.hostFor ?? callHost)(req));
+    const args = callArguments(request.params.arguments ?? {}, req);
+    const valves = opts.valves();
+    const host = (opts.hostFor ?? callHost)(req);
+    const text = await opts.api.call(name, args, valves, host);
     const envelope = JSON.parse(text) as { success: boolean; error?: { code?: string } } & Record<string, unknown>;
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: 'mcp', ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
     // Compact text: the same envelope in fewer bytes (the plugin pretty-prints for humans reading JSON).
     const { envelope: shown, image } = imageOf(envelope);
+    // Pictures a script made (a chart in files_changed) travel as image content too: Open WebUI
+    // 0.11 stores an MCP image result as a chat file and shows it (middleware.py process_tool_result).
+    const made = await readMadeImages(opts.api, args, madeImagePaths(name, envelope), valves, host);
+    if (made.length > 0) (shown.data as Record<string, unknown>).images_shown = made.map((m) => m.path);
     return {
-      content: [{ type: 'text' as const, text: JSON.stringify(shown) }, ...(image ? [{ type: 'image' as const, data: image.data, mimeType: image.mimeType }] : [])],
+      content: [
+        { type: 'text' as const, text: JSON.stringify(shown) },
+        ...(image ? [{ type: 'image' as const, data: image.data, mimeType: image.mimeType }] : []),
+        ...made.map((m) => ({ type: 'image' as const, data: m.data, mimeType: m.mimeType })),
+      ],
       structuredContent: shown,
       isError: !envelope.success,
     };

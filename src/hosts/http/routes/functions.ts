@@ -10,6 +10,8 @@ import { checkDecodedField, InvalidUtf8, strictUtf8 } from '../../utf8.js';
 import { BodyTimeout, BodyTooLarge, bodyLimit, discardThenClose, readBody } from '../body.js';
 import { challenge } from '../identity/index.js';
 import { header } from '../identity/types.js';
+import { madeImagePaths, readMadeImages, splitDataUri } from '../../chat-images.js';
+import { pushImagesToChat, wantsImageBody } from '../chat-display.js';
 import { openwebuiFile, postChatEvent } from '../openwebui.js';
 import { sendDetail, sendJson } from '../respond.js';
 import type { Route, ServerContext } from '../route.js';
@@ -124,25 +126,51 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
   const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, 'x-openwebui-chat-id');
   const messageId = header(req.headers, 'x-openwebui-message-id');
+  const userMessageId = header(req.headers, 'x-openwebui-user-message-id');
   const token = caller.token;
   const fileIds = header(req.headers, 'x-openwebui-file-ids');
   if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
 
   const streaming = /application\/x-ndjson/i.test(header(req.headers, 'accept') ?? '');
   if (streaming) res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
-  const relay = token && chatId && messageId;
+  const relay = token && chatId && messageId ? { token, chatId, messageId } : undefined;
   const onStatus = streaming || relay
     ? async (event: { type: 'status'; data: { description: string; done: boolean } }) => {
         if (streaming) res.write(`${JSON.stringify(event)}\n`);
-        if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
+        if (relay) await postChatEvent(openwebuiUrl, relay.token, relay.chatId, relay.messageId, event);
       }
     : undefined;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
-  const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
-  const envelope = JSON.parse(result) as { success: boolean; error?: { code?: string } };
+  // The tool file (the only client asking for NDJSON) forwards the attachments' bytes itself.
+  const request = { caller, chatId, messageId, userMessageId, toolFile: streaming, files, userValves, openwebuiUrl, ...(onStatus ? { onStatus } : {}) };
+  const callArgs = callArguments(args, request);
+  const host = callHost(request);
+  let result = await ctx.api.call(name, callArgs, valves, host);
+  const envelope = JSON.parse(result) as { success: boolean; error?: { code?: string }; data?: Record<string, unknown> };
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...(envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? 'UNKNOWN' }) });
-  if (streaming) res.end(`${JSON.stringify({ type: 'result', data: envelope })}\n`);
-  else sendJson(res, 200, result);
+  if (streaming) {
+    res.end(`${JSON.stringify({ type: 'result', data: envelope })}\n`);
+    return;
+  }
+  const read = splitDataUri((envelope.data?.image as Record<string, unknown> | undefined)?.data_uri);
+  // Pictures into the chat: with the user's session, what a script made and what the model read.
+  if (relay) {
+    const made = await readMadeImages(ctx.api, callArgs, madeImagePaths(name, envelope), valves, host);
+    const shown = [...made, ...(read ? [{ path: String(envelope.data?.path ?? 'image'), ...read }] : [])];
+    const ids = shown.length > 0 ? await pushImagesToChat(openwebuiUrl, relay.token, relay.chatId, relay.messageId, shown) : [];
+    if (made.length > 0 && envelope.data) {
+      envelope.data.images_shown = made.map((m) => m.path);
+      envelope.data.images_in_chat = ids.length;
+      result = JSON.stringify(envelope);
+    }
+  }
+  if (read && wantsImageBody(req.headers, caller.mode, streaming)) {
+    // The picture itself, the one form Open WebUI 0.11 hands its model as an image (chat-display.ts).
+    const bytes = Buffer.from(read.data, 'base64');
+    res.writeHead(200, { 'Content-Type': read.mimeType, 'Content-Length': bytes.length, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'X-Fileshed-Image': 'shed_read' });
+    res.end(bytes);
+    return;
+  }
+  sendJson(res, 200, result);
 }
 
 export const functionRoutes: Route[] = [{ methods: ['*'], path: /^\/([^/]+)$/, handler: handle }];

@@ -14,6 +14,8 @@ const FORBIDDEN = /from (utils|apps|main|config)/i;
 const CLIENT_VALVES = ['server_url', 'api_key', 'timeout_seconds'];
 // fileshed serve always keeps its own storage base (an override would choose which disk it serves).
 const SERVER_OWNED_VALVES = ['storage_base_path'];
+// The admin switches that add functions (FunctionDef.enabledBy): all on, for the file's full list.
+export const SWITCHES_ON = { allow_python: true, allow_shell: true };
 
 /** A Python literal for a JSON value (JSON string escapes are valid Python string escapes). */
 function py(value) {
@@ -142,7 +144,20 @@ function valveField(key, schema, optional) {
 }
 
 /**
- * @param {{ toolSpecs: any[], valvesSchema: any, hostArguments?: Record<string, string[]>, catalog: any, version: string }} mod
+ * Every function a server can offer, in registry order: the default deployment's specs plus the
+ * ones an admin switches on (code execution: allow_python, allow_shell). Open WebUI stores a tool's
+ * specs when it is saved, so the file must hold them all; a call to one the server has off answers
+ * FUNCTION_DISABLED naming the setting, and shed_help / shed_parameters list only what the server
+ * offers, which is never more than this file has (SPEC 13.6).
+ */
+function offeredSpecs(mod) {
+  if (typeof mod.specsFor !== 'function') return mod.toolSpecs;
+  const given = new Map(mod.toolSpecs.map((s) => [s.function.name, s]));
+  return mod.specsFor(SWITCHES_ON).map((s) => given.get(s.function.name) ?? s);
+}
+
+/**
+ * @param {{ toolSpecs: any[], specsFor?: (valves: Record<string, unknown>) => any[], valvesSchema: any, hostArguments?: Record<string, string[]>, catalog: any, version: string }} mod
  * @param {{ description?: string, author?: string, license?: string }} pkg
  */
 export function generateOpenWebUITool(mod, pkg) {
@@ -175,6 +190,7 @@ export function generateOpenWebUITool(mod, pkg) {
     'import io',
     'import json',
     'import os',
+    'import re',
     'from typing import Any, Literal, Optional, Union',
     'from urllib.parse import quote',
     '',
@@ -195,7 +211,7 @@ export function generateOpenWebUITool(mod, pkg) {
     '    def __init__(self) -> None:',
     '        self.valves = self.Valves()',
     '',
-    mod.toolSpecs.map((spec) => method(spec, mod.hostArguments?.[spec.function.name] ?? [])).join('\n\n'),
+    offeredSpecs(mod).map((spec) => method(spec, mod.hostArguments?.[spec.function.name] ?? [])).join('\n\n'),
     '',
     '',
     `_SERVER_VALVES = (${Object.keys(valves).map(py).join(', ')},)`,
@@ -234,14 +250,15 @@ async def _forward(
         headers = _headers(valves, user, metadata)
         data: Any = json.dumps(body, ensure_ascii=False)
         not_sent: list[dict[str, Any]] = []
+        text_only: list[dict[str, Any]] = []
         if files is None and isinstance(metadata, dict) and isinstance(metadata.get("files"), list):
             files = metadata["files"]
         if files:
             cap = (valves.max_file_size_mb or _DEFAULT_MAX_FILE_MB) * 1024 * 1024
-            parts, not_sent = _attachments(files, body, cap)
+            parts, not_sent, text_only = _attachments(files, body, cap)
             if parts:
                 form = aiohttp.FormData(quote_fields=False)
-                form.add_field("arguments", data)
+                form.add_field("arguments", json.dumps(body, ensure_ascii=False))
                 for filename, handle in parts:
                     opened.append(handle)
                     form.add_field("files", handle, filename=_part_filename(filename), content_type="application/octet-stream")
@@ -266,6 +283,8 @@ async def _forward(
             return _error("SERVER_ERROR", "The Fileshed server's answer is not a Fileshed result.", "Check that the valve server_url points at fileshed serve (not at Open WebUI or a proxy page).")
         if not_sent:
             _report_not_sent(result, not_sent)
+        if text_only:
+            _report_text_only(result, text_only)
         image = _image_of(result)
         if image is not None:
             return image
@@ -342,8 +361,8 @@ def _headers(valves: "Tools.Valves", user: Optional[dict[str, Any]], metadata: O
     return headers
 
 
-def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
-    """Open WebUI file items -> (name, binary handle) parts, and the ones that cannot be sent."""
+def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list[tuple[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Open WebUI file items -> (name, binary handle) parts, the ones that cannot be sent, and the ones sent as text only."""
     items: list[tuple[str, Optional[str], Optional[str]]] = []
     for entry in files[:1000]:
         if isinstance(entry, str):
@@ -364,6 +383,7 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         items = chosen or items
     parts: list[tuple[str, Any]] = []
     not_sent: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     budget = cap  # the server refuses bodies over max_file_size_mb + 1 MiB: one request carries at most cap bytes
     for name, path, content in items:
         raw: Optional[bytes] = None
@@ -372,6 +392,13 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         elif content is not None:
             raw = content.encode("utf-8")
             size = len(raw)
+            if not _TEXT_NAME.search(name):
+                # Only Open WebUI's extracted text is here (the upload is not a file on this disk, e.g.
+                # object storage): it is saved as text under a .txt name, never as a fake report.pdf.
+                notes.append({"name": name, "imported_as": f"{name}.txt", "reason": "only the text Open WebUI extracted from it was available (the file itself is not on this server's disk, e.g. object storage)"})
+                if body.get("filename") == name:
+                    body["filename"] = f"{name}.txt"
+                name = f"{name}.txt"
         else:
             not_sent.append({"name": name, "code": "FILE_NOT_FOUND", "reason": "the tool file cannot read this upload (no local file and no text content)"})
             continue
@@ -383,7 +410,11 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
             continue
         budget -= size
         parts.append((name, io.BytesIO(raw) if raw is not None else open(path or "", "rb")))
-    return parts, not_sent
+    return parts, not_sent, notes
+
+
+# Names whose file is its text: Open WebUI's extracted content is the file itself.
+_TEXT_NAME = re.compile(r"\.(txt|text|md|markdown|csv|tsv|json|jsonl|xml|html?|ya?ml|toml|ini|cfg|conf|log|sql|py|js|ts|sh|r|tex|rst)$", re.IGNORECASE)
 
 
 def _part_filename(name: str) -> str:
@@ -400,6 +431,14 @@ def _report_not_sent(result: dict[str, Any], not_sent: list[dict[str, Any]]) -> 
         details = result["error"].setdefault("details", {})
         if isinstance(details, dict):
             details["not_sent"] = not_sent
+
+
+def _report_text_only(result: dict[str, Any], notes: list[dict[str, Any]]) -> None:
+    """Says which attachments arrived as their extracted text only, and under which name."""
+    said = "; ".join(f"{n['name']} was imported as {n['imported_as']}: {n['reason']}" for n in notes)
+    if result.get("success") and isinstance(result.get("data"), dict):
+        result["data"]["text_only"] = notes
+        result["message"] = f"{result.get('message', '')} Note: {said}.".strip()
 
 
 async def _detail(response: aiohttp.ClientResponse) -> str:

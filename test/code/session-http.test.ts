@@ -40,12 +40,14 @@ describe('a data session over HTTP with shed_run_python', () => {
     }
     const off = await call('shed_run_shell', { zone: 'storage', script: 'ls' });
     expect(off.error.code).toBe('FUNCTION_DISABLED');
-    // The default deployment's specs hold neither: tools.json, and the Open WebUI tool file's methods
-    // (its valves forward allow_python and allow_shell to a server).
+    // The default deployment's specs (tools.json) hold neither. The Open WebUI tool file holds both:
+    // Open WebUI stores a tool's specs when it is saved, so it carries every function a server can
+    // offer, and one the server has off answers FUNCTION_DISABLED naming the setting (SPEC 13.6).
     expect(fs.readFileSync(path.resolve('dist/tools.json'), 'utf8')).not.toMatch(/shed_run_(python|shell)/);
     const toolFile = fs.readFileSync(path.resolve('dist/fileshed_openwebui.py'), 'utf8');
     expect(toolFile).toMatch(/def shed_exec\(/);
-    expect(toolFile).not.toMatch(/def shed_run_(python|shell)\(/);
+    expect(toolFile).toMatch(/def shed_run_python\(/);
+    expect(toolFile).toMatch(/def shed_run_shell\(/);
   });
 
   it('upload → pandas clean + chart in Documents → one commit → link → PNG over HTTP', async () => {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import types
 from typing import Any
 
@@ -25,7 +26,12 @@ def tool_module() -> types.ModuleType:
 
 @pytest.fixture(scope="session")
 def registry_specs() -> list[dict[str, Any]]:
-    return json.loads((owui_emulation.ROOT / "dist" / "tools.json").read_text(encoding="utf-8"))
+    """Every function a server can offer (dist/tools.json is the default deployment's, without code
+    execution): the tool file holds them all, since Open WebUI stores a tool's specs when it is saved."""
+    script = "const m = await import('./dist/fileshed.mjs'); const { SWITCHES_ON } = await import('./build/openwebui.mjs'); process.stdout.write(JSON.stringify(m.specsFor(SWITCHES_ON)));"
+    done = subprocess.run(["node", "--input-type=module", "-e", script], cwd=owui_emulation.ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="session")

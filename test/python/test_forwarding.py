@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import socket
 import types
 from pathlib import Path
@@ -193,12 +194,38 @@ def test_attachments_are_sent_as_multipart_bytes(tool_module: types.ModuleType, 
     assert json.loads(out) == OK
     (req,) = rec.requests
     assert req["headers"]["Content-Type"].startswith("multipart/form-data")
-    assert req["body"] == {"filename": "", "import_all": True, "dest_subdir": ""}
+    assert req["body"] == {"filename": "", "import_all": True, "earlier_messages": False, "dest_subdir": ""}
     assert [f["field"] for f in req["files"]] == ["files"] * 3
     assert [f["bytes"] for f in req["files"]] == [b"\x00\x01binary\xff", b"a,b\n1,2\n", "# Notes é".encode()]
     # File names as browsers write them: raw UTF-8, double quotes as %22 (what WHATWG parsers decode).
     assert 'filename="data.bin"' in req["files"][0]["disposition"]
     assert 'filename="résumé %22v2%22.csv"' in req["files"][1]["disposition"]
+
+
+def test_extracted_text_of_a_non_local_pdf_is_named_txt_and_said(tool_module: types.ModuleType) -> None:
+    # Open WebUI with object storage: the upload has no local path, only the text its loader extracted
+    # (file.data.content). Those are not the PDF's bytes, so they are sent as report.pdf.txt, and the
+    # answer says so; a text format (notes.md) is its own text and keeps its name.
+    files = [
+        {"name": "report.pdf", "file": {"id": "f1", "path": "s3://bucket/report.pdf", "meta": {"name": "report.pdf"}, "data": {"content": "Page one text"}}},
+        {"name": "notes.md", "file": {"id": "f2", "path": "s3://bucket/notes.md", "data": {"content": "# Notes"}}},
+    ]
+    ok = {"success": True, "message": "Imported 2 files into Uploads.", "data": {"imported": []}}
+
+    async def reply(request: web.Request) -> web.StreamResponse:
+        return web.json_response(ok)
+
+    rec = Recorder(reply)
+    out = json.loads(with_server(tool_module, rec, lambda t: t.shed_import(import_all=True, __files__=files, __user__={"id": "u"})))
+    (req,) = rec.requests
+    assert [re.search(r'filename="([^"]+)"', f["disposition"]).group(1) for f in req["files"]] == ["report.pdf.txt", "notes.md"]
+    assert [f["bytes"] for f in req["files"]] == [b"Page one text", b"# Notes"]
+    assert out["data"]["text_only"][0]["imported_as"] == "report.pdf.txt"
+    assert "report.pdf was imported as report.pdf.txt" in out["message"]
+    # Asked for by its name, the PDF's text is still found (under the .txt name).
+    rec2 = Recorder(reply)
+    with_server(tool_module, rec2, lambda t: t.shed_import(filename="report.pdf", __files__=files, __user__={"id": "u"}))
+    assert rec2.requests[0]["body"]["filename"] == "report.pdf.txt"
 
 
 def test_metadata_files_are_used_when_files_are_absent(tool_module: types.ModuleType, tmp_path: Path) -> None:

@@ -33,9 +33,9 @@ KEY = "K-test-key"
 
 
 class Server:
-    def __init__(self, auth: str, base: str) -> None:
+    def __init__(self, auth: str, base: str, extra: list[str] | None = None) -> None:
         self.base = base
-        args = ["node", str(CLI), "serve", "--port", "0", "--base", base, "--auth", auth, "--access-log", "off"]
+        args = ["node", str(CLI), "serve", "--port", "0", "--base", base, "--auth", auth, "--access-log", "off", *(extra or [])]
         if auth == "api-key":
             args += ["--api-key", KEY]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=owui.ROOT)
@@ -82,6 +82,9 @@ def cli(*args: str) -> None:
 
 # One scenario touching every function; "files" are attachments (name -> bytes) for shed_import.
 SCENARIO: list[dict[str, Any]] = [
+    # Off on this server (allow_python / allow_shell): both answer FUNCTION_DISABLED naming the setting.
+    {"name": "shed_run_python", "args": {"zone": "storage", "code": "print(1)"}},
+    {"name": "shed_run_shell", "args": {"zone": "storage", "script": "echo 1"}},
     {"name": "shed_help"},
     {"name": "shed_help", "args": {"howto": "upload"}},
     {"name": "shed_allowed_commands"},
@@ -242,6 +245,38 @@ def test_every_function_through_serve_matches_the_direct_call(tool_module: types
     relayed = {c["name"] for c, r in zip(SCENARIO, via_tool) if r["events"]}
     assert {"shed_import", "shed_zip", "shed_unzip", "shed_sqlite"} <= relayed, relayed
     assert via_tool[SCENARIO.index(next(c for c in SCENARIO if c["name"] == "shed_import"))]["result"]["success"] is True
+
+
+def test_code_execution_through_the_tool_file_and_help_lists_only_what_it_has(tool_module: types.ModuleType, tmp_path: Path) -> None:
+    # Issue 32 item 4: a server with allow_python and allow_shell on. The tool file has both functions
+    # and runs them; shed_help and shed_parameters through it name no function the file lacks.
+    with tempfile.TemporaryDirectory(prefix="owui-code-") as base:
+        server = Server("api-key", base, ["--valve", "allow_python=true", "--valve", "allow_shell=true"])
+        try:
+            tools = tools_for(tool_module, server.url)
+            meta = {"chat_id": CHAT, "message_id": "m-1"}
+
+            async def go() -> list[dict[str, Any]]:
+                py = await tools.shed_run_python(zone="storage", code="open('out.txt', 'w').write('made by python'); print(6 * 7)", __user__=USER, __metadata__=meta)
+                sh = await tools.shed_run_shell(zone="storage", script="cat out.txt | wc -c", __user__=USER, __metadata__=meta)
+                helped = await tools.shed_help(__user__=USER, __metadata__=meta)
+                params = await tools.shed_parameters(__user__=USER, __metadata__=meta)
+                return [json.loads(x) for x in (py, sh, helped, params)]
+
+            py, sh, helped, params = asyncio.run(go())
+        finally:
+            server.stop()
+    assert py["success"] is True and py["data"]["stdout"].strip() == "42", py
+    assert py["data"]["files_changed"] == ["out.txt"]
+    assert sh["success"] is True and sh["data"]["stdout"].strip() == "14", sh
+    methods = {f.__name__ for f in owui.tool_functions(tool_module.Tools())}
+    named_anywhere: set[str] = set()
+    for answer in (helped, params):
+        named = set(re.findall(r"\bshed_[a-z_]+[a-z]\b", json.dumps(answer)))
+        assert "shed_run_python" in named
+        assert named - methods == set(), named - methods
+        named_anywhere |= named
+    assert {"shed_run_python", "shed_run_shell"} <= named_anywhere
 
 
 def test_every_registry_function_is_in_the_scenario(registry_specs: list[dict[str, Any]]) -> None:

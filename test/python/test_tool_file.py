@@ -28,7 +28,7 @@ def test_no_text_the_loader_rewrites(tool_source: str) -> None:
 
 def test_imports_only_what_open_webui_ships(tool_source: str) -> None:
     imported = {line.split()[1].split(".")[0] for line in tool_source.splitlines() if line.startswith(("import ", "from "))}
-    assert imported <= {"asyncio", "base64", "io", "json", "os", "typing", "urllib", "aiohttp", "pydantic"}, imported
+    assert imported <= {"asyncio", "base64", "io", "json", "os", "re", "typing", "urllib", "aiohttp", "pydantic"}, imported
 
 
 def test_only_shed_functions_are_tools(tool_module: types.ModuleType, registry_specs: list[dict[str, Any]]) -> None:

@@ -87,7 +87,8 @@ export const shedImport = defineFunction({
       });
     }
     if (attached.length === 0) {
-      throw shedError('FILE_NOT_FOUND', `No files are attached to this conversation.${skippedText}`, {
+      // With a hint from the host (what to set up), the files may well be attached but unreachable.
+      throw shedError('FILE_NOT_FOUND', `${ctx.host.attachHint ? 'No attached files reached Fileshed in this call' : 'No files are attached to this conversation'}.${skippedText}`, {
         hint: `${ctx.host.attachHint ?? 'Ask the user to attach the file in the chat'}, then call shed_import(import_all=true) again. Files imported earlier are listed by shed_tree(zone="uploads").`,
       });
     }

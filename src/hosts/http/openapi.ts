@@ -57,6 +57,12 @@ export function openApiDocument(functions: readonly HostFunction[], opts: { vers
   const security = [...Object.keys(schemes).map((k) => ({ [k]: [] })), ...(opts.auth.includes('local') ? [{}] : [])];
   const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Detail' } } } });
   const paths: Record<string, unknown> = {};
+  // A picture read answers the picture itself to Open WebUI or to `Accept: image/*` (chat-display.ts).
+  const picture = (type: string) => ({ schema: { type: 'string', contentMediaType: type } });
+  const readAnswer = {
+    description: 'The function ran; read success, data, message or error. A picture comes as itself (image/png or image/jpeg) to Open WebUI or when asked for with Accept: image/*.',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } }, 'image/png': picture('image/png'), 'image/jpeg': picture('image/jpeg') },
+  };
   const parameters = opts.headers ? requestHeaders(opts.auth) : undefined;
   for (const fn of functions) {
     paths[`/${fn.name}`] = {
@@ -67,7 +73,7 @@ export function openApiDocument(functions: readonly HostFunction[], opts: { vers
         ...(parameters ? { parameters } : {}),
         requestBody: { required: true, content: { 'application/json': { schema: fn.parameters } } },
         responses: {
-          '200': { description: 'The function ran; read success, data, message or error.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+          '200': fn.name === 'shed_read' ? readAnswer : { description: 'The function ran; read success, data, message or error.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
           '400': error('The body is not a JSON object.'),
           '401': error('Missing or invalid credentials.'),
           '413': error('The body is over the size limit.'),

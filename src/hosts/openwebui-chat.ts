@@ -139,7 +139,8 @@ async function describe(req: ChatFilesRequest, id: string, entry: Record<string,
 /** The one-line reason an import cannot see the chat's files, naming the admin's fix. */
 export function chatFilesUnavailable(opts: { mode: string; hasToken: boolean; chatId?: string | undefined; messageId?: string | undefined }): string | undefined {
   if (!opts.hasToken) {
-    return opts.mode === 'openwebui-session'
+    // local mode: one person on this machine, who sends files with the call (multipart) if at all.
+    return opts.mode === 'openwebui-session' || opts.mode === 'local'
       ? undefined
       : `This connection (auth ${opts.mode}) carries no Open WebUI session, so Fileshed cannot read the chat's attachments: the admin sets the connection's Auth to "Session" (fileshed serve --auth openwebui-session) and adds the header X-OpenWebUI-Chat-Id: {{CHAT_ID}} and X-OpenWebUI-Message-Id: {{MESSAGE_ID}}, or uses the Fileshed tool file, which forwards the attachments`;
   }

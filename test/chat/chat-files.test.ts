@@ -100,6 +100,11 @@ describe('attachments from the chat itself (session mode)', () => {
     const key = await json(await s.post('shed_import', { import_all: true }, { Authorization: `Bearer ${KEY}`, 'X-OpenWebUI-User-Id': 'carol', 'X-OpenWebUI-Chat-Id': 'chat-a' }));
     expect(key.error.hint).toMatch(/Auth to "Session"/);
     expect(key.error.hint).not.toMatch(/Ask the user to attach/i);
+    expect(key.error.message).not.toMatch(/No files are attached/);
+    // A temporary chat keeps its files in the browser: no tool server can read them, and it says so.
+    const temporary = await json(await s.post('shed_import', { import_all: true }, session('tok-alice', 'local:abc', 'm1')));
+    expect(temporary.error.hint).toMatch(/temporary chat/);
+    expect(owui.hits).not.toContain('GET /api/v1/chats/local:abc');
   });
 
   it('the files an MCP connection (Streamable HTTP, session) imports come from the chat too', async () => {

@@ -100,6 +100,18 @@ describe.skipIf(!ready)(`the real Open WebUI 0.11 backend${why ? ` (skipped: ${w
           config: { enable: true, access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] },
           info: { id: 'fileshed', name: 'Fileshed', description: 'files' },
         },
+        {
+          // The same server over MCP (Streamable HTTP), same auth and headers (utils/middleware.py
+          // connect_mcp_server; tools are named {server_id}_{name}).
+          url: `http://127.0.0.1:${proxyPort}/mcp`,
+          path: '',
+          type: 'mcp',
+          auth_type: 'session',
+          key: '',
+          headers: { 'X-OpenWebUI-Chat-Id': '{{CHAT_ID}}', 'X-OpenWebUI-Message-Id': '{{MESSAGE_ID}}' },
+          config: { enable: true, access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] },
+          info: { id: 'fsmcp', name: 'Fileshed MCP', description: 'files' },
+        },
       ],
     });
   }, 240_000);
@@ -117,7 +129,7 @@ describe.skipIf(!ready)(`the real Open WebUI 0.11 backend${why ? ` (skipped: ${w
   });
 
   /** One chat turn as the frontend sends it; waits until the assistant message is done. */
-  async function turn(token: string, fileItems: unknown[], steps: unknown[], final: string, tick?: () => Promise<void>): Promise<{ chatId: string; assistant: any; user: any; ms: number }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- stored messages
+  async function turn(token: string, fileItems: unknown[], steps: unknown[], final: string, tick?: () => Promise<void>, toolIds: string[] = ['server:fileshed']): Promise<{ chatId: string; assistant: any; user: any; ms: number }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- stored messages
     await fetch(`${owui.model}/script`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ steps, final }) });
     const u = crypto.randomUUID();
     const a = crypto.randomUUID();
@@ -133,7 +145,7 @@ describe.skipIf(!ready)(`the real Open WebUI 0.11 backend${why ? ` (skipped: ${w
       messages: [{ role: 'user', content: userMsg.content }],
       params: {},
       files: fileItems,
-      tool_ids: ['server:fileshed'],
+      tool_ids: toolIds,
       session_id: 'no-socket-session',
       id: a,
       parent_id: null,
@@ -243,6 +255,26 @@ describe.skipIf(!ready)(`the real Open WebUI 0.11 backend${why ? ` (skipped: ${w
     const shown = ((r.assistant.files ?? []) as { type: string; name?: string }[]).filter((f) => f.type === 'image');
     expect(shown.map((f) => f.name)).toContain('seen.png');
     figures.read_stored_files = r.assistant.files;
+  }, 240_000);
+
+  it('over MCP: the chat\'s attachment is imported and the chart a script makes is stored in the message', async () => {
+    const item = await attach(alice, 'mcp data.csv', Buffer.from('x,y\n1,2\n'), 'text/csv');
+    const code = 'import struct, zlib\nw,h=8,6\nraw=b"".join(b"\\x00"+b"\\x00\\x80\\xff"*w for _ in range(h))\nc=lambda t,d: struct.pack(">I",len(d))+t+d+struct.pack(">I",zlib.crc32(t+d))\nopen("mcp-chart.png","wb").write(b"\\x89PNG\\r\\n\\x1a\\n"+c(b"IHDR",struct.pack(">IIBBBBB",w,h,8,2,0,0,0))+c(b"IDAT",zlib.compress(raw))+c(b"IEND",b""))\n';
+    const r = await turn(alice, [item], [{ tool: 'shed_import', args: { import_all: true, dest_subdir: 'mcp' } }, { tool: 'shed_run_python', args: { zone: 'storage', code } }], 'Done over MCP.', undefined, ['server:mcp:fsmcp']);
+    figures.mcp_turn_ms = r.ms;
+    figures.mcp_stored_files = r.assistant.files;
+    const mcpCalls = fs.readFileSync(path.join(owui.logs, 'tool.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { path: string; body: string; answer: string }).filter((c) => c.path === '/mcp' && c.body.includes('tools/call'));
+    figures.mcp_tool_calls = mcpCalls.length;
+    const importAnswer = mcpCalls.find((c) => c.body.includes('shed_import'))?.answer ?? '';
+    expect(importAnswer).toContain('mcp data.csv');
+    expect(importAnswer).toContain('\\"success\\":true');
+    // Native function calling stores an MCP image result with the tool call's output item
+    // (middleware.py: function_call_output.files, uploaded by get_file_url_from_base64), where the
+    // chat shows it; nothing is pushed by Fileshed over MCP.
+    const outputFiles = ((r.assistant.output ?? []) as { type: string; files?: { type: string; url: string }[] }[]).flatMap((o) => (o.type === 'function_call_output' ? (o.files ?? []) : []));
+    figures.mcp_stored_output_files = outputFiles;
+    const images = outputFiles.filter((f) => f.type === 'image' && /^\/api\/v1\/files\/[^/]+\/content/.test(f.url));
+    expect(images.length, JSON.stringify(r.assistant.output)).toBeGreaterThanOrEqual(1);
   }, 240_000);
 });
 

@@ -60,7 +60,9 @@ async function getJson(url: string, token: string, what: string): Promise<unknow
 /** The user message that holds this turn's attachments: the one named, or the assistant message's parent. */
 function currentUserMessage(messages: Record<string, Message>, req: ChatFilesRequest, currentId: string | undefined): Message | undefined {
   if (req.userMessageId && messages[req.userMessageId]) return messages[req.userMessageId];
-  const start = req.messageId ?? currentId;
+  // A message id the chat does not hold (not stored yet, or a wrong template) falls back to the
+  // chat's current message: the newest turn, which is the one being answered.
+  const start = req.messageId && messages[req.messageId] ? req.messageId : currentId;
   let m = start ? messages[start] : undefined;
   // Walk up from the assistant message to the nearest user message (usually its parent).
   for (let hops = 0; m && m.role !== 'user' && hops < 4; hops++) m = m.parentId ? messages[m.parentId] : undefined;

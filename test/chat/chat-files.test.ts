@@ -74,6 +74,9 @@ describe('attachments from the chat itself (session mode)', () => {
     expect(all.data.imported.map((f: { path: string }) => f.path)).toEqual(['b2/now.txt', 'b2/old.txt']);
     const byUser = await json(await s.post('shed_import', { import_all: true, dest_subdir: 'b3' }, session('tok-alice', 'chat-b', undefined, { 'X-OpenWebUI-User-Message-Id': user })));
     expect(byUser.data.imported.map((f: { path: string }) => f.path)).toEqual(['b3/now.txt']);
+    // A message id the chat does not hold: the chat's current turn (history.currentId).
+    const unknown = await json(await s.post('shed_import', { import_all: true, dest_subdir: 'b4' }, session('tok-alice', 'chat-b', 'not-a-message')));
+    expect(unknown.data.imported.map((f: { path: string }) => f.path)).toEqual(['b4/now.txt']);
   });
 
   it('a message without files says so and offers the earlier ones, never "ask the user to attach"', async () => {

@@ -169,6 +169,13 @@ describe('pictures a script makes reach the chat', () => {
     expect(owui.files.get(id!)?.bytes.subarray(1, 4).toString()).toBe('PNG');
     // What Open WebUI stored: the picture is in the assistant message's files.
     expect(owui.chats.get('chat-f')!.chat.history.messages[assistant]!.files?.[0]).toMatchObject({ type: 'image', url: shown.url });
+    // Its link is one click away, and a Markdown image the chat renders inline (any connection).
+    const link = await json(await s.post('shed_link_create', { zone: 'documents', path: 'chart.png' }, session('tok-alice')));
+    expect(link.data.image_markdown).toBe(`![chart.png](${link.data.url})`);
+    expect(link.message).toContain(link.data.image_markdown);
+    const served = await fetch(link.data.url);
+    expect(served.headers.get('content-type')).toMatch(/^image\/png/);
+    expect(served.headers.get('content-disposition')).toMatch(/^inline/);
   });
 
   it('over MCP: the chart is image content beside the envelope', async () => {

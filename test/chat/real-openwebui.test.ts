@@ -221,6 +221,7 @@ describe.skipIf(!ready)(`the real Open WebUI 0.11 backend${why ? ` (skipped: ${w
     // The link works (fileshed serve's own link page).
     const linked = await fetch(link.data.url as string);
     expect(linked.status).toBe(200);
+    expect(link.data.image_markdown).toBe(`![chart.png](${link.data.url})`);
     figures.link = link.data.url;
 
     // Bob cannot read Alice's chat: the import through his session is refused by Open WebUI.

@@ -32,11 +32,15 @@ export async function createStandaloneLink(ctx: CallScope, target: ZonedPath, ki
   const url = linkUrl(ctx.valves.public_url, keys, id, kind);
   const name = target.rel === '' ? target.zone.label : path.posix.basename(target.rel);
   const link = clickable(name, url, kind);
+  // A picture can be shown in the chat itself: chat UIs (Open WebUI) render a Markdown image inline.
+  const picture = kind === 'file' && PICTURE.test(name) ? `![${name.replace(/[[\]]/g, '')}](${url})` : undefined;
   return {
-    data: { link_id: id, url, clickable_link: link, kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
-    message: `Link ready: ${link} (works until ${expiresAt}; served ${ctx.host.linkServer?.(ctx.valves.public_url) ?? `by \`fileshed serve\` on the same storage at ${ctx.valves.public_url}`}).`,
+    data: { link_id: id, url, clickable_link: link, ...(picture ? { image_markdown: picture } : {}), kind, expires_at: expiresAt, zone: target.zone.label, path: target.rel },
+    message: `Link ready: ${link} (works until ${expiresAt}; served ${ctx.host.linkServer?.(ctx.valves.public_url) ?? `by \`fileshed serve\` on the same storage at ${ctx.valves.public_url}`}).${picture ? ` To show the picture in the chat, put ${picture} in your answer.` : ''}`,
   };
 }
+
+const PICTURE = /\.(png|jpe?g|gif|webp)$/i;
 
 export async function listStandaloneLinks(ctx: CallScope) {
   const keys = await signingKeys(base(ctx));

@@ -160,7 +160,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
     if (made.length > 0 && envelope.data) {
       envelope.data.images_shown = made.map((m) => m.path);
       envelope.data.images_in_chat = ids.length;
-      result = JSON.stringify(envelope);
+      result = JSON.stringify(envelope, null, 2);
     }
   }
   if (read && wantsImageBody(req.headers, caller.mode, streaming)) {

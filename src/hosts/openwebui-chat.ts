@@ -126,8 +126,13 @@ export async function chatFiles(req: ChatFilesRequest): Promise<AttachedFile[]> 
   return out;
 }
 
+/** A file named by its Open WebUI id (the X-OpenWebUI-File-Ids header), under its real name. */
+export function fileById(url: string, token: string, id: string): Promise<AttachedFile> {
+  return describe({ url, token }, id, {});
+}
+
 /** One attachment: its real name and type from GET /api/v1/files/{id}, bytes fetched when imported. */
-async function describe(req: ChatFilesRequest, id: string, entry: Record<string, unknown>): Promise<AttachedFile> {
+async function describe(req: Pick<ChatFilesRequest, 'url' | 'token'>, id: string, entry: Record<string, unknown>): Promise<AttachedFile> {
   let name = str(entry.name) ?? str(obj(obj(entry.file)?.meta)?.name) ?? str(obj(entry.file)?.filename);
   try {
     const meta = obj(await getJson(`${req.url}/api/v1/files/${encodeURIComponent(id)}`, req.token, `the file ${id}`));

@@ -110,6 +110,13 @@ describe('attachments from the chat itself (session mode)', () => {
     expect(owui.hits).not.toContain('GET /api/v1/chats/local:abc');
   });
 
+  it('a file named by X-OpenWebUI-File-Ids comes in under its real name, not its id', async () => {
+    const f = owui.upload('alice', 'by id.txt', Buffer.from('by id\n'), 'text/plain');
+    const r = await json(await s.post('shed_import', { import_all: true, dest_subdir: 'ids' }, session('tok-alice', 'chat-ids', undefined, { 'X-OpenWebUI-File-Ids': f.id as string })));
+    expect(r.data.imported.map((x: { path: string }) => x.path)).toEqual(['ids/by id.txt']);
+    expect(fs.readFileSync(uploads('alice', 'chat-ids', 'ids/by id.txt'), 'utf8')).toBe('by id\n');
+  });
+
   it('the files an MCP connection (Streamable HTTP, session) imports come from the chat too', async () => {
     const f = owui.upload('alice', 'via-mcp.txt', Buffer.from('mcp\n'), 'text/plain');
     const { assistant } = owui.chat('alice', 'chat-e', [[f]]);

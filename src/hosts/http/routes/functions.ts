@@ -12,7 +12,8 @@ import { challenge } from '../identity/index.js';
 import { header } from '../identity/types.js';
 import { madeImagePaths, readMadeImages, splitDataUri } from '../../chat-images.js';
 import { pushImagesToChat, wantsImageBody } from '../chat-display.js';
-import { openwebuiFile, postChatEvent } from '../openwebui.js';
+import { fileById } from '../../openwebui-chat.js';
+import { postChatEvent } from '../openwebui.js';
 import { sendDetail, sendJson } from '../respond.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -129,7 +130,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, match: RegExpEx
   const userMessageId = header(req.headers, 'x-openwebui-user-message-id');
   const token = caller.token;
   const fileIds = header(req.headers, 'x-openwebui-file-ids');
-  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(',').map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(await fileById(openwebuiUrl, token, id));
 
   const streaming = /application\/x-ndjson/i.test(header(req.headers, 'accept') ?? '');
   if (streaming) res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });

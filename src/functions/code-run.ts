@@ -109,7 +109,7 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
   // What its stderr says went wrong is explained even when the script went on and ended well.
   const codeFile = call.script.path !== undefined ? `/zone/${call.script.path}` : `/tmp/${SCRIPT_NAMES[call.script.kind]}`;
   const python = call.script.kind === 'python' && /ModuleNotFoundError/.test(stderr.text) ? await pythonReport(ctx.valves) : undefined;
-  const why = scriptNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile }, python);
+  const why = scriptNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile, ...(call.script.kind === 'shell' && call.script.code !== undefined ? { code: call.script.code } : {}) }, python);
   const explained = why.length > 0 ? ` ${why.join(' ')}` : '';
   const signal = result.signal ? ` (signal ${result.signal})` : '';
   const message =

@@ -3,7 +3,9 @@
  * rows stay as empty lines), so start_line/end_line select rows. Only the requested rows are kept
  * (up to the character budget); the rest of the sheet is scanned to count its rows. Values are the
  * cells' shown values: shared strings, inline strings, numbers (dates formatted as ISO dates when
- * the cell's number format is a date), booleans, errors; ODS cells give their displayed text.
+ * the cell's number format is a date), booleans, errors; ODS cells give their displayed text. An
+ * XLSX formula cell without a cached value (a file written by a program that does not compute, e.g.
+ * openpyxl) shows its formula, "=SUM(A1:A3)", and the answer counts them: a blank would read as no data.
  * Repeated ODF rows and cells stand for at most DOC_LIMITS.repeat copies when they hold a value,
  * and trailing empty ones (LibreOffice writes a million) cost nothing.
  */
@@ -19,6 +21,8 @@ export interface SheetRead {
   names: string[];
   index: number;
   slice: LineSlice;
+  /** XLSX cells shown as their formula because the file holds no computed value for them. */
+  formulas?: { count: number; first: string };
 }
 
 /** Collects rows start..end as CSV lines while they fit the budget, and counts the sheet's rows. */
@@ -163,6 +167,16 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
   let style = 0;
   let value = '';
   let inValue = false;
+  let formula = '';
+  let inFormula = false;
+  // A <v> present but empty is a computed empty string (=IF(..., "")), not a missing value.
+  let sawValue = false;
+  let sharedIndex: string | undefined;
+  let ref = '';
+  // The text of each shared formula, by its si: later cells of the group carry only the index.
+  const shared = new Map<string, string>();
+  let uncomputed = 0;
+  let firstUncomputed = '';
   tokenize(sheetXml, {
     open(name, attrs) {
       const n = local(name);
@@ -175,13 +189,32 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
         type = attrs.t ?? 'n';
         style = Number(attrs.s ?? 0);
         value = '';
-      } else if (n === 'v' || (n === 't' && type === 'inlineStr')) inValue = true;
+        formula = '';
+        sawValue = false;
+        sharedIndex = undefined;
+        ref = attrs.r ?? '';
+      } else if (n === 'v' || (n === 't' && type === 'inlineStr')) {
+        inValue = true;
+        sawValue = true;
+      } else if (n === 'f') {
+        inFormula = true;
+        if (attrs.t === 'shared' && attrs.si !== undefined) sharedIndex = attrs.si;
+      }
     },
     close(name) {
       const n = local(name);
       if (n === 'v' || n === 't') inValue = false;
-      else if (n === 'c') {
-        if (col >= 0 && col < DOC_LIMITS.columns && value !== '') {
+      else if (n === 'f') {
+        inFormula = false;
+        if (sharedIndex !== undefined && formula !== '' && !shared.has(sharedIndex) && shared.size < 10_000) shared.set(sharedIndex, `${formula} (in ${ref})`);
+      } else if (n === 'c') {
+        if (col >= 0 && col < DOC_LIMITS.columns && !sawValue && (formula !== '' || sharedIndex !== undefined)) {
+          // No cached value: the formula itself, so the cell is not read as empty.
+          const text = formula !== '' ? `=${formula}` : `=(shared formula of ${shared.get(sharedIndex!) ?? `group ${sharedIndex}`})`;
+          while (cells.length < col) cells.push('');
+          cells[col] = text;
+          if (uncomputed++ === 0) firstUncomputed = `${ref || `row ${rowNumber}`} ${text}`;
+        } else if (col >= 0 && col < DOC_LIMITS.columns && value !== '') {
           while (cells.length < col) cells.push('');
           cells[col] = cellValue(type, value, style, strings, dates);
         }
@@ -189,9 +222,10 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
     },
     text(t) {
       if (inValue) value += t;
+      else if (inFormula && formula.length < 8192) formula += t;
     },
   });
-  return { names, index, slice: rows.slice() };
+  return { names, index, slice: rows.slice(), ...(uncomputed > 0 ? { formulas: { count: uncomputed, first: firstUncomputed } } : {}) };
 }
 
 function cellValue(type: string, raw: string, style: number, strings: string[], dates: Set<number>): string {

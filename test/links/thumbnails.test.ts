@@ -33,6 +33,7 @@ beforeAll(async () => {
   put('beach.jpg', D.convertImage(3000, 2000, 'jpg'));
   put('chart.png', D.makePng(1600, 900));
   put('fake.png', 'not a picture at all');
+  put('bomb.png', D.pngHeaderOnly(60_000, 60_000));
   put('notes.txt', 'hello');
   server = http.createServer((req, res) => void handleFilesRequest(req, res, { storageBase: s.base }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -63,6 +64,10 @@ describe('thumbnails', () => {
     const head = Buffer.from(await png.arrayBuffer());
     expect([head.readUInt32BE(16), head.readUInt32BE(20)]).toEqual([80, 45]);
     expect((await fetch(`${folder}fake.png?thumb=1`)).status).toBe(404);
+    // A header declaring 3.6 gigapixels is refused before any decoder sees it.
+    const started = Date.now();
+    expect((await fetch(`${folder}bomb.png?thumb=1`)).status).toBe(404);
+    expect(Date.now() - started).toBeLessThan(5_000);
     expect((await fetch(`${folder}notes.txt?thumb=1`)).status).toBe(404);
     const real = await fetch(`${folder}beach.jpg`);
     expect(Buffer.from(await real.arrayBuffer()).length).toBe(photoBytes['beach.jpg']);
@@ -79,7 +84,7 @@ describe('thumbnails', () => {
     });
     await page.goto(folder, { waitUntil: 'networkidle0' });
     const thumbs = await page.$$eval('img.thumb', (imgs) => (imgs as HTMLImageElement[]).map((i) => ({ src: i.getAttribute('src'), w: i.naturalWidth, h: i.naturalHeight })));
-    expect(thumbs.map((t) => t.src).sort()).toEqual(['beach.jpg?thumb=1', 'chart.png?thumb=1', 'fake.png?thumb=1']);
+    expect(thumbs.map((t) => t.src).sort()).toEqual(['beach.jpg?thumb=1', 'bomb.png?thumb=1', 'chart.png?thumb=1', 'fake.png?thumb=1']);
     const beach = thumbs.find((t) => t.src === 'beach.jpg?thumb=1')!;
     expect(Math.max(beach.w, beach.h)).toBe(80);
     await new Promise((r) => setTimeout(r, 200)); // response bodies are read asynchronously

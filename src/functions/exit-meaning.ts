@@ -33,3 +33,27 @@ export function exitStatus(cmd: string, args: readonly string[], returncode: num
   if (meaning !== undefined) return `${cmd} ended with exit code ${returncode}: ${meaning}; for ${cmd} that is an answer, not an error.`;
   return `${cmd} FAILED with exit code ${returncode}${signal ? ` (signal ${signal})` : ''}; see stderr.`;
 }
+
+/**
+ * The program a shell script's exit code comes from: the first word of its last simple command (the
+ * last line that is not a comment, after its last `|`, `&&`, `||` or `;`). Undefined when the end is
+ * not a plain command (a `fi`, `done`, `}` or anything quoted): then nothing is guessed.
+ */
+export function lastCommand(script: string): { cmd: string; args: string[] } | undefined {
+  const lines = script.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const last = lines.at(-1);
+  if (last === undefined || /["'`$\\(){}]/.test(last)) return undefined;
+  const segment = last.split(/\|\||&&|[|;&]/).map((s) => s.trim()).filter((s) => s !== '').at(-1);
+  const words = segment?.split(/\s+/).filter((w) => !/^[<>]|^\d?>/.test(w)) ?? [];
+  const [cmd, ...args] = words;
+  if (cmd === undefined || /^(fi|done|esac|exit|return|then|else)$/.test(cmd)) return undefined;
+  return { cmd, args };
+}
+
+/** For a script that ended non-zero with an empty stderr: what its last command's code means, or ''. */
+export function scriptExitNote(script: string | undefined, returncode: number, stderr: string): string {
+  if (script === undefined || stderr.trim() !== '') return '';
+  const last = lastCommand(script);
+  const meaning = last === undefined ? undefined : exitMeaning(last.cmd, last.args, returncode);
+  return meaning === undefined ? '' : ` Its last command, ${last!.cmd}, ended with exit code ${returncode}: ${meaning}; for ${last!.cmd} that is an answer, not an error.`;
+}

@@ -38,6 +38,18 @@ describe('exit codes that are answers', () => {
   });
 });
 
+describe('shed_run_shell: a last command whose code is an answer', () => {
+  it('a script ending with a grep that matches nothing: what the code means, not FAILED', async () => {
+    s = makeShed({ allow_shell: true });
+    await s.call('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'x\n' });
+    const r = await s.call('shed_run_shell', { zone: 'storage', script: 'sort a.txt > b.txt\ngrep -c zzz b.txt' });
+    expect(r.data).toMatchObject({ returncode: 1, stderr: '' });
+    expect(r.message).toMatch(/^The shell script ended with exit code 1\. Its last command, grep, ended with exit code 1: no line matched; for grep that is an answer, not an error\. Files changed: .*b\.txt/);
+    const real = await s.call('shed_run_shell', { zone: 'storage', script: 'grep x missing.txt' });
+    expect(real.message).toMatch(/^The shell script FAILED with exit code 2; see stderr\./);
+  });
+});
+
 describe('shed_run_shell: bash syntax in POSIX sh', () => {
   it('[[ ]] gets "this is POSIX sh" with the POSIX spelling, not "Not installed here: [["', async () => {
     s = makeShed({ allow_shell: true });

@@ -25,14 +25,29 @@ const BASHISMS: readonly Bashism[] = [
   { name: '&>', pattern: /&>/, posix: '> FILE 2>&1' },
   { name: "$'...' quoting", pattern: /\$'/, posix: "printf '\\t'" },
   { name: '${var//x/y} and ${var:0:3}', pattern: /\$\{[A-Za-z_]\w*(\/\/?|:-?\d)/, posix: 'sed or cut in a $(...)' },
-  { name: '(( ))', pattern: /(^|[\s;&|!])\(\(/m, posix: '[ $((x + 1)) -gt 3 ]', words: ['((', '(('] },
+  { name: '(( ))', pattern: /(^|[\s;&|!])\(\(/m, posix: '[ $((x + 1)) -gt 3 ]', words: ['(('] },
   { name: 'declare', pattern: /(^|[\s;&|])(declare|typeset)\s/m, posix: 'a plain assignment x=1', words: ['declare', 'typeset'] },
   { name: 'echo -e', pattern: /(^|[\s;&|])echo\s+-e\b/m, posix: "printf 'a\\tb\\n'" },
 ];
 
-/** Quoted strings and comments blanked out, so that only the code's own syntax is looked at. */
+/** Here-document bodies left out: their text is data (JSON braces, "[[" in a template), not syntax. */
+function withoutHereDocs(script: string): string {
+  const out: string[] = [];
+  let end: string | undefined;
+  for (const line of script.split('\n')) {
+    if (end !== undefined) {
+      if (line.replace(/^\t+/, '') === end) end = undefined;
+      continue;
+    }
+    out.push(line);
+    end = /<<-?\s*['"]?([A-Za-z_]\w*)['"]?/.exec(line.replace(/<<</g, ''))?.[1];
+  }
+  return out.join('\n');
+}
+
+/** Quoted strings, comments and here-documents blanked out, so that only the code's own syntax is looked at. */
 function codeOnly(script: string): string {
-  return script
+  return withoutHereDocs(script)
     .replace(/'[^'\n]*'/g, "''")
     .replace(/"(?:[^"\\\n]|\\.)*"/g, '""')
     .replace(/(^|\s)#[^\n]*/g, '$1');

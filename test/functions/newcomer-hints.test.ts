@@ -82,6 +82,7 @@ describe('shed_run_shell: bash syntax in POSIX sh', () => {
     const r = await s.call('shed_run_shell', { zone: 'storage', script: '# [[ in a comment\necho "[[ x ]]" \'source y\'' });
     expect(r.message).toBe('The shell script finished (exit code 0).');
     expect(bashisms('[ "$a" = b ] && . ./env.sh; f() { echo "$((1 + 2))"; }; x=${y:-z}').found).toEqual([]);
+    expect(bashisms('cat > a.json <<EOF\n{"a": [1,2], "b": {"c":3,"d":4}}\n[[ not code ]]\nEOF\nfind . -name "*.json" -exec cat {} \\;').found).toEqual([]);
     expect(bashisms('source env.sh; cat <<< "$x"; ls &> out; (( n++ ))').found.map((f) => f.split(' → ')[0])).toEqual(['source', 'here-string <<<', '&>', '(( ))']);
   });
 });

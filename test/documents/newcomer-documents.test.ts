@@ -37,6 +37,20 @@ function formulaWorkbook(): Buffer {
   return Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, strToU8(v)]))));
 }
 
+/** An ODS whose formula cells hold no displayed value (a generator that does not calculate). */
+function formulaOds(): Buffer {
+  const NS = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"';
+  const cell = (t: string) => `<table:table-cell office:value-type="string"><text:p>${t}</text:p></table:table-cell>`;
+  const rows = [
+    `<table:table-row>${cell('item')}${cell('price')}</table:table-row>`,
+    `<table:table-row>${cell('pen')}<table:table-cell office:value-type="float" office:value="2"><text:p>2</text:p></table:table-cell></table:table-row>`,
+    `<table:table-row>${cell('total')}<table:table-cell table:formula="of:=SUM([.B2:.B2])" office:value-type="float"/><table:table-cell table:formula="of:=[.B2]*2" office:value-type="float" office:value="4"/></table:table-row>`,
+  ].join('');
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${NS}><office:body><office:spreadsheet><table:table table:name="Prices">${rows}</table:table></office:spreadsheet></office:body></office:document-content>`;
+  const files = { mimetype: 'application/vnd.oasis.opendocument.spreadsheet', 'META-INF/manifest.xml': '<?xml version="1.0"?><manifest/>', 'content.xml': content };
+  return Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, strToU8(v)]))));
+}
+
 /** The colour of one pixel of a PNG data URI, read by ImageMagick. */
 function pixel(dataUri: string, x: number, y: number): string {
   const png = Buffer.from(dataUri.replace(/^data:image\/png;base64,/, ''), 'base64');
@@ -49,6 +63,7 @@ beforeAll(() => {
   put('mixed.pdf', D.makePdf(['Page one text', '', 'Page three text', '']));
   put('allscan.pdf', D.makePdf(['', '']));
   put('prices.xlsx', formulaWorkbook());
+  put('prices.ods', formulaOds());
 });
 afterAll(() => s.cleanup());
 
@@ -133,5 +148,13 @@ describe('XLSX formulas without a cached value', () => {
     expect(r.data!.formulas_without_value).toBe(3);
     expect(r.message).toContain('3 formula cells of this sheet have no computed value in the file');
     expect(r.message).toContain('e.g. C2 =B2*1.2');
+  });
+
+  it('ODS: a formula cell without a displayed value shows its formula too (its stored value when it has one)', async () => {
+    const r = await read({ path: 'prices.ods' });
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(r.data!.content).toBe('item,price\npen,2\ntotal,=SUM([.B2:.B2]),4\n');
+    expect(r.data!.formulas_without_value).toBe(1);
+    expect(r.message).toContain('1 formula cell of this sheet has no computed value in the file');
   });
 });

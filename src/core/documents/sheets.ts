@@ -5,7 +5,8 @@
  * cells' shown values: shared strings, inline strings, numbers (dates formatted as ISO dates when
  * the cell's number format is a date), booleans, errors; ODS cells give their displayed text. An
  * XLSX formula cell without a cached value (a file written by a program that does not compute, e.g.
- * openpyxl) shows its formula, "=SUM(A1:A3)", and the answer counts them: a blank would read as no data.
+ * openpyxl) shows its formula, "=SUM(A1:A3)", and the answer counts them: a blank would read as no data;
+ * an ODS formula cell without displayed text likewise shows its table:formula.
  * Repeated ODF rows and cells stand for at most DOC_LIMITS.repeat copies when they hold a value,
  * and trailing empty ones (LibreOffice writes a million) cost nothing.
  */
@@ -259,7 +260,11 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
   let cells: string[] = [];
   let cellRepeat = 1;
   let cellText: string[] | undefined;
+  let cellFormula = '';
+  let cellValue = '';
   let pendingEmpty = 0;
+  let uncomputed = 0;
+  let firstUncomputed = '';
   tokenize(content, {
     open(name, attrs, selfClosing) {
       if (name === 'table:table') {
@@ -273,6 +278,8 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
       } else if (name === 'table:table-cell' || name === 'table:covered-table-cell') {
         cellRepeat = Math.max(1, Number(attrs['table:number-columns-repeated'] ?? 1) || 1);
         cellText = [];
+        cellFormula = (attrs['table:formula'] ?? '').slice(0, 8192);
+        cellValue = attrs['office:value'] ?? attrs['office:date-value'] ?? attrs['office:time-value'] ?? attrs['office:boolean-value'] ?? attrs['office:string-value'] ?? '';
         if (selfClosing) closeCell();
       } else if (name === 'text:p' && cellText && cellText.length > 0) cellText.push(' ');
       else if (name === 'text:s' && cellText) cellText.push(' '.repeat(Math.min(100, Number(attrs['text:c'] ?? 1) || 1)));
@@ -297,15 +304,22 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
   });
   function closeCell(): void {
     if (!cellText) return;
-    const text = cellText.join('').trim();
+    let text = cellText.join('').trim();
     cellText = undefined;
+    // No displayed text: the stored value, else (a formula never computed) the formula itself.
+    if (text === '' && cellFormula !== '' && cellValue !== '') text = cellValue;
+    else if (text === '' && cellFormula !== '') {
+      // A formula saved without its displayed value: the formula itself (without the of: namespace).
+      text = cellFormula.replace(/^of:/, '');
+      if (uncomputed++ === 0) firstUncomputed = `row ${row + pendingEmpty + 1} ${text}`;
+    }
     if (text === '') {
       for (let k = 0; k < cellRepeat && cells.length < DOC_LIMITS.columns; k++) cells.push('');
       return;
     }
     for (let k = 0; k < Math.min(cellRepeat, DOC_LIMITS.repeat) && cells.length < DOC_LIMITS.columns; k++) cells.push(text);
   }
-  return { names, index, slice: rows.slice() };
+  return { names, index, slice: rows.slice(), ...(uncomputed > 0 ? { formulas: { count: uncomputed, first: firstUncomputed } } : {}) };
 }
 
 function decodeXml(s: string): string {

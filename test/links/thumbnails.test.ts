@@ -14,6 +14,7 @@ import { handleFilesRequest } from '../../src/hosts/http/files/index.js';
 import * as D from '../helpers/documents.mjs';
 import { CHROMIUM, launchChromium, type Chromium } from '../helpers/chromium.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
+import { thumbnailsMade } from '../../src/core/links/thumbnail.js';
 
 const haveChromium = fs.existsSync(CHROMIUM);
 let s: Shed;
@@ -60,6 +61,7 @@ describe('thumbnails', () => {
     expect(bytes.length).toBeLessThan(20 * 1024);
     expect(photoBytes['beach.jpg']!).toBeGreaterThan(bytes.length * 5);
     const png = await fetch(`${folder}chart.png?thumb=1`);
+    const made = thumbnailsMade();
     expect(png.headers.get('content-type')).toBe('image/png');
     const head = Buffer.from(await png.arrayBuffer());
     expect([head.readUInt32BE(16), head.readUInt32BE(20)]).toEqual([80, 45]);
@@ -69,6 +71,14 @@ describe('thumbnails', () => {
     expect((await fetch(`${folder}bomb.png?thumb=1`)).status).toBe(404);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await fetch(`${folder}notes.txt?thumb=1`)).status).toBe(404);
+    // Made once: a second ask is answered from memory, and a changed file gets a new thumbnail.
+    const again = Buffer.from(await (await fetch(`${folder}chart.png?thumb=1`)).arrayBuffer());
+    expect(again.equals(head)).toBe(true);
+    expect(thumbnailsMade()).toBe(made);
+    fs.writeFileSync(s.zonePath('storage', 'photos/chart.png'), D.makePng(900, 900));
+    const changed = Buffer.from(await (await fetch(`${folder}chart.png?thumb=1`)).arrayBuffer());
+    expect([changed.readUInt32BE(16), changed.readUInt32BE(20)]).toEqual([80, 80]);
+    fs.writeFileSync(s.zonePath('storage', 'photos/chart.png'), D.makePng(1600, 900));
     const real = await fetch(`${folder}beach.jpg`);
     expect(Buffer.from(await real.arrayBuffer()).length).toBe(photoBytes['beach.jpg']);
   });

@@ -6,7 +6,8 @@
  * file's own bytes (no coder sniffing), refused above DOC_LIMITS.imagePixels before decoding. The
  * entry's own link still serves the real file.
  *
- * Thumbnails are kept in memory by file identity and version (a changed file has another key), at
+ * Thumbnails are kept in memory by file identity and version (inode, size, modification time: a
+ * changed file has another key), at
  * most CACHE_ENTRIES (a few KiB each), and at most MAX_RUNNING are made at once for the whole
  * process: a page of 500 photos, or a visitor asking for many, queues instead of starting 500
  * programs.
@@ -30,7 +31,13 @@ export interface Thumbnail {
 }
 
 const cache = new Map<string, Thumbnail>();
+let made = 0;
 let running = 0;
+
+/** How many thumbnails this process has made (tests tell a cached answer from a new one). */
+export function thumbnailsMade(): number {
+  return made;
+}
 const waiting: Array<() => void> = [];
 
 async function slot<T>(fn: () => Promise<T>): Promise<T> {
@@ -52,7 +59,8 @@ export async function linkThumbnail(target: Target, opts: TargetOptions): Promis
   let head: Buffer;
   try {
     const st = fs.fstatSync(fd);
-    key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    // Not the change time: staging the file for the converter hard-links it, which moves its ctime.
+    key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
     head = Buffer.alloc(64);
     head = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0));
   } finally {
@@ -84,6 +92,7 @@ export async function linkThumbnail(target: Target, opts: TargetOptions): Promis
   ).catch(() => undefined);
   if (r === undefined || r.returncode !== 0 || r.stdout.bytes.length === 0 || r.stdout.total > r.stdout.bytes.length) return undefined;
   const thumb: Thumbnail = { mime: out === 'jpeg' ? 'image/jpeg' : 'image/png', bytes: Buffer.from(r.stdout.bytes) };
+  made++;
   if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
   cache.set(key, thumb);
   return thumb;

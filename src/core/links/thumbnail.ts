@@ -78,6 +78,8 @@ export async function linkThumbnail(target: Target, opts: TargetOptions): Promis
     runConverter(valves, CONVERT, target.abs, `.${format === 'jpeg' ? 'jpg' : format}`, {
       args: (input) => [
         ...['-limit', 'memory', '256MiB', '-limit', 'map', '512MiB', '-limit', 'disk', '1GiB', '-limit', 'area', '128MP', '-limit', 'thread', '1'],
+        // libjpeg decodes at 1/2..1/8 scale when told the size wanted: a 12 MP photo costs a fraction.
+        ...(format === 'jpeg' ? ['-define', `jpeg:size=${THUMB_SIDE * 2}x${THUMB_SIDE * 2}`] : []),
         `${format}:${input}[0]`,
         '-auto-orient',
         '-thumbnail',

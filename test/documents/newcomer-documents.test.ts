@@ -11,6 +11,7 @@ import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as D from '../helpers/documents.mjs';
 import { makeShed, type Shed } from '../helpers/shed.js';
+import { pdfCountRuns } from '../../src/core/documents/pdf.js';
 
 let s: Shed;
 const put = (rel: string, c: string | Buffer) => {
@@ -82,6 +83,14 @@ describe('a PDF page without text', () => {
     const scale = 1568 / 792;
     expect(pixel(image.data_uri, Math.round(172 * scale), Math.round((792 - 172) * scale))).toMatch(/^srgb\(0,0,255\)$/);
     expect(pixel(image.data_uri, 10, 10)).toMatch(/^(srgb\(255,255,255\)|white)$/);
+  });
+
+  it('paging through a PDF asks pdfinfo once: the page count is cached across calls', async () => {
+    await read({ path: 'mixed.pdf', pages: '1' });
+    const runs = pdfCountRuns();
+    await read({ path: 'mixed.pdf', pages: '3' });
+    await read({ path: 'mixed.pdf', pages: '4' });
+    expect(pdfCountRuns()).toBe(runs);
   });
 
   it('pages with text beside one without: the answer names the call that shows it as an image, and that call attaches it', async () => {

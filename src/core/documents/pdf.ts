@@ -32,7 +32,7 @@ function failure(shown: string, stderr: string): Error {
 }
 
 /**
- * Page counts of files read recently, by identity and version (device, inode, size, change time): a
+ * Page counts of files read recently, by identity and version (device, inode, size, modification time): a
  * model paging through a PDF asks pdfinfo once. A changed file has another key.
  */
 const counts = new Map<string, number>();
@@ -40,7 +40,9 @@ const COUNTS_KEPT = 256;
 
 export async function pdfPageCount(valves: Valves, abs: string, shown: string): Promise<number> {
   const st = fs.statSync(abs);
-  const key = `${st.dev}:${st.ino}:${st.size}:${st.ctimeMs}:${st.mtimeMs}`;
+  // Not the change time: staging the file for pdfinfo hard-links it, which moves its ctime (every
+  // call would miss).
+  const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   const known = counts.get(key);
   if (known !== undefined) return known;
   const total = await countPages(valves, abs, shown);
@@ -49,7 +51,15 @@ export async function pdfPageCount(valves: Valves, abs: string, shown: string): 
   return total;
 }
 
+let counted = 0;
+
+/** How many times pdfinfo was run by this process (tests tell a cached count from a new one). */
+export function pdfCountRuns(): number {
+  return counted;
+}
+
 async function countPages(valves: Valves, abs: string, shown: string): Promise<number> {
+  counted++;
   const r = await runConverter(valves, PDFINFO, abs, '.pdf', { args: (input) => [input], captureBytes: 64 * 1024, timeoutSec: valves.exec_timeout_default });
   const pages = /^Pages:\s+(\d+)/m.exec(r.stdout.bytes.toString('utf8'));
   if (r.returncode !== 0 || pages === null) throw failure(shown, r.stderr.bytes.toString('utf8'));

@@ -70,5 +70,5 @@ async function codeCard(ctx: ServerContext, adminUser: string, active: string, a
   return `<div class="card" id="code-execution"><strong>Code execution</strong>
 <p>Python (<code>shed_run_python</code>, valve <code>allow_python</code>): ${state(py.enabled)}${pyDetail}</p>
 <p>Shell scripts (<code>shed_run_shell</code>, valve <code>allow_shell</code>): ${state(c.shell.enabled)}</p>${runs}
-<p class="muted">Network for code: ${esc(c.network)}. Off by default; turn on in <a href="/admin#s-commands">Settings</a>. Scripts run only under a kernel sandbox: bubblewrap, or Landlock ABI 6 or later (Linux 6.12+); the default Docker deployment runs Landlock, so code runs there on a Linux 6.12+ host only.</p></div>`;
+<p class="muted">Network for code: ${esc(c.network)}. Off by default: turn on in <a href="/admin#s-commands">Settings</a>. Scripts need bubblewrap, or Landlock ABI 6+ (Linux 6.12+): the default Docker deployment runs Landlock, so code runs there on a 6.12+ host only.</p></div>`;
 }

@@ -10,6 +10,7 @@ import { maintainAll } from './core/maintenance/maintain.js';
 import { adoptSecret } from './core/links/secret.js';
 import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
+import { linkThumbnail } from './core/links/thumbnail.js';
 import { TimeSlice } from './core/fs/slice.js';
 import { formatSize } from './core/text/size.js';
 import { plural } from './core/text/format.js';
@@ -69,7 +70,7 @@ export type { StorageMaintenance } from './core/maintenance/maintain.js';
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
-export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret, slice: () => new TimeSlice() };
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret, thumbnail: linkThumbnail, slice: () => new TimeSlice() };
 
 /** Sizes and counts as people read them everywhere ("8.0 KiB", "1 user"): messages, tree lines, folder pages, the admin page. */
 export { formatSize, plural };

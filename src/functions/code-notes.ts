@@ -8,6 +8,7 @@ import type { RunResult } from '../core/exec/run-types.js';
 import type { ScriptKind } from '../core/exec/code.js';
 import type { PythonReport } from '../core/exec/python-probe.js';
 import type { Valves } from '../core/valves.js';
+import { dialectNote } from './shell-dialect.js';
 
 export interface ScriptRun {
   kind: ScriptKind;
@@ -17,6 +18,8 @@ export interface ScriptRun {
   valves: Pick<Valves, 'network_mode' | 'exec_memory_limit_mb' | 'max_file_size_mb'>;
   /** Where the code is, as its tracebacks name it: /tmp/main.py, or /zone/<path>. */
   codeFile: string;
+  /** The script's text when the call gave it (the shell's bash-isms are read off it). */
+  code?: string;
 }
 
 /** The last line of a Python traceback (`ZeroDivisionError: division by zero`) and the line of the code it points at. */
@@ -70,7 +73,10 @@ export function scriptNotes(run: ScriptRun, python: PythonReport | undefined): s
           : `'${program}' may not run here: a shell script runs only the zone's whitelisted programs (shed_allowed_commands lists them), never an interpreter.`,
       );
     }
-    const unknown = [...stderr.matchAll(/^[^\n:]*: \d+: ([^\n:]+): not found$/gm)].map((m) => m[1]!);
+    const failed = result.returncode !== 0 || /^[^\n:]*: \d+: /m.test(stderr);
+    const dialect = run.code !== undefined ? dialectNote(run.code, failed) : undefined;
+    if (dialect !== undefined) notes.push(dialect.note);
+    const unknown = [...stderr.matchAll(/^[^\n:]*: \d+: ([^\n:]+): not found$/gm)].map((m) => m[1]!).filter((w) => !dialect?.words.has(w));
     if (unknown.length > 0) notes.push(`Not installed here: ${[...new Set(unknown)].join(', ')} (shed_allowed_commands lists the programs that are).`);
   }
   return notes;

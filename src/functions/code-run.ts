@@ -6,6 +6,7 @@
  * zone the call ends with one commit of what it changed; in a group space what it created is the
  * caller's (group_default_mode).
  */
+import { scriptExitNote } from './exit-meaning.js';
 import { shedError } from '../core/errors.js';
 import { changedFiles, SCRIPT_NAMES, type ScriptRequest } from '../core/exec/code.js';
 import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
@@ -109,14 +110,21 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
   // What its stderr says went wrong is explained even when the script went on and ended well.
   const codeFile = call.script.path !== undefined ? `/zone/${call.script.path}` : `/tmp/${SCRIPT_NAMES[call.script.kind]}`;
   const python = call.script.kind === 'python' && /ModuleNotFoundError/.test(stderr.text) ? await pythonReport(ctx.valves) : undefined;
-  const why = scriptNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile }, python);
+  const why = scriptNotes({ kind: call.script.kind, stderr: stderr.text, result, valves: ctx.valves, codeFile, ...(call.script.kind === 'shell' && call.script.code !== undefined ? { code: call.script.code } : {}) }, python);
   const explained = why.length > 0 ? ` ${why.join(' ')}` : '';
   const signal = result.signal ? ` (signal ${result.signal})` : '';
   const message =
     result.returncode === 0
       ? `${call.label} finished (exit code 0).${explained}${made}`
-      : `${call.label} FAILED with exit code ${result.returncode}${signal}${errorAt(call, stderr.text, codeFile)}; see stderr.${explained}${made}`;
+      : failedMessage(call, result.returncode, signal, stderr.text, codeFile) + `${explained}${made}`;
   return { data, message: message + notes.message, ...change };
+}
+
+/** A non-zero end: FAILED, unless a shell script's last command (grep, diff ...) answered with its code. */
+function failedMessage(call: CodeCall, returncode: number, signal: string, stderr: string, codeFile: string): string {
+  const answer = call.script.kind === 'shell' && signal === '' ? scriptExitNote(call.script.code, returncode, stderr) : '';
+  if (answer !== '') return `${call.label} ended with exit code ${returncode}.${answer}`;
+  return `${call.label} FAILED with exit code ${returncode}${signal}${errorAt(call, stderr, codeFile)}; see stderr.`;
 }
 
 /** `: ZeroDivisionError: division by zero (line 4 of the code)`, for Python; the shell's messages carry their line already. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exitStatus } from './exit-meaning.js';
 import { shedError } from '../core/errors.js';
 import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
 import { checkSensitiveGit } from '../core/exec/sensitive.js';
@@ -105,7 +106,7 @@ export const shedExec = defineFunction({
     const message =
       (result.returncode === 0
         ? `${args.cmd} finished (exit code 0).`
-        : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr.`) + notes.message;
+        : exitStatus(args.cmd, args.args, result.returncode, result.signal)) + notes.message;
     await dropVanished(zone);
     const summary = `Run ${[args.cmd, ...args.args].join(' ')}`.slice(0, 200);
     return { data, message, ...(changed.length > 0 ? { change: { zone, paths: changed, summary } } : {}) };

@@ -5,7 +5,7 @@ import { createOpenWebUILink } from '../core/links/openwebui.js';
 import { createStandaloneLink } from '../core/links/standalone.js';
 import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { groupParam, zoneParam } from '../registry/params.js';
+import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 
 export const shedLinkCreate = defineFunction({
   name: 'shed_link_create',
@@ -17,6 +17,7 @@ export const shedLinkCreate = defineFunction({
     path: z.string().min(1).describe('File or folder, e.g. "report.pdf" ("." = zone root).'),
     group: groupParam,
     expires_hours: z.number().optional().describe('Hours the link works (default 24, max 168).'),
+    allow_zone_in_path: allowZoneInPath,
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   example: { zone: 'storage', path: 'report.pdf' },
@@ -29,7 +30,7 @@ export const shedLinkCreate = defineFunction({
         hint: `Example: shed_link_create(zone="${args.zone}", path=${JSON.stringify(args.path)}, expires_hours=${Math.min(24, max)})`,
       });
     }
-    const target = locate(ctx.zone(args.zone, args.group), args.path, 'path', 'read');
+    const target = locate(ctx.zone(args.zone, args.group), args.path, 'path', 'read', args.allow_zone_in_path);
     if (target.stat === undefined) throw notFound(target);
     const isFolder = target.stat.isDirectory();
     if (!isFolder && !target.stat.isFile()) throw shedError('NOT_A_FILE', `${target.shown} is not a regular file or folder.`, { details: { parameter: 'path', path: target.rel } });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exitStatus } from './exit-meaning.js';
 import { shedError } from '../core/errors.js';
 import { executeCommand } from '../core/exec/execute.js';
 import { capturedText } from '../core/exec/output.js';
@@ -103,7 +104,7 @@ export const shedLockeditExec = defineFunction({
       const status =
         result.returncode === 0
           ? `${args.cmd} finished (exit code 0)`
-          : `${args.cmd} FAILED with exit code ${result.returncode}${result.signal ? ` (signal ${result.signal})` : ''}; see stderr`;
+          : exitStatus(args.cmd, args.args, result.returncode, result.signal).replace(/\.$/, '');
       const effect = copy.changed ? `the working copy changed (${copy.size} bytes); save with ${t.names.save}` : 'the working copy is unchanged';
       return { data, message: `${status}; ${effect}.` };
     } finally {

@@ -5,7 +5,7 @@
  * get the rest; the text stays within max_output.
  */
 import { shedError } from '../core/errors.js';
-import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/documents/index.js';
+import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPageImage, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/documents/index.js';
 import type { ZonedPath } from '../core/files/located.js';
 import { formatSize } from '../core/text/size.js';
 import { plural, renderCall } from '../core/text/format.js';
@@ -65,7 +65,8 @@ export async function readDocument(kind: DocumentKind, target: ZonedPath, size: 
     // Four bytes per character at most, and more than one answer can show: the capture never limits what is shown.
     const { texts, cut } = await pdfPages(ctx.valves, target.abs, target.shown, first, last, Math.min(DOC_LIMITS.textChars, limit * 4 + 64 * 1024));
     if (cut && texts.length > 1) texts.pop(); // the last page was cut short by the capture: the next call shows it
-    return paged('pdf', 'page', texts, first, total, range, lineRange, limit, target, common, call);
+    const answer = paged('pdf', 'page', texts, first, total, range, lineRange, limit, target, common, call);
+    return await withPageImage(answer, target, ctx, call);
   }
   const converted: Converted = await convertOffLoop(
     {
@@ -91,14 +92,44 @@ export async function readDocument(kind: DocumentKind, target: ZonedPath, size: 
   if (converted.mode === 'sheet') {
     const name = converted.names[converted.index]!;
     const others = converted.names.length > 1 ? ` Sheets: ${converted.names.slice(0, 20).map((n, i) => `${i + 1} "${n}"`).join(', ')}${converted.names.length > 20 ? ', ...' : ''}.` : '';
+    const f = converted.formulas;
+    const formulas = f
+      ? ` ${plural(f.count, 'formula cell')} of this sheet ${f.count === 1 ? 'has' : 'have'} no computed value in the file (saved by a program that does not calculate) and ${f.count === 1 ? 'is' : 'are'} shown as the formula, e.g. ${f.first}: open and save it in a spreadsheet program to get the values, or compute them from the cells they name.`
+      : '';
     return {
-      data: { ...common, format: converted.format, sheet: name, sheet_number: converted.index + 1, sheets: converted.names.slice(0, 100), ...lineData(converted.slice), total_rows: converted.slice.totalLines },
-      message: `${target.shown}: ${label}, sheet "${name}" as CSV (line N = row N): ${rowsPart(converted.slice, limit)}${continuation(converted.slice, (extra) => call({ sheet: name, ...extra }), 'rows')}${others}`,
+      data: { ...common, format: converted.format, sheet: name, sheet_number: converted.index + 1, sheets: converted.names.slice(0, 100), ...lineData(converted.slice), total_rows: converted.slice.totalLines, ...(f ? { formulas_without_value: f.count } : {}) },
+      message: `${target.shown}: ${label}, sheet "${name}" as CSV (line N = row N): ${rowsPart(converted.slice, limit)}${continuation(converted.slice, (extra) => call({ sheet: name, ...extra }), 'rows')}${formulas}${others}`,
     };
   }
   return {
     data: { ...common, format: converted.format, ...lineData(converted.slice), ...(converted.cut ? { text_cut: true } : {}) },
     message: `${target.shown}: ${label} as text: ${linesPart(converted.slice, limit)}${continuation(converted.slice, call, 'lines')}${converted.cut ? ` The converted text stops after ${DOC_LIMITS.textChars / 1048576} Mi characters; the rest of the document is not shown.` : ''}${converted.format === 'html' || converted.format === 'eml' ? ' (raw=true shows the source.)' : ''}`,
+  };
+}
+
+/**
+ * A PDF page without text (a scan, most likely) is offered as a picture for a model that sees images:
+ * attached (data.image, the shape of an image read, which hosts pass on as an image) when the answer
+ * shows that one page or only such pages; otherwise the answer names the call that attaches it.
+ */
+async function withPageImage(answer: HandlerResult, target: ZonedPath, ctx: CallContext, call: (extra: Record<string, unknown>) => string): Promise<HandlerResult> {
+  const data = answer.data as Record<string, unknown>;
+  const empty = data.pages_without_text as number[] | undefined;
+  if (empty === undefined || empty.length === 0) return answer;
+  const page = empty[0]!;
+  const shownPages = (data.last_page as number) - (data.first_page as number) + 1;
+  const maxKb = ctx.valves.read_image_max_kb;
+  if (maxKb === 0) {
+    return { ...answer, message: `${answer.message} Showing pages as images is turned off on this server (valve read_image_max_kb=0).` };
+  }
+  if (shownPages !== 1 && empty.length !== shownPages) {
+    return { ...answer, message: `${answer.message} A model that sees images can look at the page instead: ${call({ pages: String(page) })} attaches it as an image.` };
+  }
+  const image = await pdfPageImage(ctx.valves, target.abs, target.shown, page, maxKb * 1024);
+  const others = empty.length > 1 ? ` The others one at a time: ${call({ pages: String(empty[1]) })}.` : '';
+  return {
+    data: { ...data, image, image_page: page },
+    message: `${answer.message} Page ${page} is attached as an image (${image.width} x ${image.height} ${image.mime_type.slice(6).toUpperCase()}, ${formatSize(image.bytes)}) for a model that sees images: read it from the picture.${others}`,
   };
 }
 
@@ -146,7 +177,7 @@ function paged(format: string, unit: string, texts: string[], first: number, tot
   }
   if (answer.empty.length > 0) {
     data[`${unit}s_without_text`] = answer.empty;
-    message += ` ${answer.empty.length === 1 ? `${unit[0]!.toUpperCase()}${unit.slice(1)} ${answer.empty[0]} has` : `${unit[0]!.toUpperCase()}${unit.slice(1)}s ${answer.empty.join(', ')} have`} no text (scanned images, most likely; their text cannot be read).`;
+    message += ` ${answer.empty.length === 1 ? `${unit[0]!.toUpperCase()}${unit.slice(1)} ${answer.empty[0]} has` : `${unit[0]!.toUpperCase()}${unit.slice(1)}s ${answer.empty.join(', ')} have`} no text (scanned images, most likely: the file holds no text for them).`;
   }
   return { data, message };
 }

@@ -36,7 +36,7 @@ const params = {
   encoding: z.string().optional().describe('CSV encoding (default: detected)'),
   has_header: z.boolean().default(true).describe('First line names the columns'),
   skip_rows: z.number().int().min(0).default(0).describe('Lines to skip before the header'),
-  decimal: z.enum(['.', ',']).optional().describe('Decimal mark ("," for 1.234,56)'),
+  decimal: z.enum(['.', ',']).optional().describe('Decimal mark ("," for 1.234,56); omitted: detected'),
   date_columns: z.array(z.string()).optional().describe('Columns of dates, stored as YYYY-MM-DD'),
   date_format: z.string().optional().describe('"dayfirst", "monthfirst" or e.g. "%d.%m.%Y"'),
   group: groupParam,
@@ -355,7 +355,7 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
       encoding,
       hasHeader: args.has_header,
       skipRows: args.skip_rows,
-      decimal: args.decimal ?? '.',
+      decimal: args.decimal,
       dateColumns: args.date_columns,
       dateFormat: args.date_format?.trim() ? args.date_format : undefined,
     },
@@ -390,7 +390,12 @@ async function importMode(args: Args, ctx: CallContext, zone: Zone): Promise<Han
     notes.push(`${plural((report.rows_padded ?? 0) + (report.rows_truncated ?? 0), 'row')} had a different number of fields than the header (padded with NULL or cut; first at data row ${report.first_ragged_row})`);
   }
   if (report.rows_imported === 0) notes.push('the file has a header but no data rows: the table is empty');
-  if (report.suggestions?.length) notes.push(report.suggestions[0]!);
+  if (report.detected_decimal === ',') {
+    const cols = report.decimal_comma_columns ?? [];
+    notes.push(`a decimal comma was detected (1.234,56 read as 1234.56) in ${cols.map((c) => `'${c}'`).join(', ')}; if that is wrong, re-import with decimal="." and if_exists="replace"`);
+  }
+  // Every suggestion, not only the first: each names a column whose values would otherwise be misread.
+  for (const s of report.suggestions ?? []) notes.push(s.replace(/\.$/, ''));
   const types = Object.entries(report.column_types)
     .slice(0, 12)
     .map(([c, t]) => `${c} ${t}`)

@@ -9,6 +9,7 @@ import { type FunctionDef } from './define.js';
 import { renderCall } from '../core/text/format.js';
 import { editDistance } from '../core/text/distance.js';
 import { NUMBER_AS_TEXT } from './params.js';
+import { guessZone } from './zone-guess.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'enum' | 'other';
 
@@ -163,9 +164,11 @@ function translateIssue(def: FunctionDef, issue: z.core.$ZodIssue, input: Record
     });
   }
   if (param === 'zone' && info.kind === 'enum') {
+    const guess = guessZone(received, info.options);
+    // With a guess, the dispatcher ends the hint with the caller's own call, corrected (details.suggested).
     return shedError('INVALID_ZONE', `'zone' must be one of ${info.options.join(', ')}; got ${showValue(received)}.`, {
-      details: { parameter: 'zone', received, valid: info.options },
-      hint,
+      details: { parameter: 'zone', received, valid: info.options, ...(guess !== undefined ? { suggested: guess } : {}) },
+      hint: guess !== undefined ? `Did you mean zone="${guess}"?` : hint,
     });
   }
   const rule = issue.code === 'invalid_type' || issue.code === 'invalid_value' ? '' : `: ${issue.message}`;

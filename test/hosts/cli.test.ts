@@ -190,3 +190,32 @@ describe('fileshed doctor', () => {
     expect(r.status).toBe(auto ? 0 : 1);
   });
 });
+
+describe('fileshed call reads the config file fileshed serve uses', () => {
+  it("the config file's valves apply (a blocked file stays unreadable, Python is on); --valve wins over them; --config names another file", () => {
+    const base = tempBase();
+    try {
+      fs.mkdirSync(`${base}/users/local/Storage/data`, { recursive: true });
+      fs.writeFileSync(`${base}/users/local/Storage/data/keys.secret`, 'hunter2\n');
+      fs.writeFileSync(`${base}/fileshed.json`, JSON.stringify({ valves: { blocked_patterns: '*.secret', allow_python: true } }), { mode: 0o600 });
+      const read = cli(['call', 'shed_read', '{"zone":"storage","path":"keys.secret"}', '--base', base]);
+      expect(read.status).toBe(1);
+      expect(JSON.parse(read.stdout).error.code).toBe('BLOCKED_PATH');
+      expect(read.stdout).not.toContain('hunter2');
+      const py = cli(['call', 'shed_run_python', '{"zone":"storage","code":"print(6*7)"}', '--base', base]);
+      expect(JSON.parse(py.stdout).data?.stdout, py.stdout).toBe('42\n');
+      // FILESHED_BASE finds the same base and config file.
+      expect(JSON.parse(cli(['call', 'shed_read', '{"zone":"storage","path":"keys.secret"}'], { FILESHED_BASE: base }).stdout).error.code).toBe('BLOCKED_PATH');
+      const flag = cli(['call', 'shed_read', '{"zone":"storage","path":"keys.secret"}', '--base', base, '--valve', 'blocked_patterns=']);
+      expect(JSON.parse(flag.stdout).data.content).toContain('hunter2');
+      fs.writeFileSync(`${base}/other.json`, JSON.stringify({ valves: {} }));
+      expect(JSON.parse(cli(['call', 'shed_run_python', '{"zone":"storage","code":"print(1)"}', '--base', base, '--config', `${base}/other.json`]).stdout).error.code).toBe('FUNCTION_DISABLED');
+      fs.writeFileSync(`${base}/fileshed.json`, '{ not json');
+      const broken = cli(['call', 'shed_tree', '{"zone":"storage"}', '--base', base]);
+      expect(broken.status).toBe(1);
+      expect(broken.stderr).toMatch(/^fileshed call: the config file .*fileshed\.json cannot be used: .*Fix it, or name another with --config FILE\.\n$/);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});

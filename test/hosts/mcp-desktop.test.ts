@@ -257,3 +257,24 @@ describe('the link message tells how long a link works and what serves it', () =
     }
   });
 });
+
+describe('Python on the desktop, as the README says', () => {
+  it('"--valve", "allow_python=true" in args lists shed_run_python and runs it; without it the tool is absent', async () => {
+    const off = await desktop([]);
+    try {
+      expect((await off.client.listTools()).tools.map((t) => t.name)).not.toContain('shed_run_python');
+    } finally {
+      await off.client.close();
+      fs.rmSync(off.base, { recursive: true, force: true });
+    }
+    const on = await desktop(['--valve', 'allow_python=true']);
+    try {
+      expect((await on.client.listTools()).tools.map((t) => t.name)).toContain('shed_run_python');
+      const r = await on.call('shed_run_python', { zone: 'storage', code: 'print(6 * 7)' });
+      expect(r.data?.stdout, JSON.stringify(r)).toBe('42\n');
+    } finally {
+      await on.client.close();
+      fs.rmSync(on.base, { recursive: true, force: true });
+    }
+  });
+});

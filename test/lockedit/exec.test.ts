@@ -144,11 +144,14 @@ describe.each(['validated', 'bwrap', 'landlock'] as const)('shed_lockedit_exec (
     expect(mk.data!.working_copy_changed).toBe(false);
   });
 
-  it('a failing command reports its exit code in data and message', async () => {
+  it('a failing command reports its exit code in data and message; grep without a match says what its 1 means', async () => {
     const r = await exec({ cmd: 'grep', args: ['nomatch', 'docs/r.md'] });
     expect(r.success).toBe(true);
     expect(r.data!.returncode).toBe(1);
-    expect(r.message).toContain('FAILED with exit code 1');
+    expect(r.message).toContain('grep ended with exit code 1: no line matched; for grep that is an answer, not an error; the working copy is unchanged.');
+    const bad = await exec({ cmd: 'sed', args: ['-n', 's/x', 'docs/r.md'] });
+    expect(bad.data!.returncode).not.toBe(0);
+    expect(bad.message).toContain(`FAILED with exit code ${bad.data!.returncode}; see stderr`);
   });
 
   it('needs an open edit of this conversation', async () => {

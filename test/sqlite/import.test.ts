@@ -119,13 +119,52 @@ describe.each(ENGINES)('%s engine', (engine) => {
       ]);
     });
 
-    it('without decimal="," the comma numbers stay text and the import suggests the option', async () => {
+    it('decimal omitted, a ;-separated file with 1.234,56: the decimal comma is applied and SUM is right', async () => {
       s = makeShed();
-      put(s, 'c.csv', 'name;price\nA;1,5\nB;2,25\n');
+      put(s, 'c.csv', 'name;price;qty\nA;1.234,56;1.000\nB;310,40;2\nC;-0,5;3\n');
       const r = await imp({ import_csv: 'c.csv' });
+      expect(r.success, JSON.stringify(r.error)).toBe(true);
+      expect(r.data!.import_info).toMatchObject({ column_types: { price: 'REAL', qty: 'INTEGER' }, detected_decimal: ',', decimal_comma_columns: ['price'] });
+      expect(r.message).toContain("a decimal comma was detected (1.234,56 read as 1234.56) in 'price'");
+      expect(await onDisk(db(), 'SELECT round(SUM(price), 2), SUM(qty) FROM t')).toEqual([[1544.46, 1005]]);
+    });
+
+    it('decimal="." given: the comma numbers stay text and every suggestion is in the message', async () => {
+      s = makeShed();
+      put(s, 'c.csv', 'name;price;cost\nA;1,5;2,5\nB;2,25;3,75\n');
+      const r = await imp({ import_csv: 'c.csv', decimal: '.' });
+      expect(r.data!.import_info.column_types).toMatchObject({ price: 'TEXT', cost: 'TEXT' });
+      expect(r.data!.import_info.detected_decimal).toBeUndefined();
+      expect(r.message).toContain("Column 'price' looks like numbers with a decimal comma");
+      expect(r.message).toContain("Column 'cost' looks like numbers with a decimal comma");
+    });
+
+    it('mixed marks (1.234,56 beside 3.14) are not guessed: TEXT, and the message says why, with each suggestion', async () => {
+      s = makeShed();
+      put(s, 'm.csv', 'name;amount;rate;total\nA;1.234,56;3.14;7,5\nB;310,40;2.5;1,25\n');
+      const r = await imp({ import_csv: 'm.csv' });
+      expect(r.data!.import_info).toMatchObject({ column_types: { amount: 'TEXT', rate: 'REAL', total: 'TEXT' }, detected_decimal: 'mixed' });
+      expect(r.message).toContain("The decimal mark was not guessed: columns 'amount', 'total' look like numbers with a decimal comma");
+      expect(r.message).toContain("other columns ('rate') hold numbers with a decimal point");
+      expect(r.message).toContain("Column 'amount' looks like numbers with a decimal comma");
+      expect(r.message).toContain("Column 'total' looks like numbers with a decimal comma");
+    });
+
+    it('a ,-separated file with quoted "1,5" is not guessed either (a comma there is often a thousands separator)', async () => {
+      s = makeShed();
+      put(s, 'q.csv', 'name,price\nA,"1,5"\nB,"2,25"\n');
+      const r = await imp({ import_csv: 'q.csv' });
       expect(r.data!.import_info.column_types.price).toBe('TEXT');
-      expect(r.data!.import_info.suggestions[0]).toContain('decimal=","');
+      expect(r.message).toContain('the fields are separated by commas');
       expect(r.message).toContain('decimal=","');
+    });
+
+    it('only ambiguous values (1,234 with three digits) are not taken as decimal commas', async () => {
+      s = makeShed();
+      put(s, 'a.csv', 'name;n\nA;1,234\nB;5,678\n');
+      const r = await imp({ import_csv: 'a.csv' });
+      expect(r.data!.import_info.column_types.n).toBe('TEXT');
+      expect(r.data!.import_info.detected_decimal).toBeUndefined();
     });
 
     it('a UTF-8 file with a BOM: the BOM is not part of the first column name', async () => {

@@ -149,9 +149,15 @@ describe('normalizeRelative: unicode', () => {
 
 describe('normalizeRelative: zone name as first component', () => {
   it.each(['storage/x', 'Storage/x', 'STORAGE/x', 'storage', './storage/x', '/storage/x', 'a/../storage/x'])('%j in zone storage → PATH_STARTS_WITH_ZONE', (input) => {
-    const err = thrown(() => norm(input));
+    const err = thrown(() => norm(input, { allowZoneInPath: false }));
     expect(err.code).toBe('PATH_STARTS_WITH_ZONE');
     expect(err.hint).toContain('allow_zone_in_path=true');
+  });
+
+  it('a caller without the allow_zone_in_path parameter (allowZoneInPath left out) gets a hint that does not name it', () => {
+    const err = thrown(() => norm('storage/x'));
+    expect(err.code).toBe('PATH_STARTS_WITH_ZONE');
+    expect(err.hint).toBe('Use path="x".');
   });
 
   it('the hint gives the path without the zone name', () => {

@@ -35,7 +35,7 @@ export interface ConvertRequest {
 
 export type Converted =
   | { mode: 'lines'; format: ZipKind | 'html' | 'eml'; slice: LineSlice; cut: boolean }
-  | { mode: 'sheet'; format: 'xlsx' | 'ods'; names: string[]; index: number; slice: LineSlice }
+  | { mode: 'sheet'; format: 'xlsx' | 'ods'; names: string[]; index: number; slice: LineSlice; formulas?: { count: number; first: string } }
   | { mode: 'units'; format: 'pptx' | 'odp'; total: number; first: number; texts: string[] };
 
 /** What a zip holds: an office document or an e-book, by its member names (or none). */
@@ -94,7 +94,7 @@ export async function convertDocument(r: ConvertRequest): Promise<Converted> {
       case 'xlsx':
       case 'ods': {
         const read = (kind === 'xlsx' ? xlsxSheet : odsSheet)(zip, r.shown, r.sheet, r.start, r.end, r.budget);
-        return { mode: 'sheet', format: kind, names: read.names, index: read.index, slice: read.slice };
+        return { mode: 'sheet', format: kind, names: read.names, index: read.index, slice: read.slice, ...(read.formulas ? { formulas: read.formulas } : {}) };
       }
       case 'pptx':
       case 'odp': {

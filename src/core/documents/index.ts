@@ -28,6 +28,6 @@ export function detectDocument(head: Uint8Array, name: string): DocumentKind | u
 export { composePages, parsePages, type PageRange } from './pages.js';
 export { convertOffLoop, type Converted } from './convert.js';
 export { imageForModel, type ShownImage } from './image.js';
-export { pdfPageCount, pdfPages } from './pdf.js';
+export { pdfPageCount, pdfPageImage, pdfPages } from './pdf.js';
 export { DOC_LIMITS } from './limits.js';
 export type { LineSlice } from './slice.js';

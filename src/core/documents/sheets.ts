@@ -3,7 +3,10 @@
  * rows stay as empty lines), so start_line/end_line select rows. Only the requested rows are kept
  * (up to the character budget); the rest of the sheet is scanned to count its rows. Values are the
  * cells' shown values: shared strings, inline strings, numbers (dates formatted as ISO dates when
- * the cell's number format is a date), booleans, errors; ODS cells give their displayed text.
+ * the cell's number format is a date), booleans, errors; ODS cells give their displayed text. An
+ * XLSX formula cell without a cached value (a file written by a program that does not compute, e.g.
+ * openpyxl) shows its formula, "=SUM(A1:A3)", and the answer counts them: a blank would read as no data;
+ * an ODS formula cell without displayed text likewise shows its table:formula.
  * Repeated ODF rows and cells stand for at most DOC_LIMITS.repeat copies when they hold a value,
  * and trailing empty ones (LibreOffice writes a million) cost nothing.
  */
@@ -19,6 +22,8 @@ export interface SheetRead {
   names: string[];
   index: number;
   slice: LineSlice;
+  /** XLSX cells shown as their formula because the file holds no computed value for them. */
+  formulas?: { count: number; first: string };
 }
 
 /** Collects rows start..end as CSV lines while they fit the budget, and counts the sheet's rows. */
@@ -163,6 +168,16 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
   let style = 0;
   let value = '';
   let inValue = false;
+  let formula = '';
+  let inFormula = false;
+  // A <v> present but empty is a computed empty string (=IF(..., "")), not a missing value.
+  let sawValue = false;
+  let sharedIndex: string | undefined;
+  let ref = '';
+  // The text of each shared formula, by its si: later cells of the group carry only the index.
+  const shared = new Map<string, string>();
+  let uncomputed = 0;
+  let firstUncomputed = '';
   tokenize(sheetXml, {
     open(name, attrs) {
       const n = local(name);
@@ -175,13 +190,32 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
         type = attrs.t ?? 'n';
         style = Number(attrs.s ?? 0);
         value = '';
-      } else if (n === 'v' || (n === 't' && type === 'inlineStr')) inValue = true;
+        formula = '';
+        sawValue = false;
+        sharedIndex = undefined;
+        ref = attrs.r ?? '';
+      } else if (n === 'v' || (n === 't' && type === 'inlineStr')) {
+        inValue = true;
+        sawValue = true;
+      } else if (n === 'f') {
+        inFormula = true;
+        if (attrs.t === 'shared' && attrs.si !== undefined) sharedIndex = attrs.si;
+      }
     },
     close(name) {
       const n = local(name);
       if (n === 'v' || n === 't') inValue = false;
-      else if (n === 'c') {
-        if (col >= 0 && col < DOC_LIMITS.columns && value !== '') {
+      else if (n === 'f') {
+        inFormula = false;
+        if (sharedIndex !== undefined && formula !== '' && !shared.has(sharedIndex) && shared.size < 10_000) shared.set(sharedIndex, `${formula} (in ${ref})`);
+      } else if (n === 'c') {
+        if (col >= 0 && col < DOC_LIMITS.columns && !sawValue && (formula !== '' || sharedIndex !== undefined)) {
+          // No cached value: the formula itself, so the cell is not read as empty.
+          const text = formula !== '' ? `=${formula}` : `=(shared formula of ${shared.get(sharedIndex!) ?? `group ${sharedIndex}`})`;
+          while (cells.length < col) cells.push('');
+          cells[col] = text;
+          if (uncomputed++ === 0) firstUncomputed = `${ref || `row ${rowNumber}`} ${text}`;
+        } else if (col >= 0 && col < DOC_LIMITS.columns && value !== '') {
           while (cells.length < col) cells.push('');
           cells[col] = cellValue(type, value, style, strings, dates);
         }
@@ -189,9 +223,10 @@ export function xlsxSheet(zip: DocumentZip, shown: string, wanted: string | unde
     },
     text(t) {
       if (inValue) value += t;
+      else if (inFormula && formula.length < 8192) formula += t;
     },
   });
-  return { names, index, slice: rows.slice() };
+  return { names, index, slice: rows.slice(), ...(uncomputed > 0 ? { formulas: { count: uncomputed, first: firstUncomputed } } : {}) };
 }
 
 function cellValue(type: string, raw: string, style: number, strings: string[], dates: Set<number>): string {
@@ -225,7 +260,11 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
   let cells: string[] = [];
   let cellRepeat = 1;
   let cellText: string[] | undefined;
+  let cellFormula = '';
+  let cellValue = '';
   let pendingEmpty = 0;
+  let uncomputed = 0;
+  let firstUncomputed = '';
   tokenize(content, {
     open(name, attrs, selfClosing) {
       if (name === 'table:table') {
@@ -239,6 +278,8 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
       } else if (name === 'table:table-cell' || name === 'table:covered-table-cell') {
         cellRepeat = Math.max(1, Number(attrs['table:number-columns-repeated'] ?? 1) || 1);
         cellText = [];
+        cellFormula = (attrs['table:formula'] ?? '').slice(0, 8192);
+        cellValue = attrs['office:value'] ?? attrs['office:date-value'] ?? attrs['office:time-value'] ?? attrs['office:boolean-value'] ?? attrs['office:string-value'] ?? '';
         if (selfClosing) closeCell();
       } else if (name === 'text:p' && cellText && cellText.length > 0) cellText.push(' ');
       else if (name === 'text:s' && cellText) cellText.push(' '.repeat(Math.min(100, Number(attrs['text:c'] ?? 1) || 1)));
@@ -263,15 +304,22 @@ export function odsSheet(zip: DocumentZip, shown: string, wanted: string | undef
   });
   function closeCell(): void {
     if (!cellText) return;
-    const text = cellText.join('').trim();
+    let text = cellText.join('').trim();
     cellText = undefined;
+    // No displayed text: the stored value, else (a formula never computed) the formula itself.
+    if (text === '' && cellFormula !== '' && cellValue !== '') text = cellValue;
+    else if (text === '' && cellFormula !== '') {
+      // A formula saved without its displayed value: the formula itself (without the of: namespace).
+      text = cellFormula.replace(/^of:/, '');
+      if (uncomputed++ === 0) firstUncomputed = `row ${row + pendingEmpty + 1} ${text}`;
+    }
     if (text === '') {
       for (let k = 0; k < cellRepeat && cells.length < DOC_LIMITS.columns; k++) cells.push('');
       return;
     }
     for (let k = 0; k < Math.min(cellRepeat, DOC_LIMITS.repeat) && cells.length < DOC_LIMITS.columns; k++) cells.push(text);
   }
-  return { names, index, slice: rows.slice() };
+  return { names, index, slice: rows.slice(), ...(uncomputed > 0 ? { formulas: { count: uncomputed, first: firstUncomputed } } : {}) };
 }
 
 function decodeXml(s: string): string {

@@ -13,8 +13,9 @@ export interface ZonedPath extends ResolvedPath {
   shown: string;
 }
 
-export function locate(zone: Zone, input: string, param: string, intent: Intent, allowZoneInPath = false): ZonedPath {
-  const resolved = resolvePath(zone, input, { param, intent, allowZoneInPath });
+/** allowZoneInPath: the function's allow_zone_in_path argument; left out by functions without that parameter. */
+export function locate(zone: Zone, input: string, param: string, intent: Intent, allowZoneInPath?: boolean): ZonedPath {
+  const resolved = resolvePath(zone, input, { param, intent, ...(allowZoneInPath !== undefined ? { allowZoneInPath } : {}) });
   return { ...resolved, zone, shown: shownPath(zone, resolved.rel) };
 }
 

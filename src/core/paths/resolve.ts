@@ -24,6 +24,8 @@ export interface PathOptions {
   /** Parameter name, for error messages. */
   param: string;
   intent: Intent;
+  /** true: a first component named like the zone is a real folder; false: refused, and the error names the
+   * allow_zone_in_path parameter; undefined: refused, for callers that have no such parameter. */
   allowZoneInPath?: boolean;
 }
 
@@ -91,7 +93,12 @@ export function normalizeRelative(input: string, zone: Pick<Zone, 'name' | 'labe
       `${opts.param} ${showValue(input)} starts with the zone name '${first}'. Paths are relative to the zone root, so the zone name must not be repeated.`,
       {
         details: { parameter: opts.param, zone: zone.label, path: input, first_component: first, suggested: rest },
-        hint: `Use ${opts.param}="${rest}". Only if the user really has a folder named '${first}' inside ${zone.label}, pass allow_zone_in_path=true.`,
+        // The escape hatch is named only to callers that take it (allowZoneInPath given, true or false):
+        // it is left out of the specs, so the hint says it is real.
+        hint:
+          opts.allowZoneInPath === undefined
+            ? `Use ${opts.param}="${rest}".`
+            : `Use ${opts.param}="${rest}". Only if the user really has a folder named '${first}' inside ${zone.label}, add allow_zone_in_path=true (accepted by this function, though its spec leaves it out).`,
       },
     );
   }

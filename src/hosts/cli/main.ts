@@ -1,14 +1,17 @@
 /**
  * Command line host: `fileshed call <function> '<json args>' [--user ID] [--chat ID] [--base DIR]
- * [--valve key=value ...]` prints the JSON result; `fileshed spec` prints the tool specs;
+ * [--valve key=value ...] [--config FILE]` prints the JSON result with the valves of the config file
+ * `fileshed serve` reads (default {base}/fileshed.json) under the --valve flags; `fileshed spec` prints the tool specs;
  * `fileshed doctor` tells what the command sandbox can do here; `fileshed serve` and `fileshed mcp`
  * load the server bundle (only then). Storage defaults to ./data, the user to $FILESHED_USER or "local".
  *
  * Errors: a mistake in the command line (unknown option, missing value) prints the message and the
  * command's usage (exit 2); anything else prints one line (exit 1).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { admin, specsFor, Tools, version } from '../../index.js';
+import { readConfigFile } from '../http/config-file.js';
 import { doctor } from './doctor.js';
 import { COMMAND_USAGE, isCommand, isUsageError, USAGE, UsageError, type Command } from './usage.js';
 
@@ -107,12 +110,16 @@ async function main(argv: string[]): Promise<number> {
       failUsage('call', `fileshed call: the arguments must be JSON: ${(err as Error).message}`);
     }
   }
-  const base = path.resolve(options.base ?? 'data');
+  // The base and config file `fileshed serve` would use, so a call sees the server's valves (blocked
+  // files, allow_python, quotas ...): the config file's valves, then --valve flags over them.
+  const base = path.resolve(options.base ?? (process.env.FILESHED_BASE || 'data'));
+  const configFile = path.resolve(options.config ?? (process.env.FILESHED_CONFIG || path.join(base, 'fileshed.json')));
+  const fileValves = configValves(configFile);
   // A storage base shared by coordinated servers: this call takes its locks from the same service.
   const coordination = options.coordination ?? (process.env.FILESHED_COORDINATION || undefined);
   const coordinator = coordination !== undefined ? await (await import('../server.js')).connectCoordination(coordination, base).catch((err: Error) => failRun('call', err.message)) : undefined;
   const tools = new Tools();
-  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
+  tools.valves = { ...tools.valves, ...fileValves, ...valves, storage_base_path: base };
   const method = (tools as unknown as Record<string, unknown>)[fn];
   if (typeof method !== 'function' || !fn.startsWith('shed_')) failUsage('call', `fileshed call: unknown function '${fn}'; 'fileshed list' names them.`);
   const user = options.user ?? process.env.FILESHED_USER ?? 'local';
@@ -124,6 +131,16 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`${result}\n`);
   coordinator?.close();
   return (JSON.parse(result) as { success: boolean }).success ? 0 : 1;
+}
+
+/** The valves of the config file (none when it does not exist); a file that does not parse stops the call. */
+function configValves(file: string): Record<string, unknown> {
+  if (!fs.existsSync(file)) return {};
+  try {
+    return readConfigFile(file).valves ?? {};
+  } catch (err) {
+    failRun('call', `the config file ${file} cannot be used: ${(err as Error).message}. Fix it, or name another with --config FILE.`);
+  }
 }
 
 async function groupsCommand(rest: string[], options: Record<string, string>): Promise<number> {

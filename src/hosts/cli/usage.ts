@@ -24,8 +24,10 @@ export const COMMAND_USAGE = {
   download links are served on 127.0.0.1 while the client runs (--link-port: the same port each time).
   Without --base (or FILESHED_BASE) the files live in $XDG_DATA_HOME/fileshed (~/.local/share/fileshed).`,
   call: `fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value]...
-              [--coordination URL]
-  Runs one function and prints its JSON result (exit 1 when the result is an error).
+              [--config FILE] [--coordination URL]
+  Runs one function and prints its JSON result (exit 1 when the result is an error), with the valves
+  of the config file fileshed serve uses (--config, FILESHED_CONFIG, default {base}/fileshed.json),
+  --valve flags over them. --base defaults to FILESHED_BASE, then ./data.
   Example: fileshed call shed_create_file '{"zone":"storage","path":"hello.txt","content":"Hello"}'`,
   spec: `fileshed spec [--valve key=value]...     the LLM tool specs (JSON) of the enabled functions`,
   list: `fileshed list [--valve key=value]...     the names of the enabled functions`,

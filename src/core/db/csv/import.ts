@@ -22,6 +22,7 @@ import { generatedNames, sanitizeHeaders } from './headers.js';
 import { DecodeError, RecordReader, type Batch } from './reader.js';
 import { RowSink, startMask } from './sink.js';
 import { showDelimiter, sniffDelimiter } from './sniff.js';
+import { guessDecimal, type DecimalGuess } from './decimal.js';
 import { converter, T_ALL, typeOf, valueMask, type ColumnType, type Converter, type ValueRules } from './values.js';
 import { formatSize } from '../../text/size.js';
 
@@ -42,7 +43,8 @@ export interface ImportRequest {
   encoding: CsvEncoding | undefined;
   hasHeader: boolean;
   skipRows: number;
-  decimal: '.' | ',';
+  /** undefined: decided from the sample (decimal.ts). */
+  decimal: '.' | ',' | undefined;
   dateColumns: string[] | undefined;
   dateFormat: string | undefined;
   /** The database may not grow past this (max file size, or its size plus the quota room). */
@@ -60,6 +62,9 @@ export interface ImportReport {
   rows_imported: number;
   detected_encoding: string;
   detected_delimiter: string;
+  /** Set when the call gave no decimal and the sample showed decimal-comma numbers. */
+  detected_decimal?: ',' | 'mixed';
+  decimal_comma_columns?: string[];
   renamed_columns?: Record<string, string>;
   generated_columns?: boolean;
   rows_padded?: number;
@@ -95,6 +100,7 @@ export async function importCsv(req: ImportRequest): Promise<ImportReport> {
   const delimiter = req.delimiter ?? sniffDelimiter(skipSample(decodeSample(head.subarray(detected.bomBytes), encoding), req.skipRows));
   const rules: ValueRules = {
     decimalComma: req.decimal === ',',
+    // (decimal omitted: the first pass's sample decides, and later passes keep that decision)
     anyColumnDates: req.dateFormat !== undefined && (req.dateColumns === undefined || req.dateColumns.length === 0) ? dateParser(req.dateFormat) : undefined,
   };
   if (rules.anyColumnDates === undefined && req.dateFormat !== undefined) dateParser(req.dateFormat); // validate early
@@ -113,9 +119,10 @@ export async function importCsv(req: ImportRequest): Promise<ImportReport> {
   }
 
   let fixedTypes: ColumnType[] | undefined;
+  const decimal: DecimalState = {};
   for (let attempt = 1; attempt <= 4; attempt++) {
     try {
-      return await runPass(req, { encoding, bomBytes: encoding === detected.encoding ? detected.bomBytes : 0, delimiter, rules, fixedTypes, passes: attempt });
+      return await runPass(req, { encoding, bomBytes: encoding === detected.encoding ? detected.bomBytes : 0, delimiter, rules, fixedTypes, passes: attempt, decimal });
     } catch (err) {
       rollback(req.db);
       if (err instanceof Restart) {
@@ -149,6 +156,12 @@ interface PassOptions {
   rules: ValueRules;
   fixedTypes: ColumnType[] | undefined;
   passes: number;
+  /** The decimal mark guessed from the first sample (when the call gave none); shared by every pass. */
+  decimal: DecimalState;
+}
+
+interface DecimalState {
+  guess?: DecimalGuess;
 }
 
 async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport> {
@@ -187,6 +200,11 @@ async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport
         details: { columns: width, max_columns: MAX_COLUMNS, delimiter: showDelimiter(o.delimiter) },
         hint: 'Split the file into narrower files (e.g. with cut), or check that the delimiter is right.',
       });
+    }
+    if (req.decimal === undefined && o.decimal.guess === undefined) {
+      const names = headerRow ? sanitizeHeaders(headerRow).names : generatedNames(width);
+      o.decimal.guess = guessDecimal(names, sample, o.delimiter);
+      o.rules.decimalComma = o.decimal.guess.decimal === ',';
     }
     const plan = makePlan(req, headerRow, width, sample, o);
 
@@ -238,6 +256,11 @@ async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport
       detected_delimiter: showDelimiter(o.delimiter),
       passes: o.passes,
     };
+    const guess = o.decimal.guess;
+    if (guess !== undefined && guess.commaColumns.length > 0) {
+      report.detected_decimal = guess.refused ? 'mixed' : ',';
+      report.decimal_comma_columns = guess.commaColumns;
+    }
     if (Object.keys(plan.renamed).length > 0) report.renamed_columns = plan.renamed;
     if (!req.hasHeader) report.generated_columns = true;
     if (counters.padded > 0) report.rows_padded = counters.padded;
@@ -248,7 +271,7 @@ async function runPass(req: ImportRequest, o: PassOptions): Promise<ImportReport
     if (Object.keys(plan.dateOrders).length > 0) report.date_columns = plan.dateOrders;
     const unparsed = Object.fromEntries(plan.names.map((n, i) => [n, dateFailures[i]!.count]).filter(([, c]) => (c as number) > 0));
     if (Object.keys(unparsed).length > 0) report.unparsed_dates = unparsed as Record<string, number>;
-    const suggestions = suggest(plan, sample, o.rules, req);
+    const suggestions = suggest(plan, sample, o.rules, req, guess);
     if (suggestions.length > 0) report.suggestions = suggestions;
     return report;
   } finally {
@@ -401,8 +424,14 @@ function skipSample(text: string, skip: number): string {
 }
 
 /** Hints for TEXT columns that would have been numbers or dates with other options. */
-function suggest(plan: Plan, sample: string[][], rules: ValueRules, req: ImportRequest): string[] {
+function suggest(plan: Plan, sample: string[][], rules: ValueRules, req: ImportRequest, guess: DecimalGuess | undefined): string[] {
   const out: string[] = [];
+  if (guess?.refused) {
+    const why = guess.pointColumns.length > 0
+      ? `other columns (${guess.pointColumns.map((c) => `'${c}'`).join(', ')}) hold numbers with a decimal point`
+      : 'the fields are separated by commas, where "1,234" is often a thousands separator';
+    out.push(`The decimal mark was not guessed: columns ${guess.commaColumns.map((c) => `'${c}'`).join(', ')} look like numbers with a decimal comma (1.234,56) but ${why}; they are TEXT, and SUM over them would be wrong.`);
+  }
   plan.types.forEach((t, i) => {
     if (t !== 'TEXT' || plan.forced[i] !== undefined) return;
     const values = sample.map((r) => r[i] ?? '').filter((v) => v !== '').slice(0, 200);

@@ -34,8 +34,8 @@ export interface Admin {
 
 export type AdminCheck =
   | { kind: 'admin'; admin: Admin }
-  /** No credential (or a wrong one): the sign-in page. */
-  | { kind: 'signin'; error?: string }
+  /** No credential (or a wrong one): the sign-in page; openwebuiDown: Open WebUI could not check a token. */
+  | { kind: 'signin'; error?: string; openwebuiDown?: boolean }
   /** Known but not an admin: the 403 page. */
   | { kind: 'forbidden'; user: string; why: string };
 
@@ -83,7 +83,7 @@ export class AdminGuard {
         if (who.caller.user.role === 'admin') return { kind: 'admin', admin: { user: who.caller.user.id, via: 'openwebui-session', csrf: '' } };
         return { kind: 'forbidden', user: who.caller.user.id, why: `Open WebUI says your role is '${who.caller.user.role}'; the admin page needs the role admin.` };
       }
-      if (!who.ok && who.status === 503) return { kind: 'signin', error: who.detail };
+      if (!who.ok && who.status === 503) return { kind: 'signin', error: who.detail, openwebuiDown: true };
     }
     return { kind: 'signin', error: 'That key or token is not valid.' };
   }

@@ -17,6 +17,7 @@ import { linksPage } from './links.js';
 import { maintenancePage } from './maintenance.js';
 import { accountOf, esc, layout, redirect, sendHtml, type PageOptions } from './page.js';
 import { sandboxPage } from './sandbox.js';
+import { openwebuiDownHelp } from './signin-help.js';
 import type { MaintenanceSchedule } from './schedule.js';
 import { usagePage } from './usage.js';
 import { renderValves, saveValves } from './valves.js';
@@ -46,7 +47,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
       if (cross) return refuse(req, res, '-', cross);
     }
     const who = await guard.check(req, !post);
-    if (who.kind === 'signin') return signIn(res, 401, who.error);
+    if (who.kind === 'signin') return signIn(res, 401, who.error, who.openwebuiDown);
     if (who.kind === 'forbidden') {
       audit(who.user, `admin:${pathOf(req)}`, 'FORBIDDEN', { flagged: true });
       return sendHtml(res, 403, layout(`<p>${esc(who.why)}</p><p><a href="/admin/login">Sign in as someone else</a></p>`, { title: 'Not an admin' }));
@@ -76,7 +77,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     sendHtml(res, 403, layout(`<p>Refused: ${esc(why)}. Nothing was changed.</p><p><a href="/admin">Back to the admin page</a></p>`, { title: 'Request refused' }));
   }
 
-  function signIn(res: ServerResponse, status: number, error?: string): void {
+  function signIn(res: ServerResponse, status: number, error?: string, openwebuiDown = false): void {
     const modes = ctx.settings.auth;
     const key = modes.includes('api-key') || ctx.settings.apiKeys.length > 0;
     const token = modes.includes('openwebui-session');
@@ -85,7 +86,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
     const body = key || token
       ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc(help)}.</p><button type="submit" class="primary">Sign in</button></form>`
       : '<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>';
-    sendHtml(res, status, layout(body, { title: 'Sign in', notice: error ? [{ kind: 'error', text: error }] : [] }));
+    sendHtml(res, status, layout(body + (openwebuiDown ? openwebuiDownHelp(ctx) : ''), { title: 'Sign in', notice: error ? [{ kind: 'error', text: error }] : [] }));
   }
 
   /** One route per path (the router answers 405 for a second route on the same path): GET renders, POST acts. */
@@ -120,7 +121,7 @@ export function adminRoutes(ctx: ServerContext, schedule: MaintenanceSchedule): 
         const who = key ? await guard.credential(key) : { kind: 'signin' as const, error: 'Enter the key or token.' };
         if (who.kind === 'signin') {
           audit('-', 'admin:login', 'SIGNIN_FAILED', { flagged: true });
-          return signIn(res, 401, who.error);
+          return signIn(res, 401, who.error, who.openwebuiDown);
         }
         if (who.kind === 'forbidden') {
           audit(who.user, 'admin:login', 'FORBIDDEN', { flagged: true });

@@ -57,6 +57,8 @@ export interface FieldState {
   flag?: boolean;
   /** Shown but not editable here, with the reason. */
   fixed?: string;
+  /** Where a value shown but not stored comes from (public_url: derived from the server's address). */
+  note?: string;
 }
 
 export function valvesForm(properties: Record<string, ValveProperty>, state: (key: string) => FieldState, hidden: string, disabled: boolean): string {
@@ -108,7 +110,7 @@ function field(key: string, p: ValveProperty, s: FieldState): string {
   // A fixed field shows the value in force and why it is fixed; a default would not apply to it.
   const dflt = s.fixed ? '' : isSecret(p) ? 'Default: not set' : `Default: <code>${esc(shown(s.defaultValue))}</code>`;
   const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc(key)}" title="Remove ${esc(key)} from the config file">Reset to default</button>` : '';
-  const notes = [s.flag ? '<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>' : '', s.fixed ? `<small>${esc(s.fixed)}</small>` : ''].join('');
+  const notes = [s.flag ? '<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>' : '', s.fixed ? `<small>${esc(s.fixed)}</small>` : '', s.note ? `<small>${esc(s.note)}</small>` : ''].join('');
   const error = s.error ? `<p class="error" id="${errId}">${esc(s.error)}</p>` : '';
   return `<div class="field${s.error ? ' invalid' : ''}" data-valve="${esc(key)}"><label for="${id}">${esc(p.title ?? key)} <small><code>${esc(key)}</code></small></label>
 <div class="control">${control}${error}${dflt || reset ? `<div class="row"><small>${dflt}</small>${reset}</div>` : ''}${notes}</div>

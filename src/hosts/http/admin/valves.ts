@@ -54,7 +54,26 @@ function stateOf(ctx: ServerContext, stored: Record<string, unknown>, submitted:
     ...(errors[key] ? { error: errors[key] } : {}),
     ...(Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {}),
     ...(key === 'storage_base_path' ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}),
+    ...(key === 'public_url' ? publicUrlState(ctx, stored) : {}),
   });
+}
+
+/** public_url as the server decides it: --public-url wins over the valve; unset, links use the address it listens on. */
+function publicUrlState(ctx: ServerContext, stored: Record<string, unknown>): Partial<FieldState> {
+  if (ctx.settings.publicUrl) return { fixed: `In force: --public-url (FILESHED_PUBLIC_URL or server.public_url in the config file), which wins over this valve.` };
+  if (Object.hasOwn(stored, 'public_url') || Object.hasOwn(ctx.settings.flagValves, 'public_url')) return {};
+  return { note: `Not set: links use ${ctx.publicUrl()}, the address this server listens on. Saving the form leaves it unset unless you change it here.` };
+}
+
+/**
+ * A value the page showed without the config file holding it (derived by the server, like
+ * public_url, or set by a --valve flag) and sent back unchanged: the admin did not type it, so it is
+ * not written to the file, where it would pin today's derived value for good.
+ */
+function shownNotTyped(ctx: ServerContext, stored: Record<string, unknown>, key: string, raw: string): boolean {
+  if (Object.hasOwn(stored, key)) return false;
+  const shown = ctx.valves()[key];
+  return shown !== undefined && String(shown) === raw && JSON.stringify(shown) !== JSON.stringify(defaults(ctx)[key]);
 }
 
 /** Said on the settings and sandbox pages while the valve sandbox is "validated". */
@@ -110,12 +129,14 @@ export function saveValves(req: IncomingMessage, res: ServerResponse, form: URLS
   const errors: Record<string, string> = {};
   for (const [key, prop] of Object.entries(PROPERTIES)) {
     if (key === 'storage_base_path') continue; // the server's --base decides it
+    if (key === 'public_url' && ctx.settings.publicUrl) continue; // --public-url decides it (the field is read-only)
     if (key === reset) {
       delete candidate[key];
       continue;
     }
     const raw = submitted[key];
     if (raw === undefined || (isSecret(prop) && raw === '')) continue;
+    if (shownNotTyped(ctx, stored, key, raw)) continue;
     const one = ctx.api.checkValves({ [key]: raw });
     if (!one.ok) errors[key] = one.message.replace(FIELD_PREFIX, '');
     else if (key === 'sandbox' && raw === 'validated' && !ctx.settings.allowUnconfined) errors[key] = UNCONFINED_REFUSED;

@@ -14,6 +14,7 @@ import { listingPage } from './listing.js';
 import type { SortKey } from '../../../index.js';
 import { escapeHtml, page, sendError, sendPage } from './pages.js';
 import { sendFile } from './send-file.js';
+import { sendThumbnail } from './thumbnail.js';
 import { sendZip } from './zip.js';
 
 export type FilesOptions = TargetOptions;
@@ -25,7 +26,7 @@ const MESSAGES = {
 
 /**
  * `rest` is the raw, still percent-encoded part of the path after `/files/` (default: taken from
- * req.url). The query (`view`, `zip`, `download`, `sort`, `order`) is read from req.url.
+ * req.url). The query (`view`, `zip`, `download`, `thumb`, `sort`, `order`) is read from req.url.
  */
 export async function handleFilesRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: FilesOptions, rest?: string): Promise<void> {
   try {
@@ -52,6 +53,7 @@ export async function handleFilesRequest(req: http.IncomingMessage, res: http.Se
       const entries = await linkServing.readEntries(target, { key: sort, desc });
       return sendPage(req, res, 200, await listingPage(target, entries, sort, desc));
     }
+    if (query.get('thumb') === '1') return await sendThumbnail(req, res, target, opts);
     const kind = query.get('view') === '1' ? previewKind(target.name) : undefined;
     if (kind !== undefined) {
       const inFolder = target.sub !== '';

@@ -48,8 +48,8 @@ export async function listingPage(target: Target, entries: Entry[], key: SortKey
     const kind = e.isFolder ? undefined : previewKind(e.name);
     // The preview link has its own column: the name cell holds exactly one link, the entry's.
     const view = kind !== undefined ? `<a href="${link}?view=1">view</a>` : '';
-    // Pictures show inline (the file itself, loaded only when scrolled into view).
-    const thumb = kind === 'image' ? `<img class="thumb" src="${link}" alt="" loading="lazy">` : '';
+    // Pictures show as a small thumbnail (?thumb=1, loaded only when scrolled into view); the name's link is the real file.
+    const thumb = kind === 'image' ? `<img class="thumb" src="${link}?thumb=1" alt="" loading="lazy" width="40" height="40">` : '';
     rows.push(`<tr><td class="n">${thumb}<a href="${link}">${e.isFolder ? '📁 ' : ''}${escapeHtml(e.name)}${e.isFolder ? '/' : ''}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? '' : formatSize(e.size)}</td><td class="d">${date(e.mtimeMs)}</td></tr>`);
   }
   const body = [

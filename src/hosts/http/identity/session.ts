@@ -25,18 +25,19 @@ export function sessionVerifier(urlNow: () => string, fetchImpl: typeof fetch = 
       try {
         res = await fetchImpl(`${openwebuiUrl}/api/v1/auths/`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
       } catch {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (admin page; its default is the server's --openwebui-url).` };
+        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (its default is the server's --openwebui-url).` };
       }
       let result: Identified;
       if (res.status === 401 || res.status === 403) {
         result = { ok: false, status: 401, detail: 'Open WebUI did not accept the session token (expired or signed out).' };
       } else if (!res.ok) {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} answered ${res.status} when verifying the session; try again later.` };
+        const wrong = res.status === 404 || res.status === 405;
+        return { ok: false, status: 503, detail: wrong ? `${openwebuiUrl} answered ${res.status} to GET /api/v1/auths/: it does not look like Open WebUI's address; check the valve openwebui_api_url (its default is the server's --openwebui-url).` : `Open WebUI at ${openwebuiUrl} answered ${res.status} when verifying the session; try again later.` };
       } else {
         const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
         const text = (v: unknown) => (typeof v === 'string' ? v : '');
         const id = text(body?.id);
-        if (!id) return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} answered without a user id when verifying the session.` };
+        if (!id) return { ok: false, status: 503, detail: `${openwebuiUrl} answered GET /api/v1/auths/ without a user id: it does not look like Open WebUI's address; check the valve openwebui_api_url (its default is the server's --openwebui-url).` };
         result = { ok: true, caller: { mode: 'openwebui-session', user: { id, name: text(body?.name) || id, email: text(body?.email), role: text(body?.role) || 'user' } } };
       }
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);

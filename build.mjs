@@ -14,7 +14,7 @@ fs.mkdirSync(dist, { recursive: true });
 
 // Some bundled libraries (emscripten glue) call require() and use __dirname: give them both.
 const { banner } = createRequire(import.meta.url)('./build/bundle-banner.cjs');
-const { sqliteChildSource } = createRequire(import.meta.url)('./build/bundle-options.cjs');
+const { sqliteChildSource, nodeShims } = createRequire(import.meta.url)('./build/bundle-options.cjs');
 
 // Libraries that import "stream" or "fs" get the explicit "node:" form: the bundle imports nothing else.
 const nodePrefix = {
@@ -36,14 +36,17 @@ const zodEnglishOnly = {
 };
 
 // sql.js's WASM (~650 KB) is inlined deflated (~2.5x smaller) and inflated on first use: a third of
-// the bundle's text is gone, and with it parse time at every cold import. Deterministic (fflate, level 9).
+// the bundle's text is gone, and with it parse time at every cold import. Deflated at build by fflate
+// (pure JavaScript, level 9: the same bytes on every machine, where native zlib's output may vary
+// with the CPU), as raw DEFLATE; inflated at run time by Node's own zlib (inflateRawSync: raw, no
+// zlib header), so no JavaScript inflater ships for it.
 const deflatedWasm = {
   name: 'deflated-wasm',
   setup(b) {
     b.onLoad({ filter: /\.wasm$/ }, async (args) => {
       const { deflateSync } = await import('fflate');
       const packed = Buffer.from(deflateSync(fs.readFileSync(args.path), { level: 9 })).toString('base64');
-      return { contents: `module.exports = require('fflate').inflateSync(Buffer.from(${JSON.stringify(packed)}, 'base64'));`, loader: 'js', resolveDir: root };
+      return { contents: `module.exports = require('node:zlib').inflateRawSync(Buffer.from(${JSON.stringify(packed)}, 'base64'));`, loader: 'js', resolveDir: root };
     });
   },
 };
@@ -72,7 +75,7 @@ await build({
   outfile: 'dist/fileshed.mjs',
   banner: { js: banner },
   define: { FILESHED_SQLITE_CHILD: JSON.stringify(sqliteChild) },
-  plugins: [nodePrefix, zodEnglishOnly, deflatedWasm],
+  plugins: [nodePrefix, zodEnglishOnly, deflatedWasm, nodeShims],
   minify: true,
   keepNames: true,
   legalComments: 'linked',

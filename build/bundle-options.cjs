@@ -16,6 +16,20 @@ const common = {
   loader: { '.wasm': 'binary' },
 };
 
+/**
+ * One decompression engine and no browser polyfills: isomorphic-git's pako (a second zlib, in
+ * JavaScript) and sha.js (SHA-1 plus its Buffer/typed-array polyfill chain) are replaced by small
+ * shims on node:zlib and node:crypto with the API isomorphic-git uses (build/shims/, held to the
+ * originals' answers by test/unit/bundle-shims.test.ts).
+ */
+const nodeShims = {
+  name: 'node-shims',
+  setup(b) {
+    const shims = { pako: 'shims/pako.cjs', 'sha.js/sha1.js': 'shims/sha1.cjs' };
+    b.onResolve({ filter: /^(pako|sha\.js\/sha1\.js)$/ }, (args) => ({ path: path.join(__dirname, shims[args.path]) }));
+  },
+};
+
 /** Entry of the file-backed SQLite engine's child process (see src/core/db/node/children.ts). */
 const SQLITE_CHILD_ENTRY = path.join(root, 'src/core/db/node/child.ts');
 
@@ -44,7 +58,8 @@ function pluginBundleOptions(outfile) {
     logLevel: 'error',
     banner: { js: banner },
     define: { FILESHED_SQLITE_CHILD: JSON.stringify(sqliteChildSource(esbuild)) },
+    plugins: [nodeShims],
   };
 }
 
-module.exports = { common, sqliteChildSource, buildSyncFromSource, pluginBundleOptions };
+module.exports = { common, nodeShims, sqliteChildSource, buildSyncFromSource, pluginBundleOptions };

@@ -27,6 +27,7 @@ import { poolStats, shutdownPool } from './core/work/pool.js';
 import './core/pool-worker.js';
 import { enabledFunctions, type ProfileValves } from './registry/profiles.js';
 import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
+import { extensionOf, isTextType, mimeOfExtension } from './core/mime.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
 export type { HostBridge, StatusEvent } from './core/host-bridge.js';
@@ -70,7 +71,7 @@ export type { StorageMaintenance } from './core/maintenance/maintain.js';
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
  * re-check of token, record, membership and path, and disk access to what it allows.
  */
-export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret, thumbnail: linkThumbnail, slice: () => new TimeSlice() };
+export const linkServing = { resolveTarget, openChecked, readEntries, filesBelow, adoptSecret, thumbnail: linkThumbnail, slice: () => new TimeSlice(), mime: { extensionOf, mimeOfExtension, isTextType } };
 
 /** Sizes and counts as people read them everywhere ("8.0 KiB", "1 user"): messages, tree lines, folder pages, the admin page. */
 export { formatSize, plural };

@@ -7,34 +7,12 @@ import { ZONE_NAMES } from '../core/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { locate, notFound } from '../core/files/located.js';
+import { mimeOfExtension } from '../core/mime.js';
 import { countEols, eolStyle } from './convert_eol.js';
 
 /** Bytes inspected: enough for tar's magic (offset 257), a few ZIP headers and a text sample. */
 const HEAD = 8192;
 
-const MIME_BY_EXT: Record<string, string> = {
-  txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values', log: 'text/plain',
-  html: 'text/html', htm: 'text/html', css: 'text/css', xml: 'application/xml', json: 'application/json',
-  yaml: 'application/yaml', yml: 'application/yaml', toml: 'application/toml', ini: 'text/plain', svg: 'image/svg+xml',
-  js: 'text/javascript', mjs: 'text/javascript', ts: 'text/x-typescript', py: 'text/x-python', sh: 'application/x-sh',
-  c: 'text/x-c', h: 'text/x-c', cpp: 'text/x-c++', java: 'text/x-java', go: 'text/x-go', rs: 'text/x-rust', rb: 'text/x-ruby',
-  php: 'application/x-httpd-php', sql: 'application/sql', tex: 'application/x-tex', rtf: 'application/rtf',
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp',
-  ico: 'image/x-icon', tif: 'image/tiff', tiff: 'image/tiff', heic: 'image/heic', avif: 'image/avif', psd: 'image/vnd.adobe.photoshop',
-  pdf: 'application/pdf', zip: 'application/zip', gz: 'application/gzip', tgz: 'application/gzip', bz2: 'application/x-bzip2',
-  xz: 'application/x-xz', zst: 'application/zstd', '7z': 'application/x-7z-compressed', rar: 'application/vnd.rar', tar: 'application/x-tar',
-  jar: 'application/java-archive', apk: 'application/vnd.android.package-archive', epub: 'application/epub+zip',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  odt: 'application/vnd.oasis.opendocument.text', ods: 'application/vnd.oasis.opendocument.spreadsheet',
-  odp: 'application/vnd.oasis.opendocument.presentation', doc: 'application/msword', xls: 'application/vnd.ms-excel',
-  ppt: 'application/vnd.ms-powerpoint', mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', flac: 'audio/flac',
-  m4a: 'audio/mp4', aac: 'audio/aac', mid: 'audio/midi', mp4: 'video/mp4', mov: 'video/quicktime', avi: 'video/x-msvideo',
-  mkv: 'video/x-matroska', webm: 'video/webm', sqlite: 'application/vnd.sqlite3', db: 'application/vnd.sqlite3',
-  wasm: 'application/wasm', exe: 'application/vnd.microsoft.portable-executable', dll: 'application/vnd.microsoft.portable-executable',
-  so: 'application/x-sharedlib', woff: 'font/woff', woff2: 'font/woff2', ttf: 'font/ttf', otf: 'font/otf', ps: 'application/postscript',
-};
 
 interface Kind {
   mime: string;
@@ -118,11 +96,11 @@ function zipKind(b: Buffer): Kind {
       return { mime, description: mime === 'application/epub+zip' ? 'EPUB e-book (ZIP container)' : `OpenDocument file (${mime.split('.').pop()})` };
     }
   }
-  if (has('word/')) return { mime: MIME_BY_EXT.docx!, description: 'Microsoft Word document (DOCX)' };
-  if (has('xl/')) return { mime: MIME_BY_EXT.xlsx!, description: 'Microsoft Excel spreadsheet (XLSX)' };
-  if (has('ppt/')) return { mime: MIME_BY_EXT.pptx!, description: 'Microsoft PowerPoint presentation (PPTX)' };
-  if (has('AndroidManifest.xml')) return { mime: MIME_BY_EXT.apk!, description: 'Android package (APK)' };
-  if (has('META-INF/')) return { mime: MIME_BY_EXT.jar!, description: 'Java archive (JAR)' };
+  if (has('word/')) return { mime: mimeOfExtension('docx')!, description: 'Microsoft Word document (DOCX)' };
+  if (has('xl/')) return { mime: mimeOfExtension('xlsx')!, description: 'Microsoft Excel spreadsheet (XLSX)' };
+  if (has('ppt/')) return { mime: mimeOfExtension('pptx')!, description: 'Microsoft PowerPoint presentation (PPTX)' };
+  if (has('AndroidManifest.xml')) return { mime: mimeOfExtension('apk')!, description: 'Android package (APK)' };
+  if (has('META-INF/')) return { mime: mimeOfExtension('jar')!, description: 'Java archive (JAR)' };
   const office = has('[Content_Types].xml') ? ' (an Office Open XML document: DOCX, XLSX or PPTX)' : ' (may also be DOCX, XLSX, PPTX, ODT, JAR...)';
   return { mime: 'application/zip', description: `ZIP archive${office}` };
 }
@@ -221,7 +199,7 @@ export const shedFileType = defineFunction({
       };
     }
     const extension = path.extname(target.rel).slice(1).toLowerCase();
-    const byExt = MIME_BY_EXT[extension];
+    const byExt = mimeOfExtension(extension);
     const head = readRange(target.abs, 0, Math.min(stat.size, HEAD));
     const data: Record<string, unknown> = { ...common, type: 'file', extension, size: stat.size, size_human: formatSize(stat.size) };
 

@@ -161,9 +161,10 @@ const CASES: Case[] = [
   ['false', [], '', 1],
   ['git', ['init', '-q', 'repo'], ''],
   ['pandoc', ['-t', 'plain', 'a.txt'], /hello world/],
-  ['identify', ['img.ppm'], /PPM 1x1/],
-  ['convert', ['img.ppm', 'img.png'], ''],
-  ['magick', ['img.ppm', 'img2.png'], ''],
+  // ImageMagick reads PNG, JPEG, GIF and WebP only (its policy: src/core/exec/magick.ts).
+  ['identify', ['img.png'], /PNG 1x1/],
+  ['convert', ['img.png', 'img.jpg'], ''],
+  ['magick', ['img.png', 'img2.jpg'], ''],
   ['ffprobe', ['-v', 'error', '-show_entries', 'format=format_name', 'img.ppm'], /format_name/],
   ['exiftool', ['-s', '-FileType', 'img.ppm'], /PPM/],
 ];
@@ -192,6 +193,7 @@ describe.each(MODES)('%s mode', (mode) => {
     put('c.bc', '1+2\nquit\n');
     put('ts.txt', 'a b\n');
     put('img.ppm', 'P3\n1 1\n255\n255 0 0\n');
+    put('img.png', Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c49444154789c63f8cfc0000003010100c9fe92ef0000000049454e44ae426082', 'hex'));
     put('p.diff', '--- a.txt\n+++ a.txt\n@@ -1,2 +1,2 @@\n-hello world\n+hello there\n foo bar\n');
     fs.symlinkSync('a.txt', s.zonePath('storage', 'ln'));
   });

@@ -16,7 +16,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { Inflate, inflateSync } from 'fflate';
 import { shedError } from '../errors.js';
 import { errnoCode } from '../paths/resolve.js';
 import { readAllFd } from '../fs/read.js';
@@ -219,7 +218,7 @@ export async function extractToTemp(zipAbs: string, shown: string, plan: Plan, t
       const { entry, rel } = plan.files[i]!;
       const slash = rel.lastIndexOf('/');
       mkdir(slash === -1 ? '' : rel.slice(0, slash));
-      extractOne(src, shown, entry, rel, path.join(tempRoot, rel));
+      await extractOne(src, shown, entry, rel, path.join(tempRoot, rel));
       if (Date.now() - last > 100) {
         last = Date.now();
         await progress(i + 1, plan.files.length);
@@ -230,7 +229,7 @@ export async function extractToTemp(zipAbs: string, shown: string, plan: Plan, t
   }
 }
 
-function extractOne(src: Source, shown: string, e: ZipEntry, rel: string, out: string): void {
+async function extractOne(src: Source, shown: string, e: ZipEntry, rel: string, out: string): Promise<void> {
   const head = src.read(e.localOffset, 30);
   if (head.length < 30 || head.readUInt32LE(0) !== 0x04034b50) throw badZip(shown, `the data of '${rel}' is missing`);
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
@@ -239,9 +238,10 @@ function extractOne(src: Source, shown: string, e: ZipEntry, rel: string, out: s
   try {
     let written = 0;
     let crc = 0;
+    const inflatesPast = () => bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
     const emit = (chunk: Uint8Array) => {
       written += chunk.length;
-      if (written > e.size) throw bomb(shown, `'${rel}' inflates past the ${e.size} bytes its header declares`, { entry: rel, declared_size: e.size });
+      if (written > e.size) throw inflatesPast();
       crc = crc32(chunk, crc);
       let off = 0;
       while (off < chunk.length) off += fs.writeSync(fd, chunk, off, chunk.length - off);
@@ -251,28 +251,66 @@ function extractOne(src: Source, shown: string, e: ZipEntry, rel: string, out: s
     } else if (e.compressedSize <= INFLATE_SLICE) {
       let data: Uint8Array;
       try {
-        data = inflateSync(src.read(start, e.compressedSize));
-      } catch {
+        // One byte past the declared size is enough to know it lies: never more is inflated.
+        data = zlib.inflateRawSync(src.read(start, e.compressedSize), { maxOutputLength: e.size + 1 });
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatesPast();
         throw badZip(shown, `the compressed data of '${rel}' is damaged`);
       }
       emit(data);
     } else {
-      const inflater = new Inflate((chunk: Uint8Array) => emit(chunk));
-      for (let off = 0; off < e.compressedSize; off += INFLATE_SLICE) {
-        const n = Math.min(INFLATE_SLICE, e.compressedSize - off);
-        try {
-          inflater.push(src.read(start + off, n), off + n >= e.compressedSize);
-        } catch (err) {
-          if (err instanceof Error && err.name === 'ShedError') throw err;
-          throw badZip(shown, `the compressed data of '${rel}' is damaged`);
-        }
-      }
+      await inflateInSlices((off, n) => src.read(start + off, n), e.compressedSize, emit, () => badZip(shown, `the compressed data of '${rel}' is damaged`));
     }
     if (written !== e.size) throw badZip(shown, `'${rel}' holds ${written} bytes instead of the ${e.size} its header declares`);
     if (crc >>> 0 !== e.crc >>> 0) throw badZip(shown, `'${rel}' fails its checksum (CRC32)`);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Inflates `size` bytes of raw DEFLATE read by slices through Node's zlib stream, handing every
+ * output chunk to `emit` (which may throw, e.g. past the declared size: the stream stops there).
+ * Memory stays at a slice in and a chunk out; the inflating runs off the event loop.
+ */
+async function inflateInSlices(read: (off: number, n: number) => Uint8Array, size: number, emit: (chunk: Uint8Array) => void, damagedError: () => Error): Promise<void> {
+  const inflater = zlib.createInflateRaw();
+  let refused: unknown;
+  let broken = false;
+  inflater.on('data', (chunk: Buffer) => {
+    if (refused !== undefined) return;
+    try {
+      emit(chunk);
+    } catch (err) {
+      refused = err;
+      inflater.destroy();
+    }
+  });
+  const finished = new Promise<void>((resolve) => {
+    inflater.once('end', resolve);
+    inflater.once('close', resolve);
+    inflater.on('error', () => {
+      broken = true;
+      resolve();
+    });
+  });
+  for (let off = 0; off < size && refused === undefined && !broken && !inflater.destroyed; off += INFLATE_SLICE) {
+    if (!inflater.write(read(off, Math.min(INFLATE_SLICE, size - off)))) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          inflater.off('drain', done);
+          inflater.off('close', done);
+          resolve();
+        };
+        inflater.on('drain', done);
+        inflater.on('close', done);
+      });
+    }
+  }
+  if (!inflater.destroyed) inflater.end();
+  await finished;
+  if (refused !== undefined) throw refused;
+  if (broken) throw damagedError();
 }
 
 /** A fresh private temp folder under `base` (the zone's internal folder); stale ones are swept. */

@@ -13,9 +13,10 @@ const LIST =
   'alpha 945 beta 946 gamma 947 delta 948 epsilon 949 zeta 950 eta 951 theta 952 iota 953 kappa 954 lambda 955 mu 956 nu 957 xi 958 omicron 959 pi 960 rho 961 sigmaf 962 sigma 963 tau 964 upsilon 965 phi 966 chi 967 psi 968 omega 969 ' +
   'lt 60 gt 62 amp 38 quot 34 apos 39 Tab 9 NewLine 10 excl 33 num 35 dollar 36 percnt 37 lpar 40 rpar 41 ast 42 plus 43 comma 44 period 46 sol 47 colon 58 semi 59 equals 61 quest 63 commat 64 lsqb 91 bsol 92 rsqb 93 lowbar 95 grave 96 lcub 123 verbar 124 rcub 125';
 
-export const HTML_ENTITIES: Readonly<Record<string, string>> = (() => {
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+/** A Map, so a name such as `constructor` or `__proto__` finds nothing inherited. */
+export const HTML_ENTITIES: ReadonlyMap<string, string> = (() => {
+  const out = new Map<string, string>();
   const parts = LIST.split(' ');
-  for (let i = 0; i + 1 < parts.length; i += 2) out[parts[i]!] = String.fromCodePoint(Number(parts[i + 1]));
+  for (let i = 0; i + 1 < parts.length; i += 2) out.set(parts[i]!, String.fromCodePoint(Number(parts[i + 1])));
   return out;
 })();

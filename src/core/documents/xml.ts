@@ -13,7 +13,23 @@ export interface XmlHandler {
   text?(text: string): void;
 }
 
-const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+// Maps, not object literals: `&constructor;` or `&__proto__;` must not find Object.prototype's members.
+const XML_ENTITIES: ReadonlyMap<string, string> = new Map([
+  ['lt', '<'],
+  ['gt', '>'],
+  ['amp', '&'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
+
+/**
+ * ASCII-only lower-casing, as HTML does for tag and attribute names. Unlike String.toLowerCase it
+ * never changes a string's length (U+0130 'İ' lower-cases to two UTF-16 units there), so positions
+ * found in the lower-cased copy are positions in the source.
+ */
+export function asciiLower(s: string): string {
+  return /[A-Z]/.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s;
+}
 
 /** Decodes character and entity references (see the module comment for which). */
 export function decodeEntities(text: string, html = false): string {
@@ -24,13 +40,14 @@ export function decodeEntities(text: string, html = false): string {
       return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : '\uFFFD';
     }
     if (!whole.endsWith(';') && !html) return whole;
-    return XML_ENTITIES[ref] ?? (html ? HTML_ENTITIES[ref] : undefined) ?? whole;
+    return XML_ENTITIES.get(ref) ?? (html ? HTML_ENTITIES.get(ref) : undefined) ?? whole;
   });
 }
 
 /** Attributes of a start tag's body (after its name): name="v", name='v', name=v, or a bare name. */
 function attributes(source: string, html: boolean): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: an attribute named `constructor` or `__proto__` is an ordinary key.
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   const n = source.length;
   let i = 0;
   while (i < n) {
@@ -41,7 +58,7 @@ function attributes(source: string, html: boolean): Record<string, string> {
     }
     const nameStart = i;
     while (i < n && (c = source.charCodeAt(i)) > 0x20 && c !== 0x3d /* = */ && c !== 0x2f && c !== 0x3e) i++;
-    const name = html ? source.slice(nameStart, i).toLowerCase() : source.slice(nameStart, i);
+    const name = html ? asciiLower(source.slice(nameStart, i)) : source.slice(nameStart, i);
     while (i < n && source.charCodeAt(i) <= 0x20) i++;
     let value = '';
     if (source.charCodeAt(i) === 0x3d) {
@@ -59,7 +76,7 @@ function attributes(source: string, html: boolean): Record<string, string> {
         value = source.slice(from, i);
       }
     }
-    if (name !== '' && !(name in out)) out[name] = decodeEntities(value, html);
+    if (name !== '' && !Object.hasOwn(out, name)) out[name] = decodeEntities(value, html);
     if (i === nameStart) i++; // a character no rule consumed: step over it
   }
   return out;
@@ -75,8 +92,9 @@ const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe
 export function tokenize(source: string, handler: XmlHandler, opts: { html?: boolean } = {}): void {
   const html = opts.html === true;
   const n = source.length;
-  // Raw-text elements end at their close tag in any case: searched in a lower-cased copy made once.
-  const lower = html ? source.toLowerCase() : '';
+  // Raw-text elements end at their close tag in any case: searched in a lower-cased copy made once,
+  // of the same length as the source (ASCII only), so its positions are the source's.
+  const lower = html ? asciiLower(source) : '';
   let i = 0;
   const text = (from: number, to: number) => {
     if (to > from && handler.text) handler.text(decodeEntities(source.slice(from, to), html));
@@ -107,7 +125,7 @@ export function tokenize(source: string, handler: XmlHandler, opts: { html?: boo
         break;
       }
       const name = source.slice(lt + 2, end).trim();
-      handler.close?.(html ? name.toLowerCase() : name);
+      handler.close?.(html ? asciiLower(name) : name);
       i = end + 1;
     } else if (html && !isNameStart(next)) {
       text(lt, lt + 1); // a lone '<' in HTML text
@@ -123,8 +141,8 @@ export function tokenize(source: string, handler: XmlHandler, opts: { html?: boo
       const inner = selfClosing ? body.slice(0, -1) : body;
       const space = inner.search(/[\s/]/);
       const rawName = space === -1 ? inner : inner.slice(0, space);
-      const name = html ? rawName.toLowerCase() : rawName;
-      handler.open?.(name, space === -1 ? {} : attributes(inner.slice(space), html), selfClosing);
+      const name = html ? asciiLower(rawName) : rawName;
+      handler.open?.(name, space === -1 ? (Object.create(null) as Record<string, string>) : attributes(inner.slice(space), html), selfClosing);
       i = end + 1;
       if (html && !selfClosing && RAW_TEXT.has(name)) {
         const close = lower.indexOf(`</${name}`, i);

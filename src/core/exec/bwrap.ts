@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import { ETC_NETWORK, ETC_READONLY } from './system.js';
+import { magickPolicyDir, SANDBOX_MAGICK_DIR } from './magick.js';
 
 /** Where the zone appears inside the sandbox (and how disk paths are shown in output). */
 export const SANDBOX_ZONE = '/zone';
@@ -29,6 +30,7 @@ export function bwrapArgs(opts: BwrapOptions): string[] {
     else if (st?.isDirectory()) args.push('--ro-bind', host, host);
   }
   for (const p of [...ETC_READONLY, ...(opts.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', p, p);
+  args.push('--ro-bind', magickPolicyDir(), SANDBOX_MAGICK_DIR); // ImageMagick's policy (magick.ts), outside the private /tmp
   args.push('--dev', '/dev', '--proc', '/proc', '--dir', SANDBOX_TMP);
   args.push(opts.readonly ? '--ro-bind' : '--bind', opts.zoneRoot, SANDBOX_ZONE);
   args.push('--chdir', SANDBOX_ZONE, '--unshare-all');

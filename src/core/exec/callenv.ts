@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SANDBOX_HOME } from './bwrap.js';
+import { magickPolicyDir, SANDBOX_MAGICK_DIR } from './magick.js';
 import { SYSTEM_PATH } from './system.js';
 
 export interface CallFolders {
@@ -160,6 +161,8 @@ export function commandEnvironment(cwd: string, folders: CallFolders | undefined
     // tar run as uid 0 with no capability (a server run as root; bubblewrap's namespace) would try to
     // give extracted files the archive's owners and modes: it behaves as for an ordinary user instead.
     TAR_OPTIONS: '--no-same-owner --no-same-permissions',
+    // ImageMagick (convert, identify, magick; also when a script runs it): our restrictive policy first (magick.ts).
+    MAGICK_CONFIGURE_PATH: folders ? name(magickPolicyDir()) : SANDBOX_MAGICK_DIR,
     ...(path.basename(program) === 'git' ? GIT_ENVIRONMENT : {}),
   };
 }

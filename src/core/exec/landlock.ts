@@ -16,6 +16,7 @@
  * /proc; in bwrap mode not the sandbox's root, /dev/shm or anything else bubblewrap made writable.
  */
 import { DEVICES_RO, DEVICES_RW, ETC_NETWORK, ETC_READONLY, SYSTEM_DIRS, systemDirsWithoutPrograms } from './system.js';
+import { magickPolicyDir, SANDBOX_MAGICK_DIR } from './magick.js';
 
 // Filesystem rights (linux/landlock.h) and the ABI that introduced each beyond the first thirteen.
 const FS = {
@@ -94,6 +95,8 @@ export function landlockRuleset(s: LandlockScope): Ruleset {
     grant(FS.READ_DIR, system.listed);
   } else grant(READ, SYSTEM_DIRS);
   grant(READ, [...ETC_READONLY, ...(s.network ? ETC_NETWORK : [])]);
+  // ImageMagick's policy (magick.ts): the host folder, or where bubblewrap shows it (the other is skipped: absent).
+  grant(READ, [s.proc ? SANDBOX_MAGICK_DIR : magickPolicyDir()]);
   grant(DEVICE_RW, DEVICES_RW);
   grant(FS.READ_FILE, DEVICES_RO);
   grant(EXECUTE, s.executables);

@@ -73,13 +73,13 @@ export async function updateIndex(gitdir: string, u: IndexUpdate, slice = new Ti
     // The usual case: drop the changed paths, add their new entries, rewrite only the small file.
     const shared = state.shared;
     const deletes = new Set(state.link.deletes);
-    const gone = await removedMask(shared.count, (i) => nameAt(shared, i), u.changed, slice);
+    const gone = await removedMask(shared.count, (i) => nameAt(shared, i), u.changed, added, slice);
     for (let i = 0; i < gone.length; i++) {
       if (i % TICK_EVERY === 0) await slice.tick();
       if (gone[i]) deletes.add(i);
     }
     const main = state.main;
-    const mainGone = await removedMask(main.count, (i) => nameAt(main, i), u.changed, slice);
+    const mainGone = await removedMask(main.count, (i) => nameAt(main, i), u.changed, added, slice);
     const kept: Entry[] = [];
     for (let i = 0; i < main.count; i++) {
       if (i % TICK_EVERY === 0) await slice.tick();
@@ -96,7 +96,7 @@ export async function updateIndex(gitdir: string, u: IndexUpdate, slice = new Ti
   if (state !== undefined) {
     // A plain index, git's replacements, or too many changes: splice the whole list, rebase.
     const all = await mergedEntries(state, slice);
-    const gone = await removedMask(all.length, (i) => all[i]!.name, u.changed, slice);
+    const gone = await removedMask(all.length, (i) => all[i]!.name, u.changed, added, slice);
     const kept: Entry[] = [];
     for (let i = 0; i < all.length; i++) {
       if (i % TICK_EVERY === 0) await slice.tick();
@@ -126,10 +126,12 @@ export async function readIndexEntries(gitdir: string, slice = new TimeSlice()):
 }
 
 /**
- * Which of `count` sorted entries fall under the changed paths: each path itself, everything below
- * it, and its ancestors (a file that became a folder). Binary searches, no decoding.
+ * Which of `count` sorted entries fall under the changed paths: each path itself and everything
+ * below it; and the ancestors of the files added (a file that became a folder). Only those: a
+ * changed path under what is still a file (nothing there to add) leaves that file in place, as the
+ * commit's tree does (commit.ts). Binary searches, no decoding.
  */
-async function removedMask(count: number, nameOf: (i: number) => Buffer, changed: string[], slice: TimeSlice): Promise<Uint8Array> {
+async function removedMask(count: number, nameOf: (i: number) => Buffer, changed: string[], added: readonly Entry[], slice: TimeSlice): Promise<Uint8Array> {
   const gone = new Uint8Array(count);
   const lowerBound = (key: Buffer): number => {
     let lo = 0;
@@ -152,7 +154,11 @@ async function removedMask(count: number, nameOf: (i: number) => Buffer, changed
     exact(key);
     // Everything below: names from "rel/" up to (not including) "rel0" ('0' follows '/').
     gone.fill(1, lowerBound(Buffer.concat([key, SLASH])), lowerBound(Buffer.concat([key, AFTER_SLASH])));
-    for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) exact(Buffer.from(rel.slice(0, i)));
+  }
+  for (let n = 0; n < added.length; n++) {
+    if (n % TICK_EVERY === 0) await slice.tick();
+    const name = added[n]!.name;
+    for (let i = name.indexOf(0x2f); i >= 0; i = name.indexOf(0x2f, i + 1)) exact(name.subarray(0, i));
   }
   return gone;
 }

@@ -8,7 +8,7 @@ import { shedError } from '../core/errors.js';
 import type { OwnershipRecord } from '../core/groups/access.js';
 import type { ExecOutcome } from '../core/exec/execute.js';
 import type { AsideReport } from '../core/exec/aside.js';
-import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
+import { openOutputTemp, type OutputTemp } from '../core/exec/output-file.js';
 import { recordChange } from '../core/vcs/seam.js';
 import type { Zone } from '../core/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
@@ -80,10 +80,17 @@ export function clampTimeout(ctx: CallContext, requested: number | undefined): n
 
 export interface OutputFile {
   target: ZonedPath;
-  file: AtomicFile;
+  file: OutputTemp;
+  /** Zone-relative path of the place on disk (the target's real path). */
+  place: string;
+  /** Once committed: what stood in the way of the place and was moved aside. */
+  moved?: { from: string; to: string }[];
 }
 
-/** An output file is written to a temp file beside it (never through a link) and renamed into place. */
+/**
+ * An output file is written to a temp file out of the command's reach and, once it has ended,
+ * renamed into place beneath the zone without following any link (core/exec/output-file.ts).
+ */
 export function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean, locked: readonly OwnershipRecord[] = []): OutputFile {
   if (zone.readonly) {
     throw shedError('ZONE_READONLY', `${param} cannot be written: zone="${zone.name}" is read-only.`, {
@@ -98,12 +105,18 @@ export function openOutput(zone: Zone, input: string, param: string, allowZoneIn
   }
   const rec = locked.find((r) => r.path === diskRel(target));
   if (rec !== undefined) throw deniedError(zone, rec, rec.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', 'overwrite');
-  return { target, file: openAtomic(target.abs, 0o644) };
+  const place = diskRel(target);
+  return { target, place, file: openOutputTemp(zone, place, 0o644) };
 }
 
 /** Puts a finished output file in place; returns its size. */
 export function commitOutput(out: OutputFile): number {
   const size = fs.fstatSync(out.file.fd).size;
-  out.file.commit();
+  out.moved = out.file.commit();
   return size;
+}
+
+/** The zone-relative paths committing output files changed (each place, and what was moved aside from it). */
+export function outputPaths(outputs: readonly (OutputFile | undefined)[]): string[] {
+  return outputs.flatMap((o) => (o === undefined ? [] : [o.place, ...(o.moved ?? []).flatMap((m) => [m.from, m.to])]));
 }

@@ -175,3 +175,25 @@ describe.each(['bwrap', 'landlock'] as const)('%s: class 6, the output file land
     expect(fs.existsSync(path.join(t.base, 'groups', 'team', 'stash')), 'no temp file stays beside the zone').toBe(false);
   });
 });
+
+describe.each(['bwrap', 'landlock'] as const)('%s: blocked entries go back to their place, not where a link leads', (sandbox) => {
+  it('a link made at the name of a hidden blocked folder: the blocked file is not put back through it', async () => {
+    const t = await groupShed({ sandbox, ...ON, blocked_patterns: 'private/' });
+    try {
+      ok(await t.call('shed_create_file', { zone: 'storage', path: 'pub/readme.txt', content: 'public\n' }));
+      fs.mkdirSync(t.zonePath('storage', 'private'));
+      fs.writeFileSync(t.zonePath('storage', 'private/s.txt'), 'THE-BLOCKED-SECRET\n');
+      // While it runs, `private` is hidden: the script makes the name a link to a folder it can read.
+      const r = await t.call('shed_run_python', { zone: 'storage', code: 'import os\nos.symlink("pub", "private")\n', timeout: 60 });
+      ok(r);
+      expect(fs.readdirSync(t.zonePath('storage', 'pub')), 'nothing of the blocked folder landed in pub/').toEqual(['readme.txt']);
+      expect(fs.lstatSync(t.zonePath('storage', 'private')).isDirectory()).toBe(true);
+      expect(read(t.zonePath('storage', 'private/s.txt'))).toBe('THE-BLOCKED-SECRET\n');
+      const next = await t.call('shed_run_shell', { zone: 'storage', script: 'cat pub/* 2>&1; ls -R 2>&1', timeout: 60 });
+      ok(next);
+      expect(String(next.data!.stdout)).not.toContain('THE-BLOCKED-SECRET');
+    } finally {
+      t.cleanup();
+    }
+  });
+});

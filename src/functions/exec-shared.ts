@@ -16,6 +16,7 @@ import { locate, requireNotRoot, type ZonedPath } from '../core/files/located.js
 import { diskRel } from '../core/files/entries.js';
 import { deniedError, dropVanished } from '../core/groups/enforce.js';
 import { formatSize } from '../core/text/size.js';
+import { scopeTotal } from '../core/quota/quota.js';
 
 /**
  * What the response says when putting things back after the command found work to do: what it
@@ -107,6 +108,31 @@ export function openOutput(zone: Zone, input: string, param: string, allowZoneIn
   if (rec !== undefined) throw deniedError(zone, rec, rec.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', 'overwrite');
   const place = diskRel(target);
   return { target, place, file: openOutputTemp(zone, place, 0o644) };
+}
+
+/**
+ * The output files are written out of the zone while the command runs, so the call's quota watch
+ * does not see them (each is bounded by the file size limit the command runs with: what was left of
+ * the quota). Before they land, they must fit with what the command wrote: otherwise they are
+ * discarded, what the command changed is committed (versioned zones: history matches the disk), and
+ * the answer is QUOTA_EXCEEDED, as when the watch stops a command.
+ */
+export async function requireOutputRoom(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: readonly string[], changed: string[], outputs: readonly OutputFile[]): Promise<void> {
+  if (outputs.length === 0) return;
+  let growth = 0;
+  for (const o of outputs) growth += fs.fstatSync(o.file.fd).size - (o.target.stat?.isFile() ? o.target.stat.size : 0);
+  if (growth <= 0) return;
+  const used = await scopeTotal(zone.scope);
+  const limit = zone.scope.limitBytes;
+  if (used + growth <= limit) return;
+  for (const o of outputs) o.file.abort();
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(' ')} (output past the quota)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
+  throw shedError('QUOTA_EXCEEDED', `${cmd} finished, but its output file${outputs.length > 1 ? 's' : ''} (${formatSize(growth)}) would pass the quota of ${formatSize(limit)} with what it wrote (${formatSize(used)} used): ${outputs.map((o) => o.target.rel).join(', ')} ${outputs.length > 1 ? 'were' : 'was'} not written.`, {
+    details: { command: cmd, used_bytes: used, output_bytes: growth, quota_bytes: limit, discarded: outputs.map((o) => o.target.rel), ...(saved.commit ? { commit: saved.commit } : {}) },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), or narrow the output (head, grep).`,
+  });
 }
 
 /** Puts a finished output file in place; returns its size. */

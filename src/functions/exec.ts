@@ -9,7 +9,7 @@ import { outputLimit } from '../core/text/format.js';
 import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js';
 import { gitCommand } from '../core/vcs/index.js';
 import { dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
-import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, type OutputFile } from './exec-shared.js';
+import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 export const shedExec = defineFunction({
   name: 'shed_exec',
@@ -74,6 +74,7 @@ export const shedExec = defineFunction({
       for (const out of outputs) out.file.abort();
       return quotaStopped(ctx, zone, args.cmd, args.args, changed, ran.overQuota);
     }
+    await requireOutputRoom(ctx, zone, args.cmd, args.args, changed, outputs);
     const files: Record<string, unknown> = {};
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
       if (!file) continue;

@@ -197,3 +197,24 @@ describe.each(['bwrap', 'landlock'] as const)('%s: blocked entries go back to th
     }
   });
 });
+
+describe.each(['bwrap', 'landlock'] as const)('%s: the output file, written out of the zone, still counts toward the quota', (sandbox) => {
+  it('a file and stdout_file of 6 MB each in a 10 MB quota: the output is discarded, QUOTA_EXCEEDED', async () => {
+    const t = await groupShed({ sandbox, ...ON, quota_per_user_mb: 10, max_file_size_mb: 8 });
+    try {
+      const code = 'import sys\nopen("big.bin", "wb").write(b"x" * (6 << 20))\nsys.stdout.buffer.write(b"y" * (6 << 20))\n';
+      const r = await t.call('shed_run_python', { zone: 'storage', code, stdout_file: 'out.bin', timeout: 60 });
+      expect(r.success, JSON.stringify(r.data)).toBe(false);
+      expect(r.error!.code).toBe('QUOTA_EXCEEDED');
+      expect(fs.existsSync(t.zonePath('storage', 'out.bin')), 'the output was not written').toBe(false);
+      expect(fs.existsSync(path.join(t.base, 'users', 'alice', 'Storage', 'stash')), 'its temp file is gone').toBe(false);
+      // Within the quota, the same output lands.
+      fs.rmSync(t.zonePath('storage', 'big.bin'), { force: true });
+      const fits = await t.call('shed_run_python', { zone: 'storage', code: 'import sys\nsys.stdout.buffer.write(b"y" * (6 << 20))\n', stdout_file: 'out.bin', timeout: 60 });
+      ok(fits);
+      expect(fs.statSync(t.zonePath('storage', 'out.bin')).size).toBe(6 << 20);
+    } finally {
+      t.cleanup();
+    }
+  });
+});

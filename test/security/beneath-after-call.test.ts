@@ -158,6 +158,26 @@ describe.each(['bwrap', 'landlock'] as const)('%s: class 6, the output file land
     expect(read(t.groupPath('o.txt'))).toBe('EVIL\n');
   });
 
+  it("the output file name made a link to her file by an earlier call: refused (the path rules), her file intact", async () => {
+    t = await groupShed({ sandbox, ...ON });
+    ok(await t.call('shed_create_file', { ...g, path: 'd/o.txt', content: ORIGINAL, mode: 'owner' }));
+    ok(await t.call('shed_run_python', { ...g, code: 'import os\nos.symlink("d/o.txt", "o.txt")\n', timeout: 60 }, { user: 'bob' }));
+    const r = await t.call('shed_run_python', { ...g, code: 'print("EVIL")\n', stdout_file: 'o.txt', timeout: 60 }, { user: 'bob' });
+    expect(r.success, JSON.stringify(r.data)).toBe(false);
+    expect(['FILE_OWNER_ONLY', 'PERMISSION_DENIED', 'INVALID_PATH']).toContain(r.error!.code);
+    await intact(t, 'd/o.txt', 'stdout_file through an earlier link');
+  });
+
+  it('the output folder made a link to her folder by an earlier call: refused (the path rules), her file intact', async () => {
+    t = await groupShed({ sandbox, ...ON });
+    ok(await t.call('shed_create_file', { ...g, path: 'd/o.txt', content: ORIGINAL, mode: 'owner' }));
+    ok(await t.call('shed_run_python', { ...g, code: 'import os\nos.symlink("d", "out")\n', timeout: 60 }, { user: 'bob' }));
+    const r = await t.call('shed_exec', { ...g, cmd: 'ls', args: ['nothing-here'], stderr_file: 'out/o.txt' }, { user: 'bob' });
+    expect(r.success, JSON.stringify(r.data)).toBe(false);
+    expect(['FILE_OWNER_ONLY', 'PERMISSION_DENIED', 'INVALID_PATH']).toContain(r.error!.code);
+    await intact(t, 'd/o.txt', 'stderr_file through an earlier folder link');
+  });
+
   it('a folder of the path made a file, and the output name a folder: both kept aside, the output lands', async () => {
     t = await groupShed({ sandbox, ...ON });
     const code = 'import os\nos.makedirs("a")\nos.rename("a", "a2")\nopen("a", "w").write("x")\nos.makedirs("b/o.txt")\nprint("OUT")\n';

@@ -72,11 +72,13 @@ describe.each(['bwrap', 'landlock'] as const)('%s: class 5, a link left for a fo
     await attack('d/v.txt', "os.rename('d', 'e')\nos.symlink('e', 'd')", 'e/v.txt');
   });
 
-  it('the same from the shell (mv) with the link made by Python', async () => {
+  it('from the shell: its folder moved, a new folder with a link to the file at its name (cp -s)', async () => {
     await setup('d/v.txt');
-    ok(await t.call('shed_run_shell', { ...g, script: 'mv d e', timeout: 60 }, { user: 'bob' }));
-    await intact(t, 'd/v.txt', 'mv d e');
-    // mv then a link in one call (the link from Python, which the shell lacks): covered above.
+    const r = await t.call('shed_run_shell', { ...g, script: 'mv d e && mkdir d && cd d && cp -s ../e/v.txt v.txt && ls -l', timeout: 60 }, { user: 'bob' });
+    ok(r);
+    expect(r.data!.returncode, String(r.data!.stderr)).toBe(0);
+    await t.call('shed_run_shell', { ...g, script: 'echo EVIL > e/v.txt', timeout: 60 }, { user: 'bob' });
+    await intact(t, 'd/v.txt', 'mv d e; cp -s');
   });
 
   it('a link deeper in the path (the folder holding the file)', async () => {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lstatBeneath, makeBeneath, openBeneath, readBeneath, replaceFileIn, type MovedAside } from '../../src/core/fs/beneath.js';
+import { BeneathWalk, lstatBeneath, makeBeneath, openBeneath, readBeneath, replaceFileIn, type MovedAside } from '../../src/core/fs/beneath.js';
 import { collectScratch, openScratch } from '../../src/core/locks/scratch.js';
 
 let base: string;
@@ -64,6 +64,26 @@ describe('beneath a zone, by descriptor', () => {
     expect(fs.statSync(path.join(zone, 'd', 'sub', 'v.txt')).mode & 0o777).toBe(0o640);
     expect(fs.readFileSync(path.join(outside, 'd', 'v.txt'), 'utf8'), 'nothing written outside').toBe('outside\n');
     expect(fs.readdirSync(path.join(outside, 'd'))).toEqual(['v.txt']);
+  });
+});
+
+describe('a walk of many places in one pass', () => {
+  it('opens each folder once, follows no link, and keeps few descriptors open', () => {
+    for (let i = 0; i < 300; i++) fs.mkdirSync(path.join(zone, 'many', `f${i}`), { recursive: true });
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(zone, 'many', `f${i}`, 'x.txt'), 'x');
+    fs.symlinkSync(path.join(outside, 'd'), path.join(zone, 'out'));
+    const fds = () => fs.readdirSync('/proc/self/fd').length;
+    const before = fds();
+    const walk = new BeneathWalk(zone);
+    try {
+      expect(walk.lstat('d/v.txt')?.isFile()).toBe(true);
+      expect(walk.lstat('out/v.txt'), 'not through a link').toBeUndefined();
+      for (let i = 0; i < 300; i++) expect(walk.lstat(`many/f${i}/x.txt`)?.isFile()).toBe(true);
+      expect(fds() - before, 'descriptors held stay bounded').toBeLessThanOrEqual(130);
+    } finally {
+      walk.forget();
+    }
+    expect(fds()).toBe(before);
   });
 });
 

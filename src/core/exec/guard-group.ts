@@ -25,7 +25,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { atParent, lstatBeneath, makeBeneath, readBeneath, replaceFileIn, type MovedAside } from '../fs/beneath.js';
+import { BeneathWalk, lstatBeneath, makeBeneath, readBeneath, replaceFileIn, type MovedAside } from '../fs/beneath.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { FILE_MODE, EXEC_MODE, toKey } from '../vcs/names.js';
 import { readBlob, readCommit } from '../vcs/objects.js';
@@ -78,36 +78,50 @@ export interface GroupGuard {
 /** Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at `home`). */
 export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[]): Promise<GroupGuard | undefined> {
   const entries: GuardEntry[] = [];
-  for (const r of locked) {
-    const st = lstatBeneath(root, r.path);
-    if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
+  // Before the command nothing changes the tree: each folder is opened once for all its files.
+  const walk = new BeneathWalk(root);
+  const stash = (() => {
+    try {
+      for (const r of locked) {
+        const st = walk.lstat(r.path);
+        if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
+      }
+      return entries.length === 0 ? undefined : openStash(home, 'guard', root, entries);
+    } catch (err) {
+      walk.forget();
+      throw err;
+    }
+  })();
+  if (stash === undefined) {
+    walk.forget();
+    return undefined;
   }
-  if (entries.length === 0) return undefined;
-  const stash = openStash(home, 'guard', root, entries);
   const baselines: (Baseline | undefined)[] = [];
   try {
     // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
     for (let i = 0; i < entries.length; i++) {
-      const linked = atParent(root, entries[i]!.rel, (dir, name) => {
+      const linked = walk.at(entries[i]!.rel, (dir, name) => {
         fs.linkSync(dir.child(name), itemPath(stash, i));
         return true;
       });
       if (linked === undefined) throw Object.assign(new Error(`a folder on the way to ${entries[i]!.rel} is not a real folder`), { code: 'ENOTDIR' });
     }
     for (let i = 0; i < entries.length; i++) fs.chmodSync(itemPath(stash, i), READ_ONLY);
-    for (const e of entries) baselines.push(baseline(root, e.rel));
+    for (const e of entries) baselines.push(baseline(walk, e.rel));
   } catch (err) {
+    walk.forget();
     await restoreGuarded(root, label, stash, []).catch(() => undefined);
     throw err;
   }
+  walk.forget();
   return { files: entries.length, restore: () => restoreGuarded(root, label, stash, baselines) };
 }
 
 /** The file at `rel`, reached without following any link (a link on the way: undefined, as gone). */
-function baseline(root: string, rel: string): Baseline | undefined {
+function baseline(walk: BeneathWalk, rel: string): Baseline | undefined {
   let st: fs.BigIntStats | undefined;
   try {
-    st = lstatBeneath(root, rel);
+    st = walk.lstat(rel);
   } catch {
     return undefined; // gone, or a folder on the way is a file now
   }
@@ -131,6 +145,8 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
   const report: GuardReport = { restored: [], touched: [] };
   const entries = stash.journal.entries as GuardEntry[];
   let left = 0;
+  // After the command: folders opened once and reused until the restore itself changes the tree.
+  const walk = new BeneathWalk(root);
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     const rel = safeRel(entry?.rel);
@@ -142,11 +158,12 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
     }
     try {
       const before = baselines[i];
-      const now = baseline(root, rel);
+      const now = baseline(walk, rel);
       const changed = before !== undefined ? !same(before, now) : !(await equalsHead(root, label, rel));
       // The file's own inode, wherever the command moved it, gets its mode back.
       fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
       if (changed) {
+        walk.forget();
         const moved = await restoreFile(root, label, entry, saved, before);
         const aside = moved.find((m) => m.from === rel)?.to;
         report.restored.push({ path: rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
@@ -157,6 +174,7 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       left++; // the disk refused: the stash stays, the next call or recovery tries again
     }
   }
+  walk.forget();
   if (left === 0) closeStash(stash);
   return report;
 }

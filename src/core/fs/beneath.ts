@@ -169,6 +169,55 @@ export function makeBeneath(root: string, relDir: string, moved: MovedAside[], m
   return dir;
 }
 
+/** Folders a walk keeps open at most; past it they are closed and opened again as needed (descriptors are few). */
+const WALK_OPEN_MAX = 128;
+
+/**
+ * Many places of one zone in one pass (the guard's thousand files of one folder): each folder is
+ * opened once, by descriptor from the root as above, and reused for every entry in it. Only while
+ * nothing changes the tree between two uses (before a command, or after it, between the server's
+ * own changes: call `forget()` after each of them).
+ */
+export class BeneathWalk {
+  private readonly dirs = new Map<string, BeneathDir | undefined>();
+  constructor(private readonly root: string) {}
+
+  /** The folder `relDir` ('' for the root), or undefined when the way is not all real folders. */
+  dir(relDir: string): BeneathDir | undefined {
+    if (this.dirs.has(relDir)) return this.dirs.get(relDir);
+    if (this.dirs.size >= WALK_OPEN_MAX) this.forget();
+    let found: BeneathDir | undefined;
+    if (relDir === '') found = openRoot(this.root);
+    else {
+      const cut = relDir.lastIndexOf('/');
+      const name = relDir.slice(cut + 1);
+      if (name === '.' || name === '..' || name === '') throw new Error(`not a place inside the zone: ${relDir}`);
+      const parent = this.dir(cut < 0 ? '' : relDir.slice(0, cut));
+      found = parent?.enter(name);
+    }
+    this.dirs.set(relDir, found);
+    return found;
+  }
+
+  /** Runs `fn` on the folder holding `rel` and the entry's name (undefined when the way is not all real folders). */
+  at<T>(rel: string, fn: (dir: BeneathDir, name: string) => T): T | undefined {
+    const list = parts(rel);
+    if (list.length === 0) throw new Error('the zone root has no parent here');
+    const dir = this.dir(list.slice(0, -1).join('/'));
+    return dir === undefined ? undefined : fn(dir, list.at(-1)!);
+  }
+
+  lstat(rel: string): fs.BigIntStats | undefined {
+    return this.at(rel, (dir, name) => dir.lstatBig(name));
+  }
+
+  /** Closes every folder held (the tree may have changed: the next use opens them again). */
+  forget(): void {
+    for (const d of this.dirs.values()) d?.close();
+    this.dirs.clear();
+  }
+}
+
 /** Runs `fn` on the folder holding `rel` and the entry's name (undefined when the way is not all real folders). */
 export function atParent<T>(root: string, rel: string, fn: (dir: BeneathDir, name: string) => T): T | undefined {
   const list = parts(rel);

@@ -84,7 +84,7 @@ export class BeneathDir {
   enter(name: string): BeneathDir | undefined {
     const rel = this.relOf(name);
     const abs = path.join(this.abs, name);
-    if (this.fd === undefined) return fs.lstatSync(abs, { throwIfNoEntry: false })?.isDirectory() ? new BeneathDir(undefined, rel, abs) : undefined;
+    if (this.fd === undefined) return this.lstat(name)?.isDirectory() ? new BeneathDir(undefined, rel, abs) : undefined;
     try {
       return new BeneathDir(fs.openSync(this.child(name), DIR_FLAGS), rel, abs);
     } catch {

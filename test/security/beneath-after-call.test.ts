@@ -240,3 +240,21 @@ describe.each(['bwrap', 'landlock'] as const)('%s: the output file, written out 
     }
   });
 });
+
+describe('an output temp file left by a kill', () => {
+  it('is removed by the next call of the space, which runs as usual', async () => {
+    const t = await groupShed({ sandbox: 'landlock', ...ON });
+    try {
+      ok(await t.call('shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a\n' }));
+      const left = path.join(t.base, 'users', 'alice', 'Storage', 'stash', 'output-0123456789abcdef');
+      fs.mkdirSync(left, { recursive: true });
+      fs.writeFileSync(path.join(left, 'output.shedtmp'), 'half written');
+      const r = await t.call('shed_exec', { zone: 'storage', cmd: 'cat', args: ['a.txt'], stdout_file: 'b.txt' });
+      ok(r);
+      expect(read(t.zonePath('storage', 'b.txt'))).toBe('a\n');
+      expect(fs.existsSync(path.join(t.base, 'users', 'alice', 'Storage', 'stash')), 'the leftover is gone, and the stash with it').toBe(false);
+    } finally {
+      t.cleanup();
+    }
+  });
+});

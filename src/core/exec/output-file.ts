@@ -8,8 +8,9 @@
  * the temp file, and the place is reached folder by folder without following any link: a link or a
  * file standing where a folder of the path belongs, or a folder at the file's own name, is moved
  * aside (`<name>.~N~`, nothing the command made is lost), so the output lands exactly where the
- * path says. A temp file left by a kill is removed with the stash's leftovers (no journal beside
- * it: stash.ts removes it).
+ * path says. Each temp file has a folder of its own in the stash, with no journal: what a kill
+ * leaves is removed with the stash's leftovers by the next call (stash.ts: a folder without a
+ * journal moved nothing).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -32,8 +33,17 @@ export interface OutputTemp {
 export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTemp {
   const base = scopeStashDir(scopeHome(zone.scope));
   fs.mkdirSync(base, { recursive: true, mode: 0o700 });
-  const tmp = path.join(base, `output-${crypto.randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const own = path.join(base, `output-${crypto.randomBytes(8).toString('hex')}`);
+  fs.mkdirSync(own, { mode: 0o700 });
+  const tmp = path.join(own, `output${TEMP_SUFFIX}`);
+  let fd: number;
+  try {
+    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  } catch (err) {
+    dropEmpty(own);
+    dropEmpty(base);
+    throw err;
+  }
   let open = true;
   const close = () => {
     if (open) fs.closeSync(fd);
@@ -46,6 +56,7 @@ export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTem
       // already closed by the failure being handled
     }
     fs.rmSync(tmp, { force: true });
+    dropEmpty(own);
     dropEmpty(base);
   };
   return {
@@ -70,6 +81,7 @@ export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTem
         abort();
         throw err;
       }
+      dropEmpty(own);
       dropEmpty(base);
       return moved;
     },
@@ -77,7 +89,7 @@ export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTem
   };
 }
 
-/** The stash folder goes once empty, so nothing of it stays beside the zones between calls. */
+/** A folder of the stash goes once empty, so nothing of it stays beside the zones between calls. */
 function dropEmpty(base: string): void {
   try {
     fs.rmdirSync(base);

@@ -18,7 +18,7 @@ import type { Zone } from '../core/zones/zones.js';
 import { dropVanished, lockedFiles, recordWritten } from '../core/groups/enforce.js';
 import type { CallContext, HandlerResult } from '../registry/define.js';
 import { scriptNotes, pythonError } from './code-notes.js';
-import { asideNotes, clampTimeout, commitOutput, openOutput, quotaStopped, type OutputFile } from './exec-shared.js';
+import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 export interface CodeCall {
   script: ScriptRequest;
@@ -68,8 +68,9 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
     out?.file.abort();
     return quotaStopped(ctx, zone, call.label, [], ran.changed, ran.overQuota);
   }
+  if (out) await requireOutputRoom(ctx, zone, call.label, [], ran.changed, [out]);
   const outputSize = out ? commitOutput(out) : undefined;
-  const changed = out ? [...new Set([...ran.changed, out.target.rel])].sort() : ran.changed;
+  const changed = out && !ran.changed.includes('') ? [...new Set([...ran.changed, ...outputPaths([out])])].sort() : ran.changed;
   const listed = await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED);
   if (zone.group) await recordWritten(ctx, zone, listed.files);
   await dropVanished(zone);

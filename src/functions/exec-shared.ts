@@ -8,7 +8,7 @@ import { shedError } from '../core/errors.js';
 import type { OwnershipRecord } from '../core/groups/access.js';
 import type { ExecOutcome } from '../core/exec/execute.js';
 import type { AsideReport } from '../core/exec/aside.js';
-import { openAtomic, type AtomicFile } from '../core/fs/atomic.js';
+import { openOutputTemp, type OutputTemp } from '../core/exec/output-file.js';
 import { recordChange } from '../core/vcs/seam.js';
 import type { Zone } from '../core/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
@@ -16,6 +16,7 @@ import { locate, requireNotRoot, type ZonedPath } from '../core/files/located.js
 import { diskRel } from '../core/files/entries.js';
 import { deniedError, dropVanished } from '../core/groups/enforce.js';
 import { formatSize } from '../core/text/size.js';
+import { scopeTotal } from '../core/quota/quota.js';
 
 /**
  * What the response says when putting things back after the command found work to do: what it
@@ -80,10 +81,17 @@ export function clampTimeout(ctx: CallContext, requested: number | undefined): n
 
 export interface OutputFile {
   target: ZonedPath;
-  file: AtomicFile;
+  file: OutputTemp;
+  /** Zone-relative path of the place on disk (the target's real path). */
+  place: string;
+  /** Once committed: what stood in the way of the place and was moved aside. */
+  moved?: { from: string; to: string }[];
 }
 
-/** An output file is written to a temp file beside it (never through a link) and renamed into place. */
+/**
+ * An output file is written to a temp file out of the command's reach and, once it has ended,
+ * renamed into place beneath the zone without following any link (core/exec/output-file.ts).
+ */
 export function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean, locked: readonly OwnershipRecord[] = []): OutputFile {
   if (zone.readonly) {
     throw shedError('ZONE_READONLY', `${param} cannot be written: zone="${zone.name}" is read-only.`, {
@@ -98,12 +106,43 @@ export function openOutput(zone: Zone, input: string, param: string, allowZoneIn
   }
   const rec = locked.find((r) => r.path === diskRel(target));
   if (rec !== undefined) throw deniedError(zone, rec, rec.mode === 'owner_ro' ? 'FILE_READ_ONLY' : 'FILE_OWNER_ONLY', 'overwrite');
-  return { target, file: openAtomic(target.abs, 0o644) };
+  const place = diskRel(target);
+  return { target, place, file: openOutputTemp(zone, place, 0o644) };
+}
+
+/**
+ * The output files are written out of the zone while the command runs, so the call's quota watch
+ * does not see them (each is bounded by the file size limit the command runs with: what was left of
+ * the quota). Before they land, they must fit with what the command wrote: otherwise they are
+ * discarded, what the command changed is committed (versioned zones: history matches the disk), and
+ * the answer is QUOTA_EXCEEDED, as when the watch stops a command.
+ */
+export async function requireOutputRoom(ctx: CallContext, zone: Zone, cmd: string, cmdArgs: readonly string[], changed: string[], outputs: readonly OutputFile[]): Promise<void> {
+  if (outputs.length === 0) return;
+  let growth = 0;
+  for (const o of outputs) growth += fs.fstatSync(o.file.fd).size - (o.target.stat?.isFile() ? o.target.stat.size : 0);
+  if (growth <= 0) return;
+  const used = await scopeTotal(zone.scope);
+  const limit = zone.scope.limitBytes;
+  if (used + growth <= limit) return;
+  for (const o of outputs) o.file.abort();
+  await dropVanished(zone);
+  const summary = `Run ${[cmd, ...cmdArgs].join(' ')} (output past the quota)`.slice(0, 200);
+  const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
+  throw shedError('QUOTA_EXCEEDED', `${cmd} finished, but its output file${outputs.length > 1 ? 's' : ''} (${formatSize(growth)}) would pass the quota of ${formatSize(limit)} with what it wrote (${formatSize(used)} used): ${outputs.map((o) => o.target.rel).join(', ')} ${outputs.length > 1 ? 'were' : 'was'} not written.`, {
+    details: { command: cmd, used_bytes: used, output_bytes: growth, quota_bytes: limit, discarded: outputs.map((o) => o.target.rel), ...(saved.commit ? { commit: saved.commit } : {}) },
+    hint: `Free space first (shed_delete(zone="${zone.name}", path="...") on what you do not need; shed_stats shows usage per zone), or narrow the output (head, grep).`,
+  });
 }
 
 /** Puts a finished output file in place; returns its size. */
 export function commitOutput(out: OutputFile): number {
   const size = fs.fstatSync(out.file.fd).size;
-  out.file.commit();
+  out.moved = out.file.commit();
   return size;
+}
+
+/** The zone-relative paths committing output files changed (each place, and what was moved aside from it). */
+export function outputPaths(outputs: readonly (OutputFile | undefined)[]): string[] {
+  return outputs.flatMap((o) => (o === undefined ? [] : [o.place, ...(o.moved ?? []).flatMap((m) => [m.from, m.to])]));
 }

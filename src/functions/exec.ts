@@ -10,7 +10,7 @@ import { outputLimit } from '../core/text/format.js';
 import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js';
 import { gitCommand } from '../core/vcs/index.js';
 import { dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
-import { asideNotes, clampTimeout, commitOutput, openOutput, quotaStopped, type OutputFile } from './exec-shared.js';
+import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 export const shedExec = defineFunction({
   name: 'shed_exec',
@@ -69,17 +69,21 @@ export const shedExec = defineFunction({
       for (const out of outputs) out.file.abort();
       throw err;
     }
-    const { result, changed, sandbox } = ran;
+    const { result, sandbox } = ran;
+    let changed = ran.changed;
     if (ran.overQuota) {
       for (const out of outputs) out.file.abort();
       return quotaStopped(ctx, zone, args.cmd, args.args, changed, ran.overQuota);
     }
+    await requireOutputRoom(ctx, zone, args.cmd, args.args, changed, outputs);
     const files: Record<string, unknown> = {};
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
       if (!file) continue;
       files[key] = file.target.rel;
       files[`${key}_size`] = commitOutput(file);
     }
+    // The output files land after the command (out of its reach meanwhile): their places are changes too.
+    if (zone.versioned && !changed.includes('') && outputs.length > 0) changed = [...new Set([...changed, ...outputPaths(outputs)])].sort();
     if (result.timedOut) {
       throw shedError('TIMEOUT', `${args.cmd} was stopped after ${timeoutSec}s (timeout).`, {
         details: { command: args.cmd, timeout: timeoutSec, partial_stdout: scrubOutput(result.stdout.bytes.toString('utf8').slice(0, 2000), zone) },

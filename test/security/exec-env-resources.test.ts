@@ -72,7 +72,7 @@ describe.each(MODES)('%s mode', (mode) => {
       }
       expect(env.PATH).toBe('/usr/local/bin:/usr/bin:/bin');
       const allowed = ['PATH', 'LANG', 'LC_ALL', 'HOME', 'TMPDIR', 'TERM', 'PAGER', 'GIT_PAGER', 'LESSSECURE', 'LESSKEYIN', 'LESSKEY', 'LESSHISTFILE'];
-      allowed.push('XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'PYTHONNOUSERSITE', 'PYTHONDONTWRITEBYTECODE', 'PYTHONSAFEPATH', 'TAR_OPTIONS', 'MAGICK_CONFIGURE_PATH');
+      allowed.push('XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'PYTHONNOUSERSITE', 'PYTHONDONTWRITEBYTECODE', 'PYTHONSAFEPATH', 'TAR_OPTIONS', 'MAGICK_CONFIGURE_PATH', 'LDAPNOINIT');
       if (mode === 'bwrap') allowed.push('PWD'); // bubblewrap's own: /zone
       for (const key of Object.keys(env)) expect(allowed).toContain(key);
       expect(d.stdout).not.toContain(a.zone); // no disk path of the zone

@@ -158,6 +158,8 @@ export function commandEnvironment(cwd: string, folders: CallFolders | undefined
     LESSKEYIN: '/dev/null',
     LESSKEY: '/dev/null',
     LESSHISTFILE: '-',
+    // libldap (linked into curl) reads `ldaprc` from the working folder at start: no LDAP configuration file at all.
+    LDAPNOINIT: '1',
     // tar run as uid 0 with no capability (a server run as root; bubblewrap's namespace) would try to
     // give extracted files the archive's owners and modes: it behaves as for an ordinary user instead.
     TAR_OPTIONS: '--no-same-owner --no-same-permissions',

@@ -103,23 +103,54 @@ function requirePython(valves: Valves): string {
   });
 }
 
-/** The interpreter, its arguments, executables and environment for `s`, or the refusal that says what is missing. */
-export async function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, sandbox: SandboxStatus): Promise<ScriptPlan> {
+/**
+ * In a space other members write too (a group space), a script reads no code or configuration from
+ * files another member made, unless the caller names that file (SPEC 11, "No member's code runs in
+ * another member's call"):
+ * - Python runs isolated (-I: no PYTHON* variables, no user site, neither the script's folder nor the
+ *   working folder on sys.path), so a `sitecustomize.py`, `usercustomize.py`, a module shadowing
+ *   `json` or its `__pycache__` at the group root or beside the script is never imported; `path=`
+ *   runs the named file itself, and its neighbours import only if the caller's code puts their
+ *   folder on sys.path (then it asked for them). The faulthandler is asked for by option (-X), as
+ *   -I ignores the variable.
+ * - git started by the shell script finds no repository by itself: GIT_DIR names a place that is no
+ *   repository (its name says what to do), so a member-made `.git` (its config's diff.external,
+ *   core.pager, filters, hooks, includeIf...) is never read, without judging any key. A script that
+ *   wants a repository of the space names it (`git --git-dir=... ` or GIT_DIR=): it asked for it.
+ *   `git diff --no-index` needs no repository and works.
+ * In the caller's own zones (only they write there) a script imports its own modules beside it, as
+ * before: PYTHONPATH is the script's folder (the zone root for code=), with the safe path on.
+ */
+export const GROUP_GIT_DIR = '/dev/null/no-repository-is-read-in-a-group-space-unless-named-with-git-dir';
+
+/** Python's options: `shared` for a space other members write in. */
+function pythonOptions(shared: boolean): string[] {
+  // -s: no user site folder; -B: no bytecode written (imports of the zone's own modules included).
+  return shared ? ['-I', '-B', '-X', 'faulthandler'] : ['-s', '-B'];
+}
+
+/**
+ * The interpreter, its arguments, executables and environment for `s`, or the refusal that says
+ * what is missing. `shared`: the zone is written by other members too (a group space).
+ */
+export async function planScript(s: ScriptRequest, valves: Valves, readonly: boolean, sandbox: SandboxStatus, shared = false): Promise<ScriptPlan> {
   const fn = s.kind === 'python' ? 'shed_run_python' : 'shed_run_shell';
   requireKernelWall(fn, sandbox);
   const network = valves.network_mode === 'all';
   const file = s.code !== undefined ? { name: SCRIPT_NAMES[s.kind], content: s.code } : undefined;
   if (s.kind === 'python') {
     const program = requirePython(valves);
-    // -s: no user site folder; -B: no bytecode written (imports of the zone's own modules included).
-    const argv = ['-s', '-B', ...(s.path !== undefined ? [s.path] : []), ...(s.args ?? [])];
+    const options = pythonOptions(shared);
+    const argv = [...options, ...(s.path !== undefined ? [s.path] : []), ...(s.args ?? [])];
     const importFolder = s.path !== undefined ? path.posix.dirname(s.path) : '.';
+    const env = pythonEnvironment(importFolder);
+    if (shared) delete env.PYTHONPATH; // ignored under -I all the same: no folder of the space is searched
     return {
       cmd: valves.python_command,
       program,
       policy: scriptPolicy(argv, network),
       executables: executablesFor(path.basename(program), program),
-      run: { ...(file ? { file: { ...file, argAt: 2 } } : {}), env: pythonEnvironment(importFolder) },
+      run: { ...(file ? { file: { ...file, argAt: options.length } } : {}), env },
     };
   }
   const sh = findProgram('sh');
@@ -129,8 +160,9 @@ export async function planScript(s: ScriptRequest, valves: Valves, readonly: boo
     program: sh,
     policy: scriptPolicy([], network),
     executables: await shellExecutables(sh, readonly, network),
-    // git run by the script reads no system or global configuration, as a command's git.
-    run: { ...(file ? { file: { ...file, argAt: 0 } } : {}), env: GIT_ENVIRONMENT },
+    // git run by the script reads no system or global configuration, as a command's git; in a group
+    // space it discovers no repository either.
+    run: { ...(file ? { file: { ...file, argAt: 0 } } : {}), env: shared ? { ...GIT_ENVIRONMENT, GIT_DIR: GROUP_GIT_DIR } : GIT_ENVIRONMENT },
   };
 }
 

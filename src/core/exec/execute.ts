@@ -76,7 +76,7 @@ export interface ExecOutcome {
 export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const { valves, zone, cmd, args } = req;
   const sandbox = await sandboxStatus(valves.sandbox, req.unconfinedAllowed !== false);
-  const plan = req.script && (await planScript(req.script, valves, zone.readonly, sandbox));
+  const plan = req.script && (await planScript(req.script, valves, zone.readonly, sandbox, zone.group !== undefined));
   await recoverAside(zone);
   let blocked = await checkSensitiveCommand(zone, plan ? [] : args);
   const policy = plan?.policy ?? checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });

@@ -14,16 +14,18 @@
  *   (`<name>.~N~`, put-back.ts): nothing the caller made is lost, it just does not replace another
  *   member's file.
  *
+ * Every step after the command reaches the files beneath the zone by descriptor, never following a
+ * link (fs/beneath.ts): a command that renames the folder holding such a file and leaves a link
+ * under its old name does not make the comparison look through the link (the file is "gone" from
+ * its place and restored there, the link moved aside), nor the restore write through it.
+ *
  * Modes are set per call and journalled (stash.ts: a hard link of each file is kept in the call's
  * stash, so its mode is set back wherever the command moved it): a kill leaves at worst read-only
  * files, which the next call, recovery or maintenance sets back, comparing content with HEAD.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { atomicWrite } from '../fs/atomic.js';
-import { readBytes } from '../fs/read.js';
-import { lstatIfAny } from '../fs/stat.js';
-import { moveAside, realFolders, type MovedAside } from '../fs/put-back.js';
+import { BeneathWalk, lstatBeneath, makeBeneath, readBeneath, replaceFileIn, type MovedAside } from '../fs/beneath.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { FILE_MODE, EXEC_MODE, toKey } from '../vcs/names.js';
 import { readBlob, readCommit } from '../vcs/objects.js';
@@ -76,32 +78,58 @@ export interface GroupGuard {
 /** Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at `home`). */
 export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[]): Promise<GroupGuard | undefined> {
   const entries: GuardEntry[] = [];
-  for (const r of locked) {
-    const st = lstatIfAny(path.join(root, r.path));
-    if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: st.mode & 0o777 });
+  // Before the command nothing changes the tree: each folder is opened once for all its files.
+  const walk = new BeneathWalk(root);
+  const stash = (() => {
+    try {
+      for (const r of locked) {
+        const st = walk.lstat(r.path);
+        if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
+      }
+      return entries.length === 0 ? undefined : openStash(home, 'guard', root, entries);
+    } catch (err) {
+      walk.forget();
+      throw err;
+    }
+  })();
+  if (stash === undefined) {
+    walk.forget();
+    return undefined;
   }
-  if (entries.length === 0) return undefined;
-  const stash = openStash(home, 'guard', root, entries);
   const baselines: (Baseline | undefined)[] = [];
   try {
     // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
-    for (let i = 0; i < entries.length; i++) fs.linkSync(path.join(root, entries[i]!.rel), itemPath(stash, i));
+    for (let i = 0; i < entries.length; i++) {
+      const linked = walk.at(entries[i]!.rel, (dir, name) => {
+        fs.linkSync(dir.child(name), itemPath(stash, i));
+        return true;
+      });
+      if (linked === undefined) throw Object.assign(new Error(`a folder on the way to ${entries[i]!.rel} is not a real folder`), { code: 'ENOTDIR' });
+    }
     for (let i = 0; i < entries.length; i++) fs.chmodSync(itemPath(stash, i), READ_ONLY);
-    for (const e of entries) baselines.push(baseline(path.join(root, e.rel)));
+    for (const e of entries) baselines.push(baseline(walk, e.rel));
   } catch (err) {
+    walk.forget();
     await restoreGuarded(root, label, stash, []).catch(() => undefined);
     throw err;
   }
+  walk.forget();
   return { files: entries.length, restore: () => restoreGuarded(root, label, stash, baselines) };
 }
 
-function baseline(abs: string): Baseline | undefined {
+/** The file at `rel`, reached without following any link (a link on the way: undefined, as gone). */
+function baseline(walk: BeneathWalk, rel: string): Baseline | undefined {
+  let st: fs.BigIntStats | undefined;
   try {
-    const st = fs.lstatSync(abs, { bigint: true });
-    return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, atime: st.atime, mtime: st.mtime };
+    st = walk.lstat(rel);
   } catch {
     return undefined; // gone, or a folder on the way is a file now
   }
+  return st === undefined ? undefined : fromStat(st);
+}
+
+function fromStat(st: fs.BigIntStats): Baseline {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, atime: st.atime, mtime: st.mtime };
 }
 
 function same(a: Baseline | undefined, b: Baseline | undefined): boolean {
@@ -117,6 +145,8 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
   const report: GuardReport = { restored: [], touched: [] };
   const entries = stash.journal.entries as GuardEntry[];
   let left = 0;
+  // After the command: folders opened once and reused until the restore itself changes the tree.
+  const walk = new BeneathWalk(root);
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     const rel = safeRel(entry?.rel);
@@ -127,13 +157,13 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       continue;
     }
     try {
-      const abs = path.join(root, rel);
       const before = baselines[i];
-      const now = baseline(abs);
-      const changed = before !== undefined ? !same(before, now) : !(await equalsHead(root, label, rel, abs));
+      const now = baseline(walk, rel);
+      const changed = before !== undefined ? !same(before, now) : !(await equalsHead(root, label, rel));
       // The file's own inode, wherever the command moved it, gets its mode back.
       fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
       if (changed) {
+        walk.forget();
         const moved = await restoreFile(root, label, entry, saved, before);
         const aside = moved.find((m) => m.from === rel)?.to;
         report.restored.push({ path: rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
@@ -144,26 +174,35 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       left++; // the disk refused: the stash stays, the next call or recovery tries again
     }
   }
+  walk.forget();
   if (left === 0) closeStash(stash);
   return report;
 }
 
 /**
  * Puts the file back at its place: HEAD's content (or, when HEAD has no such file, its saved
- * inode), with its mode and times. Folders on the way are made real; what stands at the place,
- * unless it is the file's own inode changed in place, is moved aside.
+ * inode), with its mode and times. Folders on the way are made real (a link standing for one is
+ * moved aside, never followed); what stands at the place, unless it is the file's own inode changed
+ * in place, is moved aside.
  */
 async function restoreFile(root: string, label: string, entry: GuardEntry, saved: string, before: Baseline | undefined): Promise<MovedAside[]> {
   const moved: MovedAside[] = [];
-  const place = realFolders(root, entry.rel, moved);
-  const there = baseline(place);
-  const own = there !== undefined && before !== undefined && there.dev === before.dev && there.ino === before.ino;
-  if (there !== undefined && !own) moveAside(root, place, moved);
   const head = await headFile(root, label, entry.rel);
-  const perm = typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600;
-  if (head !== undefined) atomicWrite(place, head, perm);
-  else if (!own) fs.linkSync(saved, place); // no copy in HEAD: the file's own inode, as the command left it
-  if (before !== undefined) fs.utimesSync(place, before.atime, before.mtime);
+  const dir = makeBeneath(root, path.posix.dirname(entry.rel) === '.' ? '' : path.posix.dirname(entry.rel), moved);
+  try {
+    const name = path.posix.basename(entry.rel);
+    const st = dir.lstatBig(name);
+    const there = st === undefined ? undefined : fromStat(st);
+    const own = there !== undefined && before !== undefined && there.dev === before.dev && there.ino === before.ino;
+    if (there !== undefined && !own) dir.moveAside(name, moved);
+    const perm = typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600;
+    const place = dir.child(name);
+    if (head !== undefined) replaceFileIn(dir, name, head, perm);
+    else if (!own) fs.linkSync(saved, place); // no copy in HEAD: the file's own inode, as the command left it
+    if (before !== undefined) fs.lutimesSync(place, before.atime, before.mtime);
+  } finally {
+    dir.close();
+  }
   return moved;
 }
 
@@ -178,10 +217,10 @@ async function headFile(root: string, label: string, rel: string): Promise<Buffe
   return readBlob(repo.gitdir, entry.oid);
 }
 
-/** Recovery's check (no baseline survives a kill): the file at `abs` holds HEAD's content. */
-async function equalsHead(root: string, label: string, rel: string, abs: string): Promise<boolean> {
+/** Recovery's check (no baseline survives a kill): the file at `rel`, reached without following any link, holds HEAD's content. */
+async function equalsHead(root: string, label: string, rel: string): Promise<boolean> {
   const head = await headFile(root, label, rel);
   if (head === undefined) return true; // nothing to compare with: left as it is
-  const st = lstatIfAny(abs);
-  return st !== undefined && st.isFile() && st.size === head.length && readBytes(abs, { noFollow: true }).equals(head);
+  const st = lstatBeneath(root, rel);
+  return st !== undefined && st.isFile() && st.size === BigInt(head.length) && readBeneath(root, rel)?.equals(head) === true;
 }

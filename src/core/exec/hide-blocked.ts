@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
+import { lstatBeneath } from '../fs/beneath.js';
 import { putBack, type MovedAside } from '../fs/put-back.js';
 import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
@@ -95,7 +96,7 @@ export async function putBackAll(root: string, stash: Stash<unknown>): Promise<B
       continue;
     }
     try {
-      if (entry.link && kept.nlink > 1 && lstatIfAny(path.join(root, rel)) !== undefined) {
+      if (entry.link && kept.nlink > 1 && lstatBeneath(root, rel) !== undefined) {
         fs.unlinkSync(item);
         out.namesDropped.push(rel);
       } else {

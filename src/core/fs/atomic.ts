@@ -17,6 +17,11 @@ export function checkBeforePublishing(check: () => void): void {
   assertFence = check;
 }
 
+/** The same check, for writers that publish a file by their own rename (exec/output-file.ts). */
+export function assertPublishable(): void {
+  assertFence();
+}
+
 /** Suffix of temp files, so tree listings and quotas can recognise leftovers of a crash. */
 export const TEMP_SUFFIX = '.shedtmp';
 

@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { atParent } from '../fs/beneath.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { errnoCode } from '../paths/resolve.js';
 import type { Zone } from '../zones/zones.js';
@@ -58,9 +59,18 @@ export function openScratch(zone: Pick<Zone, 'workBase'>, convId: string, rel: s
   }
 }
 
-/** Makes what the command left at the file's path the working copy (if it is a regular file within `maxBytes`). */
+/**
+ * Makes what the command left at the file's path the working copy (if it is a regular file within
+ * `maxBytes`). The path is followed folder by folder beneath the scratch folder by descriptor
+ * (fs/beneath.ts): a folder of the path the command replaced by a link (to another user's file, to
+ * outside) holds no regular file for this, so the working copy is kept.
+ */
 export function collectScratch(s: Scratch, maxBytes: number): Collected {
-  const left = fs.lstatSync(s.file, { throwIfNoEntry: false });
+  const rel = path.relative(s.root, s.file).split(path.sep).join('/');
+  return atParent(s.root, rel, (dir, name) => collectAt(s, maxBytes, dir.lstat(name), dir.child(name))) ?? collectAt(s, maxBytes, undefined, s.file);
+}
+
+function collectAt(s: Scratch, maxBytes: number, left: fs.Stats | undefined, place: string): Collected {
   const current = () => {
     const st = fs.statSync(s.copy);
     return { changed: st.size !== s.before.size || st.mtimeMs !== s.before.mtimeMs || st.ino !== s.before.ino, size: st.size };
@@ -71,10 +81,10 @@ export function collectScratch(s: Scratch, maxBytes: number): Collected {
   if (left.ino !== s.before.ino) {
     if (left.size > maxBytes) return { ...current(), note: `the command's result (${left.size} bytes) is over the file size limit; the working copy was kept` };
     try {
-      fs.renameSync(s.file, s.copy); // same disk: the scratch folder sits beside the editzone
+      fs.renameSync(place, s.copy); // same disk: the scratch folder sits beside the editzone
     } catch (err) {
       if (errnoCode(err) !== 'EXDEV') throw err;
-      fs.copyFileSync(s.file, s.copy);
+      fs.copyFileSync(place, s.copy);
     }
   }
   return current();

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { atomicWrite } from '../fs/atomic.js';
 import { readBytes } from '../fs/read.js';
 import { lstatIfAny } from '../fs/stat.js';
+import { TimeSlice } from '../fs/slice.js';
 import { moveAside, realFolders, type MovedAside } from '../fs/put-back.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { FILE_MODE, EXEC_MODE, toKey } from '../vcs/names.js';
@@ -75,8 +76,11 @@ export interface GroupGuard {
 
 /** Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at `home`). */
 export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[]): Promise<GroupGuard | undefined> {
+  // As many files as the other members made: every loop yields within a slice.
+  const slice = new TimeSlice();
   const entries: GuardEntry[] = [];
   for (const r of locked) {
+    await slice.tick();
     const st = lstatIfAny(path.join(root, r.path));
     if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: st.mode & 0o777 });
   }
@@ -85,9 +89,18 @@ export async function guardGroupFiles(home: string, root: string, label: string,
   const baselines: (Baseline | undefined)[] = [];
   try {
     // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
-    for (let i = 0; i < entries.length; i++) fs.linkSync(path.join(root, entries[i]!.rel), itemPath(stash, i));
-    for (let i = 0; i < entries.length; i++) fs.chmodSync(itemPath(stash, i), READ_ONLY);
-    for (const e of entries) baselines.push(baseline(path.join(root, e.rel)));
+    for (let i = 0; i < entries.length; i++) {
+      await slice.tick();
+      fs.linkSync(path.join(root, entries[i]!.rel), itemPath(stash, i));
+    }
+    for (let i = 0; i < entries.length; i++) {
+      await slice.tick();
+      fs.chmodSync(itemPath(stash, i), READ_ONLY);
+    }
+    for (const e of entries) {
+      await slice.tick();
+      baselines.push(baseline(path.join(root, e.rel)));
+    }
   } catch (err) {
     await restoreGuarded(root, label, stash, []).catch(() => undefined);
     throw err;
@@ -117,7 +130,9 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
   const report: GuardReport = { restored: [], touched: [] };
   const entries = stash.journal.entries as GuardEntry[];
   let left = 0;
+  const slice = new TimeSlice();
   for (let i = 0; i < entries.length; i++) {
+    await slice.tick();
     const entry = entries[i]!;
     const rel = safeRel(entry?.rel);
     const saved = itemPath(stash, i);

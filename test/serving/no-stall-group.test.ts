@@ -24,7 +24,10 @@ import { addTeam, groupAttacks, MANY_VALVES } from '../../bench/stall-http.mjs';
 import { CLI, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
 
 const FILES = 20_000;
-const attacks = (groupAttacks as (n: number) => Record<string, (url: string) => Promise<() => Promise<Envelope>>>)(FILES);
+type Attacks = Record<string, (url: string) => Promise<() => Promise<Envelope>>>;
+/** Labels only, for it.each; the attacks themselves are made with the server's base (files made on disk). */
+const labels = Object.keys((groupAttacks as (n: number) => Attacks)(FILES));
+let attacks: Attacks;
 
 const P99_MS = 100;
 const P99_BUSY_MS = 500;
@@ -39,6 +42,7 @@ let idleP99 = 0;
 beforeAll(async () => {
   server = await startStallServer([...(MANY_VALVES as string[]), 'allow_shell=true'], (base) => (addTeam as (cli: string, base: string) => Promise<void>)(CLI, base));
   url = server.url;
+  attacks = (groupAttacks as (n: number, base: string) => Attacks)(FILES, server.base);
   const idle = await probeReads(url, () => new Promise<Envelope>((r) => setTimeout(() => r({ success: true }), 2000)));
   idleP99 = percentile(idle.reads, 99);
   server.takeHeld();
@@ -48,7 +52,7 @@ afterAll(() => server.stop(), 180_000);
 
 describe(`${FILES.toLocaleString('en')} files through a group space: another user is never stalled (HTTP, fileshed serve)`, () => {
   // In order: each probe builds on the one before (the folder deleted is the one copied).
-  it.each(Object.keys(attacks))('%s', async (label) => {
+  it.each(labels)('%s', async (label) => {
     const attack = await attacks[label]!(url);
     server.takeHeld(); // the setup's calls are not the attack
     const p = await probeReads(url, attack);

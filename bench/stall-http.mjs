@@ -223,7 +223,7 @@ export async function addTeam(cli, base) {
 async function main() {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-http-'));
   await addTeam(CLI, base);
-  const { proc, url: urlP } = startServe(CLI, base, MANY_VALVES);
+  const { proc, url: urlP } = startServe(CLI, base, [...MANY_VALVES, 'allow_shell=true']);
   const rows = [];
   try {
     const url = await urlP;

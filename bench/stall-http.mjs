@@ -2,7 +2,7 @@
 // second user's small shed_read is timed in a loop. Prints, per attack, how long the attack took
 // and the reader's p50 / p99 / max (target: p99 < 100 ms during every attack).
 // Usage: node bench/stall-http.mjs [path/to/cli.mjs]   (BENCH_SMOKE=1: small trees, 1 round;
-// BENCH_ATTACKS=deep or =many: only the deep-folder or the many-files attacks)
+// BENCH_ATTACKS=deep, =many or =group: only the deep-folder, the many-files or the group-space attacks)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,10 +24,28 @@ export function percentile(xs, p) {
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
-/** `fileshed serve` on a free loopback port; resolves once it answers. */
+/**
+ * `fileshed serve` on a free loopback port; resolves once it answers. `held` collects, in ms of
+ * CPU, each time the server reports its event loop held past FILESHED_LAG_REPORT_MS (src/hosts/lag-report.ts;
+ * 200 unless the caller's environment sets it); its other stderr goes to ours.
+ */
 export function startServe(cli, base, valves = []) {
   const proc = spawn(process.execPath, [cli, 'serve', '--port', '0', '--base', base, '--auth', 'api-key', '--api-key', KEY, '--access-log', 'off', ...valves.flatMap((v) => ['--valve', v])], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FILESHED_LAG_REPORT_MS: process.env.FILESHED_LAG_REPORT_MS ?? '200' },
+  });
+  const held = [];
+  let errBuf = '';
+  proc.stderr.on('data', (d) => {
+    errBuf += d;
+    let nl;
+    while ((nl = errBuf.indexOf('\n')) >= 0) {
+      const line = errBuf.slice(0, nl + 1);
+      errBuf = errBuf.slice(nl + 1);
+      const m = /^fileshed: event loop held (\d+) ms/.exec(line);
+      if (m) held.push(Number(m[1]));
+      process.stderr.write(line);
+    }
   });
   const url = new Promise((resolve, reject) => {
     let buf = '';
@@ -38,7 +56,7 @@ export function startServe(cli, base, valves = []) {
     });
     proc.on('exit', (c) => reject(new Error(`serve exited ${c}`)));
   });
-  return { proc, url };
+  return { proc, url, held };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
@@ -152,6 +170,46 @@ export const MANY_ATTACKS = {
   [`git restore of that folder from the commit before`]: async (url) => () => post(url, 'alice', 'shed_exec', { zone: 'documents', cmd: 'git', args: ['restore', '--source=HEAD~1', '--', 'big'], timeout: 300 }),
 };
 
+/**
+ * Many files through a group space, where every file has an ownership record in the access
+ * database: a copy of `n` files into the group, an unzip of `n` entries there by a command, the
+ * deletion of the copied folder, then a script writing n/10 files and the commands after it. Before,
+ * each record was a whole-database rewrite on the event loop (2,000 files: 11 s of stall).
+ * `base`: the server's storage folder; the source files and the zip are then made there directly
+ * (a test's fixture, quicker on a loaded machine) instead of by calls.
+ */
+export function groupAttacks(n, base) {
+  const lines = Array.from({ length: n }, (_, i) => `line ${i}`).join('\n') + '\n';
+  const g = { zone: 'group', group: 'team' };
+  const script = Math.max(1, Math.round(n / 10));
+  return {
+    [`shed_copy_to_group of a ${n}-file folder`]: async (url) => {
+      if (base !== undefined) {
+        const storage = path.join(base, 'users', 'alice', 'Storage', 'data');
+        fs.mkdirSync(path.join(storage, 'gmany'), { recursive: true });
+        for (let i = 0; i < n; i++) fs.writeFileSync(path.join(storage, 'gmany', `x${String(i).padStart(5, '0')}`), `line ${i}\n`);
+        const zipped = spawnSync('zip', ['-qr', 'gmany.zip', 'gmany'], { cwd: storage });
+        if (zipped.status !== 0) throw new Error(`setup failed: zip: ${zipped.stderr}`);
+        return () => post(url, 'alice', 'shed_copy_to_group', { src_zone: 'storage', src_path: 'gmany', group: 'team', dest_path: 'gmany' });
+      }
+      ok(await post(url, 'alice', 'shed_create_file', { zone: 'storage', path: 'glines.txt', content: lines }));
+      ok(await post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'mkdir', args: ['gmany'] }));
+      ok(await post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'split', args: ['-l', '1', '-a', '5', 'glines.txt', 'gmany/x'], timeout: 300 }));
+      return () => post(url, 'alice', 'shed_copy_to_group', { src_zone: 'storage', src_path: 'gmany', group: 'team', dest_path: 'gmany' });
+    },
+    [`unzip of a ${n}-entry zip by a command in the group space`]: async (url) => {
+      if (base === undefined) ok(await post(url, 'alice', 'shed_exec', { zone: 'storage', cmd: 'zip', args: ['-qr', 'gmany.zip', 'gmany'], timeout: 300 }));
+      ok(await post(url, 'alice', 'shed_copy_to_group', { src_zone: 'storage', src_path: 'gmany.zip', group: 'team', dest_path: 'gmany.zip' }));
+      return () => post(url, 'alice', 'shed_exec', { ...g, cmd: 'unzip', args: ['-q', 'gmany.zip', '-d', 'unzipped'], timeout: 300 });
+    },
+    [`shed_delete of the ${n}-file group folder (records dropped)`]: async (url) => () => post(url, 'alice', 'shed_delete', { ...g, path: 'gmany' }),
+    [`a shell script writing ${script} files in the group space`]: async (url) => () =>
+      post(url, 'alice', 'shed_run_shell', { ...g, script: `mkdir -p made && for i in $(seq 1 ${script}); do echo $i > made/f$i.txt; done`, timeout: 300 }),
+    [`a command in the group space after them`]: async (url) => () => post(url, 'alice', 'shed_exec', { ...g, cmd: 'ls', args: ['made'] }),
+    [`another command in the group space`]: async (url) => () => post(url, 'alice', 'shed_exec', { ...g, cmd: 'wc', args: ['-l', 'made/f1.txt'] }),
+  };
+}
+
 /** Valves the probes need: archives of MANY entries. */
 export const MANY_VALVES = [`zip_max_entries=${MANY * 2}`];
 
@@ -165,7 +223,7 @@ export async function addTeam(cli, base) {
 async function main() {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-http-'));
   await addTeam(CLI, base);
-  const { proc, url: urlP } = startServe(CLI, base, MANY_VALVES);
+  const { proc, url: urlP } = startServe(CLI, base, [...MANY_VALVES, 'allow_shell=true']);
   const rows = [];
   try {
     const url = await urlP;
@@ -176,7 +234,8 @@ async function main() {
     const idle = await probe(url, () => new Promise((r) => setTimeout(r, sized(1000, 200))));
     rows.push(row('(no attack)', idle));
     const only = process.env.BENCH_ATTACKS;
-    for (const [label, arrange] of Object.entries({ ...(only === 'many' ? {} : ATTACKS), ...(only === 'deep' ? {} : MANY_ATTACKS) })) {
+    const chosen = only === 'group' ? {} : { ...(only === 'many' ? {} : ATTACKS), ...(only === 'deep' ? {} : MANY_ATTACKS) };
+    for (const [label, arrange] of Object.entries({ ...chosen, ...(only === 'deep' || only === 'many' ? {} : groupAttacks(sized(20000, 500))) })) {
       const attack = await arrange(url);
       const p = await probe(url, attack);
       rows.push(row(label, p));

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { shedError } from '../core/errors.js';
-import { setRecord } from '../core/groups/access.js';
+import { setRecords } from '../core/groups/access.js';
 import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
 import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
@@ -85,12 +85,9 @@ export const shedCopyToGroup = defineFunction({
     const mode = newFileMode(ctx);
     if (existing !== undefined) await forgetEntry(zone, rel);
     const base = zone.group!.base;
-    if (scan.folder) {
-      const copied = await scanFiles(dst.abs);
-      for (const f of copied) await setRecord(base, group.id, `${rel}/${f}`, ctx.user.id, mode);
-    } else {
-      await setRecord(base, group.id, rel, ctx.user.id, mode);
-    }
+    // Every record of the copy in one write of the access database (not one whole-database rewrite per file).
+    const rels = scan.folder ? (await scanFiles(dst.abs)).map((f) => `${rel}/${f}`) : [rel];
+    await setRecords(base, group.id, rels, ctx.user.id, mode);
     return {
       data: { src_zone: args.src_zone, src_path: src.rel, group: group.name, dest_path: rel, mode, kind: scan.folder ? 'folder' : 'file', files: scan.files, replaced: existing !== undefined },
       message: `Copied ${src.shown} to ${dst.shown} (mode ${mode}${existing !== undefined ? ', replacing what was there' : ''}).`,
@@ -108,6 +105,7 @@ async function scanFiles(abs: string): Promise<string[]> {
     const rel = stack.pop()!;
     for (const e of await listSliced(path.join(abs, rel), slice)) {
       const child = rel ? `${rel}/${e.name}` : e.name;
+      await slice.tick();
       if (e.isDirectory()) stack.push(child);
       else if (e.isFile()) out.push(child);
     }

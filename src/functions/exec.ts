@@ -9,7 +9,7 @@ import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { outputLimit } from '../core/text/format.js';
 import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js';
 import { gitCommand } from '../core/vcs/index.js';
-import { dropVanished, guardDiskPath, lockedFiles, recordWritten } from '../core/groups/enforce.js';
+import { callGuard, dropVanished, lockedFiles, recordWritten } from '../core/groups/enforce.js';
 import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 export const shedExec = defineFunction({
@@ -123,8 +123,9 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
     maxFileSizeMb: ctx.valves.max_file_size_mb,
     lockOwner: { user_id: ctx.user.id, conv_id: ctx.convId },
     lockMaxAgeHours: ctx.valves.lock_max_age_hours,
-    // Group spaces: restore/checkout pass the same ownership guard as every other write.
-    guard: (rel, action) => guardDiskPath(ctx.user.id, zone, rel, action),
+    // Group spaces: restore/checkout pass the same ownership guard as every other write (the
+    // group's records read once for the call, not once per restored file).
+    guard: callGuard(ctx.user.id, zone),
     afterWrite: (written) => recordWritten(ctx, zone, written),
   });
   await dropVanished(zone);

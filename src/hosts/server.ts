@@ -10,6 +10,7 @@ import { connectCoordination } from './coordination/connect.js';
 import { warnAboutSecrets } from './secret-flags.js';
 import { keepServing } from './last-resort.js';
 import { valvesSource } from './valves.js';
+import { startLagReport } from './lag-report.js';
 
 export { runMcpStdio } from './mcp/stdio.js';
 export { connectCoordination };
@@ -34,6 +35,7 @@ export async function runServe(argv: string[]): Promise<void> {
     process.stderr.write(`fileshed: ${m.space ?? m.zone} (${m.zone}): ${m.outcome === 'moved' ? 'version history moved from data/.git to git/' : `data/.git not trusted (${m.reason}): left as user data, a new history starts`}\n`);
   }
   const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
+  startLagReport();
   const storage = serving.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,

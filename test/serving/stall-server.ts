@@ -23,6 +23,11 @@ export const probeReads = (url: string, attack: () => Promise<Envelope>) => (pro
 export interface StallServer {
   base: string;
   url: string;
+  /**
+   * The server-side lag probe: each time since the last call that the server reported its event
+   * loop held past 200 ms of CPU (src/hosts/lag-report.ts), in ms; emptied by each call.
+   */
+  takeHeld(): number[];
   stop(): Promise<void>;
 }
 
@@ -30,13 +35,15 @@ export interface StallServer {
 export async function startStallServer(valves?: readonly string[], prepare?: (base: string) => Promise<void>): Promise<StallServer> {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-stall-'));
   await prepare?.(base);
-  const server = (startServe as (cli: string, base: string, valves?: readonly string[]) => { proc: import('node:child_process').ChildProcess; url: Promise<string> })(CLI, base, valves);
+  const server = (startServe as (cli: string, base: string, valves?: readonly string[]) => { proc: import('node:child_process').ChildProcess; url: Promise<string>; held: number[] })(CLI, base, valves);
   const url = await server.url;
   expect((await call(url, 'bob', 'shed_create_file', { zone: 'storage', path: 'hello.txt', content: 'hello\n' })).success).toBe(true);
   for (let i = 0; i < 10; i++) await call(url, 'bob', 'shed_read', { zone: 'storage', path: 'hello.txt' });
+  server.held.length = 0; // the start (loading the bundle, recovery) is not a call
   return {
     base,
     url,
+    takeHeld: () => server.held.splice(0),
     async stop() {
       server.proc.kill('SIGTERM');
       await new Promise((r) => server.proc.once('exit', r));

@@ -26,6 +26,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BeneathWalk, lstatBeneath, makeBeneath, readBeneath, replaceFileIn, type MovedAside } from '../fs/beneath.js';
+import { TimeSlice } from '../fs/slice.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { FILE_MODE, EXEC_MODE, toKey } from '../vcs/names.js';
 import { readBlob, readCommit } from '../vcs/objects.js';
@@ -77,37 +78,47 @@ export interface GroupGuard {
 
 /** Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at `home`). */
 export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[]): Promise<GroupGuard | undefined> {
+  // As many files as the other members made: every loop yields within a slice.
+  const slice = new TimeSlice();
   const entries: GuardEntry[] = [];
   // Before the command nothing changes the tree: each folder is opened once for all its files.
   const walk = new BeneathWalk(root);
-  const stash = (() => {
-    try {
-      for (const r of locked) {
-        const st = walk.lstat(r.path);
-        if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
-      }
-      return entries.length === 0 ? undefined : openStash(home, 'guard', root, entries);
-    } catch (err) {
-      walk.forget();
-      throw err;
+  let opened: Stash<unknown> | undefined;
+  try {
+    for (const r of locked) {
+      await slice.tick();
+      const st = walk.lstat(r.path);
+      if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
     }
-  })();
-  if (stash === undefined) {
+    opened = entries.length === 0 ? undefined : openStash(home, 'guard', root, entries);
+  } catch (err) {
+    walk.forget();
+    throw err;
+  }
+  if (opened === undefined) {
     walk.forget();
     return undefined;
   }
+  const stash = opened;
   const baselines: (Baseline | undefined)[] = [];
   try {
     // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
     for (let i = 0; i < entries.length; i++) {
+      await slice.tick();
       const linked = walk.at(entries[i]!.rel, (dir, name) => {
         fs.linkSync(dir.child(name), itemPath(stash, i));
         return true;
       });
       if (linked === undefined) throw Object.assign(new Error(`a folder on the way to ${entries[i]!.rel} is not a real folder`), { code: 'ENOTDIR' });
     }
-    for (let i = 0; i < entries.length; i++) fs.chmodSync(itemPath(stash, i), READ_ONLY);
-    for (const e of entries) baselines.push(baseline(walk, e.rel));
+    for (let i = 0; i < entries.length; i++) {
+      await slice.tick();
+      fs.chmodSync(itemPath(stash, i), READ_ONLY);
+    }
+    for (const e of entries) {
+      await slice.tick();
+      baselines.push(baseline(walk, e.rel));
+    }
   } catch (err) {
     walk.forget();
     await restoreGuarded(root, label, stash, []).catch(() => undefined);
@@ -147,7 +158,9 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
   let left = 0;
   // After the command: folders opened once and reused until the restore itself changes the tree.
   const walk = new BeneathWalk(root);
+  const slice = new TimeSlice();
   for (let i = 0; i < entries.length; i++) {
+    await slice.tick();
     const entry = entries[i]!;
     const rel = safeRel(entry?.rel);
     const saved = itemPath(stash, i);

@@ -8,7 +8,8 @@
 import type { Database } from 'sql.js';
 import { shedError, showValue } from '../errors.js';
 import type { Identity } from '../identity.js';
-import { readAccess, rows, writeAccess, type OwnershipMode } from './accessdb.js';
+import { readAccess, rows, rowsSliced, writeAccess, type OwnershipMode } from './accessdb.js';
+import { TimeSlice } from '../fs/slice.js';
 import type { GroupDirectory, GroupInfo } from './directory.js';
 import { ID_RULE } from '../identity.js';
 
@@ -70,27 +71,55 @@ export function getRecord(base: string, groupId: string, rel: string): Promise<O
 
 /** Records of `rel` and, when it is a folder, of everything below it. */
 export function recordsUnder(base: string, groupId: string, rel: string): Promise<OwnershipRecord[]> {
-  return readAccess(base, (db) => recordsBelow(db, groupId, rel));
+  return readAccess(base, (db) => recordsBelow(db, groupId, rel, new TimeSlice()));
 }
 
 export function allRecords(base: string, groupId: string): Promise<OwnershipRecord[]> {
-  return readAccess(base, (db) => rows(db, 'SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path', [groupId]).map(asRecord));
+  return readAccess(base, async (db) => (await rowsSliced(db, 'SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path', [groupId])).map(asRecord));
 }
 
-function recordsBelow(db: Database, groupId: string, rel: string): OwnershipRecord[] {
-  if (rel === '') return rows(db, 'SELECT * FROM file_ownership WHERE group_id = ?', [groupId]).map(asRecord);
-  // substr instead of LIKE: file names may hold % and _.
-  return rows(db, 'SELECT * FROM file_ownership WHERE group_id = ? AND (file_path = ? OR substr(file_path, 1, ?) = ?)', [groupId, rel, rel.length + 1, `${rel}/`]).map(asRecord);
+/**
+ * The records `userId` may not follow with a write (mode owner_ro, or owner of someone else), found
+ * by the database rather than by loading every record of the group.
+ */
+export function deniedRecords(base: string, groupId: string, userId: string): Promise<OwnershipRecord[]> {
+  return readAccess(base, async (db) =>
+    (await rowsSliced(db, `SELECT * FROM file_ownership WHERE group_id = ? AND (write_access = 'owner_ro' OR (write_access = 'owner' AND owner_id <> ?)) ORDER BY file_path`, [groupId, userId])).map(asRecord),
+  );
 }
+
+async function recordsBelow(db: Database, groupId: string, rel: string, slice: TimeSlice): Promise<OwnershipRecord[]> {
+  if (rel === '') return (await rowsSliced(db, 'SELECT * FROM file_ownership WHERE group_id = ?', [groupId], slice)).map(asRecord);
+  // substr instead of LIKE: file names may hold % and _.
+  return (await rowsSliced(db, 'SELECT * FROM file_ownership WHERE group_id = ? AND (file_path = ? OR substr(file_path, 1, ?) = ?)', [groupId, rel, rel.length + 1, `${rel}/`], slice)).map(asRecord);
+}
+
+const UPSERT = `INSERT INTO file_ownership (group_id, file_path, owner_id, write_access) VALUES (?, ?, ?, ?)
+  ON CONFLICT(group_id, file_path) DO UPDATE SET owner_id = excluded.owner_id, write_access = excluded.write_access, updated_at = CURRENT_TIMESTAMP`;
 
 /** Creates or replaces the record of a file (new file, copy_to_group). */
 export function setRecord(base: string, groupId: string, rel: string, owner: string, mode: OwnershipMode): Promise<void> {
-  return writeAccess(base, (db) => {
-    db.run(
-      `INSERT INTO file_ownership (group_id, file_path, owner_id, write_access) VALUES (?, ?, ?, ?)
-       ON CONFLICT(group_id, file_path) DO UPDATE SET owner_id = excluded.owner_id, write_access = excluded.write_access, updated_at = CURRENT_TIMESTAMP`,
-      [groupId, rel, owner, mode],
-    );
+  return setRecords(base, groupId, [rel], owner, mode);
+}
+
+/**
+ * Creates or replaces the records of many files in ONE write of the database (a copied folder of
+ * 20,000 files is one load, one export, one fsync; inserting yields in slices). `onlyNew`: files that
+ * already have a record keep it (what a command wrote over stays its owner's).
+ */
+export async function setRecords(base: string, groupId: string, rels: readonly string[], owner: string, mode: OwnershipMode, onlyNew = false): Promise<void> {
+  if (rels.length === 0) return;
+  await writeAccess(base, async (db) => {
+    const slice = new TimeSlice();
+    const stmt = db.prepare(onlyNew ? 'INSERT OR IGNORE INTO file_ownership (group_id, file_path, owner_id, write_access) VALUES (?, ?, ?, ?)' : UPSERT);
+    try {
+      for (const rel of rels) {
+        await slice.tick();
+        stmt.run([groupId, rel, owner, mode]);
+      }
+    } finally {
+      stmt.free();
+    }
   });
 }
 
@@ -104,15 +133,43 @@ export function updateRecord(base: string, groupId: string, rel: string, change:
 
 /** Removes the records of a deleted file or folder. */
 export function removeRecords(base: string, groupId: string, rel: string): Promise<void> {
-  return writeAccess(base, (db) => {
-    for (const r of recordsBelow(db, groupId, rel)) db.run('DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?', [groupId, r.path]);
+  return writeAccess(base, async (db) => {
+    const slice = new TimeSlice();
+    const stmt = db.prepare('DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?');
+    try {
+      for (const r of await recordsBelow(db, groupId, rel, slice)) {
+        await slice.tick();
+        stmt.run([groupId, r.path]);
+      }
+    } finally {
+      stmt.free();
+    }
+  });
+}
+
+/** Removes the records of exactly these paths (files gone after a command), in one write. */
+export async function removeExact(base: string, groupId: string, rels: readonly string[]): Promise<void> {
+  if (rels.length === 0) return;
+  await writeAccess(base, async (db) => {
+    const slice = new TimeSlice();
+    const stmt = db.prepare('DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?');
+    try {
+      for (const rel of rels) {
+        await slice.tick();
+        stmt.run([groupId, rel]);
+      }
+    } finally {
+      stmt.free();
+    }
   });
 }
 
 /** Moves the records of a renamed file or folder (prefix rewrite for a folder). */
 export function moveRecords(base: string, groupId: string, from: string, to: string): Promise<void> {
-  return writeAccess(base, (db) => {
-    for (const r of recordsBelow(db, groupId, from)) {
+  return writeAccess(base, async (db) => {
+    const slice = new TimeSlice();
+    for (const r of await recordsBelow(db, groupId, from, slice)) {
+      await slice.tick();
       const dest = to + r.path.slice(from.length);
       db.run('DELETE FROM file_ownership WHERE group_id = ? AND file_path = ?', [groupId, dest]);
       db.run('UPDATE file_ownership SET file_path = ?, updated_at = CURRENT_TIMESTAMP WHERE group_id = ? AND file_path = ?', [dest, groupId, r.path]);

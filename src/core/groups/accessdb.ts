@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlValue } from 'sql.js';
-import { atomicWrite } from '../fs/atomic.js';
+import { openAtomic } from '../fs/atomic.js';
+import { TimeSlice } from '../fs/slice.js';
 import { readBytes } from '../fs/read.js';
 import { errnoCode } from '../paths/resolve.js';
 import { dbLockPath, withDbLock } from '../db/dblock.js';
@@ -82,20 +83,27 @@ function readDatabase(abs: string): Buffer | undefined {
   }
 }
 
-/** Runs `fn` on the current database; nothing is written back. */
-export async function readAccess<T>(base: string, fn: (db: Database) => T): Promise<T> {
+/**
+ * Runs `fn` on the current database; nothing is written back. `fn` may be async (a query over a
+ * group's records yields in slices, rowsSliced): the database is this call's own copy meanwhile.
+ */
+export async function readAccess<T>(base: string, fn: (db: Database) => T | Promise<T>): Promise<T> {
   const db = await openDatabase(readDatabase(accessDbPath(base)));
   try {
     migrate(db);
     db.exec('PRAGMA foreign_keys = ON');
-    return fn(db);
+    return await fn(db);
   } finally {
     db.close();
   }
 }
 
-/** One write cycle under the cross-process lock; the file is replaced only when something changed. */
-export async function writeAccess<T>(base: string, fn: (db: Database) => T): Promise<T> {
+/**
+ * One write cycle under the cross-process lock; the file is replaced only when something changed.
+ * A call that makes or moves many records does it all in ONE cycle (`fn` may be async and yield
+ * between rows): one load, one export, one fsync, whatever the number of files.
+ */
+export async function writeAccess<T>(base: string, fn: (db: Database) => T | Promise<T>): Promise<T> {
   const abs = accessDbPath(base);
   fs.mkdirSync(path.dirname(abs), { recursive: true });
   return withDbLock(dbLockPath(path.dirname(abs), abs), ACCESS_DB, async () => {
@@ -104,13 +112,31 @@ export async function writeAccess<T>(base: string, fn: (db: Database) => T): Pro
       const migrated = migrate(db);
       db.exec('PRAGMA foreign_keys = ON');
       const before = Number(scalar(db, 'SELECT total_changes()'));
-      const result = fn(db);
-      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) atomicWrite(abs, db.export(), 0o600); // the link-signing secret and every link id: owner only
+      const result = await fn(db);
+      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) await replaceFile(abs, db.export());
       return result;
     } finally {
       db.close();
     }
   });
+}
+
+/**
+ * The new database replaces the file atomically (temp file beside it, fsync, rename, folder fsync);
+ * the data's fsync runs on the thread pool, so a large database does not hold the event loop while
+ * the disk catches up. Mode 0600: the link-signing secret and every link id are the server's only.
+ */
+async function replaceFile(abs: string, bytes: Uint8Array): Promise<void> {
+  const file = openAtomic(abs, 0o600);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += fs.writeSync(file.fd, bytes, off, bytes.length - off);
+    await new Promise<void>((resolve, reject) => fs.fsync(file.fd, (err) => (err ? reject(err) : resolve())));
+  } catch (err) {
+    file.abort();
+    throw err;
+  }
+  file.commit(); // its own fsync finds nothing left to write
 }
 
 /** Rows of a query as plain objects. */
@@ -120,6 +146,25 @@ export function rows(db: Database, sql: string, params: SqlValue[] = []): Record
     stmt.bind(params);
     const out: Record<string, SqlValue>[] = [];
     while (stmt.step()) out.push(stmt.getAsObject());
+    return out;
+  } finally {
+    stmt.free();
+  }
+}
+
+/**
+ * rows() for queries whose result a user sizes (a group's records: as many as its members make):
+ * the statement is stepped within time slices, yielding to the event loop between them.
+ */
+export async function rowsSliced(db: Database, sql: string, params: SqlValue[] = [], slice = new TimeSlice()): Promise<Record<string, SqlValue>[]> {
+  const stmt = db.prepare(sql);
+  try {
+    stmt.bind(params);
+    const out: Record<string, SqlValue>[] = [];
+    while (stmt.step()) {
+      out.push(stmt.getAsObject());
+      if ((out.length & 63) === 0) await slice.tick();
+    }
     return out;
   } finally {
     stmt.free();

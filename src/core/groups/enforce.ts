@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { allRecords, denial, getRecord, moveRecords, recordsUnder, removeRecords, setRecord, type OwnershipRecord } from './access.js';
+import { allRecords, deniedRecords, denial, getRecord, moveRecords, recordsUnder, removeExact, removeRecords, setRecord, setRecords, type OwnershipRecord } from './access.js';
 import { OWNERSHIP_MODES, type OwnershipMode } from './accessdb.js';
 import { shedError } from '../errors.js';
 import type { Zone } from '../zones/zones.js';
@@ -52,19 +52,61 @@ export async function guardDiskPath(userId: string, zone: Zone, rel: string, act
   if (g === undefined) return;
   const isFolder = fs.lstatSync(path.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const recs = isFolder ? await recordsUnder(g.base, g.id, rel) : [await getRecord(g.base, g.id, rel)].filter((r): r is OwnershipRecord => r !== undefined);
+  const slice = new TimeSlice();
   for (const rec of recs) {
+    await slice.tick();
     const reason = denial(rec, userId);
     if (reason !== undefined) throw deniedError(zone, rec, reason, action);
   }
 }
 
-/** Files written by a writer that is not a path parameter (git restore): those without a record become the caller's. */
+/**
+ * Many paths guarded within one call (a history restore of a folder of 20,000 files): the group's
+ * records are read once, on first use, and each path is then judged from memory. The call holds the
+ * space's lock, so no other call of this space changes the records meanwhile.
+ */
+export function callGuard(userId: string, zone: Zone): (rel: string, action?: string) => Promise<void> {
+  const g = zone.group;
+  if (g === undefined) return async () => undefined;
+  let denied: Promise<OwnershipRecord[]> | undefined;
+  return async (rel, action = 'modify') => {
+    denied ??= deniedRecords(g.base, g.id, userId);
+    const recs = await denied;
+    const isFolder = fs.lstatSync(path.join(zone.root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
+    const hit = isFolder ? firstBelow(recs, rel) : recs[lowerBound(recs, rel)];
+    if (hit !== undefined && (hit.path === rel || isFolder)) throw deniedError(zone, hit, denial(hit, userId)!, action);
+  };
+}
+
+/** First index whose path is >= `rel` (records sorted by path, as SQLite's BINARY collation orders them). */
+function lowerBound(recs: readonly OwnershipRecord[], rel: string): number {
+  let lo = 0;
+  let hi = recs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (Buffer.compare(Buffer.from(recs[mid]!.path), Buffer.from(rel)) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first record at `rel` or below it: a record of `rel/...` (its prefix sorts before any later name). */
+function firstBelow(recs: readonly OwnershipRecord[], rel: string): OwnershipRecord | undefined {
+  if (rel === '') return recs[0];
+  const at = recs[lowerBound(recs, rel)];
+  if (at?.path === rel) return at;
+  const below = recs[lowerBound(recs, `${rel}/`)];
+  return below?.path.startsWith(`${rel}/`) ? below : undefined;
+}
+
+/**
+ * Files written by a writer that is not a path parameter (git restore, a command or script): those
+ * without a record become the caller's, all in ONE write of the access database.
+ */
 export async function recordWritten(ctx: Writer, zone: Zone, rels: readonly string[]): Promise<void> {
   const g = zone.group;
-  if (g === undefined) return;
-  for (const rel of rels) {
-    if ((await getRecord(g.base, g.id, rel)) === undefined) await setRecord(g.base, g.id, rel, ctx.user.id, newFileMode(ctx));
-  }
+  if (g === undefined || rels.length === 0) return;
+  await setRecords(g.base, g.id, rels, ctx.user.id, newFileMode(ctx), true);
 }
 
 /** The mode of a file the caller creates: the call's `mode`, else the admin default. */
@@ -98,9 +140,8 @@ export async function lockedFiles(ctx: Writer, zone: Zone): Promise<OwnershipRec
   // A hard link made while the file was still open to all would be a writable way into it: every
   // other name of a locked file's inode is locked too (searched only when such links exist).
   const inodes = new Map<string, OwnershipRecord>();
-  for (const r of await allRecords(g.base, g.id)) {
+  for (const r of await deniedRecords(g.base, g.id, ctx.user.id)) {
     await slice.tick();
-    if (denial(r, ctx.user.id) === undefined) continue;
     const st = lstatIfAny(path.join(zone.root, r.path));
     if (!st?.isFile()) continue;
     locked.push(r);
@@ -132,10 +173,19 @@ export async function lockedFiles(ctx: Writer, zone: Zone): Promise<OwnershipRec
   return locked;
 }
 
-/** After a command: records of files that no longer exist are dropped (a later creator must not inherit them). */
+/**
+ * After a command: records of files that no longer exist are dropped (a later creator must not
+ * inherit them). The group's records are checked within slices and the vanished ones removed in
+ * one write (none at all when nothing vanished: the usual case costs one read).
+ */
 export async function dropVanished(zone: Zone): Promise<void> {
   const g = zone.group;
   if (g === undefined) return;
-  const gone = (await allRecords(g.base, g.id)).filter((r) => !fs.existsSync(path.join(zone.root, r.path)));
-  for (const r of gone) await removeRecords(g.base, g.id, r.path);
+  const slice = new TimeSlice();
+  const gone: string[] = [];
+  for (const r of await allRecords(g.base, g.id)) {
+    await slice.tick();
+    if (!fs.existsSync(path.join(zone.root, r.path))) gone.push(r.path);
+  }
+  await removeExact(g.base, g.id, gone);
 }

@@ -377,7 +377,7 @@ export function poolStats(): PoolStats {
 }
 
 /** The file a worker runs: this bundle, or (from source) a bundle of the worker entry built once. */
-function workerScript(): URL | string {
+export function workerScript(): URL | string {
   const self = import.meta.url;
   if (!self.endsWith('.ts')) return new URL(self);
   sourceBundle ??= bundleFromSource(path.join(path.dirname(fileURLToPath(self)), '..', 'pool-worker.ts'));

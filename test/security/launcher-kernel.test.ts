@@ -208,6 +208,32 @@ describe.each(MODES)('%s: limits and scheduling of another process are refused; 
   });
 });
 
+describe.each(MODES)('%s: no space is reserved past a file\'s end (fallocate FALLOC_FL_KEEP_SIZE escapes RLIMIT_FSIZE)', (mode) => {
+  const EOPNOTSUPP = 95;
+  /** Opens f.bin (1 byte), calls fallocate(fd, mode, 0, len), prints the result, errno and the blocks taken. */
+  const falloc = (flags: number, len: number) =>
+    `open(my $f, '+>', 'f.bin') or die; syswrite($f, 'x'); $! = 0; my $r = syscall(${NR.fallocate}, fileno($f), ${flags}, 0, ${len}); my $e = $! + 0; my @st = stat('f.bin'); print "$r $e $st[12]\n";`;
+
+  it.each([
+    ['KEEP_SIZE of 1 GiB', 1],
+    ['PUNCH_HOLE | KEEP_SIZE', 3],
+    ['ZERO_RANGE | KEEP_SIZE', 0x11],
+  ])('%s: EOPNOTSUPP, nothing reserved', async (_what, flags) => {
+    const r = await perlRun(mode, falloc(flags, 1 << 30));
+    const [ret, errno, blocks] = text(r).trim().split(' ').map(Number);
+    expect([ret, errno], text(r)).toEqual([-1, EOPNOTSUPP]);
+    expect(blocks! * 512).toBeLessThanOrEqual(8192);
+    expect(fs.statSync(path.join(zone, 'f.bin')).blocks * 512).toBeLessThanOrEqual(8192);
+  });
+
+  it('fallocate that grows the size still works, and RLIMIT_FSIZE bounds it', async () => {
+    expect(text(await perlRun(mode, falloc(0, 1 << 20))).split(' ').slice(0, 2)).toEqual(['0', '0']);
+    const capped = await perlRun(mode, `$SIG{XFSZ} = 'IGNORE'; ${falloc(0, 8 << 20)}`, { maxFileBytes: 1 << 20 });
+    expect(Number(text(capped).split(' ')[1]), text(capped)).toBe(27); // EFBIG
+    expect(fs.statSync(path.join(zone, 'f.bin')).blocks * 512).toBeLessThanOrEqual(2 << 20);
+  });
+});
+
 describe('the control: without the filter, a process of the same uid lowers another\'s limit', () => {
   it('python3 run directly sets a sleeping process\'s RLIMIT_NOFILE', () => {
     const victim = spawn('sleep', ['1000'], { stdio: 'ignore' });

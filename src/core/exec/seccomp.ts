@@ -11,7 +11,8 @@
  * - with `noModeChanges`: every chmod, chown and xattr change (an ACL is a mode change);
  * - limits, priority, scheduling and memory placement of any process but the caller (prlimit64,
  *   sched_set*, migrate_pages, move_pages with a pid other than 0; setpriority and ioprio_set other
- *   than the caller's own process): commands of the server's uid must not reach the server.
+ *   than the caller's own process): commands of the server's uid must not reach the server;
+ * - fallocate with FALLOC_FL_KEEP_SIZE (space reserved beyond the size escapes RLIMIT_FSIZE): EOPNOTSUPP.
  * In the kernel modes (bwrap, landlock) also:
  * - socket() for every address family unless the command may use the network, then only IPv4, IPv6
  *   and the routing netlink the resolver asks (Landlock covers TCP only: not UDP, not a Unix socket
@@ -49,7 +50,7 @@ export type Call =
   | 'shmget' | 'shmat' | 'shmctl' | 'shmdt' | 'semget' | 'semop' | 'semctl' | 'semtimedop' | 'msgget' | 'msgsnd' | 'msgrcv' | 'msgctl'
   | 'mq_open' | 'mq_unlink' | 'mq_timedsend' | 'mq_timedreceive' | 'mq_notify' | 'mq_getsetattr'
   | 'setpriority' | 'sched_setparam' | 'sched_setscheduler' | 'sched_setaffinity' | 'sched_setattr' | 'ioprio_set'
-  | 'migrate_pages' | 'move_pages' | 'kcmp' | 'process_madvise' | 'process_mrelease';
+  | 'migrate_pages' | 'move_pages' | 'kcmp' | 'process_madvise' | 'process_mrelease' | 'fallocate';
 
 /**
  * Per architecture: the audit value the kernel reports, and its system call numbers (absent: the
@@ -86,7 +87,7 @@ const GENERIC: Partial<Record<Call, number>> = {
   msgget: 186, msgsnd: 189, msgrcv: 188, msgctl: 187,
   mq_open: 180, mq_unlink: 181, mq_timedsend: 182, mq_timedreceive: 183, mq_notify: 184, mq_getsetattr: 185,
   setpriority: 140, sched_setparam: 118, sched_setscheduler: 119, sched_setaffinity: 122, sched_setattr: 274, ioprio_set: 30,
-  migrate_pages: 238, move_pages: 239, kcmp: 272,
+  migrate_pages: 238, move_pages: 239, kcmp: 272, fallocate: 47,
 };
 
 /** Linux system call numbers (landlock_* are 444-446 everywhere). */
@@ -109,7 +110,7 @@ export const ARCH_CALLS: Readonly<Partial<Record<string, ArchCalls>>> = {
       msgget: 68, msgsnd: 69, msgrcv: 70, msgctl: 71,
       mq_open: 240, mq_unlink: 241, mq_timedsend: 242, mq_timedreceive: 243, mq_notify: 244, mq_getsetattr: 245,
       setpriority: 141, sched_setparam: 142, sched_setscheduler: 144, sched_setaffinity: 203, sched_setattr: 314, ioprio_set: 251,
-      migrate_pages: 256, move_pages: 279, kcmp: 312,
+      migrate_pages: 256, move_pages: 279, kcmp: 312, fallocate: 285,
     },
   },
   arm64: { audit: 0xc00000b7, nr: GENERIC },
@@ -140,6 +141,8 @@ const O_TMPFILE = 0o20000000; // __O_TMPFILE: creates a file like O_CREAT
 // CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME only exists for clone3 and unshare).
 const CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
 const PERSONALITY_QUERY = 0xffffffff;
+const EOPNOTSUPP = 95;
+const FALLOC_FL_KEEP_SIZE = 0x01;
 const PRIO_PROCESS = 0;
 const IOPRIO_WHO_PROCESS = 1;
 
@@ -259,6 +262,7 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   for (const call of SELF_ONLY) on(call, 'self');
   on('setpriority', 'prio');
   on('ioprio_set', 'ioprio');
+  on('fallocate', 'fallocate');
   if (spec.kernel) {
     for (const call of KERNEL_DENIED) on(call, 'eperm');
     for (const call of KERNEL_MISSING) on(call, 'enosys');
@@ -306,6 +310,12 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   label('who');
   emit(LD_W_ABS, arg(1));
   emit(JEQ_K, 0, 'allow', 'eperm');
+  // fallocate(fd, mode, offset, len): space reserved beyond the file's size (KEEP_SIZE, also the flag
+  // of hole punching and zero ranges) escapes RLIMIT_FSIZE; without it the size grows and the limit
+  // holds. EOPNOTSUPP, as a file system without the mode answers: programs fall back.
+  label('fallocate');
+  emit(LD_W_ABS, arg(1));
+  emit(JSET_K, FALLOC_FL_KEEP_SIZE, 'eopnotsupp', 'allow');
   if (spec.kernel) {
     label('clone');
     emit(LD_W_ABS, arg(0));
@@ -334,6 +344,8 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   emit(RET_K, RET_ERRNO | ENOSYS);
   label('eacces');
   emit(RET_K, RET_ERRNO | EACCES);
+  label('eopnotsupp');
+  emit(RET_K, RET_ERRNO | EOPNOTSUPP);
   label('allow');
   emit(RET_K, RET_ALLOW);
   return encodeFilter(assemble(steps));

@@ -113,7 +113,7 @@ class GrowthBound {
     this.measured = total;
     for (const entry of this.growth.keys()) {
       const st = lstatIfAny(entry);
-      this.sizeThen.set(entry, st === undefined ? 0 : chargedBytes(st));
+      this.sizeThen.set(entry, st === undefined ? 0 : chargedBytes(st, st.isDirectory()));
     }
     this.growth.clear();
     this.grown = 0;
@@ -140,7 +140,7 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
     const st = lstatIfAny(entry);
     if (st === undefined) return false;
     // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
-    bound.note(entry, chargedBytes(st));
+    bound.note(entry, chargedBytes(st, st.isDirectory()));
     // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
     return bound.value > ceiling || (st.isDirectory() && near());
   };

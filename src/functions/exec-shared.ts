@@ -9,6 +9,7 @@ import type { OwnershipRecord } from '../core/groups/access.js';
 import type { ExecOutcome } from '../core/exec/execute.js';
 import type { AsideReport } from '../core/exec/aside.js';
 import { openOutputTemp, type OutputTemp } from '../core/exec/output-file.js';
+import { filesAllowed } from '../core/exec/callwatch.js';
 import { recordChange } from '../core/vcs/seam.js';
 import type { Zone } from '../core/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
@@ -59,13 +60,16 @@ export async function quotaStopped(ctx: CallContext, zone: Zone, cmd: string, cm
   const saved = zone.versioned && changed.length > 0 ? await recordChange(zone, { paths: changed, summary }, ctx.user, undefined) : {};
   const limit = zone.scope.limitBytes;
   const what = [undone.removed.length > 0 ? `${undone.removed.length} new file(s) or folder(s) it made were removed` : '', undone.cut.length > 0 ? `${undone.cut.length} file(s) it made larger were cut back to their size before` : ''].filter(Boolean).join(', and ');
-  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past the quota of ${formatSize(limit)}. What it added was taken back${what ? ` (${what})` : ''}: ${formatSize(end.usedBytes)} are used now.`, {
+  // Past the bytes of the quota, or past the files it allows (one per 256 bytes: empty files take inodes too).
+  const past = end.overFiles > 0 && end.overBytes === 0 ? `the ${filesAllowed(limit).toLocaleString('en-US')} files the quota of ${formatSize(limit)} allows` : `the quota of ${formatSize(limit)}`;
+  throw shedError('QUOTA_EXCEEDED', `${cmd} ${stopped ? 'was stopped: it wrote' : 'finished, but wrote'} past ${past}. What it added was taken back${what ? ` (${what})` : ''}: ${formatSize(end.usedBytes)} are used now.`, {
     details: {
       command: cmd,
       stopped,
       used_bytes: end.usedBytes,
       quota_bytes: limit,
       over_by_bytes: end.overBytes,
+      ...(end.overFiles > 0 ? { over_by_files: end.overFiles, files_allowed: filesAllowed(limit) } : {}),
       removed: undone.removed.slice(0, 20),
       cut_back: undone.cut.slice(0, 20),
       ...(saved.commit ? { commit: saved.commit } : {}),

@@ -9,12 +9,13 @@
  * run below the server's priority, so the watch wins the CPU from a fast writer. Every case in every
  * sandbox mode. Measured overshoots are printed.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
+import { findProgram } from '../../src/core/exec/system.js';
 import { installed, MODES } from './exec-harness.js';
 
 const MIB = 1024 * 1024;
@@ -235,6 +236,25 @@ function treeBytes(root: string): number {
   return total;
 }
 
+/** Prints the disk (st_size of folders, blocks of files) under argv[1] whenever it grows, until killed. */
+const PEAK_SAMPLER = [
+  'import os, sys, time',
+  'top = 0',
+  'while True:',
+  '    total, stack = 0, [sys.argv[1]]', // an explicit stack: os.walk recurses, 2,000 levels are past Python's limit
+  '    while stack:',
+  '        d = stack.pop()',
+  '        try: entries = list(os.scandir(d))',
+  '        except OSError: continue',
+  '        for e in entries:',
+  '            try: total += e.stat(follow_symlinks=False).st_size',
+  '            except OSError: continue',
+  '            if e.is_dir(follow_symlinks=False): stack.append(e.path)',
+  '    if total > top:',
+  '        top = total; print(total, flush=True)',
+  '    time.sleep(0.05)',
+].join('\n');
+
 /** A chain of `depth` folders, `count` times: mkdir -p makes them all in one call (folders are not bound by the file size limit). */
 const chains = (count: number, depth: number) => Array.from({ length: count }, (_, k) => `c${k}/${Array.from({ length: depth }, () => 'd').join('/')}`);
 
@@ -288,6 +308,32 @@ describe.each(MODES)('space taken by folders and apparent sizes is given back (%
       s.cleanup();
     }
   });
+
+  it('shed_lockedit_exec: mkdir -p of three 2,000-deep chains in a 10 MB quota is stopped during the call, not only undone after', async () => {
+    const s = makeShed({ sandbox: mode, quota_per_user_mb: QUOTA_MB });
+    const home = path.join(s.base, 'users', 'alice');
+    // Another process samples the disk the user's folders take while the call runs (a lower bound of the true peak).
+    const sampler = spawn(findProgram('python3')!, ['-c', PEAK_SAMPLER, home], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let peak = 0;
+    sampler.stdout.on('data', (d: Buffer) => (peak = Math.max(peak, ...d.toString().trim().split('\n').map(Number))));
+    const closed = new Promise((resolve) => sampler.once('close', resolve));
+    try {
+      await s.call('shed_create_file', { zone: 'storage', path: 'f.txt', content: 'work\n' });
+      expect((await s.call('shed_lockedit_open', { zone: 'storage', path: 'f.txt' })).success).toBe(true);
+      const r = await s.call('shed_lockedit_exec', { zone: 'storage', path: 'f.txt', cmd: 'mkdir', args: ['-p', ...chains(3, 2000)], timeout: 300 });
+      expect(r.error?.code, JSON.stringify(r.data ?? r.error)).toBe('QUOTA_EXCEEDED');
+      expect(r.error!.details!.stopped, 'stopped by the watch while it ran').toBe(true);
+      expect(Number(r.error!.details!.over_by_bytes), 'over by a few hundred folders at most when stopped').toBeLessThanOrEqual(2 * MIB);
+      sampler.kill();
+      await closed;
+      overshoots.push(`${mode} lockedit mkdir -p 3 × 2,000: ${(Number(r.error!.details!.over_by_bytes) / MIB).toFixed(2)} MB over when stopped; ${(peak / MIB).toFixed(2)} MB peak seen`);
+      expect(peak, 'the disk taken never went far past the quota').toBeLessThanOrEqual(QUOTA_MB * MIB + 3 * MIB);
+      expect(fs.readFileSync(s.zonePath('storage', 'f.txt'), 'utf8')).toBe('work\n');
+    } finally {
+      sampler.kill();
+      s.cleanup();
+    }
+  }, 330_000);
 
   it('shed_lockedit_exec: mkdir -p chains beside the working copy in a 10 MB quota leave nothing behind', async () => {
     const s = makeShed({ sandbox: mode, quota_per_user_mb: QUOTA_MB });

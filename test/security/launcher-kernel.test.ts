@@ -5,6 +5,7 @@
  * the protection applies; where it helps, the same attack in validated mode (no seccomp list, no
  * Landlock) is the control that shows the attack itself works.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,6 +130,119 @@ describe.each(KERNEL)('%s: the seccomp filter refuses what no path rule covers',
     expect(errnoOf(await perlRun('validated', call(NR.memfd_create, '"x"', 0)))).toBe(0);
     expect(errnoOf(await perlRun('validated', inChild(call(NR.setsid))))).toBe(0);
     expect(errnoOf(await perlRun('validated', call(NR.socket, 1, 1, 0)))).toBe(0);
+  });
+});
+
+describe.each(KERNEL)('%s: nothing outlives the call: System V IPC and POSIX message queues are refused', (mode) => {
+  it.each([
+    ['shmget of 256 MiB', call(NR.shmget, 0, 256 << 20, 0o1600), EPERM],
+    ['shmat', call(NR.shmat, 0, 0, 0), EPERM],
+    ['shmctl', call(NR.shmctl, 0, 2, 0), EPERM],
+    ['semget', call(NR.semget, 0, 1, 0o1600), EPERM],
+    ['semop', call(NR.semop, 0, 0, 0), EPERM],
+    ['msgget', call(NR.msgget, 0, 0o1600), EPERM],
+    ['msgsnd', call(NR.msgsnd, 0, 0, 0, 0), EPERM],
+    ['mq_open', call(NR.mq_open, '"/shed-mq"', 0o102, 0o600, 0), EPERM],
+    ['mq_unlink', call(NR.mq_unlink, '"/shed-mq"'), EPERM],
+  ])('%s', async (_what, code, errno) => {
+    const r = await perlRun(mode, code);
+    expect(r.refused).toBeUndefined();
+    expect(errnoOf(r), text(r)).toBe(errno);
+  });
+
+  it('validated mode is the control: the same shmget succeeds there (and is removed at once)', async () => {
+    const r = await perlRun('validated', `my $id = syscall(${NR.shmget}, 0, 1 << 20, 0o1600); print "$id ", $! + 0, "\\n"; syscall(${NR.shmctl}, $id, 0, 0) if $id >= 0;`);
+    expect(Number(text(r).split(' ')[0]), text(r)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe.each(MODES)('%s: limits and scheduling of another process are refused; the command\'s own still work', (mode) => {
+  const RLIMIT_NOFILE = 7;
+  const limits = (pid: number) => fs.readFileSync(`/proc/${pid}/limits`, 'utf8');
+  const nice = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16];
+
+  it('prlimit64, setpriority, sched_set*, ioprio_set and migrate_pages on another process of the server\'s uid: EPERM, the target unchanged', async () => {
+    const victim = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    try {
+      await perlRun(mode, '1'); // the launcher exists from here on
+      const targets = [victim.pid!, process.pid, launcherPid()!];
+      const before = targets.map((pid) => [limits(pid), nice(pid)]);
+      for (const pid of targets) {
+        const attacks: [string, string][] = [
+          ['prlimit64 set', call(NR.prlimit64, pid, RLIMIT_NOFILE, 'pack("QQ", 3, 3)', 0)],
+          ['prlimit64 of RLIMIT_CPU 0', call(NR.prlimit64, pid, 0, 'pack("QQ", 0, 0)', 0)],
+          ['prlimit64 read', call(NR.prlimit64, pid, RLIMIT_NOFILE, 0, '"\\0" x 16')],
+          ['setpriority of the pid', call(NR.setpriority, 0, pid, 19)],
+          ['sched_setaffinity', call(NR.sched_setaffinity, pid, 8, '"\\1" . "\\0" x 7')],
+          ['sched_setscheduler SCHED_IDLE', call(NR.sched_setscheduler, pid, 5, '"\\0" x 4')],
+          ['sched_setparam', call(NR.sched_setparam, pid, '"\\0" x 4')],
+          ['sched_setattr', call(NR.sched_setattr, pid, 'pack("LLQlLQQQ", 48, 5, 0, 0, 0, 0, 0, 0)', 0)],
+          ['ioprio_set', call(NR.ioprio_set, 1, pid, (3 << 13) | 0)],
+          ['migrate_pages', call(NR.migrate_pages, pid, 64, '"\\1" . "\\0" x 7', '"\\1" . "\\0" x 7')],
+        ];
+        for (const [what, code] of attacks) expect(errnoOf(await perlRun(mode, code)), `${what} on ${pid}`).toBe(EPERM);
+      }
+      // A whole process group or every process of the uid: refused too (the server is among them).
+      for (const [which, what] of [[1, 'process group'], [2, 'user']] as const) {
+        expect(errnoOf(await perlRun(mode, call(NR.setpriority, which, 0, 19))), `setpriority of the ${what}`).toBe(EPERM);
+      }
+      expect(errnoOf(await perlRun(mode, call(NR.ioprio_set, 3, 0, (3 << 13) | 0))), 'ioprio_set of the user').toBe(EPERM);
+      expect(targets.map((pid) => [limits(pid), nice(pid)])).toEqual(before);
+      expect(victim.exitCode).toBeNull();
+      expect(victim.signalCode).toBeNull();
+    } finally {
+      victim.kill('SIGKILL');
+    }
+  });
+
+  it('the command\'s own limits, priority, affinity and scheduling still change (pid 0)', async () => {
+    const own = [
+      call(NR.prlimit64, 0, RLIMIT_NOFILE, 'pack("QQ", 64, 64)', 0),
+      call(NR.prlimit64, 0, RLIMIT_NOFILE, 0, '"\\0" x 16'),
+      call(NR.setpriority, 0, 0, 19),
+      call(NR.sched_setaffinity, 0, 8, '"\\1" . "\\0" x 7'),
+      call(NR.sched_setscheduler, 0, 5, '"\\0" x 4'),
+      call(NR.ioprio_set, 1, 0, (3 << 13) | 0),
+    ];
+    for (const code of own) expect(errnoOf(await perlRun(mode, code)), code).toBe(0);
+  });
+});
+
+describe.each(MODES)('%s: no space is reserved past a file\'s end (fallocate FALLOC_FL_KEEP_SIZE escapes RLIMIT_FSIZE)', (mode) => {
+  const EOPNOTSUPP = 95;
+  /** Opens f.bin (1 byte), calls fallocate(fd, mode, 0, len), prints the result, errno and the blocks taken. */
+  const falloc = (flags: number, len: number) =>
+    `open(my $f, '+>', 'f.bin') or die; syswrite($f, 'x'); $! = 0; my $r = syscall(${NR.fallocate}, fileno($f), ${flags}, 0, ${len}); my $e = $! + 0; my @st = stat('f.bin'); print "$r $e $st[12]\n";`;
+
+  it.each([
+    ['KEEP_SIZE of 1 GiB', 1],
+    ['PUNCH_HOLE | KEEP_SIZE', 3],
+    ['ZERO_RANGE | KEEP_SIZE', 0x11],
+  ])('%s: EOPNOTSUPP, nothing reserved', async (_what, flags) => {
+    const r = await perlRun(mode, falloc(flags, 1 << 30));
+    const [ret, errno, blocks] = text(r).trim().split(' ').map(Number);
+    expect([ret, errno], text(r)).toEqual([-1, EOPNOTSUPP]);
+    expect(blocks! * 512).toBeLessThanOrEqual(8192);
+    expect(fs.statSync(path.join(zone, 'f.bin')).blocks * 512).toBeLessThanOrEqual(8192);
+  });
+
+  it('fallocate that grows the size still works, and RLIMIT_FSIZE bounds it', async () => {
+    expect(text(await perlRun(mode, falloc(0, 1 << 20))).split(' ').slice(0, 2)).toEqual(['0', '0']);
+    const capped = await perlRun(mode, `$SIG{XFSZ} = 'IGNORE'; ${falloc(0, 8 << 20)}`, { maxFileBytes: 1 << 20 });
+    expect(Number(text(capped).split(' ')[1]), text(capped)).toBe(27); // EFBIG
+    expect(fs.statSync(path.join(zone, 'f.bin')).blocks * 512).toBeLessThanOrEqual(2 << 20);
+  });
+});
+
+describe('the control: without the filter, a process of the same uid lowers another\'s limit', () => {
+  it('python3 run directly sets a sleeping process\'s RLIMIT_NOFILE', () => {
+    const victim = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    try {
+      execFileSync(python, ['-c', `import resource; resource.prlimit(${victim.pid}, resource.RLIMIT_NOFILE, (5, 5))`]);
+      expect(fs.readFileSync(`/proc/${victim.pid}/limits`, 'utf8')).toMatch(/Max open files\s+5\s+5/);
+    } finally {
+      victim.kill('SIGKILL');
+    }
   });
 });
 

@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { invalidateTree, treeUsage, type Usage } from '../../src/core/quota/usage.js';
+import { chargedBytes, invalidateTree, treeUsage, type Usage } from '../../src/core/quota/usage.js';
 
-/** Independent reference: a synchronous lstat walk; folders (except the root) count their own size, everything else is counted. */
+/** Independent reference: a synchronous lstat walk; folders (except the root) count themselves, everything else is counted (chargedBytes: the disk each takes). */
 function walk(root: string): Usage {
   const out = { bytes: 0, files: 0 };
   let top: fs.Stats;
@@ -27,10 +27,10 @@ function walk(root: string): Usage {
       const p = path.join(dir, name);
       const st = fs.lstatSync(p);
       if (st.isDirectory()) {
-        out.bytes += st.size;
+        out.bytes += chargedBytes(st, true);
         stack.push(p);
       } else {
-        out.bytes += st.size;
+        out.bytes += chargedBytes(st);
         out.files += 1;
       }
     }
@@ -49,7 +49,7 @@ async function expectExact(where = root): Promise<Usage> {
 
 /** The own sizes of these folders (below the root), as usage counts them. */
 function dirBytes(...rels: string[]): number {
-  return rels.reduce((n, rel) => n + fs.lstatSync(path.join(root, rel)).size, 0);
+  return rels.reduce((n, rel) => n + chargedBytes(fs.lstatSync(path.join(root, rel)), true), 0);
 }
 
 function sh(script: string): void {
@@ -76,6 +76,49 @@ beforeEach(() => {
 afterEach(() => {
   invalidateTree(root);
   fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, bytes) on `file` by another process: blocks reserved behind its end. */
+function reserve(file: string, bytes: number): void {
+  execFileSync('python3', ['-c', `import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nfd = os.open(sys.argv[1], os.O_RDWR)\nassert libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(${bytes})) == 0, os.strerror(ctypes.get_errno())`, file]);
+}
+
+describe('treeUsage: the disk each entry really takes (issue 31, class 8)', () => {
+  it('space reserved behind a 1-byte file (fallocate KEEP_SIZE) counts whole, at once and after the change; cut back, it is gone', async () => {
+    write('r.bin', 'x');
+    await expectExact();
+    const before = (await treeUsage(root)).bytes;
+    reserve(path.join(root, 'r.bin'), 64 << 20);
+    expect(fs.statSync(path.join(root, 'r.bin')).size).toBe(1);
+    const after = await expectExact();
+    expect(after.bytes - before).toBeGreaterThanOrEqual((64 << 20) - 4096);
+    fs.truncateSync(path.join(root, 'r.bin'), 1); // ext4 frees the blocks past the end
+    expect((await expectExact()).bytes).toBe(before);
+  });
+
+  it('a sparse file counts its apparent size (what RLIMIT_FSIZE bounds), not its few blocks', async () => {
+    fs.writeFileSync(path.join(root, 's.bin'), '');
+    fs.truncateSync(path.join(root, 's.bin'), 512 << 20);
+    const u = await expectExact();
+    expect(u.bytes).toBeGreaterThanOrEqual(512 << 20);
+  });
+
+  it('empty folders count a block each, whatever the file system reports', async () => {
+    const before = (await treeUsage(root)).bytes;
+    for (let i = 0; i < 100; i++) fs.mkdirSync(path.join(root, `f${i}`));
+    const u = await expectExact();
+    expect(u.bytes - before).toBeGreaterThanOrEqual(100 * 4096);
+  });
+
+  it('chargedBytes: an ordinary file counts its size; blocks reserved past it add; a folder at least a block', () => {
+    expect(chargedBytes({ size: 5000, blocks: 16, blksize: 4096 })).toBe(5000);
+    expect(chargedBytes({ size: 6, blocks: 8, blksize: 4096 })).toBe(6);
+    expect(chargedBytes({ size: 1, blocks: 8 + 2048, blksize: 4096 })).toBe(1 + 1024 * 1024);
+    expect(chargedBytes({ size: 1 << 30, blocks: 0, blksize: 4096 })).toBe(1 << 30);
+    expect(chargedBytes({ size: 0, blocks: 0, blksize: 4096 })).toBe(0);
+    expect(chargedBytes({ size: 6, blocks: 0, blksize: 4096 }, true)).toBe(4096);
+    expect(chargedBytes({ size: 4096, blocks: 8, blksize: 4096 }, true)).toBe(4096);
+  });
 });
 
 describe('treeUsage: initial scan', () => {

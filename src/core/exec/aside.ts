@@ -7,6 +7,7 @@
 import type { BlockedEntries } from '../blocked/rules.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { scopeHome } from '../locks/state-dir.js';
+import type { Usage } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
 import type { WriteScope } from './callwatch.js';
 import { guardGroupFiles, type GuardReport } from './guard-group.js';
@@ -33,6 +34,11 @@ export async function recoverAside(zone: Zone): Promise<void> {
   await putBackLeftovers(scopeHome(zone.scope));
 }
 
+/** Usage as the quota sees it while blocked entries are hidden: their bytes still count. */
+function withHidden(u: Usage, hiddenBytes: number): Usage {
+  return { bytes: u.bytes + hiddenBytes, files: u.files };
+}
+
 export async function setAside(zone: Zone, blocked: BlockedEntries | undefined, locked: readonly OwnershipRecord[], scope: WriteScope | undefined): Promise<Aside> {
   const home = scopeHome(zone.scope);
   const usedBefore = blocked !== undefined && scope !== undefined ? await scope.used() : 0;
@@ -41,7 +47,10 @@ export async function setAside(zone: Zone, blocked: BlockedEntries | undefined, 
     const hiddenBytes = hidden !== undefined && scope !== undefined ? Math.max(0, usedBefore - (await scope.used())) : 0;
     const guard = locked.length > 0 ? await guardGroupFiles(home, zone.root, zone.label, locked) : undefined;
     return {
-      scope: scope !== undefined && hiddenBytes > 0 ? { ...scope, used: async () => (await scope.used()) + hiddenBytes } : scope,
+      scope:
+        scope !== undefined && hiddenBytes > 0
+          ? { ...scope, used: async () => (await scope.used()) + hiddenBytes, usage: async () => withHidden(await scope.usage(), hiddenBytes) }
+          : scope,
       guarding: guard !== undefined,
       async restore() {
         const report: AsideReport = { touched: [] };

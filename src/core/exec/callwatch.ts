@@ -18,8 +18,8 @@
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
  */
 import { lstatIfAny } from '../fs/stat.js';
-import { scopeTotal } from '../quota/quota.js';
-import { forgetTree, invalidateTree, treeUsage, watchChanges, type Prior } from '../quota/usage.js';
+import { scopeUsage } from '../quota/quota.js';
+import { chargedBytes, forgetTree, invalidateTree, treeUsage, watchChanges, type Prior, type Usage } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
 import type { RunRequest } from './run-types.js';
 
@@ -29,6 +29,8 @@ export interface WriteScope {
   root: string;
   limitBytes: number;
   used(): Promise<number>;
+  /** Bytes and files in one measurement (the per-call watch bounds both). */
+  usage(): Promise<Usage>;
   /** A folder removed after the command (a locked edit's scratch folder): its watches are dropped. */
   temporary?: boolean;
 }
@@ -36,12 +38,28 @@ export interface WriteScope {
 /** A writable zone: its quota scope (the user's zones, or the group space), measured whole. */
 export function zoneWriteScope(zone: Zone): WriteScope | undefined {
   if (zone.readonly) return undefined;
-  return { root: zone.scope.trees[zone.label] ?? zone.root, limitBytes: zone.scope.limitBytes, used: () => scopeTotal(zone.scope) };
+  const usage = async (): Promise<Usage> => {
+    const total = { bytes: 0, files: 0 };
+    for (const u of Object.values(await scopeUsage(zone.scope))) {
+      total.bytes += u.bytes;
+      total.files += u.files;
+    }
+    return total;
+  };
+  return { root: zone.scope.trees[zone.label] ?? zone.root, limitBytes: zone.scope.limitBytes, used: async () => (await usage()).bytes, usage };
 }
 
 /** A folder made for one command, which may hold at most `limitBytes` when it ends. */
 export function folderWriteScope(root: string, limitBytes: number): WriteScope {
-  return { root, limitBytes, used: async () => (await treeUsage(root)).bytes, temporary: true };
+  return { root, limitBytes, used: async () => (await treeUsage(root)).bytes, usage: () => treeUsage(root), temporary: true };
+}
+
+/** Bytes of quota per file a command may leave (an inode each, whatever its size): 409,600 files in 100 MB. */
+export const BYTES_PER_FILE = 256;
+
+/** How many files (and links) a scope of `limitBytes` may hold once a command has run. */
+export function filesAllowed(limitBytes: number): number {
+  return Math.floor(limitBytes / BYTES_PER_FILE);
 }
 
 /** How often usage is measured while a command runs. */
@@ -53,6 +71,8 @@ export interface CallWatchEnd {
   usedBytes: number;
   /** Bytes above the quota after the command (0 when within it). */
   overBytes: number;
+  /** Files above what the quota allows (filesAllowed) after the command (0 when within it). */
+  overFiles: number;
   /** What a tree-relative path was when the command started (undefined: nothing was there). */
   prior(rel: string): Prior | undefined;
 }
@@ -81,7 +101,7 @@ class GrowthBound {
     return this.measured + this.grown;
   }
 
-  /** Counts a file or link an event named, now `size` bytes long. */
+  /** Counts a file, link or folder an event named, now counting `size` bytes (chargedBytes: reserved blocks too). */
   note(entry: string, size: number): void {
     const grew = Math.max(0, size - (this.sizeThen.get(entry) ?? 0));
     this.grown += grew - (this.growth.get(entry) ?? 0);
@@ -91,7 +111,10 @@ class GrowthBound {
   /** A new starting point: `total` was measured while the command was held (nothing was writing). */
   restart(total: number): void {
     this.measured = total;
-    for (const entry of this.growth.keys()) this.sizeThen.set(entry, lstatIfAny(entry)?.size ?? 0);
+    for (const entry of this.growth.keys()) {
+      const st = lstatIfAny(entry);
+      this.sizeThen.set(entry, st === undefined ? 0 : chargedBytes(st, st.isDirectory()));
+    }
     this.growth.clear();
     this.grown = 0;
   }
@@ -103,8 +126,11 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
   // Every entry's signature is kept: what changed (versioned zones commit it) and what was there
   // before (a command that passes the quota is undone, over-quota.ts).
   const watch = await watchChanges(treeRoot, { entries: true });
-  const usedAtStart = await scope.used();
+  const atStart = await scope.usage();
+  const usedAtStart = atStart.bytes;
   const ceiling = Math.max(scope.limitBytes, usedAtStart);
+  // Inodes: files count by their size, and an empty file has none; their number is bounded instead.
+  const fileCeiling = Math.max(filesAllowed(scope.limitBytes), atStart.files);
   const bound = new GrowthBound(usedAtStart);
   // Near the quota: one more file (at most fileCap) could pass it.
   const near = () => bound.value + fileCap >= ceiling;
@@ -114,7 +140,7 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
     const st = lstatIfAny(entry);
     if (st === undefined) return false;
     // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
-    bound.note(entry, st.size);
+    bound.note(entry, chargedBytes(st, st.isDirectory()));
     // A new folder is watched from the next measurement on: near the quota, one file written in it meanwhile could pass unseen.
     return bound.value > ceiling || (st.isDirectory() && near());
   };
@@ -123,9 +149,9 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
     monitor: {
       everyMs: QUOTA_POLL_MS,
       check: async (held) => {
-        const total = await scope.used();
-        if (held) bound.restart(total);
-        return total > ceiling ? 'quota' : undefined;
+        const now = await scope.usage();
+        if (held) bound.restart(now.bytes);
+        return now.bytes > ceiling || now.files > fileCeiling ? 'quota' : undefined;
       },
       // Every change event asks again at once; one that may have passed the quota holds the command
       // first. Near the quota the command yields the CPU to this watch.
@@ -142,9 +168,15 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       const { paths, reliable, prior } = await watch.finish();
       // Events may have been lost: the usage cache is rebuilt by the next question.
       if (!reliable) invalidateTree(treeRoot);
-      const usedBytes = await scope.used();
+      const used = await scope.usage();
       if (scope.temporary) forgetTree(treeRoot);
-      return { changed: paths, usedBytes, overBytes: usedBytes > ceiling ? usedBytes - scope.limitBytes : 0, prior };
+      return {
+        changed: paths,
+        usedBytes: used.bytes,
+        overBytes: used.bytes > ceiling ? used.bytes - scope.limitBytes : 0,
+        overFiles: used.files > fileCeiling ? used.files - fileCeiling : 0,
+        prior,
+      };
     },
   };
 }

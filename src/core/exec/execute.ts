@@ -160,7 +160,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   // events midway) the whole zone, which the commit compares against the last one.
   const changed = !tracked ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
   if (plan && !zone.readonly) await outwardLinkSweep(zone.root, changed.includes('') ? undefined : changed);
-  if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0)) return { result, changed, ...(end !== undefined ? { end } : {}) };
+  if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0 && end.overFiles === 0)) return { result, changed, ...(end !== undefined ? { end } : {}) };
   // Past the quota: what it added is removed again, and the answer says what.
   const undone = await undoGrowth(zone.root, end.changed, end.prior);
   return { result, changed, end: { ...end, usedBytes: await scope!.used() }, undone };

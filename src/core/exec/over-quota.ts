@@ -2,7 +2,7 @@
  * A command that took its space past the quota, by files, folders or apparent size (sparse files),
  * is stopped (callwatch.ts) and then undone as far as it grew the space: everything it created is
  * removed (files, links, folders with what they hold) and every file it made larger is cut back to
- * its size before the command. What it removed or shrank stays as it is, so the space ends at most
+ * its size before the command (which also frees blocks reserved past its end). What it removed or shrank stays as it is, so the space ends at most
  * where it started. What was there before comes from the change watch's records of the moment the
  * command started (usage.ts), which hold whether or not events were lost meanwhile.
  */
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { removeTree } from '../fs/remove-tree.js';
 import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
-import type { Prior } from '../quota/usage.js';
+import { chargedBytes, type Prior } from '../quota/usage.js';
 
 export interface QuotaUndo {
   /** Zone-relative paths the command had created, removed. */
@@ -39,9 +39,11 @@ export async function undoGrowth(root: string, changed: readonly string[] | unde
       out.removed.push(rel);
       return false;
     }
-    if (st.isFile() && st.size > was.size) {
-      cutBack(abs, was.size);
-      out.cut.push({ path: rel, size: was.size });
+    if (st.isFile() && (st.size > was.size || reservedBeyondSize(st))) {
+      // Cutting to the size it has also frees blocks reserved past its end (fallocate KEEP_SIZE).
+      const size = Math.min(st.size, was.size);
+      cutBack(abs, size);
+      out.cut.push({ path: rel, size });
     }
     return st.isDirectory();
   };
@@ -74,6 +76,11 @@ function inPlace(root: string, abs: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** More blocks than the size needs (space reserved behind the file's end): usage.ts counts them. */
+function reservedBeyondSize(st: fs.Stats): boolean {
+  return chargedBytes(st) > st.size;
 }
 
 /** Cuts a regular file (never through a link) back to `size` bytes. */

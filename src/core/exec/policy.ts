@@ -103,6 +103,13 @@ export function checkCommand(input: PolicyInput): Policy {
   for (const opt of parsed.options) checkOption(w, opt);
   const roles = operandRoles(rule, parsed);
   parsed.operands.forEach((op, k) => checkOperand(w, op, roles[k]!));
+  // After the path checks (a response file outside the zone is a PATH_ESCAPE): its contents stay unchecked.
+  if (rule.responseFiles && input.sandbox === 'validated') {
+    const at = parsed.args.find((a) => a.startsWith('@'));
+    if (at !== undefined) {
+      throw forbidden(at, `${cmd} reads more arguments from the file named after @ (a response file), and the names in it cannot be checked without the sandbox`, `Name the files as arguments instead, e.g. shed_exec(zone="storage", cmd="${cmd}", args=["file.bin"]); a file whose name starts with @ is ./@name.`);
+    }
+  }
   if (rule.script && w.scripts.length > 1 && (rule.script === 'sed' || rule.script === 'awk')) {
     const joined = w.scripts.join('\n');
     const reason = scanScript(rule.script, joined);
@@ -283,23 +290,45 @@ function checkPathValue(w: Walk, value: string, option: string | undefined): voi
  * Paths behind a prefix: `file:PATH` (a file: URI, as sqlite3 and libxml2 open them), `@PATH`
  * (response and data files: binutils, curl -d @file), `name=@PATH` and `name=<PATH` (curl -F), and
  * `<PATH`. A program that does not read the prefix sees a harmless relative name; one that does
- * would open the path inside, so that path is checked too.
+ * would open the path inside, so that path is checked too. For a command that reads `@file` forms
+ * (`rule.atFiles`: curl), every `@` and `<` in a value starts one: curl reads `name@FILE`
+ * (--url-query, --data-urlencode, --variable), `name=@"FILE"`, `headers=@FILE` and `type=...;x=<FILE`
+ * (-F), besides the leading forms.
  */
 function checkPrefixed(w: Walk, value: string, shown: string): void {
-  for (const inner of innerPaths(value)) {
+  for (const inner of innerPaths(value, w.rule.atFiles === true)) {
     if (inner === '' || inner === '-') continue;
     checkPathArgument(w.input.zone, inner, w.input.cmd, shown);
   }
 }
 
-function innerPaths(value: string): string[] {
+function innerPaths(value: string, atAnywhere = false): string[] {
   const out: string[] = [];
   const uri = /^file:(.*)$/is.exec(value);
   if (uri) out.push(fileUriPath(uri[1]!));
   if (value.startsWith('@') || value.startsWith('<')) out.push(value.slice(1));
   const at = /=[@<](.*)$/s.exec(value);
   if (at) out.push(at[1]!);
+  if (atAnywhere) {
+    for (let i = value.search(/[@<]/); i >= 0; i = nextAt(value, i + 1)) out.push(...filePart(value.slice(i + 1)));
+  }
   return out;
+}
+
+function nextAt(value: string, from: number): number {
+  const j = value.slice(from).search(/[@<]/);
+  return j < 0 ? -1 : from + j;
+}
+
+/** What curl may take as the file name after an `@` or `<`: a quoted name (backslash escapes), else the rest, and the rest up to a `;` (-F's separator). */
+function filePart(rest: string): string[] {
+  if (rest.startsWith('"')) {
+    let name = '';
+    for (let i = 1; i < rest.length && rest[i] !== '"'; i++) name += rest[i] === '\\' && i + 1 < rest.length ? rest[++i] : rest[i];
+    return [name];
+  }
+  const semi = rest.indexOf(';');
+  return semi < 0 ? [rest] : [rest, rest.slice(0, semi)];
 }
 
 /** The path of a file: URI the way SQLite reads it: `//localhost` or `//` authority dropped, query and fragment cut, %HH decoded. */
@@ -368,7 +397,7 @@ function operatorError(input: PolicyInput, args: readonly string[], at: number) 
 /**
  * Expands the glob patterns among the file operands (see globs.ts). A name that exists as written
  * is kept (a file may be called `a*b`); a pattern that matches nothing is an error; expanded names
- * starting with `-` get `./` so the program cannot take them for options.
+ * starting with `-` or `@` get `./` so the program cannot take them for options or response files.
  */
 function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): { length: number; args: string[]; list: Expansion[] } {
   const roles = operandRoles(rule, parsed);
@@ -382,7 +411,8 @@ function expandOperands(input: PolicyInput, rule: CommandRule, parsed: Parsed): 
     if (names.length === 0) throw noMatch(op.text, op.index);
     budget -= names.length;
     list.push({ pattern: op.text, names });
-    replace.set(op.index, names.map((n) => (n.startsWith('-') ? `./${n}` : n)));
+    // A name starting with - would be an option; with @, a response file (binutils reads its contents as arguments).
+    replace.set(op.index, names.map((n) => (n.startsWith('-') || n.startsWith('@') ? `./${n}` : n)));
   });
   const args = parsed.args.flatMap((a, i) => replace.get(i) ?? [a]);
   return { length: list.length, args, list };

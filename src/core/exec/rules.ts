@@ -106,6 +106,12 @@ export interface CommandRule {
   oldStyleFirst?: string;
   /** `@file` (alone, or after `=` in a value) names a file whose content is used: the file is checked like a path. */
   atFiles?: boolean;
+  /**
+   * An argument `@FILE` is a response file: the program reads more arguments from it (binutils'
+   * expandargv, any argument, option values included). Their names cannot be checked as text: refused
+   * in validated mode (the kernel modes confine what they name).
+   */
+  responseFiles?: boolean;
   /** Scanner for program text (positional or from scriptOptions). */
   script?: ScriptLanguage;
   /** Shell metacharacters are meaningful in this command's own language (patterns, programs, formats). */
@@ -426,7 +432,7 @@ export const RULES: Readonly<Record<string, CommandRule>> = {
   // -f/--format-file read format strings from a file (which can name other files to read... and is unchecked).
   hexdump: { patternOptions: ['-e', '--format'], textOptions: ['-n', '--length', '-s', '--skip'], optionalOptions: ['-L', '--color'], forbid: ['-f', '--format-file'] },
   // binutils reads options from @FILE arguments (response files): the file is checked like a path.
-  strings: { atFiles: true, patternOptions: ['-s', '--output-separator'], textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-T', '--target', '-U', '--unicode'] },
+  strings: { atFiles: true, responseFiles: true, patternOptions: ['-s', '--output-separator'], textOptions: ['-n', '--bytes', '-t', '--radix', '-e', '--encoding', '-T', '--target', '-U', '--unicode'] },
   md5sum: CHECKSUM,
   sha1sum: CHECKSUM,
   sha256sum: CHECKSUM,

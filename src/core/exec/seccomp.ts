@@ -8,7 +8,11 @@
  * - modes that set S_ISUID/S_ISGID (chmod, fchmod, fchmodat, fchmodat2, a file created with such a
  *   mode by open/openat/creat, mknod), so no setuid or setgid file is ever left in a zone (`chmod 4755`,
  *   `cp -p`, `tar -xp`); mknod of anything but a FIFO; openat2 (its mode is out of the filter's reach);
- * - with `noModeChanges`: every chmod, chown and xattr change (an ACL is a mode change).
+ * - with `noModeChanges`: every chmod, chown and xattr change (an ACL is a mode change);
+ * - limits, priority, scheduling and memory placement of any process but the caller (prlimit64,
+ *   sched_set*, migrate_pages, move_pages with a pid other than 0; setpriority and ioprio_set other
+ *   than the caller's own process): commands of the server's uid must not reach the server;
+ * - fallocate with FALLOC_FL_KEEP_SIZE (space reserved beyond the size escapes RLIMIT_FSIZE): EOPNOTSUPP.
  * In the kernel modes (bwrap, landlock) also:
  * - socket() for every address family unless the command may use the network, then only IPv4, IPv6
  *   and the routing netlink the resolver asks (Landlock covers TCP only: not UDP, not a Unix socket
@@ -16,6 +20,8 @@
  * - what could leave the sandbox or run a program no Landlock rule names: ptrace, process_vm_*,
  *   pidfd_getfd, the mount API, unshare/setns and clone with namespace flags, memfd_create and
  *   memfd_secret (an anonymous file lies under no path rule, so it could be executed), execveat,
+ *   System V IPC and POSIX message queues (objects that outlive the call, outside its memory limit),
+ *   kcmp, process_madvise, process_mrelease,
  *   uselib, open_by_handle_at; bpf, perf_event_open, userfaultfd, the keyring, kexec and modules;
  *   personality changes (e.g. turning address randomisation off); setsid (a new session would get a
  *   scheduling group at the server's priority).
@@ -40,7 +46,11 @@ export type Call =
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'chown' | 'fchown' | 'lchown' | 'fchownat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat' | 'removexattr' | 'lremovexattr' | 'fremovexattr' | 'removexattrat'
   | 'open' | 'openat' | 'creat' | 'mknod' | 'mknodat'
-  | 'prctl' | 'prlimit64' | 'capget' | 'capset' | 'getrusage' | 'clock_gettime' | 'close_range';
+  | 'prctl' | 'prlimit64' | 'capget' | 'capset' | 'getrusage' | 'clock_gettime' | 'close_range'
+  | 'shmget' | 'shmat' | 'shmctl' | 'shmdt' | 'semget' | 'semop' | 'semctl' | 'semtimedop' | 'msgget' | 'msgsnd' | 'msgrcv' | 'msgctl'
+  | 'mq_open' | 'mq_unlink' | 'mq_timedsend' | 'mq_timedreceive' | 'mq_notify' | 'mq_getsetattr'
+  | 'setpriority' | 'sched_setparam' | 'sched_setscheduler' | 'sched_setaffinity' | 'sched_setattr' | 'ioprio_set'
+  | 'migrate_pages' | 'move_pages' | 'kcmp' | 'process_madvise' | 'process_mrelease' | 'fallocate';
 
 /**
  * Per architecture: the audit value the kernel reports, and its system call numbers (absent: the
@@ -58,6 +68,7 @@ const COMMON: Partial<Record<Call, number>> = {
   pidfd_getfd: 438, pidfd_open: 434, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, open_tree: 428,
   mount_setattr: 442, memfd_secret: 447, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, clone3: 435,
   openat2: 437, fchmodat2: 452, setxattrat: 463, removexattrat: 466, open_tree_attr: 467, close_range: 436,
+  process_madvise: 440, process_mrelease: 448,
 };
 
 /** The asm-generic numbering (arm64, riscv64): no open/chmod/chown/mknod without "at". */
@@ -72,6 +83,11 @@ const GENERIC: Partial<Record<Call, number>> = {
   fchmod: 52, fchmodat: 53, fchown: 55, fchownat: 54,
   setxattr: 5, lsetxattr: 6, fsetxattr: 7, removexattr: 14, lremovexattr: 15, fremovexattr: 16,
   openat: 56, mknodat: 33, prctl: 167, prlimit64: 261, capget: 90, capset: 91, getrusage: 165, clock_gettime: 113,
+  shmget: 194, shmat: 196, shmctl: 195, shmdt: 197, semget: 190, semop: 193, semctl: 191, semtimedop: 192,
+  msgget: 186, msgsnd: 189, msgrcv: 188, msgctl: 187,
+  mq_open: 180, mq_unlink: 181, mq_timedsend: 182, mq_timedreceive: 183, mq_notify: 184, mq_getsetattr: 185,
+  setpriority: 140, sched_setparam: 118, sched_setscheduler: 119, sched_setaffinity: 122, sched_setattr: 274, ioprio_set: 30,
+  migrate_pages: 238, move_pages: 239, kcmp: 272, fallocate: 47,
 };
 
 /** Linux system call numbers (landlock_* are 444-446 everywhere). */
@@ -90,6 +106,11 @@ export const ARCH_CALLS: Readonly<Partial<Record<string, ArchCalls>>> = {
       chmod: 90, fchmod: 91, fchmodat: 268, chown: 92, fchown: 93, lchown: 94, fchownat: 260,
       setxattr: 188, lsetxattr: 189, fsetxattr: 190, removexattr: 197, lremovexattr: 198, fremovexattr: 199,
       open: 2, openat: 257, creat: 85, mknod: 133, mknodat: 259, prctl: 157, prlimit64: 302, capget: 125, capset: 126, getrusage: 98, clock_gettime: 228,
+      shmget: 29, shmat: 30, shmctl: 31, shmdt: 67, semget: 64, semop: 65, semctl: 66, semtimedop: 220,
+      msgget: 68, msgsnd: 69, msgrcv: 70, msgctl: 71,
+      mq_open: 240, mq_unlink: 241, mq_timedsend: 242, mq_timedreceive: 243, mq_notify: 244, mq_getsetattr: 245,
+      setpriority: 141, sched_setparam: 142, sched_setscheduler: 144, sched_setaffinity: 203, sched_setattr: 314, ioprio_set: 251,
+      migrate_pages: 256, move_pages: 279, kcmp: 312, fallocate: 285,
     },
   },
   arm64: { audit: 0xc00000b7, nr: GENERIC },
@@ -120,6 +141,10 @@ const O_TMPFILE = 0o20000000; // __O_TMPFILE: creates a file like O_CREAT
 // CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME only exists for clone3 and unshare).
 const CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
 const PERSONALITY_QUERY = 0xffffffff;
+const EOPNOTSUPP = 95;
+const FALLOC_FL_KEEP_SIZE = 0x01;
+const PRIO_PROCESS = 0;
+const IOPRIO_WHO_PROCESS = 1;
 
 /** Refused wholesale in the kernel modes (EPERM). */
 const KERNEL_DENIED: readonly Call[] = [
@@ -128,7 +153,20 @@ const KERNEL_DENIED: readonly Call[] = [
   'unshare', 'setns', 'memfd_create', 'memfd_secret', 'execveat', 'uselib', 'open_by_handle_at',
   'bpf', 'perf_event_open', 'userfaultfd', 'keyctl', 'add_key', 'request_key',
   'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module', 'setsid',
+  // Another process's memory placement and descriptors.
+  'kcmp', 'process_madvise', 'process_mrelease',
+  // System V IPC and POSIX message queues: objects of the host's (landlock) IPC namespace, kept after
+  // the call and outside its memory limit (bwrap has its own IPC namespace; refused there too).
+  'shmget', 'shmat', 'shmctl', 'shmdt', 'semget', 'semop', 'semctl', 'semtimedop', 'msgget', 'msgsnd', 'msgrcv', 'msgctl',
+  'mq_open', 'mq_unlink', 'mq_timedsend', 'mq_timedreceive', 'mq_notify', 'mq_getsetattr',
 ];
+/**
+ * Calls that change a process's limits, priority, scheduling or memory placement, allowed only on
+ * the caller itself (pid 0): in landlock mode every other process of the server's uid (the server,
+ * the launcher, other users' commands) would accept them. Reading (getrlimit, sched_getaffinity,
+ * getpriority) is not filtered: numerical libraries ask their own affinity.
+ */
+const SELF_ONLY: readonly Call[] = ['prlimit64', 'sched_setparam', 'sched_setscheduler', 'sched_setaffinity', 'sched_setattr', 'migrate_pages', 'move_pages'];
 /** Refused in the kernel modes with ENOSYS: the library falls back to an older call. */
 const KERNEL_MISSING: readonly Call[] = ['io_uring_setup', 'io_uring_enter', 'io_uring_register', 'clone3'];
 /** Refused in every mode (EPERM): a command keeps the identity it was started with. */
@@ -220,6 +258,11 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   on('openat', 'open2');
   on('mknod', 'mknod1');
   on('mknodat', 'mknod2');
+  // In every mode: whatever runs as the server's uid must not reach another of its processes.
+  for (const call of SELF_ONLY) on(call, 'self');
+  on('setpriority', 'prio');
+  on('ioprio_set', 'ioprio');
+  on('fallocate', 'fallocate');
   if (spec.kernel) {
     for (const call of KERNEL_DENIED) on(call, 'eperm');
     for (const call of KERNEL_MISSING) on(call, 'enosys');
@@ -252,6 +295,27 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   emit(JSET_K, SETID_BITS, 'eperm');
   emit(AND_K, S_IFMT);
   emit(JEQ_K, S_IFIFO, 'allow', 'eperm');
+  // pid 0, the caller (a pid_t: the kernel reads the low 32 bits only, so they decide).
+  label('self');
+  emit(LD_W_ABS, arg(0));
+  emit(JEQ_K, 0, 'allow', 'eperm');
+  // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): the caller's own process only
+  // (a process group or a user would include the server's processes).
+  label('prio');
+  emit(LD_W_ABS, arg(0));
+  emit(JEQ_K, PRIO_PROCESS, 'who', 'eperm');
+  label('ioprio');
+  emit(LD_W_ABS, arg(0));
+  emit(JEQ_K, IOPRIO_WHO_PROCESS, 'who', 'eperm');
+  label('who');
+  emit(LD_W_ABS, arg(1));
+  emit(JEQ_K, 0, 'allow', 'eperm');
+  // fallocate(fd, mode, offset, len): space reserved beyond the file's size (KEEP_SIZE, also the flag
+  // of hole punching and zero ranges) escapes RLIMIT_FSIZE; without it the size grows and the limit
+  // holds. EOPNOTSUPP, as a file system without the mode answers: programs fall back.
+  label('fallocate');
+  emit(LD_W_ABS, arg(1));
+  emit(JSET_K, FALLOC_FL_KEEP_SIZE, 'eopnotsupp', 'allow');
   if (spec.kernel) {
     label('clone');
     emit(LD_W_ABS, arg(0));
@@ -280,6 +344,8 @@ export function commandFilter(arch: ArchCalls, spec: FilterSpec): string {
   emit(RET_K, RET_ERRNO | ENOSYS);
   label('eacces');
   emit(RET_K, RET_ERRNO | EACCES);
+  label('eopnotsupp');
+  emit(RET_K, RET_ERRNO | EOPNOTSUPP);
   label('allow');
   emit(RET_K, RET_ALLOW);
   return encodeFilter(assemble(steps));

@@ -4,7 +4,8 @@
  * Mechanism: the first question about a tree walks it once (synchronous readdir + lstat, the
  * fastest walk Node offers, in slices that yield to the event loop) and records, per folder, its own
  * size, the bytes and count of the regular files and links directly in it, and its subfolders.
- * Sizes are apparent sizes (st_size) for files and folders alike; the tree's root is not counted. Each folder gets an inotify watch (fs.watch,
+ * Each entry counts the disk it takes (chargedBytes), files and folders alike; the tree's root is
+ * not counted. Each folder gets an inotify watch (fs.watch,
  * one per folder, not persistent). Any change by any process (create, write, truncate, rename,
  * delete) marks that folder dirty. Before answering, the event loop is turned twice so events
  * already queued by the kernel are delivered, then only the dirty folders are read again.
@@ -55,7 +56,7 @@ const MAX_TREES = 64;
 
 interface Listing {
   dir: string;
-  /** The folder's own size (st_size, like files: its apparent size); 0 for the tree's root. */
+  /** The folder's own count (chargedBytes, like files); 0 for the tree's root. */
   own: number;
   watcher: fs.FSWatcher | undefined;
   subfolders: string[];
@@ -71,6 +72,25 @@ interface Measurement {
   becameFolders: string[];
   /** [name, stat signature, newest timestamp ms] of every non-folder entry, when asked for. */
   entries: [string, string, number][] | undefined;
+}
+
+/**
+ * What one entry counts toward the quota: the disk it really takes (SPEC section 8), while an
+ * ordinary file still counts exactly its own size:
+ * - its apparent size (st_size): a sparse file counts what it claims, as RLIMIT_FSIZE bounds it, so
+ *   holes are no way around the quota, and a file counts the same on every file system;
+ * - plus the blocks allocated beyond what that size needs (st_blocks * 512 above the size rounded up
+ *   to the block): space reserved behind a small file (fallocate FALLOC_FL_KEEP_SIZE) counts whole;
+ * - a folder at least one block (4 KiB, what ext4 gives it; XFS reports less for a small one), so
+ *   a tree of empty folders counts the same everywhere.
+ * Inodes of files are bounded by their number (callwatch.ts: one file per 256 bytes of quota).
+ * Self-contained: its source text also runs in the measuring worker thread.
+ */
+export function chargedBytes(st: { size: number; blocks: number; blksize: number }, folder = false): number {
+  const block = Math.max(4096, st.blksize || 0);
+  const needed = Math.ceil(st.size / block) * block;
+  const reserved = Math.max(0, st.blocks * 512 - needed);
+  return folder ? Math.max(4096, st.size + reserved) : st.size + reserved;
 }
 
 /**
@@ -92,8 +112,7 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
       out.becameFolders.push(name);
       continue;
     }
-    // Apparent size (st.size), as everywhere in the quota: a sparse file counts for what it claims.
-    out.bytes += st.size;
+    out.bytes += chargedBytes(st);
     out.files += 1;
     if ((st.nlink > 1 && st.isFile()) || withEntries) {
       const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -129,6 +148,7 @@ const PARALLEL_MIN_FILES = 20_000;
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { lstatSync } = require('node:fs');
+const chargedBytes = ${chargedBytes.toString()};
 const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
@@ -411,7 +431,8 @@ class TreeUsage {
     const names: string[] = [];
     for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
     // Folders take disk space too (4 KiB and up on ext4): counted, so a tree of empty folders cannot fill the disk at "0 B used".
-    const own = dir === this.root ? 0 : (lstatIfAny(dir)?.size ?? 0);
+    const st = dir === this.root ? undefined : lstatIfAny(dir);
+    const own = st === undefined ? 0 : chargedBytes(st, true);
     return { dir, own, watcher, subfolders, names };
   }
 

@@ -13,7 +13,7 @@ const common = {
   format: 'esm',
   target: 'node20',
   absWorkingDir: root,
-  loader: { '.wasm': 'binary' },
+  loader: { '.wasm': 'binary', '.pl': 'text' },
 };
 
 /** Entry of the file-backed SQLite engine's child process (see src/core/db/node/children.ts). */

@@ -53,6 +53,38 @@ sub place_file {
   for (my $at = 0; $at < length($data);) { my $n = syswrite($fh, $data, length($data) - $at, $at) or fail('script file'); $at += $n }
   close($fh) or fail('script file');
 }
+# The caller's own identity (`uid`, `gid`, `groups`; nothing when the request names none): every
+# capability bound dropped while CAP_SETPCAP may still be held (nothing a program runs can gain one
+# back), then the supplementary groups (exactly those asked), real, effective and saved gid, then uid,
+# and every one of them checked in /proc/self/status. Moving root's every uid to another clears its
+# capabilities in the kernel; confine() then drops what a non-root server's might have kept.
+# Real = effective = saved, so Perl does not turn taint mode on, shells keep their privileges as they
+# are (none) and access(2) answers for the uid that opens.
+sub become {
+  my ($c) = @_;
+  my $uid = one($c, 'uid');
+  return unless defined $uid;
+  my $gid = one($c, 'gid');
+  my @groups = map { $_ + 0 } @{$c->{groups} // []};
+  defined $gid && $uid =~ /\A\d+\z/ && $gid =~ /\A\d+\z/ && $uid > 0 && $gid > 0 or do { $! = 22; fail('identity') };
+  if ((caps())[0] & (1 << 8)) {
+    my $last = 63;
+    if (open(my $f, '<', '/proc/sys/kernel/cap_last_cap')) { $last = <$f> + 0; close($f) }
+    for my $cap (0 .. $last) { syscall($NR{prctl}, 24, $cap, 0, 0, 0) == 0 or fail("capability bounding set ($cap)") }
+  }
+  my $list = pack('L*', @groups);
+  syscall($NR{setgroups}, scalar(@groups), @groups ? $list : 0) == 0 or fail('setgroups');
+  syscall($NR{setresgid}, $gid + 0, $gid + 0, $gid + 0) == 0 or fail('setresgid');
+  syscall($NR{setresuid}, $uid + 0, $uid + 0, $uid + 0) == 0 or fail('setresuid');
+  open(my $s, '<', '/proc/self/status') or fail('identity');
+  my %st = map { /\A(\w+):\s*(.*?)\s*\z/s ? ($1 => $2) : () } <$s>;
+  close($s);
+  my $same = sub { join(' ', split(' ', $_[0] // '-')) eq join(' ', @_[1 .. $#_]) };
+  $! = 1;
+  $same->($st{Uid}, ($uid) x 4) or fail("identity: uid $st{Uid}");
+  $same->($st{Gid}, ($gid) x 4) or fail("identity: gid $st{Gid}");
+  join(' ', sort { $a <=> $b } split(' ', $st{Groups} // '')) eq join(' ', sort { $a <=> $b } @groups) or fail("identity: groups $st{Groups}");
+}
 sub confine {
   my ($c) = @_;
   if (defined(my $t = one($c, 'tmpfs'))) {

@@ -36,12 +36,13 @@ sub descendants { my @all; my @todo = children($_[0]); while (@todo) { my $p = s
 
 # RLIMIT_NPROC counts every task of a real uid, so it bounds one command alone only where the command
 # has a count of its own: its user namespace (bwrap, server run as an ordinary user; the kernel never
-# counts root's tasks). There it is the command's budget (exact: 1). Everywhere else the supervisor
+# counts root's tasks), or the caller's own uid (`uid`: the budget then holds for all of that user's
+# commands together). There it is the command's budget (exact: 1). Everywhere else the supervisor
 # counts the command's tasks and stops it past its budget, and RLIMIT_NPROC only keeps the last 64 of
 # the uid's hard limit free, so the launcher's own forks never fail.
 sub bound {
   my ($q) = @_;
-  return (one($q, 'budget') + 0, 1) if one($q, 'mode') eq 'bwrap' && $> != 0;
+  return (one($q, 'budget') + 0, 1) if (one($q, 'mode') eq 'bwrap' && $> != 0) || defined one($q, 'uid');
   ($NPROC_HARD < 2 ** 62 ? $NPROC_HARD - 64 : undef, 0);
 }
 
@@ -87,8 +88,8 @@ sub send_message {
 sub start {
   my ($payload) = @_;
   # The fields the server needs come first (forkserver.ts); the rest is for the supervisor and the command.
-  my ($id, $mode, $budget) = $payload =~ /\Aid\0(\d+)\0mode\0(\w+)\0budget\0(\d+)\0/ or return;
-  my ($nproc, $exact) = bound({ mode => [$mode], budget => [$budget] });
+  my ($id, $mode, $budget, $uid) = $payload =~ /\Aid\0(\d+)\0mode\0(\w+)\0budget\0(\d+)\0(?:uid\0(\d+)\0)?/ or return;
+  my ($nproc, $exact) = bound({ mode => [$mode], budget => [$budget], defined $uid ? (uid => [$uid]) : () });
   my $msg = message(join("\0", 'nproc', $nproc // '', 'exact', $exact, $payload));
   # A spare that died meanwhile (its pipes are closed) is replaced.
   for (1 .. 2) {
@@ -241,7 +242,7 @@ sub supervise {
   # kept for another call when the command left them exactly as made.
   # A script's code is ours, not the command's: gone before the folders are judged.
   unlink(one($q, 'file')) if defined $folders && defined one($q, 'file');
-  my $kept = defined $folders && !$dying && pristine($folders) ? 1 : 0;
+  my $kept = defined $folders && !$dying && pristine($folders, one($q, 'uid'), one($q, 'gid')) ? 1 : 0;
   remove_tree($folders) if defined $folders && !$kept;
   my ($exit, $sig) = $code == -1 ? (-1, 0) : $code & 127 ? (-1, $code & 127) : ($code >> 8, 0);
   report("E $id $exit $sig " . ($us * 1000000 + $uus) . ' ' . ($ss * 1000000 + $sus) . " $rss $why $kept " . hexs($status));
@@ -254,12 +255,15 @@ sub supervise {
   POSIX::_exit(0);
 }
 
-# The call's folders exactly as made: ours, 0700, holding home/ and tmp/ (ours, 0700), both empty.
+# The call's folders exactly as made: ours, 0700, holding home/ and tmp/ (ours, 0700), both empty. For
+# a command run as the caller's uid (see become): the root folder stays ours, 0711 (the command may not
+# rename what is in it), home/ and tmp/ are the caller's (uid, gid), 0700.
 sub pristine {
-  my ($root) = @_;
+  my ($root, $uid, $gid) = @_;
   for my $dir ($root, "$root/home", "$root/tmp") {
     my @st = lstat($dir) or return 0;
-    return 0 unless -d _ && ($st[2] & 07777) == 0700 && $st[4] == $>;
+    my ($mode, $owner, $group) = defined $uid && $dir ne $root ? (0700, $uid, $gid) : (defined $uid ? 0711 : 0700, $>, undef);
+    return 0 unless -d _ && ($st[2] & 07777) == $mode && $st[4] == $owner && (!defined $group || $st[5] == $group);
     opendir(my $d, $dir) or return 0;
     my @in = sort grep { $_ ne '.' && $_ ne '..' } readdir($d);
     return 0 unless "@in" eq ($dir eq $root ? 'home tmp' : '');
@@ -329,21 +333,27 @@ sub command {
   # The call's own folders (landlock and validated modes): an earlier call's if still exactly as made,
   # else made new.
   my ($reused, $folders) = split(/ /, one($q, 'folders', ''), 2);
-  if (defined $folders && !($reused && pristine($folders))) {
+  my ($uid, $gid) = (one($q, 'uid'), one($q, 'gid'));
+  if (defined $folders && !($reused && pristine($folders, $uid, $gid))) {
     remove_tree($folders) if $reused;
     mkdir($folders, 0700) && mkdir("$folders/home", 0700) && mkdir("$folders/tmp", 0700) or fail('call folders');
+    if (defined $uid) {
+      chown($uid + 0, $gid + 0, "$folders/home", "$folders/tmp") == 2 && chmod(0711, $folders) or fail('call folders');
+    }
   }
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
   # The kernel's OOM killer takes a command's processes before the server's or any other program's.
   if (open(my $oom, '>', '/proc/self/oom_score_adj')) { print $oom "1000\n"; close($oom) }
-  # A script's code (landlock and validated modes): in its own call folder, before the file size limit.
-  place_file($q) unless one($q, 'mode') eq 'bwrap';
   # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
   # group's change is rate-limited without it: then its supervisor sees to it).
   my $nice = one($q, 'nice') + 0;
   setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
   autogroup('self', $nice);
+  # The caller's own identity, from here on (bubblewrap then runs unprivileged as that uid).
+  become($q);
+  # A script's code (landlock and validated modes): in its own call folder, before the file size limit.
+  place_file($q) unless one($q, 'mode') eq 'bwrap';
   my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec file filedata);
   for (@{$q->{limit} // []}) {
     my ($res, $value) = split(/ /, $_);

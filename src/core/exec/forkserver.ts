@@ -23,6 +23,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { INNER_SCRIPT, SERVER_SCRIPT } from './launcher-script.js';
 import type { ArchCalls } from './seccomp.js';
 import { SYSTEM_PATH } from './system.js';
@@ -76,12 +77,7 @@ export interface LaunchSpec {
   identity?: KernelIdentity;
 }
 
-/** A uid, a gid and the supplementary groups a command runs with (never 0). */
-export interface KernelIdentity {
-  uid: number;
-  gid: number;
-  groups: readonly number[];
-}
+export type { KernelIdentity };
 
 export interface LaunchEnd {
   /** Exit code, or -1 when it did not exit by itself. */

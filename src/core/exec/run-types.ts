@@ -2,7 +2,7 @@
  * What a command asks of the runner (runner.ts) and what it gets back: the one shape the executor,
  * the launcher's command line (launcher.ts) and the sandbox probe share.
  */
-import type { KernelIdentity } from './forkserver.js';
+import type { KernelIdentity } from '../ids/kernel-identity.js';
 import type { SandboxMode } from './modes.js';
 
 export interface RunRequest {

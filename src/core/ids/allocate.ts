@@ -6,7 +6,7 @@
  * (files on disk carry the numbers). A number a host account or group already uses (this host's
  * /etc/passwd, /etc/group) is skipped.
  */
-import fs from 'node:fs';
+import { readBytes } from '../fs/read.js';
 import { readAccess, rows, writeAccess } from '../groups/accessdb.js';
 import type { IdRange } from './range.js';
 
@@ -73,7 +73,7 @@ function hostIds(): Set<number> {
   for (const [file, field] of [['/etc/passwd', 2], ['/etc/group', 2]] as const) {
     let text = '';
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readBytes(file).toString('utf8');
     } catch {
       continue;
     }

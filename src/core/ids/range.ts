@@ -4,7 +4,7 @@
  * (setresuid fails with EINVAL) nor own a file, so a rootless or user-namespaced container must pick
  * its range inside its own map.
  */
-import fs from 'node:fs';
+import { readBytes } from '../fs/read.js';
 
 /** Largest valid id: (uid_t)-1 means "no change" to the kernel, and -2 is often the overflow id. */
 export const MAX_KERNEL_ID = 4_294_967_293;
@@ -34,7 +34,7 @@ interface MapLine {
 function readMap(file: string): MapLine[] | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readBytes(file).toString('utf8');
   } catch {
     return undefined;
   }

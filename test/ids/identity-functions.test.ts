@@ -87,3 +87,18 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(fs.lstatSync(s.zonePath('storage', 'mine.txt', 'bob')).uid).not.toBe(fs.lstatSync(s.zonePath('storage', 'plan.txt')).uid);
   });
 });
+
+describe.each(KERNEL_MODES)('%s mode: a group space under identity separation', (mode) => {
+  let s: Shed;
+  afterEach(() => s?.cleanup());
+
+  it('still runs as the server\'s uid, but no mode or owner changes at all; members\' work goes on', async () => {
+    s = makeShed({ sandbox: mode, ...ON, ...IDS });
+    const { mod } = await import('../helpers/shed.js');
+    await mod.admin.groups.add(s.base, 'team', 'team');
+    await mod.admin.groups.addMember(s.base, 'team', 'alice');
+    const d = ran(await s.call('shed_run_python', { zone: 'group', group: 'team', code: 'import os\nopen("t.txt", "w").write("x")\ntry:\n    os.chmod("t.txt", 0o777)\n    print("CHANGED")\nexcept OSError as e:\n    print("refused", e.errno)' }));
+    expect(d.stdout.trim()).toBe('refused 1');
+    expect(fs.readFileSync(path.join(s.base, 'groups', 'team', 'data', 't.txt'), 'utf8')).toBe('x');
+  });
+});

@@ -144,7 +144,9 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      noModeChanges: guarding,
+      // A group space under identity separation still runs as the server's uid (for now): no mode,
+      // owner or ACL change at all then, so nothing of that uid (the server runs as root in the image) is re-moded.
+      noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,
       cpuSec: valves.exec_cpu_limit_seconds,

@@ -102,3 +102,21 @@ describe.each(KERNEL_MODES)('%s mode: a group space under identity separation', 
     expect(fs.readFileSync(path.join(s.base, 'groups', 'team', 'data', 't.txt'), 'utf8')).toBe('x');
   });
 });
+
+describe('a storage base the users\' uids cannot reach', () => {
+  it('commands are refused, naming the closed folder above the base, and nothing runs as the server', async () => {
+    const s = makeShed({ sandbox: 'landlock', ...ON, ...IDS });
+    try {
+      const closed = path.join(s.base, 'closed');
+      fs.mkdirSync(closed, { mode: 0o700 });
+      s.tools.valves = { ...s.tools.valves, storage_base_path: path.join(closed, 'base') };
+      const r = await s.call('shed_run_shell', { zone: 'storage', script: 'echo ran > ran.txt' });
+      expect(r.success).toBe(false);
+      expect(r.error?.code).toBe('SANDBOX_UNAVAILABLE');
+      expect(r.error?.message).toContain(closed);
+      expect(fs.existsSync(path.join(closed, 'base', 'users', 'alice', 'Storage', 'data', 'ran.txt'))).toBe(false);
+    } finally {
+      s.cleanup();
+    }
+  });
+});

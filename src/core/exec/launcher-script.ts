@@ -40,13 +40,19 @@
  * inheritable, checked); the seccomp filter; Landlock. Perl builtins and `syscall` only: the inner
  * script loads no module.
  *
+ * The caller's kernel identity (request fields uid, gid, groups; valve identity_separation): the
+ * command's process takes it (`become`, confine.pl) after its limits and priority and before CONFINE,
+ * every id at once (real, effective and saved: Perl sees no set-id start, so no taint mode; shells
+ * keep what they have, nothing; access(2) answers for the uid that opens) and checked. The call
+ * folders' home/ and tmp/ are then the caller's, their root stays the launcher's (0711).
+ *
  * Processes and threads per command (see `bound`): RLIMIT_NPROC where the kernel counts the command's
- * tasks alone (its own user namespace: bwrap, server run as an ordinary user); elsewhere RLIMIT_NPROC
- * counts every task of the server's uid, shared by all commands (a bomb in one would use up the room
- * of the others), and root's not at all (giving a command another real uid would put Perl in taint
- * mode, make shells drop privileges and make access(2) answer for that uid), so the supervisor counts
- * the command's tasks (every 20 ms, every 5 ms once it runs more than four) and stops it (`why`
- * processes) once it has more than its budget.
+ * tasks alone (its own user namespace: bwrap, server run as an ordinary user) or the caller's uid
+ * alone (identity: the budget then holds for all of that user's commands together); elsewhere
+ * RLIMIT_NPROC counts every task of the server's uid, shared by all commands (a bomb in one would use
+ * up the room of the others), and root's not at all, so the supervisor counts the command's tasks
+ * (every 20 ms, every 5 ms once it runs more than four) and stops it (`why` processes) once it has
+ * more than its budget.
  */
 
 import CONFINE from './launcher/confine.pl?raw';

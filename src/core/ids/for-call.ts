@@ -4,6 +4,7 @@
  * spaces keep the server's uid until group ownership is expressed as file permissions (issue 31,
  * step 5). Undefined: the server's own uid, as before.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Valves } from '../valves.js';
@@ -31,7 +32,23 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
     throw shedError('INVALID_VALVES', (err as Error).message, { details: { valve: 'identity_id_first' }, hint: 'An admin corrects identity_id_first / identity_id_count.' });
   }
   const base = path.resolve(valves.storage_base_path);
+  const closed = closedAncestor(base);
+  if (closed !== undefined) {
+    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: users' commands run as their own uid, which cannot pass ${closed} (a folder above the storage base that others may not search).`, {
+      details: { folder: closed },
+      hint: `An admin makes ${closed} passable (chmod o+x, e.g. chmod 711), moves storage_base_path, or sets identity_separation=off.`,
+    });
+  }
   const ids = await userIds(base, range, userId);
   await claimZone(base, userId, zone, ids, scratch);
   return { uid: ids.uid, gid: ids.gid, groups: [] };
+}
+
+/** The first folder above `base` that another uid may not search (no o+x), if any. */
+function closedAncestor(base: string): string | undefined {
+  for (let dir = path.dirname(base); ; dir = path.dirname(dir)) {
+    const st = fs.statSync(dir, { throwIfNoEntry: false });
+    if (st && (st.mode & 0o001) === 0) return dir;
+    if (path.dirname(dir) === dir) return undefined;
+  }
 }

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readBytes } from './read.js';
+import { TimeSlice } from './slice.js';
 
 const me = typeof process.geteuid === 'function' ? process.geteuid() : -1;
 /** Only a server that may give files away (root, or CAP_CHOWN) tries. */
@@ -59,5 +60,25 @@ export function mkdirInheriting(dir: string): void {
     }
     const owner = foreignOwner(path.dirname(d));
     if (owner) fs.lchownSync(d, owner.uid, owner.gid);
+  }
+}
+
+/**
+ * A tree the server moved or copied into a folder of someone else's (a bridge, an extracted
+ * archive): every entry given that folder's owner, in slices, no link followed (lchown). Nothing to
+ * do in the server's own folders.
+ */
+export async function adoptTree(top: string): Promise<void> {
+  const owner = foreignOwner(path.dirname(top));
+  if (!owner) return;
+  const slice = new TimeSlice();
+  const todo = [top];
+  while (todo.length > 0) {
+    const p = todo.pop()!;
+    await slice.tick();
+    const st = fs.lstatSync(p, { throwIfNoEntry: false });
+    if (!st) continue;
+    if (st.uid !== owner.uid || st.gid !== owner.gid) fs.lchownSync(p, owner.uid, owner.gid);
+    if (st.isDirectory()) for (const n of fs.readdirSync(p)) todo.push(path.join(p, n));
   }
 }

@@ -120,3 +120,21 @@ describe('a storage base the users\' uids cannot reach', () => {
     }
   });
 });
+
+describe.each(KERNEL_MODES)('%s mode: a locked edit under identity separation', (mode) => {
+  it('the command edits the working copy as the user; save puts it in place, the user\'s', async () => {
+    const s = makeShed({ sandbox: mode, ...ON, ...IDS });
+    try {
+      ok(await s.call('shed_create_file', { zone: 'storage', path: 'docs/r.md', content: 'alpha draft\n' }));
+      ok(await s.call('shed_lockedit_open', { zone: 'storage', path: 'docs/r.md' }));
+      const r = ok(await s.call('shed_lockedit_exec', { zone: 'storage', path: 'docs/r.md', cmd: 'sed', args: ['-i', 's/draft/final/', '.'] }));
+      expect(r.returncode).toBe(0);
+      ok(await s.call('shed_lockedit_save', { zone: 'storage', path: 'docs/r.md' }));
+      expect(fs.readFileSync(s.zonePath('storage', 'docs/r.md'), 'utf8')).toBe('alpha final\n');
+      const d = ran(await s.call('shed_run_shell', { zone: 'storage', script: 'echo more >> docs/r.md && cat docs/r.md' }));
+      expect(d.stdout).toBe('alpha final\nmore\n');
+    } finally {
+      s.cleanup();
+    }
+  });
+});

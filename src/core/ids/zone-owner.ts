@@ -102,14 +102,14 @@ export async function claimZone(base: string, userId: string, zone: Zone, ids: U
   closeDir(base, 0o711);
   closeDir(users, 0o711);
   setDir(home, me, ids.gid, 0o710);
-  // A locked edit's view has no workBase: its scratch folder lies in <zone folder>/editzone/.
-  const cut = scratch === undefined ? -1 : scratch.lastIndexOf(`${path.sep}editzone${path.sep}`);
-  const top = zone.name === 'uploads' ? path.join(home, 'Uploads') : (zone.workBase ?? (cut > 0 ? scratch!.slice(0, cut) : undefined));
+  // A locked edit's view has no workBase: its scratch folder lies in <zone folder>/scratch/.
+  const first = scratch === undefined ? undefined : path.relative(home, scratch).split(path.sep)[0];
+  const top = zone.name === 'uploads' ? path.join(home, 'Uploads') : (zone.workBase ?? (first && first !== '..' ? path.join(home, first) : undefined));
   if (top === undefined || chain(home, top).length === 0) throw new Error(`claimZone: ${zone.root} is not a zone folder of ${home}`);
   setDir(top, me, ids.gid, 0o710);
   for (const state of ['git', 'locks']) closeDir(path.join(top, state), 0o700);
   if (scratch !== undefined) {
-    // editzone/ and editzone/<conv>/ are passed through; the scratch folder is the user's.
+    // The folders holding it (scratch/) are passed through; the scratch folder is the user's.
     for (const dir of chain(top, path.dirname(scratch)).slice(1)) setDir(dir, me, ids.gid, 0o710);
     await walkOwn(scratch, ids, false);
     return;

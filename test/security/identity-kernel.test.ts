@@ -289,3 +289,11 @@ describe('landlock: the call folders are the caller\'s, and never another user\'
     }
   });
 });
+
+describe('the launcher never runs a command as an identity it could not take', () => {
+  it.each(['landlock', 'bwrap'] as const)('%s: uid 0 asked for is refused, the command does not run', async (mode) => {
+    const r = await run(request(mode, { program: sh, args: ['-c', 'echo ran > ran.txt'], identity: { uid: 0, gid: 0, groups: [] } }));
+    expect(r.refused).toMatch(/identity/);
+    expect(fs.existsSync(path.join(aliceData, 'ran.txt'))).toBe(false);
+  });
+});

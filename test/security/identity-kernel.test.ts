@@ -297,3 +297,15 @@ describe('the launcher never runs a command as an identity it could not take', (
     expect(fs.existsSync(path.join(aliceData, 'ran.txt'))).toBe(false);
   });
 });
+
+describe('landlock: RLIMIT_NPROC is real under the caller\'s uid', () => {
+  it('a fork bomb meets EAGAIN from the kernel at its budget (no supervisor stop needed), and ends', async () => {
+    const bomb = py(['import time', 'kids = []', 'try:', '    for i in range(400):', '        pid = os.fork()', '        if pid == 0:', '            time.sleep(3)', '            os._exit(0)', '        kids.append(pid)', 'finally:', '    print("forked", len(kids))'].join('\n'));
+    const r = await attempt('landlock', bomb, alice);
+    expect(r.stoppedFor).toBeUndefined();
+    expect(text(r)).toMatch(/DENIED BlockingIOError|Resource temporarily unavailable/);
+    const forked = Number(/forked (\d+)/.exec(text(r))?.[1]);
+    expect(forked).toBeGreaterThan(0);
+    expect(forked).toBeLessThan(64);
+  });
+});

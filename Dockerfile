@@ -1,6 +1,9 @@
 # Fileshed server: OpenAPI tool server + MCP over HTTP on port 8765, storage in /data.
 # dist/ is self-contained (the plugin and the server bundle), so no npm install happens here.
-# It runs as the unprivileged user `node`; the code (root-owned) is read-only to it.
+# Every user's commands run as that user's own uid (identity_separation=required, docs/deployment.md):
+# the server runs as root WITHOUT root's powers: run it with cap_drop ALL and cap_add of exactly
+# SETUID SETGID CHOWN FOWNER DAC_OVERRIDE KILL SYS_NICE, and no-new-privileges (docker-compose.example.yml).
+# Without those capabilities commands are refused (never run as the server).
 # python3 and its data stack serve shed_run_python, off unless an admin sets allow_python=true.
 FROM node:26-slim
 RUN apt-get update \
@@ -11,8 +14,9 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json ./
 COPY dist/ ./dist/
-RUN mkdir -p /data && chown node:node /data && chmod 700 /data
-USER node
+# The storage base: the server's, passable (0711) so each user's commands reach their own zone only.
+RUN mkdir -p /data && chmod 711 /data
+USER root
 VOLUME ["/data"]
 EXPOSE 8765
 ENV FILESHED_BASE=/data FILESHED_HOST=0.0.0.0 FILESHED_PORT=8765
@@ -25,4 +29,4 @@ ENV FILESHED_AUTH=openwebui-session,api-key
 # Liveness without curl (not in slim images): node asks /healthz, which never touches storage.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.FILESHED_PORT||8765)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/cli.mjs", "serve"]
+CMD ["node", "dist/cli.mjs", "serve", "--valve=identity_separation=required"]

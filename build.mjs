@@ -59,7 +59,7 @@ const common = {
   legalComments: 'none',
   logLevel: 'warning',
   absWorkingDir: root,
-  loader: { '.wasm': 'binary' },
+  loader: { '.wasm': 'binary', '.pl': 'text' },
 };
 
 // The plugin module is minified. keepNames keeps

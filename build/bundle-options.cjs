@@ -13,7 +13,7 @@ const common = {
   format: 'esm',
   target: 'node20',
   absWorkingDir: root,
-  loader: { '.wasm': 'binary' },
+  loader: { '.wasm': 'binary', '.pl': 'text' },
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 import { kernelSandboxes, sandboxReport } from './core/exec/sandbox.js';
 import { launcherPerl } from './core/exec/launcher.js';
+import { separationReport } from './core/ids/separation.js';
 import { ShedError } from './core/errors.js';
 import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from './core/valves.js';
 import { FUNCTIONS } from './functions/index.js';
@@ -63,9 +64,19 @@ export const hostApi = {
     }
   },
   sandbox: (configured: Valves['sandbox'], unconfinedAllowed = true) => sandboxReport(configured, unconfinedAllowed),
+  /** Which separation holds users apart under these (raw) valves with commands in `sandbox` mode (src/core/ids/separation.ts). */
+  separation(rawValves: unknown, sandbox: string) {
+    let valves: Valves;
+    try {
+      valves = parseValves(ValvesSchema, rawValves, 'valve');
+    } catch {
+      valves = defaultValves();
+    }
+    return separationReport(valves, sandbox);
+  },
   /** What each kernel sandbox can do here, which mode `auto` picks, and the perl the launcher runs on (fileshed doctor). */
   async sandboxCheck() {
     const [kernel, auto] = await Promise.all([kernelSandboxes(), sandboxReport('auto')]);
-    return { ...kernel, auto, perl: launcherPerl() ?? null };
+    return { ...kernel, auto, perl: launcherPerl() ?? null, separation: separationReport({ ...defaultValves(), identity_separation: 'auto' }, auto.active) };
   },
 };

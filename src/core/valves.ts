@@ -81,6 +81,20 @@ export const ValvesSchema = z.object({
     title: 'Command sandbox',
     description: 'auto (bubblewrap when it works, else Landlock, else commands are refused), bwrap or landlock (required), validated (argument policy only: weaker, no kernel confinement).',
   }),
+  identity_separation: z.enum(['off', 'auto', 'required']).default('off').meta({
+    title: 'Commands run as the user',
+    description:
+      'auto: every command and script in a user\'s own zones runs as that user\'s kernel identity (uid and gid from identity_id_first on) whenever the server can switch (root, or CAP_SETUID+CAP_SETGID), and the user\'s zones are made theirs on first use, closed to every other uid; required: the same, and commands are refused where the server cannot switch; off: every command runs as the server\'s uid (one trust domain, held apart by the sandbox alone). Group spaces keep the server\'s uid for now.',
+  }),
+  identity_id_first: int(1000).max(4_000_000_000).default(2_000_000).meta({
+    title: 'First kernel id',
+    description:
+      'Every user gets a uid (and a personal gid of the same number) and every group a gid, allocated once from identity_id_first on and recorded in access_auth.sqlite, the same on every instance sharing the storage. Choose numbers no host account uses and that the server\'s user namespace maps (a rootless or user-namespaced container maps only its own range: then pick one inside it).',
+  }),
+  identity_id_count: int(1).max(100_000_000).default(1_000_000).meta({
+    title: 'Kernel ids available',
+    description: 'How many ids from identity_id_first on may be allocated (users and groups together).',
+  }),
   allow_python: z.boolean().default(false).meta({
     title: 'Allow Python code',
     description:

@@ -22,6 +22,7 @@ import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
 import type { ZoneName } from '../core/zones/zones.js';
 import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
+import { adoptTree } from '../core/fs/owner.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;
@@ -134,6 +135,9 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
   if (!(spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined))) {
     await copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
     if (spec.move) await removeCopied(src.abs, scan);
+  } else {
+    // Moved as it was (an upload is the server's): now the destination folder's owner's.
+    await adoptTree(dst.abs);
   }
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moved' : 'Copied'} ${scan.files} files to ${dst.shown}.`, true);
 

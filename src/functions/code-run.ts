@@ -53,6 +53,7 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
       captureBytes: limit * 4 + 4,
       stdoutFile: call.stdout_file !== undefined,
       unconfinedAllowed: ctx.host.allowsUnconfined !== false,
+      caller: ctx.user.id,
       script: call.script,
       openOutputs: () => {
         if (call.stdout_file !== undefined) out = openOutput(zone, call.stdout_file, 'stdout_file', call.allow_zone_in_path, locked);

@@ -59,6 +59,7 @@ export const shedExec = defineFunction({
         stdoutFile: args.stdout_file !== undefined,
         mergeStderr: args.redirect_stderr_to_stdout,
         unconfinedAllowed: ctx.host.allowsUnconfined !== false,
+        caller: ctx.user.id,
         openOutputs: () => {
           if (args.stdout_file) outputs.push((outFile = openOutput(zone, args.stdout_file, 'stdout_file', args.allow_zone_in_path, locked)));
           if (args.stderr_file && !args.redirect_stderr_to_stdout) outputs.push((errFile = openOutput(zone, args.stderr_file, 'stderr_file', args.allow_zone_in_path, locked)));

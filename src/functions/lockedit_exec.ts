@@ -67,6 +67,7 @@ export const shedLockeditExec = defineFunction({
         timeoutSec,
         captureBytes: limit * 4 + 4,
         unconfinedAllowed: ctx.host.allowsUnconfined !== false,
+        caller: ctx.user.id,
       });
       if (overQuota) {
         invalidateCopies(t.zone.scope);

@@ -1,4 +1,5 @@
 import { sandboxReport } from '../core/exec/sandbox.js';
+import { separationReport } from '../core/ids/separation.js';
 import { pythonReport, type PythonReport } from '../core/exec/python-probe.js';
 import type { Valves } from '../core/valves.js';
 import { engineReport } from '../core/db/run.js';
@@ -39,6 +40,7 @@ export const shedParameters = defineFunction({
       sqlite_engine: engineReport(),
       openwebui_api_url: v.openwebui_api_url,
       sandbox,
+      separation: separationReport(v, sandbox.active),
       code_execution: await codeExecution(v, sandbox.active === 'validated'),
       host: ctx.host.name,
       // Several instances need a shared filesystem with coherent client caches (README "Several instances").

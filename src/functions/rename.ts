@@ -13,6 +13,7 @@ import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from 
 import { locate, notFound, requireNotRoot } from '../core/files/located.js';
 import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
 import { forgetEntry, guardWrite, moveEntry } from '../core/groups/enforce.js';
+import { mkdirInheriting } from '../core/fs/owner.js';
 import { assertFence } from '../core/locks/lease.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
@@ -90,7 +91,7 @@ export const shedRename = defineFunction({
 
     // A relative link means something else once moved (d1/d2/L -> ../../x lands outside from the root).
     if (srcStat.isSymbolicLink()) refuseMovedLink(zone.root, dst.abs, dst.abs, src.shown, dst.shown, fs.readlinkSync(src.abs));
-    fs.mkdirSync(path.dirname(dst.abs), { recursive: true });
+    mkdirInheriting(path.dirname(dst.abs));
     // rename(2) is atomic and replaces a file destination in one step.
     const fromRel = diskRel(src);
     assertFence();

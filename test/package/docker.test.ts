@@ -29,13 +29,14 @@ const docker = instructions(fs.readFileSync('Dockerfile', 'utf8'));
 const envOf = (name: string) => docker.filter((i) => i.op === 'ENV').map((i) => new RegExp(`(?:^|\\s)${name}=(\\S+)`).exec(i.args)?.[1]).find(Boolean);
 
 describe('Dockerfile', () => {
-  it('runs as the unprivileged node user, with the storage folder its own and closed to others', () => {
+  it('runs as root (stripped of its powers by the compose file), requires identity separation, the storage folder passable only', () => {
     const users = docker.filter((i) => i.op === 'USER');
-    expect(users.at(-1)?.args).toBe('node');
+    expect(users.at(-1)?.args).toBe('root');
     expect(docker.findIndex((i) => i.op === 'USER')).toBeLessThan(docker.findIndex((i) => i.op === 'CMD'));
     expect(envOf('FILESHED_BASE')).toBe('/data');
     expect(docker.find((i) => i.op === 'VOLUME')?.args).toContain('/data');
-    expect(docker.some((i) => i.op === 'RUN' && /chown node:node \/data/.test(i.args) && /chmod 700 \/data/.test(i.args))).toBe(true);
+    expect(docker.some((i) => i.op === 'RUN' && /chmod 711 \/data/.test(i.args))).toBe(true);
+    expect(docker.find((i) => i.op === 'CMD')?.args).toContain('--valve=identity_separation=required');
   });
 
   it('copies only what .dockerignore lets into the context', () => {
@@ -74,12 +75,14 @@ describe('Dockerfile', () => {
 
 describe('docker-compose.example.yml', () => {
   const text = fs.readFileSync('docker-compose.example.yml', 'utf8');
-  const compose = parseYaml(text) as { services: Record<string, { build?: string; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; security_opt?: string[]; networks?: string[] }> };
+  const compose = parseYaml(text) as { services: Record<string, { build?: string; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; security_opt?: string[]; cap_drop?: string[]; cap_add?: string[]; networks?: string[] }> };
   const shed = compose.services.fileshed!;
 
-  it("runs with Docker's default security options", () => {
-    expect(shed.security_opt).toBeUndefined();
+  it("runs with Docker's default seccomp and AppArmor profiles, no new privileges, and only identity separation's capabilities", () => {
+    expect(shed.security_opt).toEqual(['no-new-privileges:true']);
     expect(Object.values(compose.services).some((s) => (s.security_opt ?? []).some((o) => /unconfined/.test(o)))).toBe(false);
+    expect(shed.cap_drop).toEqual(['ALL']);
+    expect(shed.cap_add).toEqual(['SETUID', 'SETGID', 'CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'KILL', 'SYS_NICE']);
   });
 
   it('sets only variables the server reads, on the port and volume the image uses', () => {

@@ -535,7 +535,7 @@ async function bundleRunner(dir: string): Promise<string> {
   const entry = path.join(dir, 'entry.ts');
   fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/exec/${m}.ts`))};`).join('\n'));
   const out = path.join(dir, 'runner.mjs');
-  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'warning' });
+  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'warning', loader: { '.pl': 'text' } });
   return out;
 }
 

@@ -33,7 +33,7 @@ const git = (cwd: string, ...args: string[]) => execFileSync('git', ['--git-dir'
 let dir: string;
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-takeover-'));
-  await build({ entryPoints: [path.resolve('src/index.ts')], outfile: path.join(dir, 'plugin.mjs'), bundle: true, platform: 'node', format: 'esm', logLevel: 'silent', loader: { '.wasm': 'binary' }, banner: { js: BANNER } });
+  await build({ entryPoints: [path.resolve('src/index.ts')], outfile: path.join(dir, 'plugin.mjs'), bundle: true, platform: 'node', format: 'esm', logLevel: 'silent', loader: { '.wasm': 'binary', '.pl': 'text' }, banner: { js: BANNER } });
   fs.writeFileSync(path.join(dir, 'child.mjs'), CHILD);
 }, 60_000);
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

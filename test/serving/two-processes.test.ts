@@ -54,7 +54,7 @@ let base: string;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-two-proc-'));
-  await build({ entryPoints: [path.resolve('src/index.ts')], outfile: path.join(dir, 'plugin.mjs'), bundle: true, platform: 'node', format: 'esm', logLevel: 'silent', loader: { '.wasm': 'binary' }, banner: { js: BANNER } });
+  await build({ entryPoints: [path.resolve('src/index.ts')], outfile: path.join(dir, 'plugin.mjs'), bundle: true, platform: 'node', format: 'esm', logLevel: 'silent', loader: { '.wasm': 'binary', '.pl': 'text' }, banner: { js: BANNER } });
   fs.writeFileSync(path.join(dir, 'child.mjs'), CHILD);
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

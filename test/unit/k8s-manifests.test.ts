@@ -87,8 +87,9 @@ describe('Kubernetes manifests', () => {
       expect(ref.name).toBe('fileshed');
       expect(secret.stringData![ref.key]).toBeDefined();
     }
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    // Root without root's powers: exactly the capabilities of identity separation (docs/deployment.md), which is required.
+    expect(pod.securityContext).toMatchObject({ runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['SETUID', 'SETGID', 'CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'KILL', 'SYS_NICE'] } });
+    expect(c.args).toContain('--valve=identity_separation=required');
   });
 });

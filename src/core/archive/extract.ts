@@ -24,6 +24,7 @@ import { checkEntryName, unsafeEntry } from './names.js';
 import { assertFence } from '../locks/lease.js';
 import { formatSize } from '../text/size.js';
 import { listSliced } from '../fs/list.js';
+import { adoptTree, mkdirInheriting } from '../fs/owner.js';
 import { sortSliced, TimeSlice } from '../fs/slice.js';
 
 const MIB = 1024 * 1024;
@@ -390,10 +391,12 @@ export async function placeExtracted(tempRoot: string, destAbs: string, shown: (
     await slice.tick();
     if (m.replace) checkReplace(m.rel);
   }
-  fs.mkdirSync(destAbs, { recursive: true });
+  mkdirInheriting(destAbs);
   for (const m of moves) {
     await slice.tick();
     move(m.from, m.to);
+    // Extracted by the server: the destination folder's owner's (src/core/fs/owner.ts).
+    await adoptTree(m.to);
   }
   return { moved: moves.map((m) => m.rel), replaced: conflicts };
 }

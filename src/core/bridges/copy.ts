@@ -13,6 +13,7 @@ import { TEMP_SUFFIX, syncDir } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { TimeSlice } from '../fs/slice.js';
+import { adoptTree, mkdirInheriting } from '../fs/owner.js';
 import { assertFence } from '../locks/lease.js';
 import { errnoCode } from '../paths/resolve.js';
 
@@ -63,7 +64,7 @@ function tempBeside(dest: string, tag: string): string {
  * the two are on different disks (the caller copies instead).
  */
 export function renameInto(from: string, dest: string, replace: boolean): boolean {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  mkdirInheriting(path.dirname(dest));
   const folder = fs.lstatSync(from).isDirectory();
   try {
     assertFence();
@@ -90,11 +91,13 @@ export function renameInto(from: string, dest: string, replace: boolean): boolea
 
 /** Copies a file or folder to a temp entry beside `dest`, then renames it into place. */
 export async function copyInto(src: string, folder: boolean, dest: string, replace: boolean): Promise<void> {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  mkdirInheriting(path.dirname(dest));
   const tmp = tempBeside(dest, '');
   try {
     if (folder) await copyFolder(src, tmp);
     else copyOne(src, tmp, true);
+    // The copy beside dest takes the owner of the folder it lands in (src/core/fs/owner.ts).
+    await adoptTree(tmp);
     if (!renameInto(tmp, dest, replace)) throw shedError('IO_ERROR', 'The copy could not be put in place.');
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -11,6 +11,8 @@
  */
 import { shedError } from '../errors.js';
 import type { OwnershipRecord } from '../groups/access.js';
+import { callIdentity } from '../ids/for-call.js';
+import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Valves } from '../valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
@@ -58,6 +60,11 @@ export interface ExecRequest {
    * interpreter under the kernel alone (code.ts), with what it changed known in every zone.
    */
   script?: ScriptRequest;
+  /**
+   * The calling user's id: with valve identity_separation on, the command runs as their kernel
+   * identity (src/core/ids/for-call.ts). A locked edit's scratch folder is `zone.root` then, made theirs.
+   */
+  caller?: string;
 }
 
 export interface ExecOutcome {
@@ -84,13 +91,14 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   if (policy.expanded.length > 0) blocked = await checkSensitiveCommand(zone, policy.args);
   if (!plan) requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
   const program = plan?.program ?? requireProgram(cmd);
+  const identity = await callIdentity(valves, req.caller, zone, req.scratch ? zone.root : undefined);
   const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
   let watched: Watched;
   let report: AsideReport;
   try {
-    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan);
+    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
   } finally {
     report = await aside.restore();
   }
@@ -115,7 +123,7 @@ interface Watched {
 }
 
 /** The command under its quota watch; what it changed; its growth undone when it passed the quota. */
-async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined): Promise<Watched> {
+async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined, identity: KernelIdentity | undefined): Promise<Watched> {
   const { valves, zone, cmd } = req;
   // What it changed is needed in versioned zones (the commit), and for a script anywhere it can write (its answer).
   const tracked = zone.versioned || (plan !== undefined && !zone.readonly);
@@ -136,7 +144,9 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      noModeChanges: guarding,
+      // A group space under identity separation still runs as the server's uid (for now): no mode,
+      // owner or ACL change at all then, so nothing of that uid (the server runs as root in the image) is re-moded.
+      noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,
       cpuSec: valves.exec_cpu_limit_seconds,
@@ -148,6 +158,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       mergeStderr: req.mergeStderr === true,
       monitor: watch?.monitor,
       ...(plan ? { script: plan.run, memoryTotalBytes: valves.exec_memory_limit_mb > 0 ? valves.exec_memory_limit_mb * MIB : undefined } : {}),
+      ...(identity ? { identity } : {}),
     });
     // In every mode: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links). A script's, once what it

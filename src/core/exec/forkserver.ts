@@ -23,6 +23,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { INNER_SCRIPT, SERVER_SCRIPT } from './launcher-script.js';
 import type { ArchCalls } from './seccomp.js';
 import { SYSTEM_PATH } from './system.js';
@@ -68,7 +69,15 @@ export interface LaunchSpec {
   file?: { path: string; content: string };
   /** Anonymous memory the command's processes may hold together (bytes), checked by its supervisor. */
   memory?: number;
+  /**
+   * The caller's kernel identity: the command's process takes it (every uid and gid, exactly these
+   * supplementary groups) before it is confined, and bubblewrap runs as it (see `become` in
+   * launcher/confine.pl). Absent: the server's own ids, as before.
+   */
+  identity?: KernelIdentity;
 }
+
+export type { KernelIdentity };
 
 export interface LaunchEnd {
   /** Exit code, or -1 when it did not exit by itself. */
@@ -138,7 +147,7 @@ let nextId = 1;
  * this process's call folders (where and by what name: the launcher removes them once it is gone).
  */
 function header(perl: string, arch: ArchCalls): string {
-  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range'] as const;
+  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range', 'setgroups', 'setresgid', 'setresuid'] as const;
   const folders = Buffer.from(path.join(os.tmpdir(), `shed-call-${process.pid}-`)).toString('hex');
   return [...names.map((n) => `nr.${n}=${arch.nr[n] ?? -1}`), `perl=${perl}`, `folders=${folders}`].join(' ');
 }
@@ -271,10 +280,15 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   const f: string[] = [];
   const put = (key: string, ...values: (string | number)[]) => values.forEach((v) => f.push(key, String(v)));
   const fd = (v: 'pipe' | 'merge' | number) => (typeof v === 'number' ? `fd:${v}` : v);
-  // These three first: the launcher reads them without parsing the rest.
+  // These first: the launcher reads them without parsing the rest.
   put('id', id);
   put('mode', spec.mode);
   put('budget', spec.budget);
+  if (spec.identity) {
+    put('uid', spec.identity.uid);
+    put('gid', spec.identity.gid);
+    put('groups', ...spec.identity.groups);
+  }
   put('cwd', spec.cwd);
   put('stdout', fd(spec.stdout));
   put('stderr', fd(spec.stderr));

@@ -108,5 +108,6 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
     ...(folders ? { folders: { root: folders.root, reused: folders.reused }, watch: { path: folders.root, bytes: callBytes, entries: CALL_FOLDER_ENTRIES } } : {}),
     ...(file ? { file: { path: filePath!, content: file.content } } : {}),
     ...(req.memoryTotalBytes !== undefined ? { memory: req.memoryTotalBytes } : {}),
+    ...(req.identity ? { identity: req.identity } : {}),
   };
 }

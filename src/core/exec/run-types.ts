@@ -2,6 +2,7 @@
  * What a command asks of the runner (runner.ts) and what it gets back: the one shape the executor,
  * the launcher's command line (launcher.ts) and the sandbox probe share.
  */
+import type { KernelIdentity } from '../ids/kernel-identity.js';
 import type { SandboxMode } from './modes.js';
 
 export interface RunRequest {
@@ -73,6 +74,13 @@ export interface RunRequest {
    * the command's priority further (see priority.ts).
    */
   monitor?: { everyMs: number; check(held: boolean): Promise<string | undefined>; wake?(run: RunControls): void };
+  /**
+   * Run as this kernel identity (the caller's uid, its own gid, in a group space the group's gid)
+   * instead of the server's: file permissions, signals, resource limits and /proc then separate it
+   * from every other user and from the server. The server needs root or CAP_SETUID+CAP_SETGID
+   * (src/core/ids/switch.ts); without them the command is refused, never run as the server.
+   */
+  identity?: KernelIdentity;
 }
 
 export interface RunControls {

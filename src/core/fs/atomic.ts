@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { inheritOwner, mkdirInheriting } from './owner.js';
 import { readBytes } from './read.js';
 
 /**
@@ -41,7 +42,7 @@ export interface AtomicFile {
  */
 export function openAtomic(abs: string, mode?: number): AtomicFile {
   const dir = path.dirname(abs);
-  fs.mkdirSync(dir, { recursive: true });
+  mkdirInheriting(dir);
   const tmp = tempPathFor(abs);
   let fileMode = mode ?? 0o644;
   if (mode === undefined) {
@@ -49,6 +50,13 @@ export function openAtomic(abs: string, mode?: number): AtomicFile {
     if (old?.isFile()) fileMode = old.mode & 0o777;
   }
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, fileMode);
+  try {
+    inheritOwner(fd, dir);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
   let open = true;
   const close = () => {
     if (open) fs.closeSync(fd);
@@ -87,12 +95,13 @@ export function tempPathFor(abs: string): string {
 /** Copies `src` over `dest` atomically (temp copy beside `dest`, fsync, rename, fsync the folder). */
 export function atomicCopy(src: string, dest: string): void {
   const dir = path.dirname(dest);
-  fs.mkdirSync(dir, { recursive: true });
+  mkdirInheriting(dir);
   const tmp = tempPathFor(dest);
   try {
     fs.copyFileSync(src, tmp, fs.constants.COPYFILE_EXCL);
-    const fd = fs.openSync(tmp, 'r');
+    const fd = fs.openSync(tmp, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
+      inheritOwner(fd, dir);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -128,11 +137,12 @@ export function atomicWrite(abs: string, data: Uint8Array | string, mode?: numbe
  */
 export async function atomicWriteDeferred(abs: string, data: Uint8Array): Promise<void> {
   const dir = path.dirname(abs);
-  fs.mkdirSync(dir, { recursive: true });
+  mkdirInheriting(dir);
   const tmp = tempPathFor(abs);
   const old = fs.lstatSync(abs, { throwIfNoEntry: false });
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, old?.isFile() ? old.mode & 0o777 : 0o644);
   try {
+    inheritOwner(fd, dir);
     let off = 0;
     while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
     await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));

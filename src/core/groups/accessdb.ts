@@ -60,6 +60,14 @@ const MIGRATIONS: string[] = [
      name TEXT PRIMARY KEY,
      secret TEXT NOT NULL,
      created_at TEXT NOT NULL);`,
+  // Kernel identities (src/core/ids): a uid per user (its personal gid is the same number) and a gid
+  // per group, allocated once from one number space, the same for every instance sharing the base.
+  `CREATE TABLE IF NOT EXISTS kernel_ids (
+     kind TEXT NOT NULL CHECK (kind IN ('user','group')),
+     name TEXT NOT NULL,
+     id INTEGER NOT NULL UNIQUE CHECK (id > 0 AND id < 4294967295),
+     created_at TEXT DEFAULT CURRENT_TIMESTAMP,
+     PRIMARY KEY (kind, name));`,
 ];
 
 export function accessDbPath(base: string): string {

@@ -25,6 +25,7 @@ export async function doctor(out: NodeJS.WritableStream): Promise<number> {
   line('bubblewrap', check.bwrap.ok ? 'works' : `does not work: ${check.bwrap.reason}`);
   line('Landlock', check.landlock.ok ? `works (ABI ${check.landlock.abi})` : `does not work: ${check.landlock.reason}`);
   line('sandbox=auto', kernelSandbox ? `runs commands under ${check.auto.active}` : 'refuses commands (SANDBOX_UNAVAILABLE): no kernel sandbox works here; sandbox="validated" would run them under the argument policy alone (weaker)');
+  line('separation', `identity_separation=auto gives ${check.separation.separation}: ${check.separation.reason}`);
   line('perl', check.perl ?? 'not installed (Debian package perl-base): the command launcher and the Landlock sandbox need it');
   line('tools', `${tools.available.length} of ${tools.available.length + missing.length} allowed commands installed${missing.length ? `; missing: ${missing.join(' ')}` : ''}`);
   if (packages.length > 0) line('', `to add them: apt-get install ${packages.join(' ')}`);

@@ -152,7 +152,7 @@ export async function startServer(settings: ServerSettings, options: ServeOption
   const refreshInfo = () =>
     void hostApi
       .sandbox((ctx.valves().sandbox as Parameters<typeof hostApi.sandbox>[0] | undefined) ?? 'auto', settings.allowUnconfined)
-      .then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined)))
+      .then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined, hostApi.separation(ctx.valves(), r.active).separation)))
       .catch(() => undefined);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 30_000);
@@ -226,7 +226,7 @@ export function sameMachine(req: http.IncomingMessage, allowed: ReadonlySet<stri
   }
 }
 
-function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: number | null = null, unconfined = false): HealthInfo {
+function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: number | null = null, unconfined = false, separation = 'unknown'): HealthInfo {
   const kind = serving.storageKind(settings.base);
   return {
     status: 'ok',
@@ -234,6 +234,7 @@ function healthInfo(settings: ServerSettings, sandbox: string, landlockAbi: numb
     sandbox,
     landlock_abi: landlockAbi,
     unconfined,
+    separation,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== undefined ? 'redis' : 'none',

@@ -4,6 +4,7 @@
  * their Debian package, network rules; and code execution (shed_run_python, shed_run_shell) as
  * shed_parameters reports it: which valve turns each on, whether it is on, whether it can run here.
  */
+import { hostApi } from '../../../index.js';
 import type { ServerContext } from '../route.js';
 import { esc } from './page.js';
 import { unconfinedNotice } from './valves.js';
@@ -28,9 +29,11 @@ export async function sandboxPage(ctx: ServerContext, adminUser: string): Promis
   };
   const code = await codeCard(ctx, adminUser, d.sandbox.active, d.sandbox.landlock_abi);
   const storage = ctx.health.healthz().storage;
+  const separation = hostApi.separation(ctx.valves(), d.sandbox.active);
   const ready = ctx.health.readyz();
   const warning = d.sandbox.configured === 'validated' ? `<p class="notice ${d.sandbox.unconfined ? 'warn' : 'error'}">${esc(unconfinedNotice(d.sandbox.unconfined))}</p>` : '';
   return `${warning}<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc(d.sandbox.active)}${d.sandbox.unconfined ? ' <strong>(UNCONFINED)</strong>' : ''}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc(String(d.sandbox.landlock_abi))})` : ''} <small>(valve sandbox = ${esc(d.sandbox.configured)})</small></p><p class="muted">${esc(d.sandbox.reason)}</p></div>
+<div class="card"><strong>Separation</strong><p>${esc(separation.separation)} <small>(valve identity_separation = ${esc(separation.identity_separation)})</small></p><p class="muted">${esc(separation.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc(d.network.mode)}</p></div>
 ${code}
 <div class="card"><strong>Storage</strong><p>${esc(storage.type)} <small>(${esc(storage.kind)}${storage.shared ? ', shared' : ''})</small></p><p class="muted">Coordination: ${esc(ctx.settings.coordination !== undefined ? 'Redis' : 'lock files (one host)')}. ${ready.ready ? 'Ready' : `Not ready: ${esc(ready.reason ?? '')}`}.${storage.shared && ctx.settings.coordination === undefined ? ' Several hosts on this filesystem need --coordination and coherent mount settings (README).' : ''}</p></div></div>

@@ -27,7 +27,7 @@ interface Section {
 /** Sections in page order, each with the key prefixes of its valves. */
 const SECTIONS: readonly Section[] = [
   { id: 'storage', title: 'Storage & quotas', prefixes: ['storage_', 'quota_', 'max_file', 'lock_', 'group_'] },
-  { id: 'commands', title: 'Commands, code & sandbox', prefixes: ['sandbox', 'exec_', 'network_', 'max_output', 'allow_python', 'allow_shell', 'python_'] },
+  { id: 'commands', title: 'Commands, code & sandbox', prefixes: ['sandbox', 'identity_', 'exec_', 'network_', 'max_output', 'allow_python', 'allow_shell', 'python_'] },
   { id: 'sqlite', title: 'SQLite', prefixes: ['sqlite_'] },
   { id: 'archives', title: 'Archives', prefixes: ['zip_'] },
   { id: 'links', title: 'Links', prefixes: ['public_url', 'link_'] },

@@ -1,0 +1,54 @@
+/**
+ * The kernel identity one command runs as (valve identity_separation): the caller's uid, their own
+ * gid and no supplementary group, in a zone of their own made theirs first (zone-owner.ts). Group
+ * spaces keep the server's uid until group ownership is expressed as file permissions (issue 31,
+ * step 5). Undefined: the server's own uid, as before.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { shedError } from '../errors.js';
+import type { Valves } from '../valves.js';
+import type { Zone } from '../zones/zones.js';
+import { userIds } from './allocate.js';
+import type { KernelIdentity } from './kernel-identity.js';
+import { idRange } from './range.js';
+import { canSwitchIdentity } from './switch.js';
+import { claimZone } from './zone-owner.js';
+
+export async function callIdentity(valves: Valves, userId: string | undefined, zone: Zone, scratch?: string): Promise<KernelIdentity | undefined> {
+  const setting = valves.identity_separation;
+  if (setting === 'off' || userId === undefined || zone.name === 'group') return undefined;
+  if (!canSwitchIdentity()) {
+    if (setting === 'auto') return undefined;
+    throw shedError('SANDBOX_UNAVAILABLE', 'Commands are disabled: the admin requires each user\'s commands to run as their own kernel identity (identity_separation=required), but the server can switch neither uid nor gid (it needs root, or CAP_SETUID and CAP_SETGID).', {
+      details: { identity_separation: setting },
+      hint: 'An admin gives the server CAP_SETUID and CAP_SETGID (see docs/deployment.md), or sets identity_separation=auto.',
+    });
+  }
+  let range;
+  try {
+    range = idRange(valves);
+  } catch (err) {
+    throw shedError('INVALID_VALVES', (err as Error).message, { details: { valve: 'identity_id_first' }, hint: 'An admin corrects identity_id_first / identity_id_count.' });
+  }
+  const base = path.resolve(valves.storage_base_path);
+  const closed = closedAncestor(base);
+  if (closed !== undefined) {
+    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: users' commands run as their own uid, which cannot pass ${closed} (a folder above the storage base that others may not search).`, {
+      details: { folder: closed },
+      hint: `An admin makes ${closed} passable (chmod o+x, e.g. chmod 711), moves storage_base_path, or sets identity_separation=off.`,
+    });
+  }
+  const ids = await userIds(base, range, userId);
+  await claimZone(base, userId, zone, ids, scratch);
+  return { uid: ids.uid, gid: ids.gid, groups: [] };
+}
+
+/** The first folder above `base` that another uid may not search (no o+x), if any. */
+function closedAncestor(base: string): string | undefined {
+  for (let dir = path.dirname(base); ; dir = path.dirname(dir)) {
+    const st = fs.statSync(dir, { throwIfNoEntry: false });
+    if (st && (st.mode & 0o001) === 0) return dir;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Which separation is in force, as /healthz, shed_parameters, the admin page and `fileshed doctor`
+ * say it (src/core/ids/separation.ts), and how a server knows it can switch identities.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { separationReport } from '../../src/core/ids/separation.js';
+import { canSwitchIdentity } from '../../src/core/ids/switch.js';
+import { defaultValves } from '../../src/core/valves.js';
+import { makeShed } from '../helpers/shed.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-sep-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function status(capEff: string): string {
+  const p = path.join(dir, `status-${capEff}`);
+  fs.writeFileSync(p, `Name:\tnode\nUid:\t1000\t1000\t1000\t1000\nCapInh:\t0000000000000000\nCapPrm:\t${capEff}\nCapEff:\t${capEff}\n`);
+  return p;
+}
+
+describe('separation in force', () => {
+  it('a server can switch with root\'s capabilities, or CAP_SETUID and CAP_SETGID; not with one of them or none', () => {
+    expect(canSwitchIdentity(status('000001ffffffffff'))).toBe(true);
+    expect(canSwitchIdentity(status('00000000000000c0'))).toBe(true);
+    expect(canSwitchIdentity(status('0000000000000080'))).toBe(false);
+    expect(canSwitchIdentity(status('0000000000000040'))).toBe(false);
+    expect(canSwitchIdentity(status('0000000000000000'))).toBe(false);
+    expect(canSwitchIdentity(path.join(dir, 'missing'))).toBe(false);
+  });
+
+  it('identity when on and possible; else namespaces under bwrap, none under landlock or validated', () => {
+    const v = defaultValves();
+    expect(separationReport(v, 'landlock').separation).toBe('none');
+    expect(separationReport(v, 'landlock').reason).toMatch(/identity_separation is off.*one trust domain/);
+    expect(separationReport(v, 'bwrap').separation).toBe('namespaces');
+    // This test runs as root: on, the server switches.
+    const on = separationReport({ ...v, identity_separation: 'auto' }, 'landlock');
+    expect(on.can_switch).toBe(process.geteuid!() === 0 || on.can_switch);
+    if (process.geteuid!() === 0) expect(on.separation).toBe(on.range_mapped === false ? 'none' : 'identity');
+  });
+
+  it('shed_parameters says it', async () => {
+    const s = makeShed({ identity_separation: 'auto' });
+    try {
+      const r = await s.call('shed_parameters');
+      const sep = (r.data as { separation: { separation: string; identity_separation: string } }).separation;
+      expect(sep.identity_separation).toBe('auto');
+      expect(['identity', 'namespaces', 'none']).toContain(sep.separation);
+      if (process.geteuid!() === 0) expect(sep.separation).toBe('identity');
+    } finally {
+      s.cleanup();
+    }
+  });
+});

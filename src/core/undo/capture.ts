@@ -1,0 +1,49 @@
+/**
+ * The one step around every modifying call (the dispatcher calls it under the call lock): finish an
+ * undo a killed call left, bring the shadow repositories up to date, run the call as part of its
+ * turn, then record what it changed: its commits in versioned zones (noted by the seam) and its
+ * shadow commits in Storage and Uploads. Retention runs after the record is written.
+ */
+import type { Identity } from '../identity.js';
+import type { Valves } from '../valves.js';
+import { usageMark } from '../quota/usage.js';
+import { finishPendingUndo } from './apply.js';
+import { commitShadows, prepareShadows } from './shadow.js';
+import { appendTurn, pruneTurns } from './store.js';
+import { withTurn, type TurnCall } from './turn.js';
+
+export interface CaptureRequest {
+  valves: Valves;
+  user: Identity;
+  home: string;
+  turn: string;
+  conv: string;
+  fn: string;
+}
+
+/** Runs the call; when it changed something, the answer names its turn (`turn`, beside data and message). */
+export async function captureCall<T extends { turn?: string }>(req: CaptureRequest, run: () => Promise<T>): Promise<T> {
+  if (!req.valves.undo_enabled) return run();
+  await finishPendingUndo(req.home, req.user);
+  const shadows = await prepareShadows(req.home);
+  const call: TurnCall = { turn: req.turn, conv: req.conv, fn: req.fn, home: req.home, commits: [], lost: [] };
+  const mark = usageMark();
+  const started = Date.now();
+  const record = async (): Promise<boolean> => {
+    call.commits.push(...(await commitShadows(shadows, mark, started, `Turn ${req.turn}: ${req.fn}`)));
+    if (call.commits.length === 0 && call.lost.length === 0) return false;
+    appendTurn(req.home, call, Date.now());
+    pruneTurns(req.home, req.valves.undo_max_turns, req.valves.undo_max_age_days);
+    return true;
+  };
+  let result: T;
+  try {
+    result = await withTurn(call, run);
+  } catch (err) {
+    // What a failed call changed before failing is part of the turn too.
+    await record();
+    throw err;
+  }
+  if (await record()) result.turn = req.turn;
+  return result;
+}

@@ -1,0 +1,113 @@
+/**
+ * The capture store of one user: server state beside `Storage/locks/` (outside every zone's
+ * `data/`, so no command, path parameter or link reaches it), on the same storage as the zones so
+ * every instance on a shared filesystem sees it. It holds one small record per turn (the commits
+ * the turn made in each repository, what it could not keep) and the shadow repositories of the
+ * unversioned zones (shadow.ts). Written only under the user's call lock (every modifying call
+ * holds it), so records need no lock of their own.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { atomicWrite } from '../fs/atomic.js';
+import { scopeStateDir } from '../locks/state-dir.js';
+import type { TurnCall, TurnCommit } from './turn.js';
+
+export interface TurnRecord {
+  v: 1;
+  turn: string;
+  conv: string;
+  /** Epoch ms of the first and the last call of the turn. */
+  started: number;
+  updated: number;
+  calls: { fn: string; at: number }[];
+  commits: TurnCommit[];
+  lost: { tree: string; path: string; why: string }[];
+}
+
+/** The capture store of a user home (users/{id}). */
+export function undoDir(home: string): string {
+  return path.join(path.dirname(scopeStateDir(home)), 'undo');
+}
+
+function turnsDir(home: string): string {
+  return path.join(undoDir(home), 'turns');
+}
+
+function recordPath(home: string, turn: string): string {
+  return path.join(turnsDir(home), `${turn}.json`);
+}
+
+export function readTurn(home: string, turn: string): TurnRecord | undefined {
+  if (!/^[A-Za-z0-9_-]{1,140}$/.test(turn)) return undefined;
+  try {
+    const rec = JSON.parse(fs.readFileSync(recordPath(home, turn), 'utf8')) as TurnRecord;
+    return rec.v === 1 ? rec : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds one call's commits (and losses) to its turn's record. */
+export function appendTurn(home: string, call: TurnCall, at: number): void {
+  const rec: TurnRecord = readTurn(home, call.turn) ?? { v: 1, turn: call.turn, conv: call.conv, started: at, updated: at, calls: [], commits: [], lost: [] };
+  rec.updated = at;
+  rec.calls.push({ fn: call.fn, at });
+  rec.commits.push(...call.commits);
+  rec.lost.push(...call.lost);
+  fs.mkdirSync(turnsDir(home), { recursive: true });
+  atomicWrite(recordPath(home, call.turn), Buffer.from(JSON.stringify(rec)));
+}
+
+/** Every turn record of the user, newest first. */
+export function listTurns(home: string): TurnRecord[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(turnsDir(home));
+  } catch {
+    return [];
+  }
+  const out: TurnRecord[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const rec = readTurn(home, name.slice(0, -5));
+    if (rec !== undefined) out.push(rec);
+  }
+  return out.sort((a, b) => b.updated - a.updated);
+}
+
+/**
+ * Retention (valves undo_max_turns, undo_max_age_days): the oldest records beyond the count or the
+ * age are dropped; their turns can no longer be undone (the list no longer shows them).
+ */
+export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now()): number {
+  const all = listTurns(home);
+  let dropped = 0;
+  all.forEach((rec, i) => {
+    const old = maxAgeDays > 0 && now - rec.updated > maxAgeDays * 86_400_000;
+    if (i >= maxTurns || old) {
+      fs.rmSync(recordPath(home, rec.turn), { force: true });
+      dropped++;
+    }
+  });
+  return dropped;
+}
+
+/** Bytes the capture store takes on disk (admin page). */
+export function storeBytes(home: string): number {
+  let total = 0;
+  const walk = (dir: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) walk(abs);
+      else total += fs.lstatSync(abs, { throwIfNoEntry: false })?.size ?? 0;
+    }
+  };
+  walk(undoDir(home));
+  return total;
+}

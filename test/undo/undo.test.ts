@@ -1,0 +1,116 @@
+/**
+ * Undo by chat turn (SPEC 9.1): named writes in Storage and Documents grouped by assistant message
+ * id, listed, previewed and undone byte for byte; a versioned zone gets one "Undo turn" commit and
+ * undoing the undo redoes; conflicts are left alone unless forced per path.
+ */
+import fs from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeShed, type Shed } from '../helpers/shed.js';
+import { hashTree, inTurn } from './helpers.js';
+
+let s: Shed;
+beforeEach(() => {
+  s = makeShed();
+});
+afterEach(() => s.cleanup());
+
+const storage = () => hashTree(s.zonePath('storage'));
+const documents = () => hashTree(s.zonePath('documents'));
+
+async function gitLog(): Promise<string> {
+  const r = await inTurn(s, undefined, 'shed_exec', { zone: 'documents', cmd: 'git', args: ['log', '--oneline'] });
+  return String(r.data?.stdout ?? '');
+}
+
+describe('undo by turn: named writes', () => {
+  it('groups calls by message id, names the turn in each answer, lists it and undoes it byte for byte', async () => {
+    await inTurn(s, 'm1', 'shed_create_file', { zone: 'storage', path: 'keep.txt', content: 'v1\n' });
+    await inTurn(s, 'm1', 'shed_create_file', { zone: 'storage', path: 'gone.txt', content: 'bye\n' });
+    const before = storage();
+    const a = await inTurn(s, 'm2', 'shed_patch_text', { zone: 'storage', path: 'keep.txt', content: 'v2', position: 'end' });
+    expect(a.success).toBe(true);
+    expect(a.turn).toBe('m2');
+    const b = await inTurn(s, 'm2', 'shed_delete', { zone: 'storage', path: 'gone.txt' });
+    expect(b.turn).toBe('m2');
+    const c = await inTurn(s, 'm2', 'shed_create_file', { zone: 'storage', path: 'new/deep/n.txt', content: 'new' });
+    expect(c.turn).toBe('m2');
+    // A read is not part of any turn's changes and names none.
+    expect((await inTurn(s, 'm2', 'shed_read', { zone: 'storage', path: 'keep.txt' })).turn).toBeUndefined();
+
+    const preview = await inTurn(s, 'm3', 'shed_undo', {});
+    expect(preview.success).toBe(true);
+    expect(preview.turn).toBeUndefined(); // a preview changes nothing
+    const turns = preview.data!.turns as { turn: string; created: number; changed: number; deleted: number; paths: string[] }[];
+    expect(turns.map((t) => t.turn)).toEqual(['m2', 'm1']);
+    expect(turns[0]).toMatchObject({ created: 1, changed: 1, deleted: 1 });
+    expect(turns[0]!.paths).toEqual(expect.arrayContaining(['changed Storage/keep.txt', 'deleted Storage/gone.txt', 'created Storage/new/deep/n.txt']));
+
+    expect(preview.data!.preview).toMatchObject({ undoes: 'm2', applied: false, conflicts: [] });
+    expect(preview.data!.preview.changes).toHaveLength(3);
+    expect(fs.existsSync(s.zonePath('storage', 'new/deep/n.txt'))).toBe(true); // preview changed nothing
+
+    const done = await inTurn(s, 'm3', 'shed_undo', { apply: true });
+    expect(done.success).toBe(true);
+    expect(done.data).toMatchObject({ undoes: 'm2', applied: true });
+    expect(done.turn).toBe('m3');
+    expect(storage()).toEqual(before);
+    expect(fs.existsSync(s.zonePath('storage', 'new'))).toBe(false);
+
+    // Undoing the undo redoes.
+    const redo = await inTurn(s, 'm4', 'shed_undo', { turn: 'm3', apply: true });
+    expect(redo.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'keep.txt'), 'utf8')).toBe('v1\nv2\n');
+    expect(fs.existsSync(s.zonePath('storage', 'gone.txt'))).toBe(false);
+    expect(fs.readFileSync(s.zonePath('storage', 'new/deep/n.txt'), 'utf8')).toBe('new');
+  });
+
+  it('Documents: the undo is one new commit, history kept, and undoing it redoes', async () => {
+    await inTurn(s, 'd1', 'shed_create_file', { zone: 'documents', path: 'a.md', content: '# A\n' });
+    const before = documents();
+    await inTurn(s, 'd2', 'shed_patch_text', { zone: 'documents', path: 'a.md', content: 'more', position: 'end' });
+    await inTurn(s, 'd2', 'shed_create_file', { zone: 'documents', path: 'b.md', content: 'B' });
+    const commitsBefore = (await gitLog()).trim().split('\n').length;
+    const r = await inTurn(s, 'd3', 'shed_undo', { apply: true });
+    expect(r.success).toBe(true);
+    expect(r.data!.commits).toHaveLength(1);
+    expect(documents()).toEqual(before);
+    const log = (await gitLog()).trim().split('\n');
+    expect(log).toHaveLength(commitsBefore + 1);
+    expect(log[0]).toContain('Undo turn d2');
+    const redo = await inTurn(s, 'd4', 'shed_undo', { turn: 'd3', apply: true });
+    expect(redo.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('documents', 'b.md'), 'utf8')).toBe('B');
+    expect((await gitLog()).trim().split('\n')[0]).toContain('Undo turn d3');
+  });
+
+  it('a path changed by a later turn is a conflict: left alone unless forced per path', async () => {
+    await inTurn(s, 't1', 'shed_create_file', { zone: 'storage', path: 'x.txt', content: 'x0' });
+    await inTurn(s, 't1', 'shed_create_file', { zone: 'storage', path: 'y.txt', content: 'y0' });
+    await inTurn(s, 't2', 'shed_create_file', { zone: 'storage', path: 'x.txt', content: 'x1' });
+    await inTurn(s, 't2', 'shed_create_file', { zone: 'storage', path: 'y.txt', content: 'y1' });
+    await inTurn(s, 't3', 'shed_create_file', { zone: 'storage', path: 'x.txt', content: 'x2' });
+    const preview = await inTurn(s, 'u', 'shed_undo', { turn: 't2' });
+    expect(preview.error).toBeUndefined();
+    expect(preview.data!.preview.conflicts).toEqual([expect.objectContaining({ path: 'Storage/x.txt' })]);
+    const r = await inTurn(s, 'u', 'shed_undo', { turn: 't2', apply: true });
+    expect(r.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'x.txt'), 'utf8')).toBe('x2');
+    expect(fs.readFileSync(s.zonePath('storage', 'y.txt'), 'utf8')).toBe('y0');
+    const bad = await inTurn(s, 'u2', 'shed_undo', { turn: 't2', apply: true, force: ['Storage/nope.txt'] });
+    expect(bad.error?.code).toBe('INVALID_PARAMETER');
+    const forced = await inTurn(s, 'u2', 'shed_undo', { turn: 't2', apply: true, force: ['Storage/x.txt'] });
+    expect(forced.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'x.txt'), 'utf8')).toBe('x0');
+  });
+
+  it('a call without a message id is its own turn; an unknown turn is a clear error', async () => {
+    const r = await inTurn(s, undefined, 'shed_create_file', { zone: 'storage', path: 'solo.txt', content: 's' });
+    expect(r.turn).toMatch(/^call-[0-9a-f]{12}$/);
+    const u = await inTurn(s, undefined, 'shed_undo', { turn: r.turn, apply: true });
+    expect(u.success).toBe(true);
+    expect(fs.existsSync(s.zonePath('storage', 'solo.txt'))).toBe(false);
+    const missing = await inTurn(s, undefined, 'shed_undo', { turn: 'nope' });
+    expect(missing.error?.code).toBe('FILE_NOT_FOUND');
+    expect(missing.error?.hint).toContain('shed_turns');
+  });
+});

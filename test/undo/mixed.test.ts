@@ -4,7 +4,6 @@
  * insert, all under one assistant message id. The undo puts every zone back byte for byte, adds one
  * commit to Documents, and undoing the undo brings the turn's result back byte for byte.
  */
-import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { KERNEL_MODES } from '../code/helpers.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { CallScope } from '../call.js';
 import { resolveGroup } from '../groups/access.js';
-import { guardDiskPath } from '../groups/enforce.js';
+import { forgetEntry, guardDiskPath, recordWritten } from '../groups/enforce.js';
 import { withCallLock } from '../locks/call-lock.js';
 import { recoverAfterTakeover } from '../recovery/recover.js';
 import { groupHome, userHome, type Zone } from '../zones/zones.js';
@@ -63,6 +63,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
     });
   }
   const groupDenied = new Map<string, string>();
+  const groupZones = new Map<string, Zone>();
   const groupIds = new Set(plan.items.filter((i) => i.tree.startsWith('group:')).map((i) => i.tree.slice(6)));
   for (const id of groupIds) {
     let group;
@@ -76,6 +77,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
       if (i.tree !== `group:${id}`) continue;
       // Only what the guard reads: the group, its root and label (guardDiskPath, deniedError).
       const zone = { root: i.root, label: i.label, group: { id: group.id, name: group.name, base: path.resolve(ctx.valves.storage_base_path) } } as unknown as Zone;
+      groupZones.set(i.tree, zone);
       try {
         await guardDiskPath(ctx.user.id, zone, i.rel, 'undo changes to');
       } catch (err) {
@@ -108,6 +110,13 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   const homes = [...groupIds].filter((id) => todo.some((i) => i.tree === `group:${id}`)).map((id) => groupHome(ctx.valves, id));
   const run = () => applyUndo(home, { v: 1, turn: rec.turn, items }, ctx.user);
   const { commits } = homes.length > 0 ? await withCallLock(homes, run, recoverAfterTakeover) : await run();
+  // Group bookkeeping, as after any write: a removed file's record goes, a file put back without one becomes the caller's.
+  for (const i of todo) {
+    const zone = groupZones.get(i.tree);
+    if (zone === undefined) continue;
+    if (i.before === undefined) await forgetEntry(zone, i.rel);
+    else await recordWritten(ctx, zone, [i.rel]);
+  }
   data.applied = true;
   if (commits.length > 0) data.commits = commits;
   return { data, message: `Undid turn ${rec.turn}: ${todo.length} path(s) put back${commits.length > 0 ? ` (history commit ${commits.join(', ')})` : ''}${tail ? `; ${tail}` : ''}. This undo is a turn itself: undoing it redoes.` };

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeShed, type Shed } from '../helpers/shed.js';
+import { makeShed, mod, type Shed } from '../helpers/shed.js';
 import { hashTree, inTurn } from './helpers.js';
 
 let s: Shed;
@@ -112,5 +112,12 @@ describe('undo by turn: named writes', () => {
     const missing = await inTurn(s, undefined, 'shed_undo', { turn: 'nope' });
     expect(missing.error?.code).toBe('FILE_NOT_FOUND');
     expect(missing.error?.hint).toContain('shed_turns');
+  });
+
+  it('the admin sees each user\'s capture store size', async () => {
+    expect((await mod.admin.usage.undoStores(s.base)).size).toBe(0);
+    await inTurn(s, 'a', 'shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a'.repeat(5000) });
+    const sizes = await mod.admin.usage.undoStores(s.base);
+    expect(sizes.get('alice')).toBeGreaterThan(100);
   });
 });

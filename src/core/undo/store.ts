@@ -9,6 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../fs/atomic.js';
+import { listSliced } from '../fs/list.js';
+import { TimeSlice } from '../fs/slice.js';
 import { scopeStateDir } from '../locks/state-dir.js';
 import type { TurnCall, TurnCommit } from './turn.js';
 
@@ -92,22 +94,41 @@ export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, n
   return dropped;
 }
 
-/** Bytes the capture store takes on disk (admin page). */
-export function storeBytes(home: string): number {
+/** Bytes the capture store of a user home takes on disk (admin page); walked in slices. */
+export async function storeBytes(home: string): Promise<number> {
+  const slice = new TimeSlice();
   let total = 0;
-  const walk = (dir: string): void => {
+  const walk = async (dir: string): Promise<void> => {
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
+      entries = await listSliced(dir, slice);
     } catch {
       return;
     }
     for (const e of entries) {
+      await slice.tick();
       const abs = path.join(dir, e.name);
-      if (e.isDirectory()) walk(abs);
+      if (e.isDirectory()) await walk(abs);
       else total += fs.lstatSync(abs, { throwIfNoEntry: false })?.size ?? 0;
     }
   };
-  walk(undoDir(home));
+  await walk(undoDir(home));
   return total;
+}
+
+/** The capture store's size of every user of a storage base (admin page: user id -> bytes). */
+export async function storeSizes(storageBase: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const users = path.join(path.resolve(storageBase), 'users');
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(users);
+  } catch {
+    return out;
+  }
+  for (const id of ids) {
+    const bytes = await storeBytes(path.join(users, id));
+    if (bytes > 0) out.set(id, bytes);
+  }
+  return out;
 }

@@ -148,6 +148,10 @@ export const ValvesSchema = z.object({
     title: 'Undo: turn age limit (days)',
     description: 'Turns older than this can no longer be undone; 0 keeps them while the count allows.',
   }),
+  undo_max_file_mb: int(1).default(100).meta({
+    title: 'Undo: largest file kept (MB)',
+    description: 'A file over this size is not captured: its change is listed as not undoable (never silently).',
+  }),
   uploads_retention_days: int(0).default(0).meta({
     title: 'Uploads retention (days)',
     description: 'Maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.',

@@ -22,15 +22,18 @@ export interface CaptureRequest {
 }
 
 /** Runs the call; when it changed something, the answer names its turn (`turn`, beside data and message). */
-export async function captureCall<T extends { turn?: string }>(req: CaptureRequest, run: () => Promise<T>): Promise<T> {
+export async function captureCall<T extends { turn?: string; message: string }>(req: CaptureRequest, run: () => Promise<T>): Promise<T> {
   if (!req.valves.undo_enabled) return run();
   await finishPendingUndo(req.home, req.user);
-  const shadows = await prepareShadows(req.home);
+  const cap = req.valves.undo_max_file_mb * 1024 * 1024;
+  const shadows = await prepareShadows(req.home, cap);
   const call: TurnCall = { turn: req.turn, conv: req.conv, fn: req.fn, home: req.home, commits: [], lost: [] };
   const mark = usageMark();
   const started = Date.now();
   const record = async (): Promise<boolean> => {
-    call.commits.push(...(await commitShadows(shadows, mark, started, `Turn ${req.turn}: ${req.fn}`)));
+    const shadow = await commitShadows(shadows, mark, started, `Turn ${req.turn}: ${req.fn}`, cap);
+    call.commits.push(...shadow.commits);
+    call.lost.push(...shadow.lost);
     if (call.commits.length === 0 && call.lost.length === 0) return false;
     appendTurn(req.home, call, Date.now());
     pruneTurns(req.home, req.valves.undo_max_turns, req.valves.undo_max_age_days);
@@ -45,5 +48,9 @@ export async function captureCall<T extends { turn?: string }>(req: CaptureReque
     throw err;
   }
   if (await record()) result.turn = req.turn;
+  if (call.lost.length > 0) {
+    const shown = call.lost.slice(0, 5).map((l) => `${l.tree === 'uploads' ? 'Uploads' : 'Storage'}/${l.tree === 'uploads' ? l.path.split('/').slice(1).join('/') : l.path} (${l.why})`);
+    result.message = `${result.message} Not undoable: ${shown.join('; ')}${call.lost.length > 5 ? ` and ${call.lost.length - 5} more` : ''}.`;
+  }
   return result;
 }

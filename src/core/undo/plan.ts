@@ -50,7 +50,9 @@ export interface Plan {
 /** The turn's net change per path (without reading the disk when `withNow` is false). */
 export async function planTurn(rec: TurnRecord, withNow: boolean): Promise<Plan> {
   const items = new Map<string, PlanItem>();
-  const lost = rec.lost.map((l) => ({ path: `${l.tree}/${l.path}`, why: l.why }));
+  const labels: Record<string, string> = { storage: 'Storage', uploads: 'Uploads' };
+  const lost = rec.lost.map((l) => ({ path: `${labels[l.tree] ?? l.tree}/${shownPath(l.tree, l.path)}`, why: l.why }));
+  const lostKeys = new Set(rec.lost.map((l) => `${l.tree}\0${l.path}`));
   for (const c of rec.commits) {
     let commit;
     try {
@@ -74,7 +76,8 @@ export async function planTurn(rec: TurnRecord, withNow: boolean): Promise<Plan>
       else items.set(id, { tree: c.tree, label: c.label, root: c.root, gitdir: c.gitdir, versioned: c.versioned, rel, shown: shownPath(c.tree, rel), before: ch.old, after: ch.new, now: undefined, conflict: false });
     }
   }
-  const out = [...items.values()].filter((i) => !same(i.before, i.after));
+  // A path the turn changed but whose bytes were not kept is reported (lost), never half undone.
+  const out = [...items.values()].filter((i) => !same(i.before, i.after) && !lostKeys.has(`${i.tree}\0${i.rel}`));
   if (withNow) {
     const slice = new TimeSlice();
     for (const item of out) {

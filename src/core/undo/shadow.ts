@@ -17,8 +17,10 @@ import { TimeSlice } from '../fs/slice.js';
 import { foldersChangedSince } from '../quota/usage.js';
 import { commitPaths } from '../vcs/commit.js';
 import { isTrackableName, toKey } from '../vcs/names.js';
-import { isTreeMode, readCommit, readTree } from '../vcs/objects.js';
-import { readHead } from '../vcs/refs.js';
+import { isTreeMode, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
+import { readHead, writeRef } from '../vcs/refs.js';
+import { atomicWrite } from '../fs/atomic.js';
+import { listSliced } from '../fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
 import { entryAt } from '../vcs/history/trees.js';
 import { undoDir } from './store.js';
@@ -35,6 +37,13 @@ const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', 
 const CTIME_MARGIN_MS = 2000;
 const PENDING = 'pending';
 
+/** A change seen but not kept (over the per-file size cap), for the turn's record. */
+export interface Lost {
+  tree: string;
+  path: string;
+  why: string;
+}
+
 export function shadowsOf(home: string): Shadow[] {
   const base = path.join(undoDir(home), 'shadow');
   return [
@@ -47,36 +56,122 @@ export function shadowsOf(home: string): Shadow[] {
  * Before a call: each shadow exists and matches its tree. Built once (first call), or resynchronised
  * after a call that died mid-way (its marker is still there). Then the call's marker is set.
  */
-export async function prepareShadows(home: string): Promise<Shadow[]> {
+export async function prepareShadows(home: string, capBytes: number): Promise<Shadow[]> {
   const out: Shadow[] = [];
   for (const s of shadowsOf(home)) {
     fs.mkdirSync(s.repo.root, { recursive: true });
     fs.mkdirSync(path.dirname(s.repo.gitdir), { recursive: true });
     await ensureRepo(s.repo);
     const marker = path.join(s.repo.gitdir, PENDING);
-    if (readHead(s.repo.gitdir).oid === undefined || fs.existsSync(marker)) await commitPaths(s.repo, [''], SYSTEM, 'Capture: state of the zone');
+    const head = readHead(s.repo.gitdir);
+    if (head.oid === undefined) {
+      // Built once: an empty first commit, then every file under the cap (a bigger one is marked
+      // "not kept": a later change of it is reported as not undoable).
+      const empty = writeCommit(s.repo.gitdir, { tree: writeTree(s.repo.gitdir, []), parents: [], author: 'Fileshed capture <fileshed@localhost>', committer: 'Fileshed capture <fileshed@localhost>', time: Math.floor(Date.now() / 1000), tz: '+0000', message: 'Capture: start' });
+      writeRef(s.repo.gitdir, head.ref, empty);
+      const { paths, big } = await filesUnder(s.repo.root, '', capBytes);
+      taint(s, big);
+      await commitPaths(s.repo, paths, SYSTEM, 'Capture: state of the zone');
+    } else if (fs.existsSync(marker)) {
+      // A call died before its shadow commit: resynchronise the whole tree (outside any turn).
+      await commitPaths(s.repo, [''], SYSTEM, 'Capture: resynchronised after an interrupted call');
+    }
     fs.writeFileSync(marker, '');
     out.push(s);
   }
   return out;
 }
 
+/** Files and links below `rel` (tree-relative), sliced; those over the cap apart. */
+async function filesUnder(root: string, rel: string, capBytes: number): Promise<{ paths: string[]; big: string[] }> {
+  const slice = new TimeSlice();
+  const paths: string[] = [];
+  const big: string[] = [];
+  const walk = async (dirRel: string): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await listSliced(path.join(root, dirRel), slice);
+    } catch {
+      return;
+    }
+    for (const d of entries) {
+      await slice.tick();
+      if (!isTrackableName(d.name)) continue;
+      const child = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
+      if (d.isDirectory()) await walk(child);
+      else (overCap(path.join(root, child), capBytes) ? big : paths).push(child);
+    }
+  };
+  await walk(rel);
+  return { paths, big };
+}
+
+function overCap(abs: string, capBytes: number): boolean {
+  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  return st !== undefined && st.isFile() && st.size > capBytes;
+}
+
+/**
+ * Paths whose shadow entry is stale (over the cap when last seen), tree-relative, each with the
+ * size, mtime and inode it had then: an unchanged big file seen again is not a new loss.
+ */
+function taintFile(s: Shadow): string {
+  return `${s.repo.gitdir}.untracked.json`;
+}
+
+function tainted(s: Shadow): Map<string, string> {
+  try {
+    return new Map(Object.entries(JSON.parse(fs.readFileSync(taintFile(s), 'utf8')) as Record<string, string>));
+  } catch {
+    return new Map();
+  }
+}
+
+function signature(abs: string): string {
+  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  return st === undefined ? '' : `${st.size}:${st.mtimeMs}:${st.ino}`;
+}
+
+function taint(s: Shadow, add: readonly string[], remove: readonly string[] = []): void {
+  if (add.length === 0 && remove.length === 0) return;
+  const map = tainted(s);
+  for (const p of add) map.set(p, signature(path.join(s.repo.root, p)));
+  for (const p of remove) map.delete(p);
+  atomicWrite(taintFile(s), Buffer.from(JSON.stringify(Object.fromEntries(map))));
+}
+
 /** After the call: commits what it changed in each shadow; the commits name the turn. */
-export async function commitShadows(shadows: Shadow[], mark: number, startedMs: number, message: string): Promise<TurnCommit[]> {
+export async function commitShadows(shadows: Shadow[], mark: number, startedMs: number, message: string, capBytes: number): Promise<{ commits: TurnCommit[]; lost: Lost[] }> {
   const out: TurnCommit[] = [];
+  const lost: Lost[] = [];
   for (const s of shadows) {
     const folders = await foldersChangedSince(s.repo.root, mark);
     // The watch cannot vouch for every change: the whole tree is compared (O(zone), rare).
-    const paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs);
+    let paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs, capBytes);
+    if (folders !== undefined) {
+      // Over the cap: not stored, reported; its shadow entry stays as it was (stale, marked).
+      const stale = tainted(s);
+      const big = paths.filter((p) => overCap(path.join(s.repo.root, p), capBytes));
+      // Seen again unchanged (its ctime is merely recent): nothing new was lost.
+      const changedBig = big.filter((p) => stale.get(p) !== signature(path.join(s.repo.root, p)));
+      const was = paths.filter((p) => stale.has(p) && !big.includes(p));
+      for (const p of changedBig) lost.push({ tree: s.tree, path: p, why: `over the undo size cap (undo_max_file_mb=${Math.round(capBytes / 1048576)}): not kept` });
+      for (const p of was) lost.push({ tree: s.tree, path: p, why: 'its version before this turn was over the undo size cap: not kept' });
+      taint(s, changedBig, was);
+      paths = paths.filter((p) => !big.includes(p) && !was.includes(p)).concat(was.filter((p) => !fs.existsSync(path.join(s.repo.root, p))));
+      // A file back under the cap is stored from now on (its before is reported lost above).
+      const back = was.filter((p) => fs.existsSync(path.join(s.repo.root, p)));
+      if (back.length > 0) await commitPaths(s.repo, back, SYSTEM, 'Capture: files back under the size cap');
+    }
     const oid = paths.length === 0 ? undefined : await commitPaths(s.repo, paths, SYSTEM, message);
     fs.rmSync(path.join(s.repo.gitdir, PENDING), { force: true });
     if (oid !== undefined) out.push({ tree: s.tree, label: s.label, root: s.repo.root, gitdir: s.repo.gitdir, oid, versioned: false });
   }
-  return out;
+  return { commits: out, lost };
 }
 
 /** Entries of the changed folders that may differ from the shadow: new, gone, or touched during the call. */
-async function candidates(repo: Repo, folders: string[], startedMs: number): Promise<string[]> {
+async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number): Promise<string[]> {
   const head = readHead(repo.gitdir).oid;
   const tree = head === undefined ? undefined : (await readCommit(repo.gitdir, head)).tree;
   const slice = new TimeSlice();
@@ -106,7 +201,10 @@ async function candidates(repo: Repo, folders: string[], startedMs: number): Pro
       const child = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
       const wasTree = known.get(key);
       if (wasTree === undefined || wasTree !== d.isDirectory()) {
-        out.add(child);
+        if (wasTree === true) out.add(child); // a folder replaced by a file: the folder's entries go
+        // A new folder is listed file by file (O(what it holds), all new), so the size cap applies inside.
+        if (d.isDirectory()) for (const p of (await filesUnder(repo.root, child, Number.MAX_SAFE_INTEGER)).paths) out.add(p);
+        else out.add(child);
         continue;
       }
       if (d.isDirectory()) continue; // its own changes are listed as their own folder

@@ -13,8 +13,8 @@ import { atomicWrite, tempPathFor } from '../fs/atomic.js';
 import { TimeSlice } from '../fs/slice.js';
 import { commitZone } from '../vcs/commit.js';
 import { EXEC_MODE, LINK_MODE } from '../vcs/names.js';
-import { readBlob } from '../vcs/objects.js';
 import type { FileState } from '../vcs/history/trees.js';
+import { readUndoBlob } from './deltas.js';
 import { undoDir } from './store.js';
 import { noteCommit } from './turn.js';
 
@@ -103,7 +103,7 @@ async function putBack(item: JournalItem): Promise<void> {
     removeEmptyParents(item.root, path.dirname(abs));
     return;
   }
-  const bytes = await readBlob(item.gitdir, target.oid);
+  const bytes = await readUndoBlob(item.gitdir, target.oid);
   // A folder standing where the file was (made later, forced): out of the way first.
   const st = fs.lstatSync(abs, { throwIfNoEntry: false });
   if (st?.isDirectory()) fs.rmSync(abs, { recursive: true, force: true });

@@ -22,7 +22,8 @@ import { readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
-import { entryAt } from '../vcs/history/trees.js';
+import { diffTrees, entryAt } from '../vcs/history/trees.js';
+import { shrinkChanged } from './deltas.js';
 import { undoDir } from './store.js';
 import type { TurnCommit } from './turn.js';
 
@@ -164,6 +165,12 @@ export async function commitShadows(shadows: Shadow[], mark: number, startedMs: 
       if (back.length > 0) await commitPaths(s.repo, back, SYSTEM, 'Capture: files back under the size cap');
     }
     const oid = paths.length === 0 ? undefined : await commitPaths(s.repo, paths, SYSTEM, message);
+    if (oid !== undefined) {
+      // Big files edited a little keep their older version as a reverse delta (deltas.ts).
+      const commit = await readCommit(s.repo.gitdir, oid);
+      const parent = commit.parents[0] === undefined ? undefined : (await readCommit(s.repo.gitdir, commit.parents[0])).tree;
+      await shrinkChanged(s.repo.gitdir, await diffTrees(s.repo, parent, commit.tree));
+    }
     fs.rmSync(path.join(s.repo.gitdir, PENDING), { force: true });
     if (oid !== undefined) out.push({ tree: s.tree, label: s.label, root: s.repo.root, gitdir: s.repo.gitdir, oid, versioned: false });
   }

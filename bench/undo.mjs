@@ -118,12 +118,14 @@ try {
   const edits = [];
   for (let i = 0; i < turns; i++) {
     const text = `edited line ${i} at ${Date.now()}`;
-    edits.push(text);
+    // What the turn's undo must hold at least: the line it replaced (and where), compressed on its own.
+    edits.push(zlib.gzipSync(`@@ -${1 + i * 97} +${1 + i * 97} @@\n-${lines[i * 97]}\n+${text}\n`).length);
     await c.call('shed_patch_text', { zone: 'storage', path: 'big.txt', content: text, position: 'replace', line: 1 + i * 97, end_line: 1 + i * 97 });
   }
   const grew = storeBytes() - startBytes;
-  const editBytes = zlib.gzipSync(edits.join('\n')).length;
-  rows.push({ scenario: `c) capture store after ${turns} one-line edits of a ${mb} MB file`, ours: `${(grew / 1024).toFixed(0)} KiB`, anchor: 'edits gzipped', anchorValue: `${(editBytes / 1024).toFixed(1)} KiB`, ratio: (grew / editBytes).toFixed(1), target: '<= 2x', result: grew <= 2 * editBytes ? 'PASS' : 'FAIL' });
+  const editBytes = edits.reduce((a, b) => a + b, 0);
+  // Ours counts everything the store grew by: deltas, commits, trees, turn records, the index.
+  rows.push({ scenario: `c) capture store growth, ${turns} one-line edits of a ${mb} MB file`, ours: `${(grew / 1024).toFixed(1)} KiB`, anchor: 'each edit gzipped', anchorValue: `${(editBytes / 1024).toFixed(1)} KiB`, ratio: (grew / editBytes).toFixed(1), target: '<= 2x', result: grew <= 2 * editBytes ? 'PASS' : 'FAIL' });
 } finally {
   fs.rmSync(work, { recursive: true, force: true });
 }

@@ -15,7 +15,7 @@ import { commitZone } from '../vcs/commit.js';
 import { EXEC_MODE, LINK_MODE } from '../vcs/names.js';
 import type { FileState } from '../vcs/history/trees.js';
 import { readUndoBlob } from './deltas.js';
-import { undoDir } from './store.js';
+import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
 
 export interface JournalItem {
@@ -48,7 +48,9 @@ export function setUndoStepHook(fn: (() => Promise<void>) | undefined): void {
 
 export async function applyUndo(home: string, journal: Journal, author: Identity): Promise<{ commits: string[] }> {
   fs.mkdirSync(undoDir(home), { recursive: true });
-  atomicWrite(journalPath(home), Buffer.from(JSON.stringify(journal)));
+  // Trees by name, not disk paths: another instance (another mount point) may finish it.
+  const stored = { ...journal, items: journal.items.map(({ root: _r, gitdir: _g, ...rest }) => rest) };
+  atomicWrite(journalPath(home), Buffer.from(JSON.stringify(stored)));
   return runJournal(home, journal, author);
 }
 
@@ -57,6 +59,7 @@ export async function finishPendingUndo(home: string, author: Identity): Promise
   let journal: Journal;
   try {
     journal = JSON.parse(fs.readFileSync(journalPath(home), 'utf8')) as Journal;
+    journal.items = journal.items.map((i) => ({ ...i, ...whereIs(home, i.tree) }));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     fs.rmSync(journalPath(home), { force: true }); // torn before its atomic rename cannot happen; unreadable: nothing was applied

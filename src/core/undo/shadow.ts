@@ -24,7 +24,7 @@ import { listSliced } from '../fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
 import { diffTrees, entryAt } from '../vcs/history/trees.js';
 import { shrinkChanged } from './deltas.js';
-import { undoDir } from './store.js';
+import { whereIs } from './where.js';
 import type { TurnCommit } from './turn.js';
 
 export interface Shadow {
@@ -46,10 +46,9 @@ export interface Lost {
 }
 
 export function shadowsOf(home: string): Shadow[] {
-  const base = path.join(undoDir(home), 'shadow');
   return [
-    { tree: 'storage', label: 'Storage', repo: { root: path.join(home, 'Storage', 'data'), gitdir: path.join(base, 'storage.git'), label: 'Storage' } },
-    { tree: 'uploads', label: 'Uploads', repo: { root: path.join(home, 'Uploads'), gitdir: path.join(base, 'uploads.git'), label: 'Uploads' } },
+    { tree: 'storage', label: 'Storage', repo: { ...whereIs(home, 'storage'), label: 'Storage' } },
+    { tree: 'uploads', label: 'Uploads', repo: { ...whereIs(home, 'uploads'), label: 'Uploads' } },
   ];
 }
 

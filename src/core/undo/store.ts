@@ -11,7 +11,7 @@ import path from 'node:path';
 import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { TimeSlice } from '../fs/slice.js';
-import { scopeStateDir } from '../locks/state-dir.js';
+import { undoDir, whereIs } from './where.js';
 import type { TurnCall, TurnCommit } from './turn.js';
 
 export interface TurnRecord {
@@ -26,10 +26,7 @@ export interface TurnRecord {
   lost: { tree: string; path: string; why: string }[];
 }
 
-/** The capture store of a user home (users/{id}). */
-export function undoDir(home: string): string {
-  return path.join(path.dirname(scopeStateDir(home)), 'undo');
-}
+export { undoDir } from './where.js';
 
 function turnsDir(home: string): string {
   return path.join(undoDir(home), 'turns');
@@ -43,7 +40,10 @@ export function readTurn(home: string, turn: string): TurnRecord | undefined {
   if (!/^[A-Za-z0-9_-]{1,140}$/.test(turn)) return undefined;
   try {
     const rec = JSON.parse(fs.readFileSync(recordPath(home, turn), 'utf8')) as TurnRecord;
-    return rec.v === 1 ? rec : undefined;
+    if (rec.v !== 1) return undefined;
+    // Records name trees, not disk paths (where.ts): resolved here, against this instance's storage.
+    rec.commits = rec.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) }));
+    return rec;
   } catch {
     return undefined;
   }
@@ -57,7 +57,8 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
   rec.commits.push(...call.commits);
   rec.lost.push(...call.lost);
   fs.mkdirSync(turnsDir(home), { recursive: true });
-  atomicWrite(recordPath(home, call.turn), Buffer.from(JSON.stringify(rec)));
+  const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned }) => ({ tree, label, oid, versioned })) };
+  atomicWrite(recordPath(home, call.turn), Buffer.from(JSON.stringify(stored)));
 }
 
 /** Every turn record of the user, newest first. */

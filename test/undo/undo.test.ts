@@ -149,3 +149,16 @@ describe('undo size cap', () => {
     expect(fs.readFileSync(s.zonePath('storage', 'big.txt'), 'utf8')).toBe('small now');
   });
 });
+
+describe('capture switched off and on', () => {
+  it('changes made while undo_enabled=false never become a later turn\'s "before"', async () => {
+    await inTurn(s, 'a', 'shed_create_file', { zone: 'storage', path: 'f.txt', content: 'one' });
+    s.tools.valves = { ...s.tools.valves, undo_enabled: false };
+    const off = await inTurn(s, 'b', 'shed_create_file', { zone: 'storage', path: 'f.txt', content: 'two' });
+    expect(off.turn).toBeUndefined();
+    s.tools.valves = { ...s.tools.valves, undo_enabled: true };
+    await inTurn(s, 'c', 'shed_create_file', { zone: 'storage', path: 'f.txt', content: 'three' });
+    expect((await inTurn(s, 'u', 'shed_undo', { turn: 'c', apply: true })).error).toBeUndefined();
+    expect(fs.readFileSync(s.zonePath('storage', 'f.txt'), 'utf8')).toBe('two');
+  });
+});

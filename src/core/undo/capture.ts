@@ -8,7 +8,7 @@ import type { Identity } from '../identity.js';
 import type { Valves } from '../valves.js';
 import { usageMark } from '../quota/usage.js';
 import { finishPendingUndo } from './apply.js';
-import { commitShadows, prepareShadows } from './shadow.js';
+import { commitShadows, prepareShadows, suspendShadows } from './shadow.js';
 import { appendTurn, pruneTurns } from './store.js';
 import { withTurn, type TurnCall } from './turn.js';
 
@@ -23,7 +23,10 @@ export interface CaptureRequest {
 
 /** Runs the call; when it changed something, the answer names its turn (`turn`, beside data and message). */
 export async function captureCall<T extends { turn?: string; message: string }>(req: CaptureRequest, run: () => Promise<T>): Promise<T> {
-  if (!req.valves.undo_enabled) return run();
+  if (!req.valves.undo_enabled) {
+    suspendShadows(req.home);
+    return run();
+  }
   await finishPendingUndo(req.home, req.user);
   const cap = req.valves.undo_max_file_mb * 1024 * 1024;
   const shadows = await prepareShadows(req.home, cap);

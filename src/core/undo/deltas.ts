@@ -29,7 +29,15 @@ function deltaPath(gitdir: string, oid: string): string {
 
 /** A blob of a shadow repository: the git object, else its delta chain. */
 export async function readUndoBlob(gitdir: string, oid: string, depth = 0): Promise<Buffer> {
-  if (hasLoose(gitdir, oid) || depth >= MAX_CHAIN) return readBlob(gitdir, oid);
+  if (depth >= MAX_CHAIN) return readBlob(gitdir, oid);
+  if (hasLoose(gitdir, oid)) {
+    try {
+      return await readBlob(gitdir, oid);
+    } catch (err) {
+      // Turned into a delta by a writer between the two looks (a preview reads without the call lock).
+      if (!fs.existsSync(deltaPath(gitdir, oid))) throw err;
+    }
+  }
   let raw: Buffer;
   try {
     raw = fs.readFileSync(deltaPath(gitdir, oid));

@@ -82,6 +82,16 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
   return out;
 }
 
+/**
+ * Capture is off (valve undo_enabled=false) for this call: the shadows, if any, will not see its
+ * changes, so they are marked for a resynchronisation when capture is on again (never a stale before).
+ */
+export function suspendShadows(home: string): void {
+  for (const s of shadowsOf(home)) {
+    if (fs.existsSync(path.join(s.repo.gitdir, 'HEAD'))) fs.writeFileSync(path.join(s.repo.gitdir, PENDING), '');
+  }
+}
+
 /** Files and links below `rel` (tree-relative), sliced; those over the cap apart. */
 async function filesUnder(root: string, rel: string, capBytes: number): Promise<{ paths: string[]; big: string[] }> {
   const slice = new TimeSlice();

@@ -162,3 +162,19 @@ describe('capture switched off and on', () => {
     expect(fs.readFileSync(s.zonePath('storage', 'f.txt'), 'utf8')).toBe('two');
   });
 });
+
+describe('quota', () => {
+  it('an undo that would pass the quota is refused before anything changes', async () => {
+    s.cleanup();
+    s = makeShed({ quota_per_user_mb: 1 });
+    await inTurn(s, 'a', 'shed_create_file', { zone: 'storage', path: 'big.txt', content: 'x'.repeat(700_000) });
+    await inTurn(s, 'b', 'shed_delete', { zone: 'storage', path: 'big.txt' });
+    await inTurn(s, 'c', 'shed_create_file', { zone: 'storage', path: 'other.txt', content: 'y'.repeat(700_000) });
+    const r = await inTurn(s, 'u', 'shed_undo', { turn: 'b', apply: true });
+    expect(r.error?.code).toBe('QUOTA_EXCEEDED');
+    expect(fs.existsSync(s.zonePath('storage', 'big.txt'))).toBe(false);
+    await inTurn(s, 'd', 'shed_delete', { zone: 'storage', path: 'other.txt' });
+    expect((await inTurn(s, 'u2', 'shed_undo', { turn: 'b', apply: true })).error).toBeUndefined();
+    expect(fs.statSync(s.zonePath('storage', 'big.txt')).size).toBe(700_000);
+  });
+});

@@ -10,7 +10,10 @@ import { resolveGroup } from '../groups/access.js';
 import { forgetEntry, guardDiskPath, recordWritten } from '../groups/enforce.js';
 import { withCallLock } from '../locks/call-lock.js';
 import { recoverAfterTakeover } from '../recovery/recover.js';
-import { groupHome, userHome, type Zone } from '../zones/zones.js';
+import { groupHome, groupScope, userHome, userScope, type Zone } from '../zones/zones.js';
+import { ensureQuota } from '../quota/quota.js';
+import { readUndoBlob } from './deltas.js';
+import fs from 'node:fs';
 import { applyUndo, finishPendingUndo, type JournalItem } from './apply.js';
 import { actionOf, planTurn, type Plan, type PlanItem } from './plan.js';
 import { listTurns, readTurn, type TurnRecord } from './store.js';
@@ -64,6 +67,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   }
   const groupDenied = new Map<string, string>();
   const groupZones = new Map<string, Zone>();
+  const groupInfo = new Map<string, { id: string; name: string }>();
   const groupIds = new Set(plan.items.filter((i) => i.tree.startsWith('group:')).map((i) => i.tree.slice(6)));
   for (const id of groupIds) {
     let group;
@@ -78,6 +82,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
       // Only what the guard reads: the group, its root and label (guardDiskPath, deniedError).
       const zone = { root: i.root, label: i.label, group: { id: group.id, name: group.name, base: path.resolve(ctx.valves.storage_base_path) } } as unknown as Zone;
       groupZones.set(i.tree, zone);
+      groupInfo.set(i.tree, { id: group.id, name: group.name });
       try {
         await guardDiskPath(ctx.user.id, zone, i.rel, 'undo changes to');
       } catch (err) {
@@ -105,6 +110,18 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   ].filter(Boolean).join('; ');
   if (!req.apply) {
     return { data, message: `Preview of undoing turn ${rec.turn}: ${todo.length} path(s) would change${tail ? `; ${tail}` : ''}. Nothing changed yet: call shed_undo(turn="${rec.turn}", apply=true) to do it.` };
+  }
+  // Quota, as for any write: what the undo adds (files put back, grown back) per space, before anything changes.
+  const growth = new Map<string, number>();
+  for (const i of todo) {
+    const now = fs.lstatSync(path.join(i.root, i.rel), { throwIfNoEntry: false })?.size ?? 0;
+    const back = i.before === undefined ? 0 : (await readUndoBlob(i.gitdir, i.before.oid)).length;
+    const key = i.tree.startsWith('group:') ? i.tree : 'user';
+    growth.set(key, (growth.get(key) ?? 0) + back - now);
+  }
+  for (const [key, bytes] of growth) {
+    const info = groupInfo.get(key);
+    await ensureQuota(info !== undefined ? groupScope(ctx.valves, info) : userScope(ctx.valves, ctx.user.id), bytes);
   }
   const items: JournalItem[] = todo.map((i) => ({ tree: i.tree, label: i.label, root: i.root, gitdir: i.gitdir, versioned: i.versioned, rel: i.rel, target: i.before }));
   const homes = [...groupIds].filter((id) => todo.some((i) => i.tree === `group:${id}`)).map((id) => groupHome(ctx.valves, id));

@@ -178,3 +178,14 @@ describe('quota', () => {
     expect(fs.statSync(s.zonePath('storage', 'big.txt')).size).toBe(700_000);
   });
 });
+
+describe('retention', () => {
+  it('keeps at most undo_max_turns turns: older ones drop out of the list and cannot be undone', async () => {
+    s.cleanup();
+    s = makeShed({ undo_max_turns: 3 });
+    for (let i = 0; i < 5; i++) await inTurn(s, `t${i}`, 'shed_create_file', { zone: 'storage', path: `f${i}.txt`, content: String(i) });
+    const list = await inTurn(s, 'l', 'shed_undo', {});
+    expect((list.data!.turns as { turn: string }[]).map((t) => t.turn)).toEqual(['t4', 't3', 't2']);
+    expect((await inTurn(s, 'u', 'shed_undo', { turn: 't0', apply: true })).error?.code).toBe('FILE_NOT_FOUND');
+  });
+});

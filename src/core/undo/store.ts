@@ -82,7 +82,15 @@ export function listTurns(home: string): TurnRecord[] {
  * Retention (valves undo_max_turns, undo_max_age_days): the oldest records beyond the count or the
  * age are dropped; their turns can no longer be undone (the list no longer shows them).
  */
-export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now()): number {
+export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now(), force = false): number {
+  // Cheap on most calls: one listing; the records are read only past the count, or now and then for the age.
+  let count = 0;
+  try {
+    count = fs.readdirSync(turnsDir(home)).length;
+  } catch {
+    return 0;
+  }
+  if (!force && count <= maxTurns && (maxAgeDays === 0 || Math.random() > 0.05)) return 0;
   const all = listTurns(home);
   let dropped = 0;
   all.forEach((rec, i) => {

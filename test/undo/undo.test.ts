@@ -189,3 +189,23 @@ describe('retention', () => {
     expect((await inTurn(s, 'u', 'shed_undo', { turn: 't0', apply: true })).error?.code).toBe('FILE_NOT_FOUND');
   });
 });
+
+describe('the first Documents write', () => {
+  it('is undoable when Documents was empty and had no history; not when files were there before versioning', async () => {
+    await inTurn(s, 'f1', 'shed_create_file', { zone: 'documents', path: 'first.md', content: '1' });
+    expect((await inTurn(s, 'u1', 'shed_undo', { apply: true })).error).toBeUndefined();
+    expect(fs.existsSync(s.zonePath('documents', 'first.md'))).toBe(false);
+
+    const t = makeShed();
+    try {
+      fs.mkdirSync(t.zonePath('documents'), { recursive: true });
+      fs.writeFileSync(t.zonePath('documents', 'old.md'), 'from before versioning');
+      await inTurn(t, 'g1', 'shed_create_file', { zone: 'documents', path: 'new.md', content: 'n' });
+      const p = await inTurn(t, 'v', 'shed_undo', { turn: 'g1' });
+      expect(p.data!.preview.not_undoable).toEqual([expect.objectContaining({ path: 'Documents/' })]);
+      expect(p.data!.preview.changes).toEqual([]);
+    } finally {
+      t.cleanup();
+    }
+  });
+});

@@ -11,6 +11,31 @@ import { finishPendingUndo } from './apply.js';
 import { commitShadows, prepareShadows, suspendShadows } from './shadow.js';
 import { appendTurn, pruneTurns } from './store.js';
 import { withTurn, type TurnCall } from './turn.js';
+import fs from 'node:fs';
+import { readHead } from '../vcs/refs.js';
+import { whereIs } from './where.js';
+
+/**
+ * The user's Documents when it has no history yet and nothing in it: its first commit then starts
+ * from nothing, so that commit is undoable (a first commit over files already there is not: what
+ * was before it was never recorded).
+ */
+function emptyVersioned(home: string): Set<string> {
+  const { root, gitdir } = whereIs(home, 'documents');
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(root);
+  } catch {
+    entries = [];
+  }
+  let headless: boolean;
+  try {
+    headless = readHead(gitdir).oid === undefined;
+  } catch {
+    headless = false;
+  }
+  return headless && entries.length === 0 ? new Set(['documents']) : new Set();
+}
 
 export interface CaptureRequest {
   valves: Valves;
@@ -30,7 +55,7 @@ export async function captureCall<T extends { turn?: string; message: string }>(
   await finishPendingUndo(req.home, req.user);
   const cap = req.valves.undo_max_file_mb * 1024 * 1024;
   const shadows = await prepareShadows(req.home, cap);
-  const call: TurnCall = { turn: req.turn, conv: req.conv, fn: req.fn, home: req.home, commits: [], lost: [] };
+  const call: TurnCall = { turn: req.turn, conv: req.conv, fn: req.fn, home: req.home, commits: [], lost: [], emptyBefore: emptyVersioned(req.home) };
   const mark = usageMark();
   const started = Date.now();
   const record = async (): Promise<boolean> => {

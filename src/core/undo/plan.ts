@@ -62,7 +62,7 @@ export async function planTurn(rec: TurnRecord, withNow: boolean): Promise<Plan>
       continue;
     }
     const parent = commit.parents[0];
-    if (parent === undefined && c.versioned) {
+    if (parent === undefined && c.versioned && c.fromEmpty !== true) {
       // The zone's first commit takes every file already there: what was before it was never recorded.
       lost.push({ path: `${c.label}/`, why: 'the first recorded version of the zone (nothing before it was kept)' });
       continue;

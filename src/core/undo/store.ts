@@ -57,7 +57,7 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
   rec.commits.push(...call.commits);
   rec.lost.push(...call.lost);
   fs.mkdirSync(turnsDir(home), { recursive: true });
-  const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned }) => ({ tree, label, oid, versioned })) };
+  const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned, fromEmpty }) => ({ tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) })) };
   atomicWrite(recordPath(home, call.turn), Buffer.from(JSON.stringify(stored)));
 }
 

@@ -23,6 +23,8 @@ export interface TurnCommit {
   oid: string;
   /** True for Documents and group spaces (an undo there is a new commit). */
   versioned: boolean;
+  /** A repository's first commit made on a zone seen empty just before the call: nothing was there before it. */
+  fromEmpty?: boolean;
 }
 
 export interface TurnCall {
@@ -32,6 +34,8 @@ export interface TurnCall {
   /** The caller's home (users/{id}): its capture store lives under it. */
   home: string;
   commits: TurnCommit[];
+  /** Versioned trees seen empty and without history when the call began. */
+  emptyBefore?: ReadonlySet<string>;
   /** Changes seen but not kept, with why (never silently lost). */
   lost: { tree: string; path: string; why: string }[];
 }
@@ -61,4 +65,8 @@ export function noteCommit(c: TurnCommit): void {
 }
 
 // Every commit of a versioned zone passes the seam: the call being served records it.
-onCommitted((zone, oid) => noteCommit({ tree: zone.group ? `group:${zone.group.id}` : zone.name, label: zone.label, root: zone.root, gitdir: repoFor(zone).gitdir, oid, versioned: true }));
+onCommitted((zone, oid) => {
+  const tree = zone.group ? `group:${zone.group.id}` : zone.name;
+  const fromEmpty = current.getStore()?.emptyBefore?.has(tree) === true;
+  noteCommit({ tree, label: zone.label, root: zone.root, gitdir: repoFor(zone).gitdir, oid, versioned: true, ...(fromEmpty ? { fromEmpty } : {}) });
+});

@@ -22,19 +22,21 @@ import { whereIs } from './where.js';
  */
 function emptyVersioned(home: string): Set<string> {
   const { root, gitdir } = whereIs(home, 'documents');
-  let entries: string[];
   try {
-    entries = fs.readdirSync(root);
+    if (readHead(gitdir).oid !== undefined) return new Set();
   } catch {
-    entries = [];
+    return new Set();
   }
-  let headless: boolean;
+  // One entry is enough to know (a big folder is not listed whole).
+  let dir: fs.Dir | undefined;
   try {
-    headless = readHead(gitdir).oid === undefined;
+    dir = fs.opendirSync(root);
+    return dir.readSync() === null ? new Set(['documents']) : new Set();
   } catch {
-    headless = false;
+    return new Set(['documents']); // not created yet: empty
+  } finally {
+    dir?.closeSync();
   }
-  return headless && entries.length === 0 ? new Set(['documents']) : new Set();
 }
 
 export interface CaptureRequest {

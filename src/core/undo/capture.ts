@@ -61,7 +61,7 @@ export async function captureCall<T extends { turn?: string; message: string }>(
   const mark = usageMark();
   const started = Date.now();
   const record = async (): Promise<boolean> => {
-    const shadow = await commitShadows(shadows, mark, started, `Turn ${req.turn}: ${req.fn}`, cap);
+    const shadow = await commitShadows(req.home, shadows, mark, started, `Turn ${req.turn}: ${req.fn}`, cap);
     call.commits.push(...shadow.commits);
     call.lost.push(...shadow.lost);
     if (call.commits.length === 0 && call.lost.length === 0) return false;

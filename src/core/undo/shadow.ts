@@ -36,7 +36,12 @@ export interface Shadow {
 const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', role: 'user' };
 /** Margin for ctime against the call's start (coarse timestamps, a clock a little behind on a network filesystem). */
 const CTIME_MARGIN_MS = 2000;
+/** One marker for both shadows (one write and one removal per call): a call is between prepare and commit. */
 const PENDING = 'pending';
+
+function markerPath(home: string): string {
+  return path.join(path.dirname(whereIs(home, 'storage').gitdir), PENDING);
+}
 
 /** A change seen but not kept (over the per-file size cap), for the turn's record. */
 export interface Lost {
@@ -58,11 +63,12 @@ export function shadowsOf(home: string): Shadow[] {
  */
 export async function prepareShadows(home: string, capBytes: number): Promise<Shadow[]> {
   const out: Shadow[] = [];
+  const marker = markerPath(home);
+  const interrupted = fs.existsSync(marker);
   for (const s of shadowsOf(home)) {
     fs.mkdirSync(s.repo.root, { recursive: true });
     fs.mkdirSync(path.dirname(s.repo.gitdir), { recursive: true });
     await ensureRepo(s.repo);
-    const marker = path.join(s.repo.gitdir, PENDING);
     const head = readHead(s.repo.gitdir);
     if (head.oid === undefined) {
       // Built once: an empty first commit, then every file under the cap (a bigger one is marked
@@ -72,13 +78,13 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
       const { paths, big } = await filesUnder(s.repo.root, '', capBytes);
       taint(s, big);
       await commitPaths(s.repo, paths, SYSTEM, 'Capture: state of the zone');
-    } else if (fs.existsSync(marker)) {
+    } else if (interrupted) {
       // A call died before its shadow commit: resynchronise the whole tree (outside any turn).
       await commitPaths(s.repo, [''], SYSTEM, 'Capture: resynchronised after an interrupted call');
     }
-    fs.writeFileSync(marker, '');
     out.push(s);
   }
+  if (!interrupted) fs.writeFileSync(marker, '');
   return out;
 }
 
@@ -87,9 +93,7 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
  * changes, so they are marked for a resynchronisation when capture is on again (never a stale before).
  */
 export function suspendShadows(home: string): void {
-  for (const s of shadowsOf(home)) {
-    if (fs.existsSync(path.join(s.repo.gitdir, 'HEAD'))) fs.writeFileSync(path.join(s.repo.gitdir, PENDING), '');
-  }
+  if (shadowsOf(home).some((s) => fs.existsSync(path.join(s.repo.gitdir, 'HEAD')))) fs.writeFileSync(markerPath(home), '');
 }
 
 /** Files and links below `rel` (tree-relative), sliced; those over the cap apart. */
@@ -151,7 +155,7 @@ function taint(s: Shadow, add: readonly string[], remove: readonly string[] = []
 }
 
 /** After the call: commits what it changed in each shadow; the commits name the turn. */
-export async function commitShadows(shadows: Shadow[], mark: number, startedMs: number, message: string, capBytes: number): Promise<{ commits: TurnCommit[]; lost: Lost[] }> {
+export async function commitShadows(home: string, shadows: Shadow[], mark: number, startedMs: number, message: string, capBytes: number): Promise<{ commits: TurnCommit[]; lost: Lost[] }> {
   const out: TurnCommit[] = [];
   const lost: Lost[] = [];
   for (const s of shadows) {
@@ -180,9 +184,9 @@ export async function commitShadows(shadows: Shadow[], mark: number, startedMs: 
       const parent = commit.parents[0] === undefined ? undefined : (await readCommit(s.repo.gitdir, commit.parents[0])).tree;
       await shrinkChanged(s.repo.gitdir, await diffTrees(s.repo, parent, commit.tree));
     }
-    fs.rmSync(path.join(s.repo.gitdir, PENDING), { force: true });
     if (oid !== undefined) out.push({ tree: s.tree, label: s.label, root: s.repo.root, gitdir: s.repo.gitdir, oid, versioned: false });
   }
+  fs.rmSync(markerPath(home), { force: true });
   return { commits: out, lost };
 }
 

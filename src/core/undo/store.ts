@@ -8,7 +8,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { TimeSlice } from '../fs/slice.js';
 import { undoDir, whereIs } from './where.js';
@@ -58,7 +57,12 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
   rec.lost.push(...call.lost);
   fs.mkdirSync(turnsDir(home), { recursive: true });
   const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned, fromEmpty }) => ({ tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) })) };
-  atomicWrite(recordPath(home, call.turn), Buffer.from(JSON.stringify(stored)));
+  // Temp + rename without fsync, like git's refs and loose objects (vcs/refs.ts): a kill leaves the
+  // old record or the new one; two fsyncs per call cost more than the rest of the capture.
+  const file = recordPath(home, call.turn);
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(stored), { flag: 'wx' });
+  fs.renameSync(tmp, file);
 }
 
 /** Every turn record of the user, newest first. */

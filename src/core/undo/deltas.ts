@@ -29,8 +29,36 @@ function deltaPath(gitdir: string, oid: string): string {
   return path.join(`${gitdir}.deltas`, oid.slice(0, 2), oid.slice(2));
 }
 
-/** A blob of a shadow repository: the git object, else its delta chain. */
+/**
+ * Blobs read lately (objects never change): an undo reads each blob twice, once to check the
+ * quota and once to write it back. Bounded by bytes; big blobs are not kept.
+ */
+const cache = new Map<string, Buffer>();
+let cachedBytes = 0;
+const CACHE_BYTES = 64 * 1024 * 1024;
+const CACHE_ONE = 4 * 1024 * 1024;
+
+function remember(key: string, blob: Buffer): Buffer {
+  if (blob.length > CACHE_ONE) return blob;
+  cache.set(key, blob);
+  cachedBytes += blob.length;
+  for (const [k, b] of cache) {
+    if (cachedBytes <= CACHE_BYTES) break;
+    cache.delete(k);
+    cachedBytes -= b.length;
+  }
+  return blob;
+}
+
+/** A blob of a shadow repository (or a versioned zone's): the git object, else its delta chain. */
 export async function readUndoBlob(gitdir: string, oid: string, depth = 0): Promise<Buffer> {
+  const key = `${gitdir}\0${oid}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  return remember(key, await readUncached(gitdir, oid, depth));
+}
+
+async function readUncached(gitdir: string, oid: string, depth: number): Promise<Buffer> {
   if (depth >= MAX_CHAIN) return readBlob(gitdir, oid);
   if (hasLoose(gitdir, oid)) {
     try {

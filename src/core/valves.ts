@@ -142,7 +142,7 @@ export const ValvesSchema = z.object({
   }),
   undo_max_turns: int(1).default(200).meta({
     title: 'Undo: turns kept per user',
-    description: 'Older turns drop out of shed_turns and can no longer be undone.',
+    description: 'Older turns drop out of the shed_undo list and can no longer be undone.',
   }),
   undo_max_age_days: int(0).default(30).meta({
     title: 'Undo: turn age limit (days)',

@@ -111,7 +111,7 @@ describe('undo by turn: named writes', () => {
     expect(fs.existsSync(s.zonePath('storage', 'solo.txt'))).toBe(false);
     const missing = await inTurn(s, undefined, 'shed_undo', { turn: 'nope' });
     expect(missing.error?.code).toBe('FILE_NOT_FOUND');
-    expect(missing.error?.hint).toContain('shed_turns');
+    expect(missing.error?.hint).toContain('shed_undo()');
   });
 
   it('the admin sees each user\'s capture store size', async () => {

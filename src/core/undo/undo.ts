@@ -37,7 +37,7 @@ async function pickTurn(ctx: CallScope, home: string, wanted: string | undefined
     if (rec === undefined) {
       throw shedError('FILE_NOT_FOUND', `No turn '${wanted}' is kept for you (it never changed anything, or it is older than the retention).`, {
         details: { parameter: 'turn', value: wanted },
-        hint: 'List the turns that can be undone: shed_turns(), then shed_undo(turn="<id from the list>").',
+        hint: 'List the turns that can be undone: shed_undo() (no apply), then shed_undo(turn="<id from the list>", apply=true).',
       });
     }
     return { rec, plan: await planTurn(rec, true) };
@@ -48,7 +48,7 @@ async function pickTurn(ctx: CallScope, home: string, wanted: string | undefined
     if (plan.items.length > 0) return { rec, plan };
   }
   throw shedError('FILE_NOT_FOUND', 'Nothing to undo: no turn of this conversation changed a file (that is still kept).', {
-    hint: 'shed_turns(all=true) lists your turns in every conversation; undo one with shed_undo(turn="<id>").',
+    hint: 'shed_undo() lists your turns in other conversations when this one has none; undo one with shed_undo(turn="<id>", apply=true).',
   });
 }
 

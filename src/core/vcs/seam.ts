@@ -9,7 +9,6 @@ import { ShedError } from '../errors.js';
 import { errnoCode } from '../paths/resolve.js';
 import { commitZone } from './commit.js';
 
-
 export interface Change {
   /** Zone-relative paths written, created or removed by the call (a folder stands for all it holds; '' is the whole zone). */
   paths: string[];

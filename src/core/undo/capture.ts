@@ -8,7 +8,9 @@ import type { Identity } from '../identity.js';
 import type { Valves } from '../valves.js';
 import { usageMark } from '../quota/usage.js';
 import { finishPendingUndo } from './apply.js';
-import { commitShadows, prepareShadows, suspendShadows } from './shadow.js';
+import { commitShadows, markInterrupted, prepareShadows, suspendShadows } from './shadow.js';
+
+export { markInterrupted };
 import { appendTurn, pruneTurns } from './store.js';
 import { withTurn, type TurnCall } from './turn.js';
 import fs from 'node:fs';

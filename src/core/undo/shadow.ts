@@ -7,8 +7,9 @@
  * the call's change watch saw change (quota/usage.ts) are listed, and only their entries that are
  * new, gone, or whose ctime is from this call are hashed (ctime cannot be set by a command: any
  * write, rename or chmod moves it forward). The first call builds the repository once, in slices.
- * A call that died before its shadow commit leaves a marker; the next call resynchronises the whole
- * tree first (outside any turn), so a turn never claims another's changes.
+ * A call that died before its shadow commit is found by the takeover of its call lock, which leaves a
+ * marker (markInterrupted); the next capture resynchronises the whole tree first (outside any turn),
+ * so a turn never claims another's changes. A call that ends normally writes no marker.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,7 +37,7 @@ export interface Shadow {
 const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', role: 'user' };
 /** Margin for ctime against the call's start (coarse timestamps, a clock a little behind on a network filesystem). */
 const CTIME_MARGIN_MS = 2000;
-/** One marker for both shadows (one write and one removal per call): a call is between prepare and commit. */
+/** One marker for both shadows: resynchronise before the next capture. */
 const PENDING = 'pending';
 
 function markerPath(home: string): string {
@@ -59,8 +60,17 @@ export function shadowsOf(home: string): Shadow[] {
 
 /**
  * Before a call: each shadow exists and matches its tree. Built once (first call), or resynchronised
- * after a call that died mid-way (its marker is still there). Then the call's marker is set.
+ * after a call that died mid-way or ran with capture off (the marker is there).
  */
+/**
+ * A call of this home was killed (its call lock was taken over): the shadows may miss what it changed,
+ * so the next capture resynchronises them first. Set only on a takeover, so a call costs no marker.
+ */
+export function markInterrupted(home: string): void {
+  const marker = markerPath(home);
+  if (fs.existsSync(path.dirname(marker))) fs.writeFileSync(marker, '');
+}
+
 export async function prepareShadows(home: string, capBytes: number): Promise<Shadow[]> {
   const out: Shadow[] = [];
   const marker = markerPath(home);
@@ -84,7 +94,7 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
     }
     out.push(s);
   }
-  if (!interrupted) fs.writeFileSync(marker, '');
+  if (interrupted) fs.rmSync(marker, { force: true });
   return out;
 }
 
@@ -186,7 +196,6 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
     }
     if (oid !== undefined) out.push({ tree: s.tree, label: s.label, root: s.repo.root, gitdir: s.repo.gitdir, oid, versioned: false });
   }
-  fs.rmSync(markerPath(home), { force: true });
   return { commits: out, lost };
 }
 

@@ -52,20 +52,24 @@ function makeFiles(dir, dirs, per) {
   }
 }
 
-const row = (scenario, ours, anchor, anchorValue, ratio, target) => ({ scenario, ours, anchor, anchorValue, ratio: ratio.toFixed(2), target: `<= ${target}x`, result: ratio <= target ? 'PASS' : 'FAIL' });
+const row = (scenario, ours, anchor, anchorValue, ratio, target) => {
+  const r = { scenario, ours, anchor, anchorValue, ratio: ratio.toFixed(2), target: `<= ${target}x`, result: ratio <= target ? 'PASS' : 'FAIL' };
+  log(`   ${scenario}: ${ours} vs ${anchorValue} (${r.ratio}x, ${r.result})`);
+  return r;
+};
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 try {
   // a) one changed file in a 10,000-file Storage.
   if (only.includes('a')) {
-    const [dirs, per] = sized([100, 100], [3, 5]);
-    log(`a) ${dirs * per} files, capture on vs off ...`);
-    const on = shed('on', { undo_enabled: true });
-    const off = shed('off', { undo_enabled: false });
-    for (const s of [on, off]) {
-      makeFiles(s.storage, dirs, per);
-      await s.call('shed_tree', { zone: 'storage', path: 'd00' }); // usage walked, first capture built (on)
-      await s.call('shed_patch_text', { zone: 'storage', path: 'd00/f00.txt', content: 'warm', position: 'end' });
+      const [dirs, per] = sized([100, 100], [3, 5]);
+      log(`a) ${dirs * per} files, capture on vs off ...`);
+      const on = shed('on', { undo_enabled: true });
+      const off = shed('off', { undo_enabled: false });
+      for (const s of [on, off]) {
+        makeFiles(s.storage, dirs, per);
+        await s.call('shed_tree', { zone: 'storage', path: 'd00' }); // usage walked, first capture built (on)
+        await s.call('shed_patch_text', { zone: 'storage', path: 'd00/f00.txt', content: 'warm', position: 'end' });
     }
     const patch = (s) => () => s.call('shed_patch_text', { zone: 'storage', path: 'd01/f01.txt', content: 'one more line', position: 'end' });
     const p = await alternating(RUNS, WARMUP, patch(on), patch(off));
@@ -74,46 +78,51 @@ try {
     const sed = (s) => () => s.call('shed_exec', { zone: 'storage', cmd: 'sed', args: ['-i', `s/line.*/line ${flip++}/`, 'd02/f02.txt'] });
     const e = await alternating(RUNS, WARMUP, sed(on), sed(off));
     rows.push(row(`a) shed_exec sed -i, 1 file of ${dirs * per}, capture on vs off`, ms(e.ours), 'capture off', ms(e.anchor), e.ours / e.anchor, 1.2));
+
   }
   // b) undo of a 1,000-file turn vs git checkout.
   if (only.includes('b')) {
-    const [bd, bp] = sized([10, 100], [2, 5]);
-    log(`b) undo of a ${bd * bp}-file turn vs git checkout ...`);
-    const u = shed('undo', {});
-    makeFiles(u.storage, bd, bp);
-    await u.call('shed_tree', { zone: 'storage' });
-    const repo = path.join(work, 'git');
-    makeFiles(repo, bd, bp);
-    const git = (...args) => {
-      const r = spawnSync('git', ['-C', repo, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: work, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' } });
-      if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    };
-    git('init', '-q');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'base');
-    const ours = [];
-    const theirs = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const turn = `big${i}`;
-      await u.call('shed_exec', { zone: 'storage', cmd: 'sed', args: ['-i', 's/second/SECOND/', ...globAll(bd)] }, turn);
-      const a = await elapsedMs(() => u.call('shed_undo', { turn, apply: true }, `undo${i}`));
-      spawnSync('sh', ['-c', 'sed -i s/second/SECOND/ d*/f*.txt'], { cwd: repo });
-      const b = await elapsedMs(async () => git('checkout', '--', '.'));
-      if (i >= WARMUP) {
-        ours.push(a);
-        theirs.push(b);
-      }
+      const [bd, bp] = sized([10, 100], [2, 5]);
+      log(`b) undo of a ${bd * bp}-file turn vs git checkout ...`);
+      const u = shed('undo', {});
+      makeFiles(u.storage, bd, bp);
+      await u.call('shed_tree', { zone: 'storage' });
+      const repo = path.join(work, 'git');
+      makeFiles(repo, bd, bp);
+      const git = (...args) => {
+        const r = spawnSync('git', ['-C', repo, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: work, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' } });
+        if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+      };
+      git('init', '-q');
+      git('add', '-A');
+      git('commit', '-q', '-m', 'base');
+      const ours = [];
+      const theirs = [];
+      for (let i = 0; i < WARMUP + RUNS; i++) {
+        const turn = `big${i}`;
+        await u.call('shed_exec', { zone: 'storage', cmd: 'sed', args: ['-i', 's/second/SECOND/', ...globAll(bd)] }, turn);
+        const a = await elapsedMs(() => u.call('shed_undo', { turn, apply: true }, `undo${i}`));
+        spawnSync('sh', ['-c', 'sed -i s/second/SECOND/ d*/f*.txt'], { cwd: repo });
+        const b = await elapsedMs(async () => git('checkout', '--', '.'));
+        if (i >= WARMUP) {
+          ours.push(a);
+          theirs.push(b);
+        }
     }
     const [mo, mg] = [median(ours), median(theirs)];
     rows.push(row(`b) undo of a ${bd * bp}-file turn vs git checkout`, ms(mo), 'git checkout -- .', ms(mg), mo / mg, 1));
+
   }
   // c) 100 turns of one-line edits to a 10 MB file.
   if (only.includes('c')) {
-    const [mb, turns] = sized([10, 100], [1, 5]);
-    log(`c) ${turns} one-line edits of a ${mb} MB file ...`);
-    const c = shed('store', {});
-    const lines = [];
-    for (let i = 0; lines.join('\n').length < mb * 1024 * 1024 && i < 10_000_000; i++) lines.push(`row ${i} ${((i * 2654435761) % 1e9).toString(36)} some text for the line`);
+      const [mb, turns] = sized([10, 100], [1, 5]);
+      log(`c) ${turns} one-line edits of a ${mb} MB file ...`);
+      const c = shed('store', {});
+      const lines = [];
+      for (let i = 0, size = 0; size < mb * 1024 * 1024; i++) {
+        lines.push(`row ${i} ${((i * 2654435761) % 1e9).toString(36)} some text for the line`);
+        size += lines[i].length + 1;
+    }
     fs.mkdirSync(c.storage, { recursive: true });
     fs.writeFileSync(path.join(c.storage, 'big.txt'), `${lines.join('\n')}\n`);
     await c.call('shed_tree', { zone: 'storage' });

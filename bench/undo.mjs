@@ -115,13 +115,13 @@ try {
   }
   // c) 100 turns of one-line edits to a 10 MB file.
   if (only.includes('c')) {
-      const [mb, turns] = sized([10, 100], [1, 5]);
-      log(`c) ${turns} one-line edits of a ${mb} MB file ...`);
-      const c = shed('store', {});
-      const lines = [];
-      for (let i = 0, size = 0; size < mb * 1024 * 1024; i++) {
-        lines.push(`row ${i} ${((i * 2654435761) % 1e9).toString(36)} some text for the line`);
-        size += lines[i].length + 1;
+    const [mb, turns] = sized([10, 100], [1, 5]);
+    log(`c) ${turns} one-line edits of a ${mb} MB file ...`);
+    const c = shed('store', {});
+    const lines = [];
+    for (let i = 0, size = 0; size < mb * 1024 * 1024; i++) {
+      lines.push(`row ${i} ${((i * 2654435761) % 1e9).toString(36)} some text for the line`);
+      size += lines[i].length + 1;
     }
     fs.mkdirSync(c.storage, { recursive: true });
     fs.writeFileSync(path.join(c.storage, 'big.txt'), `${lines.join('\n')}\n`);

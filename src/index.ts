@@ -7,6 +7,7 @@ import { groupAdmin } from './core/groups/directory.js';
 import { appendAudit, readAudit } from './core/audit/audit.js';
 import { measureUsage, readUsageRecords } from './core/quota/records.js';
 import { maintainAll } from './core/maintenance/maintain.js';
+import { storeSizes } from './core/undo/store.js';
 import { adoptSecret } from './core/links/secret.js';
 import { allLinks, revokeLink } from './core/links/store.js';
 import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
@@ -52,6 +53,8 @@ export const admin = {
   usage: {
     read: readUsageRecords,
     measure: (valves: Record<string, unknown>, all = false) => measureUsage(parseValves(ValvesSchema, valves, 'valve'), all),
+    /** Bytes of each user's undo capture store (server state, not counted in the quota). */
+    undoStores: storeSizes,
   },
   /** One audit line for an admin-page event (saves, sign-ins, refused requests); follows the audit_log valve. */
   auditEvent(valves: Record<string, unknown>, event: { user: string; action: string; code: string; flagged?: boolean; paths?: string[] }): void {

@@ -8,12 +8,15 @@ import { ShedError, type Details } from './errors.js';
 export interface Outcome {
   data?: Record<string, unknown>;
   message: string;
+  /** The chat turn a modifying call belongs to, when it changed files (SPEC 9.1: shed_undo takes it back). */
+  turn?: string;
 }
 
 export function successJson(outcome: Outcome): string {
   const body: Record<string, unknown> = { success: true };
   if (outcome.data !== undefined) body.data = outcome.data;
   body.message = outcome.message;
+  if (outcome.turn !== undefined) body.turn = outcome.turn;
   return JSON.stringify(body, null, 2);
 }
 

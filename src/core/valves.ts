@@ -150,6 +150,22 @@ export const ValvesSchema = z.object({
     title: 'Audit log retention (days)',
     description: 'Rotated audit files older than this are deleted; 0 keeps them forever.',
   }),
+  undo_enabled: z.boolean().default(true).meta({
+    title: 'Undo by chat turn',
+    description: 'Capture every change of every modifying call, grouped by assistant answer, so shed_undo can take a turn back (SPEC 9.1). The capture store is server state beside each user\'s Storage.',
+  }),
+  undo_max_turns: int(1).default(200).meta({
+    title: 'Undo: turns kept per user',
+    description: 'Older turns drop out of the shed_undo list and can no longer be undone.',
+  }),
+  undo_max_age_days: int(0).default(30).meta({
+    title: 'Undo: turn age limit (days)',
+    description: 'Turns older than this can no longer be undone; 0 keeps them while the count allows.',
+  }),
+  undo_max_file_mb: int(1).default(100).meta({
+    title: 'Undo: largest file kept (MB)',
+    description: 'A file over this size is not captured: its change is listed as not undoable (never silently).',
+  }),
   uploads_retention_days: int(0).default(0).meta({
     title: 'Uploads retention (days)',
     description: 'Maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.',

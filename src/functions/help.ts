@@ -40,6 +40,10 @@ const WORKFLOWS: readonly Tip[] = [
     text: 'Commands: shed_exec(zone="storage", cmd="ls", args=["-la"]). No shell: no pipes, ; or >; save output with stdout_file="out.txt".',
     needs: ['shed_exec'],
   },
+  {
+    text: 'Undo: answers that changed files name their turn. shed_undo() lists turns and previews undoing the last;\n  shed_undo(apply=true) puts back every file it changed (any zone, commands too).',
+    needs: ['shed_undo'],
+  },
 ];
 
 const MISTAKES: readonly Tip[] = [

@@ -7,6 +7,7 @@ import { shedConvertEol } from './convert_eol.js';
 import { shedCopyStorageToDocuments } from './copy_storage_to_documents.js';
 import { shedCreateFile } from './create_file.js';
 import { shedDelete } from './delete.js';
+import { shedUndo } from './undo.js';
 import { shedExec } from './exec.js';
 import { shedFileType } from './file_type.js';
 import { shedForceUnlock } from './force_unlock.js';
@@ -56,6 +57,7 @@ export const FUNCTIONS: readonly FunctionDef[] = [
   shedReadBytes,
   shedDelete,
   shedRename,
+  shedUndo,
   shedTree,
   shedLockeditOpen,
   shedLockeditExec,

@@ -13,6 +13,8 @@ import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../cor
 import { appendAudit, auditEntry } from '../core/audit/audit.js';
 import { noteActivity } from '../core/quota/records.js';
 import { recordChange } from '../core/vcs/seam.js';
+import { captureCall, markInterrupted } from '../core/undo/capture.js';
+import { turnIdOf } from '../core/undo/turn.js';
 import { describeMigration, prepareHome } from '../core/vcs/migrate.js';
 import { groupHome, openZone, userHome, userScope, groupScope, type QuotaScope, type ZoneName } from '../core/zones/zones.js';
 import { withCallLock } from '../core/locks/call-lock.js';
@@ -132,9 +134,14 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
         // First modifying call of this version in a space: its repository moves out of the zone (vcs/migrate.ts).
         const moved: string[] = [];
         for (const home of homes) for (const m of await prepareHome(home)) moved.push(describeMigration(m));
-        const done = await stamped(scopes, run)();
+        // Undo by turn (core/undo): every change of the call is captured under its turn, which the answer names.
+        const turn = turnIdOf(raw.__metadata__);
+        const done = await stamped(scopes, () => captureCall({ valves, user, home: homes[0]!, turn, conv: seen.convId ?? 'unknown', fn: def.name }, run))();
         return moved.length === 0 ? done : { ...done, message: `${done.message} ${moved.join(' ')}` };
-      }, recoverAfterTakeover);
+      }, (home) => {
+        markInterrupted(home); // the killed call's changes: the undo capture resynchronises first
+        return recoverAfterTakeover(home);
+      });
     } else {
       result = await run();
     }

@@ -41,8 +41,8 @@ describe('shed_help quick reference', () => {
 
   it('stays small enough for small models', async () => {
     const text = String((await help()).data!.help);
-    // 6000 with 37 functions; the three link functions add ~150 characters at their shortest.
-    expect(text.length).toBeLessThan(6200);
+    // 6000 with 37 functions; the three link functions add ~150 characters at their shortest; shed_undo and its two lines ~250.
+    expect(text.length).toBeLessThan(6500);
   });
 
   it('has the zones, paths rules, mistakes and the howto list', async () => {

@@ -23,9 +23,19 @@ export interface CommitResult {
   warning?: string;
 }
 
+type CommitListener = (zone: Zone, oid: string) => void;
+const listeners: CommitListener[] = [];
+
+/** Called with every commit the seam makes (the undo capture registers here; vcs never imports it). */
+export function onCommitted(listen: CommitListener): void {
+  listeners.push(listen);
+}
+
 export async function recordChange(zone: Zone, change: Change, author: Identity, message: string | undefined): Promise<CommitResult> {
   try {
     const oid = await commitZone(zone, change.paths, author, message ?? change.summary);
+    // Undo by turn (SPEC 9.1): the commit is the capture; the turn being served records it (core/undo listens).
+    if (oid !== undefined) for (const listen of listeners) listen(zone, oid);
     return oid === undefined ? {} : { commit: oid.slice(0, 7) };
   } catch (err) {
     // The file is already written: failing the call now would make the caller repeat a done change.

@@ -18,6 +18,7 @@ const ENVELOPE = {
     success: { type: 'boolean' },
     data: { type: 'object', additionalProperties: true },
     message: { type: 'string' },
+    turn: { type: 'string', description: 'The chat turn (assistant message) of a call that changed files: shed_undo takes it back.' },
     error: {
       type: 'object',
       properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object', additionalProperties: true }, hint: { type: 'string' } },
@@ -44,7 +45,7 @@ function requestHeaders(auth: readonly AuthMode[]): Record<string, unknown>[] {
   return [
     ...user,
     header('X-OpenWebUI-Chat-Id', 'The conversation: each has its own Uploads folder.'),
-    header('X-OpenWebUI-Message-Id', 'The chat message (status events of an Open WebUI session go to it).'),
+    header('X-OpenWebUI-Message-Id', 'The chat message: status events go to it, and the calls sharing it are one turn for shed_undo.'),
   ];
 }
 

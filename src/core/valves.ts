@@ -81,10 +81,15 @@ export const ValvesSchema = z.object({
     title: 'Command sandbox',
     description: 'auto (bubblewrap when it works, else Landlock, else commands are refused), bwrap or landlock (required), validated (argument policy only: weaker, no kernel confinement).',
   }),
-  identity_separation: z.enum(['off', 'auto', 'required']).default('off').meta({
+  identity_separation: z.enum(['off', 'auto', 'required']).default('auto').meta({
     title: 'Commands run as the user',
     description:
-      'auto: every command and script in a user\'s own zones runs as that user\'s kernel identity (uid and gid from identity_id_first on) whenever the server can switch (root, or CAP_SETUID+CAP_SETGID), and the user\'s zones are made theirs on first use, closed to every other uid; required: the same, and commands are refused where the server cannot switch; off: every command runs as the server\'s uid (one trust domain, held apart by the sandbox alone). Group spaces keep the server\'s uid for now.',
+      'auto: every command and script in a user\'s own zones runs as that user\'s kernel identity (uid and gid from identity_id_first on) whenever the server can switch (root, or CAP_SETUID+CAP_SETGID), and the user\'s zones are made theirs on first use, closed to every other uid; required: the same, and commands are refused where the server cannot switch; off: every command runs as the server\'s uid (one trust domain, held apart by the sandbox alone).',
+  }),
+  one_trust_domain: z.boolean().default(false).meta({
+    title: 'Accept one trust domain',
+    description:
+      'Where the server can give users neither their own kernel identity (no root, no CAP_SETUID+CAP_SETGID) nor namespaces of their own (no bubblewrap), every command of every user runs as the server\'s uid, kept apart by Landlock and the filter alone: fileshed serve then refuses commands and scripts unless this is true. Set it only when every user trusts the others (one person, one team).',
   }),
   identity_id_first: int(1000).max(4_000_000_000).default(2_000_000).meta({
     title: 'First kernel id',

@@ -12,7 +12,7 @@ export const shedDelete = defineFunction({
   name: 'shed_delete',
   category: 'files',
   summary: 'Delete a file or a folder (with everything in it); the only change allowed in Uploads.',
-  description: 'Delete a file, a link or a folder with its contents, in any zone. shed_undo takes it back.',
+  description: 'Delete a file, link or folder (with contents) in any zone. shed_undo takes it back.',
   params: {
     zone: zoneParam(ZONE_NAMES),
     path: pathParam('File or folder'),

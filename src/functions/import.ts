@@ -39,7 +39,7 @@ export const shedImport = defineFunction({
   params: {
     filename: z.string().default('').describe('Name of one attached file'),
     import_all: z.boolean().default(false).describe('Import every attached file'),
-    earlier_messages: z.boolean().default(false).describe("Also files attached earlier in this chat"),
+    earlier_messages: z.boolean().default(false).describe("Also earlier messages' files"),
     dest_subdir: z.string().default('').describe('Folder inside Uploads'),
     allow_zone_in_path: allowZoneInPath,
   },

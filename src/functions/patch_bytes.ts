@@ -106,7 +106,7 @@ export const shedPatchBytes = defineFunction({
     content: z.string().describe('Bytes, e.g. hex "89504e47"'),
     content_format: z.enum(['hex', 'base64', 'raw']).default('hex').describe('Encoding of content'),
     position: z.enum(['start', 'end', 'at', 'replace']).default('end').describe('Where to write'),
-    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).optional().describe('Byte offset (from 0) for at/replace'),
+    offset: z.number().int().min(0, { message: 'byte offsets start at 0' }).optional().describe('Byte offset for at/replace'),
     length: z.number().int().min(0, { message: 'length cannot be negative' }).optional().describe('Bytes to replace'),
     overwrite: z.boolean().default(false).describe('Replace the whole file'),
     safe: unlisted(z.boolean().default(true).describe('true: lock the file during the write; false: write even while this conversation has a locked edit open on it.')),

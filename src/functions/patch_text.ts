@@ -26,7 +26,7 @@ export const shedPatchText = defineFunction({
     position: z.enum(['start', 'end', 'before', 'after', 'replace']).default('end').describe('Where to write'),
     line: lineNumber('Line number'),
     end_line: lineNumber('Last line to replace'),
-    pattern: z.string().optional().describe('Regex (JavaScript, no backreferences or lookarounds), instead of line'),
+    pattern: z.string().optional().describe('Regex (no backreferences or lookarounds) instead of line'),
     regex_flags: z.string().optional().describe('Any of i, m, s'),
     match_all: z.boolean().default(false).describe('Every match, not only the first'),
     overwrite: z.boolean().default(false).describe('Replace the whole file'),

@@ -74,7 +74,7 @@ export const shedRead = defineFunction({
     max_output: z.number().int().optional().describe('Character limit; 0 = admin maximum'),
     group: groupParam,
     allow_zone_in_path: allowZoneInPath,
-    raw: z.boolean().optional().describe('true: an HTML or e-mail file\'s source, not its readable text'),
+    raw: z.boolean().optional().describe('true: HTML or e-mail source, not its text'),
   },
   zones: { accepted: ZONE_NAMES, writes: false },
   example: { zone: 'storage', path: 'notes.txt', start_line: 1, end_line: 50 },

@@ -40,6 +40,8 @@ describe('shed_parameters', () => {
       sandbox: { configured: 'auto', active: 'bwrap', reason: 'bubblewrap works on this server', landlock_abi: expect.any(Number), unconfined: false },
       // Off by default: which of the two is on, the Python it would run, and the network rule for code.
       code_execution: { python: { enabled: false, command: 'python3' }, shell: { enabled: false }, network: 'off (only network_mode="all" lets code connect)' },
+      // The harness turns identity separation off (test/helpers/shed.ts): bubblewrap's namespaces remain.
+      separation: expect.objectContaining({ identity_separation: 'off', separation: 'namespaces' }),
       host: 'standalone',
       // A local test folder, no coordination service: one host.
       storage: { kind: 'local', type: expect.any(String), shared: false, coordination: 'lock files' },

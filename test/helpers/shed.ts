@@ -58,7 +58,10 @@ export interface ShedOptions {
 export function makeShed(valves: Record<string, unknown> = {}, options: ShedOptions = {}): Shed {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-test-'));
   const tools = new mod.Tools();
-  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
+  // identity_separation off unless a test asks: most suites arrange files in zones directly, as
+  // root, which a user's own uid could then not change; test/ids and test/security/identity-*
+  // run with it on (the product's default, auto).
+  tools.valves = { ...tools.valves, storage_base_path: base, identity_separation: 'off', ...valves };
   return {
     base,
     tools,

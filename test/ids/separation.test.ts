@@ -31,7 +31,7 @@ describe('separation in force', () => {
   });
 
   it('identity when on and possible; else namespaces under bwrap, none under landlock or validated', () => {
-    const v = defaultValves();
+    const v = { ...defaultValves(), identity_separation: 'off' as const };
     expect(separationReport(v, 'landlock').separation).toBe('none');
     expect(separationReport(v, 'landlock').reason).toMatch(/identity_separation is off.*one trust domain/);
     expect(separationReport(v, 'bwrap').separation).toBe('namespaces');

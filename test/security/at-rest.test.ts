@@ -17,12 +17,17 @@ import { CLI, json, serve, type Served } from '../hosts/helpers.js';
 
 const mode = (p: string) => fs.lstatSync(p).mode & 0o777;
 
-/** Every path under `root` (itself included) whose mode lets group or others in. */
+/**
+ * Every path under `root` (itself included) whose mode lets group or others read or write. Search
+ * alone (x) is allowed: under identity separation (the default as root) users' commands run as their
+ * own uid and pass through the base, `users/` (0711: no listing) and their own folders (0710, group =
+ * their own gid) to reach their zone.
+ */
 function openToOthers(root: string): string[] {
   const open: string[] = [];
   const walk = (p: string) => {
     const st = fs.lstatSync(p);
-    if (!st.isSymbolicLink() && (st.mode & 0o077) !== 0) open.push(`${path.relative(root, p) || '.'} ${(st.mode & 0o777).toString(8)}`);
+    if (!st.isSymbolicLink() && (st.mode & 0o066) !== 0) open.push(`${path.relative(root, p) || '.'} ${(st.mode & 0o777).toString(8)}`);
     if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
   };
   walk(root);
@@ -54,8 +59,8 @@ describe('fileshed serve under umask 022', () => {
     await s.stop();
   });
 
-  it('creates the base 0700 and its secrets 0600', () => {
-    expect(mode(s.base)).toBe(0o700);
+  it('creates the base 0700 (0711 under identity separation) and its secrets 0600', () => {
+    expect([0o700, 0o711]).toContain(mode(s.base));
     expect(mode(path.join(s.base, 'fileshed.json'))).toBe(0o600);
     expect(mode(path.join(s.base, 'access_auth.sqlite'))).toBe(0o600);
     expect(fs.readdirSync(path.join(s.base, 'audit')).length).toBeGreaterThan(0);

@@ -13,6 +13,7 @@ import type { Valves } from '../valves.js';
 import { runConverter, type Converter } from './confined.js';
 import { imageForModel, imageFormat, type ShownImage } from './image.js';
 import { DOC_LIMITS } from './limits.js';
+import { writeBytes } from '../fs/read.js';
 
 const PDFINFO: Converter = { program: 'pdfinfo', pkg: 'poppler-utils', reads: 'PDF files' };
 const PDFTOTEXT: Converter = { program: 'pdftotext', pkg: 'poppler-utils', reads: 'PDF files' };
@@ -105,7 +106,7 @@ export async function pdfPageImage(valves: Valves, abs: string, shown: string, p
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-page-'));
   try {
     const file = path.join(dir, 'page.png');
-    fs.writeFileSync(file, png, { mode: 0o600 });
+    writeBytes(file, png, { mode: 0o600, exclusive: true });
     return await imageForModel(valves, file, `page ${page} of ${shown}`, 'png', maxBytes);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

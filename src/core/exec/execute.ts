@@ -11,7 +11,7 @@
  */
 import { shedError } from '../errors.js';
 import type { OwnershipRecord } from '../groups/access.js';
-import { callIdentity } from '../ids/for-call.js';
+import { callIdentity, requireSeparation } from '../ids/for-call.js';
 import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Valves } from '../valves.js';
@@ -92,6 +92,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   if (!plan) requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
   const program = plan?.program ?? requireProgram(cmd);
   const identity = await callIdentity(valves, req.caller, zone, req.scratch ? zone.root : undefined);
+  requireSeparation(valves, sandbox.active, req.unconfinedAllowed !== false);
   const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));

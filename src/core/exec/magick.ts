@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeBytes } from '../fs/read.js';
 
 /** Where the policy folder appears inside a bubblewrap sandbox (outside /tmp, which is private there). */
 export const SANDBOX_MAGICK_DIR = '/etc/fileshed-imagemagick';
@@ -64,7 +65,7 @@ export function magickPolicyDir(): string {
   const made = fs.mkdtempSync(path.join(os.tmpdir(), prefix()));
   fs.chmodSync(made, 0o755);
   const file = path.join(made, 'policy.xml');
-  fs.writeFileSync(file, MAGICK_POLICY, { mode: 0o644, flag: 'wx' });
+  writeBytes(file, MAGICK_POLICY, { mode: 0o644, exclusive: true });
   fs.chmodSync(file, 0o644); // whatever the umask
   if (dir === undefined) process.once('exit', () => fs.rmSync(dir!, { recursive: true, force: true }));
   dir = made;

@@ -12,6 +12,7 @@ import type { Zone } from '../zones/zones.js';
 import { userIds } from './allocate.js';
 import type { KernelIdentity } from './kernel-identity.js';
 import { idRange } from './range.js';
+import { separationReport } from './separation.js';
 import { canSwitchIdentity } from './switch.js';
 import { claimZone } from './zone-owner.js';
 
@@ -51,4 +52,19 @@ function closedAncestor(base: string): string | undefined {
     if (st && (st.mode & 0o001) === 0) return dir;
     if (path.dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * A server for several users (`unconfinedAllowed` false: `fileshed serve` without
+ * --allow-unconfined) that separates users neither by identity nor by namespaces is one trust
+ * domain: commands and scripts are refused there unless the admin accepts that (one_trust_domain).
+ */
+export function requireSeparation(valves: Valves, sandbox: string, unconfinedAllowed: boolean): void {
+  if (unconfinedAllowed || valves.one_trust_domain) return;
+  const report = separationReport(valves, sandbox);
+  if (report.separation !== 'none') return;
+  throw shedError('SANDBOX_UNAVAILABLE', `Commands and scripts are disabled: this server cannot keep its users apart (${report.reason}).`, {
+    details: { separation: report.separation, identity_separation: valves.identity_separation, sandbox },
+    hint: 'An admin gives the server CAP_SETUID and CAP_SETGID with identity_separation=auto (see docs/deployment.md), or makes bubblewrap work, or sets one_trust_domain=true when every user trusts the others.',
+  });
 }

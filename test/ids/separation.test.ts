@@ -10,6 +10,9 @@ import { separationReport } from '../../src/core/ids/separation.js';
 import { canSwitchIdentity } from '../../src/core/ids/switch.js';
 import { defaultValves } from '../../src/core/valves.js';
 import { makeShed } from '../helpers/shed.js';
+import { requireSeparation } from '../../src/core/ids/for-call.js';
+import { standaloneHost } from '../../src/core/host-bridge.js';
+import { Tools } from '../../src/index.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-sep-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +54,40 @@ describe('separation in force', () => {
       if (process.geteuid!() === 0) expect(sep.separation).toBe('identity');
     } finally {
       s.cleanup();
+    }
+  });
+});
+
+describe('a server for several users that cannot separate them', () => {
+  const off = { ...defaultValves(), identity_separation: 'off' as const };
+  it('refuses commands unless the admin accepts one trust domain', () => {
+    // serve without --allow-unconfined (unconfinedAllowed false), Landlock, users not separated
+    expect(() => requireSeparation(off, 'landlock', false)).toThrow(/cannot keep its users apart/);
+    try {
+      requireSeparation(off, 'landlock', false);
+    } catch (err) {
+      expect((err as { code?: string }).code ?? JSON.stringify(err)).toMatch(/SANDBOX_UNAVAILABLE/);
+    }
+    expect(() => requireSeparation({ ...off, one_trust_domain: true }, 'landlock', false)).not.toThrow();
+    // bubblewrap's namespaces separate them; a one-user host (the plugin, mcp, call) is not refused
+    expect(() => requireSeparation(off, 'bwrap', false)).not.toThrow();
+    expect(() => requireSeparation(off, 'landlock', true)).not.toThrow();
+  });
+
+  it('shed_exec over such a host answers SANDBOX_UNAVAILABLE naming the fix', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-trust-'));
+    try {
+      // What fileshed serve gives the plugin without --allow-unconfined.
+      const t = new Tools({ host: { ...standaloneHost, allowsUnconfined: false }, valves: { storage_base_path: base, sandbox: 'landlock', identity_separation: 'off' } });
+      const exec = async () => JSON.parse(await t.shed_exec!({ zone: 'storage', cmd: 'ls', __user__: { id: 'alice' } })) as { success: boolean; error?: { code: string; hint?: string } };
+      const r = await exec();
+      expect(r.success).toBe(false);
+      expect(r.error?.code).toBe('SANDBOX_UNAVAILABLE');
+      expect(r.error?.hint).toContain('one_trust_domain=true');
+      t.valves = { ...t.valves, one_trust_domain: true };
+      expect((await exec()).success).toBe(true);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
     }
   });
 });

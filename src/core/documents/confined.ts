@@ -117,7 +117,10 @@ function stage(inputAbs: string, ext: string): string {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw shedError('NOT_A_FILE', 'Only regular files can be read.');
     let linked = false;
-    try {
+    // The converter runs as the server's uid with no capability: a file of another uid (a user's own,
+    // under identity separation) that others may not read is copied, so the converter owns what it reads.
+    const readable = st.uid === process.geteuid?.() || (st.mode & 0o004) !== 0;
+    if (readable) try {
       fs.linkSync(inputAbs, dest);
       const got = fs.lstatSync(dest);
       linked = got.isFile() && got.ino === st.ino && got.dev === st.dev; // the very file checked, not a swapped-in one

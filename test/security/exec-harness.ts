@@ -69,7 +69,9 @@ function snapshot(roots: string[], skip: Set<string>, skipIn: (p: string) => boo
 }
 
 export function makeArena(mode: Mode, valves: Record<string, unknown> = {}): Arena {
-  const s = makeShed({ sandbox: mode, ...valves });
+  // Undo capture off: its first call hashes the user's files once (a server read the atime canaries
+  // would count as the command's); test/undo/reach.test.ts shows commands cannot reach its store.
+  const s = makeShed({ sandbox: mode, undo_enabled: false, ...valves });
   const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-canary-')));
   const responses: string[] = [];
   const write = (p: string, content: string | Buffer, fileMode?: number) => {
@@ -96,6 +98,7 @@ export function makeArena(mode: Mode, valves: Record<string, unknown> = {}): Are
     path.join(home, 'Documents', 'git'), // the history of Documents, server state (made at the first modifying call)
     path.join(home, 'Storage', 'editzone'),
     path.join(home, 'Storage', 'locks'),
+    path.join(home, 'Storage', 'undo'), // the undo capture store (docs/undo.md), server state made at the first modifying call
     path.join(home, 'Documents', 'editzone'),
     path.join(home, 'Documents', 'locks'),
   ]);

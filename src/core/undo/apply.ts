@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Identity } from '../identity.js';
 import { atomicWrite, tempPathFor } from '../fs/atomic.js';
+import { inheritOwner, mkdirInheriting } from '../fs/owner.js';
 import { TimeSlice } from '../fs/slice.js';
 import { commitZone } from '../vcs/commit.js';
 import { EXEC_MODE, LINK_MODE } from '../vcs/names.js';
@@ -17,6 +18,7 @@ import type { FileState } from '../vcs/history/trees.js';
 import { readUndoBlob } from './deltas.js';
 import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
+import { readText } from '../fs/read.js';
 
 export interface JournalItem {
   tree: string;
@@ -58,7 +60,7 @@ export async function applyUndo(home: string, journal: Journal, author: Identity
 export async function finishPendingUndo(home: string, author: Identity): Promise<string | undefined> {
   let journal: Journal;
   try {
-    journal = JSON.parse(fs.readFileSync(journalPath(home), 'utf8')) as Journal;
+    journal = JSON.parse(readText(journalPath(home))) as Journal;
     journal.items = journal.items.map((i) => ({ ...i, ...whereIs(home, i.tree) }));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -133,6 +135,7 @@ function replaceFile(abs: string, bytes: Uint8Array, mode: number): void {
     let off = 0;
     while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
     fs.fchmodSync(fd, mode); // the umask may have narrowed it
+    inheritOwner(fd, path.dirname(abs)); // under identity separation: the user's, as anything they made
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
@@ -151,7 +154,7 @@ function ensureFolders(root: string, dir: string): void {
     at = path.join(at, part);
     const st = fs.lstatSync(at, { throwIfNoEntry: false });
     if (st !== undefined && !st.isDirectory()) fs.unlinkSync(at);
-    if (st === undefined || !st.isDirectory()) fs.mkdirSync(at);
+    if (st === undefined || !st.isDirectory()) mkdirInheriting(at);
   }
 }
 

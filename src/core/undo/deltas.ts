@@ -17,6 +17,7 @@ import { atomicWrite } from '../fs/atomic.js';
 import { TimeSlice } from '../fs/slice.js';
 import { hasLoose, hashObject, loosePath, readBlob } from '../vcs/objects.js';
 import type { FileChange } from '../vcs/history/trees.js';
+import { readBytes } from '../fs/read.js';
 
 /** Smaller versions are kept whole: a delta would save little. */
 const MIN_BYTES = 64 * 1024;
@@ -70,7 +71,7 @@ async function readUncached(gitdir: string, oid: string, depth: number): Promise
   }
   let raw: Buffer;
   try {
-    raw = fs.readFileSync(deltaPath(gitdir, oid));
+    raw = readBytes(deltaPath(gitdir, oid));
   } catch {
     return readBlob(gitdir, oid); // packed, or missing (readBlob says so)
   }
@@ -136,7 +137,7 @@ export async function shrinkChanged(gitdir: string, changes: readonly FileChange
     fs.mkdirSync(path.dirname(file), { recursive: true });
     atomicWrite(file, encode(d));
     // Read back before the whole object goes: the version must stay readable at every moment.
-    if (hashObject('blob', apply(newer, decode(fs.readFileSync(file)))) !== ch.old.oid) {
+    if (hashObject('blob', apply(newer, decode(readBytes(file)))) !== ch.old.oid) {
       fs.rmSync(file, { force: true });
       continue;
     }

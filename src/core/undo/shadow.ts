@@ -27,6 +27,7 @@ import { diffTrees, entryAt } from '../vcs/history/trees.js';
 import { shrinkChanged } from './deltas.js';
 import { whereIs } from './where.js';
 import type { TurnCommit } from './turn.js';
+import { readText, writeBytes } from '../fs/read.js';
 
 export interface Shadow {
   tree: 'storage' | 'uploads';
@@ -68,7 +69,7 @@ export function shadowsOf(home: string): Shadow[] {
  */
 export function markInterrupted(home: string): void {
   const marker = markerPath(home);
-  if (fs.existsSync(path.dirname(marker))) fs.writeFileSync(marker, '');
+  if (fs.existsSync(path.dirname(marker))) writeBytes(marker, '');
 }
 
 export async function prepareShadows(home: string, capBytes: number): Promise<Shadow[]> {
@@ -103,7 +104,7 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
  * changes, so they are marked for a resynchronisation when capture is on again (never a stale before).
  */
 export function suspendShadows(home: string): void {
-  if (shadowsOf(home).some((s) => fs.existsSync(path.join(s.repo.gitdir, 'HEAD')))) fs.writeFileSync(markerPath(home), '');
+  if (shadowsOf(home).some((s) => fs.existsSync(path.join(s.repo.gitdir, 'HEAD')))) writeBytes(markerPath(home), '');
 }
 
 /** Files and links below `rel` (tree-relative), sliced; those over the cap apart. */
@@ -145,7 +146,7 @@ function taintFile(s: Shadow): string {
 
 function tainted(s: Shadow): Map<string, string> {
   try {
-    return new Map(Object.entries(JSON.parse(fs.readFileSync(taintFile(s), 'utf8')) as Record<string, string>));
+    return new Map(Object.entries(JSON.parse(readText(taintFile(s))) as Record<string, string>));
   } catch {
     return new Map();
   }

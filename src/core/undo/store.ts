@@ -12,6 +12,7 @@ import { listSliced } from '../fs/list.js';
 import { TimeSlice } from '../fs/slice.js';
 import { undoDir, whereIs } from './where.js';
 import type { TurnCall, TurnCommit } from './turn.js';
+import { readText, writeBytes } from '../fs/read.js';
 
 export interface TurnRecord {
   v: 1;
@@ -38,7 +39,7 @@ function recordPath(home: string, turn: string): string {
 export function readTurn(home: string, turn: string): TurnRecord | undefined {
   if (!/^[A-Za-z0-9_-]{1,140}$/.test(turn)) return undefined;
   try {
-    const rec = JSON.parse(fs.readFileSync(recordPath(home, turn), 'utf8')) as TurnRecord;
+    const rec = JSON.parse(readText(recordPath(home, turn))) as TurnRecord;
     if (rec.v !== 1) return undefined;
     // Records name trees, not disk paths (where.ts): resolved here, against this instance's storage.
     rec.commits = rec.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) }));
@@ -61,7 +62,7 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
   // old record or the new one; two fsyncs per call cost more than the rest of the capture.
   const file = recordPath(home, call.turn);
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(stored), { flag: 'wx' });
+  writeBytes(tmp, JSON.stringify(stored), { exclusive: true });
   fs.renameSync(tmp, file);
 }
 

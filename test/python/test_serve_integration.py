@@ -119,6 +119,7 @@ SCENARIO: list[dict[str, Any]] = [
     {"name": "shed_copy_storage_to_documents", "args": {"src": "sales.csv", "dest": "sales.csv"}},
     {"name": "shed_move_documents_to_storage", "args": {"src": "sales.csv", "dest": "sales-back.csv"}},
     {"name": "shed_delete", "args": {"zone": "storage", "path": "unzipped"}},
+    {"name": "shed_undo"},
     {"name": "shed_group_list"},
     {"name": "shed_group_info", "args": {"group": "team"}},
     {"name": "shed_copy_to_group", "args": {"src_zone": "storage", "src_path": "raw.bin", "group": "team", "dest_path": "raw.bin"}},

@@ -13,6 +13,7 @@ import { shedError } from '../errors.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { callIdentity } from '../ids/for-call.js';
 import type { KernelIdentity } from '../ids/kernel-identity.js';
+import { takeOverFolders } from '../ids/group-owner.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Valves } from '../valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
@@ -97,10 +98,17 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
   let watched: Watched;
   let report: AsideReport;
+  let changedHere: string[] | undefined;
   try {
     watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
+    changedHere = watched.changed;
   } finally {
-    report = await aside.restore();
+    try {
+      // A folder the member's command made becomes the server's (sticky, setgid) before anything else.
+      if (identity !== undefined && zone.group !== undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined);
+    } finally {
+      report = await aside.restore();
+    }
   }
   const { result, end, undone } = watched;
   if (result.refused !== undefined) {
@@ -144,9 +152,10 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      // A group space under identity separation still runs as the server's uid (for now): no mode,
-      // owner or ACL change at all then, so nothing of that uid (the server runs as root in the image) is re-moded.
-      noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
+      // A group space under identity separation: no mode, owner or ACL change at all. As the member's
+      // uid, an owner could otherwise make their owner_ro file writable behind its record; as the
+      // server's (a locked edit's scratch copy), nothing of that uid (root in the image) is re-moded.
+      noModeChanges: guarding || (zone.name === 'group' && valves.identity_separation !== 'off'),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,
       cpuSec: valves.exec_cpu_limit_seconds,

@@ -58,7 +58,10 @@ export interface ShedOptions {
 export function makeShed(valves: Record<string, unknown> = {}, options: ShedOptions = {}): Shed {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-test-'));
   const tools = new mod.Tools();
-  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
+  // FILESHED_TEST_VALVES (JSON): valves every Shed starts with, under the test's own (e.g. a suite
+  // run again with identity_separation on).
+  const fromEnv = process.env.FILESHED_TEST_VALVES ? (JSON.parse(process.env.FILESHED_TEST_VALVES) as Record<string, unknown>) : {};
+  tools.valves = { ...tools.valves, storage_base_path: base, ...fromEnv, ...valves };
   return {
     base,
     tools,

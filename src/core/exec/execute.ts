@@ -152,10 +152,11 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      // A group space under identity separation: no mode, owner or ACL change at all. As the member's
-      // uid, an owner could otherwise make their owner_ro file writable behind its record; as the
-      // server's (a locked edit's scratch copy), nothing of that uid (root in the image) is re-moded.
-      noModeChanges: guarding || (zone.name === 'group' && valves.identity_separation !== 'off'),
+      // A group space as the server's uid (a locked edit's scratch copy, identity_separation on but
+      // not possible): no mode, owner or ACL change at all, so nothing of that uid (root in the image)
+      // is re-moded. As the member's uid, only their own files' modes can change, and the space's
+      // records are set again as modes before the next command (ids/group-owner.ts).
+      noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,
       cpuSec: valves.exec_cpu_limit_seconds,

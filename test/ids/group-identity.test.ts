@@ -143,7 +143,9 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
 
   it('a folder a member makes becomes the server\'s after the call: its maker cannot remove another member\'s file in it', async () => {
     s = await arrange(mode);
-    ran(await s.call('shed_run_shell', { ...g, script: 'mkdir -p mine/deep' }, { user: 'bob' }));
+    ran(await s.call('shed_run_shell', { ...g, script: 'mkdir -p mine/deep && echo bob > mine/b.txt' }, { user: 'bob' }));
+    // Made under umask 077, yet the group reads it (its mode set from its record after the call).
+    expect(ran(await s.call('shed_run_python', { ...g, code: 'print(open("mine/b.txt").read(), end="")' })).stdout).toBe('bob\n');
     const G = ownerOf(s.groupPath(''))[1];
     for (const dir of ['mine', 'mine/deep']) expect([modeOf(s.groupPath(dir)), ...ownerOf(s.groupPath(dir))]).toEqual([0o3770, 0, G]);
     ok(await s.call('shed_create_file', { ...g, path: 'mine/deep/alice.txt', content: ORIGINAL, mode: 'owner' }));

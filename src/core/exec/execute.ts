@@ -14,6 +14,7 @@ import type { OwnershipRecord } from '../groups/access.js';
 import { callIdentity } from '../ids/for-call.js';
 import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { takeOverFolders } from '../ids/group-owner.js';
+import { allRecords } from '../groups/access.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Valves } from '../valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
@@ -104,10 +105,11 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
     changedHere = watched.changed;
   } finally {
     try {
-      // A folder the member's command made becomes the server's (sticky, setgid) before anything else.
-      if (identity !== undefined && zone.group !== undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined);
-    } finally {
       report = await aside.restore();
+    } finally {
+      // What the member's command made: folders the server's (sticky, setgid), files the group's.
+      // After the guard's comparison (a mode set here would count as a change to undo).
+      if (identity !== undefined && zone.group !== undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined, () => allRecords(zone.group!.base, zone.group!.id));
     }
   }
   const { result, end, undone } = watched;

@@ -165,13 +165,17 @@ async function walkAll(root: string, visit: (rel: string, isDir: boolean) => Pro
 }
 
 /**
- * After a command in a group space: every folder it made (or that is not the server's, sticky and
- * setgid) at or below the paths it changed, and their parents, becomes the server's again. `changed`
- * holds zone-relative paths; '' (or undefined: not known) means the whole space.
+ * After a command in a group space: every folder at or below the paths it changed, and the folders
+ * holding them, becomes the server's again (sticky, setgid), so a folder's maker cannot later remove
+ * another member's file placed in it; every file there gets the group's gid and the mode its record
+ * says (no record yet: mode group; the owner is kept, the next sync sets it from the record), since
+ * commands run with umask 077 and the group must read what a member made. `changed` holds
+ * zone-relative paths; '' (or undefined: not known) means the whole space.
  */
-export async function takeOverFolders(root: string, gid: number, changed: readonly string[] | undefined): Promise<void> {
+export async function takeOverFolders(root: string, gid: number, changed: readonly string[] | undefined, records: () => Promise<readonly OwnershipRecord[]>): Promise<void> {
   const slice = new TimeSlice();
-  const tops = changed === undefined || changed.includes('') ? [''] : [...new Set(changed.map((c) => path.posix.dirname(c)).map((d) => (d === '.' ? '' : d)))];
+  const whole = changed === undefined || changed.includes('');
+  const tops = whole ? [''] : [...new Set(changed.map((c) => path.posix.dirname(c)).map((d) => (d === '.' ? '' : d)))];
   const seen = new Set<string>();
   for (const top of tops) {
     // The folders holding a changed path (a new folder's parents may be new too).
@@ -184,14 +188,23 @@ export async function takeOverFolders(root: string, gid: number, changed: readon
       fixDir(root, rel, gid);
     }
   }
-  // Changed folders themselves and everything below them.
-  const below = changed === undefined || changed.includes('') ? [''] : changed;
-  for (const rel of below) {
+  let byPath: Map<string, OwnershipRecord> | undefined;
+  const recordOf = async (rel: string) => (byPath ??= new Map((await records()).map((r) => [r.path, r]))).get(rel);
+  // Changed paths themselves and everything below the folders among them.
+  for (const rel of whole ? [''] : changed) {
+    await slice.tick();
     const abs = rel === '' ? root : path.join(root, rel);
-    if (!fs.lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) continue;
+    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    if (st?.isFile()) {
+      setFile(abs, gid, await recordOf(rel), undefined);
+      continue;
+    }
+    if (!st?.isDirectory()) continue;
     await walkAll(abs, async (sub, isDir) => {
       await slice.tick();
-      if (isDir) fixDir(abs, sub, gid);
+      if (isDir) return fixDir(abs, sub, gid);
+      const full = rel === '' ? sub : `${rel}/${sub}`;
+      setFile(path.join(abs, sub), gid, await recordOf(full), undefined);
     });
   }
 }

@@ -9,7 +9,7 @@
  *   data/ and every folder     server:<group gid>, 03770 (setgid: what is made in it is the group's;
  *                              sticky: a member renames, replaces or deletes only their own files)
  *   a file, mode owner         <owner uid>:<group gid>, 0640 (0750 executable): owner writes, group reads
- *   a file, mode group / none  server:<group gid>, 0660 (0770): every member writes (protected_regular)
+ *   a file, mode group / none  <owner uid or server>:<group gid>, 0660 (0770): every member writes
  *   a file, mode owner_ro      <owner uid>:<group gid>, 0440 (0550): nobody writes
  *   groups/<id>/.identity      server, 0600: the stamp of the first complete conversion
  *
@@ -105,16 +105,6 @@ function ownerUids(base: string, range: IdRange): (owner: string) => Promise<num
 }
 
 /**
- * Who owns a file on disk: its owner's uid for modes owner and owner_ro; the server (the folders'
- * owner) for mode group and files without a record, since fs.protected_regular=2 refuses an O_CREAT
- * open (`echo x > shared.txt`) of another uid's file in a group-writable sticky folder unless the
- * folder's owner owns it.
- */
-async function ownerOf(rec: OwnershipRecord | undefined, uidOf: (owner: string) => Promise<number>): Promise<number> {
-  return rec !== undefined && rec.mode !== 'group' ? uidOf(rec.owner) : me;
-}
-
-/**
  * Before a command in a group space: the layout above, every record's file given its owner and mode,
  * and the first time every folder and file (conversion of a space made before identities).
  */
@@ -138,7 +128,7 @@ export async function syncGroupSpace(base: string, range: IdRange, zone: Zone, g
       const abs = rel === '' ? zone.root : path.join(zone.root, rel);
       if (isDir) return setDir(abs, gid, GROUP_DIR_MODE);
       const rec = byPath.get(rel);
-      setFile(abs, gid, rec, await ownerOf(rec, uidOf));
+      setFile(abs, gid, rec, rec ? await uidOf(rec.owner) : me);
     });
     atomicWrite(stamp, `${gid}\n`, 0o600);
     done.add(key);
@@ -148,7 +138,7 @@ export async function syncGroupSpace(base: string, range: IdRange, zone: Zone, g
   setDir(zone.root, gid, GROUP_DIR_MODE);
   for (const rec of records) {
     await slice.tick();
-    setFile(path.join(zone.root, rec.path), gid, rec, await ownerOf(rec, uidOf));
+    setFile(path.join(zone.root, rec.path), gid, rec, await uidOf(rec.owner));
   }
 }
 

@@ -10,6 +10,9 @@
  *                              sticky: a member renames, replaces or deletes only their own files)
  *   a file, mode owner         <owner uid>:<group gid>, 0640 (0750 executable): owner writes, group reads
  *   a file, mode group / none  <owner uid or server>:<group gid>, 0660 (0770): every member writes
+ *                              in place (where fs.protected_regular=2, an O_CREAT open of another
+ *                              member's file in these group-writable sticky folders is refused: the
+ *                              owner keeps the right to rename and delete their file, at that cost)
  *   a file, mode owner_ro      <owner uid>:<group gid>, 0440 (0550): nobody writes
  *   groups/<id>/.identity      server, 0600: the stamp of the first complete conversion
  *

@@ -153,4 +153,44 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(r.stdout).toContain('alice.txt');
     expect(read(s.groupPath('mine/deep/alice.txt'))).toBe(ORIGINAL);
   });
+
+  it('what the server changes (set_mode, chown, a named write) is the file\'s owner and mode before the next command', async () => {
+    s = await arrange(mode);
+    const write = (who: string) => s.call('shed_run_shell', { ...g, script: 'echo more >> d/own.txt' }, { user: who });
+    expect(ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' })).returncode).toBe(0);
+    expect((await write('bob')).data!.returncode).not.toBe(0);
+    ok(await s.call('shed_group_set_mode', { group: 'team', path: 'd/own.txt', mode: 'group' }));
+    ran(await write('bob'));
+    ok(await s.call('shed_group_set_mode', { group: 'team', path: 'd/own.txt', mode: 'owner' }));
+    ok(await s.call('shed_group_chown', { group: 'team', path: 'd/own.txt', new_owner: 'bob' }));
+    ran(await write('bob'));
+    expect((await write('alice')).data!.returncode).not.toBe(0);
+    expect(read(s.groupPath('d/own.txt'))).toBe(`${ORIGINAL}more\nmore\n`);
+    // A named write by its new owner keeps it his: 0640, his uid.
+    ok(await s.call('shed_patch_text', { ...g, path: 'd/own.txt', content: 'bob\'s now\n', overwrite: true }, { user: 'bob' }));
+    ran(await s.call('shed_run_shell', { ...g, script: 'echo more >> d/own.txt; echo > who-am-i' }, { user: 'bob' }));
+    const bob = fs.lstatSync(s.groupPath('who-am-i')).uid;
+    expect([modeOf(s.groupPath('d/own.txt')), ownerOf(s.groupPath('d/own.txt'))[0]]).toEqual([0o640, bob]);
+  });
+
+  it('conversion is idempotent and crash-safe: without its stamp the next command walks again', async () => {
+    s = await arrange(mode);
+    ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' }));
+    const stamp = path.join(s.base, 'groups', 'team', '.identity');
+    const converted = ['', 'd', 'd/own.txt', 'ro.txt', 'shared.txt'].map((r) => [modeOf(s.groupPath(r)), ...ownerOf(s.groupPath(r))]);
+    // As if the server died midway through the walk: the stamp gone, part of the space as before.
+    fs.rmSync(stamp);
+    fs.chownSync(s.groupPath('d'), 0, 0);
+    fs.chmodSync(s.groupPath('d'), 0o755);
+    fs.chownSync(s.groupPath('ro.txt'), 0, 0);
+    fs.chmodSync(s.groupPath('ro.txt'), 0o644);
+    const { forgetGroupClaims } = await import('../../src/core/ids/group-owner.js');
+    forgetGroupClaims(); // a fresh process
+    ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' }));
+    expect(['', 'd', 'd/own.txt', 'ro.txt', 'shared.txt'].map((r) => [modeOf(s.groupPath(r)), ...ownerOf(s.groupPath(r))])).toEqual(converted);
+    expect(fs.existsSync(stamp)).toBe(true);
+    // And once more: nothing changes.
+    ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' }));
+    expect(['', 'd', 'd/own.txt', 'ro.txt', 'shared.txt'].map((r) => [modeOf(s.groupPath(r)), ...ownerOf(s.groupPath(r))])).toEqual(converted);
+  });
 });

@@ -171,6 +171,11 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     ran(await s.call('shed_run_shell', { ...g, script: 'echo more >> d/own.txt; echo > who-am-i' }, { user: 'bob' }));
     const bob = fs.lstatSync(s.groupPath('who-am-i')).uid;
     expect([modeOf(s.groupPath('d/own.txt')), ownerOf(s.groupPath('d/own.txt'))[0]]).toEqual([0o640, bob]);
+    // A folder the server makes (fileshed serve runs with umask 077: 0700) is the group's before the next command.
+    ok(await s.call('shed_create_file', { ...g, path: 'newdir/deeper/n.txt', content: 'n\n', mode: 'group' }));
+    for (const dir of ['newdir', 'newdir/deeper']) fs.chmodSync(s.groupPath(dir), 0o700);
+    expect(ran(await s.call('shed_run_shell', { ...g, script: 'cat newdir/deeper/n.txt; echo m > newdir/deeper/m.txt' }, { user: 'bob' })).stdout).toBe('n\n');
+    expect(modeOf(s.groupPath('newdir/deeper'))).toBe(0o3770);
   });
 
   it('conversion is idempotent and crash-safe: without its stamp the next command walks again', async () => {

@@ -21,7 +21,8 @@
  * by descriptor (O_NOFOLLOW, the type checked on the open file), in one place:
  * - before each command (syncGroupSpace): the first time, every folder and file (in slices, each step
  *   repeatable, the stamp written once complete: a crash walks again); afterwards every record's file
- *   (what the server wrote since: named writes, copies, restores, set_mode, chown);
+ *   and the folders holding them (what the server wrote since: named writes, copies, restores,
+ *   set_mode, chown);
  * - after each command (takeOverFolders): a folder the command made becomes the server's (sticky,
  *   setgid), so its maker cannot later remove another member's file placed in it.
  * The after-call guard (exec/guard-group.ts) stays as the second wall.
@@ -139,8 +140,15 @@ export async function syncGroupSpace(base: string, range: IdRange, zone: Zone, g
   }
   done.add(key);
   setDir(zone.root, gid, GROUP_DIR_MODE);
+  // The folders holding each record's file too: one the server made since (a named write's new
+  // folder, under umask 077) is the group's to pass and write in.
+  const folders = new Set<string>(['']);
   for (const rec of records) {
     await slice.tick();
+    for (let dir = path.posix.dirname(rec.path); dir !== '.' && !folders.has(dir); dir = path.posix.dirname(dir)) {
+      folders.add(dir);
+      fixDir(zone.root, dir, gid);
+    }
     setFile(path.join(zone.root, rec.path), gid, rec, await uidOf(rec.owner));
   }
 }

@@ -59,9 +59,11 @@ export function makeShed(valves: Record<string, unknown> = {}, options: ShedOpti
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-test-'));
   const tools = new mod.Tools();
   // identity_separation off unless a test asks: most suites arrange files in zones directly, as
-  // root, which a user's own uid could then not change; test/ids and test/security/identity-*
-  // run with it on (the product's default, auto).
-  tools.valves = { ...tools.valves, storage_base_path: base, identity_separation: 'off', ...valves };
+  // root, which a user's own uid could then not change; test/ids, test/security/identity-* and the
+  // group suites run with it on (the product's default, auto). FILESHED_TEST_VALVES (JSON): valves
+  // every Shed starts with, under the test's own (e.g. a suite run again with identity on).
+  const fromEnv = process.env.FILESHED_TEST_VALVES ? (JSON.parse(process.env.FILESHED_TEST_VALVES) as Record<string, unknown>) : {};
+  tools.valves = { ...tools.valves, storage_base_path: base, identity_separation: 'off', ...fromEnv, ...valves };
   return {
     base,
     tools,

@@ -92,14 +92,22 @@ describe.each(KERNEL_MODES)('%s mode: a group space under identity separation', 
   let s: Shed;
   afterEach(() => s?.cleanup());
 
-  it('still runs as the server\'s uid, but no mode or owner changes at all; members\' work goes on', async () => {
+  it('runs as the member: nothing not theirs changes mode; what they change of their own is set back from the record', async () => {
     s = makeShed({ sandbox: mode, ...ON, ...IDS });
     const { mod } = await import('../helpers/shed.js');
     await mod.admin.groups.add(s.base, 'team', 'team');
     await mod.admin.groups.addMember(s.base, 'team', 'alice');
-    const d = ran(await s.call('shed_run_python', { zone: 'group', group: 'team', code: 'import os\nopen("t.txt", "w").write("x")\ntry:\n    os.chmod("t.txt", 0o777)\n    print("CHANGED")\nexcept OSError as e:\n    print("refused", e.errno)' }));
-    expect(d.stdout.trim()).toBe('refused 1');
-    expect(fs.readFileSync(path.join(s.base, 'groups', 'team', 'data', 't.txt'), 'utf8')).toBe('x');
+    const code = 'import os\nopen("t.txt", "w").write("x")\nfor p in ("t.txt", "."):\n    try:\n        os.chmod(p, 0o777)\n        print(p, "changed")\n    except OSError as e:\n        print(p, "refused", e.errno)';
+    const d = ran(await s.call('shed_run_python', { zone: 'group', group: 'team', code }));
+    // Her own file's mode is hers to change; the space's folder (the server's) is not.
+    expect(d.stdout.trim().split('\n')).toEqual(['t.txt changed', '. refused 1']);
+    const data = path.join(s.base, 'groups', 'team', 'data');
+    expect(fs.readFileSync(path.join(data, 't.txt'), 'utf8')).toBe('x');
+    expect(fs.lstatSync(data).mode & 0o7777).toBe(0o3770);
+    // After the call: the group's gid, no bit for others (the mode its record says).
+    const st = fs.lstatSync(path.join(data, 't.txt'));
+    expect(st.gid).toBe(fs.lstatSync(data).gid);
+    expect(st.mode & 0o007).toBe(0);
   });
 });
 

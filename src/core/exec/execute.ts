@@ -13,6 +13,8 @@ import { shedError } from '../errors.js';
 import type { OwnershipRecord } from '../groups/access.js';
 import { callIdentity, requireSeparation } from '../ids/for-call.js';
 import type { KernelIdentity } from '../ids/kernel-identity.js';
+import { takeOverFolders } from '../ids/group-owner.js';
+import { allRecords } from '../groups/access.js';
 import { scopeTotal } from '../quota/quota.js';
 import type { Valves } from '../valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
@@ -98,10 +100,18 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
   const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
   let watched: Watched;
   let report: AsideReport;
+  let changedHere: string[] | undefined;
   try {
     watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
+    changedHere = watched.changed;
   } finally {
-    report = await aside.restore();
+    try {
+      report = await aside.restore();
+    } finally {
+      // What the member's command made: folders the server's (sticky, setgid), files the group's.
+      // After the guard's comparison (a mode set here would count as a change to undo).
+      if (identity !== undefined && zone.group !== undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined, () => allRecords(zone.group!.base, zone.group!.id));
+    }
   }
   const { result, end, undone } = watched;
   if (result.refused !== undefined) {
@@ -145,8 +155,10 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      // A group space under identity separation still runs as the server's uid (for now): no mode,
-      // owner or ACL change at all then, so nothing of that uid (the server runs as root in the image) is re-moded.
+      // A group space as the server's uid (a locked edit's scratch copy, identity_separation on but
+      // not possible): no mode, owner or ACL change at all, so nothing of that uid (root in the image)
+      // is re-moded. As the member's uid, only their own files' modes can change, and the space's
+      // records are set again as modes before the next command (ids/group-owner.ts).
       noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
       timeoutSec: req.timeoutSec,
       memoryMb: valves.exec_memory_limit_mb,

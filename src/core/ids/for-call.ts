@@ -1,15 +1,16 @@
 /**
  * The kernel identity one command runs as (valve identity_separation): the caller's uid, their own
- * gid and no supplementary group, in a zone of their own made theirs first (zone-owner.ts). Group
- * spaces keep the server's uid until group ownership is expressed as file permissions (issue 31,
- * step 5). Undefined: the server's own uid, as before.
+ * gid and no supplementary group, in a zone of their own made theirs first (zone-owner.ts); in a
+ * group space the member's uid with the group's gid, the space's owners and modes set from its
+ * ownership records first (group-owner.ts). Undefined: the server's own uid, as before.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Valves } from '../valves.js';
 import type { Zone } from '../zones/zones.js';
-import { userIds } from './allocate.js';
+import { groupGid, userIds } from './allocate.js';
+import { syncGroupSpace } from './group-owner.js';
 import type { KernelIdentity } from './kernel-identity.js';
 import { idRange } from './range.js';
 import { separationReport } from './separation.js';
@@ -18,7 +19,9 @@ import { claimZone } from './zone-owner.js';
 
 export async function callIdentity(valves: Valves, userId: string | undefined, zone: Zone, scratch?: string): Promise<KernelIdentity | undefined> {
   const setting = valves.identity_separation;
-  if (setting === 'off' || userId === undefined || zone.name === 'group') return undefined;
+  if (setting === 'off' || userId === undefined) return undefined;
+  // A locked edit's scratch copy of a group file keeps the server's uid (its guard covers it).
+  if (zone.name === 'group' && (scratch !== undefined || zone.group === undefined)) return undefined;
   if (!canSwitchIdentity()) {
     if (setting === 'auto') return undefined;
     throw shedError('SANDBOX_UNAVAILABLE', 'Commands are disabled: the admin requires each user\'s commands to run as their own kernel identity (identity_separation=required), but the server can switch neither uid nor gid (it needs root, or CAP_SETUID and CAP_SETGID).', {
@@ -41,6 +44,13 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
     });
   }
   const ids = await userIds(base, range, userId);
+  if (zone.group !== undefined) {
+    // The member's uid; the group's gid as primary (what they make is the group's even outside a
+    // setgid folder) and as the only supplementary group: their personal gid is not theirs here.
+    const gid = await groupGid(base, range, zone.group.id);
+    await syncGroupSpace(base, range, zone, gid);
+    return { uid: ids.uid, gid, groups: [gid] };
+  }
   await claimZone(base, userId, zone, ids, scratch);
   return { uid: ids.uid, gid: ids.gid, groups: [] };
 }

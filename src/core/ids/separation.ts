@@ -38,7 +38,7 @@ export function separationReport(valves: Valves, sandbox: string): SeparationRep
   }
   const base = { identity_separation: valves.identity_separation, can_switch: canSwitch, range_mapped: mapped };
   if (valves.identity_separation !== 'off' && canSwitch && mapped !== false) {
-    return { separation: 'identity', ...base, reason: "each user's commands run as their own uid and gid; their zones are closed to every other uid (group spaces: the server's uid for now)" };
+    return { separation: 'identity', ...base, reason: "each user's commands run as their own uid and gid; their zones are closed to every other uid; in a group space the member's uid with the group's gid, ownership as file modes in sticky folders" };
   }
   const why =
     valves.identity_separation === 'off'

@@ -8,6 +8,7 @@ import { detectDocument } from '../core/documents/index.js';
 import { readDocument } from './read_document.js';
 import { locate, requireFile } from '../core/files/located.js';
 import { looksBinary, outputLimit, plural } from '../core/text/format.js';
+import { TimeSlice } from '../core/fs/slice.js';
 
 const CHUNK = 64 * 1024;
 
@@ -22,7 +23,9 @@ interface LineSlice {
  * Streams the file once: counts every line, keeps only lines start..end, and stops keeping once
  * `budget` bytes are held, so memory stays bounded whatever the file size.
  */
-function sliceLines(abs: string, start: number, end: number, budget: number): LineSlice {
+async function sliceLines(abs: string, start: number, end: number, budget: number): Promise<LineSlice> {
+  // Counting every line of a large file takes a while: the loop yields in slices (others' calls go on).
+  const slice = new TimeSlice();
   const fd = fs.openSync(abs, 'r');
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -32,6 +35,7 @@ function sliceLines(abs: string, start: number, end: number, budget: number): Li
   const buf = Buffer.alloc(CHUNK);
   try {
     for (;;) {
+      await slice.tick();
       const n = fs.readSync(fd, buf, 0, CHUNK, null);
       if (n === 0) break;
       let from = 0;
@@ -115,7 +119,7 @@ export const shedRead = defineFunction({
       });
     }
     // 4 bytes per character at most, plus one so we can tell that more was there.
-    const slice = sliceLines(target.abs, start, end, limit * 4 + 4);
+    const slice = await sliceLines(target.abs, start, end, limit * 4 + 4);
     let content = new TextDecoder('utf-8').decode(slice.bytes);
     let lastLine = Math.min(slice.lastLine, slice.totalLines);
     let truncated = false;

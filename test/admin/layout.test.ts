@@ -54,7 +54,7 @@ describe.each(WIDTHS)('settings at %i px', (width) => {
     const sections = await page.$$eval('form[action="/admin/valves"] fieldset', (fs) =>
       fs.map((f) => ({ id: f.id, title: f.querySelector('legend')!.textContent, valves: [...f.querySelectorAll('[data-valve]')].map((d) => d.getAttribute('data-valve')) })),
     );
-    expect(sections.map((s) => s.title)).toEqual(['Storage & quotas', 'Commands, code & sandbox', 'SQLite', 'Archives', 'Links', 'Functions & files', 'Audit & maintenance', 'Open WebUI']);
+    expect(sections.map((s) => s.title)).toEqual(['Storage & quotas', 'Commands, code & sandbox', 'SQLite', 'Archives', 'Links', 'Functions & files', 'Undo by turn', 'Audit & maintenance', 'Open WebUI']);
     expect(sections.flatMap((s) => s.valves).sort()).toEqual(Object.keys(schema.properties).sort());
     const toc = await page.$$eval('nav.toc a', (as) => as.map((a) => a.getAttribute('href')));
     expect(toc).toEqual(sections.map((s) => `#${s.id}`));

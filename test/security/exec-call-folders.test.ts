@@ -42,6 +42,7 @@ async function serverWith(tmp: string, mode: string, calls: { cmd: string; args:
 describe.each(['landlock', 'validated'])('%s mode', (mode) => {
   it('no call folder is left once the process exits, even right after the call (also what the command made in TMPDIR)', async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-folders-tmp-'));
+    fs.chmodSync(tmp, 0o711); // passable, as /tmp is: commands run as the user's own uid (identity separation)
     try {
       // mktemp -d without arguments makes a folder in TMPDIR; sort -T names it for its temp files.
       const rs = await serverWith(tmp, mode, [{ cmd: 'mktemp', args: ['-d'] }, { cmd: 'mktemp', args: [] }, { cmd: 'true', args: [] }]);
@@ -54,6 +55,7 @@ describe.each(['landlock', 'validated'])('%s mode', (mode) => {
 
   it('call folders of a killed process are removed by the next process once a day old; recent ones are not', async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-folders-tmp-'));
+    fs.chmodSync(tmp, 0o711); // passable, as /tmp is (identity separation)
     try {
       const old = path.join(tmp, 'shed-call-killed');
       const recent = path.join(tmp, 'shed-call-running');

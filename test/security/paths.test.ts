@@ -50,6 +50,7 @@ function excluded(): Set<string> {
     path.join(h, 'Storage', 'data'),
     path.join(h, 'Storage', 'editzone'),
     path.join(h, 'Storage', 'locks'),
+    path.join(h, 'Storage', 'undo'), // the undo capture store: server state written after each modifying call
     path.join(h, 'Documents', 'data'),
     path.join(h, 'Documents', 'git'), // the history of Documents: server state, written by the commits
     path.join(h, 'Documents', 'editzone'),

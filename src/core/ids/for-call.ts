@@ -5,6 +5,7 @@
  * ownership records first (group-owner.ts). Undefined: the server's own uid, as before.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { shedError } from '../errors.js';
 import type { Valves } from '../valves.js';
@@ -36,9 +37,10 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
     throw shedError('INVALID_VALVES', (err as Error).message, { details: { valve: 'identity_id_first' }, hint: 'An admin corrects identity_id_first / identity_id_count.' });
   }
   const base = path.resolve(valves.storage_base_path);
-  const closed = closedAncestor(base);
+  // The base and the system temp folder (the call's HOME and TMPDIR are made there) must be passable.
+  const closed = closedAncestor(base) ?? closedAncestor(path.join(os.tmpdir(), 'shed-call'));
   if (closed !== undefined) {
-    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: users' commands run as their own uid, which cannot pass ${closed} (a folder above the storage base that others may not search).`, {
+    throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: users' commands run as their own uid, which cannot pass ${closed} (a folder above the storage base or the temp folder that others may not search).`, {
       details: { folder: closed },
       hint: `An admin makes ${closed} passable (chmod o+x, e.g. chmod 711), moves storage_base_path, or sets identity_separation=off.`,
     });

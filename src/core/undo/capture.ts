@@ -14,6 +14,7 @@ export { markInterrupted };
 import { appendTurn, pruneTurns } from './store.js';
 import { withTurn, type TurnCall } from './turn.js';
 import fs from 'node:fs';
+import path from 'node:path';
 import { readHead } from '../vcs/refs.js';
 import { whereIs } from './where.js';
 
@@ -51,7 +52,10 @@ export interface CaptureRequest {
 }
 
 /** Runs the call; when it changed something, the answer names its turn (`turn`, beside data and message). */
-export async function captureCall<T extends { turn?: string; message: string }>(req: CaptureRequest, run: () => Promise<T>): Promise<T> {
+export async function captureCall<T extends { turn?: string; message: string }>(given: CaptureRequest, run: () => Promise<T>): Promise<T> {
+  // Server state is reached by its real path (a storage base named through a link works; no link is
+  // followed beneath it).
+  const req = { ...given, home: realHome(given.home) };
   if (!req.valves.undo_enabled) {
     suspendShadows(req.home);
     return run();
@@ -85,4 +89,16 @@ export async function captureCall<T extends { turn?: string; message: string }>(
     result.message = `${result.message} Not undoable: ${shown.join('; ')}${call.lost.length > 5 ? ` and ${call.lost.length - 5} more` : ''}.`;
   }
   return result;
+}
+
+function realHome(home: string): string {
+  try {
+    return fs.realpathSync(home);
+  } catch {
+    try {
+      return path.join(fs.realpathSync(path.dirname(home)), path.basename(home));
+    } catch {
+      return home;
+    }
+  }
 }

@@ -27,11 +27,12 @@ interface Section {
 /** Sections in page order, each with the key prefixes of its valves. */
 const SECTIONS: readonly Section[] = [
   { id: 'storage', title: 'Storage & quotas', prefixes: ['storage_', 'quota_', 'max_file', 'lock_', 'group_'] },
-  { id: 'commands', title: 'Commands, code & sandbox', prefixes: ['sandbox', 'identity_', 'exec_', 'network_', 'max_output', 'allow_python', 'allow_shell', 'python_'] },
+  { id: 'commands', title: 'Commands, code & sandbox', prefixes: ['sandbox', 'identity_', 'one_trust_domain', 'exec_', 'network_', 'max_output', 'allow_python', 'allow_shell', 'python_'] },
   { id: 'sqlite', title: 'SQLite', prefixes: ['sqlite_'] },
   { id: 'archives', title: 'Archives', prefixes: ['zip_'] },
   { id: 'links', title: 'Links', prefixes: ['public_url', 'link_'] },
   { id: 'functions', title: 'Functions & files', prefixes: ['functions', 'blocked_', 'allowed_', 'read_'] },
+  { id: 'undo', title: 'Undo by turn', prefixes: ['undo_'] },
   { id: 'audit', title: 'Audit & maintenance', prefixes: ['audit_', 'uploads_', 'maintenance_'] },
   { id: 'openwebui', title: 'Open WebUI', prefixes: ['openwebui_', 'import_'] },
 ];

@@ -1,8 +1,29 @@
 #!/usr/bin/env node
 
 // src/hosts/cli/main.ts
+import fs from "node:fs";
 import path from "node:path";
 import { admin, specsFor, Tools, version as version2 } from "./fileshed.mjs";
+
+// src/hosts/http/config-file.ts
+import { serving } from "./fileshed.mjs";
+function readConfigFile(file) {
+  let text;
+  try {
+    text = serving.readText(file);
+  } catch (err) {
+    if (err.code === "ENOENT") return {};
+    throw new Error(`cannot read the config file ${file}: ${err.message}`);
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the config file ${file} is not valid JSON: ${err.message}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`the config file ${file} must hold a JSON object`);
+  return parsed;
+}
 
 // src/hosts/cli/doctor.ts
 import os from "node:os";
@@ -22,6 +43,7 @@ async function doctor(out) {
   line("bubblewrap", check.bwrap.ok ? "works" : `does not work: ${check.bwrap.reason}`);
   line("Landlock", check.landlock.ok ? `works (ABI ${check.landlock.abi})` : `does not work: ${check.landlock.reason}`);
   line("sandbox=auto", kernelSandbox ? `runs commands under ${check.auto.active}` : 'refuses commands (SANDBOX_UNAVAILABLE): no kernel sandbox works here; sandbox="validated" would run them under the argument policy alone (weaker)');
+  line("separation", `identity_separation=auto gives ${check.separation.separation}: ${check.separation.reason}`);
   line("perl", check.perl ?? "not installed (Debian package perl-base): the command launcher and the Landlock sandbox need it");
   line("tools", `${tools.available.length} of ${tools.available.length + missing.length} allowed commands installed${missing.length ? `; missing: ${missing.join(" ")}` : ""}`);
   if (packages.length > 0) line("", `to add them: apt-get install ${packages.join(" ")}`);
@@ -57,8 +79,10 @@ var COMMAND_USAGE = {
   download links are served on 127.0.0.1 while the client runs (--link-port: the same port each time).
   Without --base (or FILESHED_BASE) the files live in $XDG_DATA_HOME/fileshed (~/.local/share/fileshed).`,
   call: `fileshed call <function> ['<json args>'] [--user ID] [--chat ID] [--base DIR] [--valve key=value]...
-              [--coordination URL]
-  Runs one function and prints its JSON result (exit 1 when the result is an error).
+              [--config FILE] [--coordination URL]
+  Runs one function and prints its JSON result (exit 1 when the result is an error), with the valves
+  of the config file fileshed serve uses (--config, FILESHED_CONFIG, default {base}/fileshed.json),
+  --valve flags over them. --base defaults to FILESHED_BASE, then ./data.
   Example: fileshed call shed_create_file '{"zone":"storage","path":"hello.txt","content":"Hello"}'`,
   spec: `fileshed spec [--valve key=value]...     the LLM tool specs (JSON) of the enabled functions`,
   list: `fileshed list [--valve key=value]...     the names of the enabled functions`,
@@ -179,11 +203,13 @@ async function main(argv2) {
       failUsage("call", `fileshed call: the arguments must be JSON: ${err.message}`);
     }
   }
-  const base = path.resolve(options.base ?? "data");
+  const base = path.resolve(options.base ?? (process.env.FILESHED_BASE || "data"));
+  const configFile = path.resolve(options.config ?? (process.env.FILESHED_CONFIG || path.join(base, "fileshed.json")));
+  const fileValves = configValves(configFile);
   const coordination = options.coordination ?? (process.env.FILESHED_COORDINATION || void 0);
   const coordinator = coordination !== void 0 ? await (await import("./server.mjs")).connectCoordination(coordination, base).catch((err) => failRun("call", err.message)) : void 0;
   const tools = new Tools();
-  tools.valves = { ...tools.valves, storage_base_path: base, ...valves };
+  tools.valves = { ...tools.valves, ...fileValves, ...valves, storage_base_path: base };
   const method = tools[fn];
   if (typeof method !== "function" || !fn.startsWith("shed_")) failUsage("call", `fileshed call: unknown function '${fn}'; 'fileshed list' names them.`);
   const user = options.user ?? process.env.FILESHED_USER ?? "local";
@@ -196,6 +222,14 @@ async function main(argv2) {
 `);
   coordinator?.close();
   return JSON.parse(result).success ? 0 : 1;
+}
+function configValves(file) {
+  if (!fs.existsSync(file)) return {};
+  try {
+    return readConfigFile(file).valves ?? {};
+  } catch (err) {
+    failRun("call", `the config file ${file} cannot be used: ${err.message}. Fix it, or name another with --config FILE.`);
+  }
 }
 async function groupsCommand(rest, options) {
   const base = path.resolve(options.base ?? "data");

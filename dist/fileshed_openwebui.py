@@ -18,6 +18,7 @@ import base64
 import io
 import json
 import os
+import re
 from typing import Any, Literal, Optional, Union
 from urllib.parse import quote
 
@@ -47,6 +48,10 @@ class Tools:
         sqlite_readonly: Optional[bool] = Field(default=None, title="SQLite read-only", description="Only read statements (SELECT, WITH ... SELECT, EXPLAIN, PRAGMA reads) are allowed.")
         sqlite_journal_mode: Optional[Literal["wal", "delete", "truncate", "memory"]] = Field(default=None, title="SQLite journal mode", description="Journal mode of databases shed_sqlite writes on Node 24+ (wal: reads never wait for a write; Documents, group spaces and a network or FUSE storage keep delete, since WAL needs memory shared by every writer; memory can lose the file on a crash).", json_schema_extra={"input": {"type": "select", "options": ["wal", "delete", "truncate", "memory"]}})
         sandbox: Optional[Literal["auto", "bwrap", "landlock", "validated"]] = Field(default=None, title="Command sandbox", description="auto (bubblewrap when it works, else Landlock, else commands are refused), bwrap or landlock (required), validated (argument policy only: weaker, no kernel confinement).", json_schema_extra={"input": {"type": "select", "options": ["auto", "bwrap", "landlock", "validated"]}})
+        identity_separation: Optional[Literal["off", "auto", "required"]] = Field(default=None, title="Commands run as the user", description="auto: every command and script in a user's own zones runs as that user's kernel identity (uid and gid from identity_id_first on) whenever the server can switch (root, or CAP_SETUID+CAP_SETGID), and the user's zones are made theirs on first use, closed to every other uid; required: the same, and commands are refused where the server cannot switch; off: every command runs as the server's uid (one trust domain, held apart by the sandbox alone).", json_schema_extra={"input": {"type": "select", "options": ["off", "auto", "required"]}})
+        one_trust_domain: Optional[bool] = Field(default=None, title="Accept one trust domain", description="Where the server can give users neither their own kernel identity (no root, no CAP_SETUID+CAP_SETGID) nor namespaces of their own (no bubblewrap), every command of every user runs as the server's uid, kept apart by Landlock and the filter alone: fileshed serve then refuses commands and scripts unless this is true. Set it only when every user trusts the others (one person, one team).")
+        identity_id_first: Optional[int] = Field(default=None, title="First kernel id", description="Every user gets a uid (and a personal gid of the same number) and every group a gid, allocated once from identity_id_first on and recorded in access_auth.sqlite, the same on every instance sharing the storage. Choose numbers no host account uses and that the server's user namespace maps (a rootless or user-namespaced container maps only its own range: then pick one inside it).", ge=1000, le=4000000000)
+        identity_id_count: Optional[int] = Field(default=None, title="Kernel ids available", description="How many ids from identity_id_first on may be allocated (users and groups together).", ge=1, le=100000000)
         allow_python: Optional[bool] = Field(default=None, title="Allow Python code", description="Turns on shed_run_python: Python code (or a .py file of a zone) run in the user's zone under the kernel sandbox alone (bwrap or landlock; never in validated mode), with the same quota, limits, blocked files and group ownership as commands. Off: the function is absent from every host.")
         allow_shell: Optional[bool] = Field(default=None, title="Allow shell scripts", description="Turns on shed_run_shell: POSIX sh scripts (pipes, redirections, loops) whose programs are the zone's whitelisted commands, under the kernel sandbox alone (bwrap or landlock). Off: the function is absent from every host.")
         python_command: Optional[str] = Field(default=None, title="Python command", description="The Python shed_run_python runs: a program name looked up on the system PATH (/usr/local/bin:/usr/bin:/bin), e.g. python3 or python3.12.")
@@ -59,6 +64,10 @@ class Tools:
         audit_log: Optional[bool] = Field(default=None, title="Audit log", description="One JSON line per call (user, function, zone, paths, result, time; never contents) in {storage_base_path}/audit/. fileshed serve turns it on by default.")
         audit_max_mb: Optional[int] = Field(default=None, title="Audit log file size (MB)", description="The audit file is rotated when it reaches this size.", ge=1)
         audit_retention_days: Optional[int] = Field(default=None, title="Audit log retention (days)", description="Rotated audit files older than this are deleted; 0 keeps them forever.", ge=0)
+        undo_enabled: Optional[bool] = Field(default=None, title="Undo by chat turn", description="Capture every change of every modifying call, grouped by assistant answer, so shed_undo can take a turn back (SPEC 9.1). The capture store is server state beside each user's Storage.")
+        undo_max_turns: Optional[int] = Field(default=None, title="Undo: turns kept per user", description="Older turns drop out of the shed_undo list and can no longer be undone.", ge=1)
+        undo_max_age_days: Optional[int] = Field(default=None, title="Undo: turn age limit (days)", description="Turns older than this can no longer be undone; 0 keeps them while the count allows.", ge=0)
+        undo_max_file_mb: Optional[int] = Field(default=None, title="Undo: largest file kept (MB)", description="A file over this size is not captured: its change is listed as not undoable (never silently).", ge=1)
         uploads_retention_days: Optional[int] = Field(default=None, title="Uploads retention (days)", description="Maintenance removes conversation upload folders untouched for longer; 0 keeps them forever.", ge=0)
         maintenance_interval_hours: Optional[int] = Field(default=None, title="Maintenance interval (hours)", description="How often fileshed serve runs maintenance for all users; 0 turns the schedule off.", ge=0)
         sqlite_timeout_seconds: Optional[int] = Field(default=None, title="SQLite timeout (s)", description="Longest a SQL statement or CSV import may run; it is then stopped (QUERY_TIMEOUT) and the database is left unchanged.", ge=1)
@@ -108,6 +117,70 @@ class Tools:
             self.valves,
             "shed_exec",
             {"zone": zone, "cmd": cmd, "args": args, "timeout": timeout, "max_output": max_output, "stdout_file": stdout_file, "stderr_file": stderr_file, "redirect_stderr_to_stdout": redirect_stderr_to_stdout, "group": group},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
+    async def shed_run_python(
+        self,
+        *,
+        zone: Literal["uploads", "storage", "documents", "group"],
+        code: Optional[str] = None,
+        path: Optional[str] = None,
+        args: list[str] = [],
+        timeout: Optional[int] = None,
+        max_output: Optional[int] = None,
+        stdout_file: Optional[str] = None,
+        group: Optional[str] = None,
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """Run Python 3 code in the zone: the working folder is the zone root, so open("data.csv"), pd.read_csv("data.csv"), plt.savefig("chart.png") use zone paths. print() what you need. No network unless the admin allows it; no other programs. Returns stdout, stderr, returncode and data.files_changed (files it wrote). shed_parameters lists the installed packages.
+
+        :param zone: uploads|storage|documents|group
+        :param code: Python code, e.g. "import pandas as pd\\nprint(pd.read_csv('sales.csv').describe())\"
+        :param path: Or a .py file of the zone to run, e.g. "scripts/clean.py\"
+        :param args: sys.argv[1:], e.g. ["sales.csv"]
+        :param timeout: Seconds (the admin caps it)
+        :param max_output: Characters kept; 0 = admin max
+        :param stdout_file: Save stdout to this file
+        :param group: Group name or id
+        """
+        return await _forward(
+            self.valves,
+            "shed_run_python",
+            {"zone": zone, "code": code, "path": path, "args": args, "timeout": timeout, "max_output": max_output, "stdout_file": stdout_file, "group": group},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
+    async def shed_run_shell(
+        self,
+        *,
+        zone: Literal["uploads", "storage", "documents", "group"],
+        script: str,
+        timeout: Optional[int] = None,
+        max_output: Optional[int] = None,
+        group: Optional[str] = None,
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """Run a POSIX sh script in the zone (working folder = zone root): pipes, > and >>, &&, loops, variables, $(...) work, e.g. "ls *.csv | wc -l". Only the whitelisted commands run (shed_allowed_commands). Returns stdout, stderr, returncode and data.files_changed.
+
+        :param zone: uploads|storage|documents|group
+        :param script: The script, e.g. "grep -c ERROR *.log | sort -t: -k2 -n > counts.txt\"
+        :param timeout: Seconds (the admin caps it)
+        :param max_output: Characters kept; 0 = admin max
+        :param group: Group name or id
+        """
+        return await _forward(
+            self.valves,
+            "shed_run_shell",
+            {"zone": zone, "script": script, "timeout": timeout, "max_output": max_output, "group": group},
             __user__,
             __metadata__,
             None,
@@ -173,7 +246,7 @@ class Tools:
         :param position: Where to write
         :param line: Line number
         :param end_line: Last line to replace
-        :param pattern: Regex (JavaScript, no backreferences or lookarounds), instead of line
+        :param pattern: Regex (no backreferences or lookarounds) instead of line
         :param regex_flags: Any of i, m, s
         :param match_all: Every match, not only the first
         :param overwrite: Replace the whole file
@@ -213,7 +286,7 @@ class Tools:
         :param content: Bytes, e.g. hex "89504e47\"
         :param content_format: Encoding of content
         :param position: Where to write
-        :param offset: Byte offset (from 0) for at/replace
+        :param offset: Byte offset for at/replace
         :param length: Bytes to replace
         :param overwrite: Replace the whole file
         :param group: Group name or id
@@ -254,7 +327,7 @@ class Tools:
         :param sheet: Spreadsheet sheet: its name or number, e.g. "Q3" or "2" (default: the first)
         :param max_output: Character limit; 0 = admin maximum
         :param group: Group name or id
-        :param raw: true: an HTML or e-mail file's source, not its readable text
+        :param raw: true: HTML or e-mail source, not its text
         """
         return await _forward(
             self.valves,
@@ -307,7 +380,7 @@ class Tools:
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
     ) -> str:
-        """Delete a file, a link or a folder with its contents, in any zone. No undo outside Documents.
+        """Delete a file, link or folder (with contents) in any zone. shed_undo takes it back.
 
         :param zone: uploads|storage|documents|group
         :param path: File or folder
@@ -349,6 +422,31 @@ class Tools:
             self.valves,
             "shed_rename",
             {"zone": zone, "old_path": old_path, "new_path": new_path, "group": group, "message": message, "overwrite": overwrite},
+            __user__,
+            __metadata__,
+            None,
+            None,
+        )
+
+    async def shed_undo(
+        self,
+        *,
+        turn: Optional[str] = None,
+        apply: bool = False,
+        force: list[str] = [],
+        __user__: Optional[dict[str, Any]] = None,
+        __metadata__: Optional[dict[str, Any]] = None,
+    ) -> str:
+        """Without apply: lists recent turns, previews undoing the last (or turn). Paths changed since stay unless in force.
+
+        :param turn: Turn id (answers name it)
+        :param apply: true: undo now
+        :param force: Paths to take back despite conflict
+        """
+        return await _forward(
+            self.valves,
+            "shed_undo",
+            {"turn": turn, "apply": apply, "force": force},
             __user__,
             __metadata__,
             None,
@@ -636,6 +734,7 @@ class Tools:
         *,
         filename: str = "",
         import_all: bool = False,
+        earlier_messages: bool = False,
         dest_subdir: str = "",
         __user__: Optional[dict[str, Any]] = None,
         __metadata__: Optional[dict[str, Any]] = None,
@@ -646,12 +745,13 @@ class Tools:
 
         :param filename: Name of one attached file
         :param import_all: Import every attached file
+        :param earlier_messages: Also earlier messages' files
         :param dest_subdir: Folder inside Uploads
         """
         return await _forward(
             self.valves,
             "shed_import",
-            {"filename": filename, "import_all": import_all, "dest_subdir": dest_subdir},
+            {"filename": filename, "import_all": import_all, "earlier_messages": earlier_messages, "dest_subdir": dest_subdir},
             __user__,
             __metadata__,
             __files__,
@@ -765,7 +865,7 @@ class Tools:
         __metadata__: Optional[dict[str, Any]] = None,
         __event_emitter__: Any = None,
     ) -> str:
-        """Run ONE SQL statement on a SQLite file (values as ? in params; a SELECT returns limit rows, output_csv saves all), or import a CSV: import_csv and table.
+        """Run ONE SQL statement on a SQLite file (? values in params; SELECT returns limit rows, output_csv saves all), or import a CSV (import_csv, table).
 
         :param zone: uploads|storage|documents|group
         :param path: Database file
@@ -780,8 +880,8 @@ class Tools:
         :param encoding: CSV encoding (default: detected)
         :param has_header: First line names the columns
         :param skip_rows: Lines to skip before the header
-        :param decimal: Decimal mark ("," for 1.234,56)
-        :param date_columns: Columns of dates, stored as YYYY-MM-DD
+        :param decimal: Decimal mark (default: detected)
+        :param date_columns: Date columns (stored YYYY-MM-DD)
         :param date_format: "dayfirst", "monthfirst" or e.g. "%d.%m.%Y\"
         :param group: Group name or id
         """
@@ -1187,7 +1287,7 @@ class Tools:
         )
 
 
-_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "read_image_max_kb", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "allow_python", "allow_shell", "python_command", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions", "public_url", "link_default_hours", "link_max_hours", "link_backend",)
+_SERVER_VALVES = ("quota_per_user_mb", "quota_per_group_mb", "max_file_size_mb", "lock_max_age_hours", "exec_timeout_default", "exec_timeout_max", "group_default_mode", "network_mode", "openwebui_api_url", "max_output_default", "max_output_absolute", "read_image_max_kb", "exec_memory_limit_mb", "exec_cpu_limit_seconds", "sqlite_readonly", "sqlite_journal_mode", "sandbox", "identity_separation", "one_trust_domain", "identity_id_first", "identity_id_count", "allow_python", "allow_shell", "python_command", "sqlite_default_limit", "sqlite_max_rows", "zip_max_entries", "zip_max_total_mb", "zip_max_ratio", "import_allowed_paths", "audit_log", "audit_max_mb", "audit_retention_days", "undo_enabled", "undo_max_turns", "undo_max_age_days", "undo_max_file_mb", "uploads_retention_days", "maintenance_interval_hours", "sqlite_timeout_seconds", "functions", "functions_admin", "blocked_patterns", "allowed_extensions", "public_url", "link_default_hours", "link_max_hours", "link_backend",)
 _DEFAULT_MAX_FILE_MB = 300
 _NDJSON = "application/x-ndjson"
 
@@ -1211,14 +1311,15 @@ async def _forward(
         headers = _headers(valves, user, metadata)
         data: Any = json.dumps(body, ensure_ascii=False)
         not_sent: list[dict[str, Any]] = []
+        text_only: list[dict[str, Any]] = []
         if files is None and isinstance(metadata, dict) and isinstance(metadata.get("files"), list):
             files = metadata["files"]
         if files:
             cap = (valves.max_file_size_mb or _DEFAULT_MAX_FILE_MB) * 1024 * 1024
-            parts, not_sent = _attachments(files, body, cap)
+            parts, not_sent, text_only = _attachments(files, body, cap)
             if parts:
                 form = aiohttp.FormData(quote_fields=False)
-                form.add_field("arguments", data)
+                form.add_field("arguments", json.dumps(body, ensure_ascii=False))
                 for filename, handle in parts:
                     opened.append(handle)
                     form.add_field("files", handle, filename=_part_filename(filename), content_type="application/octet-stream")
@@ -1243,6 +1344,8 @@ async def _forward(
             return _error("SERVER_ERROR", "The Fileshed server's answer is not a Fileshed result.", "Check that the valve server_url points at fileshed serve (not at Open WebUI or a proxy page).")
         if not_sent:
             _report_not_sent(result, not_sent)
+        if text_only:
+            _report_text_only(result, text_only)
         image = _image_of(result)
         if image is not None:
             return image
@@ -1319,8 +1422,8 @@ def _headers(valves: "Tools.Valves", user: Optional[dict[str, Any]], metadata: O
     return headers
 
 
-def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
-    """Open WebUI file items -> (name, binary handle) parts, and the ones that cannot be sent."""
+def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list[tuple[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Open WebUI file items -> (name, binary handle) parts, the ones that cannot be sent, and the ones sent as text only."""
     items: list[tuple[str, Optional[str], Optional[str]]] = []
     for entry in files[:1000]:
         if isinstance(entry, str):
@@ -1341,6 +1444,7 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         items = chosen or items
     parts: list[tuple[str, Any]] = []
     not_sent: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     budget = cap  # the server refuses bodies over max_file_size_mb + 1 MiB: one request carries at most cap bytes
     for name, path, content in items:
         raw: Optional[bytes] = None
@@ -1349,6 +1453,13 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
         elif content is not None:
             raw = content.encode("utf-8")
             size = len(raw)
+            if not _TEXT_NAME.search(name):
+                # Only Open WebUI's extracted text is here (the upload is not a file on this disk, e.g.
+                # object storage): it is saved as text under a .txt name, never as a fake report.pdf.
+                notes.append({"name": name, "imported_as": f"{name}.txt", "reason": "only the text Open WebUI extracted from it was available (the file itself is not on this server's disk, e.g. object storage)"})
+                if body.get("filename") == name:
+                    body["filename"] = f"{name}.txt"
+                name = f"{name}.txt"
         else:
             not_sent.append({"name": name, "code": "FILE_NOT_FOUND", "reason": "the tool file cannot read this upload (no local file and no text content)"})
             continue
@@ -1360,7 +1471,11 @@ def _attachments(files: list[Any], body: dict[str, Any], cap: int) -> tuple[list
             continue
         budget -= size
         parts.append((name, io.BytesIO(raw) if raw is not None else open(path or "", "rb")))
-    return parts, not_sent
+    return parts, not_sent, notes
+
+
+# Names whose file is its text: Open WebUI's extracted content is the file itself.
+_TEXT_NAME = re.compile(r"\.(txt|text|md|markdown|csv|tsv|json|jsonl|xml|html?|ya?ml|toml|ini|cfg|conf|log|sql|py|js|ts|sh|r|tex|rst)$", re.IGNORECASE)
 
 
 def _part_filename(name: str) -> str:
@@ -1377,6 +1492,14 @@ def _report_not_sent(result: dict[str, Any], not_sent: list[dict[str, Any]]) -> 
         details = result["error"].setdefault("details", {})
         if isinstance(details, dict):
             details["not_sent"] = not_sent
+
+
+def _report_text_only(result: dict[str, Any], notes: list[dict[str, Any]]) -> None:
+    """Says which attachments arrived as their extracted text only, and under which name."""
+    said = "; ".join(f"{n['name']} was imported as {n['imported_as']}: {n['reason']}" for n in notes)
+    if result.get("success") and isinstance(result.get("data"), dict):
+        result["data"]["text_only"] = notes
+        result["message"] = f"{result.get('message', '')} Note: {said}.".strip()
 
 
 async def _detail(response: aiohttp.ClientResponse) -> str:

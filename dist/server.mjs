@@ -33,9 +33,9 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
   mod
 ));
 
-// node_modules/content-type/index.js
+// ../../main/node_modules/content-type/index.js
 var require_content_type = __commonJS({
-  "node_modules/content-type/index.js"(exports) {
+  "../../main/node_modules/content-type/index.js"(exports) {
     "use strict";
     var PARAM_REGEXP = /; *([!#$%&'*+.^_`|~0-9A-Za-z-]+) *= *("(?:[\u000b\u0020\u0021\u0023-\u005b\u005d-\u007e\u0080-\u00ff]|\\[\u000b\u0020-\u00ff])*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+) */g;
     var TEXT_REGEXP = /^[\u000b\u0020-\u007e\u0080-\u00ff]+$/;
@@ -45,12 +45,12 @@ var require_content_type = __commonJS({
     var TYPE_REGEXP = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
     exports.format = format2;
     exports.parse = parse3;
-    function format2(obj) {
-      if (!obj || typeof obj !== "object") {
+    function format2(obj3) {
+      if (!obj3 || typeof obj3 !== "object") {
         throw new TypeError("argument obj is required");
       }
-      var parameters = obj.parameters;
-      var type = obj.type;
+      var parameters = obj3.parameters;
+      var type = obj3.type;
       if (!type || !TYPE_REGEXP.test(type)) {
         throw new TypeError("invalid type");
       }
@@ -81,7 +81,7 @@ var require_content_type = __commonJS({
       if (!TYPE_REGEXP.test(type)) {
         throw new TypeError("invalid media type");
       }
-      var obj = new ContentType(type.toLowerCase());
+      var obj3 = new ContentType(type.toLowerCase());
       if (index !== -1) {
         var key;
         var match;
@@ -100,20 +100,20 @@ var require_content_type = __commonJS({
               value = value.replace(QESC_REGEXP, "$1");
             }
           }
-          obj.parameters[key] = value;
+          obj3.parameters[key] = value;
         }
         if (index !== header3.length) {
           throw new TypeError("invalid parameter format");
         }
       }
-      return obj;
+      return obj3;
     }
-    function getcontenttype(obj) {
+    function getcontenttype(obj3) {
       var header3;
-      if (typeof obj.getHeader === "function") {
-        header3 = obj.getHeader("content-type");
-      } else if (typeof obj.headers === "object") {
-        header3 = obj.headers && obj.headers["content-type"];
+      if (typeof obj3.getHeader === "function") {
+        header3 = obj3.getHeader("content-type");
+      } else if (typeof obj3.headers === "object") {
+        header3 = obj3.headers && obj3.headers["content-type"];
       }
       if (typeof header3 !== "string") {
         throw new TypeError("content-type header is missing from object");
@@ -121,14 +121,14 @@ var require_content_type = __commonJS({
       return header3;
     }
     function qstring(val) {
-      var str = String(val);
-      if (TOKEN_REGEXP.test(str)) {
-        return str;
+      var str2 = String(val);
+      if (TOKEN_REGEXP.test(str2)) {
+        return str2;
       }
-      if (str.length > 0 && !TEXT_REGEXP.test(str)) {
+      if (str2.length > 0 && !TEXT_REGEXP.test(str2)) {
         throw new TypeError("invalid parameter value");
       }
-      return '"' + str.replace(QUOTE_REGEXP, "\\$1") + '"';
+      return '"' + str2.replace(QUOTE_REGEXP, "\\$1") + '"';
     }
     function ContentType(type) {
       this.parameters = /* @__PURE__ */ Object.create(null);
@@ -137,9 +137,9 @@ var require_content_type = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/codegen/code.js
+// ../../main/node_modules/ajv/dist/compile/codegen/code.js
 var require_code = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/code.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/codegen/code.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.regexpCode = exports.getEsmExportName = exports.getProperty = exports.safeStringify = exports.stringify = exports.strConcat = exports.addCodeArg = exports.str = exports._ = exports.nil = exports._Code = exports.Name = exports.IDENTIFIER = exports._CodeOrName = void 0;
@@ -205,7 +205,7 @@ var require_code = __commonJS({
     }
     exports._ = _;
     var plus = new _Code("+");
-    function str(strs, ...args) {
+    function str2(strs, ...args) {
       const expr = [safeStringify(strs[0])];
       let i2 = 0;
       while (i2 < args.length) {
@@ -216,7 +216,7 @@ var require_code = __commonJS({
       optimize(expr);
       return new _Code(expr);
     }
-    exports.str = str;
+    exports.str = str2;
     function addCodeArg(code2, arg) {
       if (arg instanceof _Code)
         code2.push(...arg._items);
@@ -259,7 +259,7 @@ var require_code = __commonJS({
       return;
     }
     function strConcat(c12, c2) {
-      return c2.emptyStr() ? c12 : c12.emptyStr() ? c2 : str`${c12}${c2}`;
+      return c2.emptyStr() ? c12 : c12.emptyStr() ? c2 : str2`${c12}${c2}`;
     }
     exports.strConcat = strConcat;
     function interpolate(x2) {
@@ -291,9 +291,9 @@ var require_code = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/codegen/scope.js
+// ../../main/node_modules/ajv/dist/compile/codegen/scope.js
 var require_scope = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/scope.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/codegen/scope.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.ValueScope = exports.ValueScopeName = exports.Scope = exports.varKinds = exports.UsedValueState = void 0;
@@ -436,9 +436,9 @@ var require_scope = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/codegen/index.js
+// ../../main/node_modules/ajv/dist/compile/codegen/index.js
 var require_codegen = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/codegen/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.or = exports.and = exports.not = exports.CodeGen = exports.operators = exports.varKinds = exports.ValueScopeName = exports.ValueScope = exports.Scope = exports.Name = exports.regexpCode = exports.stringify = exports.getProperty = exports.nil = exports.strConcat = exports.str = exports._ = void 0;
@@ -973,12 +973,12 @@ var require_codegen = __commonJS({
       }
       // `for-in` statement.
       // With option `ownProperties` replaced with a `for-of` loop for object keys
-      forIn(nameOrPrefix, obj, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.const) {
+      forIn(nameOrPrefix, obj3, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.const) {
         if (this.opts.ownProperties) {
-          return this.forOf(nameOrPrefix, (0, code_1._)`Object.keys(${obj})`, forBody);
+          return this.forOf(nameOrPrefix, (0, code_1._)`Object.keys(${obj3})`, forBody);
         }
         const name = this._scope.toName(nameOrPrefix);
-        return this._for(new ForIter("in", varKind, name, obj), () => forBody(name));
+        return this._for(new ForIter("in", varKind, name, obj3), () => forBody(name));
       }
       // end `for` loop
       endFor() {
@@ -1156,9 +1156,9 @@ var require_codegen = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/util.js
+// ../../main/node_modules/ajv/dist/compile/util.js
 var require_util = __commonJS({
-  "node_modules/ajv/dist/compile/util.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/util.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.checkStrictMode = exports.getErrorPath = exports.Type = exports.useFunc = exports.setEvaluated = exports.evaluatedPropsToName = exports.mergeEvaluated = exports.eachItem = exports.unescapeJsonPointer = exports.escapeJsonPointer = exports.escapeFragment = exports.unescapeFragment = exports.schemaRefOrVal = exports.schemaHasRulesButRef = exports.schemaHasRules = exports.checkUnknownRules = exports.alwaysValidSchema = exports.toHash = void 0;
@@ -1221,22 +1221,22 @@ var require_util = __commonJS({
       return (0, codegen_1._)`${topSchemaRef}${schemaPath}${(0, codegen_1.getProperty)(keyword)}`;
     }
     exports.schemaRefOrVal = schemaRefOrVal;
-    function unescapeFragment(str) {
-      return unescapeJsonPointer(decodeURIComponent(str));
+    function unescapeFragment(str2) {
+      return unescapeJsonPointer(decodeURIComponent(str2));
     }
     exports.unescapeFragment = unescapeFragment;
-    function escapeFragment(str) {
-      return encodeURIComponent(escapeJsonPointer(str));
+    function escapeFragment(str2) {
+      return encodeURIComponent(escapeJsonPointer(str2));
     }
     exports.escapeFragment = escapeFragment;
-    function escapeJsonPointer(str) {
-      if (typeof str == "number")
-        return `${str}`;
-      return str.replace(/~/g, "~0").replace(/\//g, "~1");
+    function escapeJsonPointer(str2) {
+      if (typeof str2 == "number")
+        return `${str2}`;
+      return str2.replace(/~/g, "~0").replace(/\//g, "~1");
     }
     exports.escapeJsonPointer = escapeJsonPointer;
-    function unescapeJsonPointer(str) {
-      return str.replace(/~1/g, "/").replace(/~0/g, "~");
+    function unescapeJsonPointer(str2) {
+      return str2.replace(/~1/g, "/").replace(/~0/g, "~");
     }
     exports.unescapeJsonPointer = unescapeJsonPointer;
     function eachItem(xs, f) {
@@ -1323,9 +1323,9 @@ var require_util = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/names.js
+// ../../main/node_modules/ajv/dist/compile/names.js
 var require_names = __commonJS({
-  "node_modules/ajv/dist/compile/names.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/names.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -1362,9 +1362,9 @@ var require_names = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/errors.js
+// ../../main/node_modules/ajv/dist/compile/errors.js
 var require_errors = __commonJS({
-  "node_modules/ajv/dist/compile/errors.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/errors.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.extendErrors = exports.resetErrorsCount = exports.reportExtraError = exports.reportError = exports.keyword$DataError = exports.keywordError = void 0;
@@ -1484,9 +1484,9 @@ var require_errors = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/boolSchema.js
+// ../../main/node_modules/ajv/dist/compile/validate/boolSchema.js
 var require_boolSchema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/boolSchema.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/boolSchema.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.boolOrEmptySchema = exports.topBoolOrEmptySchema = void 0;
@@ -1535,9 +1535,9 @@ var require_boolSchema = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/rules.js
+// ../../main/node_modules/ajv/dist/compile/rules.js
 var require_rules = __commonJS({
-  "node_modules/ajv/dist/compile/rules.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/rules.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getRules = exports.isJSONType = void 0;
@@ -1566,9 +1566,9 @@ var require_rules = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/applicability.js
+// ../../main/node_modules/ajv/dist/compile/validate/applicability.js
 var require_applicability = __commonJS({
-  "node_modules/ajv/dist/compile/validate/applicability.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/applicability.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
@@ -1589,9 +1589,9 @@ var require_applicability = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/dataType.js
+// ../../main/node_modules/ajv/dist/compile/validate/dataType.js
 var require_dataType = __commonJS({
-  "node_modules/ajv/dist/compile/validate/dataType.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/dataType.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.reportTypeError = exports.checkDataTypes = exports.checkDataType = exports.coerceAndCheckDataType = exports.getJSONTypes = exports.getSchemaTypes = exports.DataType = void 0;
@@ -1773,9 +1773,9 @@ var require_dataType = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/defaults.js
+// ../../main/node_modules/ajv/dist/compile/validate/defaults.js
 var require_defaults = __commonJS({
-  "node_modules/ajv/dist/compile/validate/defaults.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/defaults.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.assignDefaults = void 0;
@@ -1810,9 +1810,9 @@ var require_defaults = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/code.js
+// ../../main/node_modules/ajv/dist/vocabularies/code.js
 var require_code2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/code.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/code.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateUnion = exports.validateArray = exports.usePattern = exports.callValidateCode = exports.schemaProperties = exports.allSchemaProperties = exports.noPropertyInData = exports.propertyInData = exports.isOwnProperty = exports.hasPropFunc = exports.reportMissingProp = exports.checkMissingProp = exports.checkReportMissingProp = void 0;
@@ -1943,9 +1943,9 @@ var require_code2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/keyword.js
+// ../../main/node_modules/ajv/dist/compile/validate/keyword.js
 var require_keyword = __commonJS({
-  "node_modules/ajv/dist/compile/validate/keyword.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/keyword.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateKeywordUsage = exports.validSchemaType = exports.funcKeywordCode = exports.macroKeywordCode = void 0;
@@ -2061,9 +2061,9 @@ var require_keyword = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/subschema.js
+// ../../main/node_modules/ajv/dist/compile/validate/subschema.js
 var require_subschema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/subschema.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/subschema.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.extendSubschemaMode = exports.extendSubschemaData = exports.getSubschema = void 0;
@@ -2144,9 +2144,9 @@ var require_subschema = __commonJS({
   }
 });
 
-// node_modules/fast-deep-equal/index.js
+// ../../main/node_modules/fast-deep-equal/index.js
 var require_fast_deep_equal = __commonJS({
-  "node_modules/fast-deep-equal/index.js"(exports, module) {
+  "../../main/node_modules/fast-deep-equal/index.js"(exports, module) {
     "use strict";
     module.exports = function equal(a, b) {
       if (a === b) return true;
@@ -2179,9 +2179,9 @@ var require_fast_deep_equal = __commonJS({
   }
 });
 
-// node_modules/json-schema-traverse/index.js
+// ../../main/node_modules/json-schema-traverse/index.js
 var require_json_schema_traverse = __commonJS({
-  "node_modules/json-schema-traverse/index.js"(exports, module) {
+  "../../main/node_modules/json-schema-traverse/index.js"(exports, module) {
     "use strict";
     var traverse = module.exports = function(schema, opts, cb) {
       if (typeof opts == "function") {
@@ -2261,15 +2261,15 @@ var require_json_schema_traverse = __commonJS({
         post(schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex);
       }
     }
-    function escapeJsonPtr(str) {
-      return str.replace(/~/g, "~0").replace(/\//g, "~1");
+    function escapeJsonPtr(str2) {
+      return str2.replace(/~/g, "~0").replace(/\//g, "~1");
     }
   }
 });
 
-// node_modules/ajv/dist/compile/resolve.js
+// ../../main/node_modules/ajv/dist/compile/resolve.js
 var require_resolve = __commonJS({
-  "node_modules/ajv/dist/compile/resolve.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/resolve.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getSchemaRefs = exports.resolveUrl = exports.normalizeId = exports._getFullPath = exports.getFullPath = exports.inlineRef = void 0;
@@ -2423,9 +2423,9 @@ var require_resolve = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/index.js
+// ../../main/node_modules/ajv/dist/compile/validate/index.js
 var require_validate = __commonJS({
-  "node_modules/ajv/dist/compile/validate/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/validate/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getData = exports.KeywordCxt = exports.validateFunctionCode = void 0;
@@ -2798,11 +2798,11 @@ var require_validate = __commonJS({
         if (!this.allErrors)
           this.gen.if(cond);
       }
-      setParams(obj, assign) {
+      setParams(obj3, assign) {
         if (assign)
-          Object.assign(this.params, obj);
+          Object.assign(this.params, obj3);
         else
-          this.params = obj;
+          this.params = obj3;
       }
       block$data(valid, codeBlock, $dataValid = codegen_1.nil) {
         this.gen.block(() => {
@@ -2931,9 +2931,9 @@ var require_validate = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/validation_error.js
+// ../../main/node_modules/ajv/dist/runtime/validation_error.js
 var require_validation_error = __commonJS({
-  "node_modules/ajv/dist/runtime/validation_error.js"(exports) {
+  "../../main/node_modules/ajv/dist/runtime/validation_error.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var ValidationError = class extends Error {
@@ -2947,9 +2947,9 @@ var require_validation_error = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/ref_error.js
+// ../../main/node_modules/ajv/dist/compile/ref_error.js
 var require_ref_error = __commonJS({
-  "node_modules/ajv/dist/compile/ref_error.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/ref_error.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var resolve_1 = require_resolve();
@@ -2964,9 +2964,9 @@ var require_ref_error = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/index.js
+// ../../main/node_modules/ajv/dist/compile/index.js
 var require_compile = __commonJS({
-  "node_modules/ajv/dist/compile/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/compile/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.resolveSchema = exports.getCompilingSchema = exports.resolveRef = exports.compileSchema = exports.SchemaEnv = void 0;
@@ -3188,9 +3188,9 @@ var require_compile = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/refs/data.json
+// ../../main/node_modules/ajv/dist/refs/data.json
 var require_data = __commonJS({
-  "node_modules/ajv/dist/refs/data.json"(exports, module) {
+  "../../main/node_modules/ajv/dist/refs/data.json"(exports, module) {
     module.exports = {
       $id: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#",
       description: "Meta-schema for $data reference (JSON AnySchema extension proposal)",
@@ -3207,9 +3207,9 @@ var require_data = __commonJS({
   }
 });
 
-// node_modules/fast-uri/lib/utils.js
+// ../../main/node_modules/fast-uri/lib/utils.js
 var require_utils = __commonJS({
-  "node_modules/fast-uri/lib/utils.js"(exports, module) {
+  "../../main/node_modules/fast-uri/lib/utils.js"(exports, module) {
     "use strict";
     var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
     var isIPv4 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
@@ -3359,10 +3359,10 @@ var require_utils = __commonJS({
         isIPV6: true
       };
     }
-    function findToken(str, token) {
+    function findToken(str2, token) {
       let ind = 0;
-      for (let i2 = 0; i2 < str.length; i2++) {
-        if (str[i2] === token) ind++;
+      for (let i2 = 0; i2 < str2.length; i2++) {
+        if (str2[i2] === token) ind++;
       }
       return ind;
     }
@@ -3741,9 +3741,9 @@ var require_utils = __commonJS({
   }
 });
 
-// node_modules/fast-uri/lib/schemes.js
+// ../../main/node_modules/fast-uri/lib/schemes.js
 var require_schemes = __commonJS({
-  "node_modules/fast-uri/lib/schemes.js"(exports, module) {
+  "../../main/node_modules/fast-uri/lib/schemes.js"(exports, module) {
     "use strict";
     var { isUUID } = require_utils();
     var URN_REG = /^([\da-z][\d\-a-z]{0,31}):((?:[\w!$'()*+,\-./:;=@]|%[\da-f]{2})+)$/iu;
@@ -3952,9 +3952,9 @@ var require_schemes = __commonJS({
   }
 });
 
-// node_modules/fast-uri/index.js
+// ../../main/node_modules/fast-uri/index.js
 var require_fast_uri = __commonJS({
-  "node_modules/fast-uri/index.js"(exports, module) {
+  "../../main/node_modules/fast-uri/index.js"(exports, module) {
     "use strict";
     var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils();
     var { SCHEMES, getSchemeHandler } = require_schemes();
@@ -4382,9 +4382,9 @@ var require_fast_uri = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/uri.js
+// ../../main/node_modules/ajv/dist/runtime/uri.js
 var require_uri = __commonJS({
-  "node_modules/ajv/dist/runtime/uri.js"(exports) {
+  "../../main/node_modules/ajv/dist/runtime/uri.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var uri = require_fast_uri();
@@ -4393,9 +4393,9 @@ var require_uri = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/core.js
+// ../../main/node_modules/ajv/dist/core.js
 var require_core = __commonJS({
-  "node_modules/ajv/dist/core.js"(exports) {
+  "../../main/node_modules/ajv/dist/core.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.CodeGen = exports.Name = exports.nil = exports.stringify = exports.str = exports._ = exports.KeywordCxt = void 0;
@@ -4432,7 +4432,7 @@ var require_core = __commonJS({
     var util_1 = require_util();
     var $dataRefSchema = require_data();
     var uri_1 = require_uri();
-    var defaultRegExp = (str, flags) => new RegExp(str, flags);
+    var defaultRegExp = (str2, flags) => new RegExp(str2, flags);
     defaultRegExp.code = "new RegExp";
     var META_IGNORE_OPTIONS = ["removeAdditional", "useDefaults", "coerceTypes"];
     var EXT_SCOPE_NAMES = /* @__PURE__ */ new Set([
@@ -5004,9 +5004,9 @@ var require_core = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/id.js
+// ../../main/node_modules/ajv/dist/vocabularies/core/id.js
 var require_id = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/id.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/core/id.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var def = {
@@ -5019,9 +5019,9 @@ var require_id = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/ref.js
+// ../../main/node_modules/ajv/dist/vocabularies/core/ref.js
 var require_ref = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/ref.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/core/ref.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.callRef = exports.getValidate = void 0;
@@ -5141,9 +5141,9 @@ var require_ref = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/index.js
+// ../../main/node_modules/ajv/dist/vocabularies/core/index.js
 var require_core2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/core/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var id_1 = require_id();
@@ -5162,9 +5162,9 @@ var require_core2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitNumber.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/limitNumber.js
 var require_limitNumber = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5194,9 +5194,9 @@ var require_limitNumber = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/multipleOf.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/multipleOf.js
 var require_multipleOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5222,21 +5222,21 @@ var require_multipleOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/ucs2length.js
+// ../../main/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "../../main/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
-    function ucs2length(str) {
-      const len = str.length;
+    function ucs2length(str2) {
+      const len = str2.length;
       let length = 0;
       let pos = 0;
       let value;
       while (pos < len) {
         length++;
-        value = str.charCodeAt(pos++);
+        value = str2.charCodeAt(pos++);
         if (value >= 55296 && value <= 56319 && pos < len) {
-          value = str.charCodeAt(pos);
+          value = str2.charCodeAt(pos);
           if ((value & 64512) === 56320)
             pos++;
         }
@@ -5248,9 +5248,9 @@ var require_ucs2length = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitLength.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/limitLength.js
 var require_limitLength = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5280,9 +5280,9 @@ var require_limitLength = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/pattern.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/pattern.js
 var require_pattern = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -5317,9 +5317,9 @@ var require_pattern = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitProperties.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/limitProperties.js
 var require_limitProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5346,9 +5346,9 @@ var require_limitProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/required.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/required.js
 var require_required = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/required.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/required.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -5428,9 +5428,9 @@ var require_required = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitItems.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/limitItems.js
 var require_limitItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5457,9 +5457,9 @@ var require_limitItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/equal.js
+// ../../main/node_modules/ajv/dist/runtime/equal.js
 var require_equal = __commonJS({
-  "node_modules/ajv/dist/runtime/equal.js"(exports) {
+  "../../main/node_modules/ajv/dist/runtime/equal.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var equal = require_fast_deep_equal();
@@ -5468,9 +5468,9 @@ var require_equal = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
 var require_uniqueItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var dataType_1 = require_dataType();
@@ -5535,9 +5535,9 @@ var require_uniqueItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/const.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/const.js
 var require_const = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/const.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/const.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5564,9 +5564,9 @@ var require_const = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/enum.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/enum.js
 var require_enum = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/enum.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/enum.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5613,9 +5613,9 @@ var require_enum = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/index.js
+// ../../main/node_modules/ajv/dist/vocabularies/validation/index.js
 var require_validation = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/validation/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var limitNumber_1 = require_limitNumber();
@@ -5651,9 +5651,9 @@ var require_validation = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
 var require_additionalItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateAdditionalItems = void 0;
@@ -5704,9 +5704,9 @@ var require_additionalItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/items.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/items.js
 var require_items = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/items.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateTuple = void 0;
@@ -5761,9 +5761,9 @@ var require_items = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
 var require_prefixItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var items_1 = require_items();
@@ -5778,9 +5778,9 @@ var require_prefixItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/items2020.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/items2020.js
 var require_items2020 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5813,9 +5813,9 @@ var require_items2020 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/contains.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/contains.js
 var require_contains = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5907,9 +5907,9 @@ var require_contains = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/dependencies.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/dependencies.js
 var require_dependencies = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateSchemaDeps = exports.validatePropertyDeps = exports.error = void 0;
@@ -6001,9 +6001,9 @@ var require_dependencies = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
 var require_propertyNames = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6044,9 +6044,9 @@ var require_propertyNames = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
 var require_additionalProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6150,9 +6150,9 @@ var require_additionalProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/properties.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/properties.js
 var require_properties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var validate_1 = require_validate();
@@ -6208,9 +6208,9 @@ var require_properties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
 var require_patternProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6282,9 +6282,9 @@ var require_patternProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/not.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/not.js
 var require_not = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/not.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/not.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6313,9 +6313,9 @@ var require_not = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/anyOf.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/anyOf.js
 var require_anyOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6330,9 +6330,9 @@ var require_anyOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/oneOf.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/oneOf.js
 var require_oneOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6388,9 +6388,9 @@ var require_oneOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/allOf.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/allOf.js
 var require_allOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6415,9 +6415,9 @@ var require_allOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/if.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/if.js
 var require_if = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/if.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/if.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6484,9 +6484,9 @@ var require_if = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/thenElse.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/thenElse.js
 var require_thenElse = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6502,9 +6502,9 @@ var require_thenElse = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/index.js
+// ../../main/node_modules/ajv/dist/vocabularies/applicator/index.js
 var require_applicator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/applicator/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var additionalItems_1 = require_additionalItems();
@@ -6550,9 +6550,9 @@ var require_applicator = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/format/format.js
+// ../../main/node_modules/ajv/dist/vocabularies/format/format.js
 var require_format = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/format.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/format/format.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6640,9 +6640,9 @@ var require_format = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/format/index.js
+// ../../main/node_modules/ajv/dist/vocabularies/format/index.js
 var require_format2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/format/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var format_1 = require_format();
@@ -6651,9 +6651,9 @@ var require_format2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/metadata.js
+// ../../main/node_modules/ajv/dist/vocabularies/metadata.js
 var require_metadata = __commonJS({
-  "node_modules/ajv/dist/vocabularies/metadata.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/metadata.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.contentVocabulary = exports.metadataVocabulary = void 0;
@@ -6674,9 +6674,9 @@ var require_metadata = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/draft7.js
+// ../../main/node_modules/ajv/dist/vocabularies/draft7.js
 var require_draft7 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/draft7.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/draft7.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var core_1 = require_core2();
@@ -6696,9 +6696,9 @@ var require_draft7 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/discriminator/types.js
+// ../../main/node_modules/ajv/dist/vocabularies/discriminator/types.js
 var require_types = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.DiscrError = void 0;
@@ -6710,9 +6710,9 @@ var require_types = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/discriminator/index.js
+// ../../main/node_modules/ajv/dist/vocabularies/discriminator/index.js
 var require_discriminator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports) {
+  "../../main/node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6815,9 +6815,9 @@ var require_discriminator = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/refs/json-schema-draft-07.json
+// ../../main/node_modules/ajv/dist/refs/json-schema-draft-07.json
 var require_json_schema_draft_07 = __commonJS({
-  "node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports, module) {
+  "../../main/node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports, module) {
     module.exports = {
       $schema: "http://json-schema.org/draft-07/schema#",
       $id: "http://json-schema.org/draft-07/schema#",
@@ -6972,9 +6972,9 @@ var require_json_schema_draft_07 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/ajv.js
+// ../../main/node_modules/ajv/dist/ajv.js
 var require_ajv = __commonJS({
-  "node_modules/ajv/dist/ajv.js"(exports, module) {
+  "../../main/node_modules/ajv/dist/ajv.js"(exports, module) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.MissingRefError = exports.ValidationError = exports.CodeGen = exports.Name = exports.nil = exports.stringify = exports.str = exports._ = exports.KeywordCxt = exports.Ajv = void 0;
@@ -7042,9 +7042,9 @@ var require_ajv = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/formats.js
+// ../../main/node_modules/ajv-formats/dist/formats.js
 var require_formats = __commonJS({
-  "node_modules/ajv-formats/dist/formats.js"(exports) {
+  "../../main/node_modules/ajv-formats/dist/formats.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.formatNames = exports.fastFormats = exports.fullFormats = void 0;
@@ -7119,8 +7119,8 @@ var require_formats = __commonJS({
     }
     var DATE = /^(\d\d\d\d)-(\d\d)-(\d\d)$/;
     var DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    function date3(str) {
-      const matches2 = DATE.exec(str);
+    function date3(str2) {
+      const matches2 = DATE.exec(str2);
       if (!matches2)
         return false;
       const year = +matches2[1];
@@ -7139,8 +7139,8 @@ var require_formats = __commonJS({
     }
     var TIME = /^(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?$/i;
     function getTime(strictTimeZone) {
-      return function time3(str) {
-        const matches2 = TIME.exec(str);
+      return function time3(str2) {
+        const matches2 = TIME.exec(str2);
         if (!matches2)
           return false;
         const hr2 = +matches2[1];
@@ -7186,8 +7186,8 @@ var require_formats = __commonJS({
     var DATE_TIME_SEPARATOR = /t|\s/i;
     function getDateTime(strictTimeZone) {
       const time3 = getTime(strictTimeZone);
-      return function date_time(str) {
-        const dateTime = str.split(DATE_TIME_SEPARATOR);
+      return function date_time(str2) {
+        const dateTime = str2.split(DATE_TIME_SEPARATOR);
         return dateTime.length === 2 && date3(dateTime[0]) && time3(dateTime[1]);
       };
     }
@@ -7212,13 +7212,13 @@ var require_formats = __commonJS({
     }
     var NOT_URI_FRAGMENT = /\/|:/;
     var URI = /^(?:[a-z][a-z0-9+\-.]*:)(?:\/?\/(?:(?:[a-z0-9\-._~!$&'()*+,;=:]|%[0-9a-f]{2})*@)?(?:\[(?:(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}|(?:(?:[0-9a-f]{1,4}:){0,1}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?))|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)|[Vv][0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?)|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::\d*)?(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*|\/(?:(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*)?|(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*)(?:\?(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?$/i;
-    function uri(str) {
-      return NOT_URI_FRAGMENT.test(str) && URI.test(str);
+    function uri(str2) {
+      return NOT_URI_FRAGMENT.test(str2) && URI.test(str2);
     }
     var BYTE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/gm;
-    function byte(str) {
+    function byte(str2) {
       BYTE.lastIndex = 0;
-      return BYTE.test(str);
+      return BYTE.test(str2);
     }
     var MIN_INT32 = -(2 ** 31);
     var MAX_INT32 = 2 ** 31 - 1;
@@ -7232,11 +7232,11 @@ var require_formats = __commonJS({
       return true;
     }
     var Z_ANCHOR = /[^\\]\\Z/;
-    function regex(str) {
-      if (Z_ANCHOR.test(str))
+    function regex(str2) {
+      if (Z_ANCHOR.test(str2))
         return false;
       try {
-        new RegExp(str);
+        new RegExp(str2);
         return true;
       } catch (e) {
         return false;
@@ -7245,9 +7245,9 @@ var require_formats = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/limit.js
+// ../../main/node_modules/ajv-formats/dist/limit.js
 var require_limit = __commonJS({
-  "node_modules/ajv-formats/dist/limit.js"(exports) {
+  "../../main/node_modules/ajv-formats/dist/limit.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.formatLimitDefinition = void 0;
@@ -7317,9 +7317,9 @@ var require_limit = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/index.js
+// ../../main/node_modules/ajv-formats/dist/index.js
 var require_dist = __commonJS({
-  "node_modules/ajv-formats/dist/index.js"(exports, module) {
+  "../../main/node_modules/ajv-formats/dist/index.js"(exports, module) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var formats_1 = require_formats();
@@ -7359,9 +7359,9 @@ var require_dist = __commonJS({
   }
 });
 
-// node_modules/punycode.js/punycode.js
+// ../../main/node_modules/punycode.js/punycode.js
 var require_punycode = __commonJS({
-  "node_modules/punycode.js/punycode.js"(exports, module) {
+  "../../main/node_modules/punycode.js/punycode.js"(exports, module) {
     "use strict";
     var maxInt = 2147483647;
     var base = 36;
@@ -7603,20 +7603,20 @@ import { serving as serving7 } from "./fileshed.mjs";
 
 // src/hosts/http/server.ts
 import http from "node:http";
-import { admin, hostApi, linkServing as linkServing5, serving as serving4, version as version2 } from "./fileshed.mjs";
+import { admin, hostApi as hostApi2, linkServing as linkServing7, serving as serving4, version as version2 } from "./fileshed.mjs";
 
 // src/hosts/mcp/http.ts
 import crypto4, { randomUUID } from "node:crypto";
 
-// node_modules/@hono/node-server/dist/constants-BLSFu_RU.mjs
+// ../../main/node_modules/@hono/node-server/dist/constants-BLSFu_RU.mjs
 var X_ALREADY_SENT = "x-hono-already-sent";
 
-// node_modules/@hono/node-server/dist/index.mjs
+// ../../main/node_modules/@hono/node-server/dist/index.mjs
 import { STATUS_CODES, ServerResponse, createServer } from "node:http";
 import { Http2ServerRequest, constants } from "node:http2";
 import { Readable } from "node:stream";
 
-// node_modules/hono/dist/helper/websocket/index.js
+// ../../main/node_modules/hono/dist/helper/websocket/index.js
 var defineWebSocketHelper = (handler) => {
   return ((...args) => {
     if (typeof args[0] === "function") {
@@ -7637,7 +7637,7 @@ var defineWebSocketHelper = (handler) => {
   });
 };
 
-// node_modules/@hono/node-server/dist/index.mjs
+// ../../main/node_modules/@hono/node-server/dist/index.mjs
 var RequestError = class extends Error {
   constructor(message2, options) {
     super(message2, options);
@@ -8835,7 +8835,7 @@ var upgradeWebSocket = defineWebSocketHelper(async (c, events, options) => {
   return new Response();
 });
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/mediaType.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/mediaType.js
 var import_content_type = __toESM(require_content_type(), 1);
 function mediaTypeEssence(header3) {
   if (!header3) {
@@ -8858,7 +8858,7 @@ function isJsonContentType(header3) {
   return mediaTypeEssence(header3) === "application/json";
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/requestBody.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/requestBody.js
 var DEFAULT_MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024;
 var MAX_BATCH_SIZE = 100;
 function requestBodyTooLargeMessage(maxBytes) {
@@ -8902,7 +8902,7 @@ async function readRequestBody(request, maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE
   return { tooLarge: false, text: text2 + decoder2.decode() };
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/sseKeepAlive.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/sseKeepAlive.js
 var DEFAULT_SSE_KEEP_ALIVE_MS = 15e3;
 var MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 function armSseKeepAlive(intervalMs, onTick) {
@@ -8914,7 +8914,7 @@ function armSseKeepAlive(intervalMs, onTick) {
   return timer;
 }
 
-// node_modules/zod/v4/core/util.js
+// ../../main/node_modules/zod/v4/core/util.js
 var util_exports = {};
 __export(util_exports, {
   BIGINT_FORMAT_RANGES: () => BIGINT_FORMAT_RANGES,
@@ -9079,8 +9079,8 @@ function defineLazy(object3, key, getter) {
     configurable: true
   });
 }
-function objectClone(obj) {
-  return Object.create(Object.getPrototypeOf(obj), Object.getOwnPropertyDescriptors(obj));
+function objectClone(obj3) {
+  return Object.create(Object.getPrototypeOf(obj3), Object.getOwnPropertyDescriptors(obj3));
 }
 function assignProp(target, prop, value) {
   Object.defineProperty(target, prop, {
@@ -9151,10 +9151,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path8) {
+function getElementAtPath(obj3, path8) {
   if (!path8)
-    return obj;
-  return path8.reduce((acc, key) => acc?.[key], obj);
+    return obj3;
+  return path8.reduce((acc, key) => acc?.[key], obj3);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -9169,14 +9169,14 @@ function promiseAllObject(promisesObj) {
 }
 function randomString(length = 10) {
   const chars = "abcdefghijklmnopqrstuvwxyz";
-  let str = "";
+  let str2 = "";
   for (let i2 = 0; i2 < length; i2++) {
-    str += chars[Math.floor(Math.random() * chars.length)];
+    str2 += chars[Math.floor(Math.random() * chars.length)];
   }
-  return str;
+  return str2;
 }
-function esc(str) {
-  return JSON.stringify(str);
+function esc(str2) {
+  return JSON.stringify(str2);
 }
 function slugify(input) {
   return input.toLowerCase().trim().replace(/[^\w\s-]/g, "").replace(/[\s_-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -9290,8 +9290,8 @@ var primitiveTypes = /* @__PURE__ */ new Set([
   "symbol",
   "undefined"
 ]);
-function escapeRegex(str) {
-  return str.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function escapeRegex(str2) {
+  return str2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 function clone(inst, def, params) {
   const cl = new inst._zod.constr(def ?? inst._zod.def);
@@ -9557,13 +9557,13 @@ function getSizableOrigin(input) {
   return "unknown";
 }
 var highSurrogate = /[\uD800-\uDBFF]/;
-function codePointLength(str) {
-  const units = str.length;
-  if (!highSurrogate.test(str))
+function codePointLength(str2) {
+  const units = str2.length;
+  if (!highSurrogate.test(str2))
     return units;
   let count = units;
   for (let i2 = 0; i2 < units - 1; i2++) {
-    if ((str.charCodeAt(i2) & 64512) === 55296 && (str.charCodeAt(i2 + 1) & 64512) === 56320) {
+    if ((str2.charCodeAt(i2) & 64512) === 55296 && (str2.charCodeAt(i2 + 1) & 64512) === 56320) {
       count--;
       i2++;
     }
@@ -9590,9 +9590,9 @@ function parsedType(data) {
       if (Array.isArray(data)) {
         return "array";
       }
-      const obj = data;
-      if (obj && Object.getPrototypeOf(obj) !== Object.prototype && "constructor" in obj && obj.constructor) {
-        return obj.constructor.name;
+      const obj3 = data;
+      if (obj3 && Object.getPrototypeOf(obj3) !== Object.prototype && "constructor" in obj3 && obj3.constructor) {
+        return obj3.constructor.name;
       }
     }
   }
@@ -9610,8 +9610,8 @@ function issue(...args) {
   }
   return { ...iss };
 }
-function cleanEnum(obj) {
-  return Object.entries(obj).filter(([k, _]) => {
+function cleanEnum(obj3) {
+  return Object.entries(obj3).filter(([k, _]) => {
     return Number.isNaN(Number.parseInt(k, 10));
   }).map((el) => el[1]);
 }
@@ -9770,7 +9770,7 @@ function constantCatch(value) {
   return fn;
 }
 
-// node_modules/zod/v4/core/core.js
+// ../../main/node_modules/zod/v4/core/core.js
 var _a;
 var _zodDesc = { value: void 0, enumerable: false };
 var _E = "captureStackTrace" in Error ? Error : null;
@@ -9888,7 +9888,7 @@ function config(newConfig) {
   return globalConfig;
 }
 
-// node_modules/zod/v4/core/errors.js
+// ../../main/node_modules/zod/v4/core/errors.js
 function _getMessage() {
   const internals = this._zod;
   internals.message ?? (internals.message = JSON.stringify(internals.def, jsonStringifyReplacer, 2));
@@ -9932,15 +9932,15 @@ var $ZodError = $constructor("$ZodError", initializer);
 var $ZodRealError = $constructor("$ZodError", initializer, void 0, {
   Parent: Error
 });
-function node(obj, key, make) {
-  if (!Object.prototype.hasOwnProperty.call(obj, key)) {
+function node(obj3, key, make) {
+  if (!Object.prototype.hasOwnProperty.call(obj3, key)) {
     if (key === "__proto__") {
-      Object.defineProperty(obj, key, { value: make(), writable: true, enumerable: true, configurable: true });
+      Object.defineProperty(obj3, key, { value: make(), writable: true, enumerable: true, configurable: true });
     } else {
-      obj[key] = make();
+      obj3[key] = make();
     }
   }
-  return obj[key];
+  return obj3[key];
 }
 function flattenError(error2, mapper = (issue2) => issue2.message) {
   const fieldErrors = {};
@@ -10003,7 +10003,7 @@ function formatError(error2, mapper = (issue2) => issue2.message) {
   return fieldErrors;
 }
 
-// node_modules/zod/v4/core/parse.js
+// ../../main/node_modules/zod/v4/core/parse.js
 function finalizeParams(callee, params) {
   return { callee: params?.callee ?? callee, Err: params?.Err };
 }
@@ -10152,7 +10152,7 @@ var _safeDecodeAsync = (_Err) => async (schema, value, _ctx) => {
   return _safeParseAsync(_Err)(schema, value, _ctx);
 };
 
-// node_modules/zod/v4/core/regexes.js
+// ../../main/node_modules/zod/v4/core/regexes.js
 var cuid = /^[cC][0-9a-z]{6,}$/;
 var cuid2 = /^[0-9a-z]+$/;
 var ulid = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
@@ -10211,7 +10211,7 @@ var _null = /^null$/i;
 var lowercase = /^[^A-Z]*$/;
 var uppercase = /^[^a-z]*$/;
 
-// node_modules/zod/v4/core/checks.js
+// ../../main/node_modules/zod/v4/core/checks.js
 var $ZodCheck = /* @__PURE__ */ $constructor("$ZodCheck", (inst, def) => {
   var _a4;
   inst._zod ?? (inst._zod = {});
@@ -10531,7 +10531,7 @@ var $ZodCheckOverwrite = /* @__PURE__ */ $constructor("$ZodCheckOverwrite", (ins
   };
 });
 
-// node_modules/zod/v4/core/doc.js
+// ../../main/node_modules/zod/v4/core/doc.js
 var Doc = class {
   constructor(args = [], closed = {}) {
     this.content = [];
@@ -10572,14 +10572,14 @@ ${content.join("\n")}
   }
 };
 
-// node_modules/zod/v4/core/versions.js
+// ../../main/node_modules/zod/v4/core/versions.js
 var version = {
   major: 4,
   minor: 6,
   patch: 7
 };
 
-// node_modules/zod/v4/core/schemas.js
+// ../../main/node_modules/zod/v4/core/schemas.js
 var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
   var _a4;
   inst ?? (inst = {});
@@ -12246,7 +12246,7 @@ function handleRefineResult(result, payload, input, inst) {
   }
 }
 
-// node_modules/zod/v4/core/memoizer.js
+// ../../main/node_modules/zod/v4/core/memoizer.js
 var $ZodCyclicError = class extends Error {
   constructor() {
     super(`Cannot parse a reference cycle that closes through a transform`);
@@ -12520,7 +12520,7 @@ function isBackEdge(ctx, value) {
   return backEdges !== void 0 && isRef(value) && backEdges.has(value);
 }
 
-// node_modules/zod/v4/locales/en.js
+// ../../main/node_modules/zod/v4/locales/en.js
 var error = () => {
   const Sizable = {
     string: { unit: "characters", verb: "to have" },
@@ -12645,7 +12645,7 @@ function en_default() {
   };
 }
 
-// node_modules/zod/v4/core/registries.js
+// ../../main/node_modules/zod/v4/core/registries.js
 var _a2;
 var $ZodRegistry = class {
   constructor() {
@@ -12693,7 +12693,7 @@ function registry() {
 (_a2 = globalThis).__zod_globalRegistry ?? (_a2.__zod_globalRegistry = registry());
 var globalRegistry = globalThis.__zod_globalRegistry;
 
-// node_modules/zod/v4/core/api.js
+// ../../main/node_modules/zod/v4/core/api.js
 function snapshotChecks(def) {
   if (def.checks)
     def.checks = [...def.checks];
@@ -13220,7 +13220,7 @@ function _check(fn, params) {
   return ch;
 }
 
-// node_modules/zod/v4/core/to-json-schema.js
+// ../../main/node_modules/zod/v4/core/to-json-schema.js
 function assignProps(target, ...sources) {
   for (const source of sources) {
     for (const key of Reflect.ownKeys(source)) {
@@ -13515,7 +13515,7 @@ function foldIntersection(json2) {
     if (Object.keys(union2).length !== 1)
       return;
     const rest = allOf.filter((m) => m !== union2);
-    const branches = union2[keyword].map((branch) => foldObjects([...rest, branch]));
+    const branches = union2[keyword].map((branch2) => foldObjects([...rest, branch2]));
     if (branches.some((b) => !b))
       return;
     folded = { [keyword]: branches };
@@ -13750,7 +13750,7 @@ var createStandardJSONSchemaMethod = (schema, io, processors = {}) => (params) =
   return finalize(ctx, schema);
 };
 
-// node_modules/zod/v4/core/json-schema-processors.js
+// ../../main/node_modules/zod/v4/core/json-schema-processors.js
 var narrowMin = (agg, key, value) => {
   if (agg[key] === void 0 || value > agg[key])
     agg[key] = value;
@@ -14110,8 +14110,8 @@ function stringifyKeyNames(bySchema, json2, visited) {
     const branches = json2[keyword];
     if (!Array.isArray(branches))
       continue;
-    const mapped = branches.map((branch) => stringifyKeyNames(bySchema, branch, visited));
-    if (mapped.some((branch, i2) => branch !== branches[i2]))
+    const mapped = branches.map((branch2) => stringifyKeyNames(bySchema, branch2, visited));
+    if (mapped.some((branch2, i2) => branch2 !== branches[i2]))
       json2 = { ...json2, [keyword]: mapped };
   }
   const types = Array.isArray(json2.type) ? json2.type : [json2.type];
@@ -14288,7 +14288,7 @@ var optionalProcessor = (schema, ctx, _json, params) => {
   seen.ref = def.innerType;
 };
 
-// node_modules/zod/v4/classic/errors.js
+// ../../main/node_modules/zod/v4/classic/errors.js
 var _installedErrorProtos = /* @__PURE__ */ new WeakSet([Object.prototype, Error.prototype]);
 function _lazyMethod(proto, key, make) {
   Object.defineProperty(proto, key, {
@@ -14333,7 +14333,7 @@ var ZodRealError = /* @__PURE__ */ $constructor("ZodError", initializer2, void 0
   Parent: Error
 });
 
-// node_modules/zod/v4/classic/parse.js
+// ../../main/node_modules/zod/v4/classic/parse.js
 var parse = /* @__PURE__ */ _parse(ZodRealError);
 var parseAsync = /* @__PURE__ */ _parseAsync(ZodRealError);
 var safeParse2 = /* @__PURE__ */ _safeParse(ZodRealError);
@@ -14347,7 +14347,7 @@ var safeDecode = /* @__PURE__ */ _safeDecode(ZodRealError);
 var safeEncodeAsync = /* @__PURE__ */ _safeEncodeAsync(ZodRealError);
 var safeDecodeAsync = /* @__PURE__ */ _safeDecodeAsync(ZodRealError);
 
-// node_modules/zod/v4/classic/schemas.js
+// ../../main/node_modules/zod/v4/classic/schemas.js
 function _ensureDefaultLocale() {
   if (!globalConfig.localeError)
     config(en_default());
@@ -15291,7 +15291,7 @@ function preprocess(fn, schema) {
   });
 }
 
-// node_modules/zod/v4/classic/iso.js
+// ../../main/node_modules/zod/v4/classic/iso.js
 var iso_exports = {};
 __export(iso_exports, {
   ZodISODate: () => ZodISODate,
@@ -15316,7 +15316,7 @@ function duration2(params) {
   return _isoDuration(ZodISODuration, params);
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/types.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js
 var LATEST_PROTOCOL_VERSION = "2025-11-25";
 var DEFAULT_NEGOTIATED_PROTOCOL_VERSION = "2025-03-26";
 var SUPPORTED_PROTOCOL_VERSIONS = [LATEST_PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
@@ -16837,7 +16837,7 @@ var UrlElicitationRequiredError = class extends McpError {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/webStandardStreamableHttp.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/webStandardStreamableHttp.js
 var WebStandardStreamableHTTPServerTransport = class {
   constructor(options = {}) {
     this._started = false;
@@ -17580,7 +17580,7 @@ data:
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js
 var StreamableHTTPServerTransport = class {
   constructor(options = {}) {
     this._requestContext = /* @__PURE__ */ new WeakMap();
@@ -17793,7 +17793,7 @@ function apiKeyCaller(headers) {
   };
 }
 
-// node_modules/jose/dist/webapi/lib/buffer_utils.js
+// ../../main/node_modules/jose/dist/webapi/lib/buffer_utils.js
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 var strictDecoder = new TextDecoder("utf-8", { fatal: true });
@@ -17835,7 +17835,7 @@ function decodeBase64(encoded, url = false) {
   return bytes;
 }
 
-// node_modules/jose/dist/webapi/util/errors.js
+// ../../main/node_modules/jose/dist/webapi/util/errors.js
 var JOSEError = class extends Error {
   static code = "ERR_JOSE_GENERIC";
   code = "ERR_JOSE_GENERIC";
@@ -17887,7 +17887,7 @@ var JWSSignatureVerificationFailed = class extends JOSEError {
   }
 };
 
-// node_modules/jose/dist/webapi/util/base64url.js
+// ../../main/node_modules/jose/dist/webapi/util/base64url.js
 var invalid = "The input to be decoded is not correctly encoded.";
 function decode2(input) {
   try {
@@ -17897,7 +17897,7 @@ function decode2(input) {
   }
 }
 
-// node_modules/jose/dist/webapi/lib/validate.js
+// ../../main/node_modules/jose/dist/webapi/lib/validate.js
 function isObject2(input) {
   if (typeof input != "object" || input === null || Object.prototype.toString.call(input) !== "[object Object]")
     return false;
@@ -17974,7 +17974,7 @@ function validateB64(protectedHeader, extensions) {
   return true;
 }
 
-// node_modules/jose/dist/webapi/lib/key.js
+// ../../main/node_modules/jose/dist/webapi/lib/key.js
 var tag = (key) => key[Symbol.toStringTag];
 var jwkMatchesOp = (entry, key, usage) => {
   const { alg } = entry;
@@ -18107,7 +18107,7 @@ async function rawKey(key, expected, usage, extractable = false) {
   return key instanceof Uint8Array && (key = await crypto.subtle.importKey("raw", key, expected, extractable, [usage])), checkCryptoKey(key, expected, usage), key;
 }
 
-// node_modules/jose/dist/webapi/lib/key_descriptor.js
+// ../../main/node_modules/jose/dist/webapi/lib/key_descriptor.js
 function table(entries) {
   const out = { __proto__: null };
   for (const alg in entries)
@@ -18115,7 +18115,7 @@ function table(entries) {
   return out;
 }
 
-// node_modules/jose/dist/webapi/lib/jws_algorithms.js
+// ../../main/node_modules/jose/dist/webapi/lib/jws_algorithms.js
 var sig = [["verify"], ["sign"]];
 function hmac(bits) {
   const subtle = { name: "HMAC", hash: `SHA-${bits}` };
@@ -18185,7 +18185,7 @@ function jwsAlgorithm(alg) {
   return entry;
 }
 
-// node_modules/jose/dist/webapi/lib/jws_verify.js
+// ../../main/node_modules/jose/dist/webapi/lib/jws_verify.js
 function prepareVerify(options) {
   return [options && validateAlgorithms("algorithms", options.algorithms), options?.crit];
 }
@@ -18240,7 +18240,7 @@ async function verifyCompact(jws, shared, key) {
   return verifySignature({ payload, protected: protectedHeader, signature }, shared, key, encodeCompactUnencodedPayload);
 }
 
-// node_modules/jose/dist/webapi/lib/jwt_claims_set.js
+// ../../main/node_modules/jose/dist/webapi/lib/jwt_claims_set.js
 var epoch = (date3) => Math.floor(date3.getTime() / 1e3);
 var multipliers = {
   s: 1,
@@ -18255,9 +18255,9 @@ var checkFailed = "check_failed";
 function invalidDuration() {
   throw new TypeError("Invalid time period format");
 }
-function secs(str) {
-  typeof str != "string" && invalidDuration();
-  const matched = REGEX.exec(str);
+function secs(str2) {
+  typeof str2 != "string" && invalidDuration();
+  const matched = REGEX.exec(str2);
   (!matched || matched[4] && matched[1]) && invalidDuration();
   const value = parseFloat(matched[2]), durationSeconds = Math.round(value * multipliers[matched[3][0].toLowerCase()]);
   return Number.isFinite(durationSeconds) || invalidDuration(), matched[1] === "-" || matched[4]?.toLowerCase() === "ago" ? -durationSeconds : durationSeconds;
@@ -18330,7 +18330,7 @@ function validateClaimsSet(protectedHeader, claimsSetBytes, options = {}) {
   return claimsSet;
 }
 
-// node_modules/jose/dist/webapi/jwt/verify.js
+// ../../main/node_modules/jose/dist/webapi/jwt/verify.js
 async function jwtVerify(jwt, key, options) {
   const [verified, b64] = await verifyCompact(jwt, prepareVerify(options), key);
   if (!b64)
@@ -18369,18 +18369,19 @@ function sessionVerifier(urlNow, fetchImpl = fetch) {
       try {
         res = await fetchImpl(`${openwebuiUrl}/api/v1/auths/`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" }, signal: AbortSignal.timeout(1e4) });
       } catch {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (admin page; its default is the server's --openwebui-url).` };
+        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} is unreachable, so the session token cannot be verified; try again later or check the valve openwebui_api_url (its default is the server's --openwebui-url).` };
       }
       let result;
       if (res.status === 401 || res.status === 403) {
         result = { ok: false, status: 401, detail: "Open WebUI did not accept the session token (expired or signed out)." };
       } else if (!res.ok) {
-        return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} answered ${res.status} when verifying the session; try again later.` };
+        const wrong = res.status === 404 || res.status === 405;
+        return { ok: false, status: 503, detail: wrong ? `${openwebuiUrl} answered ${res.status} to GET /api/v1/auths/: it does not look like Open WebUI's address; check the valve openwebui_api_url (its default is the server's --openwebui-url).` : `Open WebUI at ${openwebuiUrl} answered ${res.status} when verifying the session; try again later.` };
       } else {
         const body = await res.json().catch(() => void 0);
         const text2 = (v) => typeof v === "string" ? v : "";
         const id = text2(body?.id);
-        if (!id) return { ok: false, status: 503, detail: `Open WebUI at ${openwebuiUrl} answered without a user id when verifying the session.` };
+        if (!id) return { ok: false, status: 503, detail: `${openwebuiUrl} answered GET /api/v1/auths/ without a user id: it does not look like Open WebUI's address; check the valve openwebui_api_url (its default is the server's --openwebui-url).` };
         result = { ok: true, caller: { mode: "openwebui-session", user: { id, name: text2(body?.name) || id, email: text2(body?.email), role: text2(body?.role) || "user" } } };
       }
       if (cache2.size >= MAX_ENTRIES) cache2.delete(cache2.keys().next().value);
@@ -18520,7 +18521,7 @@ function parametersHolding(lenient) {
   return Object.entries(holder).filter(([k, v]) => k.includes("\uFFFD") || JSON.stringify(v)?.includes("\uFFFD")).map(([k]) => k).slice(0, 5);
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-compat.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-compat.js
 function isZ4Schema(s) {
   const schema = s;
   return !!schema._zod;
@@ -18583,15 +18584,15 @@ function getLiteralValue(schema) {
   return void 0;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/interfaces.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/interfaces.js
 function isTerminal(status) {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/string.js
+// ../../main/node_modules/zod-to-json-schema/dist/esm/parsers/string.js
 var ALPHA_NUMERIC = new Set("ABCDEFGHIJKLMNOPQRSTUVXYZabcdefghijklmnopqrstuvxyz0123456789");
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-json-schema-compat.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-json-schema-compat.js
 function getMethodLiteral(schema) {
   const shape = getObjectShape(schema);
   const methodSchema = shape?.method;
@@ -18612,7 +18613,7 @@ function parseWithCompat(schema, data) {
   return result.data;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/protocol.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/protocol.js
 var DEFAULT_REQUEST_TIMEOUT_MSEC = 6e4;
 var Protocol = class {
   constructor(_options) {
@@ -19589,7 +19590,7 @@ function mergeCapabilities(base, additional) {
   return result;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js
 var import_ajv = __toESM(require_ajv(), 1);
 var import_ajv_formats = __toESM(require_dist(), 1);
 function createDefaultAjvInstance() {
@@ -19657,7 +19658,7 @@ var AjvJsonSchemaValidator = class {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/server.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/server.js
 var ExperimentalServerTasks = class {
   constructor(_server) {
     this._server = _server;
@@ -19870,7 +19871,7 @@ var ExperimentalServerTasks = class {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/helpers.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/helpers.js
 function assertToolsCallTaskCapability(requests, method, entityName) {
   if (!requests) {
     throw new Error(`${entityName} does not support task creation (required for ${method})`);
@@ -19905,7 +19906,7 @@ function assertClientRequestTaskCapability(requests, method, entityName) {
   }
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js
 var Server = class extends Protocol {
   /**
    * Initializes this server with the given name and version information.
@@ -20276,6 +20277,33 @@ var Server = class extends Protocol {
   }
 };
 
+// src/hosts/chat-images.ts
+var IMAGE = /\.(png|jpe?g|gif|webp)$/i;
+var MAX_CHAT_IMAGES = 4;
+var MAKERS = /* @__PURE__ */ new Set(["shed_run_python", "shed_run_shell", "shed_exec"]);
+var obj = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+function madeImagePaths(name, envelope) {
+  if (!MAKERS.has(name) || envelope.success !== true) return [];
+  const changed = obj(envelope.data)?.files_changed;
+  return Array.isArray(changed) ? changed.filter((p) => typeof p === "string" && IMAGE.test(p)).slice(0, MAX_CHAT_IMAGES) : [];
+}
+function splitDataUri(uri) {
+  if (typeof uri !== "string") return void 0;
+  const m = /^data:(image\/[\w.+-]+);base64,/.exec(uri);
+  return m ? { mimeType: m[1], data: uri.slice(m[0].length) } : void 0;
+}
+async function readMadeImages(api, args, paths, valves, host) {
+  const out = [];
+  for (const path8 of paths) {
+    const readArgs = { zone: args.zone, path: path8, ...typeof args.group === "string" && args.group ? { group: args.group } : {} };
+    for (const k of ["__user__", "__metadata__"]) if (k in args) readArgs[k] = args[k];
+    const envelope = JSON.parse(await api.call("shed_read", readArgs, valves, host));
+    const image2 = splitDataUri(obj(obj(envelope.data)?.image)?.data_uri);
+    if (envelope.success === true && image2) out.push({ path: path8, ...image2 });
+  }
+  return out;
+}
+
 // src/hosts/http/openwebui.ts
 import { formatSize } from "./fileshed.mjs";
 function openwebuiGroups(baseUrl, token, caller) {
@@ -20336,6 +20364,99 @@ async function postChatEvent(baseUrl, token, chatId, messageId, event) {
   }
 }
 
+// src/hosts/openwebui-chat.ts
+var MAX_FILES = 100;
+var str = (v) => typeof v === "string" && v !== "" ? v : void 0;
+var obj2 = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+var ChatFilesProblem = class extends Error {
+};
+async function getJson(url, token, what) {
+  let res;
+  try {
+    res = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" }, signal: AbortSignal.timeout(15e3) });
+  } catch (err2) {
+    throw new ChatFilesProblem(`Open WebUI could not be reached for ${what} (${err2.message}); the admin checks the server setting openwebui_api_url`);
+  }
+  if (res.status === 401 || res.status === 403 || res.status === 404) {
+    throw new ChatFilesProblem(`Open WebUI refused ${what} to this user (HTTP ${res.status}): only the user's own chats are readable`);
+  }
+  if (!res.ok) throw new ChatFilesProblem(`Open WebUI answered HTTP ${res.status} to ${what}`);
+  return res.json();
+}
+function currentUserMessage(messages, req, currentId) {
+  if (req.userMessageId && messages[req.userMessageId]) return messages[req.userMessageId];
+  const start = req.messageId && messages[req.messageId] ? req.messageId : currentId;
+  let m = start ? messages[start] : void 0;
+  for (let hops = 0; m && m.role !== "user" && hops < 4; hops++) m = m.parentId ? messages[m.parentId] : void 0;
+  return m;
+}
+function branch(messages, leaf) {
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (let m = leaf; m && !seen.has(m); m = m.parentId ? messages[m.parentId] : void 0) {
+    seen.add(m);
+    out.push(m);
+  }
+  return out;
+}
+function dataUriFile(entry, index) {
+  const url = str(entry.url);
+  const m = url === void 0 ? null : /^data:([\w.+-]+\/[\w.+-]+);base64,(.*)$/s.exec(url);
+  if (m === null) return void 0;
+  const ext = m[1].split("/")[1].replace(/[^a-z0-9]/gi, "").slice(0, 8) || "bin";
+  return { name: str(entry.name) ?? `image-${index + 1}.${ext}`, bytes: Buffer.from(m[2], "base64") };
+}
+async function chatFiles(req) {
+  const body = obj2(await getJson(`${req.url}/api/v1/chats/${encodeURIComponent(req.chatId)}`, req.token, `the chat ${req.chatId}`));
+  const history = obj2(obj2(body?.chat)?.history);
+  const messages = obj2(history?.messages) ?? {};
+  const current = currentUserMessage(messages, req, str(history?.currentId));
+  if (current === void 0) {
+    const named = req.userMessageId ?? req.messageId;
+    throw new ChatFilesProblem(
+      named ? `the message ${named} is not in the chat ${req.chatId} (the header X-OpenWebUI-Message-Id must be {{MESSAGE_ID}}, or X-OpenWebUI-User-Message-Id {{USER_MESSAGE_ID}})` : `no message of the chat ${req.chatId} was named: the admin adds the header X-OpenWebUI-Message-Id: {{MESSAGE_ID}} to the connection`
+    );
+  }
+  const order = req.earlier ? branch(messages, current).filter((m) => m.role === "user") : [current];
+  const entries = [];
+  for (const m of order) for (const f of Array.isArray(m.files) ? m.files : []) if (obj2(f)) entries.push(obj2(f));
+  const out = [];
+  const ids = /* @__PURE__ */ new Set();
+  for (const [index, entry] of entries.entries()) {
+    if (out.length >= MAX_FILES) break;
+    const inline2 = dataUriFile(entry, index);
+    if (inline2) {
+      out.push(inline2);
+      continue;
+    }
+    const id = str(entry.id) ?? str(obj2(entry.file)?.id);
+    if (id === void 0 || ids.has(id)) continue;
+    ids.add(id);
+    out.push(await describe3(req, id, entry));
+  }
+  return out;
+}
+function fileById(url, token, id) {
+  return describe3({ url, token }, id, {});
+}
+async function describe3(req, id, entry) {
+  let name = str(entry.name) ?? str(obj2(obj2(entry.file)?.meta)?.name) ?? str(obj2(entry.file)?.filename);
+  try {
+    const meta2 = obj2(await getJson(`${req.url}/api/v1/files/${encodeURIComponent(id)}`, req.token, `the file ${id}`));
+    name = str(obj2(meta2?.meta)?.name) ?? str(meta2?.filename) ?? name;
+  } catch {
+  }
+  return openwebuiFile(req.url, req.token, id, name ?? id);
+}
+function chatFilesUnavailable(opts) {
+  if (!opts.hasToken) {
+    return opts.mode === "openwebui-session" || opts.mode === "local" ? void 0 : `This connection (auth ${opts.mode}) carries no Open WebUI session, so Fileshed cannot read the chat's attachments: the admin sets the connection's Auth to "Session" (fileshed serve --auth openwebui-session) and adds the header X-OpenWebUI-Chat-Id: {{CHAT_ID}} and X-OpenWebUI-Message-Id: {{MESSAGE_ID}}, or uses the Fileshed tool file, which forwards the attachments`;
+  }
+  if (!opts.chatId) return "The connection sends no chat id, so Fileshed cannot find the attachments: the admin adds the header X-OpenWebUI-Chat-Id: {{CHAT_ID}} (and X-OpenWebUI-Message-Id: {{MESSAGE_ID}}) to the Fileshed connection in Open WebUI";
+  if (opts.chatId.startsWith("local:")) return "This is a temporary chat: Open WebUI keeps its attachments in the browser only, so no tool server can read them. The user attaches the file in a normal (saved) chat";
+  return void 0;
+}
+
 // src/hosts/call.ts
 function callArguments(args, req) {
   const own2 = Object.fromEntries(Object.entries(args).filter(([k]) => !k.startsWith("__")));
@@ -20349,9 +20470,14 @@ function callArguments(args, req) {
 function callHost(req) {
   const files = req.files ?? [];
   const token = req.caller.token;
+  const { chatId, messageId, userMessageId } = req;
+  const canReadChat = !req.toolFile && token !== void 0 && req.openwebuiUrl !== void 0 && chatId !== void 0 && !chatId.startsWith("local:");
+  const unavailable = req.toolFile ? void 0 : chatFilesUnavailable({ mode: req.caller.mode, hasToken: token !== void 0, chatId, messageId });
   return {
     name: `fileshed-serve (${req.caller.mode})`,
     attachedFiles: () => files,
+    ...canReadChat ? { chatFiles: ({ earlier }) => chatFiles({ url: req.openwebuiUrl, token, chatId, messageId, userMessageId, earlier }) } : {},
+    ...unavailable ? { attachHint: unavailable } : {},
     ...token && req.openwebuiUrl ? { groups: () => openwebuiGroups(req.openwebuiUrl, token, req.caller.user) } : {},
     // The link backend "openwebui" uploads with the caller's own session token.
     ...token && req.openwebuiUrl ? { openWebUI: { url: req.openwebuiUrl, token } } : {}
@@ -20387,11 +20513,12 @@ function createMcpServer(opts) {
     const started = performance.now();
     const token = extra._meta?.progressToken;
     let progress = 0;
-    const { chatId, messageId } = opts.chatOf?.(extra) ?? {};
+    const { chatId, messageId, userMessageId } = opts.chatOf?.(extra) ?? {};
     const req = {
       caller,
       chatId,
       messageId,
+      userMessageId,
       ...opts.openwebuiUrl ? { openwebuiUrl: opts.openwebuiUrl() } : {},
       ...token !== void 0 ? {
         onStatus: async (event) => {
@@ -20401,12 +20528,21 @@ function createMcpServer(opts) {
       } : {}
     };
     await opts.beforeCall?.(name);
-    const text2 = await opts.api.call(name, callArguments(request.params.arguments ?? {}, req), opts.valves(), (opts.hostFor ?? callHost)(req));
+    const args = callArguments(request.params.arguments ?? {}, req);
+    const valves = opts.valves();
+    const host = (opts.hostFor ?? callHost)(req);
+    const text2 = await opts.api.call(name, args, valves, host);
     const envelope = JSON.parse(text2);
     opts.log?.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, transport: "mcp", ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
     const { envelope: shown2, image: image2 } = imageOf(envelope);
+    const made = await readMadeImages(opts.api, args, madeImagePaths(name, envelope), valves, host);
+    if (made.length > 0) shown2.data.images_shown = made.map((m) => m.path);
     return {
-      content: [{ type: "text", text: JSON.stringify(shown2) }, ...image2 ? [{ type: "image", data: image2.data, mimeType: image2.mimeType }] : []],
+      content: [
+        { type: "text", text: JSON.stringify(shown2) },
+        ...image2 ? [{ type: "image", data: image2.data, mimeType: image2.mimeType }] : [],
+        ...made.map((m) => ({ type: "image", data: m.data, mimeType: m.mimeType }))
+      ],
       structuredContent: shown2,
       isError: !envelope.success
     };
@@ -20457,7 +20593,7 @@ ${id}`).digest("base64url").slice(0, 32);
     callerOf: (extra) => extra.authInfo?.extra?.caller,
     chatOf: (extra) => {
       const h = extra.requestInfo?.headers ?? {};
-      return { chatId: header(h, "x-openwebui-chat-id"), messageId: header(h, "x-openwebui-message-id") };
+      return { chatId: header(h, "x-openwebui-chat-id"), messageId: header(h, "x-openwebui-message-id"), userMessageId: header(h, "x-openwebui-user-message-id") };
     }
   });
   async function handle2(req, res) {
@@ -20712,7 +20848,7 @@ var AdminGuard = class {
         if (who.caller.user.role === "admin") return { kind: "admin", admin: { user: who.caller.user.id, via: "openwebui-session", csrf: "" } };
         return { kind: "forbidden", user: who.caller.user.id, why: `Open WebUI says your role is '${who.caller.user.role}'; the admin page needs the role admin.` };
       }
-      if (!who.ok && who.status === 503) return { kind: "signin", error: who.detail };
+      if (!who.ok && who.status === 503) return { kind: "signin", error: who.detail, openwebuiDown: true };
     }
     return { kind: "signin", error: "That key or token is not valid." };
   }
@@ -20870,6 +21006,9 @@ function report(run) {
   return `<h2>Report</h2><p id="maintenance-summary">${plural2(r.users, "user")} and ${plural2(r.groups, "group")} checked; ${plural2(r.total, "item")} cleaned in ${r.ms} ms.</p>${items ? `<ul class="report">${items}</ul>` : '<p class="muted">Nothing to clean.</p>'}`;
 }
 
+// src/hosts/http/admin/sandbox.ts
+import { hostApi } from "./fileshed.mjs";
+
 // src/hosts/http/admin/valves.ts
 import crypto7 from "node:crypto";
 import { serving as serving2, valvesSchema } from "./fileshed.mjs";
@@ -20917,11 +21056,12 @@ function newSecret(prefix = "") {
 // src/hosts/http/admin/valves-form.ts
 var SECTIONS2 = [
   { id: "storage", title: "Storage & quotas", prefixes: ["storage_", "quota_", "max_file", "lock_", "group_"] },
-  { id: "commands", title: "Commands, code & sandbox", prefixes: ["sandbox", "exec_", "network_", "max_output", "allow_python", "allow_shell", "python_"] },
+  { id: "commands", title: "Commands, code & sandbox", prefixes: ["sandbox", "identity_", "one_trust_domain", "exec_", "network_", "max_output", "allow_python", "allow_shell", "python_"] },
   { id: "sqlite", title: "SQLite", prefixes: ["sqlite_"] },
   { id: "archives", title: "Archives", prefixes: ["zip_"] },
   { id: "links", title: "Links", prefixes: ["public_url", "link_"] },
   { id: "functions", title: "Functions & files", prefixes: ["functions", "blocked_", "allowed_", "read_"] },
+  { id: "undo", title: "Undo by turn", prefixes: ["undo_"] },
   { id: "audit", title: "Audit & maintenance", prefixes: ["audit_", "uploads_", "maintenance_"] },
   { id: "openwebui", title: "Open WebUI", prefixes: ["openwebui_", "import_"] }
 ];
@@ -20972,7 +21112,7 @@ function field(key, p, s) {
   }
   const dflt = s.fixed ? "" : isSecret(p) ? "Default: not set" : `Default: <code>${esc2(shown(s.defaultValue))}</code>`;
   const reset = s.stored && !s.fixed ? ` <button type="submit" class="link" name="_reset" value="${esc2(key)}" title="Remove ${esc2(key)} from the config file">Reset to default</button>` : "";
-  const notes = [s.flag ? "<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>" : "", s.fixed ? `<small>${esc2(s.fixed)}</small>` : ""].join("");
+  const notes = [s.flag ? "<small>Set by <code>--valve</code> on the command line: the flag wins over this form.</small>" : "", s.fixed ? `<small>${esc2(s.fixed)}</small>` : "", s.note ? `<small>${esc2(s.note)}</small>` : ""].join("");
   const error2 = s.error ? `<p class="error" id="${errId}">${esc2(s.error)}</p>` : "";
   return `<div class="field${s.error ? " invalid" : ""}" data-valve="${esc2(key)}"><label for="${id}">${esc2(p.title ?? key)} <small><code>${esc2(key)}</code></small></label>
 <div class="control">${control}${error2}${dflt || reset ? `<div class="row"><small>${dflt}</small>${reset}</div>` : ""}${notes}</div>
@@ -21007,8 +21147,19 @@ function stateOf(ctx, stored, submitted, errors) {
     stored: Object.hasOwn(stored, key),
     ...errors[key] ? { error: errors[key] } : {},
     ...Object.hasOwn(ctx.settings.flagValves, key) ? { flag: true } : {},
-    ...key === "storage_base_path" ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {}
+    ...key === "storage_base_path" ? { fixed: "In force: the server's storage folder (--base or FILESHED_BASE), mode 0700." } : {},
+    ...key === "public_url" ? publicUrlState(ctx, stored) : {}
   });
+}
+function publicUrlState(ctx, stored) {
+  if (ctx.settings.publicUrl) return { fixed: `In force: --public-url (FILESHED_PUBLIC_URL or server.public_url in the config file), which wins over this valve.` };
+  if (Object.hasOwn(stored, "public_url") || Object.hasOwn(ctx.settings.flagValves, "public_url")) return {};
+  return { note: `Not set: links use ${ctx.publicUrl()}, the address this server listens on. Saving the form leaves it unset unless you change it here.` };
+}
+function shownNotTyped(ctx, stored, key, raw) {
+  if (Object.hasOwn(stored, key)) return false;
+  const shown2 = ctx.valves()[key];
+  return shown2 !== void 0 && String(shown2) === raw && JSON.stringify(shown2) !== JSON.stringify(defaults(ctx)[key]);
 }
 function unconfinedNotice(allowed) {
   return allowed ? 'UNCONFINED: the valve sandbox is "validated" (allowed by --allow-unconfined): commands run with argument checks alone, without kernel confinement.' : 'The valve sandbox is "validated" (set outside this form), but this server was not started with --allow-unconfined: commands are refused until it is set back to "auto" (or the server restarted with the flag).';
@@ -21054,12 +21205,14 @@ function saveValves(req, res, form, ctx, admin2, audit) {
   const errors = {};
   for (const [key, prop] of Object.entries(PROPERTIES)) {
     if (key === "storage_base_path") continue;
+    if (key === "public_url" && ctx.settings.publicUrl) continue;
     if (key === reset) {
       delete candidate[key];
       continue;
     }
     const raw = submitted[key];
     if (raw === void 0 || isSecret(prop) && raw === "") continue;
+    if (shownNotTyped(ctx, stored, key, raw)) continue;
     const one = ctx.api.checkValves({ [key]: raw });
     if (!one.ok) errors[key] = one.message.replace(FIELD_PREFIX, "");
     else if (key === "sandbox" && raw === "validated" && !ctx.settings.allowUnconfined) errors[key] = UNCONFINED_REFUSED;
@@ -21100,14 +21253,45 @@ async function sandboxPage(ctx, adminUser) {
     const missing = Object.entries(a.missing);
     return `<h2>${esc2(name)}</h2><p>${a.available.length} available: ${a.available.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>${missing.length ? `<details><summary>${missing.length} allowed but not installed</summary><div class="table"><table><thead><tr><th>Command</th><th>Debian package</th></tr></thead><tbody>${missing.map(([c, p]) => `<tr><td><code>${esc2(c)}</code></td><td><code>${esc2(p)}</code></td></tr>`).join("")}</tbody></table></div><p class="muted">Install with <code>apt-get install ${esc2([...new Set(missing.map(([, p]) => p))].join(" "))}</code></p></details>` : ""}`;
   };
+  const code2 = await codeCard(ctx, adminUser, d.sandbox.active, d.sandbox.landlock_abi);
   const storage = ctx.health.healthz().storage;
+  const separation = hostApi.separation(ctx.valves(), d.sandbox.active);
   const ready = ctx.health.readyz();
   const warning = d.sandbox.configured === "validated" ? `<p class="notice ${d.sandbox.unconfined ? "warn" : "error"}">${esc2(unconfinedNotice(d.sandbox.unconfined))}</p>` : "";
   return `${warning}<div class="grid"><div class="card"><strong>Active mode</strong><p>${esc2(d.sandbox.active)}${d.sandbox.unconfined ? " <strong>(UNCONFINED)</strong>" : ""}${d.sandbox.landlock_abi !== null ? ` (Landlock ABI ${esc2(String(d.sandbox.landlock_abi))})` : ""} <small>(valve sandbox = ${esc2(d.sandbox.configured)})</small></p><p class="muted">${esc2(d.sandbox.reason)}</p></div>
+<div class="card"><strong>Separation</strong><p>${esc2(separation.separation)} <small>(valve identity_separation = ${esc2(separation.identity_separation)})</small></p><p class="muted">${esc2(separation.reason)}</p></div>
 <div class="card"><strong>Network</strong><p>${esc2(d.network.mode)}</p></div>
+${code2}
 <div class="card"><strong>Storage</strong><p>${esc2(storage.type)} <small>(${esc2(storage.kind)}${storage.shared ? ", shared" : ""})</small></p><p class="muted">Coordination: ${esc2(ctx.settings.coordination !== void 0 ? "Redis" : "lock files (one host)")}. ${ready.ready ? "Ready" : `Not ready: ${esc2(ready.reason ?? "")}`}.${storage.shared && ctx.settings.coordination === void 0 ? " Several hosts on this filesystem need --coordination and coherent mount settings (README)." : ""}</p></div></div>
 ${zone("Uploads (read-only)", d.uploads)}${zone("Storage", d.storage)}${zone("Documents", d.documents)}
 <h2>Never allowed</h2><p>${d.forbidden.map((c) => `<code>${esc2(c)}</code>`).join(" ")}</p>`;
+}
+async function codeCard(ctx, adminUser, active, abi) {
+  const json2 = await ctx.api.call("shed_parameters", { __user__: { id: adminUser, name: adminUser, email: "", role: "admin" } }, ctx.valves());
+  const env = JSON.parse(json2);
+  const c = env.data?.code_execution;
+  if (!env.success || c === void 0) return `<div class="card"><strong>Code execution</strong><p class="muted">${esc2(env.error?.message ?? "shed_parameters did not report it")}</p></div>`;
+  const state = (on) => on ? "<strong>on</strong>" : "off";
+  const py = c.python;
+  const pyDetail = !py.enabled ? "" : py.version !== void 0 ? ` \xB7 ${esc2(py.command ?? "python3")} ${esc2(py.version)}${py.packages && Object.keys(py.packages).length ? `, with ${Object.keys(py.packages).map(esc2).join(", ")}` : ", standard library only"}` : ` \xB7 <span class="error">${esc2(py.error ?? "Python could not be asked")}</span>`;
+  const why = c.unavailable ?? (active === "landlock" && (abi ?? 0) < 6 ? `in landlock mode scripts need Landlock ABI 6 or later (Linux 6.12+); this kernel has ABI ${abi ?? "none"}: use bubblewrap or a newer kernel` : active !== "bwrap" && active !== "landlock" ? `scripts run only in the bwrap or landlock sandbox; the active mode is ${active}` : void 0);
+  const runs = (py.enabled || c.shell.enabled) && why !== void 0 ? `<p class="notice error">Turned on but refused here: ${esc2(why)}.</p>` : "";
+  return `<div class="card" id="code-execution"><strong>Code execution</strong>
+<p>Python (<code>shed_run_python</code>, valve <code>allow_python</code>): ${state(py.enabled)}${pyDetail}</p>
+<p>Shell scripts (<code>shed_run_shell</code>, valve <code>allow_shell</code>): ${state(c.shell.enabled)}</p>${runs}
+<p class="muted">Network for code: ${esc2(c.network)}. Off by default: turn on in <a href="/admin#s-commands">Settings</a>. Scripts need bubblewrap, or Landlock ABI 6+ (Linux 6.12+): the default Docker deployment runs Landlock, so code runs there on a 6.12+ host only.</p></div>`;
+}
+
+// src/hosts/http/admin/signin-help.ts
+function openwebuiDownHelp(ctx) {
+  const url = ctx.openwebuiUrl();
+  const file = ctx.settings.configFile;
+  const byFlag = Object.hasOwn(ctx.settings.flagValves, "openwebui_api_url");
+  const inFile = Object.hasOwn(loadConfig(file).config?.valves ?? {}, "openwebui_api_url");
+  const where = byFlag ? "the flag <code>--valve openwebui_api_url=\u2026</code>" : inFile ? `the valve <code>openwebui_api_url</code> in <code>${esc2(file)}</code>` : "<code>--openwebui-url</code> (or <code>FILESHED_OPENWEBUI_URL</code>, or <code>server.openwebui_url</code> in the config file; default <code>http://localhost:8080</code>)";
+  const fix = byFlag ? "Restart the server with the right <code>--valve openwebui_api_url=URL</code> (the flag wins over the config file and this page)." : inFile ? `Edit <code>${esc2(file)}</code>: set <code>"openwebui_api_url"</code> under <code>"valves"</code> to Open WebUI's address as this server reaches it (e.g. <code>http://open-webui:8080</code>), or remove it to fall back to <code>--openwebui-url</code>. The server reads the file again at the next request: no restart needed.` : "Restart the server with <code>--openwebui-url URL</code> (or <code>FILESHED_OPENWEBUI_URL=URL</code>): Open WebUI's address as this server reaches it, e.g. <code>http://open-webui:8080</code> in Docker Compose.";
+  const key = ctx.settings.apiKeys.length > 0 ? "Or sign in with the server's API key instead (above): it does not need Open WebUI. It is <code>FILESHED_API_KEY</code> or <code>server.api_keys</code> in the config file." : `Or restart the server with <code>--auth api-key,openwebui-session</code>: an API key is generated into <code>server.api_keys</code> of <code>${esc2(file)}</code>, and it signs in here without Open WebUI.`;
+  return `<div class="notice warn" id="openwebui-help"><p><strong>Open WebUI tokens cannot be checked now.</strong> This server asks Open WebUI at <code>${esc2(url)}</code> who a token belongs to (<code>GET /api/v1/auths/</code>); that address was set by ${where}.</p><p>${fix}</p><p>${key}</p></div>`;
 }
 
 // src/hosts/http/admin/usage.ts
@@ -21133,10 +21317,11 @@ function sortValue(r, key) {
       return r.last_activity;
   }
 }
-function usagePage(storageBase, query2, csrf) {
+async function usagePage(storageBase, query2, csrf) {
   const sort = COLUMNS.find(([k]) => k === query2.get("sort"))?.[0] ?? "total";
   const dir = query2.get("dir") === "asc" ? "asc" : "desc";
   const records = pluginAdmin4.usage.read(storageBase);
+  const undo = await pluginAdmin4.usage.undoStores(storageBase);
   const sorted = (kind) => records.filter((r) => r.kind === kind).sort((a, b) => {
     const x2 = sortValue(a, sort);
     const y = sortValue(b, sort);
@@ -21147,22 +21332,22 @@ function usagePage(storageBase, query2, csrf) {
   const groups = sorted("group");
   const measure = `<form method="post" action="/admin/usage" class="inline">${csrfField(csrf)}<button type="submit" name="what" value="missing">Measure users without a record</button><button type="submit" name="what" value="all">Measure everyone again</button></form>`;
   return `<p class="muted">From the usage records (updated after each call); ${plural3(users.length, "user")} and ${plural3(groups.length, "group")} recorded.</p>${measure}
-<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents", "Documents history"])}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
+<h2>Users</h2>${table2(users, sort, dir, ["Uploads", "Storage", "Documents", "Documents history"], undo)}<h2>Groups</h2>${table2(groups, sort, dir, [])}`;
 }
-function table2(rows, sort, dir, zones) {
+function table2(rows, sort, dir, zones, undo) {
   if (rows.length === 0) return '<p class="muted">None recorded yet.</p>';
   const head = COLUMNS.map(([k, label2]) => {
     const next = k === sort && dir === "desc" ? "asc" : "desc";
     const mark = k === sort ? dir === "asc" ? " \u25B2" : " \u25BC" : "";
     return `<th${k === "id" || k === "activity" ? "" : ' class="num"'} aria-sort="${k === sort ? dir === "asc" ? "ascending" : "descending" : "none"}"><a href="?sort=${k}&amp;dir=${next}">${esc2(label2)}${mark}</a></th>`;
   });
-  const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("");
+  const zoneHead = zones.map((z) => `<th class="num">${esc2(z)}</th>`).join("") + (undo ? '<th class="num" title="Undo capture store (server state, outside the quota)">Undo store</th>' : "");
   const body = rows.map((r) => {
     const ratio = r.quota_bytes > 0 ? r.total_bytes / r.quota_bytes : 0;
     const pct = Math.min(100, Math.round(ratio * 100));
     const bar = `<meter min="0" max="1" low="0.8" high="0.95" optimum="0" value="${Math.min(1, ratio).toFixed(3)}" title="${pct}% of ${esc2(formatSize2(r.quota_bytes))}">${pct}%</meter> ${pct}%`;
     const zoneCells = zones.map((z) => `<td class="num">${esc2(formatSize2(r.zones[z]?.bytes ?? 0))}<br><small>${plural3(r.zones[z]?.files ?? 0, "file")}</small></td>`).join("");
-    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatSize2(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}</tr>`;
+    return `<tr><td>${esc2(r.id)}</td><td class="num">${esc2(formatSize2(r.total_bytes))}</td><td class="num">${bar}</td><td class="num">${r.total_files}</td><td>${timeText(r.last_activity)}</td>${zoneCells}${undo ? `<td class="num">${esc2(formatSize2(undo.get(r.id) ?? 0))}</td>` : ""}</tr>`;
   }).join("");
   return `<div class="table"><table><thead><tr>${head.join("")}${zoneHead}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
@@ -21185,7 +21370,7 @@ function adminRoutes(ctx, schedule) {
       if (cross) return refuse(req, res, "-", cross);
     }
     const who = await guard.check(req, !post);
-    if (who.kind === "signin") return signIn(res, 401, who.error);
+    if (who.kind === "signin") return signIn(res, 401, who.error, who.openwebuiDown);
     if (who.kind === "forbidden") {
       audit(who.user, `admin:${pathOf(req)}`, "FORBIDDEN", { flagged: true });
       return sendHtml(res, 403, layout(`<p>${esc2(who.why)}</p><p><a href="/admin/login">Sign in as someone else</a></p>`, { title: "Not an admin" }));
@@ -21213,14 +21398,14 @@ function adminRoutes(ctx, schedule) {
     ctx.log.info(`admin: refused POST ${pathOf(req)}: ${why}`);
     sendHtml(res, 403, layout(`<p>Refused: ${esc2(why)}. Nothing was changed.</p><p><a href="/admin">Back to the admin page</a></p>`, { title: "Request refused" }));
   }
-  function signIn(res, status, error2) {
+  function signIn(res, status, error2, openwebuiDown = false) {
     const modes = ctx.settings.auth;
     const key = modes.includes("api-key") || ctx.settings.apiKeys.length > 0;
     const token = modes.includes("openwebui-session");
     const label2 = key && token ? "API key or Open WebUI token" : key ? "API key" : "Open WebUI token";
     const help = [key ? "the server's API key" : "", token ? "the Open WebUI token of an admin (Settings \u2192 Account \u2192 API keys, or the session token)" : ""].filter(Boolean).join(", or ");
     const body = key || token ? `<form method="post" action="/admin/login" class="signin"><label for="key">${label2}</label><input type="password" id="key" name="key" autocomplete="current-password" aria-describedby="key-help" required><p id="key-help" class="muted">Enter ${esc2(help)}.</p><button type="submit" class="primary">Sign in</button></form>` : "<p>This server has no way to sign in to the admin page (no API key and no Open WebUI session mode). Start it with <code>--auth api-key</code> or use local mode on a loopback address.</p>";
-    sendHtml(res, status, layout(body, { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
+    sendHtml(res, status, layout(body + (openwebuiDown ? openwebuiDownHelp(ctx) : ""), { title: "Sign in", notice: error2 ? [{ kind: "error", text: error2 }] : [] }));
   }
   const section = (path8, title, render, act) => ({
     methods: act ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"],
@@ -21252,7 +21437,7 @@ function adminRoutes(ctx, schedule) {
         const who = key ? await guard.credential(key) : { kind: "signin", error: "Enter the key or token." };
         if (who.kind === "signin") {
           audit("-", "admin:login", "SIGNIN_FAILED", { flagged: true });
-          return signIn(res, 401, who.error);
+          return signIn(res, 401, who.error, who.openwebuiDown);
         }
         if (who.kind === "forbidden") {
           audit(who.user, "admin:login", "FORBIDDEN", { flagged: true });
@@ -21551,6 +21736,7 @@ var ENVELOPE = {
     success: { type: "boolean" },
     data: { type: "object", additionalProperties: true },
     message: { type: "string" },
+    turn: { type: "string", description: "The chat turn (assistant message) of a call that changed files: shed_undo takes it back." },
     error: {
       type: "object",
       properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object", additionalProperties: true }, hint: { type: "string" } },
@@ -21571,7 +21757,7 @@ function requestHeaders(auth) {
   return [
     ...user,
     header2("X-OpenWebUI-Chat-Id", "The conversation: each has its own Uploads folder."),
-    header2("X-OpenWebUI-Message-Id", "The chat message (status events of an Open WebUI session go to it).")
+    header2("X-OpenWebUI-Message-Id", "The chat message: status events go to it, and the calls sharing it are one turn for shed_undo.")
   ];
 }
 function openApiDocument(functions, opts) {
@@ -21582,6 +21768,11 @@ function openApiDocument(functions, opts) {
   const security = [...Object.keys(schemes).map((k) => ({ [k]: [] })), ...opts.auth.includes("local") ? [{}] : []];
   const error2 = (description) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Detail" } } } });
   const paths = {};
+  const picture = (type) => ({ schema: { type: "string", contentMediaType: type } });
+  const readAnswer = {
+    description: "The function ran; read success, data, message or error. A picture comes as itself (image/png or image/jpeg) to Open WebUI or when asked for with Accept: image/*.",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Envelope" } }, "image/png": picture("image/png"), "image/jpeg": picture("image/jpeg") }
+  };
   const parameters = opts.headers ? requestHeaders(opts.auth) : void 0;
   for (const fn of functions) {
     paths[`/${fn.name}`] = {
@@ -21592,7 +21783,7 @@ function openApiDocument(functions, opts) {
         ...parameters ? { parameters } : {},
         requestBody: { required: true, content: { "application/json": { schema: fn.parameters } } },
         responses: {
-          "200": { description: "The function ran; read success, data, message or error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Envelope" } } } },
+          "200": fn.name === "shed_read" ? readAnswer : { description: "The function ran; read success, data, message or error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Envelope" } } } },
           "400": error2("The body is not a JSON object."),
           "401": error2("Missing or invalid credentials."),
           "413": error2("The body is over the size limit.")
@@ -21669,7 +21860,7 @@ function basicRoutes(ctx) {
 // src/hosts/http/files/index.ts
 import fs7 from "node:fs";
 
-// node_modules/mdurl/index.mjs
+// ../../main/node_modules/mdurl/index.mjs
 var mdurl_exports = {};
 __export(mdurl_exports, {
   decode: () => decode_default,
@@ -21678,7 +21869,7 @@ __export(mdurl_exports, {
   parse: () => parse_default
 });
 
-// node_modules/mdurl/lib/decode.mjs
+// ../../main/node_modules/mdurl/lib/decode.mjs
 var decodeCache = {};
 function getDecodeCache(exclude) {
   let cache2 = decodeCache[exclude];
@@ -21761,7 +21952,7 @@ decode4.defaultChars = ";/?:@&=+$,#";
 decode4.componentChars = "";
 var decode_default = decode4;
 
-// node_modules/mdurl/lib/encode.mjs
+// ../../main/node_modules/mdurl/lib/encode.mjs
 var encodeCache = {};
 function getEncodeCache(exclude) {
   let cache2 = encodeCache[exclude];
@@ -21825,7 +22016,7 @@ encode4.defaultChars = ";/?:@&=+$,-_.!~*'()#";
 encode4.componentChars = "-_.!~*'()";
 var encode_default = encode4;
 
-// node_modules/mdurl/lib/format.mjs
+// ../../main/node_modules/mdurl/lib/format.mjs
 function format(url) {
   let result = "";
   result += url.protocol || "";
@@ -21843,7 +22034,7 @@ function format(url) {
   return result;
 }
 
-// node_modules/mdurl/lib/parse.mjs
+// ../../main/node_modules/mdurl/lib/parse.mjs
 function Url() {
   this.protocol = null;
   this.slashes = null;
@@ -22025,7 +22216,7 @@ Url.prototype.parseHost = function(host) {
 };
 var parse_default = urlParse;
 
-// node_modules/uc.micro/build/index.mjs
+// ../../main/node_modules/uc.micro/build/index.mjs
 var build_exports = {};
 __export(build_exports, {
   Any: () => Any,
@@ -22042,7 +22233,7 @@ var P = /[!-#%-\*,-\/:;\?@\[-\]_\{\}\xA1\xA7\xAB\xB6\xB7\xBB\xBF\u037E\u0387\u05
 var S = /[\$\+<->\^`\|~\xA2-\xA6\xA8\xA9\xAC\xAE-\xB1\xB4\xB8\xD7\xF7\u02C2-\u02C5\u02D2-\u02DF\u02E5-\u02EB\u02ED\u02EF-\u02FF\u0375\u0384\u0385\u03F6\u0482\u058D-\u058F\u0606-\u0608\u060B\u060E\u060F\u06DE\u06E9\u06FD\u06FE\u07F6\u07FE\u07FF\u0888\u09F2\u09F3\u09FA\u09FB\u0AF1\u0B70\u0BF3-\u0BFA\u0C7F\u0D4F\u0D79\u0E3F\u0F01-\u0F03\u0F13\u0F15-\u0F17\u0F1A-\u0F1F\u0F34\u0F36\u0F38\u0FBE-\u0FC5\u0FC7-\u0FCC\u0FCE\u0FCF\u0FD5-\u0FD8\u109E\u109F\u1390-\u1399\u166D\u17DB\u1940\u19DE-\u19FF\u1B61-\u1B6A\u1B74-\u1B7C\u1FBD\u1FBF-\u1FC1\u1FCD-\u1FCF\u1FDD-\u1FDF\u1FED-\u1FEF\u1FFD\u1FFE\u2044\u2052\u207A-\u207C\u208A-\u208C\u20A0-\u20C1\u2100\u2101\u2103-\u2106\u2108\u2109\u2114\u2116-\u2118\u211E-\u2123\u2125\u2127\u2129\u212E\u213A\u213B\u2140-\u2144\u214A-\u214D\u214F\u218A\u218B\u2190-\u2307\u230C-\u2328\u232B-\u2429\u2440-\u244A\u249C-\u24E9\u2500-\u2767\u2794-\u27C4\u27C7-\u27E5\u27F0-\u2982\u2999-\u29D7\u29DC-\u29FB\u29FE-\u2B73\u2B76-\u2BFF\u2CE5-\u2CEA\u2E50\u2E51\u2E80-\u2E99\u2E9B-\u2EF3\u2F00-\u2FD5\u2FF0-\u2FFF\u3004\u3012\u3013\u3020\u3036\u3037\u303E\u303F\u309B\u309C\u3190\u3191\u3196-\u319F\u31C0-\u31E5\u31EF\u3200-\u321E\u322A-\u3247\u3250\u3260-\u327F\u328A-\u32B0\u32C0-\u33FF\u4DC0-\u4DFF\uA490-\uA4C6\uA700-\uA716\uA720\uA721\uA789\uA78A\uA828-\uA82B\uA836-\uA839\uAA77-\uAA79\uAB5B\uAB6A\uAB6B\uFB29\uFBB2-\uFBD2\uFD40-\uFD4F\uFD90\uFD91\uFDC8-\uFDCF\uFDFC-\uFDFF\uFE62\uFE64-\uFE66\uFE69\uFF04\uFF0B\uFF1C-\uFF1E\uFF3E\uFF40\uFF5C\uFF5E\uFFE0-\uFFE6\uFFE8-\uFFEE\uFFFC\uFFFD]|\uD800[\uDD37-\uDD3F\uDD79-\uDD89\uDD8C-\uDD8E\uDD90-\uDD9C\uDDA0\uDDD0-\uDDFC]|\uD802[\uDC77\uDC78\uDEC8]|\uD803[\uDD8E\uDD8F\uDED1-\uDED8]|\uD805\uDF3F|\uD807[\uDFD5-\uDFF1]|\uD81A[\uDF3C-\uDF3F\uDF45]|\uD82F\uDC9C|\uD833[\uDC00-\uDCEF\uDCFA-\uDCFC\uDD00-\uDEB3\uDEBA-\uDED0\uDEE0-\uDEF0\uDF50-\uDFC3]|\uD834[\uDC00-\uDCF5\uDD00-\uDD26\uDD29-\uDD64\uDD6A-\uDD6C\uDD83\uDD84\uDD8C-\uDDA9\uDDAE-\uDDEA\uDE00-\uDE41\uDE45\uDF00-\uDF56]|\uD835[\uDEC1\uDEDB\uDEFB\uDF15\uDF35\uDF4F\uDF6F\uDF89\uDFA9\uDFC3]|\uD836[\uDC00-\uDDFF\uDE37-\uDE3A\uDE6D-\uDE74\uDE76-\uDE83\uDE85\uDE86]|\uD838[\uDD4F\uDEFF]|\uD83B[\uDCAC\uDCB0\uDD2E\uDEF0\uDEF1]|\uD83C[\uDC00-\uDC2B\uDC30-\uDC93\uDCA0-\uDCAE\uDCB1-\uDCBF\uDCC1-\uDCCF\uDCD1-\uDCF5\uDD0D-\uDDAD\uDDE6-\uDE02\uDE10-\uDE3B\uDE40-\uDE48\uDE50\uDE51\uDE60-\uDE65\uDF00-\uDFFF]|\uD83D[\uDC00-\uDED8\uDEDC-\uDEEC\uDEF0-\uDEFC\uDF00-\uDFD9\uDFE0-\uDFEB\uDFF0]|\uD83E[\uDC00-\uDC0B\uDC10-\uDC47\uDC50-\uDC59\uDC60-\uDC87\uDC90-\uDCAD\uDCB0-\uDCBB\uDCC0\uDCC1\uDCD0-\uDCD8\uDD00-\uDE57\uDE60-\uDE6D\uDE70-\uDE7C\uDE80-\uDE8A\uDE8E-\uDEC6\uDEC8\uDECD-\uDEDC\uDEDF-\uDEEA\uDEEF-\uDEF8\uDF00-\uDF92\uDF94-\uDFEF\uDFFA]/;
 var Z = /[ \xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]/;
 
-// node_modules/entities/dist/decode-codepoint.js
+// ../../main/node_modules/entities/dist/decode-codepoint.js
 var c1 = [
   8364,
   0,
@@ -22093,7 +22284,7 @@ function codePointToString(codePoint) {
   return codePoint - 1 >>> 0 < 127 || codePoint - 160 >>> 0 < 55136 ? String.fromCharCode(codePoint) : String.fromCodePoint(replaceCodePoint(codePoint));
 }
 
-// node_modules/entities/dist/internal/decode-shared.js
+// ../../main/node_modules/entities/dist/internal/decode-shared.js
 var BASE91_INVERSE = /* @__PURE__ */ (() => {
   const table4 = new Uint8Array(127);
   let code2 = 0;
@@ -22198,10 +22389,10 @@ function decodeTrieDict(input, resultLength, atomCount, dict1AtomCount, ngramCou
   return out;
 }
 
-// node_modules/entities/dist/generated/decode-data-html.js
+// ../../main/node_modules/entities/dist/generated/decode-data-html.js
 var htmlDecodeTree = /* @__PURE__ */ decodeTrieDict("!}.&u%}'&}*'~!6*)%&,~!J~!J~%L~y<~!R,~~%Lu~~#GD~~#|)1#%}^%}2%+#.##%##%}&%##%'#%##&%#%#'%#&#%#&#'#%%#&#%##%#)%''%&%#%#'%#%%#%%}%%%#%#&(23#%%#&-%0%('1#(##%#'##+%'*.:1}#%#6-+(%'%%#%%%}#L'2351&('%}&/N'(0(/*-%(%%}#'+&T%7.2}#&%&#%#36/5##%&%%#&#%%#))2%%##%&&'0~!#*+&'%1~!%).'3q?&%'1~!.##%6(~!+%%%(Gw'rT~!E#<nA%#jZ~!H%(~!42##~!*31&~!G%U~#)5~#`3~!J~!Z~%]~%Y~%C~!q~!u~#kz~%#~!6'~!D~!U~!?~#T~!c%~!G#'~%7|~!G~!J~!G&~#pb~(Df}#%}*&}#%##%##%##&#-}&'#'&%#.++}%mI,#,@&(}*%}*'%&##&#%##%}&0}#.},U},%}+%}&%}#%##&}B%(}(%}+%)})%##%#&}&%##%&}<%}>%#%&}*%}(%}9%}/%})%}*%}*%}?&}&%}3%}&*#%})%#%#)}#&#-#+*%E%%'%'#%}#*V##&##I}#&&##%&%#&&Qf%%))w/0+&%#(#.%-''''++++7}>%4'',##1,#%#&%##&#'##&#*#9)%&%}#*}%,#+P(%A&%#'&##wSD',9E00#y#@}(+}&%&>~!#~!X}#*}(&&}(&}(,%}%&#+&}#&}I%#%}%)#(},'%#*}4%%#%}(''}#/##(##),%-##%%)#&}(.}&%#&}%%}*&#%},&&}&%}#%*'#%})%}D&}&%}-&}6&#&}-,%}#%})-(~+`~,=?~I9'9%~!,#%})%})%}@%}?%}(~!?~#<~#pP~#BG~#=1#%K+~#?#~%;)~#A~#mF1~#A'~'X%'~#lR~#N~'N~#r~#m#-~#i'?%#'%~#B%##%,%#~#_%#0%~#]732~,w~2+#:&#%&'0%&>%}#>##F+)#%&&#(+_}4&}-%}(&}@&}O7Fdf0@+/v4}&WU##&/0#&'('B#%}.%}'+#%}#%%&#&%#%##+#&#)#6#'#.},%}c%},%#%##%&#&%#&~#>'*-.%##%##%}#%%}%'~#)D1}#%*&~#_%%'(~#S2%'.}#~#=##*'*-%}&'%'##&&~'E%.#&~#M4}%%##&'%#~#O1##%&#'+~#<B%##%%'%+~#;#@%}#&%#&&%#(~#H1}'%'##&&~#?A}&'~#D#%32}'&&&&~#[}'(#%}'~#;C})&}%%#%~#=&%,3}%'(#%%~#^'#&&)#%'~#Y%-~#d-%'~#^%%&#&&&}#~#b~2t*&'~&(~&@~0%~e~3}%*''0})&}+~!9##-}#%-hD*)1fC#%/&/fB#40~!+#)*4~!+~!K'&:~!/*7~!.#~!H~!L':~%x&~!H#~!*~%1~!I#~!+A~#p'~!F~~#-#~,,(~.Z~!V~%;'B'mq-W~!N~%I%#&&#&}#%},%%}'%}+X#%}#&}(%}'%}<%}#%}%%'}'%}:~![)9@~%>~#UA%-%##&~!C%~!-.9:~!1~!-^2/:a~!y,D*J#-5)/4~%23,~#G~!L1~!0X3`~!2+~!!0-~&E~!W~!o,>Y&]~%cZx_&~#O*9#A#'#+I'%#)~!0B*-5A+-((F&*M#)(-7-5+'-3a5Vi~!Y~!?+[)%3),ERHm~!+:D,VG.+)?fB%%*(%)'(#&80%1'8`K8?`+'Z#&O&'H5#*9)A%%5&3))0%39+.*7#()&&*=4@**L)<'_&*+..;(#*+)./&0#3)%')-8(4ixD(&.}%,('aI:,)%,k2231T)I'#/-W7,/'Q#.'Y24+h')37</31&83##&0#),H(?'&?/1##%#&&#%''-%&&&#(&''&#.-'%#%%(,')*'&#&#'##%(%(#%('#&##%%%%('%#%#%%#%#&%##h>w+v<ayvyvcg.uuhKr}g/v|g>u9i[~>g5uI~=RvdwEg;v/g;uk!!TTSx]@RT!U!#!@VBRUU!'UTe-d0c`e&gSdicedFcrdTaqb.kYcAohdYd@a3e+d}dMdtd.aJ#bqcK`dle/e.e'dwdPdodddjbEb}ogd^ofdpduc6j?l%d{drdqc)d7bacOdQ%T#Y)X.sR[yH>6Vyv3[xwLu>vo'!*.[yBacahoj>6Rew3[xqdZa#!a&#^(X-[yG>6Vyu3[xvg3sEr|g.u/Ri9db0T#^(Xa)!-[y;>6Vylg4wKs{JwNZt3@3r=c4Z([xlg;wKt!cpq's@v7A'*a(a+!-a#[y<3Dt?3Dt'>6Vym3[xmg9rxsNJwLZt4~?r?db1T#`-!(Xa,!0[yS>6Vz%NuQs.g4wKtnJwNZtS@3r>c4Z([y%g;wKtrdga8!a(!#&T*Y-Xa#!a0<or[yc3Dtq>6Vz43[y3JwNZtf@3s!Ju}!%Dti:pm3c_%X#tjB5pkd6q!r]u?voC'*-a.a2!0a&a+[yI3DtI3Ds~3DtH>6Vyw3[xx;:s#~<5pKJwNZtE@3r~d`a)!a2T#a.(!+U.X1[yT3Dt`3Dtv>6Vz&3[y&g9rxwzcxstPu.<rAJwLZtT~?r@dZa%!a.&^*Za(/Reu[ya>6Vz23[y1g3sEr}wkg{NuQRg{ci(U#5@b`~,cg#U(2WnH5wugcRh7dX#T(Y,a'Ta!!a,[yZ<]mj>6Vz,3[y+Pv#5ReZKu+=,%!H}7ABwkaS?Rh:BcW(X#<]mrj:ubv/ARekdg%!(!a.*Ta(Y.X1!#sP>Rl*Dt6[y>>6Vyo3Wf*jOvuumvuRgRJuq*!:9<B@bX~3jVv&v@s@5Re[d/rQt{uAvo&a&a*)a2!,0Wf!3Dt0=Bs'>6Re}3[xy~<5s%JwJZt1~Gs)c;&!#2sJkNuXvzq7rxu,Re8dka4!a8(aEZ+a@Y.X1Xa)[yd=Bs(3DtP>6Vz53[y4cX#X&Re:avRe9~<5s&JwJZtQ~Gs*i^rzvdRg+Jv{%!2sbB@bX}kdga,!Za?&^*T1/!a'Dt+[y6>6Vyf3Wf%g/u;s4hGu6?Rh-JvZ,!c%#&RoX54Rivj7uyvf8RgTKvZB%*!2sGh<vu5Rgq<=C::9bb~#dZ#T&Ta6Y.X*Dt>[y93Wf)coZ(T,6VyifluvRgC@95@B@bX~/hFu34cC#T,k/unq8w8Q5RkUklwQuzunq8w8Q5Rk8d/rJu?v8w9)-&!a0a;a&aIWejg3sEr/h1s<DtDJvyZqY5aws3Jvy!&Wei~Hr1:au5@Bag>23E~5c:Z&bX};kKv?w&unuVu5Rjc;>bs)#~@:Rh.=ay<a]C;b`}Vd6s/t{uAvoaxa()!a,a7%-a#a2Dt,[yF2Wo[>6Vyt3[xuNuPRi&NuPwpi#RoWh?vf8Ri%Jv]!%Ri:KvxD!.'2WeAjZu`q9rxu,Re7woeAg-unLq(qA_/*2Wg_g3u5q^9:4E}/jTrxrzv=Wkkd~0UX#^^Xa-a1a5T&a=U1a'*aEa]!a*aPaA-adok[y54Rn>;:p3~Dp5g9rpsFNvZqjg3uJp4~<5p0Pw;5qlJwNZt*@3p1Pw:5p/Ou!5p2JvG'!6Vye=<qnJvh_[xhg3v,Rh3kOwOw-sDuev/Re^dha[a%!%!a+#Ta7)-5TaCaO!aka!a)sf[yb2>Rl!9ARiq5E}Qg=ucRkBE|oJrJ_@Wk~@Wk{JrJ_@Wk|@WkyJrJ_@Wk}@WkzJvO_[y2g-vMRmiKuYC!)&>Ri;>Ri<@3RkNc](X#@9Rk=g5vuRmhKvDB!+'=]meg3u4Rmgd)#Y'Vz3CARmfd`a+!%T'!+#Ta1Ta6TaM-sTDt9[yA9sYd'%Y#s[[xpj:ueunaXRgEjRq,v-vuqdd2'`#6Rev<32@5>:2<E}5xIo9a*X#Y(;5RePJvD_g>vyRgNj8w)v8<wggs:RgXiZt|vjx,hSq3ah!-(~@:Ro/Ou!5RhWj^v(pyw8unRhUdx-UY#^Ua.a3a70!)%UX1TaDa)'omRiRRhE[y:3Dsz=Br,>6Vyj3[xkg6ruwjcqsrPw;5r*Ku]D'Zt-@3r(~?r.i[vwv]dU1a--U#`a4(g/vsRhPOu!5RhLj:rmu9Wo!~@:wdh@g/vsRiTjXuvvNr}:RhBj^v(pyw8unRn]dz1UYa'a+^Y(!aETZalaRY.Ta?a4[yDJw1!#qLsW>6Vyrfzq-pLflpwRe|Js>%!Dt@3Dt&Jvy_[xs~HrnjMuwpsw'RecKu+D#'!t<~Grl~?rjg5u-x,gwp{ah!-(~@:Rg~Ou!5Rh'jXuvvNr}:Rh#cW#X/c;&!#2sLi[v7u7RgpJv)(!iLrxu,Re6j7v@s@5Se[e7d`aW!Za(a`T.a#!a3!&aDa-!9)Dt_=6s+3[x~~DR|h~DS6avhGun5RkZj3w)v-]mkKunB!&*]kb97R|i<ARk<c:Z(6Vy}Juh'!wziMRoS:F|vkLuauJv5vtvQRh1d='T+Y#VyO~DR|jcF#T'7R|g97R|kJv3'!ay<Rj,Jvh&!:ReXcsa6*a+#a#_aIRf9aLRf?c,Z&Rf5Rf7c.Z&Rf;Rf>cQ#%T'p-Rf8Rf=ct#%'(*!,p,Rf4p+Rf6Rf:Rf<d~'Ua%U*^UYa(!a,-!#a4YaTalaEX0a8a<Weo3Dt/3Dsx=Br93Wen~Dr;~<5p<JwNZt2@3p=Pw:5p;Ou!5r3c7&!#:p>3Ds}KvGB)_6Vyk2sM=<r7x'eovA(!hFu1ARf}cV#X&@r5j6rvwQa^Rf3c=Za'wkghJv__g;unRggA53B9=b^}%j6uduo5Jq;!(hIv%2Re`Ou4ARe_e%a#^^^Xa&!a*a2!&a6YaP!*ad!#a:aE/5Rn?[y@>6Vyp;:pE~DrY~<5pBJwNZt8@3pCh=rt3rWPw:5pAJup_[xoNuPpF9c!#'45pD5ARn)d8#X'X*3@rU72s]h>v<<sSjJpqvewOJq/(!hNw'5ReBk0s2u3w/w'5ReE5@Jq.!a+JQ!&WeU23d(#Y&RjG5]jBk!u7w&u0udARjEe#+^^^Ub#!a2/a`Z(agT1!a-a;|@TaG!aS[yV=Re~fow'RguNuPRe?bz#'>RoUWeL>:Cbb|?JwPZtVg6ruRmzJvD'!6Vz(g/vmRh~Jvy_[y(g9voRgyx*cy(#2>Ri2B9b]~9kIw9u7rluJu3Rg]dI#a%UY'@=p%CAx.gQZ&RhwwygtRm{x5g_Z'+ABqR9Woa=Bp&dV#^*Xa'!&@o{g4v]Rk;Jv{!%Rk[wkkiA5RkiwwfUB=x,fUuqC&*!>RfTg8v0RfV~ARfSd;rJsAuAv9wR'ae+/aO!a@aza/a#[yQ@Wg!2Wemg3sEr0JvB_g>uvReWg2v+Re=KupB_+[y!2AbY~-~Hr2AJwD!(h<~El>h<~El?Kun@+_:9b`}Kg-v/Ri3g;vtwyk_9]k_d=&T#*U.6qh@Ab`|K9:H|CJv[!&3Dtex'fDwC%!Rf[9WlMd[(^X,!a%Z06Vz!@WgBg=v~Rgvg,QRe@awd,#Y+jTv|Q~EfWj]uNr|~FRfXdy#Y&^Ua%!aO.!(a)Ua;=!a@aKap!a-,a!Ta]a[rSa]p?[y82sK=Bq~;:p:~<5p8Pw:5p7d'#Y'Wf(;RnRi[u4w&RgJJvG'!6Vyh=<r#ijuuv/sIKuYD'ZtG@3p9~Gr&d2#`(g<vtRgFj`u5w&rqpxRf2CJuY!+:wfnTOu!5Rg}jNs1ucv&RfwJvA!&3@q|BDcC#T,k/unq8w8Q5RkTklwQuzunq8w8Q5Rk9dga#!a'!a=#a0!:+Tb*b@aO.a4!aba8aFJv^}?!VyR~Dr<g;u%Rn.~<5p[x'e`wNZtR@3p]Pw:5pZhNvjBp.woe_g5u-r4JwF!%DtO3:ooc7&!#:p^3DtpLuGw(!+%)Dtk6Vz#2sd=<r8d'#Y([y#<x3gJt`w@!)%}MRiowzikRij=]ilxAf3,U(#B2Rf#g0v-Rm[ck{`U#]giKv3>)!&6Ri154s,KuGB_%@r68r:dJ|t`#X(9<E|u2@H|rx3gJu?w'!+'1Nu7Reg4=H~+9<wxgY95Rm]xLggZ-`(X}U2:Ri4h<uOawRmsJv__5@bb{jbV~3dka#a'a]!,#a+U=a>b6a3b%!/aKa/)!arwve^VyJ;:pR~DpTg3uJpS~<5pOPw;5qmPw:5pNOu!5pQJvG'!6Vyx=<qoJvA!{~Jup!%@qk7Rn/KvyD!}''[xz;>wkh'?Rh,x8gyt`w5D!&),(SgyccRgztJ@3pPB5p#d'(Y#<]mmifubw&RgoJvE&!82s^JvF&!8Rf,ADb]~;x=h'rNu]vK!,%'*0RnORh)4Rh*AqQg-vaRnNg;wHwkh'ba~4cE#Ta*x3gctyw@'!+%RnFRnD<4Rn@hFvK5RnCxWg[#`&a0Ua()`1Rm75Rg[c]%X#qi8Rg^NvdRj>BwzgZauwji7Rm6A4wgg]d1#&(*,.0a#Rm;Rm<Rm=Rm>Rm?Rm@RmARmBe%#^^^Xaea?aC/b+(,!a+a#!a/!>a&Ta<aKbD!2wphBRnk[yPw}hE|.=Br-3Dtm>6Vy~g6urRf.x,hPrNav!%'RnqRo%Ro#Nu;q[Pw;5r+JwNZtM@3r)d'#Y'Weh;xChL#`&RnmRnoKu}>%(!Rne~Bs-;2wjcussJv+'!aYSO}6@B<5?ba~8LrNvj!.%*ROwungw~ng~:9;Ri^>wtnig;wHRnixDh@|(UZ.x1h@|)!#:2<H|*xHn]#-UX'3Ro)z=iT}6ARns=Bwsn_wpnaRncw]aR(#UXa&Ua*a/=]iPd'#Y&Ro'WnXf{QRm2hNvj]nZd`'T~&1`{|`#9b]{}c:'!#Wl{>@=be}]?cl{{U#:5Abb}Jds#^YaF!a*b4a#a3aPa>&Tb!bH!*a_!Eau?/a&RjY<]gj>6Vz*;:pe~DrZg,QRj1JwNZtX@wihspcJvZ&!VyX9WmOJu|!|N2WmHJvh&!]ht~Bpbcn&T(!#RmQ<s7Nu;padH#X'`+WmJ@>RmKCARhnKup=!)&Wf+:RhqNuPpf9c!#'45pd5AwghpARn(Ls@w!%,)!RmP@Wfe<E|IJva!&WmNg8vsRmLd`*.`#Y'Xa!axRn*]hrA8Rhug5s@rXg8u!RmMd8#X'X*3@rV72smdI*#UY&RmICARho~GsgxVgd)Ta'U-Y&Xa!T#RnEWnA@Wffg1uDRi0hFvK5RnBxGnG&#`%owp)@wsf+bX}Ze-*1!a*^^^Ua|!#a.aq&Ya2!a>.a6!a:aO`aJDtL[y`@Wg#>6Vz12@wzoYRoZNuPRi!NuPRhzg=ucRi,@=b`{Yg=ucRi-ACJvB!&Sh[ebSh]ebi`wUuFRm4Jw2_[y0JvB!.<Ju(!&SoG}6Shd}6<Ju(!&SoH}6She}6Kur@._g5vHRieJvx!{L2G{Kx6gd'T#?Rh82Wi5cZ#X(g1w)Rm5dW-Y(Ta#!a)!#aYa=wnfE=su2>>bU{0j9udv:<svj8uQv-7RgHdE%#^'sq9sp=>Bb_{TJv`!&g/r|snj6v(us5d,#Y(56H}[978H}]Jw5!&g1rushJvB!+j;v{u5?zDhd}6}bj;v{u5?zDhe}6}ce*#`(^^^a[aea!=!a6a*aoXb1a.!aAbL!b>,b'aL!aV@Wf|2Wlg3[y/JwNZt^@3piPw:5pgJunZou3@rsJva&!Vy_g<v~Rm#JvG'!6Vz0=<r{Ju{%!:pj@WfsiXuJu3Rm:JvZ&!WfA~Bph@c4Z&Dtwax5rubx(#:awRk1@d,#Y&RfjRfid1#,Y(@Wfp2Wlrg5s@ryKu[@!,'=]ig9wlk?Rk>g5u-rqJvy'!@9RkQcH(T#=>Ri~@<wkj(Wj(KuZB*!&<7rw@9RkRcH(T#=>Ri}@<wkj)Wj)dg(Ta2Xa9X#`-!a*CARhg@@=I}d9x;c~#X%so=<sj>2@@=aybb}XjWv0Q~EfEj3vLv;<d,#Y(56H}`978H}_dgaPaFa'a/!#a3Y0a_a;a|!1(a7-[yE3[xt;:pJNvZrrg3uJrvJwNZt=@3pIh=rt3rxPw:5pGOu!5rpJvG'!6Vys=<rz@c4Z&Dt(ax5rtJvZ!&~BpH@wsfNg-vaRlNci*U#=<wei<F}a5@Jq.!a*JQ!%@qZ23d(#Y&RjH5]jCk!u7w&u0udARjFd/prq=tyvpaEa(a:.!a1aZ(@@=I}:9wpd%=<sX55w_h}@@=I{t=ay<aU@@=I}T=ay<2@@=I})?C9:9au@9Cb]}DP~=x-fAZ(2Wl1=ay<aU@@=I}>5@d##Y+jTv|vV~EfFj]uNpn~FRfGdgaK!Z2&!a8a-Tb({E!acTbM*!a(DtY[yYd'%Y#sl[y*hHvh>Re5x2c{Z}.j4uCvcawRiMd+#X+_x&d!},<5RkX;2Hzw@x,gavfB-!{CcF&T#Roe;RodwWbBg5urRgaKvHC*_6Vz+<4opieuew&Rmq@d]&Y)X,T#X0Rh}<BqP=4qS9:ReMg/ujReNJw0!/<Jui%!bd{kawwnemRelAxUa?a3#*.&UX(Ya+a/RhvRnQ<o}9Wmtd-#Y&RgSRmw9;Rmxay=Rmyg-vaRmuxEhSrNu,v-voC!%(aR.a(a7+1Ro1>Ro5CE{A9b]{@;5x#eO{:g;urRi+KrNA!%(Ro3>Ro79;Ri_Ku@>{;&!x%gX|{KunA_+g5QRj/g3u5Rj#g>uERj%wio/xRhS&!,!#^1U}wba{8>>@=be}qC@:D5ba{7Ku+A&!}x?ba}t>>@=be}se(aA^^^Uat!b0#{pa+awUazbGa#aLb9bgaWac'a5TbS=Br!d1#`%scp_Jvl!#rT>Re0JvX&!VyN=H{Fcm#U&:pY=ReaJv2&!]h0=]nUJvG'!6Vy|=<r%JrM_=]h2@Wlud'#)U'Wf'b]{i=]h/Jvh!&~BpWg=v]RnMx+ny#'Nu;pVwjnu=]nwxJnx,T#`&Reqwjnt=]nvieu9vrRjLLuYwP(#+!th@wih5pX~Gr'g5v/Rh4KunA'!-CARnP@wwiN:Rm_9x'cvw>!|l=<saKvAA!0&3@q}>w^e1bp#&Re2Re3BDx7gH#T|f5H|eKuZ>!%(:qNAH{]Jv6!+3B2B9=b^{X<5<B92:E{ZLvhwA(a;a%!igQuyRmad+#Y}m@3Rh5d8#X'X*:AqUAHzmaxwbh<aXRnVcF}RT#Nw&cj#U(BWnug/vsRntdka)(a3+.Zb7aYYan1!bVa@Xa}[y^@b[{G=H{+hFu73Rj&Pv#5ReQcK%T#sig1v{Rj'Ku+D#'!t]~Grm~?rkKuMB!01d5#`'Vy.ta3Dtu~Hroc8#'{^45s85AwZbP&!#Rn!wghxWn#KvEA!)&2RlA2RlBx:h|#(T,=]j09Wobz>x]z/@awRoTd+#Y(az]hFhCrm4d,#Y+jTv|Q~EfMj]uNr|~FRfOdCa!Xa9_X#@<plJvf!%b`{(9;Rgwc;.!#2x7cw#T|UDb]|T5Ju={(!=@E{&Jv)&!Ab`{'awJvf!~*>>@=be{#KuY>!+&4Ezyi[ugv&RjIdea+T)#UXa&T-T&a!Rh9auRmW=]kLg5vuRn+g3u4Rn-Ow6ARn,hHus5xNk?#UX(U~)/g8v0RkD~AwkkF?Ri.OuNBwkkA?Ri/d|a2`a*^UYa.!aBTZaTa'Xa;!(!2!-a#b2[yC>6Vyq3[xr2Wi?g1rusVh%s?DtF~<5rbJs;%!DtBfswKtCj[uvuSsEu3RgVx3o:u+wN'*Zt;@3rd~Grh~?rfg8w)Lq)qE&-a%!>bI|`jWv0vV~EfCjTv|vV~Ef@j]uNpn~FRfBcK#T']gWNu7x,k7q4ai(0!hHv8<RhmkMu9vrsBuev/RhlCJvB!,g<v{wchh~@:Rhji[vrv{wchi~@:RhkdS&a5UY#Ta!RgPwwiI5BwciI~@:Rh`x'iJvj'!5]iJPu8Bwch]~@:Rhach)U#h3rp]gLh@t|Ax,hTq3ah!-(~@:Ro0Ou!5RhXj^v(pyw8unRhVd|)`,^UYas!a?/a2Z'a^Ta{Tb7Ta(a#!a,Wf&9sZ3DtAadamov=Bqt3[xig8vsRm~>waiL2b`{QJv*_Ouv2qgj<v]v2BqfdR'X*X#Y-@3qr~Gqv~?p6hHv-]glPup5Lq+q?_%*b_{qF{n9b^{rOu4ARhpKvCD!+&~Bqp:5Dbb}nwoiKl&unuTuBv]v+ueunaXRf0=Jvh!0nKufu8v1w&w7q%w&uHrz:Rgnj5w,uxDJq/(!hNw'5ReCk0s2u3w/w'5ReFd>Za&!*UaA=<wkgsRnSJv^!%Refifw3vyRgOKu_B'!,<]gkiiu:w&Rh<=C@a^<B57@2F{[<B5@aW:=3away9A5aW=<B=C@a^<B57@2F{Ie-#`(^^^bCara.b8aza6!/bZ,!adTbnTbOb+aFaS!aAT9@Wf~2Wli3Dtl2@d,#Y&RfnRfmJwJZtN~GqyJva&!VyMg<v~Rm%iXuJu3Rm9Jv[_=]ih9wlkDRkCd1#`(@Wg>2Wls3cH#T(@<Rj*=>Ri|b~'#23s9h<~El.d'#Y&Dtxi^rzvdRl#d*#U%(o|B2s`hJwSaxRmDKv4B&!1:Rmdd5#`'Vx}to~Hq{x'f1v3(!BA5ba|bJv_&!Wfug1v]ReIdO+U/Y#&G}-8wze=Rh{g1v]ReHg/uQRf/by#)ibQwERl/cH#T(@<Rj+=>Ri{cNu+vlax-!(#a0qa9<Rii2;;bU{H;x<i=&X#Rk`<4wwi=C9H~8xAI(Y#<azRi@45wXI<B9;5bb~7dL(X#Xa(+!aL6Vy{g5QqOau:5au2@ay547EzbxOcU(UX-T#Ta#:Cbb|A?wjh/b_|SOw6ARgtihr}u7Rhy<d1#T)X1@@=I|~=ay<2@@=aybb}Sj3vLv;<d,#Y(56H}A978H}@dGpvs@uAu`vcw9*!aFa+ai%(b!aXa8.a?a[ozWey=sU2@G}Nch&U#Rf_WexKu+D#'!t:~Gr`~?r^j]uNr|~FRg*j^psurwJt|RmcKv)@&!)7Rkv~Br[@wxfO:Rl3co#U'6Rezj_q#vIuavjRltwzeyh@vr5JqD0!>aY?C9:9au@9Cb]}9cl#U*5;5<H||jbuus1ucv&Rfvg1v~d/pppzqFr^a--a~!aMat1(hFv;Wiz@@=Izoj5uuv-7Rix~Cw`fk2WlVcZ#X,k)u3vWs@u2]ktg;wEx'fBq(_2Wg/jTv|vV~EfoJv]!15x'hzqG!(P~EfU~CRl_j6v(us5x4i-#T(2WmZ?C2F|d>Kq<aj1!*jTqIsBv=Wl`~Cw`fi2WlWj`v0u*~>RlR=c>Z,k#u3vWs@u2]kr<c1Z+jTqIsBv=Wla~Cw`fm2WlXdmb3!a{(arZa`bkTa%TbQTa-a9+c'!aM!/[yL=Bqug.w'RifhFvyDRj.g>vgwyk^9]k^Jv3_@WfbAARkhJw2_[x|JvB_wkoIRoKwkoJRoLd'(Y#<]gm=<9<H|yd'%_X#skDtb3awwqkgNulRkgdB#^',9:p'hJwSaxRmEBwVb8@4=H|qLu+w50&!)@3qs~?pU>Awwn;;Rn=c:Z'ARn<=<qwKvC@!/&~BqqJv6!&]eVb^z^xRge'/a%+^`#Sge}6<4Rn3=]n0Pw2>Rn8Jw0!&>Rn:>Rn6cY#a7+!a&=<wkaNw~h3z_c5Z{=wjh#=]nLKv^D!&)Vyz=bW|swYb<WetcG#T(2wxa@qVx@gD#Y&b^|V5JwG&!5bb|pg/w&RgD@x=kHs=uAvn!a%%/'+RmSRh694Ro`g-vaRmRhHv-]mlxCcS#`&ba~.5cD#Ta)P~=d,#Y(56H{>978H{Dd_#{2^Y%_+qbbb{6g3sERhsbU{?dfa.,`a(Xa<!aiX#(55RiG54RiHcI#T'WiU3RiVNvdwtfcRlKNvdd,#Y&RlHRlExQgf.1*^T'X#Sgf}6Wn4=]hfPrk>Rn7Jw0!&>Rn5>Rn9Lunw?&a2!,5<oq@@wqfdRlJj5Q~=d,#Y(~ARfcOuN]fdDKw;ay(}i!547E}j?cI#T(@5bV}iCbV}hdv(^^Tb?a40,b##Tbo!a*bR!a<b|a/!aKai!aU[yK=]o^g:v>ReGJwPZtK<7Rh+h<~El,Pv#5ReR@awwxjCg,ulRjDJv6&!]j!z?aQeeg>w=Sh<eeJw;!&axEzOg,Qosc!#*:wkeJ]eJ>x'h-u(!%Ro.w~h.zPdNZ(X,Ya![x{;9ReY;wkgxRiF:x?ap#Y&RmUg<s2Rkod]+UY0TZ'!a&A9sw<=bczLNvuw{gqzNhJwSaxRmCKuLay!#&s_Rf-55b^{uJvZa!!c%#(55Ri654wmiu5RiuawLu,vp!+}^%b_}Y9;wkgxba}o>A9:=b^}zKuh=a''!3awRk3c*'!#aHRk6c+Z&Rk5Rk4Jv)&!awRjSawd9*`#0?C2@EzMj8u<uJ5RmbjQrquJu3x,k>uq@_+=ayb^|W~ARkEOuN]k@7dhzV^X/X&a-#zRzSb`zXcJzTT#2WkVKvDBzW!%FzY9;5bbzWjQrquJu3Jw3%!b`zU=ayb^zQd:#X(T-a!6Vyywxh}=b]{Jg=u1RiAdGp~qHtzv!w(wA+a+a;<!aJaYai'anasb(=azRmV:Cbb{MLq2vb!%')RjuRjrRjtRjqx3jnqCw3!%')Rk(Rk+Rk&Rk)Lq2vb!%')Rj{RjxRjzRjwLq2vb!%')RjsRjpRjfRjex3jcqCw3!%')Rk'Rk*RjkRjl9<CbbzfOu4ARhxLq2vb!%')RjyRjvRjhRjgx=joq*uKvb!%')+-Rk.Rk%Rj~Rk-Rk#Rj}x=jdq*uKvb!%')+-Rk,Rk!Rj|RjmRjjRjidAq&qKs@uAv8Aa.'*-a@a&0!aM@a5[y73Dsy3Ds|3Dt):wxgI2sHJwJZt.~Gqxwsf0ikrzt}Rl0Jvy_[xj~HqzKv_A|D!&WfP8axRoVcf,U#k(v]v+ueunaXRf1Ju}'!g8u#Ri=jQw!sCunLprq>!,')~<5qeGzq9F{W=c##%s5au:5aU3CBE|;d4#X(D!a&6Vygx(b;#(=]ed?C2F{N<capoq2r[a&!aPa9,'Pw;5s:@@=I|,55w_h|@@=IzcP~=x'fCqB_2Wl2>aU@@=I|1OuNBc1Z+jTqIsBv=Wlc~Cw`fl2WlZ~AcTa%!Z+jTqIsBv=Wlb~Cw`fh2WlYk+uNqJsBv=WlSg,u3dca3#UXaMYa)TaB-=cM|7T#<bI}l5@B932:aV2G{BOuNBJq:|M!5Ezt=<B=C@a^<B57@2F{v>cB{/T#=ay<bI{3Jv6!a.6BKq0ah&+!5E}HP~Ef{978BaU@@=Iza<7d#.Y#978BaU@@=IzH~AJq0!(@@=IzG978BaU@@=IzFe,aU*Y&^^^bvJb,b:bFad!a,c2Ta>aL.bo6!a#CbTa'T#Re{2Wlh2@G{yg6t~Ro_NvdRfticuRQRllJv3&!x&c|zs@Jw3!%RflwpfkRlpKuL;%(!Re<@G|C2GzdhIvuBwgjAg-u0RjAKQB%!(GzZ@G|5NuuRl7d='T+Y#Vy[g<v~Rm!==G|>JvA!)@wma=]m1ifuaw&RmnLs@vT'!|/+[y,g:v>ReTJw1!#qX=x!eC{bLu+wT&)ZtZauq_~Graci&U#F|89:r_Lupvq!.)&2RlG8RfaC=x!eF{_h?rpWlmd&'!#X|&]k::xJey#`'T|+<E|&2@H|%dE#(^,g;u.RiEg6vjRiC9xCkA{O|zY#g=ucRmXKs0@!&*@G|m@awRknJuh!,3d(}gY}eJvj!%Rm):Jw3!%Rm+Rm-Ls0w(&!a(a#@b[|6cZ#X'7RkxWgAOu4ARn'dH'U#Y*Vz-Wm'CARm}d]*#a%^a*T'aK!a<9bV{PC=p*Jw4!&SgxcbB5r]idw(wBRmF7xFkt#&`(Rm/Rm8E|!JuY_9:Rl5=wrgr2:bbxd@xXfB(a*#T+!.X0X1Ta/a'T&RlDRfL>RlyARl9b[z[>RfZ:RlL:RfRwlg/ARl;9;RlxKv,A/!%7s69<74=BA5ba{-8Bde#`a<XaKYa1,a'P~=wxfB2bZ}}?C972@@=I}r8@55B9;5bb}G978B2@@=aybb}3j3vLv;<Jw3&!>Rfk=ayb^}4~Ad1#`*@@=aybb{w2@>==<bbz]dx+UY#^UaF!a9!bB'Ya1.!ajXa#%olRhD[y=3Dt#Ov5BrHKuMB%!(Rf^Wep~HrJwkiQjKr|~FRg)Ku+D#'!t5~GrF~?rDdV)UY,Z/_7RkuG{<~BrBg,rlsO:235B@bX}|d?a1!#`(6Vyn5@d##Y+jTv|vV~EfIj]uNpn~FRfH7Lq2vb1!a9-978BaU@@=Iz9978BbU}#~AJq0!(@@=Iz8978BaU@@=Iz7~AJQ|}!978BbU}!JvkaK!AdUa21-U#`a+(g/vsRn~Ou!5RPj:rmu9WhOjXuvvNr}:RhAj^v(pyw8unRn[kPr}p|u7vwv]RiSBd;pppzq@qHQa?(b.!a.a`@.|xa(hFv;Wiyj5uuv-7Riw~Cw`fg2WlU978BbU|wOuNBJqG!(P~EfD~CRlQcZ#X,k)u3vWs@u2]ksg;wEx'f@q1_2Wg.j]uNpn~FRfqJv]!15x'h{qG!(@@=IzK~CRl^j6v(us5x4i,#T(2WmY?C2F{1>Kq<aj1!*jTqIsBv=Wld~Cw`fj2Wl[j`v0u*~>RlT=c>Z,k#u3vWs@u2]kq<c1Z+jTqIsBv=Wle~Cw`fn2Wl]dn1#c(a(b^a2!b/bAT(bj!aDa7bu,a_a{c0!2T0g:v>ReD2@G{42@G{5~DpM~<5rc=Bx6i>{RT#RnI@zCx]y]z:2Jv[!zr5Awyk]9]k]dD(Y+X#6Vz.g=wKtgwhaCwgmTWj2Lu,w%_+/[y-B;b^xeg3u3Rj-2@bX{*KrJ<!+'@Wg(g?QRlC@Jv`!%b[zIwsfII}8JQ_@w|kW|=Jv(%!AqcOuNBJvEzh!bYzjLs@wP#(0!oy@>RkdJwMZtc3Dtd@BcG#T'9bWxg2@2Fznd*#Y+;2x'c}w<zizixNgwa#Z'U+!/!a'!a+w~g~z6wcn{Rn}wcnzRn|5Rh%=]nJg5vuRmvNvdRlvcprJu}w*az*a#!%.a.'Bot9qT]kj@Wg'ay2Gzv@Jv`!%b[zEwsfHI}1;ck#Ux`<Cbbx_Lu+w!a&0*!wko*wwo,So,}6Juqxf!E}PigQuyRm`d3(`#8>Rn%:A5B;bZ~%KvhCa!a2!x>k7#Uxb@b{#xaRk7Jw0!)>wwhlShl}6>wwhmShm}6CJvB!.x'hhvj{!!5Bwkhhbaz}x'hivjz~!5Bwkhibaz|xEhTrNu,v-vpD!a%&/)a3a.,%Ro2t[CE{)@3re9b]{%wjo09:rgc:Z&Ro6=<riifuaw&RmoKrNA!%(Ro4>Ro89;Ri`dSaL'UYzxZb)7Rka3xRhT&!,!#^1U}vbaz{>>@=be}yC@:D5bazzKu+A&!}{?ba}y>>@=be}wxBh[t`u~vJvr!%a!a()a,a0a4RoC=]o;Ju(!%RoGRhdwjh`=]oAg>w#Ro?g5vuRo=NvdRl|Ku]C.!&;RoEJvB!%RoORoMBx'h[v+_?w~h`}~5?w~hd~!xKh]oiptu-utv.vp!#%&a30a@a'a+(a/aOp(o~p!RoDJu(!%RoHRhewjha=]oBNvdRl}g>w#Ro@g5vuRo>c[#X']o<CauRoRAd-#Y':RkpauRoQKu]C.!&;RoFJvB!%RoNRoPBx'h]v+_?w~ha}t5?w~he}ue!/UbhYacXaW^Tc&a;b:a-c/#b&aja1(!cL+!bKbt!bmcRc9aIc?8[yW3Dtt94Rg`Jv}!&SiRMzBhEebShEMNuPRe>x7gL#TzuwjirRipc<Z&>on;>z=h-MSh.Mwqczx'a7vj&!>Re4@=ResJt__NuPRi*NuPRi)j]uNr|~FRfzKrJ>_+@Wfy@Wf]2WocKrJ<!+'@Wg%g/QRl@@Jv`!&awRl<wsfFIzgLu(w*!.*&ShBMwvhIRhI9;RhNx1hK'!#Sn]Mx1hK~0!#:2<H~7cNu+w7D*'1ZtW>Rn1~?rOc:Z&Rn2=<rQ<7wjh&=BSnLMc]#X(6Vz)w[b=a!U#9wzgMc3#&(RgMRitRis<x,gKt`ax!&+SioM=BSilMc3#&(RgKRinRimKurB,!&SiQMzBhDebShDM6BJQ!(P~Efx978B2@@=I}WLrJw!!,a*&@G}O@9wkibRid@@x'fKwC!&SlDMSfLMjUv~Q~EfKKv3@a+!(hFv-]mpx/hYZ(C5RiWz<o/MwkhY?So/M@x,gbvfB*&!SgEM:SoeeehFu3:Rgbda(,^TZa)X/7Sg[eb:2RgI~BrMC@wgkc:wwkcRerx3h(uUvK!&*,SnOM4Sh*MArRg;wHRh(x=h;rJvPwI!a4',a'0@Wg&=BSh/Mg>w=Rh=g3w*wwgGRgGcW(X#;Sg}M2Gzk@Jv`!&awRl=wsfGIz`dKZ*T'Y-:RhR7RhQg5u-p`j6v(us5d,#Y+~Awkia?RicOuNBwkibba}Ld6p~tyu_vbAa'a+!a/'a3aEa8a!>Sh,ebJv{!&Sh@ebSaReb9;SgwebNuPRi(NvdRl)NuPRi'hHu^<Rm^Jvv_@Wl(g;u1Si/ebKu'B&!*Sh?eb@Wl'z@aPeb95Si.ebcpputyvjB)!,&a+0a%ShAMWeK@G}C@WfJ9;RhMwvhH9w{ia}ix,hJvRA1(!zAn[MRhHx1hJ~*!#hFv(BSn[MBJQ!(@@=I~'978B2@@=I}2db.Ua<'X}+T#a0XaG2G}E;wkg|wuh!Rh!x,hZu,@)!&So0MVy)C5RiXACJvB!&5RiY5RiZg8w)cG}*T#2@bU}=KsA>(!a.3wkhZba~(x,h^u(A!&(SoCMRhb5Bz=h[eb?w~hb~6x,h_u(A!&(SoDMRhc5Bz=h]eb?w~hc~6e)aA1T#T,^^^c-bMb&blcPaP(a/!0!bA=b5c@a(!bfbrc#2afwmhARnjwchORnp2Wlf3DtsNvdRl-2@wpa<]m0bx(#:awRk2@Jw3!%RfhwpfgRlnKQB%!(G{V@G|'NuuRl6d='T+Y#VyUg<v~Rl~==G|<Jv+'!aYShC}6@B<5?ba~8@Jw3'!g2QRljhLrpWlOd+#Y'g.w'rIg>w*wgj@g-u0Rj@Lu+wT&)ZtUauq]~GrGci&U#F|39:rELrNvj!.%*RhCwunfw~nf~:9;Ri]>wtnhg;wHRnhx3hDs@v~!/+'@Wfr@9RkSNu&Rlo=@<5GzoKs0@_+@Wl+@awRkmJuh!-3d(}pY#qWJvj!%Rm(:Jw3!%Rm,Rm*de&!1U-U#`)Re;@G|.@9Ri82@wjfvRlq=@<5GzpLvOvr!).&2RlF8Rf`C=x!eE{.Jw3_g2QRlkhLrpWlPde(!#U{s,UXa*Ta'[y'g:v>ReS;x0PZ&RnlRnn~HrKJw1}f!=x!eB|2w]aP(#Xa&a*Ta.Ua2a7=]iOd'#Y&Ro&WnWg;u.RiDg6vjRiBNvdRlzhNvj]nYJuW_2Wm3x)kFze{9d])!a.!,Y01!#&aC!a3RndC=ox~BrC@2b^{pg,rlse7x'ksuq!%Rm.E{xidw(wBRmGx9o+)X#wwo-So-}69:Rl4@xSf@a#XZ'X)X,Ta(/ARl8b[xc>RfY:RlI:RfQwlg.ARl:9;Rlwdn'#^XafaQa1X1TaHTa)@b[{zcZ#X'7RkwWg@Ou4ARn&x)kG#{,g7u/RkGdH'U#Y*Vz'Wm&CARm|bx#(A]gUbUzJj9Q~=d,#Y(56H}l978H{U7d,0#U*2>ABb_xZ978BbU{e~AJQ{g!978BbU{hxMh?ad{oUYZ.x1h?{l!#:2<H{mx3n[t{vl!,&a%3Ro(z=iS}6ARnr=Bwsn^wvn`Rnbd`*T}B0!#^X'BG{c9b]{a>>@=be}F?JvS!&BG{d7BG}(Bde#`a1X,Ya@!a'P~=wxf@2bZ}I56B2@@=aybb}08@55B9;5bb}<j3vLv;<Jw3&!>Rfg=ayb^}&OuNBKuLA!)a!P~=x#fD{f2@>==<bbzl?C972@@=Ix^d6rSu,v7w*C(0a)a6#B+a%!sQ[y?3Dt%3[xn~<5rLOu!5p@Ku+D#'!t7~GrP~?rNKvlaya7'!h+v-5qMg=t|cd,U#5AAaa5Abb{S@52B5@a[@52B5Gx[iXueu;d<#`a(!/549C;ag>23ExY5@Dah89b^~689Jv)!~2b[~1Lv'w(%*!a#bX|aPrmawRe]keu7uhv-q6rxu,q`xTo]/a5aU!bNaDXbi!b-!ao!b<bwA!#5@B932:aV2G|:d-)Y#hJrL>RhG<7@C5<H|_=Cau:5aj5@B932:bJ|ng>vIbs)#?C2F|9jPv0w.vISh-MKvUaz(.!9ABbb|[5;5<H|Eg>unwfh;9:4E|YjQsBt|vjx'hYq3!(?C2F|J:2<BaY?C2F|GOu!5x,g|p{ah!-(?C2F|c9:4E|OjXuvvNr}:Rh&i[w*t|cd+U#jJvsu)vsSn~Mkfrmu9p}u7vwv]So!McW#Xa!ax5@A5aY:5;5<H|>kJv~vYrquJu3x4ib#T)2@SmZM?C2F|Bj:rmu9@xPhI(a*a#U#`a3-5Abb|L~@:RhK9:4E|0@52B5G|#C::aY?C2F|-:2<BaY?C2F|.5Jvk!a)javYrquJu3x4ia#T)2@SmYM?C2F|HAxPhH(!a#U#`a*-5Abb|4~@:RhJ9:4E|R@52B5G|F:2<BaY?C2F|Sc^#Xa2j=Qq5CJvB!-g<v{z;hhM?C2F|Zi[vrv{z;hiM?C2F|XKsA>!a)-g<v{z;h[eb?C2F|]i[vrv{z;h]eb?C2F|^iZu.vix,hZq3ah!.(?C2F|QOu!5ShXM:2<BaY?C2F|P", 13494, 2713, 49, 25, 61);
 
-// node_modules/entities/dist/internal/bin-trie-flags.js
+// ../../main/node_modules/entities/dist/internal/bin-trie-flags.js
 var BinTrieFlags;
 (function(BinTrieFlags2) {
   BinTrieFlags2[BinTrieFlags2["VALUE_LENGTH"] = 49152] = "VALUE_LENGTH";
@@ -22211,7 +22402,7 @@ var BinTrieFlags;
   BinTrieFlags2[BinTrieFlags2["VALUE_MASK"] = 8191] = "VALUE_MASK";
 })(BinTrieFlags || (BinTrieFlags = {}));
 
-// node_modules/entities/dist/decode.js
+// ../../main/node_modules/entities/dist/decode.js
 var CharCodes;
 (function(CharCodes2) {
   CharCodes2[CharCodes2["AMP"] = 38] = "AMP";
@@ -22485,7 +22676,7 @@ function decodeHTMLStrict(htmlString) {
   return decodeWithTrie(htmlString, true, false);
 }
 
-// node_modules/entities/dist/index.js
+// ../../main/node_modules/entities/dist/index.js
 var EntityLevel;
 (function(EntityLevel2) {
   EntityLevel2[EntityLevel2["XML"] = 0] = "XML";
@@ -22500,7 +22691,7 @@ var EncodingMode;
   EncodingMode2[EncodingMode2["Text"] = 4] = "Text";
 })(EncodingMode || (EncodingMode = {}));
 
-// node_modules/linkify-it/build/index.mjs
+// ../../main/node_modules/linkify-it/build/index.mjs
 var REBuilder = class {
   src_Any = Any.source;
   src_Cc = Cc.source;
@@ -22532,8 +22723,8 @@ var REBuilder = class {
     this.cache = {};
     return this;
   }
-  escapeRE(str) {
-    return str.replace(/[.?*+^$[\]\\(){}|-]/g, "\\$&");
+  escapeRE(str2) {
+    return str2.replace(/[.?*+^$[\]\\(){}|-]/g, "\\$&");
   }
   nestedPairRE(open2, close, depth = 4) {
     const openRE = this.escapeRE(open2);
@@ -23022,7 +23213,7 @@ var LinkifyIt = class {
   }
 };
 
-// node_modules/markdown-it/dist/markdown-it.mjs
+// ../../main/node_modules/markdown-it/dist/markdown-it.mjs
 var import_punycode = __toESM(require_punycode(), 1);
 var __defProp2 = Object.defineProperty;
 var __exportAll = (all, no_symbols) => {
@@ -23097,13 +23288,13 @@ function replaceEntityPattern(match, name) {
   if (decoded !== match) return decoded;
   return match;
 }
-function unescapeMd(str) {
-  if (str.indexOf("\\") < 0) return str;
-  return str.replace(UNESCAPE_MD_RE, "$1");
+function unescapeMd(str2) {
+  if (str2.indexOf("\\") < 0) return str2;
+  return str2.replace(UNESCAPE_MD_RE, "$1");
 }
-function unescapeAll(str) {
-  if (str.indexOf("\\") < 0 && str.indexOf("&") < 0) return str;
-  return str.replace(UNESCAPE_ALL_RE, function(match, escaped, entity2) {
+function unescapeAll(str2) {
+  if (str2.indexOf("\\") < 0 && str2.indexOf("&") < 0) return str2;
+  return str2.replace(UNESCAPE_ALL_RE, function(match, escaped, entity2) {
     if (escaped) return escaped;
     return replaceEntityPattern(match, entity2);
   });
@@ -23119,13 +23310,13 @@ var HTML_REPLACEMENTS = {
 function replaceUnsafeChar(ch) {
   return HTML_REPLACEMENTS[ch];
 }
-function escapeHtml(str) {
-  if (HTML_ESCAPE_TEST_RE.test(str)) return str.replace(HTML_ESCAPE_REPLACE_RE, replaceUnsafeChar);
-  return str;
+function escapeHtml(str2) {
+  if (HTML_ESCAPE_TEST_RE.test(str2)) return str2.replace(HTML_ESCAPE_REPLACE_RE, replaceUnsafeChar);
+  return str2;
 }
 var REGEXP_ESCAPE_RE = /[.?*+^$[\]\\(){}|-]/g;
-function escapeRE(str) {
-  return str.replace(REGEXP_ESCAPE_RE, "\\$&");
+function escapeRE(str2) {
+  return str2.replace(REGEXP_ESCAPE_RE, "\\$&");
 }
 function isSpace(code2) {
   switch (code2) {
@@ -23198,19 +23389,19 @@ function isMdAsciiPunct(ch) {
       return false;
   }
 }
-function normalizeReference(str) {
-  str = str.trim().replace(/\s+/g, " ");
-  return str.toLowerCase().toUpperCase();
+function normalizeReference(str2) {
+  str2 = str2.trim().replace(/\s+/g, " ");
+  return str2.toLowerCase().toUpperCase();
 }
 function isAsciiTrimmable(c) {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }
-function asciiTrim(str) {
+function asciiTrim(str2) {
   let start = 0;
-  for (; start < str.length; start++) if (!isAsciiTrimmable(str.charCodeAt(start))) break;
-  let end = str.length - 1;
-  for (; end >= start; end--) if (!isAsciiTrimmable(str.charCodeAt(end))) break;
-  return str.slice(start, end + 1);
+  for (; start < str2.length; start++) if (!isAsciiTrimmable(str2.charCodeAt(start))) break;
+  let end = str2.length - 1;
+  for (; end >= start; end--) if (!isAsciiTrimmable(str2.charCodeAt(end))) break;
+  return str2.slice(start, end + 1);
 }
 var lib = {
   mdurl: mdurl_exports,
@@ -23246,7 +23437,7 @@ function parseLinkLabel(state, start, disableNested) {
   state.pos = oldPos;
   return labelEnd;
 }
-function parseLinkDestination(str, start, max) {
+function parseLinkDestination(str2, start, max) {
   let code2;
   let pos = start;
   const result = {
@@ -23254,15 +23445,15 @@ function parseLinkDestination(str, start, max) {
     pos: 0,
     str: ""
   };
-  if (str.charCodeAt(pos) === 60) {
+  if (str2.charCodeAt(pos) === 60) {
     pos++;
     while (pos < max) {
-      code2 = str.charCodeAt(pos);
+      code2 = str2.charCodeAt(pos);
       if (code2 === 10) return result;
       if (code2 === 60) return result;
       if (code2 === 62) {
         result.pos = pos + 1;
-        result.str = unescapeAll(str.slice(start + 1, pos));
+        result.str = unescapeAll(str2.slice(start + 1, pos));
         result.ok = true;
         return result;
       }
@@ -23276,11 +23467,11 @@ function parseLinkDestination(str, start, max) {
   }
   let level = 0;
   while (pos < max) {
-    code2 = str.charCodeAt(pos);
+    code2 = str2.charCodeAt(pos);
     if (code2 === 32) break;
     if (code2 < 32 || code2 === 127) break;
     if (code2 === 92 && pos + 1 < max) {
-      if (str.charCodeAt(pos + 1) === 32) {
+      if (str2.charCodeAt(pos + 1) === 32) {
         pos++;
         continue;
       }
@@ -23299,12 +23490,12 @@ function parseLinkDestination(str, start, max) {
   }
   if (start === pos) return result;
   if (level !== 0) return result;
-  result.str = unescapeAll(str.slice(start, pos));
+  result.str = unescapeAll(str2.slice(start, pos));
   result.pos = pos;
   result.ok = true;
   return result;
 }
-function parseLinkTitle(str, start, max, prev_state) {
+function parseLinkTitle(str2, start, max, prev_state) {
   let code2;
   let pos = start;
   const state = {
@@ -23319,7 +23510,7 @@ function parseLinkTitle(str, start, max, prev_state) {
     state.marker = prev_state.marker;
   } else {
     if (pos >= max) return state;
-    let marker = str.charCodeAt(pos);
+    let marker = str2.charCodeAt(pos);
     if (marker !== 34 && marker !== 39 && marker !== 40) return state;
     start++;
     pos++;
@@ -23327,10 +23518,10 @@ function parseLinkTitle(str, start, max, prev_state) {
     state.marker = marker;
   }
   while (pos < max) {
-    code2 = str.charCodeAt(pos);
+    code2 = str2.charCodeAt(pos);
     if (code2 === state.marker) {
       state.pos = pos + 1;
-      state.str += unescapeAll(str.slice(start, pos));
+      state.str += unescapeAll(str2.slice(start, pos));
       state.ok = true;
       return state;
     } else if (code2 === 40 && state.marker === 41) return state;
@@ -23338,7 +23529,7 @@ function parseLinkTitle(str, start, max, prev_state) {
     pos++;
   }
   state.can_continue = true;
-  state.str += unescapeAll(str.slice(start, pos));
+  state.str += unescapeAll(str2.slice(start, pos));
   return state;
 }
 var helpers_exports = /* @__PURE__ */ __exportAll({
@@ -23904,10 +24095,10 @@ var StateCore = class {
 var UNNORMALIZED_NEWLINE_RE = /\r\n?/g;
 var NULL_RE = /\0/g;
 function normalize(state) {
-  let str;
-  str = state.src.replace(UNNORMALIZED_NEWLINE_RE, "\n");
-  str = str.replace(NULL_RE, "\uFFFD");
-  state.src = str;
+  let str2;
+  str2 = state.src.replace(UNNORMALIZED_NEWLINE_RE, "\n");
+  str2 = str2.replace(NULL_RE, "\uFFFD");
+  state.src = str2;
 }
 function block(state) {
   let token;
@@ -23936,11 +24127,11 @@ function inline(state) {
     if (tok.type === "inline") state.md.inline.parse(tok.content, state.md, state.env, tok.children);
   }
 }
-function isLinkOpen$1(str) {
-  return /^<a[>\s]/i.test(str);
+function isLinkOpen$1(str2) {
+  return /^<a[>\s]/i.test(str2);
 }
-function isLinkClose$1(str) {
-  return /^<\/a\s*>/i.test(str);
+function isLinkClose$1(str2) {
+  return /^<\/a\s*>/i.test(str2);
 }
 function linkify$1(state) {
   const blockTokens = state.tokens;
@@ -24089,16 +24280,16 @@ function addReplacement(replacements, tokenIdx, pos, ch) {
     ch
   });
 }
-function applyReplacements(str, replacements) {
+function applyReplacements(str2, replacements) {
   let result = "";
   let lastPos = 0;
   replacements.sort((a, b) => a.pos - b.pos);
   for (let i2 = 0; i2 < replacements.length; i2++) {
     const replacement = replacements[i2];
-    result += str.slice(lastPos, replacement.pos) + replacement.ch;
+    result += str2.slice(lastPos, replacement.pos) + replacement.ch;
     lastPos = replacement.pos + 1;
   }
-  return result + str.slice(lastPos);
+  return result + str2.slice(lastPos);
 }
 function process_inlines(tokens, state) {
   let j;
@@ -24386,30 +24577,30 @@ function getLine(state, line) {
   const max = state.eMarks[line];
   return state.src.slice(pos, max);
 }
-function escapedSplit(str) {
+function escapedSplit(str2) {
   const result = [];
-  const max = str.length;
+  const max = str2.length;
   let pos = 0;
-  let ch = str.charCodeAt(pos);
+  let ch = str2.charCodeAt(pos);
   let isEscaped = false;
   let lastPos = 0;
   let current = "";
   while (pos < max) {
     if (ch === 124) {
       if (!isEscaped) {
-        result.push(current + str.substring(lastPos, pos));
+        result.push(current + str2.substring(lastPos, pos));
         current = "";
         lastPos = pos + 1;
       } else {
-        current += str.substring(lastPos, pos - 1);
+        current += str2.substring(lastPos, pos - 1);
         lastPos = pos;
       }
     }
     isEscaped = ch === 92;
     pos++;
-    ch = str.charCodeAt(pos);
+    ch = str2.charCodeAt(pos);
   }
-  result.push(current + str.substring(lastPos));
+  result.push(current + str2.substring(lastPos));
   return result;
 }
 function table3(state, startLine, endLine, silent) {
@@ -24856,12 +25047,12 @@ function list(state, startLine, endLine, silent) {
   return true;
 }
 var MAX_LABEL_LENGTH = 999;
-function countCodePoints(str) {
-  let length = str.length;
-  for (let i2 = 0; i2 < str.length - 1; i2++) {
-    const high = str.charCodeAt(i2);
+function countCodePoints(str2) {
+  let length = str2.length;
+  for (let i2 = 0; i2 < str2.length - 1; i2++) {
+    const high = str2.charCodeAt(i2);
     if (high < 55296 || high > 56319) continue;
-    const low = str.charCodeAt(i2 + 1);
+    const low = str2.charCodeAt(i2 + 1);
     if (low >= 56320 && low <= 57343) {
       length--;
       i2++;
@@ -26020,11 +26211,11 @@ function autolink(state, silent) {
   }
   return false;
 }
-function isLinkOpen(str) {
-  return /^<a[>\s]/i.test(str);
+function isLinkOpen(str2) {
+  return /^<a[>\s]/i.test(str2);
 }
-function isLinkClose(str) {
-  return /^<\/a\s*>/i.test(str);
+function isLinkClose(str2) {
+  return /^<\/a\s*>/i.test(str2);
 }
 function isLetter(ch) {
   const lc = ch | 32;
@@ -26288,8 +26479,8 @@ var ParserInline = class {
   /**
   * Process input string and push inline tokens into `outTokens`
   */
-  parse(str, md2, env, outTokens) {
-    const state = new this.State(str, md2, env, outTokens);
+  parse(str2, md2, env, outTokens) {
+    const state = new this.State(str2, md2, env, outTokens);
     this.tokenize(state);
     const rules = this.ruler2.getRules("");
     const len = rules.length;
@@ -26421,8 +26612,8 @@ var MarkdownIt = class {
   * ```
   */
   validateLink(url) {
-    const str = url.trim().toLowerCase();
-    return BAD_PROTO_RE.test(str) ? GOOD_DATA_RE.test(str) : true;
+    const str2 = url.trim().toLowerCase();
+    return BAD_PROTO_RE.test(str2) ? GOOD_DATA_RE.test(str2) : true;
   }
   /**
   * Function used to encode link url to a machine-readable format,
@@ -26808,83 +26999,15 @@ function markdownPage(name, source, inFolder) {
 }
 
 // src/hosts/http/files/mime.ts
-var TYPES = {
-  txt: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  log: "text/plain",
-  html: "text/html",
-  htm: "text/html",
-  xhtml: "application/xhtml+xml",
-  xml: "application/xml",
-  xsl: "application/xml",
-  xslt: "application/xml",
-  svg: "image/svg+xml",
-  css: "text/css",
-  js: "text/javascript",
-  mjs: "text/javascript",
-  json: "application/json",
-  yaml: "text/yaml",
-  yml: "text/yaml",
-  pdf: "application/pdf",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  webp: "image/webp",
-  avif: "image/avif",
-  ico: "image/x-icon",
-  bmp: "image/bmp",
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  ogg: "audio/ogg",
-  flac: "audio/flac",
-  m4a: "audio/mp4",
-  mp4: "video/mp4",
-  webm: "video/webm",
-  mov: "video/quicktime",
-  zip: "application/zip",
-  gz: "application/gzip",
-  tgz: "application/gzip",
-  tar: "application/x-tar",
-  bz2: "application/x-bzip2",
-  xz: "application/x-xz",
-  "7z": "application/x-7z-compressed",
-  sqlite: "application/vnd.sqlite3",
-  db: "application/vnd.sqlite3",
-  wasm: "application/wasm",
-  doc: "application/msword",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  xls: "application/vnd.ms-excel",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  ppt: "application/vnd.ms-powerpoint",
-  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  odt: "application/vnd.oasis.opendocument.text",
-  ods: "application/vnd.oasis.opendocument.spreadsheet",
-  odp: "application/vnd.oasis.opendocument.presentation",
-  py: "text/plain",
-  ts: "text/plain",
-  sh: "text/plain",
-  c: "text/plain",
-  h: "text/plain",
-  java: "text/plain",
-  rs: "text/plain",
-  go: "text/plain",
-  sql: "text/plain",
-  ini: "text/plain",
-  toml: "text/plain"
-};
+import { linkServing } from "./fileshed.mjs";
+var { extensionOf, isTextType, mimeOfExtension } = linkServing.mime;
 var ACTIVE = /* @__PURE__ */ new Set(["text/html", "application/xhtml+xml", "application/xml", "image/svg+xml", "text/javascript", "text/css"]);
-function extensionOf(name) {
-  const dot = name.lastIndexOf(".");
-  return dot <= 0 ? "" : name.slice(dot + 1).toLowerCase();
-}
+var SHOWN_AS_IS = /* @__PURE__ */ new Set([...ACTIVE, "text/plain", "text/markdown", "text/csv", "text/tab-separated-values", "application/json"]);
 function contentTypeOf(name) {
-  const base = TYPES[extensionOf(name)] ?? "application/octet-stream";
-  const text2 = base.startsWith("text/") || base === "application/json" || base === "application/xml" || base === "image/svg+xml" || base === "application/xhtml+xml";
-  return { type: text2 ? `${base}; charset=utf-8` : base, active: ACTIVE.has(base) };
+  const known = mimeOfExtension(extensionOf(name)) ?? "application/octet-stream";
+  if (!isTextType(known)) return { type: known, active: false };
+  const base = SHOWN_AS_IS.has(known) ? known : "text/plain";
+  return { type: `${base}; charset=utf-8`, active: ACTIVE.has(base) };
 }
 function isMarkdown(name) {
   const ext = extensionOf(name);
@@ -26987,11 +27110,11 @@ function parseCsv(text2, delimiter, cutShort) {
 }
 
 // src/hosts/http/files/index.ts
-import { linkServing as linkServing4 } from "./fileshed.mjs";
+import { linkServing as linkServing6 } from "./fileshed.mjs";
 
 // src/hosts/http/files/listing.ts
 import path4 from "node:path";
-import { formatSize as formatSize3, linkServing } from "./fileshed.mjs";
+import { formatSize as formatSize3, linkServing as linkServing2 } from "./fileshed.mjs";
 var href = (name) => encodeURIComponent(name);
 function dateFormatter() {
   const seen = /* @__PURE__ */ new Map();
@@ -27018,14 +27141,14 @@ async function listingPage(target, entries, key, desc) {
     return `<th class="${cls}"><a href="?sort=${k}&amp;order=${nextDesc ? "desc" : "asc"}">${label2}${arrow}</a></th>`;
   };
   const date3 = dateFormatter();
-  const slice = linkServing.slice();
+  const slice = linkServing2.slice();
   const rows = [];
   for (const e of entries) {
     await slice.tick();
     const link2 = e.isFolder ? `${href(e.name)}/` : href(e.name);
     const kind = e.isFolder ? void 0 : previewKind(e.name);
     const view = kind !== void 0 ? `<a href="${link2}?view=1">view</a>` : "";
-    const thumb = kind === "image" ? `<img class="thumb" src="${link2}" alt="" loading="lazy">` : "";
+    const thumb = kind === "image" ? `<img class="thumb" src="${link2}?thumb=1" alt="" loading="lazy" width="40" height="40">` : "";
     rows.push(`<tr><td class="n">${thumb}<a href="${link2}">${e.isFolder ? "\u{1F4C1} " : ""}${escapeHtml2(e.name)}${e.isFolder ? "/" : ""}</a></td><td class="v">${view}</td><td class="s">${e.isFolder ? "" : formatSize3(e.size)}</td><td class="d">${date3(e.mtimeMs)}</td></tr>`);
   }
   const body = [
@@ -27040,7 +27163,7 @@ async function listingPage(target, entries, key, desc) {
 
 // src/hosts/http/files/send-file.ts
 import fs5 from "node:fs";
-import { linkServing as linkServing2 } from "./fileshed.mjs";
+import { linkServing as linkServing3 } from "./fileshed.mjs";
 function parseRange(header3, size) {
   if (header3 === void 0) return void 0;
   const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header3);
@@ -27066,7 +27189,7 @@ function matches(header3, etag) {
   });
 }
 async function sendFile(req, res, abs, root, name, attachment) {
-  const fd2 = linkServing2.openChecked(abs, root);
+  const fd2 = linkServing3.openChecked(abs, root);
   if (fd2 === void 0) return sendError(req, res, 404);
   try {
     const st = fs5.fstatSync(fd2);
@@ -27147,10 +27270,23 @@ function settled(res, event) {
   });
 }
 
+// src/hosts/http/files/thumbnail.ts
+import { linkServing as linkServing4 } from "./fileshed.mjs";
+async function sendThumbnail(req, res, target, opts) {
+  if (target.isFolder) return sendError(req, res, 404);
+  const thumb = await linkServing4.thumbnail(target, opts);
+  if (thumb === void 0) return sendError(req, res, 404);
+  commonHeaders(res);
+  res.setHeader("Content-Type", thumb.mime);
+  res.setHeader("Content-Length", thumb.bytes.length);
+  res.statusCode = 200;
+  res.end(req.method === "HEAD" ? void 0 : thumb.bytes);
+}
+
 // src/hosts/http/files/zip.ts
 import fs6 from "node:fs";
 
-// node_modules/fflate/esm/index.mjs
+// ../../main/node_modules/fflate/esm/index.mjs
 import { createRequire } from "node:module";
 var require2 = createRequire("/");
 var _a3;
@@ -27360,17 +27496,17 @@ try {
   tds = 1;
 } catch (e) {
 }
-function strToU8(str, latin1) {
+function strToU8(str2, latin1) {
   if (latin1) {
-    var ar_1 = new u8(str.length);
-    for (var i2 = 0; i2 < str.length; ++i2)
-      ar_1[i2] = str.charCodeAt(i2);
+    var ar_1 = new u8(str2.length);
+    for (var i2 = 0; i2 < str2.length; ++i2)
+      ar_1[i2] = str2.charCodeAt(i2);
     return ar_1;
   }
   if (te)
-    return te.encode(str);
-  var l = str.length;
-  var ar = new u8(str.length + (str.length >> 1));
+    return te.encode(str2);
+  var l = str2.length;
+  var ar = new u8(str2.length + (str2.length >> 1));
   var ai = 0;
   var w = function(v) {
     ar[ai++] = v;
@@ -27381,13 +27517,13 @@ function strToU8(str, latin1) {
       n.set(ar);
       ar = n;
     }
-    var c = str.charCodeAt(i2);
+    var c = str2.charCodeAt(i2);
     if (c < 128 || latin1)
       w(c);
     else if (c < 2048)
       w(192 | c >> 6), w(128 | c & 63);
     else if (c > 55295 && c < 57344)
-      c = 65536 + (c & 1023 << 10) | str.charCodeAt(++i2) & 1023, w(240 | c >> 18), w(128 | c >> 12 & 63), w(128 | c >> 6 & 63), w(128 | c & 63);
+      c = 65536 + (c & 1023 << 10) | str2.charCodeAt(++i2) & 1023, w(240 | c >> 18), w(128 | c >> 12 & 63), w(128 | c >> 6 & 63), w(128 | c & 63);
     else
       w(224 | c >> 12), w(128 | c >> 6 & 63), w(128 | c & 63);
   }
@@ -27598,7 +27734,7 @@ var Zip = /* @__PURE__ */ (function() {
 })();
 
 // src/hosts/http/files/zip.ts
-import { linkServing as linkServing3 } from "./fileshed.mjs";
+import { linkServing as linkServing5 } from "./fileshed.mjs";
 var CHUNK2 = 256 * 1024;
 async function sendZip(req, res, target) {
   commonHeaders(res);
@@ -27622,7 +27758,7 @@ async function sendZip(req, res, target) {
     if (res.writableNeedDrain) await settled(res, "drain");
   };
   try {
-    for await (const { rel, fd: fd2 } of linkServing3.filesBelow(target)) {
+    for await (const { rel, fd: fd2 } of linkServing5.filesBelow(target)) {
       if (res.destroyed || failed) {
         fs6.closeSync(fd2);
         break;
@@ -27667,7 +27803,7 @@ async function handleFilesRequest(req, res, opts, rest) {
     const query2 = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
     if (req.method !== "GET" && req.method !== "HEAD") return sendError(req, res, 405, void 0, { Allow: "GET, HEAD" });
     const tail = rest ?? (pathname.startsWith("/files/") ? pathname.slice("/files/".length) : "");
-    const target = await linkServing4.resolveTarget(tail, opts);
+    const target = await linkServing6.resolveTarget(tail, opts);
     if ("status" in target) {
       const text2 = target.reason === "expired" ? MESSAGES.expired : target.reason === "revoked" ? MESSAGES.revoked : void 0;
       return sendError(req, res, target.status, text2);
@@ -27680,16 +27816,17 @@ async function handleFilesRequest(req, res, opts, rest) {
       if (query2.get("zip") === "1") return await sendZip(req, res, target);
       const sort = ["name", "size", "date"].find((k) => k === query2.get("sort")) ?? "name";
       const desc = query2.get("order") === "desc";
-      const entries = await linkServing4.readEntries(target, { key: sort, desc });
+      const entries = await linkServing6.readEntries(target, { key: sort, desc });
       return sendPage(req, res, 200, await listingPage(target, entries, sort, desc));
     }
+    if (query2.get("thumb") === "1") return await sendThumbnail(req, res, target, opts);
     const kind = query2.get("view") === "1" ? previewKind(target.name) : void 0;
     if (kind !== void 0) {
       const inFolder = target.sub !== "";
       const csp = previewCsp(PAGE_CSP, kind);
       if (kind === "image") return sendPage(req, res, 200, imagePage(target.name, inFolder), {}, csp);
       if (kind === "pdf") return sendPage(req, res, 200, pdfPage(target.name, inFolder), {}, csp);
-      const fd2 = linkServing4.openChecked(target.abs, target.linkRoot);
+      const fd2 = linkServing6.openChecked(target.abs, target.linkRoot);
       if (fd2 === void 0) return sendError(req, res, 404);
       try {
         const size = fs7.fstatSync(fd2).size;
@@ -27722,6 +27859,33 @@ function fileRoutes(ctx) {
       handler: (req, res) => handleFilesRequest(req, res, { storageBase: ctx.storageBase, valves: ctx.valves })
     }
   ];
+}
+
+// src/hosts/http/chat-display.ts
+function wantsImageBody(headers, mode, toolFile) {
+  if (toolFile) return false;
+  const accept = (header(headers, "accept") ?? "").toLowerCase();
+  if (/\bimage\/(\*|[\w.+-]+)/.test(accept)) return true;
+  if (/application\/json/.test(accept) && !accept.includes("*/*")) return false;
+  const openWebUI = mode === "openwebui-session" || mode === "openwebui-jwt" || header(headers, "x-openwebui-chat-id") !== void 0 || header(headers, "x-openwebui-message-id") !== void 0;
+  return openWebUI;
+}
+async function pushImagesToChat(baseUrl, token, chatId, messageId, images) {
+  const files = [];
+  for (const image2 of images) {
+    try {
+      const form = new FormData();
+      const name = image2.path.split("/").pop() ?? "image.png";
+      form.append("file", new Blob([Buffer.from(image2.data, "base64")], { type: image2.mimeType }), name);
+      const res = await fetch(`${baseUrl}/api/v1/files/?process=false`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body: form, signal: AbortSignal.timeout(3e4) });
+      if (!res.ok) continue;
+      const body = await res.json();
+      if (typeof body.id === "string") files.push({ type: "image", url: `/api/v1/files/${encodeURIComponent(body.id)}/content`, name });
+    } catch {
+    }
+  }
+  if (files.length > 0) await postChatEvent(baseUrl, token, chatId, messageId, { type: "files", data: { files } });
+  return files.map((f) => decodeURIComponent(f.url.split("/")[4]));
 }
 
 // src/hosts/http/routes/functions.ts
@@ -27828,24 +27992,47 @@ async function handle(req, res, match, ctx) {
   const openwebuiUrl = ctx.openwebuiUrl();
   const chatId = header(req.headers, "x-openwebui-chat-id");
   const messageId = header(req.headers, "x-openwebui-message-id");
+  const userMessageId = header(req.headers, "x-openwebui-user-message-id");
   const token = caller.token;
   const fileIds = header(req.headers, "x-openwebui-file-ids");
-  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(openwebuiFile(openwebuiUrl, token, id, id));
+  if (token && fileIds) for (const id of fileIds.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 100)) files.push(await fileById(openwebuiUrl, token, id));
   const streaming = /application\/x-ndjson/i.test(header(req.headers, "accept") ?? "");
   if (streaming) res.writeHead(200, { "Content-Type": "application/x-ndjson; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
-  const relay = token && chatId && messageId;
+  const relay = token && chatId && messageId ? { token, chatId, messageId } : void 0;
   const onStatus = streaming || relay ? async (event) => {
     if (streaming) res.write(`${JSON.stringify(event)}
 `);
-    if (relay) await postChatEvent(openwebuiUrl, token, chatId, messageId, event);
+    if (relay) await postChatEvent(openwebuiUrl, relay.token, relay.chatId, relay.messageId, event);
   } : void 0;
-  const request = { caller, chatId, messageId, files, userValves, openwebuiUrl, ...onStatus ? { onStatus } : {} };
-  const result = await ctx.api.call(name, callArguments(args, request), valves, callHost(request));
+  const request = { caller, chatId, messageId, userMessageId, toolFile: streaming, files, userValves, openwebuiUrl, ...onStatus ? { onStatus } : {} };
+  const callArgs = callArguments(args, request);
+  const host = callHost(request);
+  let result = await ctx.api.call(name, callArgs, valves, host);
   const envelope = JSON.parse(result);
   ctx.log.access({ user: caller.user.id, fn: name, ms: performance.now() - started, status: 200, ...envelope.success ? { success: true } : { success: false, error: envelope.error?.code ?? "UNKNOWN" } });
-  if (streaming) res.end(`${JSON.stringify({ type: "result", data: envelope })}
+  if (streaming) {
+    res.end(`${JSON.stringify({ type: "result", data: envelope })}
 `);
-  else sendJson(res, 200, result);
+    return;
+  }
+  const read = splitDataUri(envelope.data?.image?.data_uri);
+  if (relay) {
+    const made = await readMadeImages(ctx.api, callArgs, madeImagePaths(name, envelope), valves, host);
+    const shown2 = [...made, ...read ? [{ path: String(envelope.data?.path ?? "image"), ...read }] : []];
+    const ids = shown2.length > 0 ? await pushImagesToChat(openwebuiUrl, relay.token, relay.chatId, relay.messageId, shown2) : [];
+    if (made.length > 0 && envelope.data) {
+      envelope.data.images_shown = made.map((m) => m.path);
+      envelope.data.images_in_chat = ids.length;
+      result = JSON.stringify(envelope, null, 2);
+    }
+  }
+  if (read && wantsImageBody(req.headers, caller.mode, streaming)) {
+    const bytes = Buffer.from(read.data, "base64");
+    res.writeHead(200, { "Content-Type": read.mimeType, "Content-Length": bytes.length, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Fileshed-Image": "shed_read" });
+    res.end(bytes);
+    return;
+  }
+  sendJson(res, 200, result);
 }
 var functionRoutes = [{ methods: ["*"], path: /^\/([^/]+)$/, handler: handle }];
 
@@ -28356,13 +28543,13 @@ async function startServer(settings, options = {}) {
   const scheduler = createScheduler(settings.limits);
   const metrics = new Metrics();
   const api = {
-    ...hostApi,
+    ...hostApi2,
     call: async (name, args, valves, host) => {
       const user = args.__user__?.id;
       const key = typeof user === "string" ? user : "";
       const queued = performance.now();
       const bridge = { name: "standalone", ...host, allowsUnconfined: settings.allowUnconfined };
-      const result = await (scheduler.run(key, () => hostApi.call(name, args, valves, bridge)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
+      const result = await (scheduler.run(key, () => hostApi2.call(name, args, valves, bridge)) ?? Promise.resolve(serverBusyEnvelope(settings.limits)));
       metrics.recordEnvelope(name, (performance.now() - queued) / 1e3, result);
       return result;
     }
@@ -28440,11 +28627,11 @@ async function startServer(settings, options = {}) {
     }
     sendDetail(res, 404, `Nothing at ${pathname.slice(0, 100)}. Functions are POST /{name} (see /openapi.json); MCP is at /mcp.`);
   }
-  const refreshInfo = () => void hostApi.sandbox(ctx.valves().sandbox ?? "auto", settings.allowUnconfined).then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined))).catch(() => void 0);
+  const refreshInfo = () => void hostApi2.sandbox(ctx.valves().sandbox ?? "auto", settings.allowUnconfined).then((r) => health.update(healthInfo(settings, r.active, r.landlock_abi, r.unconfined, hostApi2.separation(ctx.valves(), r.active).separation))).catch(() => void 0);
   refreshInfo();
   const infoTimer = setInterval(refreshInfo, 3e4);
   infoTimer.unref();
-  await linkServing5.adoptSecret(settings.base, settings.linkSecret);
+  await linkServing7.adoptSecret(settings.base, settings.linkSecret);
   const schedule = new MaintenanceSchedule(ctx, admin.maintainAll, options.maintenance);
   routes = [...basicRoutes(ctx), ...mcp.routes, ...fileRoutes(ctx), ...adminRoutes(ctx, schedule), ...options.extraRoutes?.(ctx) ?? [], ...functionRoutes];
   try {
@@ -28501,7 +28688,7 @@ function sameMachine(req, allowed = /* @__PURE__ */ new Set()) {
     return false;
   }
 }
-function healthInfo(settings, sandbox, landlockAbi = null, unconfined = false) {
+function healthInfo(settings, sandbox, landlockAbi = null, unconfined = false, separation = "unknown") {
   const kind = serving4.storageKind(settings.base);
   return {
     status: "ok",
@@ -28509,6 +28696,7 @@ function healthInfo(settings, sandbox, landlockAbi = null, unconfined = false) {
     sandbox,
     landlock_abi: landlockAbi,
     unconfined,
+    separation,
     auth: settings.auth,
     storage: { kind: kind.kind, type: kind.type, shared: kind.shared },
     coordination: settings.coordination !== void 0 ? "redis" : "none"
@@ -28891,6 +29079,41 @@ function keepServing(host, log = (line) => process.stderr.write(`${line}
   process.on("unhandledRejection", report2("unhandled promise rejection"));
 }
 
+// src/hosts/lag-report.ts
+import { PerformanceObserver } from "node:perf_hooks";
+var TICK_MS = 10;
+function startLagReport(env = process.env) {
+  const limit = Number(env.FILESHED_LAG_REPORT_MS ?? 0);
+  if (!(limit > 0)) return;
+  const gcs = [];
+  new PerformanceObserver((list2) => {
+    for (const e of list2.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
+    if (gcs.length > 256) gcs.splice(0, gcs.length - 256);
+  }).observe({ entryTypes: ["gc"] });
+  const cpuNow = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e3;
+  };
+  let last = performance.now();
+  let lastCpu = cpuNow();
+  setInterval(() => {
+    const now = performance.now();
+    const cpu = cpuNow();
+    const wall = now - last;
+    if (wall > TICK_MS + limit && cpu - lastCpu > limit) {
+      const gap = { start: last, end: now, cpu: cpu - lastCpu };
+      setTimeout(() => {
+        const gc = gcs.reduce((sum, g) => sum + Math.max(0, Math.min(gap.end, g.end) - Math.max(gap.start, g.start)), 0);
+        const held = Math.min(wall - TICK_MS, gap.cpu) - gc;
+        if (held > limit) process.stderr.write(`fileshed: event loop held ${held.toFixed(0)} ms of CPU (${wall.toFixed(0)} ms on the clock, ${gc.toFixed(0)} ms GC)
+`);
+      }, 100).unref();
+    }
+    last = now;
+    lastCpu = cpu;
+  }, TICK_MS).unref();
+}
+
 // src/hosts/mcp/stdio.ts
 import fs10 from "node:fs";
 import http2 from "node:http";
@@ -28899,10 +29122,10 @@ import path7 from "node:path";
 import readline from "node:readline";
 import { Transform } from "node:stream";
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
 import process2 from "node:process";
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
 var STDIO_DEFAULT_MAX_BUFFER_SIZE = 10 * 1024 * 1024;
 var ReadBuffer = class {
   constructor(options) {
@@ -28939,7 +29162,7 @@ function serializeMessage(message2) {
   return JSON.stringify(message2) + "\n";
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+// ../../main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
 var StdioServerTransport = class {
   constructor(_stdin = process2.stdin, _stdout = process2.stdout, options) {
     this._stdin = _stdin;
@@ -29007,7 +29230,7 @@ var StdioServerTransport = class {
 };
 
 // src/hosts/mcp/stdio.ts
-import { hostApi as hostApi2, version as version3 } from "./fileshed.mjs";
+import { hostApi as hostApi3, version as version3 } from "./fileshed.mjs";
 var MCP_FLAGS = ["base", "user", "valve", "config", "import-dir", "link-port", "coordination"];
 var USAGE = "fileshed mcp [--base DIR] [--user ID] [--valve key=value]... [--config FILE] [--import-dir DIR] [--link-port PORT] [--coordination URL]";
 async function runMcpStdio(argv) {
@@ -29058,9 +29281,9 @@ async function prepare(argv) {
   };
   process.stderr.write(`fileshed mcp: files of user ${user} in ${base}${importDir !== void 0 ? `; import folder ${importDir}` : ""}
 `);
-  const linkFunctions = new Set(hostApi2.functions.filter((f) => f.category === "links").map((f) => f.name));
+  const linkFunctions = new Set(hostApi3.functions.filter((f) => f.category === "links").map((f) => f.name));
   const server = createMcpServer({
-    api: hostApi2,
+    api: hostApi3,
     version: version3,
     valves,
     callerOf: () => ({ mode: "local", user: { id: user, name: user, email: "", role: "admin" } }),
@@ -29245,6 +29468,7 @@ async function runServe(argv) {
 `);
   }
   const running = await startServer(settings, coordinator ? { coordination: coordinator } : {});
+  startLagReport();
   const storage = serving7.storageKind(settings.base);
   const lines = [
     `Fileshed listening on ${running.url}`,

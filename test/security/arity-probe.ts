@@ -23,8 +23,9 @@ export function run(cmd: string, args: string[], max = 4000): Promise<string> {
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LC_ALL: 'C', HOME: scratch, TMPDIR: scratch };
     const child = spawn(cmd, args, { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000 });
     let out = '';
+    // Cut at exactly `max`: how a long help text arrives in chunks (the machine's load) must not change the answer.
     const take = (b: Buffer) => {
-      if (out.length < max) out += b.toString('latin1');
+      if (out.length < max) out = (out + b.toString('latin1')).slice(0, max);
     };
     child.stdout.on('data', take);
     child.stderr.on('data', take);

@@ -23,6 +23,7 @@ import { runFileJob, childSource } from './node/children.js';
 import type { FileJob, FileWriteOutcome, JournalMode, WriteSetup } from './node/jobs.js';
 import { nodeSqlite } from './node/sqlite.js';
 import { SQLITE_HEAP_MB, type RunResult } from './query.js';
+import { adoptFile } from '../fs/owner.js';
 
 const MIB = 1024 * 1024;
 
@@ -110,7 +111,7 @@ export function writeStatement(t: DbTarget, stmt: StatementInput, kind: WriteKin
   if (activeEngine() === 'sql.js') {
     return withDbWrite(t, limits, (image) => runJob<ImageOutcome<RunResult>>('sql.write', { image, stmt, dml: kind.dml }, options(o, stmt.query)));
   }
-  return fileWrite(t, limits, o, (setup) => runFileJob('db.write', { ...setup, stmt, ...kind }, options(o, stmt.query)));
+  return adoptingDbFiles(t, fileWrite(t, limits, o, (setup) => runFileJob('db.write', { ...setup, stmt, ...kind }, options(o, stmt.query))));
 }
 
 export function importCsvFile(t: DbTarget, req: Omit<ImportInput, 'maxDbBytes' | 'quotaBound'>, limits: WriteLimits, o: SqlRunOptions): Promise<WriteOutcome<ImportReport>> {
@@ -119,7 +120,22 @@ export function importCsvFile(t: DbTarget, req: Omit<ImportInput, 'maxDbBytes' |
       runJob<ImageOutcome<ImportReport>>('sql.import', { image, req: { ...req, maxDbBytes: image.roomBytes, quotaBound: image.quotaBound } }, options(o, undefined)),
     );
   }
-  return fileWrite(t, limits, o, (setup) => runFileJob('db.import', { ...setup, req }, { ...options(o, undefined), background: true }));
+  return adoptingDbFiles(t, fileWrite(t, limits, o, (setup) => runFileJob('db.import', { ...setup, req }, { ...options(o, undefined), background: true })));
+}
+
+/** The file engine's child creates the database (and its -wal, -shm, -journal) itself: under identity separation they become the user's, as any file the server writes. */
+async function adoptingDbFiles<T>(t: DbTarget, done: Promise<T>): Promise<T> {
+  try {
+    return await done;
+  } finally {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      try {
+        adoptFile(`${t.abs}${suffix}`);
+      } catch {
+        // gone meanwhile, or not ours to give
+      }
+    }
+  }
 }
 
 /**

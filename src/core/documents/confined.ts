@@ -129,7 +129,12 @@ function stage(inputAbs: string, ext: string): string {
       linked = false;
     }
     // Copied from the open descriptor: whatever the name leads to now, it is the file that was opened.
-    if (!linked) fs.copyFileSync(`/proc/self/fd/${fd}`, dest);
+    if (!linked) {
+      fs.copyFileSync(`/proc/self/fd/${fd}`, dest);
+      // Newer Node (libuv) keeps the source's owner on a copy: the copy is the server's, so the converter can read it.
+      const euid = process.geteuid?.();
+      if (euid !== undefined && fs.statSync(dest).uid !== euid) fs.chownSync(dest, euid, process.getegid?.() ?? euid);
+    }
     return dir;
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -37,6 +37,18 @@ export function inheritOwner(fd: number, dir: string): void {
   if (owner) fs.fchownSync(fd, owner.uid, owner.gid);
 }
 
+/**
+ * A file some other writer made in place (SQLite's database, its -wal and -shm, through the file
+ * engine): when it is the server's in a folder owned by someone else, it becomes that owner's. Not
+ * followed if it is a link.
+ */
+export function adoptFile(file: string): void {
+  const owner = foreignOwner(path.dirname(file));
+  if (!owner) return;
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st?.isFile() && st.uid === me) fs.lchownSync(file, owner.uid, owner.gid);
+}
+
 /** mkdir -p, each folder made taking the owner of the one it is made in. */
 export function mkdirInheriting(dir: string): void {
   if (!canChown) {

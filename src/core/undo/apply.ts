@@ -19,6 +19,7 @@ import { readUndoBlob } from './deltas.js';
 import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
 import { readText } from '../fs/read.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface JournalItem {
   tree: string;
@@ -103,14 +104,14 @@ async function putBack(item: JournalItem): Promise<void> {
   const abs = path.join(item.root, item.rel);
   const { target } = item;
   if (target === undefined) {
-    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    const st = lstatIfAny(abs);
     if (st !== undefined && !st.isDirectory()) fs.unlinkSync(abs);
     removeEmptyParents(item.root, path.dirname(abs));
     return;
   }
   const bytes = await readUndoBlob(item.gitdir, target.oid);
   // A folder standing where the file was (made later, forced): out of the way first.
-  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  const st = lstatIfAny(abs);
   if (st?.isDirectory()) fs.rmSync(abs, { recursive: true, force: true });
   ensureFolders(item.root, path.dirname(abs));
   if (target.mode === LINK_MODE) {
@@ -152,7 +153,7 @@ function ensureFolders(root: string, dir: string): void {
   let at = root;
   for (const part of rel.split(path.sep)) {
     at = path.join(at, part);
-    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    const st = lstatIfAny(at);
     if (st !== undefined && !st.isDirectory()) fs.unlinkSync(at);
     if (st === undefined || !st.isDirectory()) mkdirInheriting(at);
   }

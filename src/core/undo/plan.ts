@@ -13,6 +13,7 @@ import { EXEC_MODE, FILE_MODE, fromKey, LINK_MODE } from '../vcs/names.js';
 import { hashObject, readCommit } from '../vcs/objects.js';
 import { diffTrees, type FileState } from '../vcs/history/trees.js';
 import type { TurnRecord } from './store.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface PlanItem {
   tree: string;
@@ -95,7 +96,7 @@ export function same(a: FileState | undefined, b: FileState | undefined): boolea
 
 /** What a path holds now, as git would record it (a folder or other kind counts as "something else"). */
 export function diskState(abs: string): FileState | undefined {
-  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  const st = lstatIfAny(abs);
   if (st === undefined) return undefined;
   if (st.isSymbolicLink()) return { mode: LINK_MODE, oid: hashObject('blob', Buffer.from(fs.readlinkSync(abs, { encoding: 'buffer' }))) };
   if (!st.isFile()) return { mode: 'other', oid: '' };

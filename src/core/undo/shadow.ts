@@ -28,6 +28,7 @@ import { shrinkChanged } from './deltas.js';
 import { whereIs } from './where.js';
 import type { TurnCommit } from './turn.js';
 import { readText, writeBytes } from '../fs/read.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface Shadow {
   tree: 'storage' | 'uploads';
@@ -132,7 +133,7 @@ async function filesUnder(root: string, rel: string, capBytes: number): Promise<
 }
 
 function overCap(abs: string, capBytes: number): boolean {
-  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  const st = lstatIfAny(abs);
   return st !== undefined && st.isFile() && st.size > capBytes;
 }
 
@@ -153,7 +154,7 @@ function tainted(s: Shadow): Map<string, string> {
 }
 
 function signature(abs: string): string {
-  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  const st = lstatIfAny(abs);
   return st === undefined ? '' : `${st.size}:${st.mtimeMs}:${st.ino}`;
 }
 
@@ -238,7 +239,7 @@ async function candidates(repo: Repo, folders: string[], startedMs: number, capB
         continue;
       }
       if (d.isDirectory()) continue; // its own changes are listed as their own folder
-      const st = fs.lstatSync(path.join(repo.root, child), { throwIfNoEntry: false });
+      const st = lstatIfAny(path.join(repo.root, child));
       if (st === undefined || st.ctimeMs >= since) out.add(child);
     }
     for (const name of known.keys()) if (!seen.has(name)) out.add(dirRel === '' ? Buffer.from(name, 'latin1').toString('utf8') : `${dirRel}/${Buffer.from(name, 'latin1').toString('utf8')}`);

@@ -13,6 +13,7 @@ import { TimeSlice } from '../fs/slice.js';
 import { undoDir, whereIs } from './where.js';
 import type { TurnCall, TurnCommit } from './turn.js';
 import { readText, writeBytes } from '../fs/read.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface TurnRecord {
   v: 1;
@@ -123,7 +124,7 @@ export async function storeBytes(home: string): Promise<number> {
       await slice.tick();
       const abs = path.join(dir, e.name);
       if (e.isDirectory()) await walk(abs);
-      else total += fs.lstatSync(abs, { throwIfNoEntry: false })?.size ?? 0;
+      else total += lstatIfAny(abs)?.size ?? 0;
     }
   };
   await walk(undoDir(home));

@@ -13,10 +13,10 @@ import { recoverAfterTakeover } from '../recovery/recover.js';
 import { groupHome, groupScope, userHome, userScope, type Zone } from '../zones/zones.js';
 import { ensureQuota } from '../quota/quota.js';
 import { readUndoBlob } from './deltas.js';
-import fs from 'node:fs';
 import { applyUndo, finishPendingUndo, type JournalItem } from './apply.js';
 import { actionOf, planTurn, type Plan, type PlanItem } from './plan.js';
 import { listTurns, readTurn, type TurnRecord } from './store.js';
+import { lstatIfAny } from '../fs/stat.js';
 
 export interface UndoRequest {
   turn: string | undefined;
@@ -114,7 +114,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   // Quota, as for any write: what the undo adds (files put back, grown back) per space, before anything changes.
   const growth = new Map<string, number>();
   for (const i of todo) {
-    const now = fs.lstatSync(path.join(i.root, i.rel), { throwIfNoEntry: false })?.size ?? 0;
+    const now = lstatIfAny(path.join(i.root, i.rel))?.size ?? 0;
     const back = i.before === undefined ? 0 : (await readUndoBlob(i.gitdir, i.before.oid)).length;
     const key = i.tree.startsWith('group:') ? i.tree : 'user';
     growth.set(key, (growth.get(key) ?? 0) + back - now);

@@ -32,6 +32,8 @@ const RUNS = { pass: sized(30, 1), pandas: sized(7, 1), shell: sized(30, 1) };
 const WARMUP = sized(3, 0);
 const MODES = (process.env.MODES ?? sized('bwrap,landlock', 'landlock')).split(',');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-code-bench-'));
+// Passable by users' own uids, as /tmp is: commands run as the user (identity separation, the default as root).
+fs.chmodSync(work, 0o711);
 const log = (t) => process.stderr.write(`${t}\n`);
 
 const PANDAS = "import pandas as pd\ndf = pd.read_csv('rows.csv')\nprint(df.groupby('region')['amount'].agg(['sum', 'mean', 'count']).round(2).to_string())\n";

@@ -39,6 +39,8 @@ const BLOCK_TARGET_MS = 0.5;
 const USERS = sized(50, 3);
 const LOAD_MS = sized(5000, 300);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-exec-bench-'));
+// Passable by users' own uids, as /tmp is: commands run as the user (identity separation, the default as root).
+fs.chmodSync(work, 0o711);
 const log = (t) => process.stderr.write(`${t}\n`);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
@@ -131,6 +133,10 @@ async function main() {
     const t = (tools[mode] = new Tools());
     t.valves = { ...t.valves, storage_base_path: base, sandbox: mode };
     const real = userSetup(base, 'bench');
+    // The bare side reads its own copy, the server's: under identity separation the zone is the user's
+    // (0700), which a bare program run as the server's uid without capabilities (bwrap drops them) cannot read.
+    const bareRoot = fs.mkdtempSync(path.join(work, `bare-${mode}-`));
+    fs.copyFileSync(path.join(real, 'small.txt'), path.join(bareRoot, 'small.txt'));
     const ours = async () => {
       const r = JSON.parse(await t.shed_exec({ zone: 'storage', cmd: 'cat', args: ['small.txt'], ...meta('bench') }));
       if (!r.success || r.data.stdout !== expected || r.data.sandbox !== mode) throw new Error(`shed_exec failed: ${JSON.stringify(r).slice(0, 300)}`);
@@ -138,10 +144,10 @@ async function main() {
     const bare =
       mode !== 'bwrap'
         ? async () => {
-            if ((await spawnOutput('cat', ['small.txt'], real)) !== expected) throw new Error('bare cat');
+            if ((await spawnOutput('cat', ['small.txt'], bareRoot)) !== expected) throw new Error('bare cat');
           }
         : async () => {
-            const args = [...bwrapArgs({ zoneRoot: real, readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'];
+            const args = [...bwrapArgs({ zoneRoot: bareRoot, readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'];
             if ((await spawnOutput('bwrap', args, '/')) !== expected) throw new Error('bare bwrap cat');
           };
     log(`${mode}: ${WARMUP} warm-ups and ${RUNS} calls per side ...`);
@@ -195,10 +201,16 @@ async function manyUsers(mode, t, bwrapArgs, meta) {
   });
   busy.done = true;
   const reads = await readsDuring;
+  // The bare side reads copies of the server's own (the users' zones are theirs under identity separation).
+  const bareZones = zones.map((z, u) => {
+    const dir = fs.mkdtempSync(path.join(work, `bare-load-${mode}-${u}-`));
+    fs.copyFileSync(path.join(z, 'small.txt'), path.join(dir, 'small.txt'));
+    return dir;
+  });
   const bare =
     mode === 'bwrap'
-      ? await load(USERS, (u) => spawnOutput('bwrap', [...bwrapArgs({ zoneRoot: zones[u], readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'], '/'))
-      : await load(USERS, (u) => spawnOutput('cat', ['small.txt'], zones[u]));
+      ? await load(USERS, (u) => spawnOutput('bwrap', [...bwrapArgs({ zoneRoot: bareZones[u], readonly: false, network: false }), '--', '/usr/bin/cat', 'small.txt'], '/'))
+      : await load(USERS, (u) => spawnOutput('cat', ['small.txt'], bareZones[u]));
   const anchor = mode === 'bwrap' ? 'bare bwrap loop' : 'bare spawn loop';
   console.log(`\n${USERS} users running commands at once (${mode})   ours        ${anchor}   ratio`);
   console.log(`commands per second                        ${ours.perSecond.toFixed(0).padStart(6)}      ${bare.perSecond.toFixed(0).padStart(6)}            ${(ours.perSecond / bare.perSecond).toFixed(2)}x`);

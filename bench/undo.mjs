@@ -19,6 +19,8 @@ import { alternating, BUNDLE, elapsedMs, ensureBuilt, median, printTable, sized 
 ensureBuilt();
 const { Tools } = await import(pathToFileURL(BUNDLE).href);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-undo-bench-'));
+// Passable by users' own uids, as /tmp is: commands run as the user (identity separation, the default as root).
+fs.chmodSync(work, 0o711);
 const log = (t) => process.stderr.write(`${t}\n`);
 const RUNS = sized(15, 2);
 const WARMUP = sized(2, 1);

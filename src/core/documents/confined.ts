@@ -116,18 +116,10 @@ function stage(inputAbs: string, ext: string): string {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw shedError('NOT_A_FILE', 'Only regular files can be read.');
-    let linked = false;
     // The converter runs as the server's uid with no capability: a file of another uid (a user's own,
     // under identity separation) that others may not read is copied, so the converter owns what it reads.
     const readable = st.uid === process.geteuid?.() || (st.mode & 0o004) !== 0;
-    if (readable) try {
-      fs.linkSync(inputAbs, dest);
-      const got = fs.lstatSync(dest);
-      linked = got.isFile() && got.ino === st.ino && got.dev === st.dev; // the very file checked, not a swapped-in one
-      if (!linked) fs.rmSync(dest, { force: true });
-    } catch {
-      linked = false;
-    }
+    const linked = readable && linkSame(inputAbs, dest, st);
     // Copied from the open descriptor: whatever the name leads to now, it is the file that was opened.
     if (!linked) {
       fs.copyFileSync(`/proc/self/fd/${fd}`, dest);
@@ -142,6 +134,19 @@ function stage(inputAbs: string, ext: string): string {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** A hard link of `inputAbs` at `dest`, kept only when it is the very file checked (not a swapped-in one). */
+function linkSame(inputAbs: string, dest: string, st: fs.Stats): boolean {
+  try {
+    fs.linkSync(inputAbs, dest);
+    const got = fs.lstatSync(dest);
+    if (got.isFile() && got.ino === st.ino && got.dev === st.dev) return true;
+    fs.rmSync(dest, { force: true });
+  } catch {
+    // no hard links here (another file system, a refused link): copied instead
+  }
+  return false;
 }
 
 function sweepStale(): void {

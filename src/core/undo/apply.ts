@@ -20,14 +20,10 @@ import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
 import { readText } from '../fs/read.js';
 import { lstatIfAny } from '../fs/stat.js';
+import type { PlanItem } from './plan.js';
 
-export interface JournalItem {
-  tree: string;
-  label: string;
-  root: string;
-  gitdir: string;
-  versioned: boolean;
-  rel: string;
+/** Where a planned path lies (plan.ts), and what goes back there. */
+export interface JournalItem extends Pick<PlanItem, 'tree' | 'label' | 'root' | 'gitdir' | 'versioned' | 'rel'> {
   /** The state to put back (undefined: remove the path). */
   target: FileState | undefined;
 }

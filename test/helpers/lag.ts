@@ -9,10 +9,11 @@
  *   (a test awaiting a call runs no code of its own meanwhile);
  * - garbage collection: pauses V8 reports (PerformanceObserver 'gc') are taken out of a gap;
  * - a machine loaded by other work (other vitest workers, other jobs on 2 cores): a gap counts only
- *   the CPU time the process used during it (process.cpuUsage, user + system), so time spent
+ *   the CPU time the event loop's own thread used during it (threadCpuMs), so time spent
  *   descheduled or waiting on a slow shared disk is not blamed on a loop. A loop over a user's
- *   files is CPU and system calls, and shows in full. (This is the whole process's CPU, helper
- *   threads included: it can only over-count, never hide a loop.) What holds the loop without CPU
+ *   files is CPU and system calls, and shows in full. The thread pool's CPU (thousands of deep-path
+ *   stats while a command's quota watch runs) and V8's helper threads are not counted: a CI run was
+ *   seen blaming 545 ms of theirs on a gap the loop merely spent descheduled. What holds the loop without CPU
  *   (a synchronous child process, a sleep) is caught by the clock instead, past LAG_WALL_LIMIT_MS
  *   (5 s): a machine at load 17 on 2 cores was seen to give this process 6% of a core, so a shorter
  *   clock bound would blame the machine, not the product.
@@ -23,6 +24,7 @@
  * out: makeShed(valves, { lagProbe: false }) or call(fn, args, { lag: false }).
  */
 import { PerformanceObserver } from 'node:perf_hooks';
+import { threadCpuMs } from '../../src/hosts/lag-report.js';
 
 /** The longest the event loop may be held by one call (FILESHED_LAG_LIMIT_MS overrides; 0 turns the probe off). */
 export const LAG_LIMIT_MS = Number(process.env.FILESHED_LAG_LIMIT_MS ?? 200);
@@ -52,10 +54,7 @@ interface Span {
   cpuUs?: number;
 }
 
-const cpuNow = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
+const cpuNow = () => threadCpuMs() * 1000;
 
 const overlap = (a: Span, b: Span) => Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
 

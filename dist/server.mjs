@@ -29080,8 +29080,24 @@ function keepServing(host, log = (line) => process.stderr.write(`${line}
 }
 
 // src/hosts/lag-report.ts
+import { readFileSync } from "node:fs";
 import { PerformanceObserver } from "node:perf_hooks";
 var TICK_MS = 10;
+function threadCpuMs() {
+  const own2 = process.threadCpuUsage;
+  if (own2 !== void 0) {
+    const u = own2.call(process);
+    return (u.user + u.system) / 1e3;
+  }
+  try {
+    const stat = readFileSync("/proc/thread-self/stat", "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e3;
+  }
+}
 function startLagReport(env = process.env) {
   const limit = Number(env.FILESHED_LAG_REPORT_MS ?? 0);
   if (!(limit > 0)) return;
@@ -29090,10 +29106,7 @@ function startLagReport(env = process.env) {
     for (const e of list2.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
     if (gcs.length > 256) gcs.splice(0, gcs.length - 256);
   }).observe({ entryTypes: ["gc"] });
-  const cpuNow = () => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e3;
-  };
+  const cpuNow = threadCpuMs;
   let last = performance.now();
   let lastCpu = cpuNow();
   setInterval(() => {

@@ -167,6 +167,10 @@ export const ValvesSchema = z.object({
     title: 'Undo: turn age limit (days)',
     description: 'Turns older than this can no longer be undone; 0 keeps them while the count allows.',
   }),
+  undo_max_store_mb: int(0).default(1000).meta({
+    title: 'Undo: older versions kept per user (MB)',
+    description: 'Past this, the oldest turns can no longer be undone and their stored versions are freed (a turn over it alone is listed as not undoable). The copy of the current files is not counted; 0: no limit.',
+  }),
   undo_max_file_mb: int(1).default(100).meta({
     title: 'Undo: largest file kept (MB)',
     description: 'A file over this size is not captured: its change is listed as not undoable (never silently).',

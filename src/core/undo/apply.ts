@@ -4,7 +4,7 @@
  * leaves the old file or the new one, never a mix) or removed; then the versioned zones get their
  * "Undo turn …" commit; then the journal goes. A call that finds a journal (the holder was killed)
  * applies it again from the start: every step is idempotent, so the undo is finished, never half.
- * The blobs the journal points to live in the repositories, which only ever grow.
+ * The blobs the journal points to stay: the store's collection (collect.ts) waits while a journal is pending.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -12,6 +12,7 @@ import { commitShadows, markInterrupted, prepareShadows, suspendShadows } from '
 
 export { markInterrupted };
 import { appendTurn, pruneTurns } from './store.js';
+import { keepWithinBudget } from './collect.js';
 import { withTurn, type TurnCall } from './turn.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -72,7 +73,11 @@ export async function captureCall<T extends { turn?: string; message: string }>(
     call.lost.push(...shadow.lost);
     if (call.commits.length === 0 && call.lost.length === 0) return false;
     appendTurn(req.home, call, Date.now());
-    pruneTurns(req.home, req.valves.undo_max_turns, req.valves.undo_max_age_days);
+    const dropped = pruneTurns(req.home, req.valves.undo_max_turns, req.valves.undo_max_age_days);
+    const budget = { maxTurns: req.valves.undo_max_turns, maxBytes: req.valves.undo_max_store_mb * 1024 * 1024 };
+    const collected = await keepWithinBudget(req.home, budget, shadow.added, dropped);
+    // The newest turn alone was over the byte budget: its answer says what is not undoable.
+    if (collected !== undefined) call.lost.push(...collected.lost);
     return true;
   };
   let result: T;

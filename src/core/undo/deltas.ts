@@ -26,7 +26,7 @@ const MIN_STORED = 4096;
 const MAGIC = 'FSD1';
 const MAX_CHAIN = 10_000;
 
-function deltaPath(gitdir: string, oid: string): string {
+export function deltaPath(gitdir: string, oid: string): string {
   return path.join(`${gitdir}.deltas`, oid.slice(0, 2), oid.slice(2));
 }
 
@@ -96,6 +96,11 @@ function encode(d: Delta): Buffer {
   head.writeBigUInt64BE(BigInt(d.prefix), 44);
   head.writeBigUInt64BE(BigInt(d.suffix), 52);
   return Buffer.concat([head, zlib.deflateSync(d.middle)]);
+}
+
+/** The object a stored delta is made against (a newer version of the file). */
+export function deltaBase(raw: Buffer): string | undefined {
+  return raw.subarray(0, 4).toString('latin1') === MAGIC ? raw.subarray(4, 44).toString('latin1') : undefined;
 }
 
 function decode(raw: Buffer): Delta {

@@ -18,7 +18,7 @@ import { TimeSlice } from '../fs/slice.js';
 import { foldersChangedSince } from '../quota/usage.js';
 import { commitPaths } from '../vcs/commit.js';
 import { isTrackableName, toKey } from '../vcs/names.js';
-import { isTreeMode, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
+import { isTreeMode, loosePath, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
 import { readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
@@ -167,9 +167,10 @@ function taint(s: Shadow, add: readonly string[], remove: readonly string[] = []
 }
 
 /** After the call: commits what it changed in each shadow; the commits name the turn. */
-export async function commitShadows(home: string, shadows: Shadow[], mark: number, startedMs: number, message: string, capBytes: number): Promise<{ commits: TurnCommit[]; lost: Lost[] }> {
+export async function commitShadows(home: string, shadows: Shadow[], mark: number, startedMs: number, message: string, capBytes: number): Promise<{ commits: TurnCommit[]; lost: Lost[]; added: number }> {
   const out: TurnCommit[] = [];
   const lost: Lost[] = [];
+  let added = 0;
   for (const s of shadows) {
     const folders = await foldersChangedSince(s.repo.root, mark);
     // The watch cannot vouch for every change: the whole tree is compared (O(zone), rare).
@@ -194,11 +195,14 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
       // Big files edited a little keep their older version as a reverse delta (deltas.ts).
       const commit = await readCommit(s.repo.gitdir, oid);
       const parent = commit.parents[0] === undefined ? undefined : (await readCommit(s.repo.gitdir, commit.parents[0])).tree;
-      await shrinkChanged(s.repo.gitdir, await diffTrees(s.repo, parent, commit.tree));
+      const changes = await diffTrees(s.repo, parent, commit.tree);
+      await shrinkChanged(s.repo.gitdir, changes);
+      // What the store grew by (the retention's estimate between two collections, collect.ts).
+      for (const ch of changes) if (ch.new !== undefined) added += lstatIfAny(loosePath(s.repo.gitdir, ch.new.oid))?.size ?? 0;
     }
     if (oid !== undefined) out.push({ tree: s.tree, label: s.label, root: s.repo.root, gitdir: s.repo.gitdir, oid, versioned: false });
   }
-  return { commits: out, lost };
+  return { commits: out, lost, added };
 }
 
 /** Entries of the changed folders that may differ from the shadow: new, gone, or touched during the call. */

@@ -57,11 +57,21 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
   rec.calls.push({ fn: call.fn, at });
   rec.commits.push(...call.commits);
   rec.lost.push(...call.lost);
+  writeTurn(home, rec);
+}
+
+/** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */
+export function dropTurn(home: string, turn: string): void {
+  fs.rmSync(recordPath(home, turn), { force: true });
+}
+
+/** Writes a turn's record whole (also when the collection turns its shadow changes into "not undoable"). */
+export function writeTurn(home: string, rec: TurnRecord): void {
   fs.mkdirSync(turnsDir(home), { recursive: true });
   const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned, fromEmpty }) => ({ tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) })) };
   // Temp + rename without fsync, like git's refs and loose objects (vcs/refs.ts): a kill leaves the
   // old record or the new one; two fsyncs per call cost more than the rest of the capture.
-  const file = recordPath(home, call.turn);
+  const file = recordPath(home, rec.turn);
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
   writeBytes(tmp, JSON.stringify(stored), { exclusive: true });
   fs.renameSync(tmp, file);
@@ -102,7 +112,7 @@ export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, n
   all.forEach((rec, i) => {
     const old = maxAgeDays > 0 && now - rec.updated > maxAgeDays * 86_400_000;
     if (i >= maxTurns || old) {
-      fs.rmSync(recordPath(home, rec.turn), { force: true });
+      dropTurn(home, rec.turn);
       dropped++;
     }
   });

@@ -101,3 +101,15 @@ describe('the layers point down', () => {
     expect(named.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 });
+
+describe('the map of the sources', () => {
+  it('docs/development.md names every source folder', () => {
+    const doc = fs.readFileSync(path.resolve('docs/development.md'), 'utf8');
+    const folders = (dir: string): string[] =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [path.join(dir, e.name), ...folders(path.join(dir, e.name))] : []));
+    const unnamed = folders(SRC)
+      .map((d) => `src/${path.relative(SRC, d).split(path.sep).join('/')}/`)
+      .filter((d) => !doc.includes(d));
+    expect(unnamed).toEqual([]);
+  });
+});

@@ -11,7 +11,8 @@
  * instances, and the time until a crashed instance's lock is taken over (killed during a slow call,
  * and killed inside a Documents commit: call lock and repository lock). Once with lock files, once
  * through Redis coordination; a smaller run through nginx; a stale-handle storm on a file read
- * through another client; the health thread while a brick is stopped.
+ * through another client; one undo turn whose calls landed on three instances (each its own FUSE
+ * client), undone as one through the balancer; the health thread while a brick is stopped.
  *
  * Costs about two minutes: it runs when FILESHED_SCALE=1 (CI's .ci/run sets it, once), as root
  * with FUSE; otherwise it is skipped with the reason.
@@ -20,7 +21,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cannotRun, CLI, COHERENT_MOUNT, glusterUp, startRedis, tmpRoot, type Gluster } from './cluster.mjs';
+import { callFunction, cannotRun, CLI, COHERENT_MOUNT, glusterUp, startBalancer, startInstance, startRedis, tmpRoot, type Gluster } from './cluster.mjs';
+import { hashTree } from '../undo/helpers.js';
 import { measureStall, row, runScenario } from './scenario.mjs';
 
 const reason = process.env.FILESHED_SCALE !== '1' ? 'set FILESHED_SCALE=1 to run it (CI does; it needs root, FUSE, GlusterFS, Redis, HAProxy and nginx)' : cannotRun();
@@ -141,6 +143,49 @@ console.log(JSON.stringify(out));
     expect(result.torn).toBe(0);
     expect(result.reads).toBeGreaterThan(100);
   }, 120_000);
+
+  it('undo by turn: one turn whose calls land on three instances is undone as one, through the balancer', async () => {
+    const base = path.join(gluster.mnt, 'undo');
+    const dir = path.join(root, 'undo-lb');
+    // Commands run as the user's own uid (identity separation: serve runs as root here): the folders
+    // above the storage base must be passable by it, as a real deployment's are.
+    fs.chmodSync(root, 0o711);
+    const start = (i: number) => startInstance({ name: `undo-${i}`, base, client: 'own', mnt: gluster.mnt, mountOptions: COHERENT_MOUNT, logDir });
+    const instances = await Promise.all([0, 1, 2].map(start));
+    const lb = await startBalancer({ kind: 'haproxy', instances, policy: 'roundrobin', dir });
+    try {
+      type Answer = { success: boolean; turn?: string; error?: unknown; data?: Record<string, unknown> };
+      const on = async (url: string, fn: string, body: Record<string, unknown>, turn: string) => {
+        const r = await callFunction(url, fn, body, 'ann', { headers: { 'X-OpenWebUI-Chat-Id': 'c1', 'X-OpenWebUI-Message-Id': turn } });
+        if ('error' in r) throw new Error(`${fn}: ${r.error}`);
+        const answer = r.envelope as Answer;
+        if (!answer.success) console.log(`${fn} answered: ${JSON.stringify(answer)}`);
+        return answer;
+      };
+      const [a, b, c] = instances.map((i) => i.url) as [string, string, string];
+      expect((await on(a, 'shed_create_file', { zone: 'storage', path: 'conf.ini', content: 'mode=old\n' }, 'p')).success).toBe(true);
+      expect((await on(b, 'shed_create_file', { zone: 'documents', path: 'plan.md', content: '# Plan\n' }, 'p')).success).toBe(true);
+      const home = path.join(base, 'users', 'ann');
+      const trees = () => ({ storage: hashTree(path.join(home, 'Storage', 'data')), documents: hashTree(path.join(home, 'Documents', 'data')) });
+      const before = trees();
+      // One turn, m: a file on the first instance, a command on the second, a Documents edit on the third.
+      expect(await on(a, 'shed_create_file', { zone: 'storage', path: 'from-a.txt', content: 'a' }, 'm')).toMatchObject({ success: true, turn: 'm' });
+      expect(await on(b, 'shed_exec', { zone: 'storage', cmd: 'sed', args: ['-i', 's/old/new/', 'conf.ini'] }, 'm')).toMatchObject({ success: true, turn: 'm' });
+      expect(await on(c, 'shed_patch_text', { zone: 'documents', path: 'plan.md', content: 'step 1', position: 'end' }, 'm')).toMatchObject({ success: true, turn: 'm' });
+      expect(fs.readFileSync(path.join(home, 'Storage', 'data', 'conf.ini'), 'utf8')).toBe('mode=new\n');
+
+      const list = await on(lb.url, 'shed_undo', {}, 'l');
+      const turns = (list.data!.turns as { turn: string }[]).map((t) => t.turn);
+      expect(turns.filter((t) => t === 'm')).toHaveLength(1);
+      const undo = await on(lb.url, 'shed_undo', { turn: 'm', apply: true }, 'u');
+      expect(undo.success, JSON.stringify(undo)).toBe(true);
+      expect(trees()).toEqual(before);
+      console.log(`undo on GlusterFS: turn m of 3 calls on 3 instances undone through the balancer; list: ${turns.join(', ')}`);
+    } finally {
+      await lb.stop();
+      await Promise.all(instances.map((i) => i.stop()));
+    }
+  }, 180_000);
 
   it('the storage stalls (a brick stopped): /healthz keeps answering from the health thread, /readyz says 503', async () => {
     const r = await measureStall({ gluster, base: path.join(gluster.mnt, 'stall'), logDir, mountOptions: COHERENT_MOUNT });

@@ -199,3 +199,28 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(['', 'd', 'd/own.txt', 'ro.txt', 'shared.txt'].map((r) => [modeOf(s.groupPath(r)), ...ownerOf(s.groupPath(r))])).toEqual(converted);
   });
 });
+
+describe.each(KERNEL_MODES)('%s mode: a locked edit of a group file under identity separation', (mode) => {
+  it('the command runs as the member (what it writes is theirs), nothing of the space is in reach, save puts the edit in place', async () => {
+    const s = await arrange(mode);
+    try {
+      ok(await s.call('shed_lockedit_open', { ...g, path: 'shared.txt' }, { user: 'bob' }));
+      // sed -i writes a new file: its owner is the uid the command ran as.
+      const r = ok(await s.call('shed_lockedit_exec', { ...g, path: 'shared.txt', cmd: 'sed', args: ['-i', 's/shared/edited by bob/', '.'] }, { user: 'bob' }));
+      expect(r.returncode).toBe(0);
+      const home = path.dirname(s.groupPath());
+      const copies = fs.readdirSync(home, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name === 'shared.txt' && !path.join(e.parentPath, e.name).startsWith(s.groupPath()));
+      expect(copies.length).toBeGreaterThan(0);
+      const aliceUid = fs.lstatSync(s.groupPath('d/own.txt')).uid;
+      const copyUids = copies.map((e) => fs.lstatSync(path.join(e.parentPath, e.name)).uid);
+      expect(copyUids.every((u) => u >= FIRST && u < FIRST + 1000 && u !== aliceUid), `working copy owners ${copyUids}, alice ${aliceUid}`).toBe(true);
+      // Another member's owner-mode file is not reachable from the scratch folder: the path is refused or absent.
+      const peek = await s.call('shed_lockedit_exec', { ...g, path: 'shared.txt', cmd: 'cat', args: ['../../data/d/own.txt'] }, { user: 'bob' });
+      expect(JSON.stringify(peek)).not.toContain('alice wrote this');
+      ok(await s.call('shed_lockedit_save', { ...g, path: 'shared.txt' }, { user: 'bob' }));
+      expect(read(s.groupPath('shared.txt'))).toBe('edited by bob\n');
+    } finally {
+      s.cleanup();
+    }
+  });
+});

@@ -110,7 +110,7 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
     } finally {
       // What the member's command made: folders the server's (sticky, setgid), files the group's.
       // After the guard's comparison (a mode set here would count as a change to undo).
-      if (identity !== undefined && zone.group !== undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined, () => allRecords(zone.group!.base, zone.group!.id));
+      if (identity !== undefined && zone.group !== undefined && req.scratch === undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined, () => allRecords(zone.group!.base, zone.group!.id));
     }
   }
   const { result, end, undone } = watched;
@@ -155,8 +155,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
-      // A group space as the server's uid (a locked edit's scratch copy, identity_separation on but
-      // not possible): no mode, owner or ACL change at all, so nothing of that uid (root in the image)
+      // A group space as the server's uid (identity_separation on but not possible): no mode, owner or ACL change at all, so nothing of that uid (root in the image)
       // is re-moded. As the member's uid, only their own files' modes can change, and the space's
       // records are set again as modes before the next command (ids/group-owner.ts).
       noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),

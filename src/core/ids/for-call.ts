@@ -11,7 +11,7 @@ import { shedError } from '../errors.js';
 import type { Valves } from '../valves.js';
 import type { Zone } from '../zones/zones.js';
 import { groupGid, userIds } from './allocate.js';
-import { syncGroupSpace } from './group-owner.js';
+import { claimGroupScratch, syncGroupSpace } from './group-owner.js';
 import type { KernelIdentity } from './kernel-identity.js';
 import { idRange } from './range.js';
 import { separationReport } from './separation.js';
@@ -21,8 +21,7 @@ import { claimZone } from './zone-owner.js';
 export async function callIdentity(valves: Valves, userId: string | undefined, zone: Zone, scratch?: string): Promise<KernelIdentity | undefined> {
   const setting = valves.identity_separation;
   if (setting === 'off' || userId === undefined) return undefined;
-  // A locked edit's scratch copy of a group file keeps the server's uid (its guard covers it).
-  if (zone.name === 'group' && (scratch !== undefined || zone.group === undefined)) return undefined;
+  if (zone.name === 'group' && zone.group === undefined) return undefined;
   if (!canSwitchIdentity()) {
     if (setting === 'auto') return undefined;
     throw shedError('SANDBOX_UNAVAILABLE', 'Commands are disabled: the admin requires each user\'s commands to run as their own kernel identity (identity_separation=required), but the server can switch neither uid nor gid (it needs root, or CAP_SETUID and CAP_SETGID).', {
@@ -46,6 +45,13 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
     });
   }
   const ids = await userIds(base, range, userId);
+  if (zone.group !== undefined && scratch !== undefined) {
+    // A locked edit of a group file: the member's uid in a scratch folder made theirs (the group's gid
+    // only to pass the space's home; nothing of the space is reachable from the scratch folder).
+    const gid = await groupGid(base, range, zone.group.id);
+    await claimGroupScratch(base, path.dirname(path.dirname(scratch)), scratch, ids.uid, gid);
+    return { uid: ids.uid, gid, groups: [gid] };
+  }
   if (zone.group !== undefined) {
     // The member's uid; the group's gid as primary (what they make is the group's even outside a
     // setgid folder) and as the only supplementary group: their personal gid is not theirs here.

@@ -109,6 +109,29 @@ function ownerUids(base: string, range: IdRange): (owner: string) => Promise<num
 }
 
 /**
+ * A locked edit's scratch folder in a group space (`<home>/scratch/<conv>-…`, made by the server a
+ * moment ago, holding only the working copy): the member's, reached through the space's home, so
+ * the command runs as the member like any other of theirs. Nothing of the space is in it.
+ */
+export async function claimGroupScratch(base: string, home: string, scratch: string, uid: number, gid: number): Promise<void> {
+  closeDir(base, 0o711);
+  closeDir(path.join(base, 'groups'), 0o711);
+  setDir(home, gid, 0o710);
+  const rel = path.relative(home, scratch).split(path.sep);
+  if (rel.length !== 2 || rel[0] !== 'scratch') throw new Error(`claimGroupScratch: ${scratch} is not a scratch folder of ${home}`);
+  setDir(path.join(home, 'scratch'), gid, 0o710);
+  // The scratch folder and what it holds (the folders of the file's path, the working copy's link).
+  const own = async (abs: string): Promise<void> => {
+    const st = fs.lstatSync(abs);
+    if (st.isDirectory()) {
+      setByFd(abs, uid, gid, () => 0o700, true);
+      for (const name of fs.readdirSync(abs)) await own(path.join(abs, name));
+    } else if (st.isFile()) setByFd(abs, uid, gid, (f) => f.mode & 0o700, false);
+  };
+  await own(scratch);
+}
+
+/**
  * Before a command in a group space: the layout above, every record's file given its owner and mode,
  * and the first time every folder and file (conversion of a space made before identities).
  */

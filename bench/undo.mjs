@@ -6,9 +6,13 @@
 //   b) undo of a 1,000-file turn (one shed_exec sed -i over 1,000 files) vs `git checkout -- .` of the
 //      same change in a git CLI repository of the same files; target <= 1x;
 //   c) the capture store's growth after 100 turns of one-line edits to a 10 MB file, against the
-//      edits' compressed size (gzip of the 100 changed lines); target <= 2x.
+//      edits' compressed size (gzip of the 100 changed lines); target <= 2x;
+//   d) retention by bytes: 60 turns each rewriting a 1 MB file of random text with undo_max_store_mb=10,
+//      the store's size against the same turns with no byte limit; target: the budget plus the copy of
+//      the current files (what the collection never frees).
 // Medians of alternating rounds (load falls on both sides alike). Temp folders are removed.
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,8 +29,8 @@ const log = (t) => process.stderr.write(`${t}\n`);
 const RUNS = sized(15, 2);
 const WARMUP = sized(2, 1);
 const rows = [];
-/** UNDO_BENCH=ab runs only those scenarios (default: all three). */
-const only = process.env.UNDO_BENCH ?? 'abc';
+/** UNDO_BENCH=ab runs only those scenarios (default: all four). */
+const only = process.env.UNDO_BENCH ?? 'abcd';
 
 function shed(name, valves) {
   const base = path.join(work, name);
@@ -142,6 +146,21 @@ try {
     const editBytes = edits.reduce((a, b) => a + b, 0);
     // Ours counts everything the store grew by: deltas, commits, trees, turn records, the index.
     rows.push({ scenario: `c) capture store growth, ${turns} one-line edits of a ${mb} MB file`, ours: `${(grew / 1024).toFixed(1)} KiB`, anchor: 'each edit gzipped', anchorValue: `${(editBytes / 1024).toFixed(1)} KiB`, ratio: (grew / editBytes).toFixed(1), target: '<= 2x', result: grew <= 2 * editBytes ? 'PASS' : 'FAIL' });
+  }
+  // d) 60 rewrites of a 1 MB file under a 10 MB budget, against no byte limit.
+  if (only.includes('d')) {
+    const [turns, kib, budgetMb] = sized([60, 1024, 10], [6, 300, 1]);
+    log(`d) ${turns} rewrites of a ${kib} KiB file, undo_max_store_mb=${budgetMb} vs 0 ...`);
+    const texts = Array.from({ length: turns }, (_, i) => `${i}\n${crypto.randomBytes(Math.ceil(kib * 768)).toString('base64').slice(0, kib * 1024)}`);
+    const sizes = {};
+    for (const [name, limit] of [['bounded', budgetMb], ['unbounded', 0]]) {
+      const d = shed(`retention-${name}`, { undo_max_store_mb: limit });
+      for (const text of texts) await d.call('shed_patch_text', { zone: 'storage', path: 'big.txt', content: text, overwrite: true });
+      sizes[name] = dirBytes(path.join(d.base, 'users', 'bench', 'Storage', 'undo'));
+    }
+    const current = zlib.deflateSync(texts.at(-1)).length;
+    const bound = budgetMb * 1024 * 1024 + 2 * current;
+    rows.push({ scenario: `d) store after ${turns} rewrites of ${kib} KiB, undo_max_store_mb=${budgetMb}`, ours: `${(sizes.bounded / 1048576).toFixed(1)} MiB`, anchor: 'no byte limit', anchorValue: `${(sizes.unbounded / 1048576).toFixed(1)} MiB`, ratio: (sizes.bounded / sizes.unbounded).toFixed(2), target: `<= ${(bound / 1048576).toFixed(1)} MiB`, result: sizes.bounded <= bound ? 'PASS' : 'FAIL' });
   }
 } finally {
   fs.rmSync(work, { recursive: true, force: true });

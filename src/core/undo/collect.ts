@@ -42,10 +42,6 @@ export interface Budget {
 export interface Collected {
   /** Bytes of older versions kept (beyond the current state). */
   keptBytes: number;
-  /** Bytes deleted. */
-  freedBytes: number;
-  /** Turns dropped for the byte budget. */
-  dropped: string[];
   /** The newest turn was over the budget alone: its shadow changes, now not undoable. */
   lost: { tree: string; path: string; why: string }[];
 }
@@ -90,7 +86,16 @@ export async function keepWithinBudget(home: string, budget: Budget, added: numb
   const manyDropped = s.dropped >= Math.max(1, Math.floor(budget.maxTurns / 10));
   if (!overBudget && !manyDropped) return undefined;
   if (fs.existsSync(path.join(undoDir(home), 'journal.json'))) return undefined;
-  const done = await collect(home, budget.maxBytes);
+  let done: Collected;
+  try {
+    done = await collect(home, budget.maxBytes);
+  } catch {
+    // An object could not be read (a damaged store, a stale handle on a shared filesystem): nothing
+    // was deleted, the call's own answer stands, and the next collection waits for more to collect.
+    s.added = 0;
+    s.dropped = 0;
+    return undefined;
+  }
   since.set(home, { measured: done.keptBytes, added: 0, dropped: 0 });
   writeBytes(statePath(home), JSON.stringify({ keptBytes: done.keptBytes, at: Date.now() }));
   return done;
@@ -102,8 +107,8 @@ interface Marks {
   kept: Set<string>;
 }
 
-/** Marks one collection of the store and deletes the rest. Exported for tests and maintenance. */
-export async function collect(home: string, maxBytes: number): Promise<Collected> {
+/** Marks what the kept turns need, drops the turns past the budget, and deletes the rest. */
+async function collect(home: string, maxBytes: number): Promise<Collected> {
   const slice = new TimeSlice();
   const repos: Marks[] = [];
   for (const s of shadowsOf(home)) {
@@ -114,14 +119,13 @@ export async function collect(home: string, maxBytes: number): Promise<Collected
     await markCommit(m, head, m.kept, slice);
     repos.push(m);
   }
-  const out: Collected = { keptBytes: 0, freedBytes: 0, dropped: [], lost: [] };
+  const out: Collected = { keptBytes: 0, lost: [] };
   if (repos.length === 0) return out;
   const turns = listTurns(home);
   let over = false;
   for (const [i, rec] of turns.entries()) {
     if (over) {
       dropTurn(home, rec.turn);
-      out.dropped.push(rec.turn);
       continue;
     }
     const adds = new Map<Marks, Set<string>>();
@@ -140,12 +144,10 @@ export async function collect(home: string, maxBytes: number): Promise<Collected
     }
     over = true;
     if (i === 0) out.lost.push(...(await keepAsLost(home, rec, maxBytes)));
-    else {
-      dropTurn(home, rec.turn);
-      out.dropped.push(rec.turn);
-    }
+    else dropTurn(home, rec.turn);
   }
-  for (const m of repos) out.freedBytes += await sweep(m, slice);
+  // Only now, every kept object known: a read that failed above deleted nothing.
+  for (const m of repos) await sweep(m, slice);
   return out;
 }
 
@@ -217,9 +219,8 @@ function objectBytes(gitdir: string, oid: string): number {
   return lstatIfAny(loosePath(gitdir, oid))?.size ?? 0;
 }
 
-/** Deletes every loose object and delta of the repository not marked; answers the bytes freed. */
-async function sweep(m: Marks, slice: TimeSlice): Promise<number> {
-  let freed = 0;
+/** Deletes every loose object and delta of the repository not marked. */
+async function sweep(m: Marks, slice: TimeSlice): Promise<void> {
   for (const top of [path.join(m.gitdir, 'objects'), `${m.gitdir}.deltas`]) {
     let fans: fs.Dirent[];
     try {
@@ -234,11 +235,8 @@ async function sweep(m: Marks, slice: TimeSlice): Promise<number> {
         await slice.tick();
         // Only finished objects: a temp file of a writer is not ours to judge (none runs under the lock).
         if (!/^[0-9a-f]{38}$/.test(e.name) || m.kept.has(fan.name + e.name)) continue;
-        const file = path.join(dir, e.name);
-        freed += lstatIfAny(file)?.size ?? 0;
-        fs.rmSync(file, { force: true });
+        fs.rmSync(path.join(dir, e.name), { force: true });
       }
     }
   }
-  return freed;
 }

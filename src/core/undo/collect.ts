@@ -12,9 +12,9 @@
  * (never silently). Then every object and delta not marked is deleted.
  *
  * It runs inside a modifying call, under the user's call lock (every writer of the store holds it),
- * never while an undo's journal is pending, in time slices; and not on every call: when turns were
- * dropped since the last collection (a tenth of undo_max_turns, or any once the estimate is over
- * budget), or when the bytes added since the last measure may have passed the budget.
+ * never while an undo's journal is pending, in time slices; and not on every call: when a tenth of
+ * undo_max_turns were dropped (by count or age) since the last collection, or when the bytes added
+ * since its measure may have passed the budget. A read that fails deletes nothing.
  */
 import fs from 'node:fs';
 import path from 'node:path';

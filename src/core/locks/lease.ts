@@ -295,7 +295,7 @@ function readBody(lockPath: string): { body: Partial<LockBody> | undefined; mtim
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return NOT_A_LOCK;
-    const body = st.size > 0 && st.size < 4096 ? parseBody(readAllFd(fd).toString('utf8')) : undefined;
+    const body = st.size > 0 && st.size < 4096 ? parseBody(readAllFd(fd, st.size).toString('utf8')) : undefined;
     return { body, mtimeMs: st.mtimeMs, size: st.size };
   } catch {
     return undefined;

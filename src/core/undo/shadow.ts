@@ -19,7 +19,7 @@ import { foldersChangedSince } from '../quota/usage.js';
 import { commitPaths } from '../vcs/commit.js';
 import { isTrackableName, toKey } from '../vcs/names.js';
 import { isTreeMode, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
-import { readHead, writeRef } from '../vcs/refs.js';
+import { headOf, readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
@@ -77,11 +77,14 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
   const out: Shadow[] = [];
   const marker = markerPath(home);
   const interrupted = fs.existsSync(marker);
+  const made = new Set<string>(); // both shadows live in one folder: made (or found) once per call
   for (const s of shadowsOf(home)) {
     fs.mkdirSync(s.repo.root, { recursive: true });
-    fs.mkdirSync(path.dirname(s.repo.gitdir), { recursive: true });
-    await ensureRepo(s.repo);
-    const head = readHead(s.repo.gitdir);
+    const store = path.dirname(s.repo.gitdir);
+    if (!made.has(store)) fs.mkdirSync(store, { recursive: true });
+    made.add(store);
+    const headText = await ensureRepo(s.repo);
+    const head = headText === undefined ? readHead(s.repo.gitdir) : headOf(s.repo.gitdir, headText);
     if (head.oid === undefined) {
       // Built once: an empty first commit, then every file under the cap (a bigger one is marked
       // "not kept": a later change of it is reported as not undoable).

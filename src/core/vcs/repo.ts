@@ -50,13 +50,19 @@ export function repoExists(repo: Repo): boolean {
   return checkStateDir(repo.gitdir);
 }
 
-/** Creates the repository when missing; a `git` that is not a real folder is refused (IO_ERROR). */
-export async function ensureRepo(repo: Repo): Promise<void> {
+/**
+ * Creates the repository when missing; a `git` that is not a real folder is refused (IO_ERROR).
+ * Returns the text of HEAD when it was already there (read to know the repository is complete), so
+ * a caller that needs HEAD next does not read it a second time (refs.ts headOf); undefined otherwise.
+ */
+export async function ensureRepo(repo: Repo): Promise<string | undefined> {
   if (repoExists(repo)) {
-    if (readStateText(path.join(repo.gitdir, 'HEAD')) === undefined) completeRepo(repo.gitdir);
-    return;
+    const head = readStateText(path.join(repo.gitdir, 'HEAD'));
+    if (head === undefined) completeRepo(repo.gitdir);
+    return head;
   }
   createRepo(repo.gitdir);
+  return undefined;
 }
 
 /** Builds an empty repository under a temp name beside `gitdir` and renames it into place. */

@@ -93,10 +93,10 @@ export async function captureCall<T extends { turn?: string; message: string }>(
 
 function realHome(home: string): string {
   try {
-    return fs.realpathSync(home);
+    return fs.realpathSync.native(home); // in C: no lstat (and Stats object) per component
   } catch {
     try {
-      return path.join(fs.realpathSync(path.dirname(home)), path.basename(home));
+      return path.join(fs.realpathSync.native(path.dirname(home)), path.basename(home));
     } catch {
       return home;
     }

@@ -196,8 +196,10 @@ export async function bumpStamp(scope: QuotaScope, mark: number, totalsNow: () =
     const previous = parse(raw);
     const folders = new Set<string>();
     const unknown: string[] = [];
-    for (const root of rootsOf(scope)) {
-      const changed = await foldersChangedSince(root, mark);
+    const roots = rootsOf(scope);
+    const changes = await Promise.all(roots.map((root) => foldersChangedSince(root, mark))); // their event-loop turns shared
+    for (const [i, root] of roots.entries()) {
+      const changed = changes[i];
       // A tree this process did not load and that does not exist (an unused editzone) changed nowhere.
       if (changed === undefined && (treeLoaded(root) || fs.existsSync(root))) unknown.push(path.relative(home, root));
       else for (const dir of changed ?? []) folders.add(path.relative(home, dir));

@@ -32,6 +32,7 @@ function emptyVersioned(home: string): Set<string> {
   }
   // One entry is enough to know (a big folder is not listed whole).
   let dir: fs.Dir | undefined;
+  if (!fs.existsSync(root)) return new Set(['documents']); // not created yet: empty (no thrown ENOENT)
   try {
     dir = fs.opendirSync(root);
     return dir.readSync() === null ? new Set(['documents']) : new Set();

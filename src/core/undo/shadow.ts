@@ -149,6 +149,7 @@ function taintFile(s: Shadow): string {
 }
 
 function tainted(s: Shadow): Map<string, string> {
+  if (!fs.existsSync(taintFile(s))) return new Map(); // the usual case: no exception for it
   try {
     return new Map(Object.entries(JSON.parse(readText(taintFile(s))) as Record<string, string>));
   } catch {

@@ -34,6 +34,13 @@ export interface Shadow {
   tree: 'storage' | 'uploads';
   label: string;
   repo: Repo;
+  /**
+   * Its HEAD commit as found before the call, when the preparation did not move it. Only the
+   * shadow commit after the call moves a shadow's HEAD (undo commits versioned zones only; the
+   * capture store is outside every zone, and other instances wait for the call lock), so the
+   * comparison after the call starts from it without reading HEAD and the branch again.
+   */
+  headBefore?: string;
 }
 
 const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', role: 'user' };
@@ -96,6 +103,8 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
     } else if (interrupted) {
       // A call died before its shadow commit: resynchronise the whole tree (outside any turn).
       await commitPaths(s.repo, [''], SYSTEM, 'Capture: resynchronised after an interrupted call');
+    } else {
+      s.headBefore = head.oid;
     }
     out.push(s);
   }
@@ -177,7 +186,8 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
   for (const s of shadows) {
     const folders = await foldersChangedSince(s.repo.root, mark);
     // The watch cannot vouch for every change: the whole tree is compared (O(zone), rare).
-    let paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs, capBytes);
+    let paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs, capBytes, s.headBefore);
+    s.headBefore = undefined; // this shadow's HEAD moves below: what was known before is known no more
     if (folders !== undefined) {
       // Over the cap: not stored, reported; its shadow entry stays as it was (stale, marked).
       const stale = tainted(s);
@@ -206,8 +216,8 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
 }
 
 /** Entries of the changed folders that may differ from the shadow: new, gone, or touched during the call. */
-async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number): Promise<string[]> {
-  const head = readHead(repo.gitdir).oid;
+async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number, headBefore: string | undefined): Promise<string[]> {
+  const head = headBefore ?? readHead(repo.gitdir).oid;
   const tree = head === undefined ? undefined : (await readCommit(repo.gitdir, head)).tree;
   const slice = new TimeSlice();
   const out = new Set<string>();

@@ -56,10 +56,15 @@ export function repoExists(repo: Repo): boolean {
  * a caller that needs HEAD next does not read it a second time (refs.ts headOf); undefined otherwise.
  */
 export async function ensureRepo(repo: Repo): Promise<string | undefined> {
+  // The usual case first: HEAD read as server state (no link followed, and its descriptor found at
+  // exactly this path, so the git folder and every folder above it are real folders) says the
+  // repository is there and complete, without checking the folder on its own beforehand. A link
+  // or a file in place of the folder fails in that read as it did in the check (IO_ERROR).
+  const head = readStateText(path.join(repo.gitdir, 'HEAD'));
+  if (head !== undefined) return head;
   if (repoExists(repo)) {
-    const head = readStateText(path.join(repo.gitdir, 'HEAD'));
-    if (head === undefined) completeRepo(repo.gitdir);
-    return head;
+    completeRepo(repo.gitdir);
+    return undefined;
   }
   createRepo(repo.gitdir);
   return undefined;

@@ -233,6 +233,17 @@ export function defaultValves(): Valves {
   return ValvesSchema.parse({});
 }
 
+const lastValves = new WeakMap<z.ZodObject, { key: string; data: unknown }>();
+
+/** The input's text for the cache (NaN and the infinities told apart); undefined: not cached (a value JSON cannot hold). */
+function inputKey(input: Record<string, unknown>): string | undefined {
+  try {
+    return JSON.stringify(input, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? { nonFinite: String(v) } : v));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Validates admin or user valves. Hosts may hand over form values as strings ("1000", "true"), so
  * numeric and boolean strings are accepted; `null` means "use the default" as in Open WebUI.
@@ -245,8 +256,17 @@ export function parseValves<T extends z.ZodObject>(schema: T, raw: unknown, labe
     if (value === null || value === undefined) continue;
     input[key] = coerceValve(field as z.ZodType, value);
   }
+  // Every call parses the same settings: the schema's answer for the last input is kept per schema
+  // (keyed by the input's whole JSON text, so any change is parsed again). The answer is frozen:
+  // nothing changes valves after parsing, and a shared copy must stay so.
+  const key = inputKey(input);
+  const last = lastValves.get(schema);
+  if (key !== undefined && last !== undefined && last.key === key) return last.data as z.infer<T>;
   const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (key !== undefined) lastValves.set(schema, { key, data: Object.freeze(parsed.data) });
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0]!;
   const name = String(issue.path[0] ?? '?');
   throw shedError('INVALID_VALVES', `The ${label} '${name}' is invalid: ${issue.message} (got ${JSON.stringify(input[name])}).`, {

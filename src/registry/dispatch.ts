@@ -270,7 +270,7 @@ function diskPrefixes(base: string): string[] {
   const abs = path.resolve(base);
   const out = [abs];
   try {
-    const real = fs.realpathSync(abs);
+    const real = fs.realpathSync.native(abs); // in C: no lstat per component, every call
     if (real !== abs) out.push(real);
   } catch {
     // not created yet

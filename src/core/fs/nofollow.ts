@@ -103,7 +103,8 @@ function safeRealpath(p: string): string | undefined {
 
 function lstatOrUndefined(p: string): fs.Stats | undefined {
   try {
-    return fs.lstatSync(p);
+    // throwIfNoEntry: a missing path (the common case for optional state) costs no exception.
+    return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch (err) {
     if (missing(err)) return undefined;
     throw err;
@@ -122,9 +123,10 @@ export function readStateFile(abs: string): Buffer | undefined {
     return undefined;
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) throw unsafeState(abs, 'a special file');
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw unsafeState(abs, 'a special file');
     if (!isAt(fd, abs)) throw unsafeState(abs, 'a symbolic link on the way');
-    return readAllFd(fd);
+    return readAllFd(fd, st.size);
   } finally {
     fs.closeSync(fd);
   }

@@ -61,9 +61,13 @@ function readOnce(file: string, flags: number): Buffer {
   return data;
 }
 
-/** Everything from an open descriptor's start to its end (the size may change while reading). */
-export function readAllFd(fd: number): Buffer {
-  const size = fs.fstatSync(fd).size;
+/**
+ * Everything from an open descriptor's start to its end (the size may change while reading).
+ * `knownSize`: the size from the caller's own fstat of `fd` (one syscall less); only a first guess,
+ * reading goes on to the real end either way.
+ */
+export function readAllFd(fd: number, knownSize?: number): Buffer {
+  const size = knownSize ?? fs.fstatSync(fd).size;
   // One byte more than the size: the final read that finds the end fits without growing the buffer.
   let buf = Buffer.allocUnsafe(Math.max(size + 1, 4096));
   let got = 0;

@@ -37,7 +37,8 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
   }
   const base = path.resolve(valves.storage_base_path);
   // The base and the system temp folder (the call's HOME and TMPDIR are made there) must be passable.
-  const closed = closedAncestor(base) ?? closedAncestor(path.join(os.tmpdir(), 'shed-call'));
+  const passable = new Set<string>();
+  const closed = closedAncestor(base, passable) ?? closedAncestor(path.join(os.tmpdir(), 'shed-call'), passable);
   if (closed !== undefined) {
     throw shedError('SANDBOX_UNAVAILABLE', `Commands are disabled: users' commands run as their own uid, which cannot pass ${closed} (a folder above the storage base or the temp folder that others may not search).`, {
       details: { folder: closed },
@@ -63,11 +64,17 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
   return { uid: ids.uid, gid: ids.gid, groups: [] };
 }
 
-/** The first folder above `base` that another uid may not search (no o+x), if any. */
-function closedAncestor(base: string): string | undefined {
+/**
+ * The first folder above `base` that another uid may not search (no o+x), if any. `passable`: the
+ * folders this call already found passable (with all theirs above): the base and the temp folder
+ * usually share /tmp and / , stat'ed once.
+ */
+function closedAncestor(base: string, passable: Set<string>): string | undefined {
   for (let dir = path.dirname(base); ; dir = path.dirname(dir)) {
+    if (passable.has(dir)) return undefined;
     const st = fs.statSync(dir, { throwIfNoEntry: false });
     if (st && (st.mode & 0o001) === 0) return dir;
+    passable.add(dir);
     if (path.dirname(dir) === dir) return undefined;
   }
 }

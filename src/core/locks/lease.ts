@@ -195,7 +195,6 @@ const observed = new Map<string, { sig: string; since: number }>();
 
 const fileStore = {
   async tryAcquire(lockPath: string): Promise<Lease | undefined> {
-    fs.mkdirSync(path.dirname(lockPath), { recursive: true });
     const body: LockBody = { pid: process.pid, host: HOST, nonce: crypto.randomBytes(8).toString('hex'), at: new Date().toISOString() };
     let tookOver = false;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -257,14 +256,27 @@ class FileLease implements Lease {
 
   async release(): Promise<void> {
     clearInterval(this.timer);
-    if (readBody(this.lockPath)?.body?.nonce === this.nonce) fs.rmSync(this.lockPath, { force: true });
+    if (readBody(this.lockPath)?.body?.nonce !== this.nonce) return;
+    try {
+      fs.unlinkSync(this.lockPath); // a file (read just now): one unlink, not rmSync's lstat + unlink
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // already gone: as rmSync's force
+    }
   }
 }
 
 function tryCreate(lockPath: string, body: LockBody): boolean {
+  const create = () => fs.openSync(lockPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
   let fd: number;
   try {
-    fd = fs.openSync(lockPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+    try {
+      fd = create();
+    } catch (err) {
+      // Its folder is made only when missing (once per space), not tried at every call.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      fs.mkdirSync(path.dirname(lockPath), { recursive: true });
+      fd = create();
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
@@ -295,7 +307,7 @@ function readBody(lockPath: string): { body: Partial<LockBody> | undefined; mtim
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return NOT_A_LOCK;
-    const body = st.size > 0 && st.size < 4096 ? parseBody(readAllFd(fd).toString('utf8')) : undefined;
+    const body = st.size > 0 && st.size < 4096 ? parseBody(readAllFd(fd, st.size).toString('utf8')) : undefined;
     return { body, mtimeMs: st.mtimeMs, size: st.size };
   } catch {
     return undefined;

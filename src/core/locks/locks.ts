@@ -85,7 +85,7 @@ export function inspectLock(file: string): LockState {
     const st = fs.fstatSync(fd);
     if (st.isDirectory()) return { state: 'blocked' };
     if (!st.isFile() || st.size > MAX_LOCK_BYTES) return { state: 'corrupt', ino: st.ino };
-    const lock = parseLock(readAllFd(fd).toString('utf8'));
+    const lock = parseLock(readAllFd(fd, st.size).toString('utf8'));
     return lock === undefined ? { state: 'corrupt', ino: st.ino } : { state: 'held', lock, ino: st.ino };
   } finally {
     fs.closeSync(fd);

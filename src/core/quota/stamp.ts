@@ -89,13 +89,24 @@ function readRaw(file: string): string {
   }
 }
 
+/**
+ * The last text parsed and what it gave: a call asks for usage several times and reads the same
+ * 8 KiB stamp each time (or its copy under the lock); parsing it once is enough. Keyed by the whole
+ * text, so a changed stamp is always parsed. Callers never modify the object.
+ */
+let lastParsed: { raw: string; stamp: Stamp | undefined } | undefined;
+
 function parse(raw: string): Stamp | undefined {
+  if (lastParsed?.raw === raw) return lastParsed.stamp;
+  let stamp: Stamp | undefined;
   try {
     const s = JSON.parse(raw) as Stamp;
-    return s?.v === 2 && typeof s.epoch === 'string' && Number.isInteger(s.seq) && Array.isArray(s.entries) ? s : undefined;
+    stamp = s?.v === 2 && typeof s.epoch === 'string' && Number.isInteger(s.seq) && Array.isArray(s.entries) ? s : undefined;
   } catch {
-    return undefined;
+    stamp = undefined;
   }
+  lastParsed = { raw, stamp };
+  return stamp;
 }
 
 const keyOf = (s: Stamp) => `${s.epoch}:${s.seq}`;
@@ -178,14 +189,17 @@ export async function bumpStamp(scope: QuotaScope, mark: number, totalsNow: () =
   const file = stampPath(scope);
   const home = scopeHome(scope);
   try {
+    // The copy read under the lock stays good until this write (totalsNow asks for usage again,
+    // which needs no second read); it is dropped in `finally`.
     const raw = currentRaw(scope);
-    readUnderLock.delete(scope.key);
     catchUp(scope, raw);
     const previous = parse(raw);
     const folders = new Set<string>();
     const unknown: string[] = [];
-    for (const root of rootsOf(scope)) {
-      const changed = await foldersChangedSince(root, mark);
+    const roots = rootsOf(scope);
+    const changes = await Promise.all(roots.map((root) => foldersChangedSince(root, mark))); // their event-loop turns shared
+    for (const [i, root] of roots.entries()) {
+      const changed = changes[i];
       // A tree this process did not load and that does not exist (an unused editzone) changed nowhere.
       if (changed === undefined && (treeLoaded(root) || fs.existsSync(root))) unknown.push(path.relative(home, root));
       else for (const dir of changed ?? []) folders.add(path.relative(home, dir));
@@ -220,6 +234,8 @@ export async function bumpStamp(scope: QuotaScope, mark: number, totalsNow: () =
     seen.set(scope.key, keyOf(next));
   } catch {
     seen.delete(scope.key); // unknown state: the next question starts over
+  } finally {
+    readUnderLock.delete(scope.key);
   }
 }
 

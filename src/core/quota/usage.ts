@@ -705,7 +705,8 @@ function turnEventLoop(): Promise<void> {
 
 function isFolder(p: string): boolean {
   try {
-    return fs.statSync(p).isDirectory();
+    // A tree that does not exist yet is asked about at every usage question: no exception for it.
+    return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
     return false;
   }

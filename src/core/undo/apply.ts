@@ -56,6 +56,9 @@ export async function applyUndo(home: string, journal: Journal, author: Identity
 /** Finishes an undo a killed call left (nothing when there is none); the turn it undid, if any. */
 export async function finishPendingUndo(home: string, author: Identity): Promise<string | undefined> {
   let journal: Journal;
+  // Almost every call finds none: one existence check, not a thrown ENOENT (only this call, under
+  // the call lock, writes the journal, so it cannot appear in between).
+  if (!fs.existsSync(journalPath(home))) return undefined;
   try {
     journal = JSON.parse(readText(journalPath(home))) as Journal;
     journal.items = journal.items.map((i) => ({ ...i, ...whereIs(home, i.tree) }));

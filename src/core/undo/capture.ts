@@ -33,6 +33,7 @@ function emptyVersioned(home: string): Set<string> {
   }
   // One entry is enough to know (a big folder is not listed whole).
   let dir: fs.Dir | undefined;
+  if (!fs.existsSync(root)) return new Set(['documents']); // not created yet: empty (no thrown ENOENT)
   try {
     dir = fs.opendirSync(root);
     return dir.readSync() === null ? new Set(['documents']) : new Set();
@@ -98,10 +99,10 @@ export async function captureCall<T extends { turn?: string; message: string }>(
 
 function realHome(home: string): string {
   try {
-    return fs.realpathSync(home);
+    return fs.realpathSync.native(home); // in C: no lstat (and Stats object) per component
   } catch {
     try {
-      return path.join(fs.realpathSync(path.dirname(home)), path.basename(home));
+      return path.join(fs.realpathSync.native(path.dirname(home)), path.basename(home));
     } catch {
       return home;
     }

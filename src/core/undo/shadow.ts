@@ -19,7 +19,7 @@ import { foldersChangedSince } from '../quota/usage.js';
 import { commitPaths } from '../vcs/commit.js';
 import { isTrackableName, toKey } from '../vcs/names.js';
 import { isTreeMode, loosePath, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
-import { readHead, writeRef } from '../vcs/refs.js';
+import { headOf, readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
@@ -34,6 +34,13 @@ export interface Shadow {
   tree: 'storage' | 'uploads';
   label: string;
   repo: Repo;
+  /**
+   * Its HEAD commit as found before the call, when the preparation did not move it. Only the
+   * shadow commit after the call moves a shadow's HEAD (undo commits versioned zones only; the
+   * capture store is outside every zone, and other instances wait for the call lock), so the
+   * comparison after the call starts from it without reading HEAD and the branch again.
+   */
+  headBefore?: string;
 }
 
 const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', role: 'user' };
@@ -77,11 +84,14 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
   const out: Shadow[] = [];
   const marker = markerPath(home);
   const interrupted = fs.existsSync(marker);
+  const made = new Set<string>(); // both shadows live in one folder: made (or found) once per call
   for (const s of shadowsOf(home)) {
     fs.mkdirSync(s.repo.root, { recursive: true });
-    fs.mkdirSync(path.dirname(s.repo.gitdir), { recursive: true });
-    await ensureRepo(s.repo);
-    const head = readHead(s.repo.gitdir);
+    const store = path.dirname(s.repo.gitdir);
+    if (!made.has(store)) fs.mkdirSync(store, { recursive: true });
+    made.add(store);
+    const headText = await ensureRepo(s.repo);
+    const head = headText === undefined ? readHead(s.repo.gitdir) : headOf(s.repo.gitdir, headText);
     if (head.oid === undefined) {
       // Built once: an empty first commit, then every file under the cap (a bigger one is marked
       // "not kept": a later change of it is reported as not undoable).
@@ -93,6 +103,8 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
     } else if (interrupted) {
       // A call died before its shadow commit: resynchronise the whole tree (outside any turn).
       await commitPaths(s.repo, [''], SYSTEM, 'Capture: resynchronised after an interrupted call');
+    } else {
+      s.headBefore = head.oid;
     }
     out.push(s);
   }
@@ -146,6 +158,7 @@ function taintFile(s: Shadow): string {
 }
 
 function tainted(s: Shadow): Map<string, string> {
+  if (!fs.existsSync(taintFile(s))) return new Map(); // the usual case: no exception for it
   try {
     return new Map(Object.entries(JSON.parse(readText(taintFile(s))) as Record<string, string>));
   } catch {
@@ -174,7 +187,8 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
   for (const s of shadows) {
     const folders = await foldersChangedSince(s.repo.root, mark);
     // The watch cannot vouch for every change: the whole tree is compared (O(zone), rare).
-    let paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs, capBytes);
+    let paths = folders === undefined ? [''] : await candidates(s.repo, folders, startedMs, capBytes, s.headBefore);
+    s.headBefore = undefined; // this shadow's HEAD moves below: what was known before is known no more
     if (folders !== undefined) {
       // Over the cap: not stored, reported; its shadow entry stays as it was (stale, marked).
       const stale = tainted(s);
@@ -206,8 +220,8 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
 }
 
 /** Entries of the changed folders that may differ from the shadow: new, gone, or touched during the call. */
-async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number): Promise<string[]> {
-  const head = readHead(repo.gitdir).oid;
+async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number, headBefore: string | undefined): Promise<string[]> {
+  const head = headBefore ?? readHead(repo.gitdir).oid;
   const tree = head === undefined ? undefined : (await readCommit(repo.gitdir, head)).tree;
   const slice = new TimeSlice();
   const out = new Set<string>();

@@ -28,7 +28,12 @@ export function isSafeRef(name: string): boolean {
 }
 
 export function readHead(gitdir: string): Head {
-  const text = readText(path.join(gitdir, 'HEAD'));
+  return headOf(gitdir, readText(path.join(gitdir, 'HEAD')));
+}
+
+/** HEAD from its text, read a moment ago by the caller (ensureRepo); undefined: no HEAD file. */
+export function headOf(gitdir: string, headText: string | undefined): Head {
+  const text = headText?.trim();
   if (text === undefined) return { ref: 'refs/heads/main', oid: undefined };
   if (text.startsWith('ref:')) {
     const ref = text.slice(4).trim();

@@ -50,13 +50,24 @@ export function repoExists(repo: Repo): boolean {
   return checkStateDir(repo.gitdir);
 }
 
-/** Creates the repository when missing; a `git` that is not a real folder is refused (IO_ERROR). */
-export async function ensureRepo(repo: Repo): Promise<void> {
+/**
+ * Creates the repository when missing; a `git` that is not a real folder is refused (IO_ERROR).
+ * Returns the text of HEAD when it was already there (read to know the repository is complete), so
+ * a caller that needs HEAD next does not read it a second time (refs.ts headOf); undefined otherwise.
+ */
+export async function ensureRepo(repo: Repo): Promise<string | undefined> {
+  // The usual case first: HEAD read as server state (no link followed, and its descriptor found at
+  // exactly this path, so the git folder and every folder above it are real folders) says the
+  // repository is there and complete, without checking the folder on its own beforehand. A link
+  // or a file in place of the folder fails in that read as it did in the check (IO_ERROR).
+  const head = readStateText(path.join(repo.gitdir, 'HEAD'));
+  if (head !== undefined) return head;
   if (repoExists(repo)) {
-    if (readStateText(path.join(repo.gitdir, 'HEAD')) === undefined) completeRepo(repo.gitdir);
-    return;
+    completeRepo(repo.gitdir);
+    return undefined;
   }
   createRepo(repo.gitdir);
+  return undefined;
 }
 
 /** Builds an empty repository under a temp name beside `gitdir` and renames it into place. */

@@ -107,7 +107,7 @@ export function openZone(req: ZoneRequest, name: ZoneName, group: string | undef
   return {
     name,
     label: layout.label,
-    root: fs.realpathSync(layout.root),
+    root: fs.realpathSync.native(layout.root), // in C: no lstat (and Stats object) per component
     workBase: layout.workBase,
     versioned: name === 'documents',
     readonly: name === 'uploads',
@@ -134,7 +134,7 @@ export function openGroupZone(valves: Valves, group: { id: string; name: string 
   return {
     name: 'group',
     label: `Group:${group.name}`,
-    root: fs.realpathSync(root),
+    root: fs.realpathSync.native(root),
     workBase: home,
     versioned: true,
     readonly: false,

@@ -16,12 +16,11 @@
  * old stalls. Measured on a 2-core machine at load 11: p99 87-160 ms, no hold reported by the server.
  * The same attacks, sized by BENCH_SMOKE, are rows of `node bench/stall-http.mjs` (BENCH_ATTACKS=group).
  */
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRecords } from '../../src/core/groups/access.js';
 // @ts-expect-error -- a .mjs bench script without type declarations
 import { addTeam, groupAttacks, MANY_VALVES } from '../../bench/stall-http.mjs';
-import { CLI, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
+import { busyMachine, CLI, holdsPastLimit, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
 
 const FILES = 20_000;
 type Attacks = Record<string, (url: string) => Promise<() => Promise<Envelope>>>;
@@ -32,8 +31,6 @@ let attacks: Attacks;
 const P99_MS = 100;
 const P99_BUSY_MS = 500;
 const LONGEST_MS = 1500;
-/** More runnable work than cores: the reader waits for a CPU, not for the event loop. */
-const busy = () => os.loadavg()[0]! > os.cpus().length;
 let server: StallServer;
 let url: string;
 /** The reader's p99 with no attack: what the machine's own load adds. */
@@ -63,9 +60,10 @@ describe(`${FILES.toLocaleString('en')} files through a group space: another use
     const seen = `reader p50 ${percentile(p.reads, 50).toFixed(1)} ms, p99 ${percentile(p.reads, 99).toFixed(1)} ms (${idleP99.toFixed(1)} ms with no attack), longest ${max.toFixed(0)} ms over ${p.reads.length} reads; attack ${(p.ms / 1000).toFixed(1)} s`;
     console.log(`${label}: ${seen}${held.length > 0 ? `; server held its loop ${held.join(', ')} ms` : ''}`);
     expect(p.failures, seen).toEqual([]);
-    // The server's own probe: no stretch of over 200 ms of CPU without yielding (GC taken out).
-    expect(held, `${seen}; the server's event loop was held (ms of CPU)`).toEqual([]);
-    const loaded = busy();
+    // The server's own probe: no stretch of over 200 ms of CPU without yielding (GC taken out; 500 ms
+    // on a machine busier than its cores, stall-server.ts).
+    expect(holdsPastLimit(held), `${seen}; the server's event loop was held (ms of CPU: ${held.join(', ')})`).toEqual([]);
+    const loaded = busyMachine();
     expect(percentile(p.reads, 99), `${seen}${loaded ? ' (machine busier than its cores)' : ''}`).toBeLessThan(loaded ? P99_BUSY_MS : P99_MS + idleP99);
     expect(max, seen).toBeLessThan(LONGEST_MS);
   }, 600_000);

@@ -9,12 +9,12 @@
  * reader's p99 under a second, and no read near the old stalls (an overloaded machine, this suite
  * beside another, was seen to hold one read of 435 for 1.3 s while the p99 stayed at 65 ms). The
  * server's own lag probe is the exact check: it reports no hold of its event loop past 200 ms of CPU
- * (none was reported at load 11-17 on 2 cores).
+ * (500 ms on a machine busier than its cores: holdsPastLimit).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error -- a .mjs bench script without type declarations
 import { addTeam, MANY_ATTACKS, MANY_VALVES } from '../../bench/stall-http.mjs';
-import { CLI, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
+import { CLI, holdsPastLimit, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';
 
 const attacks = MANY_ATTACKS as Record<string, (url: string) => Promise<() => Promise<Envelope>>>;
 
@@ -42,8 +42,9 @@ describe('30,000 files in one folder: another user is never stalled (HTTP, files
     const max = Math.max(...p.reads);
     const seen = `reader p50 ${percentile(p.reads, 50).toFixed(1)} ms, p99 ${percentile(p.reads, 99).toFixed(1)} ms, longest ${max.toFixed(0)} ms over ${p.reads.length} reads; attack ${(p.ms / 1000).toFixed(1)} s`;
     expect(p.failures, seen).toEqual([]);
-    // The server's own probe (src/hosts/lag-report.ts): no stretch of over 200 ms of CPU without yielding.
-    expect(held, `${seen}; the server's event loop was held (ms of CPU)`).toEqual([]);
+    // The server's own probe (src/hosts/lag-report.ts): no stretch of over 200 ms of CPU without yielding
+    // (500 ms on a machine busier than its cores, stall-server.ts).
+    expect(holdsPastLimit(held), `${seen}; the server's event loop was held (ms of CPU: ${held.join(', ')})`).toEqual([]);
     expect(percentile(p.reads, 99), seen).toBeLessThan(P99_MS);
     expect(max, seen).toBeLessThan(LONGEST_MS);
   }, 900_000);

@@ -6,11 +6,11 @@
  * asserted are generous for a loaded 2-core CI machine (measured there: p99 30-60 ms, longest under
  * 100 ms) and still far below the old stalls (longest 1.4-13 s; the old p99 alone can look fine
  * when the reader gets many quick answers between a few long stalls, hence the longest wait too).
- * The server's own lag probe (src/hosts/lag-report.ts) must report no hold past 200 ms of CPU.
+ * The server's own lag probe (src/hosts/lag-report.ts) must report no hold past 200 ms of CPU (500 ms on a machine busier than its cores: holdsPastLimit).
  * The same probes, at full size, are `node bench/stall-http.mjs`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, percentile, probeReads, type Probe, type StallServer, startStallServer } from './stall-server.js';
+import { call, holdsPastLimit, percentile, probeReads, type Probe, type StallServer, startStallServer } from './stall-server.js';
 
 /** p99 of the reader's latency, and its longest single wait (the longest the event loop was held). */
 const STALL_MS = 600;
@@ -30,10 +30,10 @@ function report(p: Probe): { p99: number; max: number } {
   return { p99, max: Math.max(...p.reads) };
 }
 
-/** The server's own lag probe after an attack: what it reported (ms of CPU past 200 ms), judged a moment after. */
+/** The server's own lag probe after an attack: the holds it reported past the limit (holdsPastLimit), judged a moment after. */
 async function serverHeld(): Promise<number[]> {
   await new Promise((r) => setTimeout(r, 300));
-  return server.takeHeld();
+  return holdsPastLimit(server.takeHeld());
 }
 
 describe('one user cannot stall another (HTTP, fileshed serve)', () => {

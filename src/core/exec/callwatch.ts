@@ -17,6 +17,7 @@
  *   only. When the watch cannot vouch for them (inotify unavailable, far too many events) the
  *   caller compares full stat snapshots (`exact` false at the start) or commits the whole zone.
  */
+import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { scopeUsage } from '../quota/quota.js';
 import { chargedBytes, forgetTree, invalidateTree, treeUsage, watchChanges, type Prior, type Usage } from '../quota/usage.js';
@@ -108,16 +109,58 @@ class GrowthBound {
     this.growth.set(entry, grew);
   }
 
-  /** A new starting point: `total` was measured while the command was held (nothing was writing). */
-  restart(total: number): void {
-    this.measured = total;
-    for (const entry of this.growth.keys()) {
+  /**
+   * A new starting point: `total` was measured while the command was held (nothing was writing).
+   * Each entry noted so far is measured again, in slices: thousands of folders nested thousands
+   * deep cost a path walk each (tens of µs at depth 1,000), far past a slice in one go.
+   */
+  async restart(total: number): Promise<void> {
+    const entries = [...this.growth.keys()];
+    const sizes: number[] = [];
+    const slice = new TimeSlice();
+    for (const entry of entries) {
+      await slice.tick();
       const st = lstatIfAny(entry);
-      this.sizeThen.set(entry, st === undefined ? 0 : chargedBytes(st, st.isDirectory()));
+      sizes.push(st === undefined ? 0 : chargedBytes(st, st.isDirectory()));
     }
+    entries.forEach((entry, i) => this.sizeThen.set(entry, sizes[i]!));
+    this.measured = total;
     this.growth.clear();
     this.grown = 0;
   }
+}
+
+/**
+ * Change events arrive in batches: the runtime hands over every event the kernel queued, callback
+ * after callback, before the event loop turns again, and a fast command queues thousands while the
+ * loop waits for the CPU. So the callback only notes the entry; `look` (a path walk each) runs on
+ * the noted entries in slices, then `after` once. `look` returning true ends the looking early (the
+ * command is held, and the exact measurement that follows sees everything), and `after` is not run.
+ */
+function eventsDrainedInSlices(look: (entry: string) => boolean, after: () => void): (entry: string | undefined) => void {
+  let noted = new Set<string>();
+  let draining = false;
+  const drain = async () => {
+    const slice = new TimeSlice();
+    let held = false;
+    while (noted.size > 0 && !held) {
+      const batch = noted;
+      noted = new Set();
+      for (const entry of batch) {
+        await slice.tick();
+        if ((held = look(entry))) break;
+      }
+    }
+    noted.clear();
+    draining = false;
+    if (!held) after();
+  };
+  return (entry) => {
+    if (entry !== undefined) noted.add(entry);
+    if (draining) return;
+    draining = true;
+    setImmediate(() => void drain().catch(() => (draining = false)));
+  };
 }
 
 /** `fileCap`: the largest file the command may write (its RLIMIT_FSIZE). */
@@ -134,9 +177,8 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
   const bound = new GrowthBound(usedAtStart);
   // Near the quota: one more file (at most fileCap) could pass it.
   const near = () => bound.value + fileCap >= ceiling;
-  const risky = (entry: string | undefined): boolean => {
-    if (entry === undefined) return false;
-    // Runs in the watcher's callback: the entry may be gone or its folder now a file (ENOTDIR).
+  const risky = (entry: string): boolean => {
+    // The entry may be gone by now, or its folder now a file (ENOTDIR).
     const st = lstatIfAny(entry);
     if (st === undefined) return false;
     // Folders count toward the quota too (usage.ts), so a burst of mkdir raises the bound like files do.
@@ -150,18 +192,17 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       everyMs: QUOTA_POLL_MS,
       check: async (held) => {
         const now = await scope.usage();
-        if (held) bound.restart(now.bytes);
+        if (held) await bound.restart(now.bytes);
         return now.bytes > ceiling || now.files > fileCeiling ? 'quota' : undefined;
       },
       // Every change event asks again at once; one that may have passed the quota holds the command
       // first. Near the quota the command yields the CPU to this watch.
       wake: (run) => {
         if (near()) run.yieldCpu();
-        watch.onChange((entry) => {
-          if (risky(entry)) run.hold();
-          else run.now();
+        watch.onChange(eventsDrainedInSlices((entry) => risky(entry) && (run.hold(), true), () => {
+          run.now();
           if (near()) run.yieldCpu();
-        });
+        }));
       },
     },
     async finish() {

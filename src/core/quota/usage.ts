@@ -354,7 +354,8 @@ class TreeUsage {
 
   closeAll(): void {
     this.distrustWatches();
-    for (const rec of this.folders.values()) rec.watcher?.close();
+    // Closed in slices (closeLater): a tree of thousands of folders has as many watches.
+    for (const rec of this.folders.values()) if (rec.watcher) closeLater(rec.watcher);
     this.folders.clear();
     this.dirty.clear();
     this.withLinks.clear();
@@ -395,7 +396,7 @@ class TreeUsage {
     this.sawNewLink = false;
     if (!this.unwatched) return;
     // Without watches the records are not needed between questions.
-    for (const rec of this.folders.values()) rec.watcher?.close();
+    for (const rec of this.folders.values()) if (rec.watcher) closeLater(rec.watcher);
   }
 
   /** Records a folder from its listing and its measurement. */
@@ -713,8 +714,8 @@ function isFolder(p: string): boolean {
 }
 
 /**
- * Watches of a removed subtree are closed a few milliseconds' worth at a time: closing the 2,000
- * watches of a deep tree in one go held the event loop about 100 ms. A late event of a watch not yet
+ * Watches of a removed subtree or a forgotten tree are closed a few milliseconds' worth at a time:
+ * closing the 2,000 watches of a deep tree in one go held the event loop about 100 ms. A late event of a watch not yet
  * closed names a folder no longer recorded, which the refresh skips.
  */
 const closing: { close(): void }[] = [];

@@ -15,7 +15,8 @@
  * files with several hard links are re-checked by stat on every question (a write through one link
  * only notifies its own folder); a newly seen multi-linked file triggers one re-walk to find all of
  * its folders.
- * Fallbacks keep it exact: if a watch cannot be set up (inotify limit) or reports an error, the
+ * Fallbacks keep it exact: a folder whose watch cannot be set up (the inotify limit reached) is
+ * read again at every question, and asked for a watch again then; if a watch reports an error, the
  * tree is walked again on every question. Trees are kept in a small LRU so a long-lived server
  * does not hold watches for every user forever. Limits: changes made while the kernel's inotify
  * queue overflows (over 16k events between two turns of our event loop, by another process) can be
@@ -225,6 +226,8 @@ class TreeUsage {
   private scanned = false;
   /** True when watches cannot be trusted: every question walks the tree again. */
   private unwatched = false;
+  /** Folders recorded without a watch (none could be had): read again at every question. */
+  private readonly blind = new Set<string>();
   /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
   keepEntries = false;
   private readonly trackers = new Set<Tracker>();
@@ -335,6 +338,7 @@ class TreeUsage {
     try {
       if (this.scanned && !this.unwatched) {
         await turnEventLoop();
+        for (const dir of this.blind) this.dirty.add(dir);
         this.checkLinkedFiles();
         await this.refreshDirty();
         if (this.sawNewLink) await this.rescan(); // a new hard link: find every folder that holds it
@@ -358,6 +362,7 @@ class TreeUsage {
     for (const rec of this.folders.values()) if (rec.watcher) closeLater(rec.watcher);
     this.folders.clear();
     this.dirty.clear();
+    this.blind.clear();
     this.withLinks.clear();
     this.linkedInodes.clear();
     this.total = { bytes: 0, files: 0 };
@@ -412,6 +417,8 @@ class TreeUsage {
     }
     for (const name of m.becameFolders) rec.subfolders.add(name);
     this.folders.set(listing.dir, rec);
+    if (rec.watcher === undefined && !this.unwatched) this.blind.add(listing.dir);
+    else this.blind.delete(listing.dir);
     if (rec.linked.size > 0) this.withLinks.add(listing.dir);
     this.total.bytes += rec.bytes;
     this.total.files += rec.files;
@@ -456,6 +463,7 @@ class TreeUsage {
     if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
     this.folders.delete(dir);
     this.dirty.delete(dir);
+    this.blind.delete(dir);
     this.withLinks.delete(dir);
     if (rec.watcher) closeLater(rec.watcher);
     this.total.bytes -= rec.bytes;
@@ -529,8 +537,7 @@ class TreeUsage {
       });
       return watcher;
     } catch {
-      this.unwatched = true;
-      this.distrustWatches();
+      // No watch for this folder (the inotify limit, most likely): it is read again at every question.
       return undefined;
     }
   }

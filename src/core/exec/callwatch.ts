@@ -195,14 +195,21 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
         if (held) await bound.restart(now.bytes);
         return now.bytes > ceiling || now.files > fileCeiling ? 'quota' : undefined;
       },
-      // Every change event asks again at once; one that may have passed the quota holds the command
-      // first. Near the quota the command yields the CPU to this watch.
+      // Every batch of change events asks again at once; an event that may have passed the quota
+      // holds the command first. Near the quota the command yields the CPU to this watch.
       wake: (run) => {
         if (near()) run.yieldCpu();
-        watch.onChange(eventsDrainedInSlices((entry) => risky(entry) && (run.hold(), true), () => {
-          run.now();
-          if (near()) run.yieldCpu();
-        }));
+        const holdIfRisky = (entry: string): boolean => {
+          if (!risky(entry)) return false;
+          run.hold();
+          return true;
+        };
+        watch.onChange(
+          eventsDrainedInSlices(holdIfRisky, () => {
+            run.now();
+            if (near()) run.yieldCpu();
+          }),
+        );
       },
     },
     async finish() {

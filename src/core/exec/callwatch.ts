@@ -138,25 +138,29 @@ class GrowthBound {
  * command is held, and the exact measurement that follows sees everything), and `after` is not run.
  */
 function eventsDrainedInSlices(look: (entry: string) => boolean, after: () => void): (entry: string | undefined) => void {
-  let noted = new Set<string>();
+  // An array, not a set: hashing a path thousands of characters long is left to the sliced drain.
+  let noted: string[] = [];
   let draining = false;
   const drain = async () => {
     const slice = new TimeSlice();
+    const looked = new Set<string>();
     let held = false;
-    while (noted.size > 0 && !held) {
+    while (noted.length > 0 && !held) {
       const batch = noted;
-      noted = new Set();
+      noted = [];
       for (const entry of batch) {
         await slice.tick();
+        if (looked.has(entry)) continue;
+        looked.add(entry);
         if ((held = look(entry))) break;
       }
     }
-    noted.clear();
+    noted = [];
     draining = false;
     if (!held) after();
   };
   return (entry) => {
-    if (entry !== undefined) noted.add(entry);
+    if (entry !== undefined) noted.push(entry);
     if (draining) return;
     draining = true;
     setImmediate(() => void drain().catch(() => (draining = false)));

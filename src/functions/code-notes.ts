@@ -42,6 +42,7 @@ export function scriptNotes(run: ScriptRun, python: PythonReport | undefined): s
   const stopped = result.stoppedFor;
   if (stopped === 'memory') notes.push(`It was stopped: its processes held more than ${valves.exec_memory_limit_mb} MB of memory together (admin setting exec_memory_limit_mb); work on less data at a time (chunksize= in pandas, usecols=).`);
   else if (stopped === 'processes') notes.push('It was stopped: it ran too many processes and threads at once.');
+  else if (stopped === 'path_too_long') notes.push('It was stopped: it nested folders past the path length limit (4,096 bytes), which no tool can reach; what it made that deep was removed.');
   else if (stopped === 'call_folders') notes.push('It was stopped: its temporary files (HOME, TMPDIR) grew too large; write results into the zone instead.');
   else if (result.signal === 'SIGSEGV' || result.signal === 'SIGABRT' || /\bMemoryError\b|Cannot allocate memory|Unable to allocate/.test(stderr)) {
     notes.push(`With a memory limit of ${valves.exec_memory_limit_mb} MB per process (admin setting exec_memory_limit_mb) this usually means it ran out of memory: work on less data at a time.`);

@@ -20,7 +20,7 @@
 import { TimeSlice } from '../fs/slice.js';
 import { lstatIfAny } from '../fs/stat.js';
 import { scopeUsage } from '../quota/quota.js';
-import { chargedBytes, forgetTree, invalidateTree, treeUsage, watchChanges, type Prior, type Usage } from '../quota/usage.js';
+import { chargedBytes, forgetTree, foundEntriesTooLong, invalidateTree, treeUsage, watchChanges, type Prior, type Usage } from '../quota/usage.js';
 import type { Zone } from '../zones/zones.js';
 import type { RunRequest } from './run-types.js';
 
@@ -197,6 +197,8 @@ export async function watchCall(scope: WriteScope, fileCap: number): Promise<Cal
       check: async (held) => {
         const now = await scope.usage();
         if (held) await bound.restart(now.bytes);
+        // Entries past the path limit hold what the quota cannot count: stopped at once (too-long.ts removes them).
+        if (foundEntriesTooLong(treeRoot)) return 'path_too_long';
         return now.bytes > ceiling || now.files > fileCeiling ? 'quota' : undefined;
       },
       // Every batch of change events asks again at once; an event that may have passed the quota

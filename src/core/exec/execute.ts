@@ -25,6 +25,7 @@ import { folderWriteScope, watchCall, zoneWriteScope, type CallWatchEnd, type Wr
 import { executablesFor } from './executables.js';
 import { outwardLinkSweep } from './links.js';
 import { undoGrowth, type QuotaUndo } from './over-quota.js';
+import { removeTooLong, tooLongNote } from './too-long.js';
 import { checkCommand, requireDownloadTarget, type Policy } from './policy.js';
 import { run } from './runner.js';
 import type { RunResult } from './run-types.js';
@@ -172,6 +173,9 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       ...(plan ? { script: plan.run, memoryTotalBytes: valves.exec_memory_limit_mb > 0 ? valves.exec_memory_limit_mb * MIB : undefined } : {}),
       ...(identity ? { identity } : {}),
     });
+    // Before any step by path: what it nested past the path limit is removed (too-long.ts).
+    const tooLong = scope ? await removeTooLong(scope.root) : [];
+    if (tooLong.length > 0) result = withStderr(result, tooLongNote(tooLong));
     // In every mode: a link left by this command (archive member, cp/mv of a relative link) must not
     // lead a later command outside the zone (zip and diff -r follow links). A script's, once what it
     // changed is known (below).
@@ -187,6 +191,11 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   // Past the quota: what it added is removed again, and the answer says what.
   const undone = await undoGrowth(zone.root, end.changed, end.prior);
   return { result, changed, end: { ...end, usedBytes: await scope!.used() }, undone };
+}
+
+function withStderr(result: RunResult, note: string): RunResult {
+  const bytes = Buffer.from(note);
+  return { ...result, stderr: { bytes: Buffer.concat([result.stderr.bytes, bytes]), total: result.stderr.total + bytes.length } };
 }
 
 /** Bytes a command may write to one file: what is left of the quota, capped by the file size limit. */

@@ -106,7 +106,7 @@ export interface RunResult {
   durationMs: number;
   /**
    * Why it was stopped before it ended by itself (besides a timeout or a flood): the monitor's
-   * reason ('quota'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more
+   * reason ('quota', 'path_too_long'), 'call_folders' (its call folders passed callFolderBytes), 'processes' (more
    * than maxProcesses where no exact limit applies), 'memory' (its processes together held more
    * than memoryTotalBytes) or 'launcher' (the launcher or the command's supervisor died: the
    * command was killed). stderr says so too.

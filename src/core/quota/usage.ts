@@ -54,6 +54,8 @@ interface EntryStat {
 }
 
 const MAX_TREES = 64;
+/** Linux's limit on a path given to a system call, its final NUL included. */
+const PATH_MAX = 4096;
 
 interface Listing {
   dir: string;
@@ -228,6 +230,8 @@ class TreeUsage {
   private unwatched = false;
   /** Folders recorded without a watch (none could be had): read again at every question. */
   private readonly blind = new Set<string>();
+  /** Entries whose path is PATH_MAX bytes or longer, by folder: no call by path reaches them, so they are not measured. */
+  private readonly tooLong = new Map<string, string[]>();
   /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
   keepEntries = false;
   private readonly trackers = new Set<Tracker>();
@@ -350,6 +354,15 @@ class TreeUsage {
     }
   }
 
+  hasEntriesTooLong(): boolean {
+    return this.tooLong.size > 0;
+  }
+
+  /** Absolute paths of the entries too long to be named (see `tooLong`), as of the last question. */
+  entriesTooLong(): string[] {
+    return [...this.tooLong].flatMap(([dir, names]) => names.map((name) => `${dir}/${name}`));
+  }
+
   invalidate(): void {
     this.closeAll();
     this.scanned = false;
@@ -363,6 +376,7 @@ class TreeUsage {
     this.folders.clear();
     this.dirty.clear();
     this.blind.clear();
+    this.tooLong.clear();
     this.withLinks.clear();
     this.linkedInodes.clear();
     this.total = { bytes: 0, files: 0 };
@@ -437,7 +451,14 @@ class TreeUsage {
     }
     const subfolders: string[] = [];
     const names: string[] = [];
-    for (const entry of entries) (entry.isDirectory() ? subfolders : names).push(entry.name);
+    const room = PATH_MAX - Buffer.byteLength(dir) - 1;
+    const tooLong: string[] = [];
+    for (const entry of entries) {
+      if (Buffer.byteLength(entry.name) >= room) tooLong.push(entry.name);
+      else (entry.isDirectory() ? subfolders : names).push(entry.name);
+    }
+    if (tooLong.length > 0) this.tooLong.set(dir, tooLong);
+    else this.tooLong.delete(dir);
     // Folders take disk space too (4 KiB and up on ext4): counted, so a tree of empty folders cannot fill the disk at "0 B used".
     const st = dir === this.root ? undefined : lstatIfAny(dir);
     const own = st === undefined ? 0 : chargedBytes(st, true);
@@ -464,6 +485,7 @@ class TreeUsage {
     this.folders.delete(dir);
     this.dirty.delete(dir);
     this.blind.delete(dir);
+    this.tooLong.delete(dir);
     this.withLinks.delete(dir);
     if (rec.watcher) closeLater(rec.watcher);
     this.total.bytes -= rec.bytes;
@@ -692,6 +714,23 @@ export function markFoldersDirty(root: string, dirs: readonly string[]): void {
 /** True when usage of `root` is known in memory (a question will not walk it). */
 export function treeLoaded(root: string): boolean {
   return trees.has(path.resolve(root));
+}
+
+/**
+ * Entries below `root` whose absolute path is PATH_MAX bytes or longer (a command nests folders that
+ * deep through descriptors or chdir). No call by path reaches them, so usage cannot count them: the
+ * caller removes them. Empty when the tree is not loaded.
+ */
+export async function entriesTooLong(root: string): Promise<string[]> {
+  const tree = trees.get(path.resolve(root));
+  if (tree === undefined) return [];
+  await tree.usage();
+  return tree.entriesTooLong();
+}
+
+/** True when the last question about `root` found entries too long to be named (no new question asked). */
+export function foundEntriesTooLong(root: string): boolean {
+  return trees.get(path.resolve(root))?.hasEntriesTooLong() === true;
 }
 
 /** Forgets what is known about `root` (after a command ran there, or when exactness is in doubt). */

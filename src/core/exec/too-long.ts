@@ -6,7 +6,7 @@
  * removed from its parent, which is within reach, through a descriptor (fs/remove-tree.ts).
  */
 import path from 'node:path';
-import { DirCursor } from '../fs/dircursor.js';
+import { DirCursor, realLocation } from '../fs/dircursor.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { entriesTooLong } from '../quota/usage.js';
 
@@ -14,6 +14,8 @@ import { entriesTooLong } from '../quota/usage.js';
 export async function removeTooLong(root: string): Promise<string[]> {
   const found = await entriesTooLong(root);
   for (const abs of found) {
+    // The walk records real folders only; a link on the way now (made before the command ended) is not followed.
+    if (realLocation(path.dirname(abs), true) !== path.dirname(abs)) continue;
     const cursor = new DirCursor(path.dirname(abs));
     const name = path.basename(abs);
     try {

@@ -15,8 +15,9 @@ export async function removeTooLong(root: string): Promise<string[]> {
   const found = await entriesTooLong(root);
   for (const abs of found) {
     // The walk records real folders only; a link on the way now (made before the command ended) is not followed.
-    if (realLocation(path.dirname(abs), true) !== path.dirname(abs)) continue;
-    const cursor = new DirCursor(path.dirname(abs));
+    const folder = path.dirname(abs);
+    if (realLocation(folder, true) !== folder) continue;
+    const cursor = new DirCursor(folder);
     const name = path.basename(abs);
     try {
       const st = cursor.lstat(name);

@@ -477,20 +477,29 @@ class TreeUsage {
     }
   }
 
-  private dropSubtree(dir: string): void {
-    const rec = this.folders.get(dir);
-    if (rec === undefined) return;
-    this.noteBefore(dir);
-    if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
-    this.folders.delete(dir);
-    this.dirty.delete(dir);
-    this.blind.delete(dir);
-    this.tooLong.delete(dir);
-    this.withLinks.delete(dir);
-    if (rec.watcher) closeLater(rec.watcher);
-    this.total.bytes -= rec.bytes;
-    this.total.files -= rec.files;
-    for (const name of rec.subfolders) this.dropSubtree(path.join(dir, name));
+  /**
+   * Forgets a folder and all below it. Iterative, and a child's path is its parent's plus its name:
+   * normalising a 4,000-byte parent path for each of 2,000 nested folders (path.join) made this
+   * O(depth²), 170 ms of one turn of the loop for three such chains.
+   */
+  private dropSubtree(top: string): void {
+    const stack = [top];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      const rec = this.folders.get(dir);
+      if (rec === undefined) continue;
+      this.noteBefore(dir);
+      if (dir === this.root) this.scanned = false; // the root itself went away: walk again next time
+      this.folders.delete(dir);
+      this.dirty.delete(dir);
+      this.blind.delete(dir);
+      this.tooLong.delete(dir);
+      this.withLinks.delete(dir);
+      if (rec.watcher) closeLater(rec.watcher);
+      this.total.bytes -= rec.bytes;
+      this.total.files -= rec.files;
+      for (const name of rec.subfolders) stack.push(`${dir}/${name}`);
+    }
   }
 
   private checkLinkedFiles(): void {
@@ -526,7 +535,7 @@ class TreeUsage {
         this.dropSubtree(dir);
         continue;
       }
-      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(path.join(dir, name));
+      for (const name of old.subfolders) if (!fresh.subfolders.has(name)) this.dropSubtree(`${dir}/${name}`);
       for (const name of fresh.subfolders) if (!old.subfolders.has(name)) await this.addSubtree(`${dir}/${name}`, slice);
     }
   }

@@ -204,6 +204,9 @@ const SERIALIZE_STEP = 1024;
 
 /** writeTree for a folder the user shaped (30,000 entries take tens of ms to sort and serialise): sliced. */
 export async function writeTreeSliced(gitdir: string, entries: TreeEntry[], slice: TimeSlice): Promise<string> {
+  // A tree is written as its folder's walk unwinds: 2,000 nested folders are 2,000 writes in a row,
+  // each the step after its child's, so each may need to yield, however few its entries.
+  await slice.tick();
   if (entries.length <= SERIALIZE_STEP) return writeTree(gitdir, entries);
   const sorted = await sortSliced(entries, compareTreeNames, slice);
   const parts: Buffer[] = [];

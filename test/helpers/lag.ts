@@ -25,6 +25,7 @@
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { threadCpuMs } from '../../src/hosts/lag-report.js';
+import { stacksBetween, startSampling, STACKS_FROM_MS } from './lag-stacks.js';
 
 /** The longest the event loop may be held by one call (FILESHED_LAG_LIMIT_MS overrides; 0 turns the probe off). */
 export const LAG_LIMIT_MS = Number(process.env.FILESHED_LAG_LIMIT_MS ?? 200);
@@ -41,6 +42,8 @@ export interface LagReport {
   gcMs: number;
   /** The longest gap on the clock, GC taken out, whatever its CPU (ms). */
   longestWallMs: number;
+  /** Where the loop was in the longest hold, when it was long enough to look (lag-stacks.ts). */
+  stacks?: string;
 }
 
 export interface LagWatch {
@@ -60,6 +63,7 @@ const overlap = (a: Span, b: Span) => Math.max(0, Math.min(a.end, b.end) - Math.
 
 /** Starts watching the event loop; stop() tells the longest hold since. */
 export function watchLag(): LagWatch {
+  startSampling();
   const gcs: Span[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
@@ -85,15 +89,17 @@ export function watchLag(): LagWatch {
       await new Promise((r) => setTimeout(r, 0));
       observer.disconnect();
       let worst: LagReport = { longestMs: 0, wallMs: 0, gcMs: 0, longestWallMs: 0 };
+      let worstGap: Span | undefined;
       let longestWallMs = 0;
       for (const gap of gaps) {
         const gcMs = gcs.reduce((sum, gc) => sum + overlap(gap, gc), 0);
         const wallMs = gap.end - gap.start;
         const held = Math.min(wallMs - TICK_MS, (gap.cpuUs ?? 0) / 1000) - gcMs;
-        if (held > worst.longestMs) worst = { longestMs: held, wallMs, gcMs, longestWallMs: 0 };
+        if (held > worst.longestMs) [worst, worstGap] = [{ longestMs: held, wallMs, gcMs, longestWallMs: 0 }, gap];
         longestWallMs = Math.max(longestWallMs, wallMs - TICK_MS - gcMs);
       }
-      return { ...worst, longestWallMs };
+      const stacks = worstGap && worst.longestMs >= STACKS_FROM_MS ? stacksBetween(worstGap.start, worstGap.end) : '';
+      return { ...worst, longestWallMs, ...(stacks ? { stacks } : {}) };
     },
   };
 }
@@ -110,6 +116,7 @@ export function checkLag(what: string, lag: LagReport, limits = { cpuMs: LAG_LIM
   if (lag.longestMs <= limits.cpuMs) return;
   throw new Error(
     `${what} held the event loop for ${lag.longestMs.toFixed(0)} ms of CPU in a gap of ${lag.wallMs.toFixed(0)} ms (limit ${limits.cpuMs} ms${lag.gcMs > 0 ? `, ${lag.gcMs.toFixed(0)} ms of GC taken out` : ''}): ` +
-      'some loop of the product runs without yielding (see src/core/fs/slice.ts). A test that means to measure lag opts out with { lag: false }.',
+      'some loop of the product runs without yielding (see src/core/fs/slice.ts). A test that means to measure lag opts out with { lag: false }.' +
+      (lag.stacks ? `\nWhere the loop was (sampled):\n${lag.stacks}` : ''),
   );
 }

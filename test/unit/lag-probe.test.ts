@@ -21,7 +21,7 @@ async function held(block: () => void | Promise<void>) {
 
 describe('event-loop lag probe', () => {
   it('a loop on the CPU past the limit fails the call', async () => {
-    const lag = await held(() => {
+    const lag = await held(function spinOnTheCpu() {
       // CPU time, not the clock: on a loaded machine this process gets only part of a core. The
       // clock is read every 100,000 steps: read at every step (a file read on Node 20) it made
       // enough garbage that the collections taken out of the gap left less than the limit.
@@ -32,6 +32,8 @@ describe('event-loop lag probe', () => {
     });
     expect(lag.longestMs).toBeGreaterThan(LAG_LIMIT_MS);
     expect(() => checkLag('busy', lag, limits)).toThrow(/busy held the event loop for \d+ ms of CPU/);
+    // The failure says where the loop was: the sampled stacks of the hold name the spinning function.
+    expect(() => checkLag('busy', lag, limits)).toThrow(/Where the loop was \(sampled\):\n\s+\d+% spinOnTheCpu test\/unit\/lag-probe\.test\.ts:\d+/);
   });
 
   it('a synchronous wait without CPU past the clock limit fails the call', async () => {

@@ -20,6 +20,7 @@
  * - once-per-process costs of running from source: the SQLite engine's WebAssembly compile and the
  *   SQLite child's esbuild bundle (the plugin carries both ready-made) are warmed up before the
  *   first watched call (warmUp).
+ * A failing call's message lists the stacks sampled inside the hold (lag-stacks.ts).
  * A test that means to measure lag itself (or runs something it knows to block, on purpose) opts
  * out: makeShed(valves, { lagProbe: false }) or call(fn, args, { lag: false }).
  */

@@ -132,7 +132,7 @@ async function runBridge(spec: BridgeSpec, args: BridgeArgs, ctx: CallContext): 
 
   if (scan.folder && scan.files > 200) await ctx.emit(`${spec.move ? 'Moving' : 'Copying'} ${scan.files} files to ${dst.shown}...`);
   // A move on one disk is a single rename; otherwise copy beside the destination, then rename into place.
-  if (!(spec.move && scan.skipped.length === 0 && renameInto(src.abs, dst.abs, existing !== undefined))) {
+  if (!(spec.move && scan.skipped.length === 0 && (await renameInto(src.abs, dst.abs, existing !== undefined)))) {
     await copyInto(src.abs, scan.folder, dst.abs, existing !== undefined);
     if (spec.move) await removeCopied(src.abs, scan);
   } else {

@@ -1,11 +1,11 @@
 import { blockedPattern, blockReason } from '../core/blocked/rules.js';
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { looksLikeZip, readDirectory } from '../core/archive/central.js';
 import { runExtract } from '../core/archive/jobs.js';
 import { checkCount, makeTempDir, placeExtracted, planExtraction, type UnzipLimits } from '../core/archive/extract.js';
 import { readRange } from '../core/fs/atomic.js';
+import { removeEntry } from '../core/fs/remove-tree.js';
 import { shedError, showValue } from '../core/errors.js';
 import { ensureNotLockedByOther } from '../core/locks/locks.js';
 import { isProtected } from '../core/paths/resolve.js';
@@ -89,7 +89,7 @@ export const shedUnzip = defineFunction({
         ensureNotLockedByOther(destZone, join(rel), owner, ctx.valves.lock_max_age_hours),
       );
     } finally {
-      fs.rmSync(temp, { recursive: true, force: true });
+      await removeEntry(temp); // what was not placed: a user-shaped tree, removed off the event loop
     }
     await ctx.emit(`Extracted ${src.shown}`, true);
     const out = result(args, src, srcZone, dest, destZone, plan, placement);

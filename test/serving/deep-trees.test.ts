@@ -4,7 +4,6 @@
  * - forgetting folders that vanished (a command's `rm -rf`, the server taking back what a command
  *   added past the quota): each child's path was a path normalisation of its parent's (4,000
  *   bytes), O(depth²) in one turn of the loop: 170 ms for 3 chains 2,000 deep on a quiet machine;
- *   a loaded CI run of a locked edit's quota test saw 360 ms;
  * - writing the trees of a deep folder (a commit, the undo's snapshot): each folder's tree is
  *   written as the walk unwinds, a write after the next without a turn of the loop: 190-250 ms
  *   for a zip of 3 chains 1,900 deep unpacked into Storage.

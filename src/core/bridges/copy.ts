@@ -11,7 +11,7 @@ import path from 'node:path';
 import { shedError } from '../errors.js';
 import { TEMP_SUFFIX, syncDir } from '../fs/atomic.js';
 import { listSliced } from '../fs/list.js';
-import { removeTree } from '../fs/remove-tree.js';
+import { removeEntry, removeTree } from '../fs/remove-tree.js';
 import { TimeSlice } from '../fs/slice.js';
 import { adoptTree, mkdirInheriting } from '../fs/owner.js';
 import { assertFence } from '../locks/lease.js';
@@ -63,7 +63,7 @@ function tempBeside(dest: string, tag: string): string {
  * folder first moves the old one aside and puts it back if the second rename fails. False when
  * the two are on different disks (the caller copies instead).
  */
-export function renameInto(from: string, dest: string, replace: boolean): boolean {
+export async function renameInto(from: string, dest: string, replace: boolean): Promise<boolean> {
   mkdirInheriting(path.dirname(dest));
   const folder = fs.lstatSync(from).isDirectory();
   try {
@@ -79,7 +79,7 @@ export function renameInto(from: string, dest: string, replace: boolean): boolea
         fs.renameSync(aside, dest);
         throw err;
       }
-      fs.rmSync(aside, { recursive: true, force: true });
+      await removeEntry(aside);
     }
   } catch (err) {
     if (errnoCode(err) === 'EXDEV') return false;
@@ -98,9 +98,9 @@ export async function copyInto(src: string, folder: boolean, dest: string, repla
     else copyOne(src, tmp, true);
     // The copy beside dest takes the owner of the folder it lands in (src/core/fs/owner.ts).
     await adoptTree(tmp);
-    if (!renameInto(tmp, dest, replace)) throw shedError('IO_ERROR', 'The copy could not be put in place.');
+    if (!(await renameInto(tmp, dest, replace))) throw shedError('IO_ERROR', 'The copy could not be put in place.');
   } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await removeEntry(tmp);
     throw err;
   }
 }
@@ -150,15 +150,15 @@ export async function removeCopied(src: string, scan: Scan): Promise<void> {
       await slice.tick();
       const child = rel ? path.join(rel, entry.name) : entry.name;
       if (entry.isDirectory()) {
-        if (await removeIn(child)) fs.rmdirSync(path.join(src, child));
+        if (await removeIn(child)) await fs.promises.rmdir(path.join(src, child));
         else empty = false;
       } else if (entry.isFile()) {
-        fs.unlinkSync(path.join(src, child));
+        await fs.promises.unlink(path.join(src, child));
       } else {
         empty = false;
       }
     }
     return empty;
   };
-  if (await removeIn('')) fs.rmdirSync(src);
+  if (await removeIn('')) await fs.promises.rmdir(src);
 }

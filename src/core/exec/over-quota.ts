@@ -35,7 +35,7 @@ export async function undoGrowth(root: string, changed: readonly string[] | unde
     const was = prior(rel);
     if (was === undefined || was.folder !== st.isDirectory()) {
       if (st.isDirectory()) await removeTree(abs);
-      else fs.rmSync(abs, { force: true });
+      else await fs.promises.rm(abs, { force: true });
       out.removed.push(rel);
       return false;
     }

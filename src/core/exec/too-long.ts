@@ -22,7 +22,7 @@ export async function removeTooLong(root: string): Promise<string[]> {
     try {
       const st = cursor.lstat(name);
       if (st?.isDirectory()) await removeTree(abs);
-      else if (st !== undefined) cursor.unlink(name);
+      else if (st !== undefined) await cursor.removing.unlink(name);
     } finally {
       cursor.close();
     }

@@ -86,6 +86,17 @@ export class DirCursor {
     this.here = here;
   }
 
+  /**
+   * Removals on the thread pool: of the non-folder entry `name` (a link itself, never its target),
+   * or of the empty folder `name`. A removal takes the folder's lock exclusively, waits for whoever
+   * walks it (or spins on the lock while they run) and writes the journal: that time must hold a
+   * worker thread, not the event loop. The cursor must not move until each has settled.
+   */
+  readonly removing = {
+    unlink: (name: string) => fs.promises.unlink(this.child(name)),
+    rmdir: (name: string) => fs.promises.rmdir(this.child(name)),
+  };
+
   /** Jumps to an absolute folder (costs one full-path lookup). */
   reset(abs: string): void {
     this.close();
@@ -101,11 +112,6 @@ export class DirCursor {
   /** The entries of the current folder (readdir through the descriptor: no path length limit). */
   list(): fs.Dirent[] {
     return fs.readdirSync(this.fd !== undefined ? `/proc/self/fd/${this.fd}` : this.here, { withFileTypes: true });
-  }
-
-  /** Removes the non-folder entry `name` of the current folder (a link itself, never its target). */
-  unlink(name: string): void {
-    fs.unlinkSync(this.child(name));
   }
 
   /** Removes the empty folder `name` in the current folder (ENOTEMPTY and the like are thrown). */

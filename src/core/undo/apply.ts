@@ -19,6 +19,7 @@ import { readUndoBlob } from './deltas.js';
 import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
 import { readText } from '../fs/read.js';
+import { removeTree } from '../fs/remove-tree.js';
 import { lstatIfAny } from '../fs/stat.js';
 import type { PlanItem } from './plan.js';
 
@@ -111,7 +112,7 @@ async function putBack(item: JournalItem): Promise<void> {
   const bytes = await readUndoBlob(item.gitdir, target.oid);
   // A folder standing where the file was (made later, forced): out of the way first.
   const st = lstatIfAny(abs);
-  if (st?.isDirectory()) fs.rmSync(abs, { recursive: true, force: true });
+  if (st?.isDirectory()) await removeTree(abs);
   ensureFolders(item.root, path.dirname(abs));
   if (target.mode === LINK_MODE) {
     const tmp = tempPathFor(abs);

@@ -1,0 +1,134 @@
+/**
+ * A removal the kernel makes slow holds a worker thread, not the event loop. rmdir and unlink take
+ * the folder's lock exclusively, wait for (or spin behind) whoever walks it, and write the journal;
+ * a CI run saw a locked edit's scratch tree (3 chains 2,000 folders deep, walked by another process)
+ * spend 420 ms of the loop's CPU inside rmdir calls. Here the kernel itself is made slow: strace
+ * stops every rmdir and unlink of this process for DELAY_MS before it returns. Removed on the event
+ * loop, each would be a gap of DELAY_MS on the clock; on the thread pool the loop keeps answering.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { findProgram } from '../../src/core/exec/system.js';
+import { makeShed } from '../helpers/shed.js';
+
+const DELAY_MS = 600;
+/**
+ * Well under DELAY_MS, well over what a loaded machine takes from a turn of the loop (13-17 ms seen;
+ * strace stops each system call of the process twice, so a starved strace lengthens turns too).
+ */
+const GAP_LIMIT_MS = 300;
+const strace = findProgram('strace');
+
+let tracer: { child: ChildProcess; log: string } | undefined;
+afterEach(stopTracing);
+
+/** How many threads of this process a tracer is attached to. */
+function tracedThreads(): number {
+  return fs.readdirSync('/proc/self/task').filter((t) => /TracerPid:\s+[1-9]/.test(fs.readFileSync(`/proc/self/task/${t}/status`, 'utf8'))).length;
+}
+
+/**
+ * From now on every rmdir of this process (any thread) returns DELAY_MS late, and every rmdir and
+ * unlink is logged with the thread that made it. Only rmdir is slowed: the server's own one-file
+ * steps (a lease's lock file) unlink on the loop, and are not what this test is about.
+ */
+async function slowRmdir(): Promise<void> {
+  const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-strace-')), 'log');
+  const args = ['-f', '-qq', '-o', log, '-e', 'trace=rmdir,unlink,unlinkat', '-e', `inject=rmdir:delay_exit=${DELAY_MS * 1000}`, '-p', String(process.pid)];
+  tracer = { child: spawn(strace!, args, { stdio: 'ignore' }), log };
+  const until = Date.now() + 10_000;
+  while (tracedThreads() < fs.readdirSync('/proc/self/task').length) {
+    if (Date.now() > until) throw new Error('strace did not attach to every thread of the test process');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Detaches the tracer; returns the removals it logged as [thread id, call] pairs. */
+async function stopTracing(): Promise<[number, string][]> {
+  if (!tracer) return [];
+  const { child, log } = tracer;
+  tracer = undefined;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill();
+  await exited;
+  const lines = fs.readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+ +(rmdir|unlink)/.test(l));
+  fs.rmSync(path.dirname(log), { recursive: true, force: true });
+  return lines.map((l) => [Number(l.split(' ')[0]), l.replace(/^\d+ +/, '')]);
+}
+
+/** The removals of entries named in `names` (reached through a folder's descriptor, as removeTree does). */
+const removalsOf = (log: [number, string][], names: string[]) =>
+  log.filter(([, call]) => names.some((n) => call.includes(`/${n}")`)) && call.includes('/proc/self/fd/'));
+
+/** Runs `work` and tells the longest gap between two ticks of a 5 ms timer meanwhile. */
+async function longestGap<T>(work: () => Promise<T>): Promise<{ value: T; gapMs: number; tookMs: number }> {
+  let last = performance.now();
+  let gapMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gapMs = Math.max(gapMs, now - last);
+    last = now;
+  }, 5);
+  const started = performance.now();
+  try {
+    const value = await work();
+    const tookMs = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 20)); // a gap that ended with the work is counted by the next tick
+    return { value, gapMs, tookMs };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+it.skipIf(!strace)('shed_delete of a folder: each slow rmdir waits on the thread pool, and so does every unlink', async () => {
+  const s = makeShed({}, { lagProbe: false });
+  try {
+    const files = ['one.txt', 'two.txt', 'three.txt', 'four.txt'];
+    for (const [i, f] of files.entries()) await s.call('shed_create_file', { zone: 'storage', path: `${'a/b/c/d'.slice(0, 2 * i + 1)}/${f}`, content: `${f}\n` });
+    await slowRmdir();
+    const { value: r, gapMs, tookMs } = await longestGap(() => s.call('shed_delete', { zone: 'storage', path: 'a' }));
+    const log = await stopTracing();
+    console.log(`shed_delete with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(fs.existsSync(s.zonePath('storage', 'a'))).toBe(false);
+    const removals = removalsOf(log, [...files, 'a', 'b', 'c', 'd']);
+    expect(removals.map(([, call]) => call.replace(/\/proc\/self\/fd\/\d+\//, '').replace(/\).*/, ')')).sort()).toEqual(
+      ['rmdir("a")', 'rmdir("b")', 'rmdir("c")', 'rmdir("d")', ...files.map((f) => `unlink("${f}")`)].sort(),
+    );
+    expect(removals.filter(([tid]) => tid === process.pid), 'removals made on the event loop\'s thread').toEqual([]);
+    expect(tookMs, 'four folders removed one after the other: the delay was there').toBeGreaterThanOrEqual(4 * DELAY_MS);
+    expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
+  } finally {
+    await stopTracing();
+    s.cleanup();
+  }
+}, 60_000);
+
+it.skipIf(!strace)("a locked edit's scratch folder, with the chains a command left in it, is removed off the loop", async () => {
+  const s = makeShed({}, { lagProbe: false });
+  try {
+    await s.call('shed_create_file', { zone: 'storage', path: 'f.txt', content: 'work\n' });
+    expect((await s.call('shed_lockedit_open', { zone: 'storage', path: 'f.txt' })).success).toBe(true);
+    // Once per process, the sandbox probes what the kernel offers (and removes its probe folder): done before the delays.
+    expect((await s.call('shed_lockedit_exec', { zone: 'storage', path: 'f.txt', cmd: 'true' })).success).toBe(true);
+    await slowRmdir();
+    const { value: r, gapMs, tookMs } = await longestGap(() =>
+      s.call('shed_lockedit_exec', { zone: 'storage', path: 'f.txt', cmd: 'mkdir', args: ['-p', 'c0/d/d/d', 'c1/d/d'] }),
+    );
+    const log = await stopTracing();
+    console.log(`shed_lockedit_exec with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    const removals = removalsOf(log, ['c0', 'c1', 'd']);
+    expect(removals.length, JSON.stringify(log)).toBeGreaterThanOrEqual(7);
+    expect(removals.filter(([tid]) => tid === process.pid), 'removals made on the event loop\'s thread').toEqual([]);
+    expect(tookMs, 'seven folders removed one after the other: the delay was there').toBeGreaterThanOrEqual(7 * DELAY_MS);
+    expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
+    expect(fs.readFileSync(s.zonePath('storage', 'f.txt'), 'utf8')).toBe('work\n');
+  } finally {
+    await stopTracing();
+    s.cleanup();
+  }
+}, 60_000);

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { findProgram } from '../../src/core/exec/system.js';
-import { makeShed } from '../helpers/shed.js';
+import { makeShed, type Result } from '../helpers/shed.js';
 
 const DELAY_MS = 600;
 /**
@@ -93,24 +93,34 @@ async function longestGap<T>(work: () => Promise<T>): Promise<{ value: T; gapMs:
   }
 }
 
+/**
+ * Runs the call `what` with every rmdir DELAY_MS late and checks it: it succeeded, none of the
+ * removals of `names` was made on the event loop's thread, it took `serialRmdirs` delays at least (the
+ * delay was there), and the loop never stopped for GAP_LIMIT_MS. Returns those removals and the log.
+ */
+async function removedOffTheLoop(what: string, call: () => Promise<Result>, names: string[], serialRmdirs: number) {
+  await slowRmdir();
+  const { value: r, gapMs, tookMs } = await longestGap(call);
+  const log = await stopTracing();
+  console.log(`${what} with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
+  expect(r.success, JSON.stringify(r.error)).toBe(true);
+  const removals = removalsOf(log, names);
+  expect(removals.filter(([tid]) => tid === process.pid), "removals made on the event loop's thread").toEqual([]);
+  expect(tookMs, `${serialRmdirs} folders removed one after the other: the delay was there`).toBeGreaterThanOrEqual(serialRmdirs * DELAY_MS);
+  expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
+  return { removals, log };
+}
+
 it.skipIf(!traceable)('shed_delete of a folder: each slow rmdir waits on the thread pool, and so does every unlink', async () => {
   const s = makeShed({}, { lagProbe: false });
   try {
     const files = ['one.txt', 'two.txt', 'three.txt', 'four.txt'];
     for (const [i, f] of files.entries()) await s.call('shed_create_file', { zone: 'storage', path: `${'a/b/c/d'.slice(0, 2 * i + 1)}/${f}`, content: `${f}\n` });
-    await slowRmdir();
-    const { value: r, gapMs, tookMs } = await longestGap(() => s.call('shed_delete', { zone: 'storage', path: 'a' }));
-    const log = await stopTracing();
-    console.log(`shed_delete with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
-    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    const { removals } = await removedOffTheLoop('shed_delete', () => s.call('shed_delete', { zone: 'storage', path: 'a' }), [...files, 'a', 'b', 'c', 'd'], 4);
     expect(fs.existsSync(s.zonePath('storage', 'a'))).toBe(false);
-    const removals = removalsOf(log, [...files, 'a', 'b', 'c', 'd']);
     expect(removals.map(([, call]) => call.replace(/\/proc\/self\/fd\/\d+\//, '').replace(/\).*/, ')')).sort()).toEqual(
       ['rmdir("a")', 'rmdir("b")', 'rmdir("c")', 'rmdir("d")', ...files.map((f) => `unlink("${f}")`)].sort(),
     );
-    expect(removals.filter(([tid]) => tid === process.pid), 'removals made on the event loop\'s thread').toEqual([]);
-    expect(tookMs, 'four folders removed one after the other: the delay was there').toBeGreaterThanOrEqual(4 * DELAY_MS);
-    expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
   } finally {
     await stopTracing();
     s.cleanup();
@@ -124,18 +134,9 @@ it.skipIf(!traceable)("a locked edit's scratch folder, with the chains a command
     expect((await s.call('shed_lockedit_open', { zone: 'storage', path: 'f.txt' })).success).toBe(true);
     // Once per process, the sandbox probes what the kernel offers (and removes its probe folder): done before the delays.
     expect((await s.call('shed_lockedit_exec', { zone: 'storage', path: 'f.txt', cmd: 'true' })).success).toBe(true);
-    await slowRmdir();
-    const { value: r, gapMs, tookMs } = await longestGap(() =>
-      s.call('shed_lockedit_exec', { zone: 'storage', path: 'f.txt', cmd: 'mkdir', args: ['-p', 'c0/d/d/d', 'c1/d/d'] }),
-    );
-    const log = await stopTracing();
-    console.log(`shed_lockedit_exec with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
-    expect(r.success, JSON.stringify(r.error)).toBe(true);
-    const removals = removalsOf(log, ['c0', 'c1', 'd']);
+    const mkdir = { zone: 'storage', path: 'f.txt', cmd: 'mkdir', args: ['-p', 'c0/d/d/d', 'c1/d/d'] };
+    const { removals, log } = await removedOffTheLoop('shed_lockedit_exec', () => s.call('shed_lockedit_exec', mkdir), ['c0', 'c1', 'd'], 7);
     expect(removals.length, JSON.stringify(log)).toBeGreaterThanOrEqual(7);
-    expect(removals.filter(([tid]) => tid === process.pid), 'removals made on the event loop\'s thread').toEqual([]);
-    expect(tookMs, 'seven folders removed one after the other: the delay was there').toBeGreaterThanOrEqual(7 * DELAY_MS);
-    expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
     expect(fs.readFileSync(s.zonePath('storage', 'f.txt'), 'utf8')).toBe('work\n');
   } finally {
     await stopTracing();
@@ -148,17 +149,10 @@ it.skipIf(!traceable)('a folder replaced by a copy into Documents is removed off
   try {
     await s.call('shed_create_file', { zone: 'documents', path: 'rep/a/b/c/old.txt', content: 'old\n' });
     await s.call('shed_create_file', { zone: 'storage', path: 'rep/new.txt', content: 'new\n' });
-    await slowRmdir();
-    const { value: r, gapMs, tookMs } = await longestGap(() => s.call('shed_copy_storage_to_documents', { src: 'rep', dest: 'rep', overwrite: true }));
-    const log = await stopTracing();
-    console.log(`shed_copy_storage_to_documents with every rmdir ${DELAY_MS} ms late: ${tookMs.toFixed(0)} ms, longest gap of the loop ${gapMs.toFixed(0)} ms`);
-    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    const copy = { src: 'rep', dest: 'rep', overwrite: true };
+    const { removals, log } = await removedOffTheLoop('shed_copy_storage_to_documents', () => s.call('shed_copy_storage_to_documents', copy), ['a', 'b', 'c', 'old.txt'], 4);
     expect(fs.readdirSync(s.zonePath('documents', 'rep'))).toEqual(['new.txt']);
-    const removals = removalsOf(log, ['a', 'b', 'c', 'old.txt']);
     expect(removals.length, JSON.stringify(log)).toBe(4);
-    expect(removals.filter(([tid]) => tid === process.pid), "removals made on the event loop's thread").toEqual([]);
-    expect(tookMs, 'the old folder and its three folders removed one after the other').toBeGreaterThanOrEqual(4 * DELAY_MS);
-    expect(gapMs).toBeLessThan(GAP_LIMIT_MS);
   } finally {
     await stopTracing();
     s.cleanup();

@@ -62,6 +62,8 @@ const call = (nr: number | undefined, ...args: (number | string)[]) => {
 const inChild = (code: string) => `my $p = fork; if ($p == 0) { ${code} exit 0 } waitpid($p, 0);`;
 const errnoOf = (r: RunResult) => Number(text(r).trim().split(' ')[1]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Holds this process's event loop (nothing it is sent is read meanwhile). */
+const holdLoop = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 /** Processes whose command line holds `marker` (the system's view: every PID namespace). */
 function withMarker(marker: string): number[] {
   const out: number[] = [];
@@ -454,6 +456,26 @@ describe('the fork server', () => {
     expect(withMarker(marker)).toEqual([]);
     // The command was answered by its supervisor, which can come before this process has seen the
     // launcher exit: the next test's command goes to a new launcher only once it has.
+    for (let i = 0; i < 200 && launcherPid() === killed; i++) await sleep(25);
+    expect(launcherPid()).not.toBe(killed);
+  });
+
+  it.each(MODES)('%s: a launcher that dies before this process heard its command start is answered the same', async (mode) => {
+    // This process's loop held (a loaded machine; a CI run): it reads the supervisor's "started" only
+    // after the supervisor has answered for the launcher's death and is gone.
+    const marker = uniqueSeconds(43);
+    const running = run(request(mode, findProgram('sleep')!, [marker], { timeoutSec: 60 }));
+    const until = Date.now() + 20_000;
+    while (withMarker(marker).length === 0 && Date.now() < until) holdLoop(5);
+    expect(withMarker(marker).length).toBeGreaterThan(0);
+    const killed = launcherPid()!;
+    process.kill(killed, 'SIGKILL');
+    for (let i = 0; i < 300 && withMarker(marker).length > 0; i++) holdLoop(10);
+    holdLoop(300);
+    const r = await running;
+    expect({ stoppedFor: r.stoppedFor, stderr: r.stderr.bytes.toString().trim() }).toEqual({ stoppedFor: 'launcher', stderr: expect.stringContaining('launcher stopped') });
+    expect(r.returncode).not.toBe(0);
+    expect(withMarker(marker)).toEqual([]);
     for (let i = 0; i < 200 && launcherPid() === killed; i++) await sleep(25);
     expect(launcherPid()).not.toBe(killed);
   });

@@ -242,16 +242,30 @@ function opened(s: Server, id: number, call: Call, [sup, out, err, ctl]: string[
     if (stdout) streams.stdout = stdout;
     if (stderr) streams.stderr = stderr;
   } catch (e) {
-    // Its output cannot be read here (a /proc that hides the launcher's descriptors): the supervisor
-    // is told to go, and takes the command with it.
     streams.stdout?.destroy();
     streams.stderr?.destroy();
+    // A supervisor already gone (its launcher died and this process read its start late, a loaded
+    // machine): its own answer, or the launcher's end, follows and answers the call.
+    if (ended(call.supervisor)) return;
+    // Its output cannot be read here (a /proc that hides the launcher's descriptors): the supervisor
+    // is told to go, and takes the command with it.
     signal(call.supervisor, 'SIGTERM');
     end(s, id, call, { ...refusedEnd(''), lost: `its output pipes could not be opened (${(e as Error).message})` });
     return;
   }
   send(call, 'O', ...call.queued.splice(0));
   call.events.started(streams);
+}
+
+/** The process exited (reaped, or a zombie whose descriptors are closed). */
+function ended(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat[stat.lastIndexOf(')') + 2];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
 }
 
 function signal(pid: number | undefined, name: NodeJS.Signals): void {

@@ -45,7 +45,7 @@ async function killedWhileHiding(moved: number | 'all'): Promise<{ entries: { re
   const root = fs.realpathSync(zone());
   const found = await findBlocked(blockRules({ blocked_patterns: PATTERNS })!, root);
   const entries = [...found.dirs, ...found.files].map((rel) => ({ rel }));
-  const stash = openStash(home(), 'blocked', root, entries);
+  const stash = await openStash(home(), 'blocked', root, entries);
   const items = entries.map((_, i) => itemPath(stash, i));
   for (let i = 0; i < (moved === 'all' ? entries.length : moved); i++) fs.renameSync(path.join(root, entries[i]!.rel), items[i]!);
   return { entries, items };

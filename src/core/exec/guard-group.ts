@@ -90,7 +90,7 @@ export async function guardGroupFiles(home: string, root: string, label: string,
       const st = walk.lstat(r.path);
       if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
     }
-    opened = entries.length === 0 ? undefined : openStash(home, 'guard', root, entries);
+    opened = entries.length === 0 ? undefined : await openStash(home, 'guard', root, entries);
   } catch (err) {
     walk.forget();
     throw err;

@@ -52,7 +52,7 @@ export async function hideBlocked(home: string, root: string, rules: BlockRules,
     ...found.files.map((rel) => (blockedPattern(rules, rel) === undefined ? { rel, link: true as const } : { rel })),
   ];
   if (entries.length === 0) return undefined;
-  const stash = openStash(home, 'blocked', root, entries);
+  const stash = await openStash(home, 'blocked', root, entries);
   const slice = new TimeSlice();
   try {
     for (let i = 0; i < entries.length; i++) {

@@ -174,6 +174,19 @@ export function syncDir(dir: string): void {
   }
 }
 
+/** syncDir on the thread pool: a slow disk's flush holds a worker, not the event loop. */
+export async function syncDirOffLoop(dir: string): Promise<void> {
+  let handle: fs.promises.FileHandle | undefined;
+  try {
+    handle = await fs.promises.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    await handle.sync();
+  } catch {
+    // as syncDir
+  } finally {
+    await handle?.close();
+  }
+}
+
 /** Reads a whole file that the caller already resolved and size-checked. */
 export function readFile(abs: string): Buffer {
   return readBytes(abs);

@@ -4,9 +4,11 @@
  * call that waits asynchronously for as long.
  */
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { threadCpuMs } from '../../src/hosts/lag-report.js';
 import { checkLag, LAG_LIMIT_MS, watchLag } from '../helpers/lag.js';
+import { sampledBetween } from '../helpers/lag-stacks.js';
 
 /** A shorter clock bound than the suite's (5 s), to keep this test short. */
 const limits = { cpuMs: LAG_LIMIT_MS, wallMs: 1000 };
@@ -34,6 +36,21 @@ describe('event-loop lag probe', () => {
     expect(() => checkLag('busy', lag, limits)).toThrow(/busy held the event loop for \d+ ms of CPU/);
     // The failure says where the loop was: the sampled stacks of the hold name the spinning function.
     expect(() => checkLag('busy', lag, limits)).toThrow(/Where the loop was \(sampled\):\n\s+\d+% spinOnTheCpu test\/unit\/lag-probe\.test\.ts:\d+/);
+  });
+
+  it('a synchronous native call made from JavaScript past the limit fails the call (its caller is on the sampled stack)', async () => {
+    const lag = await held(function hashOnTheLoop() {
+      const end = threadCpuMs() + LAG_LIMIT_MS * 3;
+      while (threadCpuMs() < end) crypto.pbkdf2Sync('secret', 'salt', 200_000, 32, 'sha256');
+    });
+    expect(lag.nativeMs).toBeUndefined();
+    expect(() => checkLag('hashing', lag, limits)).toThrow(/hashing held the event loop for \d+ ms of CPU[^]*hashOnTheLoop test\/unit\/lag-probe\.test\.ts/);
+  });
+
+  it('a hold in which no sample ran JavaScript is left out and reported beside (the runtime\'s own work)', () => {
+    const samples = { at: [0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60], stacks: [...Array(12).fill(['(program)']), ['spin src/core/x.ts:1']] };
+    expect(sampledBetween(samples, 0, 57)).toMatchObject({ samples: 12, withJavaScript: 0, text: '  100% (program)' });
+    expect(sampledBetween(samples, 0, 60)).toMatchObject({ samples: 13, withJavaScript: 1 });
   });
 
   it('a synchronous wait without CPU past the clock limit fails the call', async () => {

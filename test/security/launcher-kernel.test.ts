@@ -62,6 +62,14 @@ const call = (nr: number | undefined, ...args: (number | string)[]) => {
 const inChild = (code: string) => `my $p = fork; if ($p == 0) { ${code} exit 0 } waitpid($p, 0);`;
 const errnoOf = (r: RunResult) => Number(text(r).trim().split(' ')[1]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A process's state letter (R, S, Z...), if it exists. */
+const stateOf = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+  } catch {
+    return undefined;
+  }
+};
 /** Holds this process's event loop (nothing it is sent is read meanwhile). */
 const holdLoop = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 /** Processes whose command line holds `marker` (the system's view: every PID namespace). */
@@ -434,6 +442,18 @@ describe('the fork server', () => {
     await sleep(100);
     expect((await trueRun()).returncode).toBe(0);
     expect(launcherPid()).not.toBe(first);
+  });
+
+  it('a command sent after it died, before this process heard of it, goes to a new one', async () => {
+    expect((await run(request('validated', findProgram('true')!, []))).returncode).toBe(0);
+    const dead = launcherPid()!;
+    process.kill(dead, 'SIGKILL');
+    // Held, this process reaps nothing: the launcher stays a zombie it has not heard exit.
+    for (let i = 0; i < 500 && stateOf(dead) !== 'Z'; i++) holdLoop(2);
+    expect(stateOf(dead)).toBe('Z');
+    const r = await run(request('validated', findProgram('true')!, []));
+    expect({ returncode: r.returncode, stderr: r.stderr.bytes.toString() }).toEqual({ returncode: 0, stderr: '' });
+    expect(launcherPid()).not.toBe(dead);
   });
 
   it.each(MODES)('%s: a command in flight when it dies is answered at once, and killed', async (mode) => {

@@ -246,7 +246,7 @@ function opened(s: Server, id: number, call: Call, [sup, out, err, ctl]: string[
     streams.stderr?.destroy();
     // A supervisor already gone (its launcher died and this process read its start late, a loaded
     // machine): its own answer, or the launcher's end, follows and answers the call.
-    if (ended(call.supervisor)) return;
+    if (exited(call.supervisor)) return;
     // Its output cannot be read here (a /proc that hides the launcher's descriptors): the supervisor
     // is told to go, and takes the command with it.
     signal(call.supervisor, 'SIGTERM');
@@ -258,7 +258,7 @@ function opened(s: Server, id: number, call: Call, [sup, out, err, ctl]: string[
 }
 
 /** The process exited (reaped, or a zombie whose descriptors are closed). */
-function ended(pid: number): boolean {
+function exited(pid: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
     const state = stat[stat.lastIndexOf(')') + 2];
@@ -353,6 +353,8 @@ function pieces(text: string): string[] {
  * time). Every outcome arrives through `events.ended`, exactly once.
  */
 export function launch(perl: string, arch: ArchCalls, spec: LaunchSpec, events: LaunchEvents): Launched {
+  // A launcher that died an instant ago (its exit not yet heard here) is sent nothing more.
+  if (server !== undefined && exited(server.child.pid!)) server = undefined;
   const s = (server ??= startServer(perl, arch));
   const id = nextId++;
   const call: Call = { events, queued: [] };

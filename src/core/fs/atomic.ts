@@ -183,7 +183,7 @@ export async function syncDirOffLoop(dir: string): Promise<void> {
   } catch {
     // as syncDir
   } finally {
-    await handle?.close();
+    await handle?.close().catch(() => undefined);
   }
 }
 

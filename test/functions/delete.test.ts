@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { longestGap } from '../helpers/gaps.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;
@@ -246,15 +247,7 @@ describe('shed_delete', () => {
       fs.mkdirSync(dir, { recursive: true });
       for (let j = 0; j < 1000; j++) fs.writeFileSync(path.join(dir, `f${j}`), '');
     }
-    let last = performance.now();
-    let longest = 0;
-    const timer = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 1);
-    const r = await s.call('shed_delete', { zone: 'storage', path: 'wide' });
-    clearInterval(timer);
+    const { value: r, gapMs: longest } = await longestGap(() => s.call('shed_delete', { zone: 'storage', path: 'wide' }));
     expect(r.success).toBe(true);
     expect(r.data!.files_removed).toBe(10_000);
     expect(fs.existsSync(s.zonePath('storage', 'wide'))).toBe(false);

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { findProgram } from '../../src/core/exec/system.js';
+import { longestGap } from '../helpers/gaps.js';
 import { makeShed, type Result } from '../helpers/shed.js';
 
 const DELAY_MS = 600;
@@ -72,26 +73,6 @@ async function stopTracing(): Promise<[number, string][]> {
 /** The removals of entries named in `names` (reached through a folder's descriptor, as removeTree does). */
 const removalsOf = (log: [number, string][], names: string[]) =>
   log.filter(([, call]) => names.some((n) => call.includes(`/${n}")`)) && call.includes('/proc/self/fd/'));
-
-/** Runs `work` and tells the longest gap between two ticks of a 5 ms timer meanwhile. */
-async function longestGap<T>(work: () => Promise<T>): Promise<{ value: T; gapMs: number; tookMs: number }> {
-  let last = performance.now();
-  let gapMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gapMs = Math.max(gapMs, now - last);
-    last = now;
-  }, 5);
-  const started = performance.now();
-  try {
-    const value = await work();
-    const tookMs = performance.now() - started;
-    await new Promise((r) => setTimeout(r, 20)); // a gap that ended with the work is counted by the next tick
-    return { value, gapMs, tookMs };
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 /**
  * Runs the call `what` with every rmdir DELAY_MS late and checks it: it succeeded, none of the

@@ -449,7 +449,7 @@ describe('the fork server', () => {
     const dead = launcherPid()!;
     process.kill(dead, 'SIGKILL');
     // Held, this process reaps nothing: the launcher stays a zombie it has not heard exit.
-    for (let i = 0; i < 500 && stateOf(dead) !== 'Z'; i++) holdLoop(2);
+    for (let i = 0; i < 2500 && stateOf(dead) !== 'Z'; i++) holdLoop(2);
     expect(stateOf(dead)).toBe('Z');
     const r = await run(request('validated', findProgram('true')!, []));
     expect({ returncode: r.returncode, stderr: r.stderr.bytes.toString() }).toEqual({ returncode: 0, stderr: '' });
@@ -495,6 +495,7 @@ describe('the fork server', () => {
     const r = await running;
     expect({ stoppedFor: r.stoppedFor, stderr: r.stderr.bytes.toString().trim() }).toEqual({ stoppedFor: 'launcher', stderr: expect.stringContaining('launcher stopped') });
     expect(r.returncode).not.toBe(0);
+    for (let i = 0; i < 100 && withMarker(marker).length > 0; i++) await sleep(50);
     expect(withMarker(marker)).toEqual([]);
     for (let i = 0; i < 200 && launcherPid() === killed; i++) await sleep(25);
     expect(launcherPid()).not.toBe(killed);

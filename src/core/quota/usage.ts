@@ -97,10 +97,11 @@ export function chargedBytes(st: { size: number; blocks: number; blksize: number
 }
 
 /**
- * Sizes of the non-folder entries of one folder. Self-contained (lstat is passed in) because its
- * source text also runs in the worker thread.
+ * Sizes of the non-folder entries of one folder. Self-contained (lstat and chargedBytes are passed
+ * in) because its source text also runs in the worker thread, where no name of this module exists
+ * (the minified plugin renames them).
  */
-function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly string[], withEntries: boolean): Measurement {
+function measureFiles(lstat: typeof fs.lstatSync, charged: typeof chargedBytes, dir: string, names: readonly string[], withEntries: boolean): Measurement {
   const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   const prefix = dir.endsWith('/') ? dir : `${dir}/`; // plain concatenation: path.join costs ~10% of a cold walk
   for (const name of names) {
@@ -115,7 +116,7 @@ function measureFiles(lstat: typeof fs.lstatSync, dir: string, names: readonly s
       out.becameFolders.push(name);
       continue;
     }
-    out.bytes += chargedBytes(st);
+    out.bytes += charged(st);
     out.files += 1;
     if ((st.nlink > 1 && st.isFile()) || withEntries) {
       const sig = `${st.mode}:${st.size}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -131,11 +132,11 @@ const MEASURE_STEP = 256;
 
 /** measureFiles on the main thread for a folder of any size: a turn of the event loop may come between steps. */
 async function measureSliced(listing: Listing, withEntries: boolean, slice: TimeSlice): Promise<Measurement> {
-  if (listing.names.length <= MEASURE_STEP) return measureFiles(fs.lstatSync, listing.dir, listing.names, withEntries);
+  if (listing.names.length <= MEASURE_STEP) return measureFiles(fs.lstatSync, chargedBytes, listing.dir, listing.names, withEntries);
   const out: Measurement = { bytes: 0, files: 0, linked: [], becameFolders: [], entries: withEntries ? [] : undefined };
   for (let i = 0; i < listing.names.length; i += MEASURE_STEP) {
     await slice.tick();
-    const m = measureFiles(fs.lstatSync, listing.dir, listing.names.slice(i, i + MEASURE_STEP), withEntries);
+    const m = measureFiles(fs.lstatSync, chargedBytes, listing.dir, listing.names.slice(i, i + MEASURE_STEP), withEntries);
     out.bytes += m.bytes;
     out.files += m.files;
     out.linked.push(...m.linked);
@@ -156,7 +157,7 @@ const measureFiles = ${measureFiles.toString()};
 const results = [];
 parentPort.on('message', (jobs) => {
   if (jobs === 'end') parentPort.postMessage(results);
-  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, dir, names, withEntries));
+  else for (const [dir, names, withEntries] of jobs) results.push(measureFiles(lstatSync, chargedBytes, dir, names, withEntries));
 });
 `;
 
@@ -171,11 +172,18 @@ class MeasuringWorker {
   private readonly sent: Listing[] = [];
   private batch: [string, string[], boolean][] = [];
   private seen = 0;
+  private failed = false;
 
   constructor(private readonly withEntries: boolean) {
     try {
-      this.worker = new Worker(WORKER_SOURCE, { eval: true });
+      // Its own flags: one of this process's (--input-type=module) would take `require` from its code.
+      this.worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
       this.worker.unref();
+      // A worker that fails (at any moment) is measured for here, and said: never an uncaught 'error' event.
+      this.worker.on('error', (err) => {
+        this.failed = true;
+        process.stderr.write(`fileshed: the usage worker failed (${String(err)}); its folders are measured on the main thread\n`);
+      });
     } catch {
       this.worker = undefined; // no worker threads: everything is measured here
     }
@@ -199,11 +207,13 @@ class MeasuringWorker {
     }
     this.flush();
     const answer = new Promise<Measurement[] | undefined>((resolve) => {
+      if (this.failed) return resolve(undefined);
       worker.once('message', (result: Measurement[]) => resolve(result));
       worker.once('error', () => resolve(undefined));
+      worker.once('exit', () => resolve(undefined));
     });
     worker.postMessage('end');
-    const measured = (await answer) ?? this.sent.map((l) => measureFiles(fs.lstatSync, l.dir, l.names, this.withEntries));
+    const measured = (await answer) ?? this.sent.map((l) => measureFiles(fs.lstatSync, chargedBytes, l.dir, l.names, this.withEntries));
     void worker.terminate();
     return this.sent.map((l, i) => [l, measured[i]!]);
   }

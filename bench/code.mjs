@@ -8,11 +8,11 @@
 //      run bare as `python3 script.py` in the same folder;
 //   c) `shed_run_shell` of a 3-program pipeline (`cat | grep | wc -l`) against a bare `sh -c` of it.
 // Calls alternate between the two sides; medians after warm-ups, ratios side by side. Scripts run at
-// the commands' lower priority (nice 10 in a scheduling group of their own, src/core/exec/priority.ts),
+// the commands' lower priority (nice 10 in a scheduling group of their own, src/core/services/exec/launcher/priority.ts),
 // which on a busy machine alone slows CPU-bound work: b) and c) are also measured against the anchor
 // at that priority (its own session and scheduling group at nice 10, the process at nice 10).
 // In bwrap mode a) and c) are also measured against a bare `bwrap <the same sandbox arguments> --`
-// of the same program (arguments from src/core/exec/bwrap.ts, bundled by esbuild, as bench/exec.mjs
+// of the same program (arguments from src/core/services/exec/launcher/bwrap.ts, bundled by esbuild, as bench/exec.mjs
 // does): what the sandbox itself costs beside what Fileshed adds.
 // Targets: a) 1.3x, b) 1.1x, c) 1.5x. Temp folders are removed.
 import fs from 'node:fs';
@@ -58,7 +58,7 @@ const bundle = path.join(root, 'dist', 'fileshed.mjs');
 if (!fs.existsSync(bundle)) throw new Error('dist/fileshed.mjs is missing: run `node build.mjs` first');
 const { Tools } = await import(pathToFileURL(bundle).href);
 const sandboxFile = path.join(work, 'sandbox.mjs');
-await build({ entryPoints: [path.join(root, 'src/core/exec/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
+await build({ entryPoints: [path.join(root, 'src/core/services/exec/launcher/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
 const { bwrapArgs } = await import(pathToFileURL(sandboxFile).href);
 
 const rows = [];

@@ -6,7 +6,7 @@
 //   b) landlock mode: the same call (the launcher also applies the Landlock ruleset, the seccomp
 //      filter and drops every capability) against the same bare spawn of cat;
 //   c) bwrap mode: the same call against a bare `bwrap <the same sandbox arguments> -- cat small.txt`
-//      (arguments from src/core/exec/bwrap.ts, bundled by esbuild, so both sides build the same sandbox;
+//      (arguments from src/core/services/exec/launcher/bwrap.ts, bundled by esbuild, so both sides build the same sandbox;
 //      ours also starts the inner launcher that applies Landlock and seccomp inside);
 //   d) the event loop's longest block per command: a setImmediate chain runs beside the calls; the
 //      longest stretch between two of its turns during each call, in wall time and in the CPU time the
@@ -49,7 +49,7 @@ async function loadModules() {
   if (!fs.existsSync(bundle)) throw new Error('dist/fileshed.mjs is missing: run `node build.mjs` first');
   const { Tools } = await import(pathToFileURL(bundle).href);
   const sandboxFile = path.join(work, 'sandbox.mjs');
-  await build({ entryPoints: [path.join(root, 'src/core/exec/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
+  await build({ entryPoints: [path.join(root, 'src/core/services/exec/launcher/bwrap.ts')], bundle: true, platform: 'node', format: 'esm', outfile: sandboxFile, logLevel: 'warning' });
   const { bwrapArgs } = await import(pathToFileURL(sandboxFile).href);
   return { Tools, bwrapArgs };
 }

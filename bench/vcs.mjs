@@ -52,12 +52,12 @@ if (built.status !== 0) throw new Error(`node build.mjs failed (maybe someone el
 const { Tools } = await import(`${pathToFileURL(path.join(root, 'dist', 'fileshed.mjs')).href}?t=${Date.now()}`);
 const vcsBundle = path.join(work, 'vcs.mjs');
 await build({
-  entryPoints: [path.join(root, 'src/core/vcs/index.ts')], bundle: true, platform: 'node', format: 'esm', outfile: vcsBundle, logLevel: 'warning',
+  entryPoints: [path.join(root, 'src/core/services/vcs/index.ts')], bundle: true, platform: 'node', format: 'esm', outfile: vcsBundle, logLevel: 'warning',
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
 const vcs = await import(pathToFileURL(vcsBundle).href);
 const usageBundle = path.join(work, 'usage.mjs');
-await build({ entryPoints: [path.join(root, 'src/core/quota/usage.ts')], bundle: true, platform: 'node', format: 'esm', outfile: usageBundle, logLevel: 'warning' });
+await build({ entryPoints: [path.join(root, 'src/core/services/quota/usage.ts')], bundle: true, platform: 'node', format: 'esm', outfile: usageBundle, logLevel: 'warning' });
 const usage = await import(pathToFileURL(usageBundle).href);
 
 /** Runs every scenario once per round, round after round, so background load hits them all alike. */

@@ -1,5 +1,5 @@
 // esbuild settings shared by build.mjs and the bundles the sources build for themselves when they
-// run under vitest (src/core/work/pool.ts: the worker thread's entry, the SQLite child's code).
+// run under vitest (src/core/base/work/pool.ts: the worker thread's entry, the SQLite child's code).
 // CommonJS so that both ESM build scripts and the TypeScript sources (via createRequire) load it.
 const path = require('node:path');
 const { banner } = require('./bundle-banner.cjs');
@@ -30,8 +30,8 @@ const nodeShims = {
   },
 };
 
-/** Entry of the file-backed SQLite engine's child process (see src/core/db/node/children.ts). */
-const SQLITE_CHILD_ENTRY = path.join(root, 'src/core/db/node/child.ts');
+/** Entry of the file-backed SQLite engine's child process (see src/core/services/db/node/children.ts). */
+const SQLITE_CHILD_ENTRY = path.join(root, 'src/core/services/db/node/child.ts');
 
 /**
  * The child's code as one ES module text: the plugin carries it as a string (esbuild `define` of

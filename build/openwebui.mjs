@@ -161,7 +161,7 @@ function offeredSpecs(mod) {
  * @param {{ description?: string, author?: string, license?: string }} pkg
  */
 export function generateOpenWebUITool(mod, pkg) {
-  for (const code of RUNTIME_CODES) if (!(code in mod.catalog.errorCodes)) fail(`error code ${code} is not in the catalog (src/core/errors.ts)`);
+  for (const code of RUNTIME_CODES) if (!(code in mod.catalog.errorCodes)) fail(`error code ${code} is not in the catalog (src/core/base/errors.ts)`);
   for (const key of SERVER_OWNED_VALVES) if (!(key in mod.valvesSchema.properties)) fail(`valve ${key} (kept by the server) is gone: update SERVER_OWNED_VALVES`);
   const valves = Object.fromEntries(Object.entries(mod.valvesSchema.properties).filter(([k]) => !SERVER_OWNED_VALVES.includes(k)));
   const userValves = mod.valvesSchema.$defs?.UserValves?.properties ?? {};

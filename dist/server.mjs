@@ -28722,11 +28722,61 @@ import { serving as serving6 } from "./fileshed.mjs";
 // src/hosts/coordination/redis.ts
 import crypto9 from "node:crypto";
 
+// src/core/formats/resp.ts
+var RedisError = class extends Error {
+};
+function encodeCommand(args) {
+  const parts = [`*${args.length}\r
+`];
+  for (const a of args) {
+    const s = String(a);
+    parts.push(`$${Buffer.byteLength(s)}\r
+${s}\r
+`);
+  }
+  return parts.join("");
+}
+function parseReply(buf, at) {
+  if (at >= buf.length) return void 0;
+  const eol = buf.indexOf("\r\n", at);
+  if (eol < 0) return void 0;
+  const type = String.fromCharCode(buf[at]);
+  const line = buf.toString("utf8", at + 1, eol);
+  const next = eol + 2;
+  switch (type) {
+    case "+":
+      return [line, next];
+    case "-":
+      return [new RedisError(line), next];
+    case ":":
+      return [Number(line), next];
+    case "$": {
+      const len = Number(line);
+      if (len < 0) return [null, next];
+      if (buf.length < next + len + 2) return void 0;
+      return [buf.toString("utf8", next, next + len), next + len + 2];
+    }
+    case "*": {
+      const count = Number(line);
+      if (count < 0) return [null, next];
+      const items = [];
+      let pos = next;
+      for (let i2 = 0; i2 < count; i2++) {
+        const item = parseReply(buf, pos);
+        if (item === void 0) return void 0;
+        items.push(item[0]);
+        pos = item[1];
+      }
+      return [items, pos];
+    }
+    default:
+      throw new Error(`not a Redis reply (type byte ${JSON.stringify(type)})`);
+  }
+}
+
 // src/hosts/coordination/resp.ts
 import net2 from "node:net";
 import tls from "node:tls";
-var RedisError = class extends Error {
-};
 var RespClient = class {
   socket;
   ready;
@@ -28796,19 +28846,12 @@ var RespClient = class {
   write(args) {
     const socket = this.socket;
     if (socket === void 0 || socket.destroyed) return Promise.reject(new Error("not connected"));
-    const parts = [`*${args.length}\r
-`];
-    for (const a of args) {
-      const s = String(a);
-      parts.push(`$${Buffer.byteLength(s)}\r
-${s}\r
-`);
-    }
+    const command = encodeCommand(args);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
       timer.unref();
       this.pending.push({ resolve, reject, timer });
-      socket.write(parts.join(""));
+      socket.write(command);
     });
   }
   /** Drops the connection and fails every waiting command (their replies can no longer be matched). */
@@ -28845,43 +28888,6 @@ ${s}\r
     }
   }
 };
-function parseReply(buf, at) {
-  if (at >= buf.length) return void 0;
-  const eol = buf.indexOf("\r\n", at);
-  if (eol < 0) return void 0;
-  const type = String.fromCharCode(buf[at]);
-  const line = buf.toString("utf8", at + 1, eol);
-  const next = eol + 2;
-  switch (type) {
-    case "+":
-      return [line, next];
-    case "-":
-      return [new RedisError(line), next];
-    case ":":
-      return [Number(line), next];
-    case "$": {
-      const len = Number(line);
-      if (len < 0) return [null, next];
-      if (buf.length < next + len + 2) return void 0;
-      return [buf.toString("utf8", next, next + len), next + len + 2];
-    }
-    case "*": {
-      const count = Number(line);
-      if (count < 0) return [null, next];
-      const items = [];
-      let pos = next;
-      for (let i2 = 0; i2 < count; i2++) {
-        const item = parseReply(buf, pos);
-        if (item === void 0) return void 0;
-        items.push(item[0]);
-        pos = item[1];
-      }
-      return [items, pos];
-    }
-    default:
-      throw new Error(`not a Redis reply (type byte ${JSON.stringify(type)})`);
-  }
-}
 function parseRedisUrl(url) {
   let u;
   try {

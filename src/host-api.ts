@@ -4,15 +4,15 @@
  * Exported from the plugin module as `hostApi`, so the server bundle shares the plugin's single
  * copy of the core and never reaches around the dispatcher into core services.
  */
-import { kernelSandboxes, sandboxReport } from './core/exec/sandbox.js';
-import { launcherPerl } from './core/exec/launcher.js';
-import { separationReport } from './core/ids/separation.js';
-import { ShedError } from './core/errors.js';
-import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from './core/valves.js';
+import { kernelSandboxes, sandboxReport } from './core/services/exec/launcher/sandbox.js';
+import { launcherPerl } from './core/services/exec/launcher/launcher.js';
+import { separationReport } from './core/services/ids/separation.js';
+import { ShedError } from './core/base/errors.js';
+import { defaultValves, parseValves, UserValvesSchema, ValvesSchema, type Valves } from './core/base/valves.js';
 import { FUNCTIONS } from './functions/index.js';
-import { standaloneHost, type HostBridge } from './core/host-bridge.js';
+import { standaloneHost, type HostBridge } from './core/services/host-bridge.js';
 import { callFunction, enabledNames } from './registry/call.js';
-import { closestNames } from './core/text/distance.js';
+import { closestNames } from './core/base/text/distance.js';
 import { toolHints, toolSpec } from './registry/specs.js';
 import type { Category, ToolHints } from './registry/define.js';
 
@@ -64,7 +64,7 @@ export const hostApi = {
     }
   },
   sandbox: (configured: Valves['sandbox'], unconfinedAllowed = true) => sandboxReport(configured, unconfinedAllowed),
-  /** Which separation holds users apart under these (raw) valves with commands in `sandbox` mode (src/core/ids/separation.ts). */
+  /** Which separation holds users apart under these (raw) valves with commands in `sandbox` mode (src/core/services/ids/separation.ts). */
   separation(rawValves: unknown, sandbox: string) {
     let valves: Valves;
     try {

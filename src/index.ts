@@ -2,42 +2,42 @@
  * Fileshed: the plugin module. Exports the Tools class (only shed_* methods), the LLM tool specs
  * and the valves schema, all derived from one registry.
  */
-import { ERROR_CODES } from './core/errors.js';
-import { groupAdmin } from './core/groups/directory.js';
-import { appendAudit, readAudit } from './core/audit/audit.js';
-import { measureUsage, readUsageRecords } from './core/quota/records.js';
-import { maintainAll } from './core/maintenance/maintain.js';
-import { storeSizes } from './core/undo/store.js';
-import { adoptSecret } from './core/links/secret.js';
-import { allLinks, revokeLink } from './core/links/store.js';
-import { filesBelow, openChecked, readEntries, resolveTarget } from './core/links/serving.js';
-import { linkThumbnail } from './core/links/thumbnail.js';
-import { TimeSlice } from './core/fs/slice.js';
-import { formatSize } from './core/text/size.js';
-import { plural } from './core/text/format.js';
-import { parseValves, ValvesSchema } from './core/valves.js';
+import { ERROR_CODES } from './core/base/errors.js';
+import { groupAdmin } from './core/services/groups/directory.js';
+import { appendAudit, readAudit } from './core/services/audit/audit.js';
+import { measureUsage, readUsageRecords } from './core/services/quota/records.js';
+import { maintainAll } from './core/services/maintenance/maintain.js';
+import { storeSizes } from './core/services/undo/store.js';
+import { adoptSecret } from './core/services/links/secret.js';
+import { allLinks, revokeLink } from './core/services/links/store.js';
+import { filesBelow, openChecked, readEntries, resolveTarget } from './core/services/links/serving.js';
+import { linkThumbnail } from './core/services/links/thumbnail.js';
+import { TimeSlice } from './core/base/fs/slice.js';
+import { formatSize } from './core/base/text/size.js';
+import { plural } from './core/base/text/format.js';
+import { parseValves, ValvesSchema } from './core/base/valves.js';
 import { FUNCTIONS } from './functions/index.js';
 import type { HostArg } from './registry/define.js';
-import { privateStorageBase } from './core/fs/private.js';
-import { recoverStorage } from './core/recovery/recover.js';
-import { coordinationInUse, useCoordination } from './core/locks/lease.js';
-import { storageKind } from './core/fs/kind.js';
-import { readText, writeBytes } from './core/fs/read.js';
-import { poolStats, shutdownPool } from './core/work/pool.js';
+import { privateStorageBase } from './core/base/fs/private.js';
+import { recoverStorage } from './core/services/recovery/recover.js';
+import { coordinationInUse, useCoordination } from './core/base/locks/lease.js';
+import { storageKind } from './core/base/fs/kind.js';
+import { readText, writeBytes } from './core/base/fs/read.js';
+import { poolStats, shutdownPool } from './core/base/work/pool.js';
 // Side effect: in a pool worker thread (started on this very bundle) this serves jobs.
-import './core/pool-worker.js';
+import './core/services/pool-worker.js';
 import { enabledFunctions, type ProfileValves } from './registry/profiles.js';
 import { toolSpec, valvesJsonSchema, type ToolSpec } from './registry/specs.js';
-import { extensionOf, isTextType, mimeOfExtension } from './core/mime.js';
+import { extensionOf, isTextType, mimeOfExtension } from './core/formats/mime.js';
 
 export { Tools, type ToolsOptions } from './tools.js';
-export type { HostBridge, StatusEvent } from './core/host-bridge.js';
+export type { HostBridge, StatusEvent } from './core/services/host-bridge.js';
 export type { ToolSpec } from './registry/specs.js';
-export type { GroupDirectory, GroupInfo } from './core/groups/directory.js';
-export type { AttachedFile } from './core/host-bridge.js';
+export type { GroupDirectory, GroupInfo } from './core/services/groups/directory.js';
+export type { AttachedFile } from './core/services/host-bridge.js';
 export { hostApi, type HostFunction } from './host-api.js';
-export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/links/serving.js';
-export type { RecoveryReport } from './core/recovery/recover.js';
+export type { EntryOrder, FolderEntry, Refusal, SortKey, Target, TargetOptions } from './core/services/links/serving.js';
+export type { RecoveryReport } from './core/services/recovery/recover.js';
 
 /**
  * Administration for the standalone host (the CLI's `fileshed groups ...`): groups and their
@@ -66,9 +66,9 @@ export const admin = {
   /** Every download link of a storage base, and revoking one (admin page). */
   links: { list: allLinks, revoke: revokeLink },
 };
-export type { UsageRecord } from './core/quota/records.js';
-export type { AuditEntry } from './core/audit/audit.js';
-export type { StorageMaintenance } from './core/maintenance/maintain.js';
+export type { UsageRecord } from './core/services/quota/records.js';
+export type { AuditEntry } from './core/services/audit/audit.js';
+export type { StorageMaintenance } from './core/services/maintenance/maintain.js';
 
 /**
  * What `GET /files/{token}` needs from the core (the server's files route): the per-request
@@ -88,8 +88,8 @@ export { formatSize, plural };
  * whole-file reads that survive a network filesystem's stale handles.
  */
 export const serving = { recoverStorage, privateStorageBase, shutdownPool, poolStats, useCoordination, coordinationInUse, storageKind, readText, writeBytes };
-export type { Coordinator, Lease } from './core/locks/lease.js';
-export type { StorageKind } from './core/fs/kind.js';
+export type { Coordinator, Lease } from './core/base/locks/lease.js';
+export type { StorageKind } from './core/base/fs/kind.js';
 
 export const version = '0.1.0';
 

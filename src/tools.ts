@@ -2,11 +2,11 @@
  * The public class. Its instances and prototype carry nothing but `valves` and the shed_* methods,
  * generated from the registry; the per-instance host lives in a module-scoped WeakMap, out of reach.
  */
-import { errorJson } from './core/envelope.js';
-import { shedError } from './core/errors.js';
-import { defaultValves } from './core/valves.js';
+import { errorJson } from './core/base/envelope.js';
+import { shedError } from './core/base/errors.js';
+import { defaultValves } from './core/base/valves.js';
 import { FUNCTIONS } from './functions/index.js';
-import { standaloneHost, type HostBridge } from './core/host-bridge.js';
+import { standaloneHost, type HostBridge } from './core/services/host-bridge.js';
 import { callFunction } from './registry/call.js';
 
 export interface ToolsOptions {

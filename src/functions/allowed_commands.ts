@@ -1,7 +1,7 @@
-import { BLACKLIST, DOWNLOADERS, packageFor, READONLY_COMMANDS, READWRITE_COMMANDS } from '../core/exec/commands.js';
-import { RULES } from '../core/exec/rules.js';
-import { sandboxReport } from '../core/exec/sandbox.js';
-import { findProgram } from '../core/exec/system.js';
+import { BLACKLIST, DOWNLOADERS, packageFor, READONLY_COMMANDS, READWRITE_COMMANDS } from '../core/services/exec/policy/commands.js';
+import { RULES } from '../core/services/exec/policy/rules.js';
+import { sandboxReport } from '../core/services/exec/launcher/sandbox.js';
+import { findProgram } from '../core/services/exec/launcher/system.js';
 import { defineFunction } from '../registry/define.js';
 
 function availability(commands: Iterable<string>): { available: string[]; missing: Record<string, string> } {

@@ -12,17 +12,17 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { copyInto, removeCopied, renameInto, scanTree } from '../core/bridges/copy.js';
-import { plural, renderCall } from '../core/text/format.js';
-import { shedError } from '../core/errors.js';
-import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
-import { locate, requireNotRoot } from '../core/files/located.js';
-import { requireNamesKept } from '../core/blocked/identity.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
-import type { ZoneName } from '../core/zones/zones.js';
+import { copyInto, removeCopied, renameInto, scanTree } from '../core/services/bridges/copy.js';
+import { plural, renderCall } from '../core/base/text/format.js';
+import { shedError } from '../core/base/errors.js';
+import { diskRel, ensureNoForeignLock } from '../core/base/files/entries.js';
+import { locate, requireNotRoot } from '../core/base/files/located.js';
+import { requireNamesKept } from '../core/base/blocked/identity.js';
+import { ensureFileSize, ensureQuota } from '../core/services/quota/quota.js';
+import type { ZoneName } from '../core/base/zones/zones.js';
 import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
-import { adoptTree } from '../core/fs/owner.js';
+import { adoptTree } from '../core/base/fs/owner.js';
 
 export interface BridgeSpec {
   name: `shed_${string}`;

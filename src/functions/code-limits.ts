@@ -1,4 +1,4 @@
-import { shedError } from '../core/errors.js';
+import { shedError } from '../core/base/errors.js';
 
 /** Longest code or script a call may send (it travels to the launcher, in bwrap mode as arguments). */
 export const MAX_SCRIPT_BYTES = 512 * 1024;

@@ -4,10 +4,10 @@
  * code it happened on; a missing module, with the ones that are there; the network, off for code
  * unless network_mode is "all"; a program a script may not start; a limit that stopped it.
  */
-import type { RunResult } from '../core/exec/run-types.js';
-import type { ScriptKind } from '../core/exec/code.js';
-import type { PythonReport } from '../core/exec/python-probe.js';
-import type { Valves } from '../core/valves.js';
+import type { RunResult } from '../core/services/exec/launcher/run-types.js';
+import type { ScriptKind } from '../core/services/exec/code/plan.js';
+import type { PythonReport } from '../core/services/exec/code/python-probe.js';
+import type { Valves } from '../core/base/valves.js';
 import { dialectNote } from './shell-dialect.js';
 
 export interface ScriptRun {

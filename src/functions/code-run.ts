@@ -7,15 +7,15 @@
  * caller's (group_default_mode).
  */
 import { scriptExitNote } from './exit-meaning.js';
-import { shedError } from '../core/errors.js';
-import { changedFiles, SCRIPT_NAMES, type ScriptRequest } from '../core/exec/code.js';
-import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
-import { capturedText, scrubOutput } from '../core/exec/output.js';
-import { pythonReport } from '../core/exec/python-probe.js';
-import { outputLimit } from '../core/text/format.js';
-import { recordChange } from '../core/vcs/seam.js';
-import type { Zone } from '../core/zones/zones.js';
-import { dropVanished, lockedFiles, recordWritten } from '../core/groups/enforce.js';
+import { shedError } from '../core/base/errors.js';
+import { changedFiles, SCRIPT_NAMES, type ScriptRequest } from '../core/services/exec/code/plan.js';
+import { executeCommand, type ExecOutcome } from '../core/services/exec/execute.js';
+import { capturedText, scrubOutput } from '../core/services/exec/output.js';
+import { pythonReport } from '../core/services/exec/code/python-probe.js';
+import { outputLimit } from '../core/base/text/format.js';
+import { recordChange } from '../core/services/vcs/seam.js';
+import type { Zone } from '../core/base/zones/zones.js';
+import { dropVanished, lockedFiles, recordWritten } from '../core/services/groups/enforce.js';
 import type { CallContext, HandlerResult } from '../registry/define.js';
 import { scriptNotes, pythonError } from './code-notes.js';
 import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { readBytes } from '../core/fs/read.js';
+import { shedError } from '../core/base/errors.js';
+import { readBytes } from '../core/base/fs/read.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
-import { underLock, writeChecked } from '../core/write.js';
+import { locate, notFound, requireNotRoot } from '../core/base/files/located.js';
+import { plural } from '../core/base/text/format.js';
+import { underLock, writeChecked } from '../core/services/write.js';
 import { existingFileSize } from './patch_bytes.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;

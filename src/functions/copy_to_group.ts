@@ -5,21 +5,21 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { setRecords } from '../core/groups/access.js';
-import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
+import { shedError } from '../core/base/errors.js';
+import { setRecords } from '../core/services/groups/access.js';
+import { OWNERSHIP_MODES } from '../core/services/groups/accessdb.js';
+import { ensureFileSize, ensureQuota } from '../core/services/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/text/format.js';
+import { renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, messageParam } from '../registry/params.js';
-import { copyInto, scanTree } from '../core/bridges/copy.js';
-import { listSliced } from '../core/fs/list.js';
-import { TimeSlice } from '../core/fs/slice.js';
-import { locate, requireNotRoot } from '../core/files/located.js';
-import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
-import { requireNamesKept } from '../core/blocked/identity.js';
-import { groupZone } from '../core/groups/zone.js';
-import { forgetEntry, guardWrite, newFileMode } from '../core/groups/enforce.js';
+import { copyInto, scanTree } from '../core/services/bridges/copy.js';
+import { listSliced } from '../core/base/fs/list.js';
+import { TimeSlice } from '../core/base/fs/slice.js';
+import { locate, requireNotRoot } from '../core/base/files/located.js';
+import { diskRel, ensureNoForeignLock } from '../core/base/files/entries.js';
+import { requireNamesKept } from '../core/base/blocked/identity.js';
+import { groupZone } from '../core/services/groups/zone.js';
+import { forgetEntry, guardWrite, newFileMode } from '../core/services/groups/enforce.js';
 
 export const shedCopyToGroup = defineFunction({
   name: 'shed_copy_to_group',

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
-import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
-import { removeTree } from '../core/fs/remove-tree.js';
-import { forgetEntry, guardWrite } from '../core/groups/enforce.js';
+import { locate, notFound, requireNotRoot } from '../core/base/files/located.js';
+import { plural } from '../core/base/text/format.js';
+import { diskRel, ensureNoForeignLock } from '../core/base/files/entries.js';
+import { removeTree } from '../core/base/fs/remove-tree.js';
+import { forgetEntry, guardWrite } from '../core/services/groups/enforce.js';
 
 export const shedDelete = defineFunction({
   name: 'shed_delete',

@@ -4,20 +4,20 @@
  * parts of their answer about what was set aside and put back, or undone past the quota.
  */
 import fs from 'node:fs';
-import { shedError } from '../core/errors.js';
-import type { OwnershipRecord } from '../core/groups/access.js';
-import type { ExecOutcome } from '../core/exec/execute.js';
-import type { AsideReport } from '../core/exec/aside.js';
-import { openOutputTemp, type OutputTemp } from '../core/exec/output-file.js';
-import { filesAllowed } from '../core/exec/callwatch.js';
-import { recordChange } from '../core/vcs/seam.js';
-import type { Zone } from '../core/zones/zones.js';
+import { shedError } from '../core/base/errors.js';
+import type { OwnershipRecord } from '../core/services/groups/access.js';
+import type { ExecOutcome } from '../core/services/exec/execute.js';
+import type { AsideReport } from '../core/services/exec/guards/aside.js';
+import { openOutputTemp, type OutputTemp } from '../core/services/exec/guards/output-file.js';
+import { filesAllowed } from '../core/services/exec/guards/callwatch.js';
+import { recordChange } from '../core/services/vcs/seam.js';
+import type { Zone } from '../core/base/zones/zones.js';
 import type { CallContext } from '../registry/define.js';
-import { locate, requireNotRoot, type ZonedPath } from '../core/files/located.js';
-import { diskRel } from '../core/files/entries.js';
-import { deniedError, dropVanished } from '../core/groups/enforce.js';
-import { formatSize } from '../core/text/size.js';
-import { scopeTotal } from '../core/quota/quota.js';
+import { locate, requireNotRoot, type ZonedPath } from '../core/base/files/located.js';
+import { diskRel } from '../core/base/files/entries.js';
+import { deniedError, dropVanished } from '../core/services/groups/enforce.js';
+import { formatSize } from '../core/base/text/size.js';
+import { scopeTotal } from '../core/services/quota/quota.js';
 
 /**
  * What the response says when putting things back after the command found work to do: what it
@@ -94,7 +94,7 @@ export interface OutputFile {
 
 /**
  * An output file is written to a temp file out of the command's reach and, once it has ended,
- * renamed into place beneath the zone without following any link (core/exec/output-file.ts).
+ * renamed into place beneath the zone without following any link (core/services/exec/guards/output-file.ts).
  */
 export function openOutput(zone: Zone, input: string, param: string, allowZoneInPath: boolean, locked: readonly OwnershipRecord[] = []): OutputFile {
   if (zone.readonly) {

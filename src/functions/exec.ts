@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { exitStatus } from './exit-meaning.js';
-import { shedError } from '../core/errors.js';
-import { executeCommand, type ExecOutcome } from '../core/exec/execute.js';
-import { checkSensitiveGit } from '../core/exec/sensitive.js';
-import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
+import { shedError } from '../core/base/errors.js';
+import { executeCommand, type ExecOutcome } from '../core/services/exec/execute.js';
+import { checkSensitiveGit } from '../core/services/exec/policy/sensitive.js';
+import { ZONE_NAMES, type Zone } from '../core/base/zones/zones.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { outputLimit } from '../core/text/format.js';
-import { capturedText, scrubOutput, truncateText } from '../core/exec/output.js';
-import { gitCommand } from '../core/vcs/index.js';
-import { callGuard, dropVanished, lockedFiles, recordWritten } from '../core/groups/enforce.js';
+import { outputLimit } from '../core/base/text/format.js';
+import { capturedText, scrubOutput, truncateText } from '../core/services/exec/output.js';
+import { gitCommand } from '../core/services/vcs/index.js';
+import { callGuard, dropVanished, lockedFiles, recordWritten } from '../core/services/groups/enforce.js';
 import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 export const shedExec = defineFunction({

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { readRange } from '../core/fs/atomic.js';
-import { formatSize } from '../core/text/size.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { readRange } from '../core/base/fs/atomic.js';
+import { formatSize } from '../core/base/text/size.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { locate, notFound } from '../core/files/located.js';
-import { mimeOfExtension } from '../core/mime.js';
+import { locate, notFound } from '../core/base/files/located.js';
+import { mimeOfExtension } from '../core/formats/mime.js';
 import { countEols, eolStyle } from './convert_eol.js';
 
 /** Bytes inspected: enough for tar's magic (offset 257), a few ZIP headers and a text sample. */

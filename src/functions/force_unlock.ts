@@ -1,8 +1,8 @@
-import { removeLock } from '../core/locks/locks.js';
-import { allWorkingCopies, removeWorkingCopy } from '../core/locks/session.js';
+import { removeLock } from '../core/base/locks/locks.js';
+import { allWorkingCopies, removeWorkingCopy } from '../core/base/locks/session.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
 
 export const shedForceUnlock = defineFunction({
   name: 'shed_force_unlock',

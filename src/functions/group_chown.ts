@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { getRecord, updateRecord } from '../core/groups/access.js';
-import { shedError, showValue } from '../core/errors.js';
+import { getRecord, updateRecord } from '../core/services/groups/access.js';
+import { shedError, showValue } from '../core/base/errors.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, pathParam } from '../registry/params.js';
-import { locate, requireNotRoot } from '../core/files/located.js';
-import { diskRel } from '../core/files/entries.js';
-import { groupZone } from '../core/groups/zone.js';
-import { ID_RULE } from '../core/identity.js';
+import { locate, requireNotRoot } from '../core/base/files/located.js';
+import { diskRel } from '../core/base/files/entries.js';
+import { groupZone } from '../core/services/groups/zone.js';
+import { ID_RULE } from '../core/base/identity.js';
 
 export const shedGroupChown = defineFunction({
   name: 'shed_group_chown',

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { allRecords } from '../core/groups/access.js';
-import { formatSize } from '../core/text/size.js';
+import { allRecords } from '../core/services/groups/access.js';
+import { formatSize } from '../core/base/text/size.js';
 import { defineFunction } from '../registry/define.js';
-import { plural } from '../core/text/format.js';
-import { groupZone } from '../core/groups/zone.js';
-import { walkEntriesSliced } from '../core/fs/walk.js';
+import { plural } from '../core/base/text/format.js';
+import { groupZone } from '../core/services/groups/zone.js';
+import { walkEntriesSliced } from '../core/base/fs/walk.js';
 
 const MAX_FILES = 1000;
 

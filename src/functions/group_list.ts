@@ -1,5 +1,5 @@
 import { defineFunction } from '../registry/define.js';
-import { plural } from '../core/text/format.js';
+import { plural } from '../core/base/text/format.js';
 
 export const shedGroupList = defineFunction({
   name: 'shed_group_list',

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { getRecord, updateRecord } from '../core/groups/access.js';
-import { OWNERSHIP_MODES } from '../core/groups/accessdb.js';
-import { shedError } from '../core/errors.js';
+import { getRecord, updateRecord } from '../core/services/groups/access.js';
+import { OWNERSHIP_MODES } from '../core/services/groups/accessdb.js';
+import { shedError } from '../core/base/errors.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, pathParam } from '../registry/params.js';
-import { locate, requireNotRoot } from '../core/files/located.js';
-import { diskRel } from '../core/files/entries.js';
-import { groupZone } from '../core/groups/zone.js';
+import { locate, requireNotRoot } from '../core/base/files/located.js';
+import { diskRel } from '../core/base/files/entries.js';
+import { groupZone } from '../core/services/groups/zone.js';
 
 export const shedGroupSetMode = defineFunction({
   name: 'shed_group_set_mode',

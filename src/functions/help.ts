@@ -3,7 +3,7 @@
  * drifts) and short howtos on demand. Written for small models: short lines, one example each.
  */
 import { z } from 'zod';
-import { ERROR_CODES } from '../core/errors.js';
+import { ERROR_CODES } from '../core/base/errors.js';
 import { defineFunction, type Category, type FunctionDef } from '../registry/define.js';
 
 const CATEGORY_TITLES: Record<Category, string> = {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { readRange } from '../core/fs/atomic.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { readRange } from '../core/base/fs/atomic.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, requireFile } from '../core/files/located.js';
-import { outputLimit, plural } from '../core/text/format.js';
+import { locate, requireFile } from '../core/base/files/located.js';
+import { outputLimit, plural } from '../core/base/text/format.js';
 
 const DEFAULT_LENGTH = 256;
 const MAX_LENGTH = 4096;

@@ -1,17 +1,17 @@
 import { z } from 'zod';
-import { ShedError, shedError, type ErrorCode } from '../core/errors.js';
-import { atomicWrite } from '../core/fs/atomic.js';
-import { errnoCode } from '../core/paths/resolve.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
-import { copyFromFd } from '../core/uploads/copy.js';
-import { fallbackName, safeName, uniqueName } from '../core/uploads/names.js';
-import { importArea, openSource, Refusal, type Area } from '../core/uploads/sources.js';
-import type { Zone } from '../core/zones/zones.js';
-import type { AttachedFile } from '../core/host-bridge.js';
+import { ShedError, shedError, type ErrorCode } from '../core/base/errors.js';
+import { atomicWrite } from '../core/base/fs/atomic.js';
+import { errnoCode } from '../core/base/paths/resolve.js';
+import { ensureFileSize, ensureQuota } from '../core/services/quota/quota.js';
+import { copyFromFd } from '../core/services/uploads/copy.js';
+import { fallbackName, safeName, uniqueName } from '../core/services/uploads/names.js';
+import { importArea, openSource, Refusal, type Area } from '../core/services/uploads/sources.js';
+import type { Zone } from '../core/base/zones/zones.js';
+import type { AttachedFile } from '../core/services/host-bridge.js';
 import { defineFunction, type CallContext } from '../registry/define.js';
 import { allowZoneInPath } from '../registry/params.js';
-import { locate, type ZonedPath } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
+import { locate, type ZonedPath } from '../core/base/files/located.js';
+import { plural } from '../core/base/text/format.js';
 
 const MIB = 1024 * 1024;
 

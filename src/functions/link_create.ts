@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { shedError, showValue } from '../core/errors.js';
-import { locate, notFound } from '../core/files/located.js';
-import { createOpenWebUILink } from '../core/links/openwebui.js';
-import { createStandaloneLink } from '../core/links/standalone.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { shedError, showValue } from '../core/base/errors.js';
+import { locate, notFound } from '../core/base/files/located.js';
+import { createOpenWebUILink } from '../core/services/links/openwebui.js';
+import { createStandaloneLink } from '../core/services/links/standalone.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { shedError, showValue } from '../core/errors.js';
-import { deleteOpenWebUILink } from '../core/links/openwebui.js';
-import { deleteStandaloneLink } from '../core/links/standalone.js';
+import { shedError, showValue } from '../core/base/errors.js';
+import { deleteOpenWebUILink } from '../core/services/links/openwebui.js';
+import { deleteStandaloneLink } from '../core/services/links/standalone.js';
 import { defineFunction } from '../registry/define.js';
 
 export const shedLinkDelete = defineFunction({

@@ -1,5 +1,5 @@
-import { listOpenWebUILinks } from '../core/links/openwebui.js';
-import { listStandaloneLinks } from '../core/links/standalone.js';
+import { listOpenWebUILinks } from '../core/services/links/openwebui.js';
+import { listStandaloneLinks } from '../core/services/links/standalone.js';
 import { defineFunction } from '../registry/define.js';
 
 export const shedLinkList = defineFunction({

@@ -1,9 +1,9 @@
-import { shedError } from '../core/errors.js';
-import { releaseLock, sameOwner } from '../core/locks/locks.js';
-import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
+import { shedError } from '../core/base/errors.js';
+import { releaseLock, sameOwner } from '../core/base/locks/locks.js';
+import { removeWorkingCopy, sessionFor } from '../core/base/locks/session.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
 
 export const shedLockeditCancel = defineFunction({
   name: 'shed_lockedit_cancel',

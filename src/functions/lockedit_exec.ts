@@ -1,18 +1,18 @@
 import { z } from 'zod';
 import { exitStatus } from './exit-meaning.js';
-import { shedError } from '../core/errors.js';
-import { executeCommand } from '../core/exec/execute.js';
-import { capturedText } from '../core/exec/output.js';
-import { lockFile, refreshLock } from '../core/locks/locks.js';
-import { invalidateCopies, roomWithCopies } from '../core/quota/working-copies.js';
-import { collectScratch, openScratch } from '../core/locks/scratch.js';
-import { requireSession } from '../core/locks/session.js';
-import type { Zone } from '../core/zones/zones.js';
+import { shedError } from '../core/base/errors.js';
+import { executeCommand } from '../core/services/exec/execute.js';
+import { capturedText } from '../core/services/exec/output.js';
+import { lockFile, refreshLock } from '../core/base/locks/locks.js';
+import { invalidateCopies, roomWithCopies } from '../core/services/quota/working-copies.js';
+import { collectScratch, openScratch } from '../core/base/locks/scratch.js';
+import { requireSession } from '../core/base/locks/session.js';
+import type { Zone } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { outputLimit, renderCall } from '../core/text/format.js';
+import { outputLimit, renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
-import { formatSize } from '../core/text/size.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
+import { formatSize } from '../core/base/text/size.js';
 
 const MIB = 1024 * 1024;
 

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
-import { atomicCopy, readRange } from '../core/fs/atomic.js';
-import { acquireLock, isEditLock, releaseLock, sameOwner, type Acquired } from '../core/locks/locks.js';
-import { ensureCopyRoom } from '../core/quota/working-copies.js';
-import { removeWorkingCopy, sessionFor } from '../core/locks/session.js';
+import { atomicCopy, readRange } from '../core/base/fs/atomic.js';
+import { acquireLock, isEditLock, releaseLock, sameOwner, type Acquired } from '../core/base/locks/locks.js';
+import { ensureCopyRoom } from '../core/services/quota/working-copies.js';
+import { removeWorkingCopy, sessionFor } from '../core/base/locks/session.js';
 import { defineFunction } from '../registry/define.js';
-import { looksBinary, outputLimit, renderCall } from '../core/text/format.js';
+import { looksBinary, outputLimit, renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { requireFile } from '../core/files/located.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
-import { guardWrite } from '../core/groups/enforce.js';
+import { requireFile } from '../core/base/files/located.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
+import { guardWrite } from '../core/services/groups/enforce.js';
 
 export const shedLockeditOpen = defineFunction({
   name: 'shed_lockedit_open',

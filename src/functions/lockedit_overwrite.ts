@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { atomicWrite } from '../core/fs/atomic.js';
-import { lockFile, refreshLock } from '../core/locks/locks.js';
-import { requireSession } from '../core/locks/session.js';
-import { ensureFileSize } from '../core/quota/quota.js';
-import { ensureCopyRoom } from '../core/quota/working-copies.js';
+import { atomicWrite } from '../core/base/fs/atomic.js';
+import { lockFile, refreshLock } from '../core/base/locks/locks.js';
+import { requireSession } from '../core/base/locks/session.js';
+import { ensureFileSize } from '../core/services/quota/quota.js';
+import { ensureCopyRoom } from '../core/services/quota/working-copies.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
 
 export const shedLockeditOverwrite = defineFunction({
   name: 'shed_lockedit_overwrite',

@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { shedError } from '../core/errors.js';
-import { atomicCopy, syncDir } from '../core/fs/atomic.js';
-import { inspectLock, lockFile, pruneEmpty, releaseLock } from '../core/locks/locks.js';
-import { editzoneRoot, removeWorkingCopy, requireSession, sessionFor } from '../core/locks/session.js';
-import { errnoCode } from '../core/paths/resolve.js';
-import { ensureFileSize, ensureQuota } from '../core/quota/quota.js';
+import { shedError } from '../core/base/errors.js';
+import { atomicCopy, syncDir } from '../core/base/fs/atomic.js';
+import { inspectLock, lockFile, pruneEmpty, releaseLock } from '../core/base/locks/locks.js';
+import { editzoneRoot, removeWorkingCopy, requireSession, sessionFor } from '../core/base/locks/session.js';
+import { errnoCode } from '../core/base/paths/resolve.js';
+import { ensureFileSize, ensureQuota } from '../core/services/quota/quota.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { EDIT_ZONES, editTarget } from '../core/files/edit-target.js';
-import { guardWrite } from '../core/groups/enforce.js';
-import { assertFence } from '../core/locks/lease.js';
+import { EDIT_ZONES, editTarget } from '../core/base/files/edit-target.js';
+import { guardWrite } from '../core/services/groups/enforce.js';
+import { assertFence } from '../core/base/locks/lease.js';
 
 export const shedLockeditSave = defineFunction({
   name: 'shed_lockedit_save',

@@ -1,8 +1,8 @@
-import { maintainUser, reportCount } from '../core/maintenance/maintain.js';
-import { emptyReport, recoverUserHome } from '../core/recovery/recover.js';
-import { userHome } from '../core/zones/zones.js';
+import { maintainUser, reportCount } from '../core/services/maintenance/maintain.js';
+import { emptyReport, recoverUserHome } from '../core/services/recovery/recover.js';
+import { userHome } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { plural } from '../core/text/format.js';
+import { plural } from '../core/base/text/format.js';
 
 export const shedMaintenance = defineFunction({
   name: 'shed_maintenance',

@@ -1,12 +1,12 @@
-import { sandboxReport } from '../core/exec/sandbox.js';
-import { separationReport } from '../core/ids/separation.js';
-import { pythonReport, type PythonReport } from '../core/exec/python-probe.js';
-import type { Valves } from '../core/valves.js';
-import { engineReport } from '../core/db/run.js';
+import { sandboxReport } from '../core/services/exec/launcher/sandbox.js';
+import { separationReport } from '../core/services/ids/separation.js';
+import { pythonReport, type PythonReport } from '../core/services/exec/code/python-probe.js';
+import type { Valves } from '../core/base/valves.js';
+import { engineReport } from '../core/services/db/run.js';
 import { defineFunction } from '../registry/define.js';
-import { storageKind } from '../core/fs/kind.js';
-import { coordinationInUse } from '../core/locks/lease.js';
-import { formatSize } from '../core/text/size.js';
+import { storageKind } from '../core/base/fs/kind.js';
+import { coordinationInUse } from '../core/base/locks/lease.js';
+import { formatSize } from '../core/base/text/size.js';
 
 const MIB = 1024 * 1024;
 

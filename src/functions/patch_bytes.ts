@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { shedError, showValue } from '../core/errors.js';
-import { readBytes } from '../core/fs/read.js';
-import { formatSize } from '../core/text/size.js';
+import { shedError, showValue } from '../core/base/errors.js';
+import { readBytes } from '../core/base/fs/read.js';
+import { formatSize } from '../core/base/text/size.js';
 import { defineFunction } from '../registry/define.js';
-import { plural, renderCall } from '../core/text/format.js';
+import { plural, renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, groupParam, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/files/located.js';
-import { underLock, writeChecked } from '../core/write.js';
+import { locate, notFound, requireNotRoot, type ZonedPath } from '../core/base/files/located.js';
+import { underLock, writeChecked } from '../core/services/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 const EXAMPLE = { zone: 'storage', path: 'image.png', content: '89504e470d0a1a0a', content_format: 'hex', overwrite: true };

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { readFile } from '../core/fs/atomic.js';
-import { applyTextPatch, splitLines, type Position, type TextPatch } from '../core/text/patch.js';
-import { runTextPatch } from '../core/text/jobs.js';
-import { translatePattern } from '../core/text/regex.js';
+import { shedError } from '../core/base/errors.js';
+import { readFile } from '../core/base/fs/atomic.js';
+import { applyTextPatch, splitLines, type Position, type TextPatch } from '../core/base/text/patch.js';
+import { runTextPatch } from '../core/base/text/jobs.js';
+import { translatePattern } from '../core/base/text/regex.js';
 import type { CallContext } from '../registry/define.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, messageParam, modeParam, pathParam, unlisted, zoneParam } from '../registry/params.js';
-import { locate, requireFile, requireNotRoot, type ZonedPath } from '../core/files/located.js';
-import { looksBinary } from '../core/text/format.js';
-import { underLock, writeChecked } from '../core/write.js';
+import { locate, requireFile, requireNotRoot, type ZonedPath } from '../core/base/files/located.js';
+import { looksBinary } from '../core/base/text/format.js';
+import { underLock, writeChecked } from '../core/services/write.js';
 
 const WRITE_ZONES = ['storage', 'documents', 'group'] as const;
 

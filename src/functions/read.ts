@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { shedError } from '../core/base/errors.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, lineNumber, pagesParam, pathParam, sheetParam, zoneParam } from '../registry/params.js';
-import { detectDocument } from '../core/documents/index.js';
+import { detectDocument } from '../core/services/documents/index.js';
 import { readDocument } from './read_document.js';
-import { locate, requireFile } from '../core/files/located.js';
-import { looksBinary, outputLimit, plural } from '../core/text/format.js';
-import { TimeSlice } from '../core/fs/slice.js';
+import { locate, requireFile } from '../core/base/files/located.js';
+import { looksBinary, outputLimit, plural } from '../core/base/text/format.js';
+import { TimeSlice } from '../core/base/fs/slice.js';
 
 const CHUNK = 64 * 1024;
 

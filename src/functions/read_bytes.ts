@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { readRange } from '../core/fs/atomic.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { readRange } from '../core/base/fs/atomic.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, requireFile } from '../core/files/located.js';
-import { outputLimit, plural } from '../core/text/format.js';
+import { locate, requireFile } from '../core/base/files/located.js';
+import { outputLimit, plural } from '../core/base/text/format.js';
 
 /** Most bytes whose encoding fits in `chars` characters (hex: 2 per byte; base64: 4 per 3 bytes). */
 function bytesFitting(chars: number, format: 'hex' | 'base64'): number {

@@ -1,14 +1,14 @@
 /**
- * shed_read's answers for documents (core/documents): converted text with the same line slicing as
+ * shed_read's answers for documents (core/services/documents): converted text with the same line slicing as
  * a text file, spreadsheets one sheet at a time (rows as lines), PDFs and presentations by whole
  * pages, images as the image itself. Every answer says what part of how much it shows and how to
  * get the rest; the text stays within max_output.
  */
-import { shedError } from '../core/errors.js';
-import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPageImage, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/documents/index.js';
-import type { ZonedPath } from '../core/files/located.js';
-import { formatSize } from '../core/text/size.js';
-import { plural, renderCall } from '../core/text/format.js';
+import { shedError } from '../core/base/errors.js';
+import { composePages, convertOffLoop, DOC_LIMITS, imageForModel, parsePages, pdfPageCount, pdfPageImage, pdfPages, type Converted, type DocumentKind, type LineSlice, type PageRange } from '../core/services/documents/index.js';
+import type { ZonedPath } from '../core/base/files/located.js';
+import { formatSize } from '../core/base/text/size.js';
+import { plural, renderCall } from '../core/base/text/format.js';
 import { type CallContext, type HandlerResult } from '../registry/define.js';
 
 const LABELS: Record<string, string> = {

@@ -1,20 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { shedError } from '../core/errors.js';
-import { isInside } from '../core/paths/resolve.js';
-import { linkProblem } from '../core/paths/links.js';
-import { walkEntriesSliced } from '../core/fs/walk.js';
-import { requireNamesKept } from '../core/blocked/identity.js';
-import type { ZoneName } from '../core/zones/zones.js';
+import { shedError } from '../core/base/errors.js';
+import { isInside } from '../core/base/paths/resolve.js';
+import { linkProblem } from '../core/base/paths/links.js';
+import { walkEntriesSliced } from '../core/base/fs/walk.js';
+import { requireNamesKept } from '../core/base/blocked/identity.js';
+import type { ZoneName } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
-import { renderCall } from '../core/text/format.js';
+import { renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, groupParam, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot } from '../core/files/located.js';
-import { diskRel, ensureNoForeignLock } from '../core/files/entries.js';
-import { forgetEntry, guardWrite, moveEntry } from '../core/groups/enforce.js';
-import { mkdirInheriting } from '../core/fs/owner.js';
-import { assertFence } from '../core/locks/lease.js';
+import { locate, notFound, requireNotRoot } from '../core/base/files/located.js';
+import { diskRel, ensureNoForeignLock } from '../core/base/files/entries.js';
+import { forgetEntry, guardWrite, moveEntry } from '../core/services/groups/enforce.js';
+import { mkdirInheriting } from '../core/base/fs/owner.js';
+import { assertFence } from '../core/base/locks/lease.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents', 'group'];
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { shedError, showValue } from '../core/errors.js';
-import { diskRel } from '../core/files/entries.js';
-import { locate, requireFile } from '../core/files/located.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { shedError, showValue } from '../core/base/errors.js';
+import { diskRel } from '../core/base/files/entries.js';
+import { locate, requireFile } from '../core/base/files/located.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { requireScriptText } from './code-limits.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { requireScriptText } from './code-limits.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import { scopeUsage } from '../core/quota/quota.js';
-import { formatSize } from '../core/text/size.js';
-import { labelZone, userScope } from '../core/zones/zones.js';
+import { scopeUsage } from '../core/services/quota/quota.js';
+import { formatSize } from '../core/base/text/size.js';
+import { labelZone, userScope } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 
 function isFolder(p: string): boolean {

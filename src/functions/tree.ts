@@ -1,18 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { shedError, showValue } from '../core/errors.js';
-import { TEMP_SUFFIX } from '../core/fs/atomic.js';
-import { blockedPattern } from '../core/blocked/rules.js';
-import { isInside } from '../core/paths/resolve.js';
-import { ZONE_NAMES, type Zone } from '../core/zones/zones.js';
+import { shedError, showValue } from '../core/base/errors.js';
+import { TEMP_SUFFIX } from '../core/base/fs/atomic.js';
+import { blockedPattern } from '../core/base/blocked/rules.js';
+import { isInside } from '../core/base/paths/resolve.js';
+import { ZONE_NAMES, type Zone } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
-import { locate, requireFolder, shownPath } from '../core/files/located.js';
-import { outputLimit, plural } from '../core/text/format.js';
-import { formatSize } from '../core/text/size.js';
-import { listSliced } from '../core/fs/list.js';
-import { sortSliced, TimeSlice } from '../core/fs/slice.js';
+import { locate, requireFolder, shownPath } from '../core/base/files/located.js';
+import { outputLimit, plural } from '../core/base/text/format.js';
+import { formatSize } from '../core/base/text/size.js';
+import { listSliced } from '../core/base/fs/list.js';
+import { sortSliced, TimeSlice } from '../core/base/fs/slice.js';
 
 const MAX_ENTRIES = 100;
 const MAX_DEPTH = 10;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeTurns, undoTurn } from '../core/undo/undo.js';
-import { ShedError } from '../core/errors.js';
+import { describeTurns, undoTurn } from '../core/services/undo/undo.js';
+import { ShedError } from '../core/base/errors.js';
 import { defineFunction } from '../registry/define.js';
 
 /**

@@ -1,17 +1,17 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { collect } from '../core/archive/create.js';
-import { runWriteZip } from '../core/archive/jobs.js';
-import { shedError } from '../core/errors.js';
-import { ensureNotLockedByOther } from '../core/locks/locks.js';
-import { scopeTotal } from '../core/quota/quota.js';
-import { formatSize } from '../core/text/size.js';
-import type { ZoneName } from '../core/zones/zones.js';
-import { blockedState } from '../core/blocked/identity.js';
+import { collect } from '../core/services/archive/create.js';
+import { runWriteZip } from '../core/services/archive/jobs.js';
+import { shedError } from '../core/base/errors.js';
+import { ensureNotLockedByOther } from '../core/base/locks/locks.js';
+import { scopeTotal } from '../core/services/quota/quota.js';
+import { formatSize } from '../core/base/text/size.js';
+import type { ZoneName } from '../core/base/zones/zones.js';
+import { blockedState } from '../core/base/blocked/identity.js';
 import { defineFunction } from '../registry/define.js';
-import { plural, renderCall } from '../core/text/format.js';
+import { plural, renderCall } from '../core/base/text/format.js';
 import { allowZoneInPath, messageParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, notFound, requireNotRoot } from '../core/files/located.js';
+import { locate, notFound, requireNotRoot } from '../core/base/files/located.js';
 
 const ZONES: readonly ZoneName[] = ['storage', 'documents'];
 const MIB = 1024 * 1024;

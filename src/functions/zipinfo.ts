@@ -1,13 +1,14 @@
-import { entryTime, looksLikeZip, METHOD_NAMES, readDirectory, type ZipEntry } from '../core/archive/central.js';
-import { planExtraction } from '../core/archive/extract.js';
-import { shedError } from '../core/errors.js';
-import { readRange } from '../core/fs/atomic.js';
-import { formatSize } from '../core/text/size.js';
-import { ZONE_NAMES } from '../core/zones/zones.js';
+import { entryTime, looksLikeZip, METHOD_NAMES, type ZipEntry } from '../core/formats/zip/directory.js';
+import { readDirectory } from '../core/services/archive/central.js';
+import { planExtraction } from '../core/services/archive/extract.js';
+import { shedError } from '../core/base/errors.js';
+import { readRange } from '../core/base/fs/atomic.js';
+import { formatSize } from '../core/base/text/size.js';
+import { ZONE_NAMES } from '../core/base/zones/zones.js';
 import { defineFunction } from '../registry/define.js';
 import { allowZoneInPath, groupParam, pathParam, zoneParam } from '../registry/params.js';
-import { locate, requireFile } from '../core/files/located.js';
-import { plural } from '../core/text/format.js';
+import { locate, requireFile } from '../core/base/files/located.js';
+import { plural } from '../core/base/text/format.js';
 
 const LISTED = 100;
 const MIB = 1024 * 1024;

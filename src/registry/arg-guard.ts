@@ -5,9 +5,9 @@
  * caller never asked for). The walk is iterative: a 100,000-level value must not overflow the
  * stack here, and the error never echoes the offending value (stringifying it would overflow too).
  */
-import { shedError } from '../core/errors.js';
+import { shedError } from '../core/base/errors.js';
 import { type FunctionDef } from './define.js';
-import { renderCall } from '../core/text/format.js';
+import { renderCall } from '../core/base/text/format.js';
 
 /** Real calls nest 2-3 levels (an object of lists); host metadata a few more. */
 export const MAX_ARG_DEPTH = 32;

@@ -4,10 +4,10 @@
  * parameter, shows what was received, says what is expected and gives a working example call.
  */
 import { z } from 'zod';
-import { shedError, showValue, type ShedError } from '../core/errors.js';
+import { shedError, showValue, type ShedError } from '../core/base/errors.js';
 import { type FunctionDef } from './define.js';
-import { renderCall } from '../core/text/format.js';
-import { editDistance } from '../core/text/distance.js';
+import { renderCall } from '../core/base/text/format.js';
+import { editDistance } from '../core/base/text/distance.js';
 import { NUMBER_AS_TEXT } from './params.js';
 import { guessZone } from './zone-guess.js';
 

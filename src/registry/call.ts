@@ -3,9 +3,9 @@
  * `functions_admin`): the single entry used by the Tools methods and by the hosts, so a function the
  * admin turned off answers FUNCTION_DISABLED whichever way it is reached. Never throws.
  */
-import { errorJson } from '../core/envelope.js';
-import { shedError } from '../core/errors.js';
-import type { HostBridge } from '../core/host-bridge.js';
+import { errorJson } from '../core/base/envelope.js';
+import { shedError } from '../core/base/errors.js';
+import type { HostBridge } from '../core/services/host-bridge.js';
 import type { FunctionDef } from './define.js';
 import { dispatch } from './dispatch.js';
 import { enabledFunctions, switchedOn, warnUnknown } from './profiles.js';

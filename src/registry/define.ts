@@ -3,12 +3,12 @@
  * Tools method, the LLM tool spec, the help text (and later OpenAPI/MCP) are derived from.
  */
 import type { z } from 'zod';
-import type { Outcome } from '../core/envelope.js';
-import type { Change } from '../core/vcs/seam.js';
-import type { Zone, ZoneName } from '../core/zones/zones.js';
-import type { CallScope } from '../core/call.js';
-import type { AttachedFile } from '../core/host-bridge.js';
-import type { Valves } from '../core/valves.js';
+import type { Outcome } from '../core/base/envelope.js';
+import type { Change } from '../core/services/vcs/seam.js';
+import type { Zone, ZoneName } from '../core/base/zones/zones.js';
+import type { CallScope } from '../core/services/call.js';
+import type { AttachedFile } from '../core/services/host-bridge.js';
+import type { Valves } from '../core/base/valves.js';
 
 export type Category = 'exec' | 'code' | 'write' | 'read' | 'files' | 'edit' | 'bridges' | 'archives' | 'data' | 'links' | 'groups' | 'info';
 

@@ -4,31 +4,31 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { errorJson, successJson } from '../core/envelope.js';
-import { shedError, ShedError, type ErrorCode } from '../core/errors.js';
-import { conversationId, namedConversation, parseUser, type Identity } from '../core/identity.js';
-import { errnoCode } from '../core/paths/resolve.js';
-import { isStale } from '../core/fs/read.js';
-import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/valves.js';
-import { appendAudit, auditEntry } from '../core/audit/audit.js';
-import { noteActivity } from '../core/quota/records.js';
-import { recordChange } from '../core/vcs/seam.js';
-import { captureCall, markInterrupted } from '../core/undo/capture.js';
-import { turnIdOf } from '../core/undo/turn.js';
-import { describeMigration, prepareHome } from '../core/vcs/migrate.js';
-import { groupHome, openZone, userHome, userScope, groupScope, type QuotaScope, type ZoneName } from '../core/zones/zones.js';
-import { withCallLock } from '../core/locks/call-lock.js';
-import { recoverAfterTakeover } from '../core/recovery/recover.js';
-import { bumpStamp, stampMark } from '../core/quota/stamp.js';
-import { scopeUsage } from '../core/quota/quota.js';
-import { treeLoaded } from '../core/quota/usage.js';
-import { resolveGroup } from '../core/groups/access.js';
-import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/groups/directory.js';
-import { readAttachedFiles, type EventEmitter, type HostBridge } from '../core/host-bridge.js';
+import { errorJson, successJson } from '../core/base/envelope.js';
+import { shedError, ShedError, type ErrorCode } from '../core/base/errors.js';
+import { conversationId, namedConversation, parseUser, type Identity } from '../core/base/identity.js';
+import { errnoCode } from '../core/base/paths/resolve.js';
+import { isStale } from '../core/base/fs/read.js';
+import { parseValves, UserValvesSchema, ValvesSchema, type Valves } from '../core/base/valves.js';
+import { appendAudit, auditEntry } from '../core/services/audit/audit.js';
+import { noteActivity } from '../core/services/quota/records.js';
+import { recordChange } from '../core/services/vcs/seam.js';
+import { captureCall, markInterrupted } from '../core/services/undo/capture.js';
+import { turnIdOf } from '../core/services/undo/turn.js';
+import { describeMigration, prepareHome } from '../core/services/vcs/migrate.js';
+import { groupHome, openZone, userHome, userScope, groupScope, type QuotaScope, type ZoneName } from '../core/base/zones/zones.js';
+import { withCallLock } from '../core/base/locks/call-lock.js';
+import { recoverAfterTakeover } from '../core/services/recovery/recover.js';
+import { bumpStamp, stampMark } from '../core/services/quota/stamp.js';
+import { scopeUsage } from '../core/services/quota/quota.js';
+import { treeLoaded } from '../core/services/quota/usage.js';
+import { resolveGroup } from '../core/services/groups/access.js';
+import { standaloneDirectory, type GroupDirectory, type GroupInfo } from '../core/services/groups/directory.js';
+import { readAttachedFiles, type EventEmitter, type HostBridge } from '../core/services/host-bridge.js';
 import { parseArgs } from './args.js';
 import { guardRawArgs } from './arg-guard.js';
 import { mutatesCall, type CallContext, type FunctionDef, type HandlerResult } from './define.js';
-import { renderCall } from '../core/text/format.js';
+import { renderCall } from '../core/base/text/format.js';
 
 const ANONYMOUS: Identity = { id: 'anonymous', name: 'anonymous', email: '', role: 'user' };
 
@@ -43,7 +43,7 @@ export async function dispatch(def: FunctionDef, rawArgs: unknown, valvesRaw: un
     const entry = auditEntry(def.name, args, seen.user ?? '-', conversation, code, performance.now() - started);
     appendAudit({ storageBase: seen.valves.storage_base_path, maxBytes: seen.valves.audit_max_mb * 1024 * 1024, retentionDays: seen.valves.audit_retention_days }, entry);
   }
-  // Usage records for the admin page (core/quota/records.ts): the caller's scope after its call.
+  // Usage records for the admin page (core/services/quota/records.ts): the caller's scope after its call.
   if (seen.valves && seen.user && seen.user !== ANONYMOUS.id) await noteActivity(seen.valves, seen.user, seen.group, seen.mutating === true);
   return json;
 }
@@ -134,7 +134,7 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
         // First modifying call of this version in a space: its repository moves out of the zone (vcs/migrate.ts).
         const moved: string[] = [];
         for (const home of homes) for (const m of await prepareHome(home)) moved.push(describeMigration(m));
-        // Undo by turn (core/undo): every change of the call is captured under its turn, which the answer names.
+        // Undo by turn (core/services/undo): every change of the call is captured under its turn, which the answer names.
         const turn = turnIdOf(raw.__metadata__);
         const done = await stamped(scopes, () => captureCall({ valves, user, home: homes[0]!, turn, conv: seen.convId ?? 'unknown', fn: def.name }, run))();
         return moved.length === 0 ? done : { ...done, message: `${done.message} ${moved.join(' ')}` };

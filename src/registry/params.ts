@@ -2,7 +2,7 @@
  * Parameter builders shared by many functions, so each common parameter is described once.
  */
 import { z } from 'zod';
-import { ZONE_NAMES, type ZoneName } from '../core/zones/zones.js';
+import { ZONE_NAMES, type ZoneName } from '../core/base/zones/zones.js';
 
 /**
  * The zone. Its schema accepts every zone name (a wrong zone gets a teaching error from the zone

@@ -3,7 +3,7 @@
  * the registry's zod schemas. Host arguments (`__*__`) are never parameters, so never appear here.
  */
 import { z } from 'zod';
-import { UserValvesSchema, ValvesSchema } from '../core/valves.js';
+import { UserValvesSchema, ValvesSchema } from '../core/base/valves.js';
 import type { FunctionDef, ToolHints } from './define.js';
 import { UNLISTED } from './params.js';
 

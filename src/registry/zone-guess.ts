@@ -3,7 +3,7 @@
  * "Upload", "my storage", "shared") mapped to the zone they mean, then a prefix or a small typo.
  * Only a guess the answer can stand behind: nothing when two zones fit as well.
  */
-import { editDistance } from '../core/text/distance.js';
+import { editDistance } from '../core/base/text/distance.js';
 
 /** Words that name a zone without being its name (lower case, spaces and separators removed). */
 const ALIASES: Record<string, string> = {

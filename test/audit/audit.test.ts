@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeShed, mod, type Shed } from '../helpers/shed.js';
-import { appendAudit, auditDir, auditEntry, pruneAudit } from '../../src/core/audit/audit.js';
+import { appendAudit, auditDir, auditEntry, pruneAudit } from '../../src/core/services/audit/audit.js';
 
 let s: Shed;
 beforeEach(() => {

@@ -1,15 +1,15 @@
 /**
- * The plan of a script (src/core/exec/code.ts), for what the real runs cannot show on this kernel:
+ * The plan of a script (src/core/services/exec/code/plan.ts), for what the real runs cannot show on this kernel:
  * Landlock below ABI 6 refuses scripts, validated refuses them, and the shell's executable set holds
  * sh and the whitelist but no program whose chain holds an interpreter; Python's only the interpreter
  * and its loader.
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { planScript, shellExecutables } from '../../src/core/exec/code.js';
-import type { SandboxStatus } from '../../src/core/exec/sandbox.js';
-import { findProgram } from '../../src/core/exec/system.js';
-import { defaultValves } from '../../src/core/valves.js';
+import { planScript, shellExecutables } from '../../src/core/services/exec/code/plan.js';
+import type { SandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
+import { defaultValves } from '../../src/core/base/valves.js';
 
 const status = (active: SandboxStatus['active'], landlockAbi?: number): SandboxStatus => ({ configured: active, active, reason: 'test', ...(landlockAbi !== undefined ? { landlockAbi } : {}) });
 const refusal = async (fn: () => Promise<unknown>) => {

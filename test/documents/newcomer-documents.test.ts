@@ -11,7 +11,7 @@ import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as D from '../helpers/documents.mjs';
 import { makeShed, type Shed } from '../helpers/shed.js';
-import { pdfCountRuns } from '../../src/core/documents/pdf.js';
+import { pdfCountRuns } from '../../src/core/services/documents/pdf.js';
 
 let s: Shed;
 const put = (rel: string, c: string | Buffer) => {

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { htmlToText } from '../../src/core/documents/html.js';
-import { asciiLower, decodeEntities, tokenize } from '../../src/core/documents/xml.js';
+import { htmlToText } from '../../src/core/services/documents/html.js';
+import { asciiLower, decodeEntities, tokenize } from '../../src/core/formats/xml/tokenize.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;

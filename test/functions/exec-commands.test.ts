@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { installed, MODES } from '../security/exec-harness.js';
 
 /** True when `file` is a compiled program (not a script that starts another one). */
@@ -161,7 +161,7 @@ const CASES: Case[] = [
   ['false', [], '', 1],
   ['git', ['init', '-q', 'repo'], ''],
   ['pandoc', ['-t', 'plain', 'a.txt'], /hello world/],
-  // ImageMagick reads PNG, JPEG, GIF and WebP only (its policy: src/core/exec/magick.ts).
+  // ImageMagick reads PNG, JPEG, GIF and WebP only (its policy: src/core/services/exec/launcher/magick.ts).
   ['identify', ['img.png'], /PNG 1x1/],
   ['convert', ['img.png', 'img.jpg'], ''],
   ['magick', ['img.png', 'img2.jpg'], ''],

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectRan, expectRefused, makeArena, MODES, type Arena } from '../security/exec-harness.js';
-import { MAX_EXPANSION } from '../../src/core/exec/globs.js';
+import { MAX_EXPANSION } from '../../src/core/services/exec/policy/globs.js';
 
 describe.each(MODES)('%s mode', (mode) => {
   let a: Arena;

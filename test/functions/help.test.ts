@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/core/errors.js';
+import { ERROR_CODES } from '../../src/core/base/errors.js';
 import { FUNCTIONS } from '../../src/functions/index.js';
 import { makeShed, type Result } from '../helpers/shed.js';
 

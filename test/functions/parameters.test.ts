@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
+import { nodeSqlite } from '../../src/core/services/db/node/sqlite.js';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
 
 let s: Shed;

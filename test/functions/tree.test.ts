@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { formatSize } from '../../src/core/text/size.js';
+import { formatSize } from '../../src/core/base/text/size.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;

@@ -22,7 +22,7 @@ beforeAll(async () => {
   worker = path.join(cache, `db-worker-${process.pid}.mjs`);
   await build({
     stdin: {
-      contents: `import { groupAdmin } from ${JSON.stringify(path.resolve('src/core/groups/directory.ts'))};
+      contents: `import { groupAdmin } from ${JSON.stringify(path.resolve('src/core/services/groups/directory.ts'))};
         const [, , base, tag, n] = process.argv;
         for (let i = 0; i < Number(n); i++) await groupAdmin.addMember(base, 'race', tag + i);`,
       resolveDir: process.cwd(),

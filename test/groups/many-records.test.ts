@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allRecords } from '../../src/core/groups/access.js';
+import { allRecords } from '../../src/core/services/groups/access.js';
 import { groupShed } from './setup.js';
 
 const FILES = 3000;

@@ -136,7 +136,7 @@ export function checkLag(what: string, lag: LagReport, limits = { cpuMs: LAG_LIM
   if (lag.longestMs <= limits.cpuMs) return;
   throw new Error(
     `${what} held the event loop for ${lag.longestMs.toFixed(0)} ms of CPU in a gap of ${lag.wallMs.toFixed(0)} ms (limit ${limits.cpuMs} ms${lag.gcMs > 0 ? `, ${lag.gcMs.toFixed(0)} ms of GC taken out` : ''}): ` +
-      'some loop of the product runs without yielding (see src/core/fs/slice.ts). A test that means to measure lag opts out with { lag: false }.' +
+      'some loop of the product runs without yielding (see src/core/base/fs/slice.ts). A test that means to measure lag opts out with { lag: false }.' +
       (lag.stacks ? `\nWhere the loop was (sampled):\n${lag.stacks}` : ''),
   );
 }

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as source from '../../src/index.js';
-import { sqlEngine } from '../../src/core/db/engine.js';
-import { childSource } from '../../src/core/db/node/children.js';
-import { workerScript } from '../../src/core/work/pool.js';
+import { sqlEngine } from '../../src/core/services/db/engine.js';
+import { childSource } from '../../src/core/services/db/node/children.js';
+import { workerScript } from '../../src/core/base/work/pool.js';
 import { checkLag, watchLag } from './lag.js';
 
 type Module = typeof source;

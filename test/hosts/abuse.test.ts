@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SCOPE_STATE_NAMES } from '../../src/core/locks/state-dir.js';
+import { SCOPE_STATE_NAMES } from '../../src/core/base/locks/state-dir.js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenWebUI, serve, type FakeOpenWebUI, type Served } from './helpers.js';

@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forgetKernelIds, groupGid, kernelId, listKernelIds, userIds } from '../../src/core/ids/allocate.js';
-import { idRange, rangeMapped } from '../../src/core/ids/range.js';
+import { forgetKernelIds, groupGid, kernelId, listKernelIds, userIds } from '../../src/core/services/ids/allocate.js';
+import { idRange, rangeMapped } from '../../src/core/services/ids/range.js';
 
 const range = { first: 3_000_000, last: 3_000_999 };
 let base: string;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   cleanup.push(worker);
   await build({
     stdin: {
-      contents: `import { kernelId } from ${JSON.stringify(path.resolve('src/core/ids/allocate.ts'))};
+      contents: `import { kernelId } from ${JSON.stringify(path.resolve('src/core/services/ids/allocate.ts'))};
         const [, , base, tag, n] = process.argv;
         const out = [];
         for (let i = 0; i < Number(n); i++) out.push([tag + i, await kernelId(base, { first: 3000000, last: 3000999 }, 'user', tag + i)]);

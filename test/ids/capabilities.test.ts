@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findProgram } from '../../src/core/exec/system.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 
 const { pluginBundleOptions } = createRequire(import.meta.url)('../../build/bundle-options.cjs') as { pluginBundleOptions(outfile: string): Parameters<typeof build>[0] };
 const CAPS = ['setuid', 'setgid', 'chown', 'fowner', 'dac_override', 'kill', 'sys_nice'];

@@ -1,5 +1,5 @@
 /**
- * Group spaces under identity separation (src/core/ids/group-owner.ts): a member's commands run as
+ * Group spaces under identity separation (src/core/services/ids/group-owner.ts): a member's commands run as
  * their uid with the group's gid, and ownership records are file owners and modes in sticky, setgid
  * folders, so the kernel refuses, while the command runs, what the record refuses (issue 31 class 7:
  * no forgery window). In both kernel modes, as shell and as Python.
@@ -189,7 +189,7 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     fs.chmodSync(s.groupPath('d'), 0o755);
     fs.chownSync(s.groupPath('ro.txt'), 0, 0);
     fs.chmodSync(s.groupPath('ro.txt'), 0o644);
-    const { forgetGroupClaims } = await import('../../src/core/ids/group-owner.js');
+    const { forgetGroupClaims } = await import('../../src/core/services/ids/group-owner.js');
     forgetGroupClaims(); // a fresh process
     ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' }));
     expect(['', 'd', 'd/own.txt', 'ro.txt', 'shared.txt'].map((r) => [modeOf(s.groupPath(r)), ...ownerOf(s.groupPath(r))])).toEqual(converted);

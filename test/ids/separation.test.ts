@@ -1,17 +1,17 @@
 /**
  * Which separation is in force, as /healthz, shed_parameters, the admin page and `fileshed doctor`
- * say it (src/core/ids/separation.ts), and how a server knows it can switch identities.
+ * say it (src/core/services/ids/separation.ts), and how a server knows it can switch identities.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { separationReport } from '../../src/core/ids/separation.js';
-import { canSwitchIdentity } from '../../src/core/ids/switch.js';
-import { defaultValves } from '../../src/core/valves.js';
+import { separationReport } from '../../src/core/services/ids/separation.js';
+import { canSwitchIdentity } from '../../src/core/services/ids/switch.js';
+import { defaultValves } from '../../src/core/base/valves.js';
 import { makeShed } from '../helpers/shed.js';
-import { requireSeparation } from '../../src/core/ids/for-call.js';
-import { standaloneHost } from '../../src/core/host-bridge.js';
+import { requireSeparation } from '../../src/core/services/ids/for-call.js';
+import { standaloneHost } from '../../src/core/services/host-bridge.js';
 import { Tools } from '../../src/index.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-sep-'));

@@ -1,5 +1,5 @@
 /**
- * The conversion of a zone to its user's identity (src/core/ids/zone-owner.ts): idempotent after a
+ * The conversion of a zone to its user's identity (src/core/services/ids/zone-owner.ts): idempotent after a
  * crash midway (no stamp: walked again, to the end), and sliced: 20,000 files converted while the
  * event loop keeps answering (a timer's gaps stay far under the stalls of the reviews).
  */
@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claimZone, forgetClaims } from '../../src/core/ids/zone-owner.js';
-import type { Zone } from '../../src/core/zones/zones.js';
+import { claimZone, forgetClaims } from '../../src/core/services/ids/zone-owner.js';
+import type { Zone } from '../../src/core/base/zones/zones.js';
 import { longestGap } from '../helpers/gaps.js';
 
 const ids = { uid: 2_300_001, gid: 2_300_001 };

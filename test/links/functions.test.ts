@@ -99,7 +99,7 @@ describe('shed_link_create', () => {
 
 describe('group links on a host that manages groups itself', () => {
   it('are refused: serving could not re-check membership without the caller\'s session', async () => {
-    const dir = (await import('../../src/core/groups/directory.js')).standaloneDirectory(s.base);
+    const dir = (await import('../../src/core/services/groups/directory.js')).standaloneDirectory(s.base);
     const t = new mod.Tools({ host: { name: 'platform', groups: () => dir } });
     t.valves = { ...t.valves, storage_base_path: s.base };
     const call = async (fn: string, a: Record<string, unknown>) => JSON.parse(await (t as unknown as Record<string, (x: unknown) => Promise<string>>)[fn]!.call(t, { ...a, __user__: { id: 'alice' } }));

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { adoptSecret, rotateSecret, ROTATION_GRACE_MS } from '../../src/core/links/secret.js';
-import { groupAdmin } from '../../src/core/groups/directory.js';
+import { adoptSecret, rotateSecret, ROTATION_GRACE_MS } from '../../src/core/services/links/secret.js';
+import { groupAdmin } from '../../src/core/services/groups/directory.js';
 import { groupShed } from '../groups/setup.js';
 import { get, onServer, rawGet, startFilesServer, type FilesServer } from './server.js';
 

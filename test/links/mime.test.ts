@@ -1,12 +1,12 @@
 /**
- * One MIME table (issue 34): shed_file_type and the link server read the same Map in core/mime.ts, so
+ * One MIME table (issue 34): shed_file_type and the link server read the same Map in core/formats/mime.ts, so
  * a file named after an Object.prototype member (`x.constructor`) gets a clean answer from both, where
  * it used to get a garbled type and a 404. Real files, real HTTP on loopback.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { extensionOf, mimeOfExtension } from '../../src/core/mime.js';
+import { extensionOf, mimeOfExtension } from '../../src/core/formats/mime.js';
 import { contentTypeOf } from '../../src/hosts/http/files/mime.js';
 import { groupShed } from '../groups/setup.js';
 import { get, onServer, startFilesServer, type FilesServer } from './server.js';
@@ -52,7 +52,7 @@ describe('the one MIME table', () => {
       }
     };
     walk('src');
-    expect(hits).toEqual(['core/mime.ts']);
+    expect(hits).toEqual(['core/formats/mime.ts']);
   });
 
   it('the link server labels types from it: markup active, source code as plain text, the rest as named', () => {

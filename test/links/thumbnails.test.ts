@@ -14,7 +14,7 @@ import { handleFilesRequest } from '../../src/hosts/http/files/index.js';
 import * as D from '../helpers/documents.mjs';
 import { CHROMIUM, launchChromium, type Chromium } from '../helpers/chromium.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
-import { thumbnailsMade } from '../../src/core/links/thumbnail.js';
+import { thumbnailsMade } from '../../src/core/services/links/thumbnail.js';
 
 const haveChromium = fs.existsSync(CHROMIUM);
 let s: Shed;

@@ -86,7 +86,7 @@ export async function buildChildren(): Promise<Children> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-lock-child-'));
   const common = { bundle: true, platform: 'node' as const, format: 'esm' as const, logLevel: 'silent' as const, loader: { '.wasm': 'binary' as const, '.pl': 'text' as const }, banner: { js: BANNER } };
   await build({ ...common, entryPoints: [path.resolve('src/index.ts')], outfile: path.join(dir, 'plugin.mjs') });
-  await build({ ...common, entryPoints: [path.resolve('src/core/locks/locks.ts')], outfile: path.join(dir, 'locks.mjs') });
+  await build({ ...common, entryPoints: [path.resolve('src/core/base/locks/locks.ts')], outfile: path.join(dir, 'locks.mjs') });
   fs.writeFileSync(path.join(dir, 'child.mjs'), CHILD);
   return {
     dir,

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { privateStorageBase } from '../../src/core/fs/private.js';
+import { privateStorageBase } from '../../src/core/base/fs/private.js';
 import { CLI, json, serve, type Served } from '../hosts/helpers.js';
 
 const mode = (p: string) => fs.lstatSync(p).mode & 0o777;

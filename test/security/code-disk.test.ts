@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { filesAllowed } from '../../src/core/exec/callwatch.js';
+import { filesAllowed } from '../../src/core/services/exec/guards/callwatch.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 const KERNEL_MODES = ['bwrap', 'landlock'] as const;

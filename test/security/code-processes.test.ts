@@ -8,7 +8,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launcherPid } from '../../src/core/exec/forkserver.js';
+import { launcherPid } from '../../src/core/services/exec/launcher/forkserver.js';
 import { makeShed } from '../helpers/shed.js';
 import { makeArena, SECRET, type Arena } from './exec-harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * The confinement of document converters (core/documents/confined.ts), attacked in each kernel
+ * The confinement of document converters (core/services/documents/confined.ts), attacked in each kernel
  * sandbox mode: a converter is given the file to convert and nothing else. A program standing in
  * for a converter compromised by a hostile file (cat, touch, ls: the same runner, the same staging)
  * tries to read a sibling file of the zone (a blocked secret included), a file of another user, and
@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConverter, type Converter } from '../../src/core/documents/confined.js';
-import { sandboxStatus } from '../../src/core/exec/sandbox.js';
-import { defaultValves } from '../../src/core/valves.js';
+import { runConverter, type Converter } from '../../src/core/services/documents/confined.js';
+import { sandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
+import { defaultValves } from '../../src/core/base/valves.js';
 
 const SECRET = `CONVERTER-CANARY-${process.pid}`;
 let base: string;

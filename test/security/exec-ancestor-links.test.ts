@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { commitZone, gitCommand } from '../../src/core/vcs/index.js';
+import { commitZone, gitCommand } from '../../src/core/services/vcs/index.js';
 import { ALICE, put, tempZone } from '../vcs/helpers.js';
 import { expectOk, expectRefused, makeArena, MODES, type Arena } from './exec-harness.js';
 

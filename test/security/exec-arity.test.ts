@@ -19,9 +19,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseArgs } from '../../src/core/exec/parse.js';
-import { ruleFor } from '../../src/core/exec/rules.js';
-import { DOWNLOADERS, READWRITE_COMMANDS } from '../../src/core/exec/commands.js';
+import { parseArgs } from '../../src/core/services/exec/policy/parse.js';
+import { ruleFor } from '../../src/core/services/exec/policy/rules.js';
+import { DOWNLOADERS, READWRITE_COMMANDS } from '../../src/core/services/exec/policy/commands.js';
 import { dashDashEnds, getoptArity, helpOptions, permutes, pool, run, scratch, usageArities, usesGetopt, type Arity } from './arity-probe.js';
 import { installed } from './exec-harness.js';
 

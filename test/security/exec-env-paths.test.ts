@@ -63,7 +63,7 @@ describe.each(MODES)('%s mode', (mode) => {
     const env = JSON.parse(d.stdout as string) as Record<string, string>;
     for (const [key, value] of Object.entries(env)) {
       if (key === 'PATH' || value.startsWith('/dev/')) continue;
-      // ImageMagick's policy (core/exec/magick.ts): a read-only bind holding policy.xml alone under bwrap.
+      // ImageMagick's policy (core/services/exec/launcher/magick.ts): a read-only bind holding policy.xml alone under bwrap.
       if (mode === 'bwrap' && key === 'MAGICK_CONFIGURE_PATH' && value === '/etc/fileshed-imagemagick') continue;
       if (mode !== 'bwrap') expect(value.startsWith('/'), `${key}=${value}`).toBe(false);
       else if (value.startsWith('/')) expect(value === '/zone' || value === '/tmp' || value.startsWith('/tmp/'), `${key}=${value}`).toBe(true);

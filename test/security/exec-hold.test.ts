@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { executablesFor } from '../../src/core/exec/executables.js';
-import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
-import { run } from '../../src/core/exec/runner.js';
-import type { RunControls, RunRequest } from '../../src/core/exec/run-types.js';
-import { sandboxStatus } from '../../src/core/exec/sandbox.js';
+import { executablesFor } from '../../src/core/services/exec/launcher/executables.js';
+import { INNER_SCRIPT } from '../../src/core/services/exec/launcher/launcher-script.js';
+import { run } from '../../src/core/services/exec/launcher/runner.js';
+import type { RunControls, RunRequest } from '../../src/core/services/exec/launcher/run-types.js';
+import { sandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
 import { MODES } from './exec-harness.js';
 
 let zone: string;

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { installed, MODES } from './exec-harness.js';
 
 const MIB = 1024 * 1024;

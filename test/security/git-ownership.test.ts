@@ -142,7 +142,7 @@ describe('restore never writes a link from history that leads outside, to itself
     const abs = s.zonePath('documents', rel);
     fs.mkdirSync(path.dirname(abs), { recursive: true });
     fs.symlinkSync(target, abs);
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     const root = fs.realpathSync(s.zonePath('documents'));
     const zone = { root, label: 'Documents' };
     const who = { id: 'alice', name: 'ALICE', email: '', role: 'user' as const };

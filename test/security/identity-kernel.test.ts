@@ -13,12 +13,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executablesFor } from '../../src/core/exec/executables.js';
-import type { KernelIdentity } from '../../src/core/exec/forkserver.js';
-import { run } from '../../src/core/exec/runner.js';
-import type { RunRequest, RunResult } from '../../src/core/exec/run-types.js';
-import { sandboxStatus } from '../../src/core/exec/sandbox.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { executablesFor } from '../../src/core/services/exec/launcher/executables.js';
+import type { KernelIdentity } from '../../src/core/services/exec/launcher/forkserver.js';
+import { run } from '../../src/core/services/exec/launcher/runner.js';
+import type { RunRequest, RunResult } from '../../src/core/services/exec/launcher/run-types.js';
+import { sandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 
 const ALICE = 2_100_001;
 const BOB = 2_100_002;

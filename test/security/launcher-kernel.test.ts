@@ -10,13 +10,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { executablesFor } from '../../src/core/exec/executables.js';
-import { launcherPid } from '../../src/core/exec/forkserver.js';
-import { archCalls } from '../../src/core/exec/launcher.js';
-import { run } from '../../src/core/exec/runner.js';
-import type { RunRequest, RunResult } from '../../src/core/exec/run-types.js';
-import { sandboxStatus } from '../../src/core/exec/sandbox.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { executablesFor } from '../../src/core/services/exec/launcher/executables.js';
+import { launcherPid } from '../../src/core/services/exec/launcher/forkserver.js';
+import { archCalls } from '../../src/core/services/exec/launcher/launcher.js';
+import { run } from '../../src/core/services/exec/launcher/runner.js';
+import type { RunRequest, RunResult } from '../../src/core/services/exec/launcher/run-types.js';
+import { sandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { MODES, type Mode } from './exec-harness.js';
 
 const KERNEL = ['bwrap', 'landlock'] as const;
@@ -576,7 +576,7 @@ describe('what a command keeps in its call folders is bounded', () => {
 async function bundleRunner(dir: string): Promise<string> {
   const { build } = await import('esbuild');
   const entry = path.join(dir, 'entry.ts');
-  fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/exec/${m}.ts`))};`).join('\n'));
+  fs.writeFileSync(entry, ['runner', 'sandbox', 'executables', 'system'].map((m) => `export * from ${JSON.stringify(path.resolve(`src/core/services/exec/launcher/${m}.ts`))};`).join('\n'));
   const out = path.join(dir, 'runner.mjs');
   await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'warning', loader: { '.pl': 'text' } });
   return out;

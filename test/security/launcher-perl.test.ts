@@ -1,16 +1,16 @@
 /**
- * The launcher is real Perl (src/core/exec/launcher/*.pl): each file compiles alone, and so do the two
+ * The launcher is real Perl (src/core/services/exec/launcher/*.pl): each file compiles alone, and so do the two
  * scripts made of them, exactly as the fork server and bubblewrap receive them (`perl -e TEXT`).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INNER_SCRIPT, SERVER_SCRIPT } from '../../src/core/exec/launcher-script.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { INNER_SCRIPT, SERVER_SCRIPT } from '../../src/core/services/exec/launcher/launcher-script.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 
 const perl = findProgram('perl')!;
-const dir = path.resolve('src/core/exec/launcher');
+const dir = path.resolve('src/core/services/exec/launcher');
 
 /** `perl -c` on the text: its verdict and what it said. */
 function check(args: string[], input?: string): { status: number | null; said: string } {

@@ -1,5 +1,5 @@
 /**
- * ImageMagick under Fileshed's own policy (src/core/exec/magick.ts), attacked in each kernel sandbox
+ * ImageMagick under Fileshed's own policy (src/core/services/exec/launcher/magick.ts), attacked in each kernel sandbox
  * mode through the converter runner shed_read uses (the same launcher, environment and mounts as
  * shed_exec): SVG, MVG and MSL inputs, `text:` and `text:@file` (any file read as text),
  * `ephemeral:` (deletes its input) and `label:@file` are refused by the policy; a PNG and a JPEG
@@ -12,11 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConverter, type Converter } from '../../src/core/documents/confined.js';
-import { magickPolicyDir, MAGICK_POLICY } from '../../src/core/exec/magick.js';
-import { sandboxStatus } from '../../src/core/exec/sandbox.js';
-import { findProgram } from '../../src/core/exec/system.js';
-import { defaultValves } from '../../src/core/valves.js';
+import { runConverter, type Converter } from '../../src/core/services/documents/confined.js';
+import { magickPolicyDir, MAGICK_POLICY } from '../../src/core/services/exec/launcher/magick.js';
+import { sandboxStatus } from '../../src/core/services/exec/launcher/sandbox.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
+import { defaultValves } from '../../src/core/base/valves.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 const CONVERT = '/usr/bin/convert';

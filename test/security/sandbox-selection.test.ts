@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { archCalls } from '../../src/core/exec/launcher.js';
-import { INNER_SCRIPT } from '../../src/core/exec/launcher-script.js';
-import { encodeFilter, type Insn } from '../../src/core/exec/seccomp.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { archCalls } from '../../src/core/services/exec/launcher/launcher.js';
+import { INNER_SCRIPT } from '../../src/core/services/exec/launcher/launcher-script.js';
+import { encodeFilter, type Insn } from '../../src/core/services/exec/launcher/seccomp.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 
 const BUNDLE = path.resolve('dist/fileshed.mjs');
 const CLONE_NEWUSER = 0x10000000;

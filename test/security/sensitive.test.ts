@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedPattern, blockRules } from '../../src/core/blocked/rules.js';
+import { blockedPattern, blockRules } from '../../src/core/base/blocked/rules.js';
 import { makeShed, type Result, type Shed } from '../helpers/shed.js';
 import { MODES } from './exec-harness.js';
 

@@ -6,7 +6,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fs from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { poolStats, shutdownPool } from '../../src/core/work/pool.js';
+import { poolStats, shutdownPool } from '../../src/core/base/work/pool.js';
 import { buildZip } from '../archive/zipbuilder.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 

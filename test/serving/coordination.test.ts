@@ -13,8 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCoordinator } from '../../src/hosts/coordination/redis.js';
-import { parseRedisUrl, parseReply, redact, RespClient } from '../../src/hosts/coordination/resp.js';
-import { assertFence, STALE_MS, useCoordination, withLease } from '../../src/core/locks/lease.js';
+import { parseReply } from '../../src/core/formats/resp.js';
+import { parseRedisUrl, redact, RespClient } from '../../src/hosts/coordination/resp.js';
+import { assertFence, STALE_MS, useCoordination, withLease } from '../../src/core/base/locks/lease.js';
 import { serve, tempBase, type Served } from '../hosts/helpers.js';
 
 const haveRedis = spawnSync('sh', ['-c', 'command -v redis-server']).status === 0;

@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { forgetTree, treeUsage } from '../../src/core/quota/usage.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { forgetTree, treeUsage } from '../../src/core/services/quota/usage.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { makeShed } from '../helpers/shed.js';
 import { checkLag, watchLag } from '../helpers/lag.js';
 

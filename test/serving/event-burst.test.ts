@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { folderWriteScope, watchCall } from '../../src/core/exec/callwatch.js';
-import { forgetTree } from '../../src/core/quota/usage.js';
-import { findProgram } from '../../src/core/exec/system.js';
+import { folderWriteScope, watchCall } from '../../src/core/services/exec/guards/callwatch.js';
+import { forgetTree } from '../../src/core/services/quota/usage.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { checkLag, watchLag } from '../helpers/lag.js';
 
 const MIB = 1024 * 1024;

@@ -17,7 +17,7 @@
  * The same attacks, sized by BENCH_SMOKE, are rows of `node bench/stall-http.mjs` (BENCH_ATTACKS=group).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allRecords } from '../../src/core/groups/access.js';
+import { allRecords } from '../../src/core/services/groups/access.js';
 // @ts-expect-error -- a .mjs bench script without type declarations
 import { addTeam, groupAttacks, MANY_VALVES } from '../../bench/stall-http.mjs';
 import { busyMachine, CLI, holdsPastLimit, percentile, probeReads, type Envelope, type StallServer, startStallServer } from './stall-server.js';

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { findProgram } from '../../src/core/exec/system.js';
+import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { longestGap } from '../helpers/gaps.js';
 import { makeShed, type Result } from '../helpers/shed.js';
 

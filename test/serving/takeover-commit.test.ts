@@ -13,9 +13,9 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tools } from '../../src/index.js';
-import { assertFence, STALE_MS, withLease } from '../../src/core/locks/lease.js';
-import { repoFor } from '../../src/core/vcs/repo.js';
-import { pendingChanges, pendingRecords } from '../../src/core/vcs/pending.js';
+import { assertFence, STALE_MS, withLease } from '../../src/core/base/locks/lease.js';
+import { repoFor } from '../../src/core/services/vcs/repo.js';
+import { pendingChanges, pendingRecords } from '../../src/core/services/vcs/pending.js';
 
 const CHILD = `
 import { Tools } from './plugin.mjs';

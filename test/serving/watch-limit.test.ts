@@ -86,7 +86,7 @@ let dir: string;
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-watch-limit-'));
   await build({
-    stdin: { contents: `export { Tools } from './src/index.ts';\nexport { treeUsage } from './src/core/quota/usage.ts';\n`, resolveDir: path.resolve('.'), loader: 'ts' },
+    stdin: { contents: `export { Tools } from './src/index.ts';\nexport { treeUsage } from './src/core/services/quota/usage.ts';\n`, resolveDir: path.resolve('.'), loader: 'ts' },
     outfile: path.join(dir, 'bundle.mjs'),
     bundle: true,
     platform: 'node',

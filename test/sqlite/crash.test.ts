@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
+import { nodeSqlite } from '../../src/core/services/db/node/sqlite.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 const sqlite = nodeSqlite();

@@ -4,7 +4,7 @@
  * describe block (FILESHED_SQLITE_ENGINE, read at every call).
  */
 import { afterAll, beforeAll } from 'vitest';
-import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
+import { nodeSqlite } from '../../src/core/services/db/node/sqlite.js';
 
 export type Engine = 'node:sqlite' | 'sql.js';
 

@@ -14,11 +14,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ShedError } from '../../src/core/errors.js';
-import { NodeDb } from '../../src/core/db/node/connection.js';
-import { runFileJob } from '../../src/core/db/node/children.js';
-import { nodeSqlite, type DatabaseSync } from '../../src/core/db/node/sqlite.js';
-import { shutdownPool } from '../../src/core/work/pool.js';
+import type { ShedError } from '../../src/core/base/errors.js';
+import { NodeDb } from '../../src/core/services/db/node/connection.js';
+import { runFileJob } from '../../src/core/services/db/node/children.js';
+import { nodeSqlite, type DatabaseSync } from '../../src/core/services/db/node/sqlite.js';
+import { shutdownPool } from '../../src/core/base/work/pool.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { onDisk } from './helpers.js';
 

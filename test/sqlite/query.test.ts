@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
-import { nodeSqlite } from '../../src/core/db/node/sqlite.js';
+import { nodeSqlite } from '../../src/core/services/db/node/sqlite.js';
 import { ENGINES, useEngine } from './engines.js';
 import { makeDb, onDisk, put } from './helpers.js';
 import { git } from '../vcs/helpers.js';

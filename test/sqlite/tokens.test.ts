@@ -3,7 +3,7 @@
  * the statement's own LIMIT, placeholders.
  */
 import { describe, expect, it } from 'vitest';
-import { analyzeSql, isTrivia, quoteIdent, tokenize } from '../../src/core/db/sql-tokens.js';
+import { analyzeSql, isTrivia, quoteIdent, tokenize } from '../../src/core/formats/sql/tokens.js';
 
 describe('tokenize', () => {
   it('skips comments and keeps strings, quoted names, blobs and parameters whole', () => {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { poolStats, shutdownPool } from '../../src/core/work/pool.js';
+import { poolStats, shutdownPool } from '../../src/core/base/work/pool.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { ENGINES, useEngine } from './engines.js';
 import { onDisk, put } from './helpers.js';

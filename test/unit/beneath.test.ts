@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BeneathWalk, lstatBeneath, makeBeneath, openBeneath, readBeneath, replaceFileIn, type MovedAside } from '../../src/core/fs/beneath.js';
-import { collectScratch, openScratch } from '../../src/core/locks/scratch.js';
+import { BeneathWalk, lstatBeneath, makeBeneath, openBeneath, readBeneath, replaceFileIn, type MovedAside } from '../../src/core/base/fs/beneath.js';
+import { collectScratch, openScratch } from '../../src/core/base/locks/scratch.js';
 
 let base: string;
 let zone: string;

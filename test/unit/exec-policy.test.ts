@@ -1,5 +1,5 @@
 /**
- * checkCommand (src/core/exec/policy.ts) table-driven, on a real temporary zone (paths are checked
+ * checkCommand (src/core/services/exec/policy/policy.ts) table-driven, on a real temporary zone (paths are checked
  * against the disk: links leading out are refused). Covers the whitelists, option parsing the way
  * getopt does it (clusters, attached values, abbreviations, --, old-style tar), per-command rules,
  * per-mode rules (sandbox-only commands, link-following options), network rules and the argv.
@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ShedError } from '../../src/core/errors.js';
-import { checkCommand, type NetworkMode, type Policy, type SandboxMode } from '../../src/core/exec/policy.js';
-import { RULES } from '../../src/core/exec/rules.js';
-import { READONLY_COMMANDS, READWRITE_COMMANDS } from '../../src/core/exec/commands.js';
-import type { Zone } from '../../src/core/zones/zones.js';
+import { ShedError } from '../../src/core/base/errors.js';
+import { checkCommand, type NetworkMode, type Policy, type SandboxMode } from '../../src/core/services/exec/policy/policy.js';
+import { RULES } from '../../src/core/services/exec/policy/rules.js';
+import { READONLY_COMMANDS, READWRITE_COMMANDS } from '../../src/core/services/exec/policy/commands.js';
+import type { Zone } from '../../src/core/base/zones/zones.js';
 
 let base: string;
 let zone: Zone;

@@ -1,10 +1,10 @@
 /**
- * The program-text scanners of the argument policy (src/core/exec/scripts.ts), table-driven:
+ * The program-text scanners of the argument policy (src/core/services/exec/policy/scripts.ts), table-driven:
  * what must be refused (runs programs, touches other files, reads the environment) and what must
  * pass (ordinary text processing, including the letters e/w/r inside regexes and text).
  */
 import { describe, expect, it } from 'vitest';
-import { scanAwk, scanScript, scanSed, scanSqliteCli } from '../../src/core/exec/scripts.js';
+import { scanAwk, scanScript, scanSed, scanSqliteCli } from '../../src/core/services/exec/policy/scripts.js';
 
 describe('sed scanner', () => {
   const fine = [

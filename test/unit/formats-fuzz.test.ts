@@ -17,12 +17,12 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readDirectory } from '../../src/core/archive/central.js';
-import { DELIMITER_CANDIDATES, sniffDelimiter } from '../../src/core/db/csv/sniff.js';
-import { htmlToText } from '../../src/core/documents/html.js';
-import { decodeEntities, tokenize } from '../../src/core/documents/xml.js';
-import { readIndexEntries } from '../../src/core/vcs/gitindex.js';
-import { commitZone } from '../../src/core/vcs/index.js';
+import { readDirectory } from '../../src/core/services/archive/central.js';
+import { DELIMITER_CANDIDATES, sniffDelimiter } from '../../src/core/formats/csv/sniff.js';
+import { htmlToText } from '../../src/core/services/documents/html.js';
+import { decodeEntities, tokenize } from '../../src/core/formats/xml/tokenize.js';
+import { readIndexEntries } from '../../src/core/services/vcs/gitindex.js';
+import { commitZone } from '../../src/core/services/vcs/index.js';
 import { buildZip } from '../archive/zipbuilder.js';
 import { ALICE, fsckClean, git, gitRun, repoOf, tempZone } from '../vcs/helpers.js';
 

@@ -1,8 +1,10 @@
 /**
  * The layers point down: hosts → the plugin's entry (index.ts, host-api.ts, tools.ts) → functions →
  * registry → core. Every relative import of every source file is resolved and judged by the layer of
- * the file it names; an import that climbs fails here with the file and the line. Inside the core,
- * two areas (a folder of core/, or a file directly in it) never import each other: one sits below.
+ * the file it names; an import that climbs fails here with the file and the line. The core has three
+ * doors: services stand on the base, and both may read the pure formats, which import nothing of
+ * either and touch no disk, process or network. Inside any folder of the core, two of its parts (a
+ * subfolder, or a file directly in it) never import each other: one sits below.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -50,15 +52,51 @@ function importPairs(): { from: string; target: string; line: number }[] {
   });
 }
 
-/** The core's areas: core/exec/..., core/call.ts → exec, call.ts. */
-const coreArea = (rel: string) => rel.split('/')[1]!;
+/** The core's three doors, lowest first. */
+const DOORS = ['formats', 'base', 'services'] as const;
+const doorOf = (rel: string) => DOORS.indexOf(rel.split('/')[1] as (typeof DOORS)[number]);
+
+/** Node modules that reach the disk, processes, threads or the network: never in a pure format. */
+const IMPURE = /^(node:)?(fs|fs\/promises|child_process|net|tls|dgram|http|https|http2|os|worker_threads|cluster|process|module)$/;
+
+/** The part of `folder` (core/..., ending in '/') that holds `rel`: its subfolder or the file itself. */
+const partIn = (folder: string, rel: string) => folder + rel.slice(folder.length).split('/')[0]!;
+
+describe('the core has three doors', () => {
+  it('every file of the core is in base/, formats/ or services/', () => {
+    expect(fs.readdirSync(path.join(SRC, 'core')).sort()).toEqual([...DOORS].sort());
+  });
+
+  it('formats import nothing of base or services, base nothing of services', () => {
+    const climbs = importPairs()
+      .filter(({ from, target }) => from.startsWith('core/') && target.startsWith('core/') && doorOf(target) > doorOf(from))
+      .map(({ from, target, line }) => `src/${from}:${line} imports src/${target}`);
+    expect(climbs).toEqual([]);
+  });
+
+  it('a format touches no disk, process, thread or network', () => {
+    const impure = sources(path.join(SRC, 'core', 'formats')).flatMap((file) =>
+      [...fs.readFileSync(file, 'utf8').matchAll(/(?:from\s*|import\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)]
+        .filter((m) => IMPURE.test(m[1]!))
+        .map((m) => `src/${path.relative(SRC, file)} imports ${m[1]}`),
+    );
+    expect(impure).toEqual([]);
+  });
+});
 
 describe('the layers point down', () => {
-  it('no two areas of the core import each other', () => {
+  it('no two parts of a folder of the core import each other', () => {
     const between = new Map<string, string>();
     for (const { from, target, line } of importPairs()) {
-      if (!from.startsWith('core/') || !target.startsWith('core/') || coreArea(from) === coreArea(target)) continue;
-      between.set(`${coreArea(from)} -> ${coreArea(target)}`, `src/${from}:${line} imports src/${target}`);
+      if (!from.startsWith('core/') || !target.startsWith('core/')) continue;
+      // Every folder holding both files: the two parts it sees them in must not import each other.
+      const a = from.split('/');
+      const b = target.split('/');
+      for (let depth = 1; depth < Math.min(a.length, b.length) && a[depth - 1] === b[depth - 1]; depth++) {
+        const folder = `${a.slice(0, depth).join('/')}/`;
+        const [pa, pb] = [partIn(folder, from), partIn(folder, target)];
+        if (pa !== pb) between.set(`${pa} -> ${pb}`, `src/${from}:${line} imports src/${target}`);
+      }
     }
     const both = [...between].filter(([edge]) => between.has(edge.split(' -> ').reverse().join(' -> '))).map(([, where]) => where);
     expect(both).toEqual([]);

@@ -4,9 +4,9 @@
  * RE2 cannot do (backreferences, lookarounds) is refused with an error that teaches.
  */
 import { describe, expect, it } from 'vitest';
-import type { ShedError } from '../../src/core/errors.js';
-import { applyTextPatch, type TextPatch } from '../../src/core/text/patch.js';
-import { compileModelPattern, translatePattern } from '../../src/core/text/regex.js';
+import type { ShedError } from '../../src/core/base/errors.js';
+import { applyTextPatch, type TextPatch } from '../../src/core/base/text/patch.js';
+import { compileModelPattern, translatePattern } from '../../src/core/base/text/regex.js';
 
 const pat = (s: string, f = '') => translatePattern(s, f).pattern;
 const replace = (text: string, content: string, pattern: string, flags = '', matchAll = true) =>

@@ -1,5 +1,5 @@
 /**
- * The over-quota undo (src/core/exec/over-quota.ts) gives back space reserved behind a file's end
+ * The over-quota undo (src/core/services/exec/guards/over-quota.ts) gives back space reserved behind a file's end
  * (fallocate FALLOC_FL_KEEP_SIZE: the size does not change, the blocks do), not only bytes a
  * command appended: a file of the same size but more blocks is cut to its size, which frees them.
  */
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { undoGrowth } from '../../src/core/exec/over-quota.js';
+import { undoGrowth } from '../../src/core/services/exec/guards/over-quota.js';
 
 let root: string;
 beforeEach(() => {

@@ -5,8 +5,8 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ShedError } from '../../src/core/errors.js';
-import { isInside, isProtected, normalizeRelative } from '../../src/core/paths/resolve.js';
+import { ShedError } from '../../src/core/base/errors.js';
+import { isInside, isProtected, normalizeRelative } from '../../src/core/base/paths/resolve.js';
 
 const storage = { name: 'storage', label: 'Storage' } as const;
 const documents = { name: 'documents', label: 'Documents' } as const;

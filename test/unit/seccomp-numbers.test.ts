@@ -1,5 +1,5 @@
 /**
- * The seccomp filter's system call numbers (src/core/exec/seccomp.ts, typed by hand) checked against
+ * The seccomp filter's system call numbers (src/core/services/exec/launcher/seccomp.ts, typed by hand) checked against
  * the kernel's own headers: x86_64's asm/unistd_64.h and asm-generic/unistd.h (arm64, riscv64). The
  * table is read generically, so a call added to it later is checked too. A call newer than the
  * installed headers cannot be compared: it must then lie past the headers' last number (so it names
@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ARCH_CALLS, type Call } from '../../src/core/exec/seccomp.js';
+import { ARCH_CALLS, type Call } from '../../src/core/services/exec/launcher/seccomp.js';
 
 const HEADERS: Record<string, string> = {
   x64: '/usr/include/x86_64-linux-gnu/asm/unistd_64.h',

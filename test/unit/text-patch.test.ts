@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyTextPatch, splitLines, type TextPatch } from '../../src/core/text/patch.js';
-import { compileModelPattern, translatePattern as compilePattern } from '../../src/core/text/regex.js';
-import { ShedError } from '../../src/core/errors.js';
+import { applyTextPatch, splitLines, type TextPatch } from '../../src/core/base/text/patch.js';
+import { compileModelPattern, translatePattern as compilePattern } from '../../src/core/base/text/regex.js';
+import { ShedError } from '../../src/core/base/errors.js';
 
 const p = (patch: Partial<TextPatch> & Pick<TextPatch, 'position'>): TextPatch => ({ matchAll: false, ...patch });
 const apply = (text: string, content: string, patch: TextPatch) => applyTextPatch(text, content, patch).text;

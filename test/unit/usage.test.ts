@@ -1,5 +1,5 @@
 /**
- * Exactness of the incremental usage counter (src/core/quota/usage.ts): after every kind of change,
+ * Exactness of the incremental usage counter (src/core/services/quota/usage.ts): after every kind of change,
  * made by us, by fs behind its back, or by another process, `treeUsage(root)` must equal an
  * independent fresh walk. No sleeps: the counter promises exactness right after the change.
  */
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chargedBytes, invalidateTree, treeUsage, type Usage } from '../../src/core/quota/usage.js';
+import { chargedBytes, invalidateTree, treeUsage, type Usage } from '../../src/core/services/quota/usage.js';
 
 /** Independent reference: a synchronous lstat walk; folders (except the root) count themselves, everything else is counted (chargedBytes: the disk each takes). */
 function walk(root: string): Usage {

@@ -4,8 +4,8 @@
  * valid one was kept, and the kept answer cannot be changed by whoever holds it.
  */
 import { describe, expect, it } from 'vitest';
-import { parseValves, UserValvesSchema, ValvesSchema } from '../../src/core/valves.js';
-import { ShedError } from '../../src/core/errors.js';
+import { parseValves, UserValvesSchema, ValvesSchema } from '../../src/core/base/valves.js';
+import { ShedError } from '../../src/core/base/errors.js';
 
 describe('parsed valves kept between calls', () => {
   it('the same settings give the same frozen answer; a changed one is parsed again', () => {

@@ -103,7 +103,7 @@ describe('what goes into a commit', () => {
     fs.symlinkSync('/etc/passwd', path.join(docs(), 'outside'));
     await s.call('shed_create_file', { zone: 'documents', path: 'dir/x.txt', content: 'x' });
     // A deletion commits the parent's state: make one that covers the links and the mode change.
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     const zone = { root: fs.realpathSync(docs()), label: 'Documents' };
     const id = await commitZone(zone, ['run.sh', 'link', 'outside'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'links');
     expect(id).toMatch(/^[0-9a-f]{40}$/);
@@ -119,7 +119,7 @@ describe('what goes into a commit', () => {
     s = makeShed();
     await s.call('shed_create_file', { zone: 'documents', path: 'real/a.txt', content: 'a\n' });
     fs.symlinkSync('real', path.join(docs(), 'alias'));
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     await commitZone({ root: fs.realpathSync(docs()), label: 'Documents' }, ['alias'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'link');
     const r = await s.call('shed_patch_text', { zone: 'documents', path: 'alias/a.txt', content: 'b', position: 'end' });
     expect(r.success).toBe(true);
@@ -153,7 +153,7 @@ describe('what goes into a commit', () => {
     fs.writeFileSync(path.join(docs(), 'sub/git~1'), 'x');
     fs.writeFileSync(path.join(docs(), 'sub/.a.txt.0123456789ab.shedtmp'), 'partial');
     fs.writeFileSync(path.join(docs(), 'sub/ok.txt'), 'ok');
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     await commitZone({ root: fs.realpathSync(docs()), label: 'Documents' }, ['sub'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'sub');
     expect(git(docs(), 'ls-tree', '-r', '--name-only', 'HEAD').trim().split('\n')).toEqual(['keep.txt', 'sub/ok.txt']);
     expect(fsckClean(docs()).ok).toBe(true);
@@ -189,7 +189,7 @@ describe('large files', () => {
     const big = Buffer.alloc(17 * 1024 * 1024 + 123);
     for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i); // not all zeros
     fs.writeFileSync(path.join(docs(), 'big.bin'), big);
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     const id = await commitZone({ root: fs.realpathSync(docs()), label: 'Documents' }, ['big.bin'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'big');
     expect(id).toMatch(/^[0-9a-f]{40}$/);
     expect(git(docs(), 'rev-parse', 'HEAD:big.bin').trim()).toBe(git(docs(), 'hash-object', 'big.bin').trim());
@@ -228,7 +228,7 @@ describe('the index stays equal to HEAD', () => {
       fs.mkdirSync(path.join(docs(), 'many'), { recursive: true });
       fs.writeFileSync(path.join(docs(), 'many', `m${i}.txt`), `${i}`);
     }
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     await commitZone({ root: fs.realpathSync(docs()), label: 'Documents' }, ['many'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'many');
     expect(shared()).toHaveLength(1);
     expect(shared()[0]).not.toBe(before);
@@ -251,13 +251,13 @@ describe('the index stays equal to HEAD', () => {
     git(docs(), 'update-index', '--split-index');
     fs.writeFileSync(path.join(docs(), 'b.txt'), 'b changed');
     git(docs(), 'add', 'b.txt');
-    const { decodeEwah } = await import('../../src/core/vcs/ewah.js');
+    const { decodeEwah } = await import('../../src/core/formats/git/ewah.js');
     const index = fs.readFileSync(path.join(docs(), '../git/index'));
     const at = index.indexOf('link');
     const link = index.subarray(at + 8, at + 8 + index.readUInt32BE(at + 4));
     const deletes = decodeEwah(link, 20)!;
     expect(decodeEwah(link, 20 + deletes.size)!.positions.length).toBeGreaterThan(0);
-    const { commitZone } = await import('../../src/core/vcs/index.js');
+    const { commitZone } = await import('../../src/core/services/vcs/index.js');
     await commitZone({ root: fs.realpathSync(docs()), label: 'Documents' }, ['b.txt'], { id: 'alice', name: 'ALICE', email: '', role: 'user' }, 'b');
     expectHealthy();
     await s.call('shed_patch_text', { zone: 'documents', path: 'a.txt', content: 'more', position: 'end' });
@@ -287,7 +287,7 @@ describe('repositories made elsewhere', () => {
     expect(git(docs(), 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/master');
     expect(changedIn()).toEqual(['new.txt']);
     expectHealthy();
-    const { gitCommand } = await import('../../src/core/vcs/index.js');
+    const { gitCommand } = await import('../../src/core/services/vcs/index.js');
     const zone = { name: 'documents', label: 'Documents', root: fs.realpathSync(docs()), versioned: true } as never;
     const out = await gitCommand(zone, ['show', 'HEAD~1:old.txt'], { id: 'alice', name: 'ALICE', email: '', role: 'user' });
     expect(out.stdout).toBe('old\n');

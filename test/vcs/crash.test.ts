@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { commitZone } from '../../src/core/vcs/index.js';
-import { sweepTemps } from '../../src/core/vcs/lock.js';
+import { commitZone } from '../../src/core/services/vcs/index.js';
+import { sweepTemps } from '../../src/core/services/vcs/lock.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { ALICE, fsckClean, git, gitRun, put, tempZone } from './helpers.js';
 
@@ -15,7 +15,7 @@ const bundle = path.join(work, 'vcs.mjs');
 const child = path.join(work, 'child.mjs');
 
 beforeAll(async () => {
-  await build({ entryPoints: [path.resolve('src/core/vcs/index.ts')], bundle: true, platform: 'node', format: 'esm', outfile: bundle, logLevel: 'silent',
+  await build({ entryPoints: [path.resolve('src/core/services/vcs/index.ts')], bundle: true, platform: 'node', format: 'esm', outfile: bundle, logLevel: 'silent',
     // Some bundled libraries call require(): give the ESM bundle one (as build.mjs does).
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEwah, encodeEwah } from '../../src/core/vcs/ewah.js';
+import { decodeEwah, encodeEwah } from '../../src/core/formats/git/ewah.js';
 
 describe('EWAH bitmaps (split index)', () => {
   it.each([[[]], [[0]], [[63]], [[64]], [[0, 1, 2, 63, 64, 65]], [[5, 700, 701, 5000]], [[1_000_000]], [Array.from({ length: 300 }, (_, i) => i * 3)]])('round-trips %j', (positions) => {

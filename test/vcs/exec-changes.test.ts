@@ -100,7 +100,7 @@ describe.each(['validated', 'bwrap'])('sandbox %s', (mode) => {
 describe('the watch falls back to a full comparison when it cannot vouch', () => {
   it('a tree forgotten mid-command (usage cache invalidated) still gives the exact commit', async () => {
     await setUp('validated');
-    const { invalidateTree } = await import('../../src/core/quota/usage.js');
+    const { invalidateTree } = await import('../../src/core/services/quota/usage.js');
     const root = path.join(s.base, 'users', 'alice', 'Documents', 'data');
     const timer = setTimeout(() => invalidateTree(root), 100);
     fs.writeFileSync(docs('late.txt'), 'x');

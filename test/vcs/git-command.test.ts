@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ShedError } from '../../src/core/errors.js';
-import { commitZone, gitCommand } from '../../src/core/vcs/index.js';
+import { ShedError } from '../../src/core/base/errors.js';
+import { commitZone, gitCommand } from '../../src/core/services/vcs/index.js';
 import { ALICE, fsckClean, git, put, tempZone } from './helpers.js';
 
 type Z = ReturnType<typeof tempZone>;

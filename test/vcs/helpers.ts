@@ -6,8 +6,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Identity } from '../../src/core/identity.js';
-import type { Zone } from '../../src/core/zones/zones.js';
+import type { Identity } from '../../src/core/base/identity.js';
+import type { Zone } from '../../src/core/base/zones/zones.js';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-git-home-'));
 export const GIT_ENV = {

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { prepareHome } from '../../src/core/vcs/migrate.js';
-import { recoverStorage } from '../../src/core/recovery/recover.js';
+import { prepareHome } from '../../src/core/services/vcs/migrate.js';
+import { recoverStorage } from '../../src/core/services/recovery/recover.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { git, gitRun } from './helpers.js';
 
@@ -28,7 +28,7 @@ const STEPS: [string, 'data/.git' | 'git'][] = [
 ];
 
 beforeAll(async () => {
-  await build({ entryPoints: [path.resolve('src/core/vcs/migrate.ts')], bundle: true, platform: 'node', format: 'esm', outfile: bundle, logLevel: 'silent',
+  await build({ entryPoints: [path.resolve('src/core/services/vcs/migrate.ts')], bundle: true, platform: 'node', format: 'esm', outfile: bundle, logLevel: 'silent',
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
   fs.writeFileSync(

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { changedPaths, commitZone, snapshot } from '../../src/core/vcs/index.js';
+import { changedPaths, commitZone, snapshot } from '../../src/core/services/vcs/index.js';
 import { ALICE, fsckClean, git, put, tempZone } from './helpers.js';
 
 let z: ReturnType<typeof tempZone>;
@@ -74,7 +74,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     fs.rmSync(path.join(z.root, 'd2'), { recursive: true });
     put(z.root, 'd9/new.txt', 'new\n');
     const paths = changedPaths(before, await snapshot(z.root));
-    const { recordChange } = await import('../../src/core/vcs/index.js');
+    const { recordChange } = await import('../../src/core/services/vcs/index.js');
     const r = await recordChange(z, { paths, summary: 'Run touch' }, ALICE, undefined);
     expect(r.commit).toMatch(/^[0-9a-f]{7}$/);
     const listed = git(z.root, 'show', '--name-status', '--format=%s', 'HEAD').trim().split('\n');
@@ -89,7 +89,7 @@ describe('snapshot + changedPaths find what a command changed, by stat only', ()
     put(z.root, 'a.txt', 'a');
     await commitZone(z, [''], ALICE, 'init');
     const before = await settled();
-    const { recordChange } = await import('../../src/core/vcs/index.js');
+    const { recordChange } = await import('../../src/core/services/vcs/index.js');
     expect(await recordChange(z, { paths: changedPaths(before, await snapshot(z.root)), summary: 'Run ls' }, ALICE, undefined)).toEqual({});
   });
 });

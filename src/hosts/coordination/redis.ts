@@ -16,7 +16,8 @@
  */
 import crypto from 'node:crypto';
 import type { Coordinator, Lease } from '../../index.js';
-import { redact, RedisError, RespClient, type Reply } from './resp.js';
+import { RedisError, type Reply } from '../../core/formats/resp.js';
+import { redact, RespClient } from './resp.js';
 
 const ACQUIRE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence = redis.call('INCR', KEYS[2])

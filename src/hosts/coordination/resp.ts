@@ -13,11 +13,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-
-export type Reply = string | number | null | Reply[] | RedisError;
-
-/** An error reply (-ERR ...): returned to the caller of that command, the connection stays usable. */
-export class RedisError extends Error {}
+import { encodeCommand, parseReply, RedisError, type Reply } from '../../core/formats/resp.js';
 
 interface Pending {
   resolve(reply: Reply): void;
@@ -105,16 +101,12 @@ export class RespClient {
   private write(args: readonly (string | number)[]): Promise<Reply> {
     const socket = this.socket;
     if (socket === undefined || socket.destroyed) return Promise.reject(new Error('not connected'));
-    const parts = [`*${args.length}\r\n`];
-    for (const a of args) {
-      const s = String(a);
-      parts.push(`$${Buffer.byteLength(s)}\r\n${s}\r\n`);
-    }
+    const command = encodeCommand(args);
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
       timer.unref();
       this.pending.push({ resolve, reject, timer });
-      socket.write(parts.join(''));
+      socket.write(command);
     });
   }
 
@@ -151,45 +143,6 @@ export class RespClient {
       clearTimeout(p.timer);
       p.resolve(reply);
     }
-  }
-}
-
-/** One RESP2 value starting at `at`: [value, end offset], or undefined when incomplete. */
-export function parseReply(buf: Buffer, at: number): [Reply, number] | undefined {
-  if (at >= buf.length) return undefined;
-  const eol = buf.indexOf('\r\n', at);
-  if (eol < 0) return undefined;
-  const type = String.fromCharCode(buf[at]!);
-  const line = buf.toString('utf8', at + 1, eol);
-  const next = eol + 2;
-  switch (type) {
-    case '+':
-      return [line, next];
-    case '-':
-      return [new RedisError(line), next];
-    case ':':
-      return [Number(line), next];
-    case '$': {
-      const len = Number(line);
-      if (len < 0) return [null, next];
-      if (buf.length < next + len + 2) return undefined;
-      return [buf.toString('utf8', next, next + len), next + len + 2];
-    }
-    case '*': {
-      const count = Number(line);
-      if (count < 0) return [null, next];
-      const items: Reply[] = [];
-      let pos = next;
-      for (let i = 0; i < count; i++) {
-        const item = parseReply(buf, pos);
-        if (item === undefined) return undefined;
-        items.push(item[0]);
-        pos = item[1];
-      }
-      return [items, pos];
-    }
-    default:
-      throw new Error(`not a Redis reply (type byte ${JSON.stringify(type)})`);
   }
 }
 

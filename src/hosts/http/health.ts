@@ -37,7 +37,7 @@ export interface HealthInfo {
   landlock_abi: number | null;
   /** Commands run without kernel confinement (sandbox "validated", allowed with --allow-unconfined). */
   unconfined: boolean;
-  /** What holds users apart beside the sandbox: identity, namespaces or none (src/core/ids/separation.ts). */
+  /** What holds users apart beside the sandbox: identity, namespaces or none (src/core/services/ids/separation.ts). */
   separation: string;
   auth: string[];
   storage: { kind: string; type: string; shared: boolean };

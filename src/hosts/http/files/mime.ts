@@ -1,7 +1,7 @@
 /**
  * Content types of files the link server sends, from their names (the server never sniffs contents;
  * nosniff tells browsers not to either), and which of them a browser would run as active content.
- * The table is the core's one (core/mime.ts, reached through the plugin's entry like all of the
+ * The table is the core's one (core/formats/mime.ts, reached through the plugin's entry like all of the
  * core); this adds only how a browser should be told.
  */
 import { linkServing } from '../../../index.js';

@@ -1,6 +1,6 @@
 /**
  * `?thumb=1` on a picture of a link: the small image folder pages show beside its name (made by the
- * plugin, confined: core/links/thumbnail.ts). Not a picture, or one that cannot be made small: 404,
+ * plugin, confined: core/services/links/thumbnail.ts). Not a picture, or one that cannot be made small: 404,
  * and the page's name link still opens the file.
  */
 import type http from 'node:http';

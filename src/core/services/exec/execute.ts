@@ -1,0 +1,206 @@
+/**
+ * The one executor: every command any function runs (shed_exec, shed_lockedit_exec) goes through
+ * these steps, in this order, and no other code starts a program (a test holds that):
+ * sandbox mode → sensitive-file rules → argument policy → program lookup → link sweep → set aside
+ * (blocked entries out of the zone, group files the caller may not change read-only: aside.ts) →
+ * per-call quota watch → run (limits, priority, confinement) → link sweep → what changed → undo
+ * past the quota (over-quota.ts) → put back what was set aside.
+ * A script (shed_run_python, shed_run_shell) takes the same steps, except that the argument policy,
+ * which cannot judge one, gives way to its plan (code.ts: kernel modes only, its executables).
+ * A function only says where the command runs, what it may write there, and where its output goes.
+ */
+import { shedError } from '../../base/errors.js';
+import type { OwnershipRecord } from '../groups/access.js';
+import { callIdentity, requireSeparation } from '../ids/for-call.js';
+import type { KernelIdentity } from '../ids/kernel-identity.js';
+import { takeOverFolders } from '../ids/group-owner.js';
+import { allRecords } from '../groups/access.js';
+import { scopeTotal } from '../quota/quota.js';
+import type { Valves } from '../../base/valves.js';
+import { changedPaths, snapshot } from '../vcs/index.js';
+import type { Zone } from '../../base/zones/zones.js';
+import { recoverAside, setAside, type AsideReport } from './guards/aside.js';
+import { planScript, type ScriptPlan, type ScriptRequest } from './code/plan.js';
+import { folderWriteScope, watchCall, zoneWriteScope, type CallWatchEnd, type WriteScope } from './guards/callwatch.js';
+import { executablesFor } from './launcher/executables.js';
+import { outwardLinkSweep } from './guards/links.js';
+import { undoGrowth, type QuotaUndo } from './guards/over-quota.js';
+import { removeTooLong, tooLongNote } from './guards/too-long.js';
+import { checkCommand, requireDownloadTarget, type Policy } from './policy/policy.js';
+import { run } from './launcher/runner.js';
+import type { RunResult } from './launcher/run-types.js';
+import { sandboxStatus, type SandboxStatus } from './launcher/sandbox.js';
+import { checkSensitiveCommand } from './policy/sensitive.js';
+import { requireProgram } from './launcher/system.js';
+
+const MIB = 1024 * 1024;
+
+export interface ExecRequest {
+  valves: Valves;
+  cmd: string;
+  args: readonly string[];
+  /** Where the command runs, as the policy judges its paths (a locked edit passes its scratch folder as the zone). */
+  zone: Zone;
+  /** Group files the caller may not change. */
+  locked?: readonly OwnershipRecord[];
+  /**
+   * A folder made for this one command (a locked edit's scratch folder) instead of a zone: it may
+   * hold at most `bytes` when the command ends, and no file larger than `fileBytes`.
+   */
+  scratch?: { bytes: number; fileBytes: number };
+  timeoutSec: number;
+  /** Bytes kept of each captured stream. */
+  captureBytes: number;
+  /** The call saves stdout to a file (curl and wget must save somewhere). */
+  stdoutFile?: boolean;
+  /** Opens the output files, once the command has passed every check; their descriptors replace capture. */
+  openOutputs?: () => { stdoutFd?: number; stderrFd?: number };
+  mergeStderr?: boolean;
+  /** False on a host for several users without --allow-unconfined: validated mode refuses the command (HostBridge.allowsUnconfined). */
+  unconfinedAllowed?: boolean;
+  /**
+   * A script instead of `cmd` and `args` (which name it in messages and commits): run by its
+   * interpreter under the kernel alone (code.ts), with what it changed known in every zone.
+   */
+  script?: ScriptRequest;
+  /**
+   * The calling user's id: with valve identity_separation on, the command runs as their kernel
+   * identity (src/core/services/ids/for-call.ts). A locked edit's scratch folder is `zone.root` then, made theirs.
+   */
+  caller?: string;
+}
+
+export interface ExecOutcome {
+  sandbox: SandboxStatus;
+  result: RunResult;
+  /** Zone-relative paths it changed in a versioned zone, or by a script in any writable zone ([''] when unknown: the whole zone is compared); [] elsewhere. */
+  changed: string[];
+  /** Set when it wrote past its quota (stopped by the watch, or finished over it): what was undone. */
+  overQuota?: { end: CallWatchEnd; stopped: boolean; undone: QuotaUndo };
+  /** Glob patterns of the arguments and the names each stood for. */
+  expanded: Policy['expanded'];
+  /** What putting back the blocked entries and the group files found to do. */
+  aside: AsideReport;
+}
+
+export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
+  const { valves, zone, cmd, args } = req;
+  const sandbox = await sandboxStatus(valves.sandbox, req.unconfinedAllowed !== false);
+  const plan = req.script && (await planScript(req.script, valves, zone.readonly, sandbox, zone.group !== undefined));
+  await recoverAside(zone);
+  let blocked = await checkSensitiveCommand(zone, plan ? [] : args);
+  const policy = plan?.policy ?? checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });
+  // Glob patterns stand for the names they expanded to: those are judged too.
+  if (policy.expanded.length > 0) blocked = await checkSensitiveCommand(zone, policy.args);
+  if (!plan) requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
+  const program = plan?.program ?? requireProgram(cmd);
+  const identity = await callIdentity(valves, req.caller, zone, req.scratch ? zone.root : undefined);
+  requireSeparation(valves, sandbox.active, req.unconfinedAllowed !== false);
+  const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
+  if (policy.sweepBefore) await outwardLinkSweep(zone.root);
+  const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
+  let watched: Watched;
+  let report: AsideReport;
+  let changedHere: string[] | undefined;
+  try {
+    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
+    changedHere = watched.changed;
+  } finally {
+    try {
+      report = await aside.restore();
+    } finally {
+      // What the member's command made: folders the server's (sticky, setgid), files the group's.
+      // After the guard's comparison (a mode set here would count as a change to undo).
+      if (identity !== undefined && zone.group !== undefined && req.scratch === undefined) await takeOverFolders(zone.root, identity.gid, zone.versioned ? changedHere : undefined, () => allRecords(zone.group!.base, zone.group!.id));
+    }
+  }
+  const { result, end, undone } = watched;
+  if (result.refused !== undefined) {
+    // Fail closed: a command whose confinement could not be applied did not run.
+    const what = plan?.cmd ?? cmd;
+    throw shedError('SANDBOX_UNAVAILABLE', `${what} was not run: its ${sandbox.active} sandbox could not be set up (${result.refused}).`, {
+      details: { command: what, sandbox: sandbox.active },
+      hint: 'Nothing was changed. Try again; if it keeps failing, an admin should check shed_allowed_commands() for the sandbox state.',
+    });
+  }
+  const changed = !zone.versioned || watched.changed.includes('') ? watched.changed : [...new Set([...watched.changed, ...report.touched])].sort();
+  return { sandbox, result, changed, expanded: policy.expanded, aside: report, ...(end !== undefined && undone !== undefined ? { overQuota: { end, stopped: result.stoppedFor === 'quota', undone } } : {}) };
+}
+
+interface Watched {
+  result: RunResult;
+  changed: string[];
+  end?: CallWatchEnd;
+  undone?: QuotaUndo;
+}
+
+/** The command under its quota watch; what it changed; its growth undone when it passed the quota. */
+async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined, identity: KernelIdentity | undefined): Promise<Watched> {
+  const { valves, zone, cmd } = req;
+  // What it changed is needed in versioned zones (the commit), and for a script anywhere it can write (its answer).
+  const tracked = zone.versioned || (plan !== undefined && !zone.readonly);
+  // One watch of the folders it writes in: the per-call quota while it runs, and what it changed.
+  const watch = scope && (await watchCall(scope, fileBytes));
+  let result: RunResult;
+  let end: CallWatchEnd | undefined;
+  let before: Awaited<ReturnType<typeof snapshot>> | undefined;
+  try {
+    // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
+    before = tracked && watch?.exact !== true ? await snapshot(zone.root) : undefined;
+    const fds = req.openOutputs?.() ?? {};
+    result = await run({
+      program,
+      args: policy.argv,
+      zoneRoot: zone.root,
+      readonly: zone.readonly,
+      sandbox: sandbox.active,
+      ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
+      network: policy.network,
+      // A group space as the server's uid (identity_separation on but not possible): no mode, owner or ACL change at all, so nothing of that uid (root in the image)
+      // is re-moded. As the member's uid, only their own files' modes can change, and the space's
+      // records are set again as modes before the next command (ids/group-owner.ts).
+      noModeChanges: guarding || (identity === undefined && zone.name === 'group' && valves.identity_separation !== 'off'),
+      timeoutSec: req.timeoutSec,
+      memoryMb: valves.exec_memory_limit_mb,
+      cpuSec: valves.exec_cpu_limit_seconds,
+      maxFileBytes: fileBytes,
+      maxProcesses: 256,
+      captureBytes: req.captureBytes,
+      stdoutFd: fds.stdoutFd,
+      stderrFd: fds.stderrFd,
+      mergeStderr: req.mergeStderr === true,
+      monitor: watch?.monitor,
+      ...(plan ? { script: plan.run, memoryTotalBytes: valves.exec_memory_limit_mb > 0 ? valves.exec_memory_limit_mb * MIB : undefined } : {}),
+      ...(identity ? { identity } : {}),
+    });
+    // Before any step by path: what it nested past the path limit is removed (too-long.ts).
+    const tooLong = scope ? await removeTooLong(scope.root) : [];
+    if (tooLong.length > 0) result = withStderr(result, tooLongNote(tooLong));
+    // In every mode: a link left by this command (archive member, cp/mv of a relative link) must not
+    // lead a later command outside the zone (zip and diff -r follow links). A script's, once what it
+    // changed is known (below).
+    if (policy.sweepAfter && !plan) await outwardLinkSweep(zone.root);
+  } finally {
+    end = await watch?.finish();
+  }
+  // What it changed: read off the changed folders, else the full comparison, else (the watch lost
+  // events midway) the whole zone, which the commit compares against the last one.
+  const changed = !tracked ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
+  if (plan && !zone.readonly) await outwardLinkSweep(zone.root, changed.includes('') ? undefined : changed);
+  if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0 && end.overFiles === 0)) return { result, changed, ...(end !== undefined ? { end } : {}) };
+  // Past the quota: what it added is removed again, and the answer says what.
+  const undone = await undoGrowth(zone.root, end.changed, end.prior);
+  return { result, changed, end: { ...end, usedBytes: await scope!.used() }, undone };
+}
+
+function withStderr(result: RunResult, note: string): RunResult {
+  const bytes = Buffer.from(note);
+  return { ...result, stderr: { bytes: Buffer.concat([result.stderr.bytes, bytes]), total: result.stderr.total + bytes.length } };
+}
+
+/** Bytes a command may write to one file: what is left of the quota, capped by the file size limit. */
+async function writableBytes(valves: Valves, zone: Zone): Promise<number> {
+  if (zone.readonly) return 0;
+  const left = Math.max(0, zone.scope.limitBytes - (await scopeTotal(zone.scope)));
+  return Math.min(left, valves.max_file_size_mb * MIB);
+}

@@ -1,0 +1,159 @@
+/**
+ * The capture store of one user: server state beside `Storage/locks/` (outside every zone's
+ * `data/`, so no command, path parameter or link reaches it), on the same storage as the zones so
+ * every instance on a shared filesystem sees it. It holds one small record per turn (the commits
+ * the turn made in each repository, what it could not keep) and the shadow repositories of the
+ * unversioned zones (shadow.ts). Written only under the user's call lock (every modifying call
+ * holds it), so records need no lock of their own.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { listSliced } from '../../base/fs/list.js';
+import { TimeSlice } from '../../base/fs/slice.js';
+import { undoDir, whereIs } from './where.js';
+import type { TurnCall, TurnCommit } from './turn.js';
+import { readText, writeBytes } from '../../base/fs/read.js';
+import { lstatIfAny } from '../../base/fs/stat.js';
+
+export interface TurnRecord {
+  v: 1;
+  turn: string;
+  conv: string;
+  /** Epoch ms of the first and the last call of the turn. */
+  started: number;
+  updated: number;
+  calls: { fn: string; at: number }[];
+  commits: TurnCommit[];
+  lost: { tree: string; path: string; why: string }[];
+}
+
+export { undoDir } from './where.js';
+
+function turnsDir(home: string): string {
+  return path.join(undoDir(home), 'turns');
+}
+
+function recordPath(home: string, turn: string): string {
+  return path.join(turnsDir(home), `${turn}.json`);
+}
+
+export function readTurn(home: string, turn: string): TurnRecord | undefined {
+  if (!/^[A-Za-z0-9_-]{1,140}$/.test(turn)) return undefined;
+  try {
+    const rec = JSON.parse(readText(recordPath(home, turn))) as TurnRecord;
+    if (rec.v !== 1) return undefined;
+    // Records name trees, not disk paths (where.ts): resolved here, against this instance's storage.
+    rec.commits = rec.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) }));
+    return rec;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds one call's commits (and losses) to its turn's record. */
+export function appendTurn(home: string, call: TurnCall, at: number): void {
+  const rec: TurnRecord = readTurn(home, call.turn) ?? { v: 1, turn: call.turn, conv: call.conv, started: at, updated: at, calls: [], commits: [], lost: [] };
+  rec.updated = at;
+  rec.calls.push({ fn: call.fn, at });
+  rec.commits.push(...call.commits);
+  rec.lost.push(...call.lost);
+  writeTurn(home, rec);
+}
+
+/** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */
+export function dropTurn(home: string, turn: string): void {
+  fs.rmSync(recordPath(home, turn), { force: true });
+}
+
+/** Writes a turn's record whole (also when the collection turns its shadow changes into "not undoable"). */
+export function writeTurn(home: string, rec: TurnRecord): void {
+  fs.mkdirSync(turnsDir(home), { recursive: true });
+  const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned, fromEmpty }) => ({ tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) })) };
+  // Temp + rename without fsync, like git's refs and loose objects (vcs/refs.ts): a kill leaves the
+  // old record or the new one; two fsyncs per call cost more than the rest of the capture.
+  const file = recordPath(home, rec.turn);
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  writeBytes(tmp, JSON.stringify(stored), { exclusive: true });
+  fs.renameSync(tmp, file);
+}
+
+/** Every turn record of the user, newest first. */
+export function listTurns(home: string): TurnRecord[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(turnsDir(home));
+  } catch {
+    return [];
+  }
+  const out: TurnRecord[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const rec = readTurn(home, name.slice(0, -5));
+    if (rec !== undefined) out.push(rec);
+  }
+  return out.sort((a, b) => b.updated - a.updated);
+}
+
+/**
+ * Retention (valves undo_max_turns, undo_max_age_days): the oldest records beyond the count or the
+ * age are dropped; their turns can no longer be undone (the list no longer shows them).
+ */
+export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now(), force = false): number {
+  // Cheap on most calls: one listing; the records are read only past the count, or now and then for the age.
+  let count = 0;
+  try {
+    count = fs.readdirSync(turnsDir(home)).length;
+  } catch {
+    return 0;
+  }
+  if (!force && count <= maxTurns && (maxAgeDays === 0 || Math.random() > 0.05)) return 0;
+  const all = listTurns(home);
+  let dropped = 0;
+  all.forEach((rec, i) => {
+    const old = maxAgeDays > 0 && now - rec.updated > maxAgeDays * 86_400_000;
+    if (i >= maxTurns || old) {
+      dropTurn(home, rec.turn);
+      dropped++;
+    }
+  });
+  return dropped;
+}
+
+/** Bytes the capture store of a user home takes on disk (admin page); walked in slices. */
+export async function storeBytes(home: string): Promise<number> {
+  const slice = new TimeSlice();
+  let total = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await listSliced(dir, slice);
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      await slice.tick();
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(abs);
+      else total += lstatIfAny(abs)?.size ?? 0;
+    }
+  };
+  await walk(undoDir(home));
+  return total;
+}
+
+/** The capture store's size of every user of a storage base (admin page: user id -> bytes). */
+export async function storeSizes(storageBase: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const users = path.join(path.resolve(storageBase), 'users');
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(users);
+  } catch {
+    return out;
+  }
+  for (const id of ids) {
+    const bytes = await storeBytes(path.join(users, id));
+    if (bytes > 0) out.set(id, bytes);
+  }
+  return out;
+}

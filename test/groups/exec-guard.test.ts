@@ -1,6 +1,6 @@
 /**
  * Group files the caller may not change are unchanged after ANY command, in every sandbox mode
- * (exec/guard-group.ts): bob runs every way of changing a file there is on alice's `d/own.txt`
+ * (exec/guards/guard-group.ts): bob runs every way of changing a file there is on alice's `d/own.txt`
  * (mode owner) and `ro.txt` (owner_ro): writes in place, truncation, sed -i, mv over it, rm and
  * recreate, hard links written through later, tar -x and unzip over it, utime, a chmod attempt,
  * moving or removing its folder. Afterwards the file is byte-identical, keeps its mtime, is

@@ -3,7 +3,7 @@
  * at a time, a script through folder descriptors. No call by path reaches what lies there, so the
  * quota could not count it: a script wrote 10 MB a call 3,000 levels deep, uncounted, call after
  * call, in a 10 MB quota. Such entries stop the command as soon as the watch sees them and are
- * removed when it ends (exec/too-long.ts); the zone then holds only what the quota counts.
+ * removed when it ends (exec/guards/too-long.ts); the zone then holds only what the quota counts.
  */
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';

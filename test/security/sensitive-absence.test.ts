@@ -1,5 +1,5 @@
 /**
- * Blocked files are out of the zone while a command runs (exec/hide-blocked.ts), in every sandbox
+ * Blocked files are out of the zone while a command runs (exec/guards/hide-blocked.ts), in every sandbox
  * mode, so no route reaches one: `..` forms, list files (tar -T, --files-from, --files0-from),
  * response files, -C/--directory, recursive readers and archivers over the whole zone, links that
  * follow (-R, -L, -h), inward symbolic links, and hard links made before or during the command.

@@ -9,7 +9,7 @@
  *   (`proj/.git` → `proj/g` turns `proj/.git/config` into `proj/g/config`): `requireNamesKept`
  *   refuses such a move before it happens (shed_rename, the bridges, shed_copy_to_group);
  * - a command (any program, any mode) cannot be judged by its arguments alone: every name of every
- *   blocked file (`blockedState`) is out of the zone while it runs (exec/hide-blocked.ts).
+ *   blocked file (`blockedState`) is out of the zone while it runs (exec/guards/hide-blocked.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -20,7 +20,7 @@ export function checkBeforePublishing(check: () => void): void {
   assertFence = check;
 }
 
-/** The same check, for writers that publish a file by their own rename (exec/output-file.ts). */
+/** The same check, for writers that publish a file by their own rename (exec/guards/output-file.ts). */
 export function assertPublishable(): void {
   assertFence();
 }

@@ -25,7 +25,7 @@
  *   set_mode, chown);
  * - after each command (takeOverFolders): a folder the command made becomes the server's (sticky,
  *   setgid), so its maker cannot later remove another member's file placed in it.
- * The after-call guard (exec/guard-group.ts) stays as the second wall.
+ * The after-call guard (exec/guards/guard-group.ts) stays as the second wall.
  */
 import fs from 'node:fs';
 import path from 'node:path';

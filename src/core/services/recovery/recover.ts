@@ -7,7 +7,7 @@
  *   the commit): committed as "Recovered changes after an interrupted call", so `git status` is
  *   clean and the history holds what the users' files hold;
  * - entries a killed command's call had set aside (blocked entries out of the zone, group files
- *   made read-only: exec/stash.ts): put back, group files checked against HEAD;
+ *   made read-only: exec/guards/stash.ts): put back, group files checked against HEAD;
  * - temp files of interrupted atomic writes (`*.shedtmp`, hidden names): removed;
  * - temp objects and refs inside .git: swept under the repository lock;
  * - an index left at the previous commit (killed between the branch update and the index write):

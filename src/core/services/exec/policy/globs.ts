@@ -5,7 +5,7 @@
  * matching a leading dot unless the pattern's component starts with one, names sorted in byte
  * order (the C locale), no `..` above the root, no absolute patterns, and never through a symbolic
  * link that leads outside the zone. Every name produced is then checked like any other path.
- * Blocked entries are not in the zone while a command runs (exec/hide-blocked.ts), so a pattern
+ * Blocked entries are not in the zone while a command runs (exec/guards/hide-blocked.ts), so a pattern
  * never stands for one, as a shell in that zone would not see one.
  */
 import fs from 'node:fs';

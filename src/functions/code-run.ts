@@ -70,7 +70,7 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
     return quotaStopped(ctx, zone, call.label, [], ran.changed, ran.overQuota);
   }
   if (out) await requireOutputRoom(ctx, zone, call.label, [], ran.changed, [out]);
-  const outputSize = out ? await commitOutput(out) : undefined;
+  const outputSize = out ? commitOutput(out) : undefined;
   const changed = out && !ran.changed.includes('') ? [...new Set([...ran.changed, ...outputPaths([out])])].sort() : ran.changed;
   const listed = await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED);
   if (zone.group) await recordWritten(ctx, zone, listed.files);

@@ -47,14 +47,14 @@ if (action === 'open') {
   say(s.success ? 'SAVED' : 'SAVE-FAILED ' + JSON.stringify(s));
 } else if (action === 'acquire-once') {
   try {
-    await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, p.maxAge || 24, 'edit');
+    acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, p.maxAge || 24, 'edit');
     say('WON');
   } catch (err) {
     say('LOST ' + err.code);
   }
 } else if (action === 'hold-write') {
   // A safe-mode write in progress: holds the write lock until killed.
-  await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
+  acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
   say('HELD');
   setInterval(() => {}, 1000);
 } else if (action === 'mutex') {
@@ -64,7 +64,7 @@ if (action === 'open') {
   while (entered < p.n) {
     let held;
     try {
-      held = await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
+      held = acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
     } catch (err) {
       if (err.code !== 'FILE_LOCKED') throw err;
       continue;

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ShedError, shedError } from '../errors.js';
-import { fsyncOffLoop, syncDirOffLoop, writeAllOffLoop } from '../fs/atomic.js';
+import { syncDir } from '../fs/atomic.js';
 import { readAllFd } from '../fs/read.js';
 import { leaseHeld } from './lease.js';
 import { callLockPath, scopeHome } from './state-dir.js';
@@ -148,7 +148,7 @@ export function isEditLock(lock: LockInfo): boolean {
  * Takes the lock of `rel`. An edit lock already held by the same owner is re-entered (and its age
  * refreshed); any other live lock gives FILE_LOCKED; a stale or corrupt one is taken over.
  */
-export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind, writeLocksAbandoned = false): Promise<Acquired> {
+export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind, writeLocksAbandoned = false): Acquired {
   const file = lockFile(zone, rel);
   if (file === undefined) throw lockError(rel, 'this zone has no locks');
   const dir = path.dirname(file);
@@ -165,7 +165,7 @@ export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, own
   for (let attempt = 0; ; attempt++) {
     try {
       makeFolders(locksRoot(zone), path.relative(locksRoot(zone), dir));
-      await writePrivate(tmp, mine);
+      writePrivate(tmp, mine);
       break;
     } catch (err) {
       if (errnoCode(err) === 'ENOENT' && attempt < 5) continue;
@@ -177,7 +177,7 @@ export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, own
     for (let attempt = 0; attempt < 200; attempt++) {
       try {
         fs.linkSync(tmp, file);
-        await syncDirOffLoop(dir);
+        syncDir(dir);
         return { file, lock: mine, reentered: false };
       } catch (err) {
         if (errnoCode(err) !== 'EEXIST') throw lockError(rel, `the lock file cannot be created (${errnoCode(err) ?? 'error'})`);
@@ -188,7 +188,7 @@ export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, own
       if (state.state === 'held') {
         const { lock } = state;
         if (kind === 'edit' && isEditLock(lock) && sameOwner(lock, owner)) {
-          const refreshed = (await refreshLock(file, lock)) ?? lock;
+          const refreshed = refreshLock(file, lock) ?? lock;
           return { file, lock: refreshed, reentered: true };
         }
         // Under the space's call lock, another host's write lock is a leftover of a call that died
@@ -200,10 +200,10 @@ export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, own
         tookOver = { previous: undefined, why: 'corrupt' };
       }
       if (replaceStale(file, state.ino, tmp)) {
-        await syncDirOffLoop(dir);
+        syncDir(dir);
         return { file, lock: mine, reentered: false, tookOver };
       }
-      await new Promise((resolve) => setTimeout(resolve, 2)); // another caller is taking it over: look again in a moment
+      pause(2); // another caller is taking it over: look again in a moment
     }
     throw lockError(rel, 'it changed hands too often while acquiring; try again');
   } finally {
@@ -211,12 +211,12 @@ export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, own
   }
 }
 
-/** Writes a new private file (never through a link) and syncs it, on the thread pool. */
-async function writePrivate(file: string, lock: LockInfo): Promise<void> {
+/** Writes a new private file (never through a link) and syncs it. */
+function writePrivate(file: string, lock: LockInfo): void {
   const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
   try {
-    await writeAllOffLoop(fd, Buffer.from(JSON.stringify(lock, null, 2)));
-    await fsyncOffLoop(fd);
+    fs.writeSync(fd, JSON.stringify(lock, null, 2));
+    fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -248,15 +248,21 @@ function replaceStale(file: string, ino: number, mine: string): boolean {
 }
 
 const GUARD_STALE_MS = 10_000;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** A short synchronous wait (lock acquisition is synchronous so it can be used anywhere). */
+function pause(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
 
 /** Renews `locked_at` of a lock still holding `lock.token`; returns the renewed lock. */
-export async function refreshLock(file: string, lock: LockInfo): Promise<LockInfo | undefined> {
+export function refreshLock(file: string, lock: LockInfo): LockInfo | undefined {
   const current = inspectLock(file);
   if (current.state !== 'held' || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return undefined;
   const renewed: LockInfo = { ...current.lock, locked_at: new Date().toISOString() };
   const tmp = path.join(path.dirname(file), `.${path.basename(file).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   try {
-    await writePrivate(tmp, renewed);
+    writePrivate(tmp, renewed);
     fs.renameSync(tmp, file);
   } catch {
     fs.rmSync(tmp, { force: true });
@@ -335,7 +341,7 @@ async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeH
   if (file !== undefined) await fs.promises.mkdir(path.dirname(file), { recursive: true }).catch(() => undefined);
   for (;;) {
     try {
-      return await acquireLock(zone, rel, owner, maxAgeHours, 'write', underCallLock);
+      return acquireLock(zone, rel, owner, maxAgeHours, 'write', underCallLock);
     } catch (err) {
       const busyWrite = err instanceof ShedError && err.code === 'FILE_LOCKED' && err.details?.kind === 'write';
       if (!busyWrite || Date.now() + delay > deadline) throw err;

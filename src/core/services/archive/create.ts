@@ -226,7 +226,7 @@ export async function writeZip(items: ZipItem[], destAbs: string, limits: WriteL
     target.abort();
     throw err;
   }
-  await target.commit();
+  target.commit();
   return { size, inputBytes };
 }
 

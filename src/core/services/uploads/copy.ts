@@ -6,14 +6,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncOffLoop, syncDirOffLoop, TEMP_SUFFIX, writeAllOffLoop } from '../../base/fs/atomic.js';
+import { TEMP_SUFFIX, syncDir } from '../../base/fs/atomic.js';
 import { Refusal } from './sources.js';
 import { assertFence } from '../../base/locks/lease.js';
 
 const CHUNK = 1024 * 1024;
 
-/** The copy's reads, writes and flushes run on the thread pool: an upload of hundreds of MB holds no one's event loop. */
-export async function copyFromFd(fd: number, dest: string, maxBytes: number): Promise<number> {
+export function copyFromFd(fd: number, dest: string, maxBytes: number): number {
   const dir = path.dirname(dest);
   fs.mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(dest).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
@@ -22,13 +21,14 @@ export async function copyFromFd(fd: number, dest: string, maxBytes: number): Pr
   try {
     const buf = Buffer.alloc(CHUNK);
     for (;;) {
-      const n = await new Promise<number>((resolve, reject) => fs.read(fd, buf, 0, CHUNK, total, (err, got) => (err ? reject(err) : resolve(got))));
+      const n = fs.readSync(fd, buf, 0, CHUNK, total);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal('FILE_TOO_LARGE', 'it grew beyond the size limit while being copied');
-      await writeAllOffLoop(out, buf.subarray(0, n));
+      let off = 0;
+      while (off < n) off += fs.writeSync(out, buf, off, n - off);
     }
-    await fsyncOffLoop(out);
+    fs.fsyncSync(out);
     fs.closeSync(out);
     assertFence();
     fs.renameSync(tmp, dest);
@@ -41,6 +41,6 @@ export async function copyFromFd(fd: number, dest: string, maxBytes: number): Pr
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  await syncDirOffLoop(dir);
+  syncDir(dir);
   return total;
 }

@@ -5,7 +5,8 @@
  *   after every commit our reader gives back exactly the files and blob ids, and real git agrees
  *   (`ls-files -s`, a clean `status`, `fsck --strict`);
  * - the ZIP central-directory reader: valid archives with random bytes changed, cut or appended,
- *   and random tails behind an end record, never give anything but a clean ShedError, quickly;
+ *   and random tails behind an end record, never give anything but a clean ShedError, quickly; the
+ *   pure format, read from memory, gives the same listing or refuses the same bytes;
  * - the XML/HTML tokenizer: any text (İ, entities, stray markup) never throws, and what follows a
  *   <script> after any prefix survives;
  * - the CSV delimiter sniffer: any sample gives a candidate; a consistent table gives its delimiter.
@@ -23,6 +24,7 @@ import { htmlToText } from '../../src/core/services/documents/html.js';
 import { decodeEntities, tokenize } from '../../src/core/formats/xml/tokenize.js';
 import { readIndexEntries } from '../../src/core/services/vcs/gitindex.js';
 import { commitZone } from '../../src/core/services/vcs/index.js';
+import { parseDirectory, ZipFormatError } from '../../src/core/formats/zip/directory.js';
 import { buildZip } from '../archive/zipbuilder.js';
 import { ALICE, fsckClean, git, gitRun, repoOf, tempZone } from '../vcs/helpers.js';
 
@@ -116,7 +118,17 @@ describe('ZIP central directory reader', () => {
   ]);
   const file = path.join(work, 'fuzz.zip');
 
-  /** Reads `bytes` as an archive: a listing, or a ShedError; anything else (a TypeError, a RangeError...) fails. */
+  /** The pure format's reading of `bytes`, from memory: no file. */
+  const fromMemory = (bytes: Uint8Array) => {
+    const buf = Buffer.from(bytes);
+    return parseDirectory({ size: buf.length, read: (offset, length) => buf.subarray(offset, offset + length) });
+  };
+
+  /**
+   * Reads `bytes` as an archive: a listing, or a ShedError; anything else (a TypeError, a RangeError...)
+   * fails. The format read from memory agrees: the same listing, or a ZipFormatError where the disk
+   * reader answered INVALID_FORMAT.
+   */
   const judge = async (bytes: Uint8Array) => {
     fs.writeFileSync(file, bytes);
     const t0 = performance.now();
@@ -124,9 +136,11 @@ describe('ZIP central directory reader', () => {
       const dir = await readDirectory(file, 'fuzz.zip');
       expect(Array.isArray(dir.entries)).toBe(true);
       for (const e of dir.entries) expect(typeof e.name).toBe('string');
+      expect(await fromMemory(bytes)).toEqual(dir);
     } catch (err) {
       expect((err as Error).name, String((err as Error).stack)).toBe('ShedError');
       expect(['INVALID_FORMAT', 'ZIP_BOMB', 'FILE_TOO_LARGE', 'DOCUMENT_LIMIT']).toContain((err as { code?: string }).code);
+      if ((err as { code?: string }).code === 'INVALID_FORMAT') await expect(fromMemory(bytes)).rejects.toBeInstanceOf(ZipFormatError);
     }
     expect(performance.now() - t0).toBeLessThan(5000); // generous: a read of a few hundred bytes
   };
@@ -150,6 +164,16 @@ describe('ZIP central directory reader', () => {
       { seed: 77, numRuns: 300 },
     );
   }, 120_000);
+
+  it('one part of a split archive is refused by name, from disk and from memory', async () => {
+    const part = Buffer.from(base);
+    const eocd = part.lastIndexOf(Buffer.from('PK\x05\x06', 'latin1'));
+    part.writeUInt16LE(1, eocd + 4); // this disk's number: a second part
+    fs.writeFileSync(file, part);
+    await expect(readDirectory(file, 'part.zip')).rejects.toMatchObject({ code: 'INVALID_FORMAT', message: expect.stringContaining('part.zip is one part of a multi-part (split) ZIP archive') });
+    await expect(fromMemory(part)).rejects.toMatchObject({ multiPart: true });
+    expect((await fromMemory(base)).entries.map((e) => e.name)).toEqual(['a.txt', 'dir/', 'dir/b.bin', 'é.txt']);
+  });
 
   it('random bytes behind an end-of-directory signature: a clean error', async () => {
     await fc.assert(

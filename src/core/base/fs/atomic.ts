@@ -196,15 +196,20 @@ export function readFile(abs: string): Buffer {
 export function readRange(abs: string, offset: number, length: number): Buffer {
   const fd = fs.openSync(abs, 'r');
   try {
-    const buf = Buffer.alloc(length);
-    let got = 0;
-    while (got < length) {
-      const n = fs.readSync(fd, buf, got, length - got, offset + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return readAt(fd, offset, length);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** `length` bytes at `offset` of an open file; fewer at its end. */
+export function readAt(fd: number, offset: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = fs.readSync(fd, buf, got, length - got, offset + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }

@@ -4,26 +4,15 @@
  */
 import fs from 'node:fs';
 import { shedError } from '../../base/errors.js';
+import { readAt } from '../../base/fs/atomic.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { parseDirectory, ZipFormatError, type ZipDirectory } from '../../formats/zip/directory.js';
-
 
 export function badZip(shown: string, why: string): Error {
   return shedError('INVALID_FORMAT', `${shown} is not a valid ZIP archive (${why}).`, {
     details: { reason: why },
     hint: 'Check the file with shed_file_type; it may be damaged, incomplete, or another kind of archive (tar, 7z, rar).',
   });
-}
-
-function readAt(fd: number, offset: number, length: number): Buffer {
-  const buf = Buffer.alloc(length);
-  let got = 0;
-  while (got < length) {
-    const n = fs.readSync(fd, buf, got, length - got, offset + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got === length ? buf : buf.subarray(0, got);
 }
 
 /** Lists the entries of the archive at `abs` (named `shown` in errors); see parseDirectory for `onCount`. */

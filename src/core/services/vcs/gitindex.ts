@@ -21,7 +21,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { encodeEwah } from '../../formats/git/ewah.js';
-import { encodeEntry, header, layout, nameAt, rawAt, splitLink, withName, type Entry, type Layout } from '../../formats/git/index-file.js';
+import { encodeEntry, header, layout, nameAt, rawAt, splitLink, withName, type Entry, type Layout, type SplitLink } from '../../formats/git/index-file.js';
 import { createStateFile, listStateDir, readStateFile, renameState, stateKind, writeNewStateFile } from '../../base/fs/nofollow.js';
 import { isTreeMode } from '../../formats/git/objects.js';
 import { readTree, writeAll } from './objects.js';
@@ -43,7 +43,7 @@ export interface IndexUpdate {
 
 interface IndexState {
   main: Layout;
-  link: { shared: string; deletes: number[]; replaces: number[] } | undefined;
+  link: SplitLink | undefined;
   shared: Layout | undefined;
 }
 

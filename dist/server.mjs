@@ -28274,7 +28274,7 @@ function ensureSecrets(configFile, config3, want) {
 function withConfigLock(configFile, fn) {
   const lock = `${configFile}.lock`;
   fs8.mkdirSync(path5.dirname(configFile), { recursive: true });
-  const deadline = Date.now() + 15e3;
+  const deadline2 = Date.now() + 15e3;
   for (; ; ) {
     try {
       fs8.closeSync(fs8.openSync(lock, "wx", 384));
@@ -28283,7 +28283,7 @@ function withConfigLock(configFile, fn) {
       if (err2.code !== "EEXIST") throw err2;
       const age = Date.now() - (fs8.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > 3e4) fs8.rmSync(lock, { force: true });
-      else if (Date.now() > deadline) throw new Error(`${lock} is held by another starting instance; remove it if none is starting`);
+      else if (Date.now() > deadline2) throw new Error(`${lock} is held by another starting instance; remove it if none is starting`);
       else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
     }
   }
@@ -28814,22 +28814,27 @@ var RespClient = class {
     socket.setKeepAlive(true, 5e3);
     this.socket = socket;
     this.buffer = Buffer.alloc(0);
-    socket.on("data", (chunk) => this.onData(chunk));
-    socket.on("error", (err2) => this.fail(err2));
-    socket.on("close", () => this.fail(new Error("connection closed")));
+    const current = () => this.socket === socket;
+    socket.on("data", (chunk) => current() && this.onData(chunk));
+    socket.on("error", (err2) => current() && this.fail(err2));
+    socket.on("close", () => current() && this.fail(new Error("connection closed")));
     this.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no connection to ${host}:${port2} within ${this.timeoutMs} ms`));
-        this.fail(new Error("connect timeout"));
-      }, this.timeoutMs);
-      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
+      let settled2 = false;
+      const settle2 = (err2) => {
+        if (settled2) return;
+        settled2 = true;
         clearTimeout(timer);
-        resolve();
+        if (err2 === void 0) resolve();
+        else reject(err2);
+      };
+      const timer = deadline(this.timeoutMs, () => {
+        if (settled2) return;
+        settle2(new Error(`no connection to ${host}:${port2} within ${this.timeoutMs} ms`));
+        if (current()) this.fail(new Error("connect timeout"));
       });
-      socket.once("error", (err2) => {
-        clearTimeout(timer);
-        reject(err2);
-      });
+      socket.once(this.target.tls ? "secureConnect" : "connect", () => settle2());
+      socket.once("error", (err2) => settle2(err2));
+      socket.once("close", () => settle2(new Error("connection closed before it was ready")));
     }).then(async () => {
       if (this.target.password !== void 0) {
         const auth = await this.write(this.target.user !== void 0 ? ["AUTH", this.target.user, this.target.password] : ["AUTH", this.target.password]);
@@ -28840,7 +28845,7 @@ var RespClient = class {
         if (sel instanceof RedisError) throw new Error(`SELECT ${this.target.db} refused: ${sel.message}`);
       }
     });
-    this.ready.catch(() => this.fail(new Error("connection failed")));
+    this.ready.catch(() => current() && this.fail(new Error("connection failed")));
     return this.ready;
   }
   write(args) {
@@ -28848,9 +28853,14 @@ var RespClient = class {
     if (socket === void 0 || socket.destroyed) return Promise.reject(new Error("not connected"));
     const command = encodeCommand(args);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-      timer.unref();
-      this.pending.push({ resolve, reject, timer });
+      const entry = {
+        resolve,
+        reject,
+        timer: deadline(this.timeoutMs, () => {
+          if (this.pending.includes(entry)) this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+        })
+      };
+      this.pending.push(entry);
       socket.write(command);
     });
   }
@@ -28888,6 +28898,11 @@ var RespClient = class {
     }
   }
 };
+function deadline(ms, expired) {
+  const timer = setTimeout(() => setImmediate(expired), ms);
+  timer.unref();
+  return timer;
+}
 function parseRedisUrl(url) {
   let u;
   try {

@@ -22,7 +22,7 @@ export interface ScenarioResult {
   name: string;
   ok: boolean;
   verify: Verified;
-  quota?: { accepted: number; refused: number; diskBytes: number; expected: number };
+  quota?: { accepted: number; refused: number; others: string[]; diskBytes: number; expected: number };
   takeoverMs?: number;
   takeoverOk?: boolean;
   /** The user's next call after a holder was killed inside a Documents commit. */

@@ -150,7 +150,7 @@ export function verify(base, users, attempts, alsoUsers = []) {
 
 /**
  * Quota across instances: `n` parallel writes of `size` bytes for one user under a 1 MiB quota,
- * spread over `urls`; exactly floor(1 MiB / size) fit. Returns {accepted, refused, diskBytes, expected}.
+ * spread over `urls`; exactly floor(1 MiB / size) fit. Returns {accepted, refused, others, diskBytes, expected}.
  */
 export async function quotaRace(urls, base, user, n = 20, size = 100_000) {
   const results = await Promise.all(
@@ -158,7 +158,11 @@ export async function quotaRace(urls, base, user, n = 20, size = 100_000) {
   );
   const accepted = results.filter((r) => r.envelope?.success).length;
   const refused = results.filter((r) => r.envelope?.error?.code === 'QUOTA_EXCEEDED').length;
+  // Any other answer, named, so a failure says what it was.
+  const others = results
+    .filter((r) => !r.envelope?.success && r.envelope?.error?.code !== 'QUOTA_EXCEEDED')
+    .map((r) => `${r.envelope?.error?.code ?? r.error}: ${String(r.envelope?.error?.message ?? '').slice(0, 300)} (${Math.round(r.ms)} ms)`);
   const dir = path.join(base, 'users', user, 'Storage', 'data', 'q');
   const diskBytes = fs.existsSync(dir) ? fs.readdirSync(dir).reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0) : 0;
-  return { accepted, refused, diskBytes, expected: Math.floor((1024 * 1024) / size) };
+  return { accepted, refused, others, diskBytes, expected: Math.floor((1024 * 1024) / size) };
 }

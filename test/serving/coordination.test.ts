@@ -116,6 +116,39 @@ describe.skipIf(!haveRedis)('Redis leases', () => {
     await second.release();
   });
 
+  it('an event-loop stall longer than the deadline does not fail a command whose reply arrived in time; a server that does not answer still fails it', async () => {
+    // The loop blocked (a synchronous flush on slow storage) while Redis answered: the expired
+    // timer runs before the socket is read, and must not call the answered command lost.
+    const stall = (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        // busy: nothing else runs, the reply waits in the socket
+      }
+    };
+    const ticks = async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve(); // the command's own steps run, up to its write
+    };
+    const fresh = new RespClient(url, { timeoutMs: 200 });
+    const connecting = fresh.call(['PING']);
+    stall(700); // the handshake completes during the stall
+    expect(await connecting).toBe('PONG');
+    const answered = fresh.call(['ECHO', 'in time']);
+    await ticks();
+    stall(700);
+    expect(await answered).toBe('in time');
+    // A server that really does not answer (stopped): the command fails within about its deadline.
+    redis.kill('SIGSTOP');
+    try {
+      const t0 = Date.now();
+      await expect(fresh.call(['PING'])).rejects.toThrow(/did not answer within 200 ms/);
+      expect(Date.now() - t0).toBeLessThan(1500);
+    } finally {
+      redis.kill('SIGCONT');
+    }
+    expect(await fresh.call(['PING'])).toBe('PONG'); // a new connection after the poisoned one
+    fresh.close();
+  });
+
   it("a dead holder's lease ends within its TTL; the next holder is told it took over; the dead one stopped counting itself a holder first", async () => {
     const prefix = `d${Date.now()}`;
     const dying = new RedisCoordinator(url, { prefix, ttlMs: 800 });

@@ -68,22 +68,28 @@ export class RespClient {
     socket.setKeepAlive(true, 5000);
     this.socket = socket;
     this.buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.fail(err));
-    socket.on('close', () => this.fail(new Error('connection closed')));
+    // A dropped connection's late events ('close' comes after destroy) must not touch its successor.
+    const current = () => this.socket === socket;
+    socket.on('data', (chunk: Buffer) => current() && this.onData(chunk));
+    socket.on('error', (err) => current() && this.fail(err));
+    socket.on('close', () => current() && this.fail(new Error('connection closed')));
     this.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no connection to ${host}:${port} within ${this.timeoutMs} ms`));
-        this.fail(new Error('connect timeout'));
-      }, this.timeoutMs);
-      socket.once(this.target.tls ? 'secureConnect' : 'connect', () => {
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        resolve();
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const timer = deadline(this.timeoutMs, () => {
+        if (settled) return;
+        settle(new Error(`no connection to ${host}:${port} within ${this.timeoutMs} ms`));
+        if (current()) this.fail(new Error('connect timeout'));
       });
-      socket.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
+      socket.once(this.target.tls ? 'secureConnect' : 'connect', () => settle());
+      socket.once('error', (err) => settle(err));
+      socket.once('close', () => settle(new Error('connection closed before it was ready')));
     }).then(async () => {
       if (this.target.password !== undefined) {
         const auth = await this.write(this.target.user !== undefined ? ['AUTH', this.target.user, this.target.password] : ['AUTH', this.target.password]);
@@ -94,7 +100,7 @@ export class RespClient {
         if (sel instanceof RedisError) throw new Error(`SELECT ${this.target.db} refused: ${sel.message}`);
       }
     });
-    this.ready.catch(() => this.fail(new Error('connection failed')));
+    this.ready.catch(() => current() && this.fail(new Error('connection failed')));
     return this.ready;
   }
 
@@ -103,9 +109,14 @@ export class RespClient {
     if (socket === undefined || socket.destroyed) return Promise.reject(new Error('not connected'));
     const command = encodeCommand(args);
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-      timer.unref();
-      this.pending.push({ resolve, reject, timer });
+      const entry: Pending = {
+        resolve,
+        reject,
+        timer: deadline(this.timeoutMs, () => {
+          if (this.pending.includes(entry)) this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+        }),
+      };
+      this.pending.push(entry);
       socket.write(command);
     });
   }
@@ -144,6 +155,19 @@ export class RespClient {
       p.resolve(reply);
     }
   }
+}
+
+/**
+ * A deadline an event-loop stall cannot fake. After the loop was blocked (a synchronous flush on
+ * slow storage, a long parse), an expired timer runs before the loop reads the sockets, while the
+ * reply may have been waiting there since long before the deadline. `expired` therefore runs one
+ * turn later (setImmediate comes after the loop's read of ready sockets): what arrived is read
+ * first, and `expired` checks whether it is still waiting.
+ */
+function deadline(ms: number, expired: () => void): NodeJS.Timeout {
+  const timer = setTimeout(() => setImmediate(expired), ms);
+  timer.unref();
+  return timer;
 }
 
 export function parseRedisUrl(url: string): { host: string; port: number; tls: boolean; user?: string; password?: string; db: number } {

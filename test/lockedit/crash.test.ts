@@ -4,12 +4,14 @@
  * conversation after shed_force_unlock). Every state between the steps of save and open is
  * also built directly and recovered from; a killed safe-mode writer's lock is stale at once.
  */
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
+import os from 'node:os';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
 import { buildChildren, type Children } from './children.js';
-import { copyPath, exists, listAll, lockPath, put, read, readLockJson, workBase } from './helpers.js';
+import { copyPath, exists, listAll, lockPath, plantLock, put, read, readLockJson, workBase } from './helpers.js';
 
 let kids: Children;
 beforeAll(async () => {
@@ -141,5 +143,59 @@ describe('a killed safe-mode writer', () => {
     expect(r.success, JSON.stringify(r.error)).toBe(true);
     expect(read(s.zonePath('storage', 'w.txt'))).toBe('a\nb\n');
     expect(exists(lockPath(s, 'w.txt'))).toBe(false);
+  }, 60_000);
+
+  it('leaves a write lock that a later server with the very same pid takes over at once (a restarted container)', async () => {
+    put(s.zonePath('storage', 'w.txt'), 'a\n');
+    // What the earlier server wrote: this host, this pid (the test's own process), another process.
+    plantLock(s, 'w.txt', { kind: 'write', host: os.hostname(), pid: process.pid, token: 'earlier' });
+    const t0 = Date.now();
+    const r = await s.call('shed_patch_text', { zone: 'storage', path: 'w.txt', content: 'b' }, { chat: 'c2' });
+    expect(r.success, JSON.stringify(r.error)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(2000); // not the 5 s wait for a live writer
+    expect(read(s.zonePath('storage', 'w.txt'))).toBe('a\nb\n');
+    expect(exists(lockPath(s, 'w.txt'))).toBe(false);
+  }, 30_000);
+
+  it('a takeover guard left by a taker killed inside its takeover: cleared at once when that taker ran here; a live or unnamed one is respected until it ages out', async () => {
+    const deadPid = spawnSync('true').pid!;
+    const guard = `${lockPath(s, 'w.txt')}.takeover`;
+    const written: string[] = [];
+    const write = async (content: string) => {
+      const r = await s.call('shed_patch_text', { zone: 'storage', path: 'w.txt', content }, { chat: 'c2' });
+      if (r.success) written.push(content);
+      return r;
+    };
+    const leftBehind = (holder: string) => {
+      plantLock(s, 'w.txt', { kind: 'write', host: os.hostname(), pid: deadPid, token: 'dead' }); // a stale lock to take over
+      put(guard, holder);
+    };
+    put(s.zonePath('storage', 'w.txt'), '');
+    const here = os.hostname();
+    // Its taker ran on this host and is gone, or had this pid in an earlier process.
+    for (const holder of [{ host: here, pid: deadPid, proc: 'x' }, { host: here, pid: process.pid, proc: 'earlier' }]) {
+      leftBehind(JSON.stringify(holder));
+      const r = await write(`after ${holder.pid}`);
+      expect(r.success, JSON.stringify(r.error)).toBe(true);
+      expect(exists(guard)).toBe(false);
+      expect(exists(lockPath(s, 'w.txt'))).toBe(false);
+    }
+    // A fresh guard of a taker on another host, or one that never got its name: respected...
+    for (const holder of [JSON.stringify({ host: 'elsewhere', pid: 1, proc: 'y' }), '']) {
+      leftBehind(holder);
+      const before = read(s.zonePath('storage', 'w.txt'));
+      const r = await write('refused');
+      expect(r.error?.code, JSON.stringify(r)).toBe('LOCK_ERROR');
+      expect(read(s.zonePath('storage', 'w.txt'))).toBe(before);
+      expect(exists(guard)).toBe(true);
+      // ...until it is older than a takeover can last.
+      const old = new Date(Date.now() - 11_000);
+      fs.utimesSync(guard, old, old);
+      const again = await write(`aged ${holder.length}`);
+      expect(again.success, JSON.stringify(again.error)).toBe(true);
+      expect(exists(guard)).toBe(false);
+    }
+    expect(written).toHaveLength(4);
+    expect(read(s.zonePath('storage', 'w.txt'))).toBe(written.map((l) => `${l}\n`).join(''));
   }, 60_000);
 });

@@ -10,6 +10,8 @@
  * guarded by a second exclusive file (`.lock.takeover`): its holder checks that the lock is still
  * the very file it judged stale (same inode) and renames its own lock over it, so the lock name
  * is never empty during a takeover, exactly one taker wins, and the winner knows it took over.
+ * The guard names its taker: one killed inside a takeover leaves a guard that is cleared at once
+ * on its host (its process is gone), after GUARD_STALE_MS from another host.
  * Residual window (documented): the expired holder releasing in the microseconds between that
  * check and the rename, while a third caller creates a fresh lock.
  */
@@ -43,6 +45,8 @@ export interface LockInfo extends LockOwner {
   /** Write locks only: the holding process, so the lock of a crashed process is stale at once. */
   pid?: number;
   host?: string;
+  /** Write locks only: which process had that pid (a restarted container's server often gets its predecessor's). */
+  proc?: string;
 }
 
 export type LockState =
@@ -65,6 +69,8 @@ export interface Acquired {
 
 const MAX_LOCK_BYTES = 64 * 1024;
 const HOST = os.hostname();
+/** This process among all that had its pid on this host: a restarted container's server often reuses the pid. */
+const PROCESS_TOKEN = crypto.randomBytes(8).toString('hex');
 
 export function lockFile(zone: Pick<Zone, 'workBase'>, rel: string): string | undefined {
   return zone.workBase === undefined ? undefined : path.join(zone.workBase, 'locks', `${rel}.lock`);
@@ -122,12 +128,21 @@ export function isExpired(lock: LockInfo, maxAgeHours: number, now = Date.now())
 /** Why a held lock no longer protects anything, or undefined when it is live. */
 export function staleReason(lock: LockInfo, maxAgeHours: number, now = Date.now()): StaleReason | undefined {
   if (isExpired(lock, maxAgeHours, now)) return 'expired';
-  if (lock.kind === 'write' && lock.host === HOST && typeof lock.pid === 'number' && !processAlive(lock.pid)) return 'abandoned';
+  if (lock.kind === 'write' && holderGone(lock)) return 'abandoned';
   return undefined;
 }
 
+/**
+ * True when the process that wrote `holder` (a write lock, a takeover guard) is known to be gone:
+ * it ran on this host and its pid is free, or the pid is ours but the writer was an earlier process.
+ */
+function holderGone(holder: { host?: unknown; pid?: unknown; proc?: unknown }): boolean {
+  if (holder.host !== HOST || typeof holder.pid !== 'number') return false;
+  if (holder.pid === process.pid) return holder.proc !== PROCESS_TOKEN;
+  return !processAlive(holder.pid);
+}
+
 function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
@@ -158,7 +173,7 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
     path: rel,
     kind,
     token: crypto.randomBytes(12).toString('hex'),
-    ...(kind === 'write' ? { pid: process.pid, host: HOST } : {}),
+    ...(kind === 'write' ? { pid: process.pid, host: HOST, proc: PROCESS_TOKEN } : {}),
   };
   const tmp = path.join(dir, `.${path.basename(file).slice(0, 180)}.${mine.token}.tmp`);
   // A release elsewhere may prune the empty folder between mkdir and the write: retry then.
@@ -228,15 +243,8 @@ function writePrivate(file: string, lock: LockInfo): void {
  */
 function replaceStale(file: string, ino: number, mine: string): boolean {
   const guard = `${file}.takeover`;
-  let fd: number;
-  try {
-    fd = fs.openSync(guard, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
-  } catch {
-    // Held by another taker; a guard left by a crashed taker is cleared after a while.
-    const st = fs.lstatSync(guard, { throwIfNoEntry: false });
-    if (st !== undefined && Date.now() - st.mtimeMs > GUARD_STALE_MS) fs.rmSync(guard, { force: true });
-    return false;
-  }
+  const fd = takeGuard(guard);
+  if (fd === undefined) return false;
   try {
     if (fs.lstatSync(file, { throwIfNoEntry: false })?.ino !== ino) return false;
     fs.renameSync(mine, file);
@@ -248,6 +256,63 @@ function replaceStale(file: string, ino: number, mine: string): boolean {
 }
 
 const GUARD_STALE_MS = 10_000;
+
+/**
+ * Creates the takeover guard, naming its taker; undefined while another live taker holds it. A
+ * guard its taker left behind (killed inside a takeover) is cleared: at once when that taker ran
+ * on this host and is gone, after GUARD_STALE_MS otherwise.
+ */
+function takeGuard(guard: string): number | undefined {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number;
+    try {
+      fd = fs.openSync(guard, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST' || !clearDeadGuard(guard)) return undefined;
+      continue;
+    }
+    try {
+      fs.writeSync(fd, JSON.stringify({ host: HOST, pid: process.pid, proc: PROCESS_TOKEN }));
+    } catch {
+      // an unnamed guard guards as well; left behind, it ages out like another host's
+    }
+    return fd;
+  }
+  return undefined;
+}
+
+function parseHolder(text: string): { host?: unknown; pid?: unknown; proc?: unknown } {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Removes a guard whose taker is gone (true: try again); a live one stays (false). */
+function clearDeadGuard(guard: string): boolean {
+  try {
+    const fd = fs.openSync(guard, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    let st: fs.Stats;
+    let text = '';
+    try {
+      st = fs.fstatSync(fd);
+      if (st.isFile() && st.size <= 1024) text = readAllFd(fd, st.size).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+    // Empty or unreadable: its taker died before naming itself (or is about to): the age decides.
+    const holder = parseHolder(text);
+    if (!holderGone(holder) && Date.now() - st.mtimeMs <= GUARD_STALE_MS) return false;
+    if (fs.lstatSync(guard, { throwIfNoEntry: false })?.ino !== st.ino) return false; // replaced meanwhile
+    fs.rmSync(guard, { force: true });
+    return true;
+  } catch (err) {
+    return errnoCode(err) === 'ENOENT'; // released meanwhile: try again
+  }
+}
+
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /** A short synchronous wait (lock acquisition is synchronous so it can be used anywhere). */

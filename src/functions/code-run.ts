@@ -72,7 +72,9 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
   if (out) await requireOutputRoom(ctx, zone, call.label, [], ran.changed, [out]);
   const outputSize = out ? commitOutput(out) : undefined;
   const changed = out && !ran.changed.includes('') ? [...new Set([...ran.changed, ...outputPaths([out])])].sort() : ran.changed;
-  const listed = await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED);
+  // The output file lands after the script: a change of its own.
+  const madeByScript = ran.made && { ...ran.made, files: [...new Set([...ran.made.files, ...(out ? outputPaths([out]) : [])])].sort() };
+  const listed = madeByScript ?? (await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED));
   if (zone.group) await recordWritten(ctx, zone, listed.files);
   await dropVanished(zone);
   const shown = (text: string) => scrubOutput(text, zone, result.callFolders);

@@ -20,7 +20,7 @@ import type { Valves } from '../../base/valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
 import type { Zone } from '../../base/zones/zones.js';
 import { recoverAside, setAside, type AsideReport } from './guards/aside.js';
-import { planScript, type ScriptPlan, type ScriptRequest } from './code/plan.js';
+import { changedFiles, planScript, type ChangedFiles, type ScriptPlan, type ScriptRequest } from './code/plan.js';
 import { folderWriteScope, watchCall, zoneWriteScope, type CallWatchEnd, type WriteScope } from './guards/callwatch.js';
 import { executablesFor } from './launcher/executables.js';
 import { outwardLinkSweep } from './guards/links.js';
@@ -75,6 +75,12 @@ export interface ExecOutcome {
   result: RunResult;
   /** Zone-relative paths it changed in a versioned zone, or by a script in any writable zone ([''] when unknown: the whole zone is compared); [] elsewhere. */
   changed: string[];
+  /**
+   * A script's `changed` is [''] (its watch lost events: thousands of new files): the files whose
+   * inode changed while it ran, read before any server step after it (a mode or group set by the
+   * server must not count as the script's).
+   */
+  made?: ChangedFiles;
   /** Set when it wrote past its quota (stopped by the watch, or finished over it): what was undone. */
   overQuota?: { end: CallWatchEnd; stopped: boolean; undone: QuotaUndo };
   /** Glob patterns of the arguments and the names each stood for. */
@@ -124,15 +130,21 @@ export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
     });
   }
   const changed = !zone.versioned || watched.changed.includes('') ? watched.changed : [...new Set([...watched.changed, ...report.touched])].sort();
-  return { sandbox, result, changed, expanded: policy.expanded, aside: report, ...(end !== undefined && undone !== undefined ? { overQuota: { end, stopped: result.stoppedFor === 'quota', undone } } : {}) };
+  return { sandbox, result, changed, ...(watched.made !== undefined ? { made: watched.made } : {}), expanded: policy.expanded, aside: report, ...(end !== undefined && undone !== undefined ? { overQuota: { end, stopped: result.stoppedFor === 'quota', undone } } : {}) };
 }
 
 interface Watched {
   result: RunResult;
   changed: string[];
+  made?: ChangedFiles;
   end?: CallWatchEnd;
   undone?: QuotaUndo;
 }
+
+/** The most files a script's answer and its group records take from a walk by change time. */
+const MADE_LIMIT = 10_000;
+/** How far a file's change time may read behind this clock (the kernel stamps it from a coarse clock). */
+const CHANGE_TIME_SLACK_MS = 50;
 
 /** The command under its quota watch; what it changed; its growth undone when it passed the quota. */
 async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined, identity: KernelIdentity | undefined): Promise<Watched> {
@@ -144,10 +156,12 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   let result: RunResult;
   let end: CallWatchEnd | undefined;
   let before: Awaited<ReturnType<typeof snapshot>> | undefined;
+  let launched = 0;
   try {
     // Without a watch that can tell what changed, compare full stat snapshots (no hashing).
     before = tracked && watch?.exact !== true ? await snapshot(zone.root) : undefined;
     const fds = req.openOutputs?.() ?? {};
+    launched = Date.now();
     result = await run({
       program,
       args: policy.argv,
@@ -187,10 +201,13 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   // events midway) the whole zone, which the commit compares against the last one.
   const changed = !tracked ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
   if (plan && !zone.readonly) await outwardLinkSweep(zone.root, changed.includes('') ? undefined : changed);
-  if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0 && end.overFiles === 0)) return { result, changed, ...(end !== undefined ? { end } : {}) };
+  // Lost events: what the script made is what the kernel stamped changed since its launch.
+  const made = plan && changed.includes('') ? await changedFiles(zone.root, [''], MADE_LIMIT, launched - CHANGE_TIME_SLACK_MS) : undefined;
+  const known = { result, changed, ...(made !== undefined ? { made } : {}) };
+  if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0 && end.overFiles === 0)) return { ...known, ...(end !== undefined ? { end } : {}) };
   // Past the quota: what it added is removed again, and the answer says what.
   const undone = await undoGrowth(zone.root, end.changed, end.prior);
-  return { result, changed, end: { ...end, usedBytes: await scope!.used() }, undone };
+  return { ...known, end: { ...end, usedBytes: await scope!.used() }, undone };
 }
 
 function withStderr(result: RunResult, note: string): RunResult {

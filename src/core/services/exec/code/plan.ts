@@ -219,27 +219,31 @@ export interface ChangedFiles {
 
 /**
  * The files behind a call's changed paths (a folder made during the call stands for all it holds:
- * its files are listed), without the ones it removed, at most `limit`; the walk of new folders yields
- * to other calls. `changed` [''] (the watch lost events: unknown) lists nothing.
+ * its files are listed), without the ones it removed, at most `limit`; the walk yields to other
+ * calls. `changed` [''] (the watch lost events, as thousands of new files make it): every file of
+ * the zone whose inode changed since `sinceMs` (made, written, renamed or re-moded: the kernel's
+ * change time, which no command can set back), or nothing when that moment is not given.
  */
-export async function changedFiles(root: string, changed: readonly string[], limit = 200): Promise<ChangedFiles> {
+export async function changedFiles(root: string, changed: readonly string[], limit = 200, sinceMs?: number): Promise<ChangedFiles> {
+  const whole = changed.includes('');
+  if (whole && sinceMs === undefined) return { files: [], complete: false };
   // A path may come twice: itself, and inside a new folder that is listed.
   const found = new Set<string>();
   const slice = new TimeSlice();
-  const todo = [...changed];
-  while (todo.length > 0) {
+  const todo = whole ? [''] : [...changed];
+  for (let i = 0; i < todo.length; i++) {
     await slice.tick();
     if (found.size >= limit) return { files: [...found].sort(), complete: false };
-    const rel = todo.shift()!;
-    if (rel === '') return { files: [...found].sort(), complete: false };
-    const st = fs.lstatSync(path.join(root, rel), { throwIfNoEntry: false });
+    const rel = todo[i]!;
+    const abs = rel === '' ? root : path.join(root, rel);
+    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (!st.isDirectory()) {
-      found.add(rel);
+      if (!whole || st.ctimeMs >= sinceMs!) found.add(rel);
       continue;
     }
     try {
-      for (const e of await listSliced(path.join(root, rel), slice)) todo.push(`${rel}/${e.name}`);
+      for (const e of await listSliced(abs, slice)) todo.push(rel === '' ? e.name : `${rel}/${e.name}`);
     } catch {
       // removed or replaced meanwhile
     }

@@ -61,8 +61,13 @@ export function startServe(cli, base, valves = []) {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-/** POST /{fn} as `user`; resolves with the envelope. */
-export function post(url, user, fn, body) {
+/**
+ * POST /{fn} as `user`; resolves with the envelope. A kept-alive connection the server closed while
+ * idle (its keep-alive timeout, 5 s) can be handed out before this process has read the close (a
+ * test's synchronous setup blocks the loop for longer than that): the request then meets a reset
+ * without reaching the server, and is sent once more on a new connection (Node's documented remedy).
+ */
+export function post(url, user, fn, body, retried = false) {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
     const req = http.request(`${url}/${fn}`, {
@@ -81,7 +86,10 @@ export function post(url, user, fn, body) {
         }
       });
     });
-    req.on('error', reject);
+    req.on('error', (err) => {
+      if (!retried && req.reusedSocket && err.code === 'ECONNRESET') resolve(post(url, user, fn, body, true));
+      else reject(err);
+    });
     req.end(data);
   });
 }

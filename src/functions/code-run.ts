@@ -8,7 +8,7 @@
  */
 import { scriptExitNote } from './exit-meaning.js';
 import { shedError } from '../core/base/errors.js';
-import { changedFiles, SCRIPT_NAMES, type ScriptRequest } from '../core/services/exec/code/plan.js';
+import { changedFiles, SCRIPT_NAMES, SCRIPT_RECORDS_MAX, type ScriptRequest } from '../core/services/exec/code/plan.js';
 import { executeCommand, type ExecOutcome } from '../core/services/exec/execute.js';
 import { capturedText, scrubOutput } from '../core/services/exec/output.js';
 import { pythonReport } from '../core/services/exec/code/python-probe.js';
@@ -32,9 +32,8 @@ export interface CodeCall {
   allow_zone_in_path: boolean;
 }
 
-/** Files listed in an answer; a group space records the caller as owner of up to GROUP_RECORDS new ones. */
+/** Files listed in an answer; a group space records the caller as owner of up to SCRIPT_RECORDS_MAX new ones. */
 const LISTED = 200;
-const GROUP_RECORDS = 10_000;
 
 export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Promise<HandlerResult> {
   const timeoutSec = clampTimeout(ctx, call.timeout);
@@ -71,10 +70,10 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
   }
   if (out) await requireOutputRoom(ctx, zone, call.label, [], ran.changed, [out]);
   const outputSize = out ? commitOutput(out) : undefined;
-  const changed = out && !ran.changed.includes('') ? [...new Set([...ran.changed, ...outputPaths([out])])].sort() : ran.changed;
   // The output file lands after the script: a change of its own.
-  const madeByScript = ran.made && { ...ran.made, files: [...new Set([...ran.made.files, ...(out ? outputPaths([out]) : [])])].sort() };
-  const listed = madeByScript ?? (await changedFiles(zone.root, changed, zone.group ? GROUP_RECORDS : LISTED));
+  const withOutput = (paths: string[]) => (out ? [...new Set([...paths, ...outputPaths([out])])].sort() : paths);
+  const changed = ran.changed.includes('') ? ran.changed : withOutput(ran.changed);
+  const listed = ran.made ? { ...ran.made, files: withOutput(ran.made.files) } : await changedFiles(zone.root, changed, zone.group ? SCRIPT_RECORDS_MAX : LISTED);
   if (zone.group) await recordWritten(ctx, zone, listed.files);
   await dropVanished(zone);
   const shown = (text: string) => scrubOutput(text, zone, result.callFolders);

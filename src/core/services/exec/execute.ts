@@ -20,7 +20,7 @@ import type { Valves } from '../../base/valves.js';
 import { changedPaths, snapshot } from '../vcs/index.js';
 import type { Zone } from '../../base/zones/zones.js';
 import { recoverAside, setAside, type AsideReport } from './guards/aside.js';
-import { changedFiles, planScript, type ChangedFiles, type ScriptPlan, type ScriptRequest } from './code/plan.js';
+import { changedFiles, planScript, SCRIPT_RECORDS_MAX, type ChangedFiles, type ScriptPlan, type ScriptRequest } from './code/plan.js';
 import { folderWriteScope, watchCall, zoneWriteScope, type CallWatchEnd, type WriteScope } from './guards/callwatch.js';
 import { executablesFor } from './launcher/executables.js';
 import { outwardLinkSweep } from './guards/links.js';
@@ -141,8 +141,6 @@ interface Watched {
   undone?: QuotaUndo;
 }
 
-/** The most files a script's answer and its group records take from a walk by change time. */
-const MADE_LIMIT = 10_000;
 /** How far a file's change time may read behind this clock (the kernel stamps it from a coarse clock). */
 const CHANGE_TIME_SLACK_MS = 50;
 
@@ -202,7 +200,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   const changed = !tracked ? [] : before ? changedPaths(before, await snapshot(zone.root)) : (end?.changed ?? ['']);
   if (plan && !zone.readonly) await outwardLinkSweep(zone.root, changed.includes('') ? undefined : changed);
   // Lost events: what the script made is what the kernel stamped changed since its launch.
-  const made = plan && changed.includes('') ? await changedFiles(zone.root, [''], MADE_LIMIT, launched - CHANGE_TIME_SLACK_MS) : undefined;
+  const made = plan && changed.includes('') ? await changedFiles(zone.root, [''], SCRIPT_RECORDS_MAX, launched - CHANGE_TIME_SLACK_MS) : undefined;
   const known = { result, changed, ...(made !== undefined ? { made } : {}) };
   if (end === undefined || (result.stoppedFor !== 'quota' && end.overBytes === 0 && end.overFiles === 0)) return { ...known, ...(end !== undefined ? { end } : {}) };
   // Past the quota: what it added is removed again, and the answer says what.

@@ -210,6 +210,9 @@ function isInterpreter(real: string): boolean {
   return BLACKLIST.has(path.basename(real).replace(/[\d.]+$/, ''));
 }
 
+/** The most files a script's group records (and the walk by change time behind them) take. */
+export const SCRIPT_RECORDS_MAX = 10_000;
+
 export interface ChangedFiles {
   /** Zone-relative paths of the files and links a call created or changed that exist now (a new folder: what it holds), sorted. */
   files: string[];

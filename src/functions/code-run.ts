@@ -69,7 +69,7 @@ export async function runCode(ctx: CallContext, zone: Zone, call: CodeCall): Pro
     return quotaStopped(ctx, zone, call.label, [], ran.changed, ran.overQuota);
   }
   if (out) await requireOutputRoom(ctx, zone, call.label, [], ran.changed, [out]);
-  const outputSize = out ? commitOutput(out) : undefined;
+  const outputSize = out ? await commitOutput(out) : undefined;
   // The output file lands after the script: a change of its own.
   const withOutput = (paths: string[]) => (out ? [...new Set([...paths, ...outputPaths([out])])].sort() : paths);
   const changed = ran.changed.includes('') ? ran.changed : withOutput(ran.changed);

@@ -140,9 +140,9 @@ export async function requireOutputRoom(ctx: CallContext, zone: Zone, cmd: strin
 }
 
 /** Puts a finished output file in place; returns its size. */
-export function commitOutput(out: OutputFile): number {
+export async function commitOutput(out: OutputFile): Promise<number> {
   const size = fs.fstatSync(out.file.fd).size;
-  out.moved = out.file.commit();
+  out.moved = await out.file.commit();
   return size;
 }
 

@@ -81,7 +81,7 @@ export const shedExec = defineFunction({
     for (const [key, file] of [['stdout_file', outFile], ['stderr_file', errFile]] as const) {
       if (!file) continue;
       files[key] = file.target.rel;
-      files[`${key}_size`] = commitOutput(file);
+      files[`${key}_size`] = await commitOutput(file);
     }
     // The output files land after the command (out of its reach meanwhile): their places are changes too.
     if (zone.versioned && !changed.includes('') && outputs.length > 0) changed = [...new Set([...changed, ...outputPaths(outputs)])].sort();

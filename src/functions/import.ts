@@ -168,7 +168,7 @@ async function importOne(ctx: CallContext, zone: Zone, area: Area, file: Attache
       const src = openSource(area, file.path, maxBytes);
       try {
         await ensureQuota(zone.scope, src.size - oldSize);
-        const size = copyFromFd(src.fd, target.abs, maxBytes);
+        const size = await copyFromFd(src.fd, target.abs, maxBytes);
         return { ...base, size, source: 'file' };
       } finally {
         src.close();
@@ -195,6 +195,6 @@ async function importOne(ctx: CallContext, zone: Zone, area: Area, file: Attache
 async function importBytes(ctx: CallContext, zone: Zone, base: Pick<Imported, 'name' | 'path' | 'replaced'>, bytes: Uint8Array, target: ZonedPath, oldSize: number, source: Imported['source'], note?: string): Promise<Imported> {
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(zone.scope, bytes.length - oldSize);
-  atomicWrite(target.abs, bytes);
+  await atomicWrite(target.abs, bytes);
   return { ...base, size: bytes.length, source, ...(note ? { note } : {}) };
 }

@@ -79,7 +79,7 @@ export const shedLockeditExec = defineFunction({
       }
       const copy = collectScratch(scratch, maxFile);
       invalidateCopies(t.zone.scope);
-      refreshLock(lockFile(t.zone, t.key)!, session.lock!); // an active edit does not expire
+      await refreshLock(lockFile(t.zone, t.key)!, session.lock!); // an active edit does not expire
       if (result.timedOut) {
         throw shedError('TIMEOUT', `${args.cmd} was stopped after ${timeoutSec}s (timeout); the working copy may be partly changed.`, {
           details: { command: args.cmd, timeout: timeoutSec },

@@ -30,7 +30,7 @@ export const shedLockeditOpen = defineFunction({
     requireFile(t.target);
     await guardWrite(ctx, t.target, 'edit');
     const maxAge = ctx.valves.lock_max_age_hours;
-    const got = acquireLock(t.zone, t.key, t.owner, maxAge, 'edit');
+    const got = await acquireLock(t.zone, t.key, t.owner, maxAge, 'edit');
     const previous = got.tookOver?.previous;
     // The session whose lock went stale is over: its working copy can never be saved.
     if (previous && isEditLock(previous) && !sameOwner(previous, t.owner)) removeWorkingCopy(t.zone, previous.conv_id, t.key);
@@ -41,7 +41,7 @@ export const shedLockeditOpen = defineFunction({
     } else {
       try {
         await ensureCopyRoom(t.zone.scope, fs.statSync(t.target.abs).size);
-        copyIn(t.target.abs, before.copy);
+        await copyIn(t.target.abs, before.copy);
       } catch (err) {
         if (!got.reentered) releaseLock(t.zone, t.key, got.lock.token);
         throw err;
@@ -78,9 +78,9 @@ export const shedLockeditOpen = defineFunction({
 });
 
 /** Copies the file to the working copy through a temp file, so a copy is whole or absent. */
-function copyIn(src: string, copy: string): void {
+async function copyIn(src: string, copy: string): Promise<void> {
   fs.rmSync(copy, { recursive: true, force: true }); // an old copy of a lost session
-  atomicCopy(src, copy);
+  await atomicCopy(src, copy);
 }
 
 function preview(abs: string, size: number, limit: number): { content: string; truncated: boolean; binary: boolean } {

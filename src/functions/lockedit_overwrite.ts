@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { atomicWrite } from '../core/base/fs/atomic.js';
+import { atomicWrite, fsyncOffLoop, writeAllOffLoop } from '../core/base/fs/atomic.js';
 import { lockFile, refreshLock } from '../core/base/locks/locks.js';
 import { requireSession } from '../core/base/locks/session.js';
 import { ensureFileSize } from '../core/services/quota/quota.js';
@@ -36,16 +36,15 @@ export const shedLockeditOverwrite = defineFunction({
     if (args.append) {
       const fd = fs.openSync(s.copy, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW);
       try {
-        let off = 0;
-        while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-        fs.fsyncSync(fd);
+        await writeAllOffLoop(fd, bytes);
+        await fsyncOffLoop(fd);
       } finally {
         fs.closeSync(fd);
       }
     } else {
-      atomicWrite(s.copy, bytes);
+      await atomicWrite(s.copy, bytes);
     }
-    refreshLock(lockFile(t.zone, t.key)!, s.lock!); // an active edit does not expire
+    await refreshLock(lockFile(t.zone, t.key)!, s.lock!); // an active edit does not expire
     const mode = args.append ? 'append' : 'overwrite';
     return {
       data: { zone: t.zone.label, path: t.target.rel, bytes_written: bytes.length, new_size: newSize, mode },

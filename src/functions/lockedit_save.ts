@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../core/base/errors.js';
-import { atomicCopy, syncDir } from '../core/base/fs/atomic.js';
+import { atomicCopy, syncDirOffLoop } from '../core/base/fs/atomic.js';
 import { inspectLock, lockFile, pruneEmpty, releaseLock } from '../core/base/locks/locks.js';
 import { editzoneRoot, removeWorkingCopy, requireSession, sessionFor } from '../core/base/locks/session.js';
 import { errnoCode } from '../core/base/paths/resolve.js';
@@ -64,7 +64,7 @@ export const shedLockeditSave = defineFunction({
     if (now.state !== 'held' || now.lock.token !== s.lock!.token) {
       throw shedError('NOT_LOCK_OWNER', `The lock of ${t.target.shown} changed while saving; nothing was written.`, { details: { path: t.target.rel }, hint: `Try ${t.names.save} again.` });
     }
-    moveInto(s.copy, t.target.abs);
+    await moveInto(s.copy, t.target.abs);
     pruneEmpty(path.dirname(s.copy), editzoneRoot(t.zone));
     removeWorkingCopy(t.zone, ctx.convId, t.key); // nothing left normally; a copy fallback leaves the source
     releaseLock(t.zone, t.key, s.lock!.token);
@@ -81,7 +81,7 @@ export const shedLockeditSave = defineFunction({
  * Puts the working copy in place of the file in one atomic step: a rename (the copy lives on the
  * same disk), or, across disks, a copy to a temp file beside the file and a rename.
  */
-function moveInto(copy: string, dest: string): void {
+async function moveInto(copy: string, dest: string): Promise<void> {
   const dir = path.dirname(dest);
   fs.mkdirSync(dir, { recursive: true });
   try {
@@ -89,7 +89,7 @@ function moveInto(copy: string, dest: string): void {
     fs.renameSync(copy, dest);
   } catch (err) {
     if (errnoCode(err) !== 'EXDEV') throw err;
-    atomicCopy(copy, dest);
+    await atomicCopy(copy, dest);
   }
-  syncDir(dir);
+  await syncDirOffLoop(dir);
 }

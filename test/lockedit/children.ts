@@ -47,14 +47,14 @@ if (action === 'open') {
   say(s.success ? 'SAVED' : 'SAVE-FAILED ' + JSON.stringify(s));
 } else if (action === 'acquire-once') {
   try {
-    acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, p.maxAge || 24, 'edit');
+    await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, p.maxAge || 24, 'edit');
     say('WON');
   } catch (err) {
     say('LOST ' + err.code);
   }
 } else if (action === 'hold-write') {
   // A safe-mode write in progress: holds the write lock until killed.
-  acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
+  await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
   say('HELD');
   setInterval(() => {}, 1000);
 } else if (action === 'mutex') {
@@ -64,7 +64,7 @@ if (action === 'open') {
   while (entered < p.n) {
     let held;
     try {
-      held = acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
+      held = await acquireLock({ workBase: p.workBase }, p.path, { user_id: p.user, conv_id: p.chat }, 24, 'write');
     } catch (err) {
       if (err.code !== 'FILE_LOCKED') throw err;
       continue;

@@ -6,14 +6,11 @@
  * stops every rmdir and unlink of this process for DELAY_MS before it returns. Removed on the event
  * loop, each would be a gap of DELAY_MS on the clock; on the thread pool the loop keeps answering.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { findProgram } from '../../src/core/services/exec/launcher/system.js';
 import { longestGap } from '../helpers/gaps.js';
 import { makeShed, type Result } from '../helpers/shed.js';
+import { slowKernel, stopTracing, traceable, type Traced } from '../helpers/strace.js';
 
 const DELAY_MS = 600;
 /**
@@ -21,57 +18,18 @@ const DELAY_MS = 600;
  * strace stops each system call of the process twice, so a starved strace lengthens turns too).
  */
 const GAP_LIMIT_MS = 300;
-const strace = findProgram('strace');
-/** A child may trace its parent as root, or where Yama does not restrict ptrace to descendants. */
-const mayTraceParent = (() => {
-  if (process.getuid?.() === 0) return true;
-  try {
-    return fs.readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8').trim() === '0';
-  } catch {
-    return true;
-  }
-})();
-const traceable = strace !== undefined && mayTraceParent;
 
-let tracer: { child: ChildProcess; log: string } | undefined;
 afterEach(stopTracing);
-
-/** How many threads of this process a tracer is attached to. */
-function tracedThreads(): number {
-  return fs.readdirSync('/proc/self/task').filter((t) => /TracerPid:\s+[1-9]/.test(fs.readFileSync(`/proc/self/task/${t}/status`, 'utf8'))).length;
-}
 
 /**
  * From now on every rmdir of this process (any thread) returns DELAY_MS late, and every rmdir and
  * unlink is logged with the thread that made it. Only rmdir is slowed: the server's own one-file
  * steps (a lease's lock file) unlink on the loop, and are not what this test is about.
  */
-async function slowRmdir(): Promise<void> {
-  const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-strace-')), 'log');
-  const args = ['-f', '-qq', '-o', log, '-e', 'trace=rmdir,unlink,unlinkat', '-e', `inject=rmdir:delay_exit=${DELAY_MS * 1000}`, '-p', String(process.pid)];
-  tracer = { child: spawn(strace!, args, { stdio: 'ignore' }), log };
-  const until = Date.now() + 10_000;
-  while (tracedThreads() < fs.readdirSync('/proc/self/task').length) {
-    if (Date.now() > until) throw new Error('strace did not attach to every thread of the test process');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Detaches the tracer; returns the removals it logged as [thread id, call] pairs. */
-async function stopTracing(): Promise<[number, string][]> {
-  if (!tracer) return [];
-  const { child, log } = tracer;
-  tracer = undefined;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill();
-  await exited;
-  const lines = fs.readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+ +(rmdir|unlink)/.test(l));
-  fs.rmSync(path.dirname(log), { recursive: true, force: true });
-  return lines.map((l) => [Number(l.split(' ')[0]), l.replace(/^\d+ +/, '')]);
-}
+const slowRmdir = () => slowKernel(['rmdir', 'unlink', 'unlinkat'], ['rmdir'], DELAY_MS);
 
 /** The removals of entries named in `names` (reached through a folder's descriptor, as removeTree does). */
-const removalsOf = (log: [number, string][], names: string[]) =>
+const removalsOf = (log: Traced[], names: string[]) =>
   log.filter(([, call]) => names.some((n) => call.includes(`/${n}")`)) && call.includes('/proc/self/fd/'));
 
 /**

@@ -48,13 +48,13 @@ describe('beneath a zone, by descriptor', () => {
     expect(() => lstatBeneath(zone, '../outside/d/v.txt')).toThrow();
   });
 
-  it('makes the way real: a link standing for a folder is moved aside, and a write lands in the zone', () => {
+  it('makes the way real: a link standing for a folder is moved aside, and a write lands in the zone', async () => {
     fs.rmSync(path.join(zone, 'd'), { recursive: true });
     fs.symlinkSync(path.join(outside, 'd'), path.join(zone, 'd'));
     const moved: MovedAside[] = [];
     const dir = makeBeneath(zone, 'd/sub', moved);
     try {
-      replaceFileIn(dir, 'v.txt', Buffer.from('new\n'), 0o640);
+      await replaceFileIn(dir, 'v.txt', Buffer.from('new\n'), 0o640);
     } finally {
       dir.close();
     }

@@ -20,7 +20,7 @@ export async function writeChecked(ctx: CallScope, target: ZonedPath, bytes: Uin
   await guardWrite(ctx, target);
   ensureFileSize(bytes.length, ctx.valves.max_file_size_mb, target.shown);
   await ensureQuota(target.zone.scope, bytes.length - oldSize);
-  atomicWrite(target.abs, bytes);
+  await atomicWrite(target.abs, bytes);
   if (created) await recordCreated(ctx, target);
 }
 

@@ -2,6 +2,8 @@
  * Atomic file replacement: write a temp file beside the target (created exclusively, so it can
  * never be a pre-planted symlink), fsync it, rename it over the target, fsync the folder. Readers
  * see the old file or the new one, never half of either; a final symlink is replaced, not followed.
+ * The data's write and both flushes run on the thread pool: a large file, or a slow disk, holds a
+ * pool thread while it settles, never the event loop that answers other users.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -29,8 +31,10 @@ export const TEMP_SUFFIX = '.shedtmp';
 /** A temp file beside `abs` being written; `commit` moves it over `abs`, `abort` removes it. */
 export interface AtomicFile {
   fd: number;
-  /** fsync, close, rename over the target, fsync the folder. */
-  commit(): void;
+  /** fsync, close, rename over the target, fsync the folder (both flushes on the thread pool). */
+  commit(): Promise<void>;
+  /** The same, synchronous: for writers that already run off the event loop (a pool job, the SQLite child). */
+  commitSync(): void;
   /** Close (if open) and remove the temp file; safe to call after a failure at any point. */
   abort(): void;
 }
@@ -62,14 +66,28 @@ export function openAtomic(abs: string, mode?: number): AtomicFile {
     if (open) fs.closeSync(fd);
     open = false;
   };
+  /** After the flush: the temp file takes the target's name (unless this call's lease ended). */
+  const publish = () => {
+    close();
+    assertFence();
+    fs.renameSync(tmp, abs);
+  };
   return {
     fd,
-    commit() {
+    async commit() {
+      try {
+        await fsyncOffLoop(fd);
+        publish();
+      } catch (err) {
+        this.abort();
+        throw err;
+      }
+      await syncDirOffLoop(dir);
+    },
+    commitSync() {
       try {
         fs.fsyncSync(fd);
-        close();
-        assertFence();
-        fs.renameSync(tmp, abs);
+        publish();
       } catch (err) {
         this.abort();
         throw err;
@@ -92,17 +110,29 @@ export function tempPathFor(abs: string): string {
   return path.join(path.dirname(abs), `.${path.basename(abs).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
 }
 
-/** Copies `src` over `dest` atomically (temp copy beside `dest`, fsync, rename, fsync the folder). */
-export function atomicCopy(src: string, dest: string): void {
+/** fsync on the thread pool. */
+export function fsyncOffLoop(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/** Writes all of `bytes` at the descriptor's position, on the thread pool. */
+export async function writeAllOffLoop(fd: number, bytes: Uint8Array): Promise<void> {
+  for (let off = 0; off < bytes.length; ) {
+    off += await new Promise<number>((resolve, reject) => fs.write(fd, bytes, off, bytes.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+  }
+}
+
+/** Copies `src` over `dest` atomically (temp copy beside `dest`, fsync, rename, fsync the folder), the copy and flushes on the thread pool. */
+export async function atomicCopy(src: string, dest: string): Promise<void> {
   const dir = path.dirname(dest);
   mkdirInheriting(dir);
   const tmp = tempPathFor(dest);
   try {
-    fs.copyFileSync(src, tmp, fs.constants.COPYFILE_EXCL);
+    await fs.promises.copyFile(src, tmp, fs.constants.COPYFILE_EXCL);
     const fd = fs.openSync(tmp, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
       inheritOwner(fd, dir);
-      fs.fsyncSync(fd);
+      await fsyncOffLoop(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -112,21 +142,19 @@ export function atomicCopy(src: string, dest: string): void {
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  syncDir(dir);
+  await syncDirOffLoop(dir);
 }
 
 /** `mode`: of the new file (default: the replaced file's, else 0644 less the umask). */
-export function atomicWrite(abs: string, data: Uint8Array | string, mode?: number): void {
+export async function atomicWrite(abs: string, data: Uint8Array | string, mode?: number): Promise<void> {
   const file = openAtomic(abs, mode);
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(file.fd, bytes, off, bytes.length - off);
+    await writeAllOffLoop(file.fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   } catch (err) {
     file.abort();
     throw err;
   }
-  file.commit();
+  await file.commit();
 }
 
 /**
@@ -145,7 +173,7 @@ export async function atomicWriteDeferred(abs: string, data: Uint8Array): Promis
     inheritOwner(fd, dir);
     let off = 0;
     while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
-    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+    await fsyncOffLoop(fd);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });

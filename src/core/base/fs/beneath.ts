@@ -17,7 +17,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertPublishable, TEMP_SUFFIX } from './atomic.js';
+import { assertPublishable, fsyncOffLoop, TEMP_SUFFIX, writeAllOffLoop } from './atomic.js';
 
 const C = fs.constants;
 const DIR_FLAGS = C.O_RDONLY | (C.O_DIRECTORY ?? 0) | (C.O_NOFOLLOW ?? 0);
@@ -262,14 +262,13 @@ export function readBeneath(root: string, rel: string): Buffer | undefined {
  * a temp file made exclusively in the same folder (never through a link), fsynced, renamed over it.
  * A link standing at `name` is replaced, not followed.
  */
-export function replaceFileIn(dir: BeneathDir, name: string, data: Uint8Array, mode: number): void {
+export async function replaceFileIn(dir: BeneathDir, name: string, data: Uint8Array, mode: number): Promise<void> {
   const tmp = `.${name.slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
   const fd = fs.openSync(dir.child(tmp), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, mode);
   try {
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+    await writeAllOffLoop(fd, data);
     fs.fchmodSync(fd, mode); // the umask took bits the file had
-    fs.fsyncSync(fd);
+    await fsyncOffLoop(fd);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(dir.child(tmp), { force: true });
@@ -283,15 +282,15 @@ export function replaceFileIn(dir: BeneathDir, name: string, data: Uint8Array, m
     fs.rmSync(dir.child(tmp), { force: true });
     throw err;
   }
-  syncBeneath(dir);
+  await syncBeneath(dir);
 }
 
-/** fsync of a folder held open (some filesystems refuse it: the rename is atomic all the same). */
-export function syncBeneath(dir: BeneathDir): void {
+/** fsync of a folder held open, on the thread pool (some filesystems refuse it: the rename is atomic all the same). */
+export async function syncBeneath(dir: BeneathDir): Promise<void> {
   try {
     const fd = fs.openSync(dir.self(), C.O_RDONLY | (C.O_DIRECTORY ?? 0));
     try {
-      fs.fsyncSync(fd);
+      await fsyncOffLoop(fd);
     } finally {
       fs.closeSync(fd);
     }

@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ShedError, shedError } from '../errors.js';
-import { syncDir } from '../fs/atomic.js';
+import { fsyncOffLoop, syncDirOffLoop, writeAllOffLoop } from '../fs/atomic.js';
 import { readAllFd } from '../fs/read.js';
 import { leaseHeld } from './lease.js';
 import { callLockPath, scopeHome } from './state-dir.js';
@@ -163,7 +163,7 @@ export function isEditLock(lock: LockInfo): boolean {
  * Takes the lock of `rel`. An edit lock already held by the same owner is re-entered (and its age
  * refreshed); any other live lock gives FILE_LOCKED; a stale or corrupt one is taken over.
  */
-export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind, writeLocksAbandoned = false): Acquired {
+export async function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: LockOwner, maxAgeHours: number, kind: LockKind, writeLocksAbandoned = false): Promise<Acquired> {
   const file = lockFile(zone, rel);
   if (file === undefined) throw lockError(rel, 'this zone has no locks');
   const dir = path.dirname(file);
@@ -180,7 +180,7 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
   for (let attempt = 0; ; attempt++) {
     try {
       makeFolders(locksRoot(zone), path.relative(locksRoot(zone), dir));
-      writePrivate(tmp, mine);
+      await writePrivate(tmp, mine);
       break;
     } catch (err) {
       if (errnoCode(err) === 'ENOENT' && attempt < 5) continue;
@@ -192,7 +192,7 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
     for (let attempt = 0; attempt < 200; attempt++) {
       try {
         fs.linkSync(tmp, file);
-        syncDir(dir);
+        await syncDirOffLoop(dir);
         return { file, lock: mine, reentered: false };
       } catch (err) {
         if (errnoCode(err) !== 'EEXIST') throw lockError(rel, `the lock file cannot be created (${errnoCode(err) ?? 'error'})`);
@@ -203,7 +203,7 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
       if (state.state === 'held') {
         const { lock } = state;
         if (kind === 'edit' && isEditLock(lock) && sameOwner(lock, owner)) {
-          const refreshed = refreshLock(file, lock) ?? lock;
+          const refreshed = (await refreshLock(file, lock)) ?? lock;
           return { file, lock: refreshed, reentered: true };
         }
         // Under the space's call lock, another host's write lock is a leftover of a call that died
@@ -215,10 +215,10 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
         tookOver = { previous: undefined, why: 'corrupt' };
       }
       if (replaceStale(file, state.ino, tmp)) {
-        syncDir(dir);
+        await syncDirOffLoop(dir);
         return { file, lock: mine, reentered: false, tookOver };
       }
-      pause(2); // another caller is taking it over: look again in a moment
+      await new Promise((resolve) => setTimeout(resolve, 2)); // another caller is taking it over: look again in a moment
     }
     throw lockError(rel, 'it changed hands too often while acquiring; try again');
   } finally {
@@ -226,12 +226,12 @@ export function acquireLock(zone: Pick<Zone, 'workBase'>, rel: string, owner: Lo
   }
 }
 
-/** Writes a new private file (never through a link) and syncs it. */
-function writePrivate(file: string, lock: LockInfo): void {
+/** Writes a new private file (never through a link) and syncs it, on the thread pool. */
+async function writePrivate(file: string, lock: LockInfo): Promise<void> {
   const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
   try {
-    fs.writeSync(fd, JSON.stringify(lock, null, 2));
-    fs.fsyncSync(fd);
+    await writeAllOffLoop(fd, Buffer.from(JSON.stringify(lock, null, 2)));
+    await fsyncOffLoop(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -313,21 +313,14 @@ function clearDeadGuard(guard: string): boolean {
   }
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-/** A short synchronous wait (lock acquisition is synchronous so it can be used anywhere). */
-function pause(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
-}
-
 /** Renews `locked_at` of a lock still holding `lock.token`; returns the renewed lock. */
-export function refreshLock(file: string, lock: LockInfo): LockInfo | undefined {
+export async function refreshLock(file: string, lock: LockInfo): Promise<LockInfo | undefined> {
   const current = inspectLock(file);
   if (current.state !== 'held' || current.lock.token !== lock.token || !sameOwner(current.lock, lock)) return undefined;
   const renewed: LockInfo = { ...current.lock, locked_at: new Date().toISOString() };
   const tmp = path.join(path.dirname(file), `.${path.basename(file).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   try {
-    writePrivate(tmp, renewed);
+    await writePrivate(tmp, renewed);
     fs.renameSync(tmp, file);
   } catch {
     fs.rmSync(tmp, { force: true });
@@ -406,7 +399,7 @@ async function acquireWaiting(zone: Zone, rel: string, owner: LockOwner, maxAgeH
   if (file !== undefined) await fs.promises.mkdir(path.dirname(file), { recursive: true }).catch(() => undefined);
   for (;;) {
     try {
-      return acquireLock(zone, rel, owner, maxAgeHours, 'write', underCallLock);
+      return await acquireLock(zone, rel, owner, maxAgeHours, 'write', underCallLock);
     } catch (err) {
       const busyWrite = err instanceof ShedError && err.code === 'FILE_LOCKED' && err.details?.kind === 'write';
       if (!busyWrite || Date.now() + delay > deadline) throw err;

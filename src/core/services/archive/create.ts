@@ -226,7 +226,7 @@ export async function writeZip(items: ZipItem[], destAbs: string, limits: WriteL
     target.abort();
     throw err;
   }
-  target.commit();
+  await target.commit();
   return { size, inputBytes };
 }
 

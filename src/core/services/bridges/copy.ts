@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../../base/errors.js';
-import { TEMP_SUFFIX, syncDir } from '../../base/fs/atomic.js';
+import { fsyncOffLoop, syncDirOffLoop, TEMP_SUFFIX } from '../../base/fs/atomic.js';
 import { listSliced } from '../../base/fs/list.js';
 import { removeEntry, removeTree } from '../../base/fs/remove-tree.js';
 import { TimeSlice } from '../../base/fs/slice.js';
@@ -85,7 +85,7 @@ export async function renameInto(from: string, dest: string, replace: boolean): 
     if (errnoCode(err) === 'EXDEV') return false;
     throw err;
   }
-  syncDir(path.dirname(dest));
+  await syncDirOffLoop(path.dirname(dest));
   return true;
 }
 
@@ -95,7 +95,7 @@ export async function copyInto(src: string, folder: boolean, dest: string, repla
   const tmp = tempBeside(dest, '');
   try {
     if (folder) await copyFolder(src, tmp);
-    else copyOne(src, tmp, true);
+    else await copyOne(src, tmp, true);
     // The copy beside dest takes the owner of the folder it lands in (src/core/base/fs/owner.ts).
     await adoptTree(tmp);
     if (!(await renameInto(tmp, dest, replace))) throw shedError('IO_ERROR', 'The copy could not be put in place.');
@@ -105,12 +105,17 @@ export async function copyInto(src: string, folder: boolean, dest: string, repla
   }
 }
 
-function copyOne(src: string, dest: string, sync: boolean): void {
-  fs.copyFileSync(src, dest, fs.constants.COPYFILE_EXCL);
+/** Files at least this large are copied on the thread pool (a pool hop costs more than a small copy). */
+const POOL_COPY_BYTES = 1 << 20;
+
+/** Copies one file; `sync` flushes it (on the thread pool). A large file is copied there too: never on the loop. */
+async function copyOne(src: string, dest: string, sync: boolean): Promise<void> {
+  if (fs.statSync(src).size >= POOL_COPY_BYTES) await fs.promises.copyFile(src, dest, fs.constants.COPYFILE_EXCL);
+  else fs.copyFileSync(src, dest, fs.constants.COPYFILE_EXCL);
   if (!sync) return;
   const fd = fs.openSync(dest, 'r');
   try {
-    fs.fsyncSync(fd);
+    await fsyncOffLoop(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -130,7 +135,7 @@ async function copyFolder(src: string, dest: string): Promise<void> {
         fs.mkdirSync(path.join(dest, child));
         stack.push(child);
       } else if (entry.isFile()) {
-        copyOne(path.join(src, child), path.join(dest, child), false);
+        await copyOne(path.join(src, child), path.join(dest, child), false);
       }
     }
   }

@@ -76,6 +76,6 @@ export function exportCsv(db: SqlDb, stmt: SqlStatement, sql: string, abs: strin
   } finally {
     stmt.free();
   }
-  out.commit();
+  out.commitSync(); // a pool job or the SQLite child: off the event loop already
   return { rows, bytes, columns };
 }

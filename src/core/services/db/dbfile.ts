@@ -130,7 +130,7 @@ export async function withDbWrite<T>(
       }
       if (size > sizeBefore) ensureFileSize(size, limits.maxFileSizeMb, t.shown); // a write that does not grow it always fits
       await ensureQuota(t.zone.scope, size - sizeBefore);
-      staged.commit(); // the job fsynced the data: this fsync is cheap, then rename + folder fsync
+      await staged.commit(); // the job fsynced the data: this fsync is cheap, then rename + folder fsync
       return { result, written: true, sizeBefore, sizeAfter: size, created };
     } catch (err) {
       staged.abort();

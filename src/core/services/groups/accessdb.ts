@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlValue } from 'sql.js';
-import { openAtomic } from '../../base/fs/atomic.js';
+import { atomicWrite } from '../../base/fs/atomic.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { readBytes } from '../../base/fs/read.js';
 import { errnoCode } from '../../base/paths/resolve.js';
@@ -121,30 +121,14 @@ export async function writeAccess<T>(base: string, fn: (db: Database) => T | Pro
       db.exec('PRAGMA foreign_keys = ON');
       const before = Number(scalar(db, 'SELECT total_changes()'));
       const result = await fn(db);
-      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) await replaceFile(abs, db.export());
+      // The new database replaces the file atomically, written and flushed on the thread pool (a large
+      // one does not hold the event loop); 0600: the link-signing secret and link ids are the server's only.
+      if (migrated || Number(scalar(db, 'SELECT total_changes()')) !== before) await atomicWrite(abs, db.export(), 0o600);
       return result;
     } finally {
       db.close();
     }
   });
-}
-
-/**
- * The new database replaces the file atomically (temp file beside it, fsync, rename, folder fsync);
- * the data's fsync runs on the thread pool, so a large database does not hold the event loop while
- * the disk catches up. Mode 0600: the link-signing secret and every link id are the server's only.
- */
-async function replaceFile(abs: string, bytes: Uint8Array): Promise<void> {
-  const file = openAtomic(abs, 0o600);
-  try {
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(file.fd, bytes, off, bytes.length - off);
-    await new Promise<void>((resolve, reject) => fs.fsync(file.fd, (err) => (err ? reject(err) : resolve())));
-  } catch (err) {
-    file.abort();
-    throw err;
-  }
-  file.commit(); // its own fsync finds nothing left to write
 }
 
 /** Rows of a query as plain objects. */

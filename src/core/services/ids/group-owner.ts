@@ -157,7 +157,7 @@ export async function syncGroupSpace(base: string, range: IdRange, zone: Zone, g
       const rec = byPath.get(rel);
       setFile(abs, gid, rec, rec ? await uidOf(rec.owner) : me);
     });
-    atomicWrite(stamp, `${gid}\n`, 0o600);
+    await atomicWrite(stamp, `${gid}\n`, 0o600);
     done.add(key);
     return;
   }

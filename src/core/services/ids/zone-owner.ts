@@ -130,7 +130,7 @@ export async function claimZone(base: string, userId: string, zone: Zone, ids: U
   }
   fs.mkdirSync(stamps, { recursive: true, mode: 0o700 });
   if (fs.lstatSync(stamps).uid === me) fs.chownSync(stamps, me, myGid);
-  atomicWrite(stamp, `${ids.uid}\n`, 0o600);
+  await atomicWrite(stamp, `${ids.uid}\n`, 0o600);
   done.add(`${stamp}\0${ids.uid}`);
 }
 

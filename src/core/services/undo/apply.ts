@@ -50,7 +50,7 @@ export async function applyUndo(home: string, journal: Journal, author: Identity
   fs.mkdirSync(undoDir(home), { recursive: true });
   // Trees by name, not disk paths: another instance (another mount point) may finish it.
   const stored = { ...journal, items: journal.items.map(({ root: _r, gitdir: _g, ...rest }) => rest) };
-  atomicWrite(journalPath(home), Buffer.from(JSON.stringify(stored)));
+  await atomicWrite(journalPath(home), Buffer.from(JSON.stringify(stored)));
   return runJournal(home, journal, author);
 }
 

@@ -141,7 +141,7 @@ export async function shrinkChanged(gitdir: string, changes: readonly FileChange
     if (d.middle.length > older.length / 2) continue; // not a small edit: a delta saves little
     const file = deltaPath(gitdir, ch.old.oid);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    atomicWrite(file, encode(d));
+    await atomicWrite(file, encode(d));
     // Read back before the whole object goes: the version must stay readable at every moment.
     if (hashObject('blob', apply(newer, decode(readBytes(file)))) !== ch.old.oid) {
       fs.rmSync(file, { force: true });

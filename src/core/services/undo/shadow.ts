@@ -100,7 +100,7 @@ export async function prepareShadows(home: string, capBytes: number): Promise<Sh
       const empty = writeCommit(s.repo.gitdir, { tree: writeTree(s.repo.gitdir, []), parents: [], author: 'Fileshed capture <fileshed@localhost>', committer: 'Fileshed capture <fileshed@localhost>', time: Math.floor(Date.now() / 1000), tz: '+0000', message: 'Capture: start' });
       writeRef(s.repo.gitdir, head.ref, empty);
       const { paths, big } = await filesUnder(s.repo.root, '', capBytes);
-      taint(s, big);
+      await taint(s, big);
       await commitPaths(s.repo, paths, SYSTEM, 'Capture: state of the zone');
     } else if (interrupted) {
       // A call died before its shadow commit: resynchronise the whole tree (outside any turn).
@@ -173,12 +173,12 @@ function signature(abs: string): string {
   return st === undefined ? '' : `${st.size}:${st.mtimeMs}:${st.ino}`;
 }
 
-function taint(s: Shadow, add: readonly string[], remove: readonly string[] = []): void {
+async function taint(s: Shadow, add: readonly string[], remove: readonly string[] = []): Promise<void> {
   if (add.length === 0 && remove.length === 0) return;
   const map = tainted(s);
   for (const p of add) map.set(p, signature(path.join(s.repo.root, p)));
   for (const p of remove) map.delete(p);
-  atomicWrite(taintFile(s), Buffer.from(JSON.stringify(Object.fromEntries(map))));
+  await atomicWrite(taintFile(s), Buffer.from(JSON.stringify(Object.fromEntries(map))));
 }
 
 /** After the call: commits what it changed in each shadow; the commits name the turn. */
@@ -200,7 +200,7 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
       const was = paths.filter((p) => stale.has(p) && !big.includes(p));
       for (const p of changedBig) lost.push({ tree: s.tree, path: p, why: `over the undo size cap (undo_max_file_mb=${Math.round(capBytes / 1048576)}): not kept` });
       for (const p of was) lost.push({ tree: s.tree, path: p, why: 'its version before this turn was over the undo size cap: not kept' });
-      taint(s, changedBig, was);
+      await taint(s, changedBig, was);
       paths = paths.filter((p) => !big.includes(p) && !was.includes(p)).concat(was.filter((p) => !fs.existsSync(path.join(s.repo.root, p))));
       // A file back under the cap is stored from now on (its before is reported lost above).
       const back = was.filter((p) => fs.existsSync(path.join(s.repo.root, p)));

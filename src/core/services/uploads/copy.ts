@@ -6,13 +6,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { TEMP_SUFFIX, syncDir } from '../../base/fs/atomic.js';
+import { fsyncOffLoop, syncDirOffLoop, TEMP_SUFFIX, writeAllOffLoop } from '../../base/fs/atomic.js';
 import { Refusal } from './sources.js';
 import { assertFence } from '../../base/locks/lease.js';
 
 const CHUNK = 1024 * 1024;
 
-export function copyFromFd(fd: number, dest: string, maxBytes: number): number {
+/** The copy's reads, writes and flushes run on the thread pool: an upload of hundreds of MB holds no one's event loop. */
+export async function copyFromFd(fd: number, dest: string, maxBytes: number): Promise<number> {
   const dir = path.dirname(dest);
   fs.mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(dest).slice(0, 180)}.${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
@@ -21,14 +22,13 @@ export function copyFromFd(fd: number, dest: string, maxBytes: number): number {
   try {
     const buf = Buffer.alloc(CHUNK);
     for (;;) {
-      const n = fs.readSync(fd, buf, 0, CHUNK, total);
+      const n = await new Promise<number>((resolve, reject) => fs.read(fd, buf, 0, CHUNK, total, (err, got) => (err ? reject(err) : resolve(got))));
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw new Refusal('FILE_TOO_LARGE', 'it grew beyond the size limit while being copied');
-      let off = 0;
-      while (off < n) off += fs.writeSync(out, buf, off, n - off);
+      await writeAllOffLoop(out, buf.subarray(0, n));
     }
-    fs.fsyncSync(out);
+    await fsyncOffLoop(out);
     fs.closeSync(out);
     assertFence();
     fs.renameSync(tmp, dest);
@@ -41,6 +41,6 @@ export function copyFromFd(fd: number, dest: string, maxBytes: number): number {
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  syncDir(dir);
+  await syncDirOffLoop(dir);
   return total;
 }

@@ -210,7 +210,7 @@ async function restoreFile(root: string, label: string, entry: GuardEntry, saved
     if (there !== undefined && !own) dir.moveAside(name, moved);
     const perm = typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600;
     const place = dir.child(name);
-    if (head !== undefined) replaceFileIn(dir, name, head, perm);
+    if (head !== undefined) await replaceFileIn(dir, name, head, perm);
     else if (!own) fs.linkSync(saved, place); // no copy in HEAD: the file's own inode, as the command left it
     if (before !== undefined) fs.lutimesSync(place, before.atime, before.mtime);
   } finally {

@@ -15,7 +15,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertPublishable, TEMP_SUFFIX } from '../../../base/fs/atomic.js';
+import { assertPublishable, fsyncOffLoop, TEMP_SUFFIX } from '../../../base/fs/atomic.js';
 import { makeBeneath, syncBeneath, type MovedAside } from '../../../base/fs/beneath.js';
 import { scopeHome, scopeStashDir } from '../../../base/locks/state-dir.js';
 import type { Zone } from '../../../base/zones/zones.js';
@@ -24,7 +24,7 @@ export interface OutputTemp {
   /** Where the command's stream goes. */
   fd: number;
   /** fsync, close, rename into place at `rel` of the zone; returns what stood in the way, moved aside. */
-  commit(): MovedAside[];
+  commit(): Promise<MovedAside[]>;
   /** Close (if open) and remove the temp file; safe after a failure at any point. */
   abort(): void;
 }
@@ -61,10 +61,10 @@ export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTem
   };
   return {
     fd,
-    commit() {
+    async commit() {
       const moved: MovedAside[] = [];
       try {
-        fs.fsyncSync(fd);
+        await fsyncOffLoop(fd); // a command's output can be large: flushed on the thread pool
         close();
         assertPublishable();
         const dir = makeBeneath(zone.root, path.posix.dirname(rel) === '.' ? '' : path.posix.dirname(rel), moved);
@@ -73,7 +73,7 @@ export function openOutputTemp(zone: Zone, rel: string, mode = 0o644): OutputTem
           // A folder the command made at the file's name is kept aside; a file or a link there is replaced (never followed).
           if (dir.lstat(name)?.isDirectory()) dir.moveAside(name, moved);
           fs.renameSync(tmp, dir.child(name));
-          syncBeneath(dir);
+          await syncBeneath(dir);
         } finally {
           dir.close();
         }

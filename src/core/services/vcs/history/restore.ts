@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../../../base/errors.js';
-import { atomicWriteDeferred, syncDir } from '../../../base/fs/atomic.js';
+import { atomicWriteDeferred, syncDirOffLoop } from '../../../base/fs/atomic.js';
 import { removeTree } from '../../../base/fs/remove-tree.js';
 import type { Identity } from '../../../base/identity.js';
 import { ensureNotLockedByOther, type LockOwner } from '../../../base/locks/locks.js';
@@ -231,7 +231,7 @@ async function applyToWorktree(repo: Repo, zone: Zone, writes: Map<string, { mod
   if (failure !== undefined) throw failure.err;
   for (const dir of folders) {
     await slice.tick();
-    syncDir(dir);
+    await syncDirOffLoop(dir);
   }
   return written;
 }

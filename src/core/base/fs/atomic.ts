@@ -158,8 +158,8 @@ export async function atomicWrite(abs: string, data: Uint8Array | string, mode?:
 }
 
 /**
- * atomicWrite for writers of many files (a history restore of a folder of 30,000): the file's fsync
- * runs on the thread pool, so the event loop is free meanwhile and several can be in flight; the
+ * atomicWrite for writers of many files (a history restore of a folder of 30,000): the file's write
+ * and fsync run on the thread pool, so the event loop is free meanwhile and several can be in flight; the
  * folder's fsync is left to the caller (syncDir once per folder after the batch). Each file is still
  * the old one or the new one whatever happens.
  */
@@ -171,8 +171,7 @@ export async function atomicWriteDeferred(abs: string, data: Uint8Array): Promis
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, old?.isFile() ? old.mode & 0o777 : 0o644);
   try {
     inheritOwner(fd, dir);
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+    await writeAllOffLoop(fd, data);
     await fsyncOffLoop(fd);
   } catch (err) {
     fs.closeSync(fd);

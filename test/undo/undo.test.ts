@@ -4,6 +4,7 @@
  * undoing the undo redoes; conflicts are left alone unless forced per path.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeShed, mod, type Shed } from '../helpers/shed.js';
 import { hashTree, inTurn } from './helpers.js';
@@ -62,6 +63,11 @@ describe('undo by turn: named writes', () => {
     expect(fs.readFileSync(s.zonePath('storage', 'keep.txt'), 'utf8')).toBe('v1\nv2\n');
     expect(fs.existsSync(s.zonePath('storage', 'gone.txt'))).toBe(false);
     expect(fs.readFileSync(s.zonePath('storage', 'new/deep/n.txt'), 'utf8')).toBe('new');
+    // The shadow repositories keep no index: no git reads them as a work tree, and rewriting one
+    // per call was a third of the capture's cost.
+    const shadows = path.join(s.base, 'users', 'alice', 'Storage', 'undo', 'shadow');
+    expect(fs.readdirSync(shadows).filter((n) => n.endsWith('.git'))).toEqual(['storage.git', 'uploads.git']);
+    for (const repo of ['storage.git', 'uploads.git']) expect(fs.existsSync(path.join(shadows, repo, 'index'))).toBe(false);
   });
 
   it('Documents: the undo is one new commit, history kept, and undoing it redoes', async () => {

@@ -64,8 +64,8 @@ export interface Lost {
 
 export function shadowsOf(home: string): Shadow[] {
   return [
-    { tree: 'storage', label: 'Storage', repo: { ...whereIs(home, 'storage'), label: 'Storage' } },
-    { tree: 'uploads', label: 'Uploads', repo: { ...whereIs(home, 'uploads'), label: 'Uploads' } },
+    { tree: 'storage', label: 'Storage', repo: { ...whereIs(home, 'storage'), label: 'Storage', noIndex: true } },
+    { tree: 'uploads', label: 'Uploads', repo: { ...whereIs(home, 'uploads'), label: 'Uploads', noIndex: true } },
   ];
 }
 

@@ -96,6 +96,7 @@ export async function commitPaths(repo: Repo, paths: string[], author: Identity,
     message: cleanMessage(message),
   });
   writeRef(repo.gitdir, head.ref, oid);
+  if (repo.noIndex) return oid;
   try {
     await updateIndex(repo.gitdir, { parent: parent?.oid, head: oid, tree: newTree, changed, blobs }, slice);
   } catch {

@@ -33,6 +33,12 @@ export interface Repo {
    * blocked paths (valve blocked_patterns). Set by the in-process git commands only.
    */
   hidden?: (key: string) => boolean;
+  /**
+   * No index is kept: the capture store's shadow repositories (undo/shadow.ts), which no git ever
+   * reads as a work tree. The index is only a stat cache for a git looking at the folder, and
+   * rewriting it (a rename over the old one) was a third of a capture's cost.
+   */
+  noIndex?: true;
 }
 
 const REPO_DIR = 'git';

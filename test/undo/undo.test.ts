@@ -66,7 +66,7 @@ describe('undo by turn: named writes', () => {
     // The shadow repositories keep no index: no git reads them as a work tree, and rewriting one
     // per call was a third of the capture's cost.
     const shadows = path.join(s.base, 'users', 'alice', 'Storage', 'undo', 'shadow');
-    expect(fs.readdirSync(shadows).filter((n) => n.endsWith('.git'))).toEqual(['storage.git', 'uploads.git']);
+    expect(fs.readdirSync(shadows).filter((n) => n.endsWith('.git')).sort()).toEqual(['storage.git', 'uploads.git']);
     for (const repo of ['storage.git', 'uploads.git']) expect(fs.existsSync(path.join(shadows, repo, 'index'))).toBe(false);
   });
 

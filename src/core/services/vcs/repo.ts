@@ -36,7 +36,7 @@ export interface Repo {
   /**
    * No index is kept: the capture store's shadow repositories (undo/shadow.ts), which no git ever
    * reads as a work tree. The index is only a stat cache for a git looking at the folder, and
-   * rewriting it (a rename over the old one) was a third of a capture's cost.
+   * rewriting it on every call was about a third of a capture's cost.
    */
   noIndex?: true;
 }

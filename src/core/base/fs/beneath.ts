@@ -80,6 +80,25 @@ export class BeneathDir {
     }
   }
 
+  /** The bytes of the regular file `name` (a link, FIFO or device there is not opened or followed), or undefined. */
+  readFile(name: string): Buffer | undefined {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.child(name), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    } catch {
+      return undefined;
+    }
+    try {
+      if (!fs.fstatSync(fd).isFile()) return undefined;
+      const chunks: Buffer[] = [];
+      const buf = Buffer.alloc(1 << 16);
+      for (let n = fs.readSync(fd, buf); n > 0; n = fs.readSync(fd, buf)) chunks.push(Buffer.from(buf.subarray(0, n)));
+      return Buffer.concat(chunks);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** The sub-folder `name`, if a real folder is there (a link is not entered). */
   enter(name: string): BeneathDir | undefined {
     const rel = this.relOf(name);
@@ -238,23 +257,7 @@ export function lstatBeneath(root: string, rel: string): fs.BigIntStats | undefi
 
 /** A regular file's bytes at `rel`, reached without following any link; undefined when it is not one. */
 export function readBeneath(root: string, rel: string): Buffer | undefined {
-  return atParent(root, rel, (dir, name) => {
-    let fd: number;
-    try {
-      fd = fs.openSync(dir.child(name), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-    } catch {
-      return undefined;
-    }
-    try {
-      if (!fs.fstatSync(fd).isFile()) return undefined;
-      const chunks: Buffer[] = [];
-      const buf = Buffer.alloc(1 << 16);
-      for (let n = fs.readSync(fd, buf); n > 0; n = fs.readSync(fd, buf)) chunks.push(Buffer.from(buf.subarray(0, n)));
-      return Buffer.concat(chunks);
-    } finally {
-      fs.closeSync(fd);
-    }
-  });
+  return atParent(root, rel, (dir, name) => dir.readFile(name));
 }
 
 /**

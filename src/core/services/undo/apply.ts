@@ -6,11 +6,13 @@
  * applies it again from the start: every step is idempotent, so the undo is finished, never half.
  * The blobs the journal points to stay: the store's collection (collect.ts) waits while a journal is pending.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Identity } from '../../base/identity.js';
-import { atomicWrite, tempPathFor } from '../../base/fs/atomic.js';
-import { inheritOwner, mkdirInheriting } from '../../base/fs/owner.js';
+import { atomicWrite, TEMP_SUFFIX } from '../../base/fs/atomic.js';
+import { BeneathWalk, type BeneathDir, type MovedAside as Aside } from '../../base/fs/beneath.js';
+import { inheritOwner } from '../../base/fs/owner.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { commitZone } from '../vcs/commit.js';
 import { EXEC_MODE, LINK_MODE } from '../../formats/git/names.js';
@@ -20,7 +22,6 @@ import { undoDir, whereIs } from './where.js';
 import { noteCommit } from './turn.js';
 import { readText } from '../../base/fs/read.js';
 import { removeTree } from '../../base/fs/remove-tree.js';
-import { lstatIfAny } from '../../base/fs/stat.js';
 import type { PlanItem } from './plan.js';
 
 /** Where a planned path lies (plan.ts), and what goes back there. */
@@ -46,7 +47,7 @@ export function setUndoStepHook(fn: (() => Promise<void>) | undefined): void {
   stepHook = fn;
 }
 
-export async function applyUndo(home: string, journal: Journal, author: Identity): Promise<{ commits: string[] }> {
+export async function applyUndo(home: string, journal: Journal, author: Identity): Promise<{ commits: string[]; moved: MovedAside[] }> {
   fs.mkdirSync(undoDir(home), { recursive: true });
   // Trees by name, not disk paths: another instance (another mount point) may finish it.
   const stored = { ...journal, items: journal.items.map(({ root: _r, gitdir: _g, ...rest }) => rest) };
@@ -72,12 +73,18 @@ export async function finishPendingUndo(home: string, author: Identity): Promise
   return journal.turn;
 }
 
-async function runJournal(home: string, journal: Journal, author: Identity): Promise<{ commits: string[] }> {
+async function runJournal(home: string, journal: Journal, author: Identity): Promise<{ commits: string[]; moved: MovedAside[] }> {
   const slice = new TimeSlice();
-  for (const item of journal.items) {
-    await slice.tick();
-    if (stepHook) await stepHook();
-    await putBack(item);
+  const places = new Places();
+  const moved: MovedAside[] = [];
+  try {
+    for (const item of journal.items) {
+      await slice.tick();
+      if (stepHook) await stepHook();
+      await putBack(places, item, moved);
+    }
+  } finally {
+    places.close();
   }
   // One commit per versioned zone: history keeps the turn and its undo (undoing the undo redoes).
   const zones = new Map<string, { item: JournalItem; paths: string[] }>();
@@ -90,37 +97,99 @@ async function runJournal(home: string, journal: Journal, author: Identity): Pro
   const commits: string[] = [];
   for (const { item, paths } of zones.values()) {
     if (stepHook) await stepHook();
-    const oid = await commitZone({ root: item.root, label: item.label }, paths, author, `Undo turn ${journal.turn}`);
+    const oid = await commitZone({ root: item.root, label: item.label }, [...paths, ...moved.filter((m) => m.root === item.root).flatMap((m) => [m.from, m.to])], author, `Undo turn ${journal.turn}`);
     if (oid !== undefined) {
       commits.push(oid.slice(0, 7));
       noteCommit({ tree: item.tree, label: item.label, root: item.root, gitdir: item.gitdir, oid, versioned: true });
     }
   }
   fs.rmSync(journalPath(home), { force: true });
-  return { commits };
+  return { commits, moved };
 }
 
-async function putBack(item: JournalItem): Promise<void> {
-  const abs = path.join(item.root, item.rel);
-  const { target } = item;
+/** Something a later command left where a folder of the undo belongs, moved aside (`<name>.~N~`). */
+export interface MovedAside extends Aside {
+  root: string;
+}
+
+/**
+ * The zones' folders, reached by descriptor beneath each zone root and kept open for the whole
+ * undo: a folder a command replaced by a link is never followed (SPEC 8), and each folder is
+ * opened once, not walked again for each of its files. Nothing else changes the trees meanwhile
+ * (the call lock of the user, and of every group space written, is held); the undo's own changes
+ * to folders (made, moved aside, removed) close what is held, to be opened again.
+ */
+class Places {
+  private readonly walks = new Map<string, BeneathWalk>();
+
+  walk(root: string): BeneathWalk {
+    let w = this.walks.get(root);
+    if (w === undefined) this.walks.set(root, (w = new BeneathWalk(root)));
+    return w;
+  }
+
+  /** The folder `relDir` of the zone, made real: missing folders are made (the user's, as the one they are in); a link or file standing in the way is moved aside. */
+  folder(root: string, relDir: string, moved: MovedAside[]): BeneathDir {
+    const walk = this.walk(root);
+    const held = walk.dir(relDir);
+    if (held !== undefined) return held;
+    const cut = relDir.lastIndexOf('/');
+    const parent = this.folder(root, cut < 0 ? '' : relDir.slice(0, cut), moved);
+    const name = relDir.slice(cut + 1);
+    if (parent.lstat(name) !== undefined) {
+      const aside: Aside[] = [];
+      parent.moveAside(name, aside);
+      moved.push(...aside.map((a) => ({ ...a, root })));
+    }
+    fs.mkdirSync(parent.child(name), 0o755);
+    giveOwnerOf(parent, parent.child(name));
+    walk.forget();
+    const made = walk.dir(relDir);
+    if (made === undefined) throw Object.assign(new Error(`the folder ${relDir} could not be made`), { code: 'EIO' });
+    return made;
+  }
+
+  close(): void {
+    for (const w of this.walks.values()) w.forget();
+  }
+}
+
+async function putBack(places: Places, item: JournalItem, moved: MovedAside[]): Promise<void> {
+  const { target, root } = item;
+  const cut = item.rel.lastIndexOf('/');
+  const relDir = cut < 0 ? '' : item.rel.slice(0, cut);
+  const name = item.rel.slice(cut + 1);
   if (target === undefined) {
-    const st = lstatIfAny(abs);
-    if (st !== undefined && !st.isDirectory()) fs.unlinkSync(abs);
-    removeEmptyParents(item.root, path.dirname(abs));
+    // The way is not real folders (a later command made a link of one): the turn's file is not there.
+    const dir = places.walk(root).dir(relDir);
+    if (dir === undefined) return;
+    const st = dir.lstat(name);
+    if (st !== undefined && !st.isDirectory()) fs.unlinkSync(dir.child(name));
+    removeEmptyFolders(places.walk(root), relDir);
     return;
   }
   const bytes = await readUndoBlob(item.gitdir, target.oid);
+  let dir = places.folder(root, relDir, moved);
   // A folder standing where the file was (made later, forced): out of the way first.
-  const st = lstatIfAny(abs);
-  if (st?.isDirectory()) await removeTree(abs);
-  ensureFolders(item.root, path.dirname(abs));
+  if (dir.lstat(name)?.isDirectory()) {
+    await removeTree(dir.child(name));
+    places.walk(root).forget();
+    dir = places.folder(root, relDir, moved);
+  }
+  const tmp = tempName(name);
   if (target.mode === LINK_MODE) {
-    const tmp = tempPathFor(abs);
-    fs.symlinkSync(bytes, tmp);
-    fs.renameSync(tmp, abs);
+    fs.symlinkSync(bytes, dir.child(tmp));
+    fs.renameSync(dir.child(tmp), dir.child(name));
     return;
   }
-  replaceFile(abs, bytes, target.mode === EXEC_MODE ? 0o755 : 0o644);
+  replaceFile(dir, name, tmp, bytes, target.mode === EXEC_MODE ? 0o755 : 0o644);
+}
+
+/** A temp name beside `name`: a per-process random prefix and a counter (unique without a random draw per file). */
+const TEMP_PREFIX = crypto.randomBytes(4).toString('hex');
+let tempCount = 0;
+function tempName(name: string): string {
+  return `.${name.slice(0, 180)}.${TEMP_PREFIX}${(tempCount++).toString(36)}${TEMP_SUFFIX}`;
 }
 
 /**
@@ -129,43 +198,45 @@ async function putBack(item: JournalItem): Promise<void> {
  * fsync) stays until every path is done, so the next call redoes them all. An fsync per file made a
  * 1,000-file undo cost seconds, where git checkout costs milliseconds.
  */
-function replaceFile(abs: string, bytes: Uint8Array, mode: number): void {
-  const tmp = tempPathFor(abs);
-  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+function replaceFile(dir: BeneathDir, name: string, tmp: string, bytes: Uint8Array, mode: number): void {
+  const fd = fs.openSync(dir.child(tmp), fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
   try {
     let off = 0;
     while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
     fs.fchmodSync(fd, mode); // the umask may have narrowed it
-    inheritOwner(fd, path.dirname(abs)); // under identity separation: the user's, as anything they made
+    inheritOwner(fd, dir.self()); // under identity separation: the user's, as anything they made
   } catch (err) {
     fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    fs.rmSync(dir.child(tmp), { force: true });
     throw err;
   }
   fs.closeSync(fd);
-  fs.renameSync(tmp, abs);
+  fs.renameSync(dir.child(tmp), dir.child(name));
 }
 
-/** The folders on the way, where a file (or link) stands in the way: that entry moves out of the way. */
-function ensureFolders(root: string, dir: string): void {
-  const rel = path.relative(root, dir);
-  if (rel === '' || rel.startsWith('..')) return;
-  let at = root;
-  for (const part of rel.split(path.sep)) {
-    at = path.join(at, part);
-    const st = lstatIfAny(at);
-    if (st !== undefined && !st.isDirectory()) fs.unlinkSync(at);
-    if (st === undefined || !st.isDirectory()) mkdirInheriting(at);
+/** A folder the server made takes the owner of the one it is in (owner.ts's rule), through no link. */
+function giveOwnerOf(parent: BeneathDir, made: string): void {
+  const fd = fs.openSync(made, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) | (fs.constants.O_NOFOLLOW ?? 0));
+  try {
+    inheritOwner(fd, parent.self());
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
 /** Folders a created file needed and that the undo leaves empty go too (not the zone root). */
-function removeEmptyParents(root: string, dir: string): void {
-  for (let at = dir; at.startsWith(root + path.sep); at = path.dirname(at)) {
+function removeEmptyFolders(walk: BeneathWalk, relDir: string): void {
+  for (let rel = relDir; rel !== ''; ) {
+    const cut = rel.lastIndexOf('/');
+    const up = cut < 0 ? '' : rel.slice(0, cut);
+    const parent = walk.dir(up);
+    if (parent === undefined) return;
     try {
-      fs.rmdirSync(at);
+      fs.rmdirSync(parent.child(rel.slice(cut + 1)));
     } catch {
       return;
     }
+    walk.forget();
+    rel = up;
   }
 }

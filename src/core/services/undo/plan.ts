@@ -6,15 +6,13 @@
  * another member): a conflict, left alone unless forced.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { readBytes } from '../../base/fs/read.js';
+import { BeneathWalk } from '../../base/fs/beneath.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { EXEC_MODE, FILE_MODE, fromKey, LINK_MODE } from '../../formats/git/names.js';
 import { hashObject } from '../../formats/git/objects.js';
 import { readCommit } from '../vcs/objects.js';
 import { diffTrees, type FileState } from '../vcs/history/trees.js';
 import type { TurnRecord } from './store.js';
-import { lstatIfAny } from '../../base/fs/stat.js';
 
 export interface PlanItem {
   tree: string;
@@ -29,6 +27,8 @@ export interface PlanItem {
   before: FileState | undefined;
   after: FileState | undefined;
   now: FileState | undefined;
+  /** Bytes the path takes now (a file's size; 0 for anything else or nothing). */
+  nowBytes: number;
   conflict: boolean;
 }
 
@@ -75,17 +75,28 @@ export async function planTurn(rec: TurnRecord, withNow: boolean): Promise<Plan>
       const id = `${c.gitdir}\0${rel}`;
       const seen = items.get(id);
       if (seen !== undefined) seen.after = ch.new;
-      else items.set(id, { tree: c.tree, label: c.label, root: c.root, gitdir: c.gitdir, versioned: c.versioned, rel, shown: shownPath(c.tree, rel), before: ch.old, after: ch.new, now: undefined, conflict: false });
+      else items.set(id, { tree: c.tree, label: c.label, root: c.root, gitdir: c.gitdir, versioned: c.versioned, rel, shown: shownPath(c.tree, rel), before: ch.old, after: ch.new, now: undefined, nowBytes: 0, conflict: false });
     }
   }
   // A path the turn changed but whose bytes were not kept is reported (lost), never half undone.
   const out = [...items.values()].filter((i) => !same(i.before, i.after) && !lostKeys.has(`${i.tree}\0${i.rel}`));
   if (withNow) {
     const slice = new TimeSlice();
-    for (const item of out) {
-      await slice.tick();
-      item.now = diskState(path.join(item.root, item.rel));
-      item.conflict = !same(item.now, item.after);
+    // The zone as it is now, reached by descriptor beneath each root: a folder a later command
+    // replaced by a link is not followed (what is there is a link, not the turn's file).
+    const walks = new Map<string, BeneathWalk>();
+    try {
+      for (const item of out) {
+        await slice.tick();
+        const walk = walks.get(item.root) ?? new BeneathWalk(item.root);
+        walks.set(item.root, walk);
+        const found = diskState(walk, item.rel);
+        item.now = found?.state;
+        item.nowBytes = found?.bytes ?? 0;
+        item.conflict = !same(item.now, item.after);
+      }
+    } finally {
+      for (const w of walks.values()) w.forget();
     }
   }
   return { items: out, lost };
@@ -95,11 +106,17 @@ export function same(a: FileState | undefined, b: FileState | undefined): boolea
   return a === undefined || b === undefined ? a === b : a.oid === b.oid && a.mode === b.mode;
 }
 
-/** What a path holds now, as git would record it (a folder or other kind counts as "something else"). */
-export function diskState(abs: string): FileState | undefined {
-  const st = lstatIfAny(abs);
-  if (st === undefined) return undefined;
-  if (st.isSymbolicLink()) return { mode: LINK_MODE, oid: hashObject('blob', Buffer.from(fs.readlinkSync(abs, { encoding: 'buffer' }))) };
-  if (!st.isFile()) return { mode: 'other', oid: '' };
-  return { mode: (st.mode & 0o100) !== 0 ? EXEC_MODE : FILE_MODE, oid: hashObject('blob', readBytes(abs)) };
+/**
+ * What a path of the zone holds now, as git would record it (a folder or other kind counts as
+ * "something else"); nothing when a folder on its way is not a real one (a link is never followed).
+ */
+function diskState(walk: BeneathWalk, rel: string): { state: FileState; bytes: number } | undefined {
+  return walk.at(rel, (dir, name) => {
+    const st = dir.lstat(name);
+    if (st === undefined) return undefined;
+    if (st.isSymbolicLink()) return { state: { mode: LINK_MODE, oid: hashObject('blob', fs.readlinkSync(dir.child(name), { encoding: 'buffer' })) }, bytes: 0 };
+    const bytes = st.isFile() ? dir.readFile(name) : undefined;
+    if (bytes === undefined) return { state: { mode: 'other', oid: '' }, bytes: 0 };
+    return { state: { mode: (st.mode & 0o100) !== 0 ? EXEC_MODE : FILE_MODE, oid: hashObject('blob', bytes) }, bytes: bytes.length };
+  });
 }

@@ -14,9 +14,8 @@ import { groupHome, groupScope, userHome, userScope, type Zone } from '../../bas
 import { ensureQuota } from '../quota/quota.js';
 import { readUndoBlob } from './deltas.js';
 import { applyUndo, finishPendingUndo, type JournalItem } from './apply.js';
-import { actionOf, planTurn, type Plan, type PlanItem } from './plan.js';
+import { actionOf, planTurn, shownPath, type Plan, type PlanItem } from './plan.js';
 import { listTurns, readTurn, type TurnRecord } from './store.js';
-import { lstatIfAny } from '../../base/fs/stat.js';
 
 export interface UndoRequest {
   turn: string | undefined;
@@ -114,7 +113,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   // Quota, as for any write: what the undo adds (files put back, grown back) per space, before anything changes.
   const growth = new Map<string, number>();
   for (const i of todo) {
-    const now = lstatIfAny(path.join(i.root, i.rel))?.size ?? 0;
+    const now = i.nowBytes; // read by the plan, by descriptor (no link a command made is followed)
     const back = i.before === undefined ? 0 : (await readUndoBlob(i.gitdir, i.before.oid)).length;
     const key = i.tree.startsWith('group:') ? i.tree : 'user';
     growth.set(key, (growth.get(key) ?? 0) + back - now);
@@ -126,7 +125,7 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   const items: JournalItem[] = todo.map((i) => ({ tree: i.tree, label: i.label, root: i.root, gitdir: i.gitdir, versioned: i.versioned, rel: i.rel, target: i.before }));
   const homes = [...groupIds].filter((id) => todo.some((i) => i.tree === `group:${id}`)).map((id) => groupHome(ctx.valves, id));
   const run = () => applyUndo(home, { v: 1, turn: rec.turn, items }, ctx.user);
-  const { commits } = homes.length > 0 ? await withCallLock(homes, run, recoverAfterTakeover) : await run();
+  const { commits, moved } = homes.length > 0 ? await withCallLock(homes, run, recoverAfterTakeover) : await run();
   // Group bookkeeping, as after any write: a removed file's record goes, a file put back without one becomes the caller's.
   for (const i of todo) {
     const zone = groupZones.get(i.tree);
@@ -136,7 +135,15 @@ export async function undoTurn(ctx: CallScope, req: UndoRequest): Promise<{ data
   }
   data.applied = true;
   if (commits.length > 0) data.commits = commits;
+  // What a later command left where a folder of the turn belongs: kept, renamed beside it.
+  if (moved.length > 0) data.moved_aside = moved.slice(0, SHOWN_MAX).map((m) => ({ from: shownAt(todo, m.root, m.from), to: shownAt(todo, m.root, m.to) }));
   return { data, message: `Undid turn ${rec.turn}: ${todo.length} path(s) put back${commits.length > 0 ? ` (history commit ${commits.join(', ')})` : ''}${tail ? `; ${tail}` : ''}. This undo is a turn itself: undoing it redoes.` };
+}
+
+/** A zone-relative path of one of the undo's zones, as the preview shows paths. */
+function shownAt(items: readonly PlanItem[], root: string, rel: string): string {
+  const item = items.find((i) => i.root === root);
+  return item === undefined ? rel : itemPath({ label: item.label, shown: shownPath(item.tree, rel) });
 }
 
 /** The turns of the conversation (or all the user's), newest first, with what each changed. */

@@ -47,6 +47,18 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(fs.statSync(sh.zonePath('storage', 'a/y.txt')).uid).toBe(fs.statSync(sh.zonePath('storage', 'b')).uid);
   });
 
+  it('a folder made later where a file of the turn was: forced, the file comes back in its place', async () => {
+    const sh = (s = makeShed(valves(mode)));
+    await inTurn(sh, 't0', 'shed_create_file', { zone: 'storage', path: 'a/x.txt', content: 'x0\n' });
+    await inTurn(sh, 't1', 'shed_create_file', { zone: 'storage', path: 'a/x.txt', content: 'x1\n' });
+    const script = "import os\nos.remove('a/x.txt')\nos.makedirs('a/x.txt/deep')\nopen('a/x.txt/deep/f', 'w').write('later\\n')\nos.symlink('/etc', 'a/x.txt/deep/out')\n";
+    expect((await inTurn(sh, 't2', 'shed_run_python', { zone: 'storage', code: script })).error).toBeUndefined();
+    const r = await inTurn(sh, 'u', 'shed_undo', { turn: 't1', apply: true, force: ['Storage/a/x.txt'] });
+    expect(r.error).toBeUndefined();
+    expect(read(sh.zonePath('storage', 'a/x.txt'))).toBe('x0\n');
+    expect(fs.existsSync('/etc/passwd')).toBe(true);
+  });
+
   it('a removal through a link to another folder removes nothing there', async () => {
     const sh = (s = makeShed(valves(mode)));
     await inTurn(sh, 't1', 'shed_create_file', { zone: 'storage', path: 'a/x.txt', content: 'made by t1\n' });

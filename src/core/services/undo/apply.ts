@@ -128,6 +128,15 @@ class Places {
     return w;
   }
 
+  /** The folder `relDir` if it is there and real all the way (a zone root gone since: nothing). */
+  held(root: string, relDir: string): BeneathDir | undefined {
+    try {
+      return this.walk(root).dir(relDir);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The folder `relDir` of the zone, made real: missing folders are made (the user's, as the one they are in); a link or file standing in the way is moved aside. */
   folder(root: string, relDir: string, moved: MovedAside[]): BeneathDir {
     const walk = this.walk(root);
@@ -161,7 +170,7 @@ async function putBack(places: Places, item: JournalItem, moved: MovedAside[]): 
   const name = item.rel.slice(cut + 1);
   if (target === undefined) {
     // The way is not real folders (a later command made a link of one): the turn's file is not there.
-    const dir = places.walk(root).dir(relDir);
+    const dir = places.held(root, relDir);
     if (dir === undefined) return;
     const st = dir.lstat(name);
     if (st !== undefined && !st.isDirectory()) fs.unlinkSync(dir.child(name));
@@ -229,9 +238,9 @@ function removeEmptyFolders(walk: BeneathWalk, relDir: string): void {
   for (let rel = relDir; rel !== ''; ) {
     const cut = rel.lastIndexOf('/');
     const up = cut < 0 ? '' : rel.slice(0, cut);
-    const parent = walk.dir(up);
-    if (parent === undefined) return;
     try {
+      const parent = walk.dir(up);
+      if (parent === undefined) return;
       fs.rmdirSync(parent.child(rel.slice(cut + 1)));
     } catch {
       return;

@@ -165,6 +165,9 @@ class Places {
 
 async function putBack(places: Places, item: JournalItem, moved: MovedAside[]): Promise<void> {
   const { target, root } = item;
+  // A zone gone since (a group space deleted while a killed undo waited): nothing to put back there,
+  // and an undo that could never finish would fail every later call.
+  if (!fs.existsSync(root)) return;
   const cut = item.rel.lastIndexOf('/');
   const relDir = cut < 0 ? '' : item.rel.slice(0, cut);
   const name = item.rel.slice(cut + 1);

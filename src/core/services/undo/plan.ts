@@ -6,7 +6,7 @@
  * another member): a conflict, left alone unless forced.
  */
 import fs from 'node:fs';
-import { BeneathWalk } from '../../base/fs/beneath.js';
+import { BeneathWalk, type BeneathDir } from '../../base/fs/beneath.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { EXEC_MODE, FILE_MODE, fromKey, LINK_MODE } from '../../formats/git/names.js';
 import { hashObject } from '../../formats/git/objects.js';
@@ -111,12 +111,18 @@ export function same(a: FileState | undefined, b: FileState | undefined): boolea
  * "something else"); nothing when a folder on its way is not a real one (a link is never followed).
  */
 function diskState(walk: BeneathWalk, rel: string): { state: FileState; bytes: number } | undefined {
-  return walk.at(rel, (dir, name) => {
-    const st = dir.lstat(name);
-    if (st === undefined) return undefined;
-    if (st.isSymbolicLink()) return { state: { mode: LINK_MODE, oid: hashObject('blob', fs.readlinkSync(dir.child(name), { encoding: 'buffer' })) }, bytes: 0 };
-    const bytes = st.isFile() ? dir.readFile(name) : undefined;
-    if (bytes === undefined) return { state: { mode: 'other', oid: '' }, bytes: 0 };
-    return { state: { mode: (st.mode & 0o100) !== 0 ? EXEC_MODE : FILE_MODE, oid: hashObject('blob', bytes) }, bytes: bytes.length };
-  });
+  try {
+    return walk.at(rel, (dir, name) => stateAt(dir, name));
+  } catch {
+    return undefined; // the zone itself is gone (a group space deleted): nothing there
+  }
+}
+
+function stateAt(dir: BeneathDir, name: string): { state: FileState; bytes: number } | undefined {
+  const st = dir.lstat(name);
+  if (st === undefined) return undefined;
+  if (st.isSymbolicLink()) return { state: { mode: LINK_MODE, oid: hashObject('blob', fs.readlinkSync(dir.child(name), { encoding: 'buffer' })) }, bytes: 0 };
+  const bytes = st.isFile() ? dir.readFile(name) : undefined;
+  if (bytes === undefined) return { state: { mode: 'other', oid: '' }, bytes: 0 };
+  return { state: { mode: (st.mode & 0o100) !== 0 ? EXEC_MODE : FILE_MODE, oid: hashObject('blob', bytes) }, bytes: bytes.length };
 }

@@ -93,5 +93,8 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     // bob's turn is undone where it was: d/ is a real folder again, his link kept beside it.
     expect(read(gs.groupPath('d/plan.md'))).toBe('bob plan v0\n');
     expect(fs.readlinkSync(gs.groupPath('d.~1~'))).toBe('alice');
+    // The space's history has it too: the undo's commit holds the link under its new name.
+    const show = await inTurn(gs, undefined, 'shed_exec', { ...g, cmd: 'git', args: ['show', '--name-status', 'HEAD'] }, bob);
+    expect(String(show.data!.stdout)).toMatch(/Undo turn b1[\s\S]*A\s+d\.~1~/);
   });
 });

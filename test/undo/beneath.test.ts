@@ -51,12 +51,14 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     const sh = (s = makeShed(valves(mode)));
     await inTurn(sh, 't0', 'shed_create_file', { zone: 'storage', path: 'a/x.txt', content: 'x0\n' });
     await inTurn(sh, 't1', 'shed_create_file', { zone: 'storage', path: 'a/x.txt', content: 'x1\n' });
-    const script = "import os\nos.remove('a/x.txt')\nos.makedirs('a/x.txt/deep')\nopen('a/x.txt/deep/f', 'w').write('later\\n')\nos.symlink('/etc', 'a/x.txt/deep/out')\n";
+    // Inside the folder, a link to another folder of the zone: removing the folder must not follow it.
+    const script = "import os\nos.remove('a/x.txt')\nos.makedirs('a/x.txt/deep')\nos.makedirs('keep')\nopen('keep/f', 'w').write('kept\\n')\nos.symlink('../../../keep', 'a/x.txt/deep/out')\n";
     expect((await inTurn(sh, 't2', 'shed_run_python', { zone: 'storage', code: script })).error).toBeUndefined();
+    expect(fs.readlinkSync(sh.zonePath('storage', 'a/x.txt/deep/out'))).toBe('../../../keep');
     const r = await inTurn(sh, 'u', 'shed_undo', { turn: 't1', apply: true, force: ['Storage/a/x.txt'] });
     expect(r.error).toBeUndefined();
     expect(read(sh.zonePath('storage', 'a/x.txt'))).toBe('x0\n');
-    expect(fs.existsSync('/etc/passwd')).toBe(true);
+    expect(read(sh.zonePath('storage', 'keep/f'))).toBe('kept\n');
   });
 
   it('a removal through a link to another folder removes nothing there', async () => {

@@ -6,11 +6,10 @@
  * applies it again from the start: every step is idempotent, so the undo is finished, never half.
  * The blobs the journal points to stay: the store's collection (collect.ts) waits while a journal is pending.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Identity } from '../../base/identity.js';
-import { atomicWrite, TEMP_SUFFIX } from '../../base/fs/atomic.js';
+import { atomicWrite, tempPathFor } from '../../base/fs/atomic.js';
 import { BeneathWalk, type BeneathDir, type MovedAside as Aside } from '../../base/fs/beneath.js';
 import { inheritOwner } from '../../base/fs/owner.js';
 import { TimeSlice } from '../../base/fs/slice.js';
@@ -188,20 +187,13 @@ async function putBack(places: Places, item: JournalItem, moved: MovedAside[]): 
     places.walk(root).forget();
     dir = places.folder(root, relDir, moved);
   }
-  const tmp = tempName(name);
+  const tmp = tempPathFor(dir.child(name)); // beside it, named through the held folder
   if (target.mode === LINK_MODE) {
-    fs.symlinkSync(bytes, dir.child(tmp));
-    fs.renameSync(dir.child(tmp), dir.child(name));
+    fs.symlinkSync(bytes, tmp);
+    fs.renameSync(tmp, dir.child(name));
     return;
   }
   replaceFile(dir, name, tmp, bytes, target.mode === EXEC_MODE ? 0o755 : 0o644);
-}
-
-/** A temp name beside `name`: a per-process random prefix and a counter (unique without a random draw per file). */
-const TEMP_PREFIX = crypto.randomBytes(4).toString('hex');
-let tempCount = 0;
-function tempName(name: string): string {
-  return `.${name.slice(0, 180)}.${TEMP_PREFIX}${(tempCount++).toString(36)}${TEMP_SUFFIX}`;
 }
 
 /**
@@ -211,7 +203,7 @@ function tempName(name: string): string {
  * 1,000-file undo cost seconds, where git checkout costs milliseconds.
  */
 function replaceFile(dir: BeneathDir, name: string, tmp: string, bytes: Uint8Array, mode: number): void {
-  const fd = fs.openSync(dir.child(tmp), fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
   try {
     let off = 0;
     while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
@@ -219,11 +211,11 @@ function replaceFile(dir: BeneathDir, name: string, tmp: string, bytes: Uint8Arr
     inheritOwner(fd, dir.self()); // under identity separation: the user's, as anything they made
   } catch (err) {
     fs.closeSync(fd);
-    fs.rmSync(dir.child(tmp), { force: true });
+    fs.rmSync(tmp, { force: true });
     throw err;
   }
   fs.closeSync(fd);
-  fs.renameSync(dir.child(tmp), dir.child(name));
+  fs.renameSync(tmp, dir.child(name));
 }
 
 /** A folder the server made takes the owner of the one it is in (owner.ts's rule), through no link. */

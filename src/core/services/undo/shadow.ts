@@ -25,12 +25,13 @@ import { headOf, readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../../base/fs/atomic.js';
 import { listSliced } from '../../base/fs/list.js';
 import { ensureRepo, type Repo } from '../vcs/repo.js';
-import { diffTrees, entryAt } from '../vcs/history/trees.js';
+import { diffTrees, entryAt, type FileChange } from '../vcs/history/trees.js';
 import { shrinkChanged } from './deltas.js';
 import { whereIs } from './where.js';
 import type { TurnCommit } from './turn.js';
 import { readText, writeBytes } from '../../base/fs/read.js';
 import { lstatIfAny } from '../../base/fs/stat.js';
+import { storageKind } from '../../base/fs/kind.js';
 
 export interface Shadow {
   tree: 'storage' | 'uploads';
@@ -46,8 +47,18 @@ export interface Shadow {
 }
 
 const SYSTEM: Identity = { id: 'fileshed', name: 'Fileshed capture', email: '', role: 'user' };
-/** Margin for ctime against the call's start (coarse timestamps, a clock a little behind on a network filesystem). */
-const CTIME_MARGIN_MS = 2000;
+/**
+ * How long before the call's start a ctime may lie and still be the call's. A local filesystem stamps
+ * ctime from this kernel's clock, coarse by a tick at most; a network or FUSE one (GlusterFS) from a
+ * server whose clock may be a little behind ours. The local margin also spares a folder written a
+ * moment ago (an import, a copy) from being hashed whole again at the next call.
+ */
+const LOCAL_CTIME_MARGIN_MS = 100;
+const SHARED_CTIME_MARGIN_MS = 2000;
+
+function ctimeMargin(root: string): number {
+  return storageKind(root).kind === 'local' ? LOCAL_CTIME_MARGIN_MS : SHARED_CTIME_MARGIN_MS;
+}
 /** One marker for both shadows: resynchronise before the next capture. */
 const PENDING = 'pending';
 
@@ -211,7 +222,7 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
       // Big files edited a little keep their older version as a reverse delta (deltas.ts).
       const commit = await readCommit(s.repo.gitdir, oid);
       const parent = commit.parents[0] === undefined ? undefined : (await readCommit(s.repo.gitdir, commit.parents[0])).tree;
-      const changes = await diffTrees(s.repo, parent, commit.tree);
+      const changes = await changedFiles(s.repo, parent, commit.tree, paths);
       await shrinkChanged(s.repo.gitdir, changes);
       // What the store grew by (the retention's estimate between two collections, collect.ts).
       for (const ch of changes) if (ch.new !== undefined) added += lstatIfAny(loosePath(s.repo.gitdir, ch.new.oid))?.size ?? 0;
@@ -221,13 +232,35 @@ export async function commitShadows(home: string, shadows: Shadow[], mark: numbe
   return { commits: out, lost, added };
 }
 
+/** Up to this many paths, a shadow commit's changes are looked up path by path; more, the trees are compared. */
+const FEW_PATHS = 64;
+
+/**
+ * The files a shadow commit changed (for the reverse deltas and the store's growth): the committed
+ * paths looked up in both trees, O(paths) instead of a comparison of every entry of the trees on the
+ * way (100 entries per folder of a big Storage); a folder among them, or many paths, compares the trees.
+ */
+async function changedFiles(repo: Repo, before: string | undefined, after: string, paths: readonly string[]): Promise<FileChange[]> {
+  if (paths.length > FEW_PATHS) return diffTrees(repo, before, after);
+  const out: FileChange[] = [];
+  for (const p of paths) {
+    const key = toKey(p);
+    const old = before === undefined ? undefined : await entryAt(repo, before, key);
+    const now = await entryAt(repo, after, key);
+    if ((old !== undefined && isTreeMode(old.mode)) || (now !== undefined && isTreeMode(now.mode))) return diffTrees(repo, before, after);
+    if (old?.oid === now?.oid && old?.mode === now?.mode) continue;
+    out.push({ path: key, old: old && { mode: old.mode, oid: old.oid }, new: now && { mode: now.mode, oid: now.oid } });
+  }
+  return out;
+}
+
 /** Entries of the changed folders that may differ from the shadow: new, gone, or touched during the call. */
 async function candidates(repo: Repo, folders: string[], startedMs: number, capBytes: number, headBefore: string | undefined): Promise<string[]> {
   const head = headBefore ?? readHead(repo.gitdir).oid;
   const tree = head === undefined ? undefined : (await readCommit(repo.gitdir, head)).tree;
   const slice = new TimeSlice();
   const out = new Set<string>();
-  const since = startedMs - CTIME_MARGIN_MS;
+  const since = startedMs - ctimeMargin(repo.root);
   for (const folder of folders) {
     await slice.tick();
     const rel = path.relative(repo.root, path.resolve(repo.root, folder)).split(path.sep).join('/');

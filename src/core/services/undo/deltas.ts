@@ -19,6 +19,7 @@ import { hashObject } from '../../formats/git/objects.js';
 import { hasLoose, loosePath, readBlob } from '../vcs/objects.js';
 import type { FileChange } from '../vcs/history/trees.js';
 import { readBytes } from '../../base/fs/read.js';
+import { lstatIfAny } from '../../base/fs/stat.js';
 
 /** Smaller versions are kept whole: a delta would save little. */
 const MIN_BYTES = 64 * 1024;
@@ -130,10 +131,11 @@ export async function shrinkChanged(gitdir: string, changes: readonly FileChange
   for (const ch of changes) {
     await slice.tick();
     if (ch.old === undefined || ch.new === undefined || ch.old.oid === ch.new.oid) continue;
+    // Small objects stay whole without being read: one lstat (a 1,000-file turn of small files costs
+    // 1,000 of them), before the checks that the objects are real files (nothing is read through a link).
+    if ((lstatIfAny(loosePath(gitdir, ch.old.oid))?.size ?? 0) < MIN_STORED) continue;
     // The base must be whole now (it is the version just committed).
     if (!hasLoose(gitdir, ch.old.oid) || !hasLoose(gitdir, ch.new.oid)) continue;
-    // Small objects stay whole without being read (a 1,000-file turn of small files costs 1,000 stats).
-    if ((fs.statSync(loosePath(gitdir, ch.old.oid), { throwIfNoEntry: false })?.size ?? 0) < MIN_STORED) continue;
     const older = await readBlob(gitdir, ch.old.oid);
     if (older.length < MIN_BYTES) continue;
     const newer = await readBlob(gitdir, ch.new.oid);

@@ -265,6 +265,11 @@ class TreeUsage {
     return [...out];
   }
 
+  /** The non-folder entries of `dir` as last measured (only in a tree that keeps entries). */
+  entriesOf(dir: string): ReadonlyMap<string, EntryStat> | undefined {
+    return this.folders.get(dir)?.entries;
+  }
+
   /** Another process changed these folders (it said so in the change stamp): read them again at the next question. */
   markDirty(dirs: readonly string[]): void {
     for (const dir of dirs) if (this.folders.has(dir)) this.dirty.add(dir);
@@ -723,6 +728,15 @@ export async function foldersChangedSince(root: string, mark: number): Promise<s
   if (tree === undefined) return undefined;
   await tree.usage();
   return tree.changedSince(mark);
+}
+
+/**
+ * The newest timestamp (mtime or ctime, ms) of each non-folder entry of `dir`, a folder of `root`,
+ * as the last question measured it; undefined when the tree keeps no entries (no command ran in it
+ * yet) or does not know the folder. Right after foldersChangedSince it is what is on disk now.
+ */
+export function measuredTimes(root: string, dir: string): ReadonlyMap<string, { newestMs: number }> | undefined {
+  return trees.get(path.resolve(root))?.entriesOf(path.resolve(dir));
 }
 
 /** Marks folders of `root` changed by another process (read again at the next question); nothing when the tree is not loaded. */

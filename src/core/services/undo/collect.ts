@@ -116,8 +116,9 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
     const head = readHead(s.repo.gitdir).oid;
     if (head === undefined) continue;
     const m: Marks = { gitdir: s.repo.gitdir, kept: new Set() };
-    // The current state: free (a copy of the zones), never dropped.
-    await markCommit(m, head, m.kept, slice);
+    // The current state: free (a copy of the zones), never dropped, so not measured either: no stat
+    // of each of its objects (a zone of 10,000 files), its deltas' bases kept before the sweep.
+    await markCommit(m, head, m.kept, slice, false);
     repos.push(m);
   }
   const out: Collected = { keptBytes: 0, lost: [] };
@@ -148,7 +149,10 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
     else dropTurn(home, rec.turn);
   }
   // Only now, every kept object known: a read that failed above deleted nothing.
-  for (const m of repos) await sweep(m, slice);
+  for (const m of repos) {
+    await keepDeltaBases(m, slice);
+    await sweep(m, slice);
+  }
   return out;
 }
 
@@ -176,24 +180,54 @@ async function markTurnCommit(m: Marks, oid: string, add: Set<string>, slice: Ti
   return cost;
 }
 
-/** Marks a commit and its tree (not its ancestry); answers the bytes newly marked. */
-async function markCommit(m: Marks, oid: string, add: Set<string>, slice: TimeSlice): Promise<number> {
+/**
+ * Marks a commit and its tree (not its ancestry); answers the bytes newly marked. Not `counted`: the
+ * objects are only marked (no stat each, 0 answered; keepDeltaBases keeps what their deltas need).
+ */
+async function markCommit(m: Marks, oid: string, add: Set<string>, slice: TimeSlice, counted = true): Promise<number> {
   if (m.kept.has(oid) || add.has(oid)) return 0;
   add.add(oid);
   const commit = await readCommit(m.gitdir, oid);
-  return objectBytes(m.gitdir, oid) + (await markTree(m, commit.tree, add, slice));
+  return (counted ? objectBytes(m.gitdir, oid) : 0) + (await markTree(m, commit.tree, add, slice, counted));
 }
 
-async function markTree(m: Marks, oid: string, add: Set<string>, slice: TimeSlice): Promise<number> {
+async function markTree(m: Marks, oid: string, add: Set<string>, slice: TimeSlice, counted: boolean): Promise<number> {
   if (m.kept.has(oid) || add.has(oid)) return 0;
   add.add(oid);
   await slice.tick();
-  let bytes = objectBytes(m.gitdir, oid);
+  let bytes = counted ? objectBytes(m.gitdir, oid) : 0;
   for (const e of await readTree(m.gitdir, oid)) {
-    if (isTreeMode(e.mode)) bytes += await markTree(m, e.oid, add, slice);
-    else if (e.mode !== '160000') bytes += markBlob(m, e.oid, add);
+    if (isTreeMode(e.mode)) bytes += await markTree(m, e.oid, add, slice, counted);
+    else if (e.mode === '160000') continue;
+    else if (counted) bytes += markBlob(m, e.oid, add);
+    else add.add(e.oid);
   }
   return bytes;
+}
+
+/**
+ * A kept blob stored as a reverse delta keeps its base chain. Turns' blobs had their chains marked
+ * (markBlob); the current state's were only marked: each delta of the store (one per big file
+ * version, few) whose blob is kept has its chain marked here.
+ */
+async function keepDeltaBases(m: Marks, slice: TimeSlice): Promise<void> {
+  const top = `${m.gitdir}.deltas`;
+  let fans: fs.Dirent[];
+  try {
+    fans = await listSliced(top, slice);
+  } catch {
+    return; // no deltas
+  }
+  for (const fan of fans) {
+    if (!fan.isDirectory() || !/^[0-9a-f]{2}$/.test(fan.name)) continue;
+    for (const e of await listSliced(path.join(top, fan.name), slice)) {
+      await slice.tick();
+      const oid = fan.name + e.name;
+      if (!/^[0-9a-f]{40}$/.test(oid) || !m.kept.has(oid)) continue;
+      const base = deltaBase(readBytes(path.join(top, fan.name, e.name)));
+      if (base !== undefined) markBlob(m, base, m.kept);
+    }
+  }
 }
 
 /** A blob, whole or as a reverse delta; a delta keeps its base chain (newer versions). */

@@ -37,14 +37,48 @@ function recordPath(home: string, turn: string): string {
   return path.join(turnsDir(home), `${turn}.json`);
 }
 
+/**
+ * Records as stored, by file, with the identity of the file they were read from. Every write is a new
+ * file (temp + rename: a new inode), so one lstat tells whether a record changed since (a later call,
+ * another instance): a user past the retention count has every record looked at on every modifying
+ * call (the oldest goes), and parsing 200 of them each time cost more than the rest of the capture.
+ */
+const parsed = new Map<string, { sig: string; stored: TurnRecord }>();
+const MAX_PARSED = 50_000;
+
+function signature(st: fs.Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+function remember(file: string, st: fs.Stats | undefined, stored: TurnRecord): void {
+  if (st === undefined) return;
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(file, { sig: signature(st), stored });
+}
+
+function readStored(file: string): TurnRecord | undefined {
+  const st = lstatIfAny(file);
+  if (st === undefined || !st.isFile()) return undefined;
+  const hit = parsed.get(file);
+  if (hit !== undefined && hit.sig === signature(st)) return hit.stored;
+  // Replaced between the lstat and the read: a newer text under an older signature, read again next time.
+  const rec = JSON.parse(readText(file)) as TurnRecord;
+  if (rec.v !== 1) return undefined;
+  remember(file, st, rec);
+  return rec;
+}
+
+/** What a turn id may be (it names a file): Open WebUI's message ids and ours. */
+const TURN_ID = /^[A-Za-z0-9_-]{1,140}$/;
+
 export function readTurn(home: string, turn: string): TurnRecord | undefined {
-  if (!/^[A-Za-z0-9_-]{1,140}$/.test(turn)) return undefined;
+  if (!TURN_ID.test(turn)) return undefined;
   try {
-    const rec = JSON.parse(readText(recordPath(home, turn))) as TurnRecord;
-    if (rec.v !== 1) return undefined;
-    // Records name trees, not disk paths (where.ts): resolved here, against this instance's storage.
-    rec.commits = rec.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) }));
-    return rec;
+    const stored = readStored(recordPath(home, turn));
+    if (stored === undefined) return undefined;
+    // A copy the caller may change. Records name trees, not disk paths (where.ts): resolved here,
+    // against this instance's storage.
+    return { ...stored, calls: [...stored.calls], lost: [...stored.lost], commits: stored.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) })) };
   } catch {
     return undefined;
   }
@@ -63,6 +97,7 @@ export function appendTurn(home: string, call: TurnCall, at: number): void {
 /** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */
 export function dropTurn(home: string, turn: string): void {
   fs.rmSync(recordPath(home, turn), { force: true });
+  parsed.delete(recordPath(home, turn));
 }
 
 /** Writes a turn's record whole (also when the collection turns its shadow changes into "not undoable"). */
@@ -73,22 +108,28 @@ export function writeTurn(home: string, rec: TurnRecord): void {
   // old record or the new one; two fsyncs per call cost more than the rest of the capture.
   const file = recordPath(home, rec.turn);
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeBytes(tmp, JSON.stringify(stored), { exclusive: true });
+  const text = JSON.stringify(stored);
+  writeBytes(tmp, text, { exclusive: true });
   fs.renameSync(tmp, file);
+  remember(file, lstatIfAny(file), JSON.parse(text) as TurnRecord); // its own copy: the caller keeps `rec`
 }
 
-/** Every turn record of the user, newest first. */
-export function listTurns(home: string): TurnRecord[] {
+/** The turn ids that have a record, as the folder lists them. */
+function recordedTurns(home: string): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(turnsDir(home));
   } catch {
     return [];
   }
+  return names.filter((n) => n.endsWith('.json') && TURN_ID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
+}
+
+/** Every turn record of the user, newest first. */
+export function listTurns(home: string): TurnRecord[] {
   const out: TurnRecord[] = [];
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    const rec = readTurn(home, name.slice(0, -5));
+  for (const turn of recordedTurns(home)) {
+    const rec = readTurn(home, turn);
     if (rec !== undefined) out.push(rec);
   }
   return out.sort((a, b) => b.updated - a.updated);
@@ -99,20 +140,26 @@ export function listTurns(home: string): TurnRecord[] {
  * age are dropped; their turns can no longer be undone (the list no longer shows them).
  */
 export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now(), force = false): number {
-  // Cheap on most calls: one listing; the records are read only past the count, or now and then for the age.
-  let count = 0;
-  try {
-    count = fs.readdirSync(turnsDir(home)).length;
-  } catch {
-    return 0;
+  // Cheap on most calls: one listing; past the count (every call of a user with a long history), or
+  // now and then for the age, each record is looked at (one lstat; read only when it changed).
+  const turns = recordedTurns(home);
+  if (!force && turns.length <= maxTurns && (maxAgeDays === 0 || Math.random() > 0.05)) return 0;
+  const times: { turn: string; updated: number }[] = [];
+  for (const turn of turns) {
+    let stored: TurnRecord | undefined;
+    try {
+      stored = readStored(recordPath(home, turn));
+    } catch {
+      stored = undefined; // unreadable: not a turn (listTurns skips it too)
+    }
+    if (stored !== undefined) times.push({ turn, updated: stored.updated });
   }
-  if (!force && count <= maxTurns && (maxAgeDays === 0 || Math.random() > 0.05)) return 0;
-  const all = listTurns(home);
+  times.sort((a, b) => b.updated - a.updated);
   let dropped = 0;
-  all.forEach((rec, i) => {
-    const old = maxAgeDays > 0 && now - rec.updated > maxAgeDays * 86_400_000;
+  times.forEach((t, i) => {
+    const old = maxAgeDays > 0 && now - t.updated > maxAgeDays * 86_400_000;
     if (i >= maxTurns || old) {
-      dropTurn(home, rec.turn);
+      dropTurn(home, t.turn);
       dropped++;
     }
   });

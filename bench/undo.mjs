@@ -64,6 +64,7 @@ const row = (scenario, ours, anchor, anchorValue, ratio, target) => {
   return r;
 };
 const ms = (x) => `${x.toFixed(1)} ms`;
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 try {
   // a) one changed file in a 10,000-file Storage.
@@ -84,6 +85,18 @@ try {
     const sed = (s) => () => s.call('shed_exec', { zone: 'storage', cmd: 'sed', args: ['-i', `s/line.*/line ${flip++}/`, 'd02/f02.txt'] });
     const e = await alternating(RUNS, WARMUP, sed(on), sed(off));
     rows.push(row(`a) shed_exec sed -i, 1 file of ${dirs * per}, capture on vs off`, ms(e.ours), 'capture off', ms(e.anchor), e.ours / e.anchor, 1.2));
+    // Past the retention count (undo_max_turns, 200 by default), as every user with a history is:
+    // each call also drops the oldest turn, and every 20th collects what no kept turn needs (a walk
+    // of the current state). Means, so those collections count.
+    const [history, measured] = sized([220, 60], [5, 3]);
+    for (let i = 0; i < history; i++) await patch(on)();
+    const [xs, ys] = [[], []];
+    for (let i = 0; i < measured; i++) {
+      xs.push(await elapsedMs(patch(on)));
+      ys.push(await elapsedMs(patch(off)));
+    }
+    const [mx, my] = [mean(xs), mean(ys)];
+    rows.push(row(`a) shed_patch_text, 1 file of ${dirs * per}, past the retention count (mean of ${measured})`, ms(mx), 'capture off', ms(my), mx / my, 1.2));
 
   }
   // b) undo of a 1,000-file turn vs git checkout.

@@ -87,7 +87,7 @@ export function readTurn(home: string, turn: string): TurnRecord | undefined {
 /** Adds one call's commits (and losses) to its turn's record. */
 export function appendTurn(home: string, call: TurnCall, at: number): void {
   const rec: TurnRecord = readTurn(home, call.turn) ?? { v: 1, turn: call.turn, conv: call.conv, started: at, updated: at, calls: [], commits: [], lost: [] };
-  rec.updated = at;
+  rec.updated = Math.max(rec.updated, at); // only grows (instances' clocks differ a little): pruneTurns relies on it
   rec.calls.push({ fn: call.fn, at });
   rec.commits.push(...call.commits);
   rec.lost.push(...call.lost);
@@ -140,30 +140,50 @@ export function listTurns(home: string): TurnRecord[] {
  * age are dropped; their turns can no longer be undone (the list no longer shows them).
  */
 export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now(), force = false): number {
-  // Cheap on most calls: one listing; past the count (every call of a user with a long history), or
-  // now and then for the age, each record is looked at (one lstat; read only when it changed).
+  // Cheap on most calls: one listing. Past the count (every call of a user with a long history) or
+  // now and then for the age, the records are ordered by what this process knows of them, and only
+  // those to drop are looked at again; if one of them changed since (another instance), all are.
   const turns = recordedTurns(home);
-  if (!force && turns.length <= maxTurns && (maxAgeDays === 0 || Math.random() > 0.05)) return 0;
+  const byAge = maxAgeDays > 0 && (force || Math.random() <= 0.05);
+  if (!force && turns.length <= maxTurns && !byAge) return 0;
+  const age = byAge ? maxAgeDays * 86_400_000 : Infinity;
+  return dropOldest(home, turns, maxTurns, age, now, false) ?? dropOldest(home, turns, maxTurns, age, now, true)!;
+}
+
+/**
+ * Drops the records past `maxTurns` (newest first) or older than `maxAgeMs`. Not `fresh`: each record
+ * as last read by this process; a record's `updated` only grows (appendTurn), so one to drop, found
+ * unchanged, is as old as it seemed and every record ranked above it at least as new. Undefined when
+ * one to drop changed since: nothing was dropped, the caller asks again with every record read fresh.
+ */
+function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeMs: number, now: number, fresh: boolean): number | undefined {
+  const known = (file: string): TurnRecord | undefined => {
+    try {
+      return fresh ? readStored(file) : (parsed.get(file)?.stored ?? readStored(file));
+    } catch {
+      return undefined; // unreadable: not a turn (listTurns skips it too)
+    }
+  };
   const times: { turn: string; updated: number }[] = [];
   for (const turn of turns) {
-    let stored: TurnRecord | undefined;
-    try {
-      stored = readStored(recordPath(home, turn));
-    } catch {
-      stored = undefined; // unreadable: not a turn (listTurns skips it too)
-    }
-    if (stored !== undefined) times.push({ turn, updated: stored.updated });
+    const rec = known(recordPath(home, turn));
+    if (rec !== undefined) times.push({ turn, updated: rec.updated });
   }
   times.sort((a, b) => b.updated - a.updated);
-  let dropped = 0;
-  times.forEach((t, i) => {
-    const old = maxAgeDays > 0 && now - t.updated > maxAgeDays * 86_400_000;
-    if (i >= maxTurns || old) {
-      dropTurn(home, t.turn);
-      dropped++;
+  const doomed = times.filter((t, i) => i >= maxTurns || now - t.updated > maxAgeMs);
+  if (!fresh) {
+    for (const t of doomed) {
+      let current: TurnRecord | undefined;
+      try {
+        current = readStored(recordPath(home, t.turn));
+      } catch {
+        current = undefined;
+      }
+      if (current !== undefined && current.updated !== t.updated) return undefined;
     }
-  });
-  return dropped;
+  }
+  for (const t of doomed) dropTurn(home, t.turn);
+  return doomed.length;
 }
 
 /** Bytes the capture store of a user home takes on disk (admin page); walked in slices. */

@@ -125,6 +125,11 @@ function recordedTurns(home: string): string[] {
   return names.filter((n) => n.endsWith('.json') && TURN_ID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
 }
 
+/** True when a turn's last call is older than the retention by age (valve undo_max_age_days; 0: no limit). */
+export function agedOut(rec: Pick<TurnRecord, 'updated'>, maxAgeDays: number, now = Date.now()): boolean {
+  return maxAgeDays > 0 && now - rec.updated > maxAgeDays * 86_400_000;
+}
+
 /** Every turn record of the user, newest first. */
 export function listTurns(home: string): TurnRecord[] {
   const out: TurnRecord[] = [];
@@ -139,24 +144,22 @@ export function listTurns(home: string): TurnRecord[] {
  * Retention (valves undo_max_turns, undo_max_age_days): the oldest records beyond the count or the
  * age are dropped; their turns can no longer be undone (the list no longer shows them).
  */
-export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now(), force = false): number {
-  // Cheap on most calls: one listing. Past the count (every call of a user with a long history) or
-  // now and then for the age, the records are ordered by what this process knows of them, and only
-  // those to drop are looked at again; if one of them changed since (another instance), all are.
+export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now()): number {
+  // Cheap on every call: one listing, the records ordered by what this process knows of them (read
+  // once each), and only those to drop looked at again; if one of them changed since (another
+  // instance), all are.
   const turns = recordedTurns(home);
-  const byAge = maxAgeDays > 0 && (force || Math.random() <= 0.05);
-  if (!force && turns.length <= maxTurns && !byAge) return 0;
-  const age = byAge ? maxAgeDays * 86_400_000 : Infinity;
-  return dropOldest(home, turns, maxTurns, age, now, false) ?? dropOldest(home, turns, maxTurns, age, now, true)!;
+  if (turns.length <= maxTurns && maxAgeDays === 0) return 0;
+  return dropOldest(home, turns, maxTurns, maxAgeDays, now, false) ?? dropOldest(home, turns, maxTurns, maxAgeDays, now, true)!;
 }
 
 /**
- * Drops the records past `maxTurns` (newest first) or older than `maxAgeMs`. Not `fresh`: each record
+ * Drops the records past `maxTurns` (newest first) or aged out. Not `fresh`: each record
  * as last read by this process; a record's `updated` only grows (appendTurn), so one to drop, found
  * unchanged, is as old as it seemed and every record ranked above it at least as new. Undefined when
  * one to drop changed since: nothing was dropped, the caller asks again with every record read fresh.
  */
-function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeMs: number, now: number, fresh: boolean): number | undefined {
+function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeDays: number, now: number, fresh: boolean): number | undefined {
   const known = (file: string): TurnRecord | undefined => {
     try {
       return fresh ? readStored(file) : (parsed.get(file)?.stored ?? readStored(file));
@@ -170,7 +173,7 @@ function dropOldest(home: string, turns: readonly string[], maxTurns: number, ma
     if (rec !== undefined) times.push({ turn, updated: rec.updated });
   }
   times.sort((a, b) => b.updated - a.updated);
-  const doomed = times.filter((t, i) => i >= maxTurns || now - t.updated > maxAgeMs);
+  const doomed = times.filter((t, i) => i >= maxTurns || agedOut(t, maxAgeDays, now));
   if (!fresh) {
     for (const t of doomed) {
       let current: TurnRecord | undefined;

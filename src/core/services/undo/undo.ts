@@ -15,7 +15,7 @@ import { ensureQuota } from '../quota/quota.js';
 import { readUndoBlob } from './deltas.js';
 import { applyUndo, finishPendingUndo, type JournalItem } from './apply.js';
 import { actionOf, planTurn, shownPath, type Plan, type PlanItem } from './plan.js';
-import { listTurns, readTurn, type TurnRecord } from './store.js';
+import { agedOut, listTurns, readTurn, type TurnRecord } from './store.js';
 
 export interface UndoRequest {
   turn: string | undefined;
@@ -29,11 +29,16 @@ export function itemPath(i: Pick<PlanItem, 'label' | 'shown'>): string {
   return `${i.label}/${i.shown}`;
 }
 
+/** The user's turns still within the retention by age (the next modifying call drops the others), newest first. */
+function keptTurns(ctx: CallScope, home: string): TurnRecord[] {
+  return listTurns(home).filter((rec) => !agedOut(rec, ctx.valves.undo_max_age_days));
+}
+
 /** The turn asked for, or the conversation's last turn that changed something. */
 async function pickTurn(ctx: CallScope, home: string, wanted: string | undefined): Promise<{ rec: TurnRecord; plan: Plan }> {
   if (wanted !== undefined) {
     const rec = readTurn(home, wanted);
-    if (rec === undefined) {
+    if (rec === undefined || agedOut(rec, ctx.valves.undo_max_age_days)) {
       throw shedError('FILE_NOT_FOUND', `No turn '${wanted}' is kept for you (it never changed anything, or it is older than the retention).`, {
         details: { parameter: 'turn', value: wanted },
         hint: 'List the turns that can be undone: shed_undo() (no apply), then shed_undo(turn="<id from the list>", apply=true).',
@@ -41,7 +46,7 @@ async function pickTurn(ctx: CallScope, home: string, wanted: string | undefined
     }
     return { rec, plan: await planTurn(rec, true) };
   }
-  for (const rec of listTurns(home)) {
+  for (const rec of keptTurns(ctx, home)) {
     if (rec.conv !== ctx.convId) continue;
     const plan = await planTurn(rec, true);
     if (plan.items.length > 0) return { rec, plan };
@@ -150,7 +155,7 @@ function shownAt(items: readonly PlanItem[], root: string, rel: string): string 
 export async function describeTurns(ctx: CallScope, all: boolean, limit: number): Promise<{ data: Record<string, unknown>; message: string }> {
   const home = userHome(ctx.valves, ctx.user.id);
   const turns: Record<string, unknown>[] = [];
-  for (const rec of listTurns(home)) {
+  for (const rec of keptTurns(ctx, home)) {
     if (!all && rec.conv !== ctx.convId) continue;
     const plan = await planTurn(rec, false);
     if (plan.items.length === 0 && plan.lost.length === 0) continue;

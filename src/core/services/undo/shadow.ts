@@ -243,10 +243,11 @@ const FEW_PATHS = 64;
 async function changedFiles(repo: Repo, before: string | undefined, after: string, paths: readonly string[]): Promise<FileChange[]> {
   if (paths.length > FEW_PATHS) return diffTrees(repo, before, after);
   const out: FileChange[] = [];
+  const slice = new TimeSlice();
   for (const p of paths) {
     const key = toKey(p);
-    const old = before === undefined ? undefined : await entryAt(repo, before, key);
-    const now = await entryAt(repo, after, key);
+    const old = before === undefined ? undefined : await entryAt(repo, before, key, slice);
+    const now = await entryAt(repo, after, key, slice);
     if ((old !== undefined && isTreeMode(old.mode)) || (now !== undefined && isTreeMode(now.mode))) return diffTrees(repo, before, after);
     if (old?.oid === now?.oid && old?.mode === now?.mode) continue;
     out.push({ path: key, old: old && { mode: old.mode, oid: old.oid }, new: now && { mode: now.mode, oid: now.oid } });
@@ -276,7 +277,7 @@ async function candidates(repo: Repo, folders: string[], startedMs: number, capB
     // What the change watch measured just now: no second lstat of every file of the folder.
     const measured = measuredTimes(repo.root, path.join(repo.root, dirRel));
     const known = new Map<string, boolean>();
-    const at = tree === undefined ? undefined : await entryAt(repo, tree, toKey(dirRel));
+    const at = tree === undefined ? undefined : await entryAt(repo, tree, toKey(dirRel), slice);
     if (at !== undefined && isTreeMode(at.mode)) for (const e of await readTree(repo.gitdir, at.oid)) known.set(e.name, isTreeMode(e.mode));
     const seen = new Set<string>();
     for (const d of disk) {

@@ -41,12 +41,17 @@ function reaches(dirKey: string, filters: Filters): boolean {
   return filters.some((f) => f === '' || dirKey === f || dirKey.startsWith(`${f}/`) || f.startsWith(`${dirKey}/`));
 }
 
-/** The entry at a byte-string path of a tree ('' gives the tree itself). */
-export async function entryAt(repo: Repo, tree: string, key: string): Promise<TreeEntry | undefined> {
+/**
+ * The entry at a byte-string path of a tree ('' gives the tree itself). One tree read per folder on
+ * the way, and a user's folders can nest 2,000 deep: it yields within `slice` (a caller looking up
+ * many paths passes one for all of them).
+ */
+export async function entryAt(repo: Repo, tree: string, key: string, slice = new TimeSlice()): Promise<TreeEntry | undefined> {
   let current: TreeEntry = { mode: '40000', name: '', oid: tree };
   if (key === '') return current;
   let walked = '';
   for (const part of key.split('/')) {
+    await slice.tick();
     walked = walked === '' ? part : `${walked}/${part}`;
     if (!isTreeMode(current.mode) || repo.hidden?.(walked)) return undefined;
     const next = (await readTree(repo.gitdir, current.oid)).find((e) => e.name === part);

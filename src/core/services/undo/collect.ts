@@ -211,21 +211,30 @@ async function markTree(m: Marks, oid: string, add: Set<string>, slice: TimeSlic
  * version, few) whose blob is kept has its chain marked here.
  */
 async function keepDeltaBases(m: Marks, slice: TimeSlice): Promise<void> {
-  const top = `${m.gitdir}.deltas`;
+  for await (const { oid, file } of storedObjects(`${m.gitdir}.deltas`, slice)) {
+    if (!m.kept.has(oid)) continue;
+    const base = deltaBase(readBytes(file));
+    if (base !== undefined) markBlob(m, base, m.kept);
+  }
+}
+
+/**
+ * The finished objects of a fan-out folder (`xx/` + 38 hex digits: loose objects, deltas), in slices;
+ * a temp file of a writer is not one (none runs under the call lock). Nothing when the folder is missing.
+ */
+async function* storedObjects(top: string, slice: TimeSlice): AsyncGenerator<{ oid: string; file: string }> {
   let fans: fs.Dirent[];
   try {
     fans = await listSliced(top, slice);
   } catch {
-    return; // no deltas
+    return;
   }
   for (const fan of fans) {
     if (!fan.isDirectory() || !/^[0-9a-f]{2}$/.test(fan.name)) continue;
-    for (const e of await listSliced(path.join(top, fan.name), slice)) {
+    const dir = path.join(top, fan.name);
+    for (const e of await listSliced(dir, slice)) {
       await slice.tick();
-      const oid = fan.name + e.name;
-      if (!/^[0-9a-f]{40}$/.test(oid) || !m.kept.has(oid)) continue;
-      const base = deltaBase(readBytes(path.join(top, fan.name, e.name)));
-      if (base !== undefined) markBlob(m, base, m.kept);
+      if (/^[0-9a-f]{38}$/.test(e.name)) yield { oid: fan.name + e.name, file: path.join(dir, e.name) };
     }
   }
 }
@@ -257,21 +266,6 @@ function objectBytes(gitdir: string, oid: string): number {
 /** Deletes every loose object and delta of the repository not marked. */
 async function sweep(m: Marks, slice: TimeSlice): Promise<void> {
   for (const top of [path.join(m.gitdir, 'objects'), `${m.gitdir}.deltas`]) {
-    let fans: fs.Dirent[];
-    try {
-      fans = await listSliced(top, slice);
-    } catch {
-      continue;
-    }
-    for (const fan of fans) {
-      if (!fan.isDirectory() || !/^[0-9a-f]{2}$/.test(fan.name)) continue;
-      const dir = path.join(top, fan.name);
-      for (const e of await listSliced(dir, slice)) {
-        await slice.tick();
-        // Only finished objects: a temp file of a writer is not ours to judge (none runs under the lock).
-        if (!/^[0-9a-f]{38}$/.test(e.name) || m.kept.has(fan.name + e.name)) continue;
-        fs.rmSync(path.join(dir, e.name), { force: true });
-      }
-    }
+    for await (const { oid, file } of storedObjects(top, slice)) if (!m.kept.has(oid)) fs.rmSync(file, { force: true });
   }
 }

@@ -68,6 +68,15 @@ function readStored(file: string): TurnRecord | undefined {
   return rec;
 }
 
+/** readStored, or undefined when the record cannot be read (unreadable: not a turn, as listTurns skips it). */
+function readStoredIfAny(file: string): TurnRecord | undefined {
+  try {
+    return readStored(file);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a turn id may be (it names a file): Open WebUI's message ids and ours. */
 const TURN_ID = /^[A-Za-z0-9_-]{1,140}$/;
 
@@ -160,28 +169,17 @@ export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, n
  * one to drop changed since: nothing was dropped, the caller asks again with every record read fresh.
  */
 function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeDays: number, now: number, fresh: boolean): number | undefined {
-  const known = (file: string): TurnRecord | undefined => {
-    try {
-      return fresh ? readStored(file) : (parsed.get(file)?.stored ?? readStored(file));
-    } catch {
-      return undefined; // unreadable: not a turn (listTurns skips it too)
-    }
-  };
   const times: { turn: string; updated: number }[] = [];
   for (const turn of turns) {
-    const rec = known(recordPath(home, turn));
+    const file = recordPath(home, turn);
+    const rec = (fresh ? undefined : parsed.get(file)?.stored) ?? readStoredIfAny(file);
     if (rec !== undefined) times.push({ turn, updated: rec.updated });
   }
   times.sort((a, b) => b.updated - a.updated);
   const doomed = times.filter((t, i) => i >= maxTurns || agedOut(t, maxAgeDays, now));
   if (!fresh) {
     for (const t of doomed) {
-      let current: TurnRecord | undefined;
-      try {
-        current = readStored(recordPath(home, t.turn));
-      } catch {
-        current = undefined;
-      }
+      const current = readStoredIfAny(recordPath(home, t.turn));
       if (current !== undefined && current.updated !== t.updated) return undefined;
     }
   }

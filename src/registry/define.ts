@@ -23,6 +23,11 @@ export interface CallContext extends CallScope {
   functions: readonly FunctionDef[];
   /** Files attached to the conversation (host arguments __files__ / __metadata__.files), read by the host bridge. */
   attachedFiles(): AttachedFile[];
+  /**
+   * Runs `work` as a modifying call (call locks, undo capture, versioning commit): for a handler
+   * dispatched as a read (`mutates` said no) that finds it must write after all.
+   */
+  modifying(work: () => Promise<HandlerResult>): Promise<HandlerResult>;
 }
 
 /** MCP tool annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). */

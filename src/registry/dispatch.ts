@@ -109,20 +109,24 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
         }
       },
       attachedFiles: () => (host.attachedFiles ? host.attachedFiles(raw.__files__, raw.__metadata__) : readAttachedFiles(raw.__files__, raw.__metadata__)),
+      // Declared below; a handler calls it only once the call runs.
+      modifying: (work) => modifying(work),
     };
-    const run = async () => {
-      const result = await def.handler(args, ctx);
-      if (result.change?.zone.versioned) {
+    // The versioning seam: a handler's change in a versioned zone becomes one commit (under the call lock, as part of its turn).
+    const committed = async (result: HandlerResult) => {
+      const change = result.change;
+      delete result.change; // recorded once, even when an escalated run's result passes here again
+      if (change?.zone.versioned) {
         const message = typeof args.message === 'string' && args.message.trim() ? args.message : undefined;
-        const { commit, warning } = await recordChange(result.change.zone, result.change, user, message);
+        const { commit, warning } = await recordChange(change.zone, change, user, message);
         if (commit !== undefined) result.data = { ...result.data, commit };
         if (warning !== undefined) result.message = `${result.message} Warning: ${warning}`;
       }
       return result;
     };
-    let result: HandlerResult;
-    seen.mutating = mutatesCall(def, args);
-    if (seen.mutating) {
+    // A modifying call runs under the call locks of the spaces it may change, its changes captured under its turn.
+    const modifying = async (work: () => Promise<HandlerResult>): Promise<HandlerResult> => {
+      seen.mutating = true;
       const named = await namedGroup(user, directory, args, group);
       const homes = [userHome(valves, user.id), ...(named ? [groupHome(valves, named.id)] : [])];
       // A call lock taken over from a dead holder (kill -9 on any host) recovers that space first.
@@ -130,21 +134,21 @@ async function answer(def: FunctionDef, rawArgs: unknown, valvesRaw: unknown, ho
       // A scope this process has not measured yet is walked while the call waits for its locks (a
       // takeover waits seconds), not after them: the question asked under the lock is then incremental.
       for (const scope of scopes) if (!Object.values(scope.trees).every(treeLoaded)) void scopeUsage(scope).catch(() => undefined);
-      result = await withCallLock(homes, async () => {
+      return withCallLock(homes, async () => {
         // First modifying call of this version in a space: its repository moves out of the zone (vcs/migrate.ts).
         const moved: string[] = [];
         for (const home of homes) for (const m of await prepareHome(home)) moved.push(describeMigration(m));
         // Undo by turn (core/services/undo): every change of the call is captured under its turn, which the answer names.
         const turn = turnIdOf(raw.__metadata__);
-        const done = await stamped(scopes, () => captureCall({ valves, user, home: homes[0]!, turn, conv: seen.convId ?? 'unknown', fn: def.name }, run))();
+        const done = await stamped(scopes, () => captureCall({ valves, user, home: homes[0]!, turn, conv: seen.convId ?? 'unknown', fn: def.name }, async () => committed(await work())))();
         return moved.length === 0 ? done : { ...done, message: `${done.message} ${moved.join(' ')}` };
       }, (home) => {
         markInterrupted(home); // the killed call's changes: the undo capture resynchronises first
         return recoverAfterTakeover(home);
       });
-    } else {
-      result = await run();
-    }
+    };
+    seen.mutating = mutatesCall(def, args);
+    const result = seen.mutating ? await modifying(() => def.handler(args, ctx)) : await committed(await def.handler(args, ctx));
     return { json: successJson(result), code: 'OK' };
   } catch (err) {
     const plain = asShedError(err, def.name);

@@ -21,6 +21,8 @@ export interface Result {
   success: boolean;
   data?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test access to arbitrary result fields
   message?: string;
+  /** The chat turn of a modifying call that changed files (SPEC 9.1). */
+  turn?: string;
   error?: { code: string; message: string; details?: Record<string, unknown>; hint?: string };
 }
 

@@ -61,6 +61,8 @@ describe('one executor', () => {
   });
 
   it('the command functions and the script functions go through it', () => {
+    // executeReading is the same executor, entered for a command run without the call lock.
+    expect(files.find((f) => f.rel === 'core/services/exec/execute.ts')!.text).toMatch(/export async function executeReading\([^)]*\)[^{]*\{\n  try \{\n    return await execute\(req, true\);/);
     for (const fn of ['functions/exec.ts', 'functions/lockedit_exec.ts', 'functions/code-run.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\bexecuteCommand\(/);
     for (const fn of ['functions/run_python.ts', 'functions/run_shell.ts']) expect(files.find((f) => f.rel === fn)!.text, fn).toMatch(/\brunCode\(/);
   });

@@ -11,7 +11,7 @@
  */
 import { shedError } from '../../base/errors.js';
 import type { OwnershipRecord } from '../groups/access.js';
-import { callIdentity, requireSeparation } from '../ids/for-call.js';
+import { callIdentity, requireSeparation, UnconvertedZone } from '../ids/for-call.js';
 import type { KernelIdentity } from '../ids/kernel-identity.js';
 import { takeOverFolders } from '../ids/group-owner.js';
 import { allRecords } from '../groups/access.js';
@@ -27,6 +27,9 @@ import { outwardLinkSweep } from './guards/links.js';
 import { undoGrowth, type QuotaUndo } from './guards/over-quota.js';
 import { removeTooLong, tooLongNote } from './guards/too-long.js';
 import { checkCommand, requireDownloadTarget, type Policy } from './policy/policy.js';
+import { PURE_READERS } from './policy/commands.js';
+import { scopeHome } from '../../base/locks/state-dir.js';
+import { homePrepared } from '../vcs/migrate.js';
 import { run } from './launcher/runner.js';
 import type { RunResult } from './launcher/run-types.js';
 import { sandboxStatus, type SandboxStatus } from './launcher/sandbox.js';
@@ -89,27 +92,57 @@ export interface ExecOutcome {
   aside: AsideReport;
 }
 
-export async function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
+export function executeCommand(req: ExecRequest): Promise<ExecOutcome> {
+  return execute(req, false);
+}
+
+/** A lock-free run found it needs the call lock after all (nothing was done). */
+const NEEDS_LOCK = Symbol('needs the call lock');
+
+/**
+ * A command that only reads, run without the call lock (other calls of the user go on meanwhile):
+ * its zone is read-only to it in the kernel (Landlock's rules, bubblewrap's read-only mount) and
+ * no server step writes before or after it, so it needs none of what the lock protects. Only in a
+ * personal zone with no blocked entries to hide (hiding moves files: other calls' commands would
+ * see them come back), the argument policy judging it as in a read-only zone, the zone converted
+ * to the user's identity and in this version's layout. Undefined when it does not qualify: the
+ * caller runs it again as a modifying call (executeCommand under the call lock).
+ */
+export async function executeReading(req: ExecRequest): Promise<ExecOutcome | undefined> {
+  try {
+    return await execute(req, true);
+  } catch (err) {
+    if (err === NEEDS_LOCK) return undefined;
+    throw err;
+  }
+}
+
+async function execute(req: ExecRequest, reading: boolean): Promise<ExecOutcome> {
   const { valves, zone, cmd, args } = req;
   const sandbox = await sandboxStatus(valves.sandbox, req.unconfinedAllowed !== false);
+  if (reading && !mayRead(req, sandbox)) throw NEEDS_LOCK;
   const plan = req.script && (await planScript(req.script, valves, zone.readonly, sandbox, zone.group !== undefined));
-  await recoverAside(zone);
+  if (!reading) await recoverAside(zone);
   let blocked = await checkSensitiveCommand(zone, plan ? [] : args);
-  const policy = plan?.policy ?? checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active });
+  const policy = plan?.policy ?? (reading ? readingPolicy(req, sandbox) : checkCommand({ cmd, args, zone, readonly: zone.readonly, network: valves.network_mode, sandbox: sandbox.active }));
   // Glob patterns stand for the names they expanded to: those are judged too.
   if (policy.expanded.length > 0) blocked = await checkSensitiveCommand(zone, policy.args);
+  if (reading && blocked !== undefined) throw NEEDS_LOCK; // hiding them moves files (none without blocked patterns)
   if (!plan) requireDownloadTarget(cmd, policy.options, req.stdoutFile === true);
   const program = plan?.program ?? requireProgram(cmd);
-  const identity = await callIdentity(valves, req.caller, zone, req.scratch ? zone.root : undefined);
+  const identity = await callIdentity(valves, req.caller, zone, req.scratch ? zone.root : undefined, !reading).catch((err: unknown) => {
+    throw err instanceof UnconvertedZone ? NEEDS_LOCK : err;
+  });
   requireSeparation(valves, sandbox.active, req.unconfinedAllowed !== false);
-  const fileBytes = req.scratch?.fileBytes ?? (await writableBytes(valves, zone));
+  // Reading, only the call's own folders can be written: the file size limit bounds them (with their watch).
+  const fileBytes = req.scratch?.fileBytes ?? (reading ? valves.max_file_size_mb * MIB : await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
-  const aside = await setAside(zone, blocked, req.locked ?? [], req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
+  const aside = await setAside(zone, blocked, req.locked ?? [], reading ? undefined : req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
   let watched: Watched;
   let report: AsideReport;
   let changedHere: string[] | undefined;
   try {
-    watched = await runWatched(req, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
+    watched = await runWatched(req, reading, policy, program, sandbox, aside.scope, fileBytes, aside.guarding, plan, identity);
     changedHere = watched.changed;
   } finally {
     try {
@@ -145,10 +178,10 @@ interface Watched {
 const CHANGE_TIME_SLACK_MS = 50;
 
 /** The command under its quota watch; what it changed; its growth undone when it passed the quota. */
-async function runWatched(req: ExecRequest, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined, identity: KernelIdentity | undefined): Promise<Watched> {
+async function runWatched(req: ExecRequest, reading: boolean, policy: Policy, program: string, sandbox: SandboxStatus, scope: WriteScope | undefined, fileBytes: number, guarding: boolean, plan: ScriptPlan | undefined, identity: KernelIdentity | undefined): Promise<Watched> {
   const { valves, zone, cmd } = req;
   // What it changed is needed in versioned zones (the commit), and for a script anywhere it can write (its answer).
-  const tracked = zone.versioned || (plan !== undefined && !zone.readonly);
+  const tracked = !reading && (zone.versioned || (plan !== undefined && !zone.readonly));
   // One watch of the folders it writes in: the per-call quota while it runs, and what it changed.
   const watch = scope && (await watchCall(scope, fileBytes));
   let result: RunResult;
@@ -164,7 +197,7 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
       program,
       args: policy.argv,
       zoneRoot: zone.root,
-      readonly: zone.readonly,
+      readonly: zone.readonly || reading,
       sandbox: sandbox.active,
       ...(sandbox.active !== 'validated' ? { landlock: { abi: sandbox.landlockAbi!, executables: plan?.executables ?? executablesFor(cmd, program) } } : {}),
       network: policy.network,
@@ -206,6 +239,26 @@ async function runWatched(req: ExecRequest, policy: Policy, program: string, san
   // Past the quota: what it added is removed again, and the answer says what.
   const undone = await undoGrowth(zone.root, end.changed, end.prior);
   return { ...known, end: { ...end, usedBytes: await scope!.used() }, undone };
+}
+
+/** What a run without the call lock needs besides the policy's judgement (executeReading). */
+function mayRead(req: ExecRequest, sandbox: SandboxStatus): boolean {
+  const { zone } = req;
+  const kernel = sandbox.active === 'landlock' || sandbox.active === 'bwrap';
+  const plain = req.script === undefined && req.scratch === undefined && req.openOutputs === undefined && (req.locked ?? []).length === 0;
+  return kernel && plain && PURE_READERS.has(req.cmd) && zone.group === undefined && zone.blocked === undefined && homePrepared(scopeHome(zone.scope));
+}
+
+/** The policy's judgement as in a read-only zone, for a run without the call lock; NEEDS_LOCK when it would refuse it there, or sweep links first (a write). */
+function readingPolicy(req: ExecRequest, sandbox: SandboxStatus): Policy {
+  let policy: Policy;
+  try {
+    policy = checkCommand({ cmd: req.cmd, args: req.args, zone: req.zone, readonly: true, network: req.valves.network_mode, sandbox: sandbox.active });
+  } catch {
+    throw NEEDS_LOCK; // under the lock, the policy of its zone answers (and may refuse it, with its reason)
+  }
+  if (policy.sweepBefore) throw NEEDS_LOCK;
+  return policy;
 }
 
 function withStderr(result: RunResult, note: string): RunResult {

@@ -18,7 +18,10 @@ import { separationReport } from './separation.js';
 import { canSwitchIdentity } from './switch.js';
 import { claimZone } from './zone-owner.js';
 
-export async function callIdentity(valves: Valves, userId: string | undefined, zone: Zone, scratch?: string): Promise<KernelIdentity | undefined> {
+/** A personal zone not converted to its user's identity yet, met by a call that may not convert it (no call lock). */
+export class UnconvertedZone extends Error {}
+
+export async function callIdentity(valves: Valves, userId: string | undefined, zone: Zone, scratch?: string, mayConvert = true): Promise<KernelIdentity | undefined> {
   const setting = valves.identity_separation;
   if (setting === 'off' || userId === undefined) return undefined;
   if (zone.name === 'group' && zone.group === undefined) return undefined;
@@ -60,7 +63,7 @@ export async function callIdentity(valves: Valves, userId: string | undefined, z
     await syncGroupSpace(base, range, zone, gid);
     return { uid: ids.uid, gid, groups: [gid] };
   }
-  await claimZone(base, userId, zone, ids, scratch);
+  if (!(await claimZone(base, userId, zone, ids, scratch, mayConvert))) throw new UnconvertedZone(zone.label);
   return { uid: ids.uid, gid: ids.gid, groups: [] };
 }
 

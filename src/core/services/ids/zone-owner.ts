@@ -94,9 +94,10 @@ function chain(top: string, dir: string): string[] {
 /**
  * Makes `zone` (a personal zone of `userId`, or a folder made for one command under it: a locked
  * edit's scratch folder) the user's, as the layout above says. `scratch`: the folder the command
- * runs in instead of the zone (always walked: it is made for the call).
+ * runs in instead of the zone (always walked: it is made for the call). With `mayConvert` false (a
+ * call without the call lock), a zone not yet converted is left as it is: false then.
  */
-export async function claimZone(base: string, userId: string, zone: Zone, ids: UserIds, scratch?: string): Promise<void> {
+export async function claimZone(base: string, userId: string, zone: Zone, ids: UserIds, scratch?: string, mayConvert = true): Promise<boolean> {
   const users = path.join(base, 'users');
   const home = path.join(users, userId);
   closeDir(base, 0o711);
@@ -112,15 +113,16 @@ export async function claimZone(base: string, userId: string, zone: Zone, ids: U
     // The folders holding it (scratch/) are passed through; the scratch folder is the user's.
     for (const dir of chain(top, path.dirname(scratch)).slice(1)) setDir(dir, me, ids.gid, 0o710);
     await walkOwn(scratch, ids, false);
-    return;
+    return true;
   }
   const stamps = path.join(home, '.identity');
   const stamp = path.join(stamps, zone.name === 'uploads' ? `Uploads-${path.basename(zone.root)}` : zone.label);
-  if (done.has(`${stamp}\0${ids.uid}`)) return;
+  if (done.has(`${stamp}\0${ids.uid}`)) return true;
   if (readStamp(stamp) === ids.uid) {
     done.add(`${stamp}\0${ids.uid}`);
-    return;
+    return true;
   }
+  if (!mayConvert) return false;
   if (zone.name === 'uploads') {
     await walkOwn(zone.root, ids, true);
   } else {
@@ -132,6 +134,7 @@ export async function claimZone(base: string, userId: string, zone: Zone, ids: U
   if (fs.lstatSync(stamps).uid === me) fs.chownSync(stamps, me, myGid);
   await atomicWrite(stamp, `${ids.uid}\n`, 0o600);
   done.add(`${stamp}\0${ids.uid}`);
+  return true;
 }
 
 function readStamp(stamp: string): number | undefined {

@@ -138,6 +138,16 @@ const LAYOUT = 'git-beside-data\n';
  * The caller holds the space's call lock, so no command of the space runs meanwhile. One lookup of
  * the marker per space and process afterwards.
  */
+/** Whether `home` is in this version's layout already (prepareHome has nothing left to do): read only, no lock needed. */
+export function homePrepared(home: string): boolean {
+  if (prepared.has(home)) return true;
+  try {
+    return stateKind(path.join(scopeStateDir(fs.realpathSync(home)), LAYOUT_MARKER_NAME)) === 'file';
+  } catch {
+    return false;
+  }
+}
+
 export async function prepareHome(givenHome: string, hooks: MigrationHooks = {}): Promise<Migration[]> {
   if (prepared.has(givenHome)) return [];
   // Server state is checked against real paths (the storage base may be reached through a link).

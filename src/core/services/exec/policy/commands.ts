@@ -42,6 +42,21 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean);
 export const READONLY_COMMANDS: ReadonlySet<string> = new Set(words(READONLY_LIST));
 export const READWRITE_COMMANDS: ReadonlySet<string> = new Set([...READONLY_COMMANDS, ...words(WRITE_EXTRA)]);
 /** Handled by network_mode before the whitelists (as the original), in any zone. */
+/**
+ * Programs that write nothing but their standard output, except through the options or operands the
+ * policy names as outputs (refused in a read-only zone): run without the call lock when they only
+ * read (execute.ts, executeReading). Not the ones with a language that can write a file the policy
+ * does not see (awk's `print >`, sed's `w`, sqlite3, find's -fprint), nor archivers and git.
+ */
+export const PURE_READERS: ReadonlySet<string> = new Set(
+  words(`
+cat head tail nl wc stat file du tac ls tree grep egrep fgrep rg
+sort uniq cut paste tr fold fmt column rev shuf expand unexpand pr join diff cmp comm zipinfo
+md5sum sha1sum sha256sum sha512sum b2sum cksum base32 base64 basenc strings od hexdump xxd
+jq iconv expr factor numfmt basename dirname realpath echo printf
+`),
+);
+
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget']);
 
 /** Refused whatever the zone: shells, interpreters, privilege, process and system control. */

@@ -18,6 +18,8 @@ import { diskRel } from '../core/base/files/entries.js';
 import { deniedError, dropVanished } from '../core/services/groups/enforce.js';
 import { formatSize } from '../core/base/text/size.js';
 import { scopeTotal } from '../core/services/quota/quota.js';
+import { callLockAbandoned } from '../core/base/locks/call-lock.js';
+import { hasPendingUndo } from '../core/services/undo/apply.js';
 
 /**
  * What the response says when putting things back after the command found work to do: what it
@@ -149,4 +151,14 @@ export async function commitOutput(out: OutputFile): Promise<number> {
 /** The zone-relative paths committing output files changed (each place, and what was moved aside from it). */
 export function outputPaths(outputs: readonly (OutputFile | undefined)[]): string[] {
   return outputs.flatMap((o) => (o === undefined ? [] : [o.place, ...(o.moved ?? []).flatMap((m) => [m.from, m.to])]));
+}
+
+/**
+ * Whether the next modifying call of the user at `home` would recover something first (a call killed
+ * holding the call lock, an undo killed midway): a command that would read without the lock runs as
+ * a modifying call then, so what it reads is the recovered state, as the first call after a crash
+ * always did.
+ */
+export function recoveryPending(home: string): boolean {
+  return callLockAbandoned(home) || hasPendingUndo(home);
 }

@@ -4,14 +4,14 @@ import { shedError } from '../core/base/errors.js';
 import { executeCommand, executeReading, type ExecOutcome, type ExecRequest } from '../core/services/exec/execute.js';
 import { PURE_READERS } from '../core/services/exec/policy/commands.js';
 import { checkSensitiveGit } from '../core/services/exec/policy/sensitive.js';
-import { ZONE_NAMES, type Zone } from '../core/base/zones/zones.js';
+import { userHome, ZONE_NAMES, type Zone } from '../core/base/zones/zones.js';
 import { defineFunction, type CallContext, type HandlerResult } from '../registry/define.js';
 import { allowZoneInPath, groupParam, zoneParam } from '../registry/params.js';
 import { outputLimit } from '../core/base/text/format.js';
 import { capturedText, scrubOutput, truncateText } from '../core/services/exec/output.js';
 import { gitCommand } from '../core/services/vcs/index.js';
 import { callGuard, dropVanished, lockedFiles, recordWritten } from '../core/services/groups/enforce.js';
-import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, requireOutputRoom, type OutputFile } from './exec-shared.js';
+import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, recoveryPending, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 const EXEC_PARAMS = {
   zone: zoneParam(ZONE_NAMES),
@@ -50,6 +50,8 @@ function mayRead(args: Record<string, unknown>): boolean {
 
 /** `reading`: dispatched without the call lock; a command that turns out to need it runs again as a modifying call. */
 async function run(args: ExecArgs, ctx: CallContext, reading: boolean): Promise<HandlerResult> {
+  // A crash left something to recover: the first call after it, read or not, sees the recovered state.
+  if (reading && recoveryPending(userHome(ctx.valves, ctx.user.id))) return ctx.modifying(() => run(args, ctx, false));
   const zone = ctx.zone(args.zone, args.group);
   const timeoutSec = clampTimeout(ctx, args.timeout);
   const limit = outputLimit(ctx, args.max_output);

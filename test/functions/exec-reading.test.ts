@@ -3,10 +3,12 @@
  * modes: it answers while a long call of the same user holds the lock, its zone is read-only to it,
  * and it changes nothing of what a modifying call records (no turn, no commit, no conversion). A
  * program of that kind given an output (sort -o, uniq IN OUT), a zone with blocked entries to hide,
- * or a zone not yet converted to the user's identity runs as a modifying call, as before.
+ * a zone not yet converted to the user's identity, or a space a crash left to recover runs as a
+ * modifying call, as before.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
@@ -94,6 +96,21 @@ describe.each(['landlock', 'bwrap'] as const)('%s mode', (mode) => {
     const ls = await s.call('shed_exec', { zone: 'storage', cmd: 'ls', args: ['-a'] });
     expect(ls.data?.stdout).not.toContain('keys.env');
     expect(fs.readFileSync(s.zonePath('storage', 'keys.env'), 'utf8')).toBe('TOKEN=hunter2\n');
+  }, 60_000);
+
+  it('after a crash, a reading command is the first call that recovers: it takes the lock of the dead holder over and commits what was left', async () => {
+    const s = shed({ sandbox: mode });
+    await s.call('shed_create_file', { zone: 'documents', path: 'a.txt', content: 'one\n' });
+    const before = commits(s);
+    // A call killed between its write and its commit: the file changed, its lock file left behind by a dead process.
+    fs.writeFileSync(s.zonePath('documents', 'a.txt'), 'two\n');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    fs.writeFileSync(lockOf(s), JSON.stringify({ pid: dead, host: os.hostname(), nonce: 'dead0000', at: new Date().toISOString() }));
+    const cat = await s.call('shed_exec', { zone: 'documents', cmd: 'cat', args: ['a.txt'] });
+    expect(cat.data?.stdout).toBe('two\n');
+    expect(commits(s)).toBe(before + 1);
+    expect(execFileSync('git', ['--git-dir', path.join(s.base, 'users', 'alice', 'Documents', 'git'), 'log', '-1', '--format=%s']).toString()).toMatch(/Recovered changes after an interrupted call/);
+    expect(fs.existsSync(lockOf(s))).toBe(false);
   }, 60_000);
 
   it.skipIf(process.getuid?.() !== 0)('a reading command never converts a zone: the first command of a user is a modifying call that does', async () => {

@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { withLease } from './lease.js';
+import { abandonedLockFile, withLease } from './lease.js';
 import { callLockPath } from './state-dir.js';
 
 /** A call waiting longer than this for another one of the same scope gives FILE_LOCKED. */
@@ -48,4 +48,9 @@ export async function withCallLock<T>(homes: readonly string[], fn: () => Promis
     });
   };
   return step(0);
+}
+
+/** The call lock of `home` was left by a holder that died (a lock file; a coordination service's lease is not seen here). */
+export function callLockAbandoned(home: string): boolean {
+  return abandonedLockFile(callLockPath(home));
 }

@@ -332,6 +332,19 @@ function parseBody(text: string): Partial<LockBody> | undefined {
 }
 
 /** The lock's signature (mtime, size, nonce) when it is stale, else undefined. */
+/**
+ * A lock file whose holder is gone (dead on this host, or a heartbeat stopped on another), judged
+ * without waiting or remembering anything: a caller that does not take the lock (a read) asks
+ * whether the next one to take it would recover the space first.
+ */
+export function abandonedLockFile(lockPath: string): boolean {
+  const seen = readBody(lockPath);
+  if (seen === undefined) return false;
+  const { body } = seen;
+  if (body?.host === HOST && typeof body.pid === 'number') return body.pid !== process.pid && !alive(body.pid);
+  return Date.now() - seen.mtimeMs > (body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS);
+}
+
 function staleLock(lockPath: string): string | undefined {
   const seen = readBody(lockPath);
   if (seen === undefined) return undefined; // gone already: the next attempt creates it or waits

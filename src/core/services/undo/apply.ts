@@ -55,6 +55,11 @@ export async function applyUndo(home: string, journal: Journal, author: Identity
 }
 
 /** Finishes an undo a killed call left (nothing when there is none); the turn it undid, if any. */
+/** An undo a killed call left half done (its journal): the next modifying call of the user finishes it. */
+export function hasPendingUndo(home: string): boolean {
+  return fs.existsSync(journalPath(home));
+}
+
 export async function finishPendingUndo(home: string, author: Identity): Promise<string | undefined> {
   let journal: Journal;
   // Almost every call finds none: one existence check, not a thrown ENOENT (only this call, under

@@ -34,17 +34,17 @@ export const shedExec = defineFunction({
   params: EXEC_PARAMS,
   zones: { accepted: ZONE_NAMES, writes: false },
   // A program that only reads runs without the call lock when it can (executeReading): a read of a zone never waits for another call's writes.
-  mutates: (args) => !mayRead(args),
+  mutates: (args) => !readCandidate(args),
   hints: { openWorld: true },
   example: { zone: 'storage', cmd: 'ls', args: ['-la'] },
   paramHints: { args: 'Each argument is its own item: args=["-n", "5", "notes.txt"].' },
-  handler: (args, ctx) => run(args, ctx, mayRead(args)),
+  handler: (args, ctx) => run(args, ctx, readCandidate(args)),
 });
 
 type ExecArgs = z.output<z.ZodObject<typeof EXEC_PARAMS>>;
 
 /** Candidates for a run without the call lock: a program that writes nothing but its output, to the caller's answer, in a personal zone. */
-function mayRead(args: Record<string, unknown>): boolean {
+function readCandidate(args: Record<string, unknown>): boolean {
   return typeof args.cmd === 'string' && PURE_READERS.has(args.cmd) && args.stdout_file === undefined && args.stderr_file === undefined && args.zone !== 'group';
 }
 

@@ -111,6 +111,12 @@ describe.each(['landlock', 'bwrap'] as const)('%s mode', (mode) => {
     expect(commits(s)).toBe(before + 1);
     expect(execFileSync('git', ['--git-dir', path.join(s.base, 'users', 'alice', 'Documents', 'git'), 'log', '-1', '--format=%s']).toString()).toMatch(/Recovered changes after an interrupted call/);
     expect(fs.existsSync(lockOf(s))).toBe(false);
+    // Left by an earlier process with this one's pid (a restarted container's server is pid 1 again): as dead.
+    fs.writeFileSync(s.zonePath('documents', 'a.txt'), 'three\n');
+    fs.writeFileSync(lockOf(s), JSON.stringify({ pid: process.pid, host: os.hostname(), nonce: 'mine0000', at: new Date().toISOString() }));
+    expect((await s.call('shed_exec', { zone: 'documents', cmd: 'cat', args: ['a.txt'] })).data?.stdout).toBe('three\n');
+    expect(commits(s)).toBe(before + 2);
+    expect(fs.existsSync(lockOf(s))).toBe(false);
   }, 60_000);
 
   it.skipIf(process.getuid?.() !== 0)('a reading command never converts a zone: the first command of a user is a modifying call that does', async () => {

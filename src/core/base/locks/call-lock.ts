@@ -52,5 +52,5 @@ export async function withCallLock<T>(homes: readonly string[], fn: () => Promis
 
 /** The call lock of `home` was left by a holder that died (a lock file; a coordination service's lease is not seen here). */
 export function callLockAbandoned(home: string): boolean {
-  return abandonedLockFile(callLockPath(home));
+  return abandonedLockFile(callLockPath(path.resolve(home)));
 }

@@ -341,7 +341,8 @@ export function abandonedLockFile(lockPath: string): boolean {
   const seen = readBody(lockPath);
   if (seen === undefined) return false;
   const { body } = seen;
-  if (body?.host === HOST && typeof body.pid === 'number') return body.pid !== process.pid && !alive(body.pid);
+  // Our own pid: held by a call of this process (it queues here), else left by an earlier process with our pid (a restarted container).
+  if (body?.host === HOST && typeof body.pid === 'number') return body.pid === process.pid ? !queues.has(lockPath) : !alive(body.pid);
   return Date.now() - seen.mtimeMs > (body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS);
 }
 

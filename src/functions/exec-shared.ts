@@ -162,3 +162,8 @@ export function outputPaths(outputs: readonly (OutputFile | undefined)[]): strin
 export function recoveryPending(home: string): boolean {
   return callLockAbandoned(home) || hasPendingUndo(home);
 }
+
+/** The answer fields every command function gives: what ran, what it printed (already cut to the limit), how it ended. */
+export function commandData(cmd: string, args: readonly string[], out: Record<'stdout' | 'stderr', { text: string; truncated: boolean }>, returncode: number, sandbox: string): Record<string, unknown> {
+  return { command: cmd, args, stdout: out.stdout.text, stderr: out.stderr.text, returncode, truncated: out.stdout.truncated || out.stderr.truncated, sandbox };
+}

@@ -11,7 +11,7 @@ import { outputLimit } from '../core/base/text/format.js';
 import { capturedText, scrubOutput, truncateText } from '../core/services/exec/output.js';
 import { gitCommand } from '../core/services/vcs/index.js';
 import { callGuard, dropVanished, lockedFiles, recordWritten } from '../core/services/groups/enforce.js';
-import { asideNotes, clampTimeout, commitOutput, openOutput, outputPaths, quotaStopped, recoveryPending, requireOutputRoom, type OutputFile } from './exec-shared.js';
+import { asideNotes, clampTimeout, commandData, commitOutput, openOutput, outputPaths, quotaStopped, recoveryPending, requireOutputRoom, type OutputFile } from './exec-shared.js';
 
 const EXEC_PARAMS = {
   zone: zoneParam(ZONE_NAMES),
@@ -112,17 +112,7 @@ async function run(args: ExecArgs, ctx: CallContext, reading: boolean): Promise<
   }
   const stdout = outFile ? { text: `[Output written to ${outFile.target.rel}]`, truncated: false } : capturedText(result.stdout, zone, limit, 'stdout');
   const stderr = errFile ? { text: `[Errors written to ${errFile.target.rel}]`, truncated: false } : capturedText(result.stderr, zone, limit, 'stderr');
-  const data: Record<string, unknown> = {
-    zone: zone.label,
-    command: args.cmd,
-    args: args.args,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    returncode: result.returncode,
-    truncated: stdout.truncated || stderr.truncated,
-    sandbox: sandbox.active,
-    ...files,
-  };
+  const data: Record<string, unknown> = { zone: zone.label, ...commandData(args.cmd, args.args, { stdout, stderr }, result.returncode, sandbox.active), ...files };
   if (ran.expanded.length > 0) data.expanded = ran.expanded.map((e) => ({ pattern: e.pattern, count: e.names.length, names: e.names.slice(0, 50) }));
   if (result.flooded) data.stopped = 'endless output: the command was stopped after writing far more than max_output';
   const notes = asideNotes(ran.aside, zone);
@@ -151,16 +141,7 @@ async function history(ctx: CallContext, zone: Zone, gitArgs: string[], limit: n
   const shown = (text: string, stream: 'stdout' | 'stderr') => truncateText(text, Buffer.byteLength(text), Buffer.byteLength(text), limit, stream);
   const stdout = shown(out.stdout, 'stdout');
   const stderr = shown(out.stderr, 'stderr');
-  const data: Record<string, unknown> = {
-    zone: zone.label,
-    command: 'git',
-    args: gitArgs,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    returncode: out.returncode,
-    truncated: stdout.truncated || stderr.truncated,
-    sandbox: 'in-process',
-  };
+  const data: Record<string, unknown> = { zone: zone.label, ...commandData('git', gitArgs, { stdout, stderr }, out.returncode, 'in-process') };
   if (out.commit !== undefined) data.commit = out.commit;
   const sub = gitArgs[0] ?? '';
   const message = out.returncode === 0 ? `git ${sub} finished (exit code 0).` : `git ${sub} FAILED with exit code ${out.returncode}; see stderr.`;

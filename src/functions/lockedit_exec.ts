@@ -3,6 +3,7 @@ import { exitStatus } from './exit-meaning.js';
 import { shedError } from '../core/base/errors.js';
 import { executeCommand } from '../core/services/exec/execute.js';
 import { capturedText } from '../core/services/exec/output.js';
+import { commandData } from './exec-shared.js';
 import { lockFile, refreshLock } from '../core/base/locks/locks.js';
 import { invalidateCopies, roomWithCopies } from '../core/services/quota/working-copies.js';
 import { collectScratch, openScratch } from '../core/base/locks/scratch.js';
@@ -91,13 +92,7 @@ export const shedLockeditExec = defineFunction({
       const data: Record<string, unknown> = {
         zone: t.zone.label,
         path: t.target.rel,
-        command: args.cmd,
-        args: args.args,
-        stdout: stdout.text,
-        stderr: stderr.text,
-        returncode: result.returncode,
-        truncated: stdout.truncated || stderr.truncated,
-        sandbox: sandbox.active,
+        ...commandData(args.cmd, args.args, { stdout, stderr }, result.returncode, sandbox.active),
         working_copy_size: copy.size,
         working_copy_changed: copy.changed,
       };

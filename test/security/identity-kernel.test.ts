@@ -155,6 +155,11 @@ describe.each(['landlock', 'bwrap'] as const)('%s: the command runs as the calle
     fs.writeFileSync(path.join(aliceData, 'mine.txt'), 'mine\n');
   });
 
+  it('it dies with its supervisor: the parent death signal survives the switch (the kernel clears it when the uid changes)', async () => {
+    const r = await attempt(mode, { program: python, args: ['-c', 'import ctypes\ns = ctypes.c_int(-1)\nctypes.CDLL(None).prctl(2, ctypes.byref(s))\nprint("PDEATHSIG", s.value)'] }, alice);
+    expect(text(r)).toContain('PDEATHSIG 9');
+  });
+
   it('class 1: a file of the server in the zone (its owner_ro or state) cannot have its mode changed', async () => {
     const target = file(path.join(aliceData, 'server-owned.txt'), 'server\n', 0o644);
     // Before: the zone and every file in it were the server's, as the command was.

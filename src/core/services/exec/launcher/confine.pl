@@ -56,7 +56,7 @@ sub place_file {
 # The caller's own identity (`uid`, `gid`, `groups`; nothing when the request names none): every
 # capability bound dropped while CAP_SETPCAP may still be held (nothing a program runs can gain one
 # back), then the supplementary groups (exactly those asked), real, effective and saved gid, then uid,
-# and every one of them checked in /proc/self/status. Moving root's every uid to another clears its
+# and every one of them checked with the kernel (getresuid, getresgid, the file system ids, getgroups). Moving root's every uid to another clears its
 # capabilities in the kernel; confine() then drops what a non-root server's might have kept.
 # Real = effective = saved, so Perl does not turn taint mode on, shells keep their privileges as they
 # are (none) and access(2) answers for the uid that opens.
@@ -76,14 +76,21 @@ sub become {
   syscall($NR{setgroups}, scalar(@groups), @groups ? $list : 0) == 0 or fail('setgroups');
   syscall($NR{setresgid}, $gid + 0, $gid + 0, $gid + 0) == 0 or fail('setresgid');
   syscall($NR{setresuid}, $uid + 0, $uid + 0, $uid + 0) == 0 or fail('setresuid');
-  open(my $s, '<', '/proc/self/status') or fail('identity');
-  my %st = map { /\A(\w+):\s*(.*?)\s*\z/s ? ($1 => $2) : () } <$s>;
-  close($s);
-  my $same = sub { join(' ', split(' ', $_[0] // '-')) eq join(' ', @_[1 .. $#_]) };
+  my $now = join(' ', ids('getresuid'), ids('getresgid'));
+  my $fs = join(' ', syscall($NR{setfsuid}, -1), syscall($NR{setfsgid}, -1));
+  my $n = syscall($NR{getgroups}, 0, 0);
+  my $in = "\0" x (4 * ($n > 0 ? $n : 1));
+  $n = syscall($NR{getgroups}, $n, $in) if $n > 0;
+  my $held = join(' ', sort { $a <=> $b } unpack("L$n", $in));
   $! = 1;
-  $same->($st{Uid}, ($uid) x 4) or fail("identity: uid $st{Uid}");
-  $same->($st{Gid}, ($gid) x 4) or fail("identity: gid $st{Gid}");
-  join(' ', sort { $a <=> $b } split(' ', $st{Groups} // '')) eq join(' ', sort { $a <=> $b } @groups) or fail("identity: groups $st{Groups}");
+  $now eq join(' ', ($uid) x 3, ($gid) x 3) && $fs eq "$uid $gid" or fail("identity: uid and gid $now $fs");
+  $held eq join(' ', sort { $a <=> $b } @groups) or fail("identity: groups $held");
+}
+# Real, effective and saved uid (getresuid) or gid (getresgid), as the kernel holds them now.
+sub ids {
+  my ($r, $e, $s) = ("\0" x 4) x 3;
+  syscall($NR{$_[0]}, $r, $e, $s) == 0 or fail($_[0]);
+  map { unpack('L', $_) } $r, $e, $s;
 }
 sub confine {
   my ($c) = @_;

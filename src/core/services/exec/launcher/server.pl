@@ -133,6 +133,7 @@ sub supervise {
     # The command's process, waiting for its request: it dies with its supervisor.
     syscall($NR{prctl}, 1, 9, 0, 0, 0);
     close($req_r);
+    prepare_command();
     my $q = parse(read_message($cmd_r) // POSIX::_exit(0));
     command($q, $out_w, $err_w, $st_w, one($q, 'nproc', '') eq '' ? undef : one($q, 'nproc'));
   }
@@ -303,6 +304,17 @@ sub usage_over {
   0;
 }
 
+# What the command's process needs whatever its request, done while the spare waits for one (off the
+# command's path): stdin /dev/null, its own session, signals as a program expects them, and the
+# kernel's OOM killer taking it before the server or any other program. A failure ends the spare.
+sub prepare_command {
+  open(my $null, '<', '/dev/null') && defined(POSIX::dup2(fileno($null), 0)) or POSIX::_exit(0);
+  defined(POSIX::setsid()) or POSIX::_exit(0);
+  $SIG{$_} = 'DEFAULT' for qw(INT HUP PIPE QUIT TERM CHLD USR1 USR2 ALRM);
+  POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or POSIX::_exit(0);
+  if (open(my $oom, '>', '/proc/self/oom_score_adj')) { print $oom "1000\n"; close($oom) }
+}
+
 # The command's own process: never returns.
 sub command {
   my ($q, $out_w, $err_w, $st_w, $nproc) = @_;
@@ -316,8 +328,6 @@ sub command {
     push @keep, $f;
     fileno($f);
   };
-  open(my $null, '<', '/dev/null') or fail('/dev/null');
-  defined(POSIX::dup2(fileno($null), 0)) or fail('stdin');
   defined(POSIX::dup2($target->(one($q, 'stdout'), $out_w), 1)) or fail('stdout');
   my $se = one($q, 'stderr');
   defined(POSIX::dup2($se eq 'merge' ? 1 : $target->($se, $err_w), 2)) or fail('stderr');
@@ -326,10 +336,6 @@ sub command {
   # Nothing else reaches the program: every other descriptor (the launcher's, and any the server
   # inherited without close-on-exec) closes at exec.
   syscall($NR{close_range}, 4, 0xffffffff, 4) == 0 or fail('close_range');
-  defined(POSIX::setsid()) or fail('setsid');
-  syscall($NR{prctl}, 1, 9, 0, 0, 0) == 0 or fail('parent death signal');
-  $SIG{$_} = 'DEFAULT' for qw(INT HUP PIPE QUIT TERM CHLD USR1 USR2 ALRM);
-  POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or fail('signal mask');
   # The call's own folders (landlock and validated modes): an earlier call's if still exactly as made,
   # else made new.
   my ($reused, $folders) = split(/ /, one($q, 'folders', ''), 2);
@@ -343,15 +349,15 @@ sub command {
   }
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
-  # The kernel's OOM killer takes a command's processes before the server's or any other program's.
-  if (open(my $oom, '>', '/proc/self/oom_score_adj')) { print $oom "1000\n"; close($oom) }
   # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
   # group's change is rate-limited without it: then its supervisor sees to it).
   my $nice = one($q, 'nice') + 0;
   setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
   autogroup('self', $nice);
-  # The caller's own identity, from here on (bubblewrap then runs unprivileged as that uid).
+  # The caller's own identity, from here on (bubblewrap then runs unprivileged as that uid). The
+  # kernel clears the parent death signal when the uid changes: set again.
   become($q);
+  syscall($NR{prctl}, 1, 9, 0, 0, 0) == 0 or fail('parent death signal');
   # A script's code (landlock and validated modes): in its own call folder, before the file size limit.
   place_file($q) unless one($q, 'mode') eq 'bwrap';
   my %c = map { $_ => $q->{$_} } grep { defined $q->{$_} } qw(abi fs net scoped rule bpf tmpfs mkdir noexec file filedata);

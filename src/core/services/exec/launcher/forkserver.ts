@@ -147,7 +147,7 @@ let nextId = 1;
  * this process's call folders (where and by what name: the launcher removes them once it is gone).
  */
 function header(perl: string, arch: ArchCalls): string {
-  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range', 'setgroups', 'setresgid', 'setresuid', 'getresuid', 'getresgid', 'getgroups', 'setfsuid', 'setfsgid'] as const;
+  const names = ['prctl', 'prlimit64', 'capget', 'capset', 'mount', 'mount_setattr', 'pidfd_open', 'getrusage', 'clock_gettime', 'close_range', 'setgroups', 'setresgid', 'setresuid', 'getresuid', 'getresgid', 'getgroups', 'setfsuid', 'setfsgid', 'openat', 'close'] as const;
   const folders = Buffer.from(path.join(os.tmpdir(), `shed-call-${process.pid}-`)).toString('hex');
   return [...names.map((n) => `nr.${n}=${arch.nr[n] ?? -1}`), `perl=${perl}`, `folders=${folders}`].join(' ');
 }

@@ -47,7 +47,7 @@ export type Call =
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat' | 'removexattr' | 'lremovexattr' | 'fremovexattr' | 'removexattrat'
   | 'open' | 'openat' | 'creat' | 'mknod' | 'mknodat'
   | 'prctl' | 'prlimit64' | 'capget' | 'capset' | 'getrusage' | 'clock_gettime' | 'close_range'
-  | 'getresuid' | 'getresgid' | 'getgroups'
+  | 'getresuid' | 'getresgid' | 'getgroups' | 'close'
   | 'shmget' | 'shmat' | 'shmctl' | 'shmdt' | 'semget' | 'semop' | 'semctl' | 'semtimedop' | 'msgget' | 'msgsnd' | 'msgrcv' | 'msgctl'
   | 'mq_open' | 'mq_unlink' | 'mq_timedsend' | 'mq_timedreceive' | 'mq_notify' | 'mq_getsetattr'
   | 'setpriority' | 'sched_setparam' | 'sched_setscheduler' | 'sched_setaffinity' | 'sched_setattr' | 'ioprio_set'
@@ -84,7 +84,7 @@ const GENERIC: Partial<Record<Call, number>> = {
   fchmod: 52, fchmodat: 53, fchown: 55, fchownat: 54,
   setxattr: 5, lsetxattr: 6, fsetxattr: 7, removexattr: 14, lremovexattr: 15, fremovexattr: 16,
   openat: 56, mknodat: 33, prctl: 167, prlimit64: 261, capget: 90, capset: 91, getrusage: 165, clock_gettime: 113,
-  getresuid: 148, getresgid: 150, getgroups: 158,
+  getresuid: 148, getresgid: 150, getgroups: 158, close: 57,
   shmget: 194, shmat: 196, shmctl: 195, shmdt: 197, semget: 190, semop: 193, semctl: 191, semtimedop: 192,
   msgget: 186, msgsnd: 189, msgrcv: 188, msgctl: 187,
   mq_open: 180, mq_unlink: 181, mq_timedsend: 182, mq_timedreceive: 183, mq_notify: 184, mq_getsetattr: 185,
@@ -108,7 +108,7 @@ export const ARCH_CALLS: Readonly<Partial<Record<string, ArchCalls>>> = {
       chmod: 90, fchmod: 91, fchmodat: 268, chown: 92, fchown: 93, lchown: 94, fchownat: 260,
       setxattr: 188, lsetxattr: 189, fsetxattr: 190, removexattr: 197, lremovexattr: 198, fremovexattr: 199,
       open: 2, openat: 257, creat: 85, mknod: 133, mknodat: 259, prctl: 157, prlimit64: 302, capget: 125, capset: 126, getrusage: 98, clock_gettime: 228,
-      getresuid: 118, getresgid: 120, getgroups: 115,
+      getresuid: 118, getresgid: 120, getgroups: 115, close: 3,
       shmget: 29, shmat: 30, shmctl: 31, shmdt: 67, semget: 64, semop: 65, semctl: 66, semtimedop: 220,
       msgget: 68, msgsnd: 69, msgrcv: 70, msgctl: 71,
       mq_open: 240, mq_unlink: 241, mq_timedsend: 242, mq_timedreceive: 243, mq_notify: 244, mq_getsetattr: 245,

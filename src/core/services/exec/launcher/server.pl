@@ -198,7 +198,9 @@ sub supervise {
   my $max_memory = one($q, 'memory');
   my $memory = sub { my $n = 0; for (descendants($$)) { open(my $f, '<', "/proc/$_/statm") or next; my @m = split(' ', scalar(<$f>) // ''); $n += $m[1] - $m[2] if @m > 2 } $n * $PAGE };
   my $pidfd = syscall($NR{pidfd_open}, $child, 0);
-  my ($next_watch, $next_count, $next_group, $next_memory) = (now() + 0.05, 0, 0, 0);
+  # The command's process lowers its own group's priority while it still may (see command): checked
+  # here from 20 ms on, so a short command does not share the processors with its supervisor.
+  my ($next_watch, $next_count, $next_group, $next_memory) = (now() + 0.05, 0, now() + 0.02, 0);
   while (!$exited) {
     my $rin = '';
     vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
@@ -208,7 +210,7 @@ sub supervise {
     $wait = $next_watch - now() if $watch && $next_watch - now() < $wait;
     $wait = $next_count - now() if $max_tasks && $next_count - now() < $wait;
     $wait = $next_memory - now() if $max_memory && $next_memory - now() < $wait;
-    $wait = 0.02 if !$grouped && $status =~ /^ok$/m && $wait > 0.02;
+    $wait = $next_group - now() if !$grouped && $status =~ /^ok$/m && $next_group - now() < $wait;
     select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
     if ($dying) { $why = 'launcher'; $kill_all->(); last }
     if ($st_r && vec($rout, fileno($st_r), 1)) {

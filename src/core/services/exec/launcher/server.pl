@@ -16,7 +16,7 @@ my $NPROC_HARD = do { my $l = "\0" x 16; syscall($NR{prlimit64}, 0, 6, 0, $l); (
 { my $l = pack('QQ', $NPROC_HARD, $NPROC_HARD); syscall($NR{prlimit64}, 0, 6, $l, 0) }
 
 sub now { my $ts = "\0" x 16; syscall($NR{clock_gettime}, 1, $ts); my ($s, $ns) = unpack('qq', $ts); $s + $ns / 1e9 }
-sub report { syswrite(STDOUT, "$_[0]\n") }
+sub report { send_message(\*STDOUT, "$_[0]\n") }
 sub hexs { my $t = substr($_[0] // '', 0, 1500); $t eq '' ? '-' : unpack('H*', $t) }
 
 # The processes under pid (Linux /proc/PID/task/TID/children), depth first.
@@ -65,9 +65,10 @@ sub read_message {
 }
 
 # A spare: a supervisor with its pipes and its command's process, forked before any request and
-# waiting for one, so that no fork lies on a command's path. One is kept ready; a request is written
-# to both at once (each has its own pipe from here), so neither waits for the other to pass it on.
-my $spare;
+# waiting for one, so that no fork lies on a command's path. One is kept ready (the next one is made
+# when the main loop says); a request is written to both at once (each has its own pipe from here),
+# so neither waits for the other to pass it on.
+my ($spare, $spare_due);
 sub make_spare {
   pipe(my $req_r, my $req_w) && pipe(my $cmd_r, my $cmd_w) or return;
   my $pid = fork();
@@ -77,11 +78,16 @@ sub make_spare {
   $spare = { pid => $pid, req => $req_w, cmd => $cmd_w };
 }
 
-# Writes a whole message; false if the reader is gone.
+# Writes a whole message; false if the reader is gone. The launcher's SIGCHLD (see the main loop)
+# interrupts no write: one interrupted before its first byte is made again.
 sub send_message {
   my ($fh, $msg) = @_;
   my $sent = 0;
-  while ($sent < length($msg)) { my $n = syswrite($fh, $msg, length($msg) - $sent, $sent) or return 0; $sent += $n }
+  while ($sent < length($msg)) {
+    my $n = syswrite($fh, $msg, length($msg) - $sent, $sent);
+    if (!$n) { next if !defined $n && $! == 4; return 0 }
+    $sent += $n;
+  }
   1;
 }
 
@@ -100,7 +106,7 @@ sub start {
     close($_) for $s->{req}, $s->{cmd};
     if (!$ok) { kill('KILL', $s->{pid}); next }
     $sup{$s->{pid}} = { id => $id };
-    make_spare();
+    $spare_due = now() + 0.005;
     return;
   }
   report("F $id " . hexs("fork: $!"));
@@ -386,11 +392,18 @@ sub command {
   fail("exec $argv[0]");
 }
 
+# The next spare is made once the command just started has ended (its supervisor's SIGCHLD ends the
+# wait), or 5 ms after it started, whichever comes first: forking the next spare while a short
+# command starts would take a processor from it (on two cores, a third of a call). A request that
+# finds no spare forks one then.
+$SIG{CHLD} = sub {};
 make_spare();
 while (1) {
   my $rin = '';
   vec($rin, 0, 1) = 1;
-  if (select(my $rout = $rin, undef, undef, %sup ? 0.25 : 1) > 0) {
+  my $wait = %sup ? 0.25 : 1;
+  $wait = $spare_due - now() if !$spare && $spare_due - now() < $wait;
+  if (select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0) > 0) {
     my $n = sysread(STDIN, $buf, 1 << 16, length($buf));
     last if defined $n ? $n == 0 : $! != 4;
     while ($buf =~ /\A(\d+)\n/ && length($buf) >= length($1) + 1 + $1) {
@@ -401,6 +414,7 @@ while (1) {
     }
   }
   reap();
+  make_spare() if !$spare && (!%sup || now() >= $spare_due);
 }
 # Node is gone: so are the call folders it kept (its supervisors remove the ones in use).
 {

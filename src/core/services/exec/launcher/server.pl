@@ -68,11 +68,14 @@ sub read_message {
 # waiting for one, so that no fork lies on a command's path. One is kept ready (the next one is made
 # when the main loop says); a request is written to both at once (each has its own pipe from here),
 # so neither waits for the other to pass it on.
-my ($spare, $spare_due);
+# $spare_due: when the next one is made at the latest (see the main loop); $spare_retry: not before
+# (a fork that failed is tried again 100 ms later, not in a loop).
+my ($spare, $spare_due, $spare_retry) = (undef, 0, 0);
 sub make_spare {
-  pipe(my $req_r, my $req_w) && pipe(my $cmd_r, my $cmd_w) or return;
+  my $failed = sub { $spare_retry = now() + 0.1; return };
+  pipe(my $req_r, my $req_w) && pipe(my $cmd_r, my $cmd_w) or return $failed->();
   my $pid = fork();
-  return unless defined $pid;
+  return $failed->() unless defined $pid;
   if ($pid == 0) { close($_) for $req_w, $cmd_w; supervise($req_r, $cmd_r); POSIX::_exit(0) }
   close($_) for $req_r, $cmd_r;
   $spare = { pid => $pid, req => $req_w, cmd => $cmd_w };
@@ -402,7 +405,10 @@ while (1) {
   my $rin = '';
   vec($rin, 0, 1) = 1;
   my $wait = %sup ? 0.25 : 1;
-  $wait = $spare_due - now() if !$spare && $spare_due - now() < $wait;
+  if (!$spare) {
+    my $at = %sup && $spare_due > $spare_retry ? $spare_due : $spare_retry;
+    $wait = $at - now() if $at - now() < $wait;
+  }
   if (select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0) > 0) {
     my $n = sysread(STDIN, $buf, 1 << 16, length($buf));
     last if defined $n ? $n == 0 : $! != 4;
@@ -414,7 +420,7 @@ while (1) {
     }
   }
   reap();
-  make_spare() if !$spare && (!%sup || now() >= $spare_due);
+  make_spare() if !$spare && now() >= $spare_retry && (!%sup || now() >= $spare_due);
 }
 # Node is gone: so are the call folders it kept (its supervisors remove the ones in use).
 {

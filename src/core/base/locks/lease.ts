@@ -331,13 +331,14 @@ function parseBody(text: string): Partial<LockBody> | undefined {
   }
 }
 
-/** The lock's signature (mtime, size, nonce) when it is stale, else undefined. */
 /**
  * A lock file whose holder is gone (dead on this host, or a heartbeat stopped on another), judged
  * without waiting or remembering anything: a caller that does not take the lock (a read) asks
  * whether the next one to take it would recover the space first.
  */
 export function abandonedLockFile(lockPath: string): boolean {
+  // Almost always there is none: one lstat, not a thrown ENOENT (this runs before every read).
+  if (fs.lstatSync(lockPath, { throwIfNoEntry: false }) === undefined) return false;
   const seen = readBody(lockPath);
   if (seen === undefined) return false;
   const { body } = seen;
@@ -346,6 +347,7 @@ export function abandonedLockFile(lockPath: string): boolean {
   return Date.now() - seen.mtimeMs > (body === undefined && seen.size === 0 ? EMPTY_STALE_MS : STALE_MS);
 }
 
+/** The lock's signature (mtime, size, nonce) when it is stale, else undefined. */
 function staleLock(lockPath: string): string | undefined {
   const seen = readBody(lockPath);
   if (seen === undefined) return undefined; // gone already: the next attempt creates it or waits

@@ -137,6 +137,8 @@ interface Server {
   child: ChildProcess;
   calls: Map<number, Call>;
   pending: string;
+  /** /proc/<launcher>/stat held open (that process's, never a later one's with its pid): read once per command. */
+  stat?: number;
 }
 
 let server: Server | undefined;
@@ -177,6 +179,8 @@ function startServer(perl: string, arch: ArchCalls): Server {
   // pipe): what is still open once the pipe has ended, or after a bound, is answered here.
   const died = () => {
     if (server === s) server = undefined;
+    if (s.stat !== undefined) fs.close(s.stat, () => undefined);
+    s.stat = undefined;
     const answerAll = () => {
       for (const [id, call] of s.calls) end(s, id, call, lostEnd(call.supervisor === undefined ? 'the command launcher stopped before the command started' : 'the command launcher stopped while the command ran; the command was killed'));
     };
@@ -260,12 +264,29 @@ function opened(s: Server, id: number, call: Call, [sup, out, err, ctl]: string[
 /** The process exited (reaped, or a zombie whose descriptors are closed). */
 function exited(pid: number): boolean {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const state = stat[stat.lastIndexOf(')') + 2];
-    return state === 'Z' || state === 'X';
+    return ended(fs.readFileSync(`/proc/${pid}/stat`, 'latin1'));
   } catch {
     return true;
   }
+}
+
+const statBuffer = Buffer.alloc(512);
+
+/** The launcher died an instant ago (its exit not yet heard here): one read of its stat file. */
+function launcherExited(s: Server): boolean {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return true;
+  try {
+    s.stat ??= fs.openSync(`/proc/${s.child.pid}/stat`, fs.constants.O_RDONLY);
+    return ended(statBuffer.toString('latin1', 0, fs.readSync(s.stat, statBuffer, 0, statBuffer.length, 0)));
+  } catch {
+    return true; // reaped: its stat file answers ESRCH
+  }
+}
+
+/** A /proc/<pid>/stat line says the process is a zombie or dead. */
+function ended(stat: string): boolean {
+  const state = stat[stat.lastIndexOf(')') + 2];
+  return state === 'Z' || state === 'X';
 }
 
 function signal(pid: number | undefined, name: NodeJS.Signals): void {
@@ -354,7 +375,7 @@ function pieces(text: string): string[] {
  */
 export function launch(perl: string, arch: ArchCalls, spec: LaunchSpec, events: LaunchEvents): Launched {
   // A launcher that died an instant ago (its exit not yet heard here) is sent nothing more.
-  if (server !== undefined && exited(server.child.pid!)) server = undefined;
+  if (server !== undefined && launcherExited(server)) server = undefined;
   const s = (server ??= startServer(perl, arch));
   const id = nextId++;
   const call: Call = { events, queued: [] };

@@ -326,8 +326,9 @@ sub place_file {
 # The caller's own identity (\`uid\`, \`gid\`, \`groups\`; nothing when the request names none): every
 # capability bound dropped while CAP_SETPCAP may still be held (nothing a program runs can gain one
 # back), then the supplementary groups (exactly those asked), real, effective and saved gid, then uid,
-# and every one of them checked with the kernel (getresuid, getresgid, the file system ids, getgroups). Moving root's every uid to another clears its
-# capabilities in the kernel; confine() then drops what a non-root server's might have kept.
+# and every one of them checked with the kernel (getresuid, getresgid, the file system ids,
+# getgroups). Moving root's every uid to another clears its capabilities in the kernel; confine()
+# then drops what a non-root server's might have kept.
 # Real = effective = saved, so Perl does not turn taint mode on, shells keep their privileges as they
 # are (none) and access(2) answers for the uid that opens.
 sub become {
@@ -349,8 +350,9 @@ sub become {
   my $now = join(' ', ids('getresuid'), ids('getresgid'));
   my $fs = join(' ', syscall($NR{setfsuid}, -1), syscall($NR{setfsgid}, -1));
   my $n = syscall($NR{getgroups}, 0, 0);
-  my $in = "\\0" x (4 * ($n > 0 ? $n : 1));
-  $n = syscall($NR{getgroups}, $n, $in) if $n > 0;
+  my $in = "\\0" x (4 * ($n > 0 ? $n : 0));
+  $n = $n > 0 ? syscall($NR{getgroups}, $n, $in) : $n;
+  $n >= 0 or fail('getgroups');
   my $held = join(' ', sort { $a <=> $b } unpack("L$n", $in));
   $! = 1;
   $now eq join(' ', ($uid) x 3, ($gid) x 3) && $fs eq "$uid $gid" or fail("identity: uid and gid $now $fs");

@@ -743,7 +743,8 @@ sub usage_over {
 # command's path): stdin /dev/null, its own session, signals as a program expects them, and the
 # kernel's OOM killer taking it before the server or any other program. A failure ends the spare.
 sub prepare_command {
-  open(my $null, '<', '/dev/null') && defined(POSIX::dup2(fileno($null), 0)) or POSIX::_exit(0);
+  open(my $null, '<', '/dev/null') or POSIX::_exit(0);
+  defined(POSIX::dup2(fileno($null), 0)) or POSIX::_exit(0);
   defined(POSIX::setsid()) or POSIX::_exit(0);
   $SIG{$_} = 'DEFAULT' for qw(INT HUP PIPE QUIT TERM CHLD USR1 USR2 ALRM);
   POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new()) or POSIX::_exit(0);

@@ -8,7 +8,9 @@
  * -- HEADER INNER_SCRIPT`). It reads requests on stdin and hands each to a **supervisor**: a child
  * subreaper (every process the command leaves behind, daemons included, becomes its child) with the
  * command's pipes and the command's own process, forked before the request came (a spare is kept
- * ready, so no fork lies on a command's path). The supervisor reports on stdout, one line
+ * ready, so no fork lies on a command's path; the next one is forked once the command that took the
+ * last one has ended, or 5 ms after it started, so that it does not compete with a short command
+ * for the processors). The supervisor reports on stdout, one line
  * per event (stdout is the stream socket Node's spawn made; each line is one write of a few KB at
  * most, which the kernel queues whole, so supervisors' lines never interleave):
  *   S id supervisor-pid stdout-fd stderr-fd control-fd                starting; Node opens the fds
@@ -24,7 +26,8 @@
  * The supervisor ends only after E and O: until Node holds its own ends of the output pipes, the
  * supervisor's keep what the command wrote.
  *
- * The command's process: its own session, killed if its supervisor dies, stdin /dev/null, stdout
+ * The command's process (what no request changes is done while it waits for one): its own session,
+ * killed if its supervisor dies (set again after the identity switch, which clears it), stdin /dev/null, stdout
  * and stderr to the pipes or to the output files Node opened (reopened through /proc/<node>/fd),
  * no other descriptor past exec, its call folders (made, or an earlier call's taken over), its
  * working folder and environment, its priority (nice, and its session's scheduling group, which its

@@ -178,6 +178,14 @@ describe.each(['landlock', 'bwrap'] as const)('%s: the command runs as the calle
   });
 });
 
+describe('validated: the command runs as the caller too', () => {
+  it('it dies with its supervisor: the parent death signal survives the switch', async () => {
+    const r = await run({ ...request('landlock', { program: python, args: ['-c', 'import ctypes\ns = ctypes.c_int(-1)\nctypes.CDLL(None).prctl(2, ctypes.byref(s))\nprint("PDEATHSIG", s.value)'] }), sandbox: 'validated', identity: alice });
+    expect(r.refused, text(r)).toBeUndefined();
+    expect(text(r)).toContain('PDEATHSIG 9');
+  });
+});
+
 describe('landlock: class 1, modes outside the zone and in the read-only Uploads', () => {
   it.each([
     ['Python', (p: string) => py(`os.chmod(${JSON.stringify(p)}, 0)`)],

@@ -372,9 +372,19 @@ describe.each(MODES)('%s: the command holds no capability, even started by root'
     expect(text(await perlRun(mode, code))).toBe('0 0 0 0 0 0 bounding=0 nnp=1\n');
   });
 
-  it.skipIf(mode === 'landlock')('it runs below the server: nice 10, and so does its session\'s scheduling group', async () => {
-    const r = await perlRun(mode, `open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n";`);
-    expect(text(r)).toMatch(/^\/autogroup-\d+ nice 10\n10\n$/);
+  it.skipIf(mode === 'landlock')('it starts at the server\'s priority and runs below it once past 50 ms: nice 10, and so does its session\'s scheduling group', async () => {
+    const seen = `sub seen { open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n" }`;
+    const r = await perlRun(mode, `${seen} seen(); select(undef, undef, undef, 0.3); seen();`);
+    const server = os.getPriority();
+    expect(text(r)).toMatch(new RegExp(`^/autogroup-\\d+ nice 0\n${server}\n/autogroup-\\d+ nice 10\n10\n$`));
+  });
+
+  it.skipIf(mode === 'landlock')('near the quota it runs at nice 19 from its first instruction', async () => {
+    const r = await perlRun(mode, `open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n";`, {
+      // What the quota watch does for a command that one more file could take past the quota.
+      monitor: { everyMs: 1000, check: async () => undefined, wake: (controls) => controls.yieldCpu() },
+    });
+    expect(text(r)).toMatch(/^\/autogroup-\d+ nice 19\n19\n$/);
   });
 
   it.skipIf(mode === 'landlock')('/proc/self/status says so too', async () => {

@@ -42,6 +42,8 @@ export interface LaunchSpec {
   /** As stdout, or `merge`: the same destination as stdout. */
   stderr: 'pipe' | number | 'merge';
   nice: number;
+  /** Milliseconds it runs at the server's priority before `nice` applies (0 or absent: from its first instruction). */
+  niceAfterMs?: number;
   /** [resource, value] pairs set before the program (or bubblewrap) starts (setrlimit). */
   limits: readonly (readonly [number, number])[];
   /** Processes and threads the command may run at once (see launcher-script.ts). */
@@ -328,6 +330,7 @@ function encode(id: number, spec: LaunchSpec): Buffer | undefined {
   put('stdout', fd(spec.stdout));
   put('stderr', fd(spec.stderr));
   put('nice', spec.nice);
+  if (spec.niceAfterMs) put('nice_after', spec.niceAfterMs);
   put('argv', ...spec.argv);
   if (spec.bwrap) put('bwrap', ...spec.bwrap);
   put('env', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`));

@@ -5,18 +5,26 @@
  */
 
 /**
- * Commands run below the server's priority: the host's event loop (every other user's requests, and
- * the quota watch that must catch a fast writer) runs first when both want the CPU. Each command is a
- * session of its own, which Linux schedules as one group (autogroup) against the server's: that
- * group's nice value is what counts, and it covers every process of the command at once (a command
- * cannot start another session: setsid is refused by its seccomp filter in the kernel modes). Where
- * autogroups are off, each process's own nice value counts. The launcher sets both in the command's
- * process before it runs the program (or bubblewrap), so every process of the command, from the
- * first, runs at this priority: none is ever seen at the server's. The kernel takes a change of a
- * group's nice from a process without CAP_SYS_ADMIN once per 100 ms for the whole system (a server
- * run as an ordinary user): the command's supervisor tries again every 20 ms until it holds.
+ * A command that runs longer than COMMAND_NICE_AFTER_MS runs below the server's priority: the host's
+ * event loop (every other user's requests, and the quota watch that must catch a fast writer) runs
+ * first when both want the CPU. Each command is a session of its own, which Linux schedules as one
+ * group (autogroup) against the server's: that group's nice value is what counts, and it covers every
+ * process of the command at once (a command cannot start another session: setsid is refused by its
+ * seccomp filter in the kernel modes). Where autogroups are off, each process's own nice value
+ * counts. The command's supervisor sets both, on every process of the command and each session it
+ * made. The kernel takes a change of a group's nice from a process without CAP_SYS_ADMIN once per
+ * 100 ms for the whole system (a server run as an ordinary user): the supervisor tries again every
+ * 20 ms until it holds.
  */
 export const COMMAND_NICE = 10;
+/**
+ * How long a command runs at the server's priority first. A short command (a `cat`, a script that
+ * prints a line: most of what a model runs) is not made to wait behind the host's other work: at
+ * nice 10 from its start, two CPU hogs of the host on 2 cores made `python3 -c pass` take 3.9x a
+ * bare spawn (0.84x at the server's priority). Past this, what runs long yields to the server, as a
+ * SQLite statement does past its first 100 ms.
+ */
+export const COMMAND_NICE_AFTER_MS = 50;
 /**
  * A command that could pass its quota with one more file yields almost all of a contended CPU: the
  * quota watch must see each write before the next (measured: with the test suite loading both CPUs,

@@ -103,7 +103,10 @@ export function run(req: RunRequest): Promise<RunResult> {
         if (yielded || finished || ended) return;
         yielded = true;
         if (command) command.nice(COMMAND_NICE_NEAR_LIMIT);
-        else spec.nice = COMMAND_NICE_NEAR_LIMIT;
+        else {
+          spec.nice = COMMAND_NICE_NEAR_LIMIT;
+          spec.niceAfterMs = 0;
+        }
       },
     });
     command = launch(perl, arch, spec, {

@@ -207,9 +207,11 @@ sub supervise {
   my $max_memory = one($q, 'memory');
   my $memory = sub { my $n = 0; for (descendants($$)) { open(my $f, '<', "/proc/$_/statm") or next; my @m = split(' ', scalar(<$f>) // ''); $n += $m[1] - $m[2] if @m > 2 } $n * $PAGE };
   my $pidfd = syscall($NR{pidfd_open}, $child, 0);
-  # The command's process lowers its own group's priority while it still may (see command): checked
-  # here from 20 ms on, so a short command does not share the processors with its supervisor.
-  my ($next_watch, $next_count, $next_group, $next_memory) = (now() + 0.05, 0, now() + 0.02, 0);
+  # The command's priority: lowered here once it has run `nice_after` ms (a short command keeps the
+  # server's), or checked from 20 ms on when its process lowered it itself (see command), so a short
+  # command does not share the processors with its supervisor.
+  my $after = one($q, 'nice_after', 0) / 1000;
+  my ($next_watch, $next_count, $next_group, $next_memory) = (now() + 0.05, 0, now() + ($after > 0.02 ? $after : 0.02), 0);
   while (!$exited) {
     my $rin = '';
     vec($rin, fileno($ctl_r), 1) = 1 if $ctl_r;
@@ -361,11 +363,14 @@ sub command {
   }
   chdir(one($q, 'cwd')) or fail('chdir');
   %ENV = map { split(/=/, $_, 2) } @{$q->{env} // []};
-  # Its priority, and its session's scheduling group's, while it may still have CAP_SYS_ADMIN (the
-  # group's change is rate-limited without it: then its supervisor sees to it).
+  # Its priority, and its session's scheduling group's, when it applies from the start (near the
+  # quota), while it may still have CAP_SYS_ADMIN (the group's change is rate-limited without it: then
+  # its supervisor sees to it). Otherwise the supervisor lowers it once the command has run a while.
   my $nice = one($q, 'nice') + 0;
-  setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
-  autogroup('self', $nice);
+  if (!one($q, 'nice_after', 0)) {
+    setpriority(0, 0, $nice) if getpriority(0, 0) < $nice;
+    autogroup('self', $nice);
+  }
   # The caller's own identity, from here on (bubblewrap then runs unprivileged as that uid). The
   # kernel clears the parent death signal when the uid changes: set again.
   become($q);

@@ -151,16 +151,22 @@ describe.each(MODES)('sandbox %s', (mode) => {
   }
 
   it.each([
-    ['below the server priority (nice 10)', false, 10],
+    ['below the server priority once past its first 50 ms (nice 10)', false, 10],
     ['at nice 19 when one more file could pass the quota', true, 19],
   ] as const)('runs a command %s', async (_label, nearQuota, nice) => {
     const s = nearQuota ? shed('storage').s : makeShed({ sandbox: mode });
     try {
       // A distinctive duration finds the command's processes in /proc while it runs.
-      const marker = `${nearQuota ? '0.6731' : '0.6732'}${String(process.pid).padStart(7, '0')}`; // this process's alone
+      const marker = `${nearQuota ? '1.6731' : '1.6732'}${String(process.pid).padStart(7, '0')}`; // this process's alone
       const pending = s.call('shed_exec', { zone: 'storage', cmd: 'sleep', args: [marker] });
       await new Promise((r) => setTimeout(r, 300));
-      const nices = nicesOf(marker);
+      let nices = nicesOf(marker);
+      // Started (a first sandbox may take a while) and lowered by its supervisor from 50 ms on (near
+      // the quota: from its start): on a loaded machine, a little later.
+      for (let i = 0; i < 20 && (nices.length === 0 || (!nearQuota && nices.some((n) => n !== nice))); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        nices = nicesOf(marker);
+      }
       expect((await pending).success).toBe(true);
       expect(nices.length).toBeGreaterThan(0);
       expect(new Set(nices)).toEqual(new Set([nice]));

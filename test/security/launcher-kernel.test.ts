@@ -373,10 +373,14 @@ describe.each(MODES)('%s: the command holds no capability, even started by root'
   });
 
   it.skipIf(mode === 'landlock')('it starts at the server\'s priority and runs below it once past 50 ms: nice 10, and so does its session\'s scheduling group', async () => {
-    const seen = `sub seen { open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n" }`;
-    const r = await perlRun(mode, `${seen} seen(); select(undef, undef, undef, 0.3); seen();`);
+    const seen = `sub seen { open(my $g, '<', '/proc/self/autogroup') or die "$!"; return scalar(<$g>) . getpriority(0, 0) . "\\n" }`;
+    // Read at once, then again once lowered (its supervisor does it from 50 ms on; at most 5 s on a loaded machine).
+    const code = `${seen} print seen(); for (1 .. 100) { select(undef, undef, undef, 0.05); last if seen() =~ /nice 10\\n10\\n/ } print seen();`;
     const server = os.getPriority();
-    expect(text(r)).toMatch(new RegExp(`^/autogroup-\\d+ nice 0\n${server}\n/autogroup-\\d+ nice 10\n10\n$`));
+    // Perl's own start may take past 50 ms on a loaded machine: one of a few runs reads its start in time.
+    let out = text(await perlRun(mode, code));
+    for (let i = 0; i < 4 && !out.includes(' nice 0\n'); i++) out = text(await perlRun(mode, code));
+    expect(out).toMatch(new RegExp(`^/autogroup-\\d+ nice 0\n${server}\n/autogroup-\\d+ nice 10\n10\n$`));
   });
 
   it.skipIf(mode === 'landlock')('near the quota it runs at nice 19 from its first instruction', async () => {

@@ -383,6 +383,14 @@ describe.each(MODES)('%s: the command holds no capability, even started by root'
     expect(out).toMatch(new RegExp(`^/autogroup-\\d+ nice 0\n${server}\n/autogroup-\\d+ nice 10\n10\n$`));
   });
 
+  it.skipIf(mode === 'landlock')('when this server\'s running commands fill the processors, the next one starts at nice 10', async () => {
+    // Launched at once (run() hands each to the launcher before it returns): they count from now.
+    const fill = Array.from({ length: os.availableParallelism() }, () => perlRun(mode, 'select(undef, undef, undef, 1)'));
+    const r = await perlRun(mode, `open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n";`);
+    await Promise.all(fill);
+    expect(text(r)).toMatch(/^\/autogroup-\d+ nice 10\n10\n$/);
+  });
+
   it.skipIf(mode === 'landlock')('near the quota it runs at nice 19 from its first instruction', async () => {
     const r = await perlRun(mode, `open(my $g, '<', '/proc/self/autogroup') or die "$!"; print scalar(<$g>), getpriority(0, 0), "\\n";`, {
       // What the quota watch does for a command that one more file could take past the quota.

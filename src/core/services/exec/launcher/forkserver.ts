@@ -406,6 +406,11 @@ export function launch(perl: string, arch: ArchCalls, spec: LaunchSpec, events: 
   };
 }
 
+/** Commands this process has started and not yet heard end. */
+export function commandsRunning(): number {
+  return server?.calls.size ?? 0;
+}
+
 /** The launcher's process id, if it runs (for tests that kill it). */
 export function launcherPid(): number | undefined {
   return server?.child.pid;

@@ -17,7 +17,7 @@ import { bwrapArgs, SANDBOX_HOME, SANDBOX_TMP, SANDBOX_ZONE } from './bwrap.js';
 import { commandEnvironment, type CallFolders } from './callenv.js';
 import type { LaunchSpec } from './forkserver.js';
 import { landlockRuleset } from './landlock.js';
-import { COMMAND_NICE, COMMAND_NICE_AFTER_MS } from './priority.js';
+import { COMMAND_NICE } from './priority.js';
 import type { RunRequest } from './run-types.js';
 import { ARCH_CALLS, commandFilter, type ArchCalls, type FilterSpec } from './seccomp.js';
 import { findProgram } from './system.js';
@@ -92,7 +92,6 @@ export function launchSpec(req: RunRequest, arch: ArchCalls, folders: CallFolder
     stdout: req.stdoutFd ?? 'pipe',
     stderr: req.mergeStderr ? 'merge' : (req.stderrFd ?? 'pipe'),
     nice: COMMAND_NICE,
-    niceAfterMs: COMMAND_NICE_AFTER_MS,
     limits,
     budget: req.maxProcesses,
     confine: {

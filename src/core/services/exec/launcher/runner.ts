@@ -9,9 +9,9 @@
 import os from 'node:os';
 import type net from 'node:net';
 import { callFolders, releaseCallFolders } from './callenv.js';
-import { launch, type LaunchEnd, type Launched } from './forkserver.js';
+import { commandsRunning, launch, type LaunchEnd, type Launched } from './forkserver.js';
 import { archCalls, launcherPerl, launchSpec } from './launcher.js';
-import { COMMAND_NICE_NEAR_LIMIT } from './priority.js';
+import { COMMAND_NICE_NEAR_LIMIT, niceAfterMs } from './priority.js';
 import type { Captured, RunRequest, RunResult } from './run-types.js';
 import { findProgram } from './system.js';
 
@@ -103,12 +103,12 @@ export function run(req: RunRequest): Promise<RunResult> {
         if (yielded || finished || ended) return;
         yielded = true;
         if (command) command.nice(COMMAND_NICE_NEAR_LIMIT);
-        else {
-          spec.nice = COMMAND_NICE_NEAR_LIMIT;
-          spec.niceAfterMs = 0;
-        }
+        else spec.nice = COMMAND_NICE_NEAR_LIMIT;
       },
     });
+    // A while at the server's priority first, unless it yields from the start (near the quota) or
+    // the commands already running fill the processors (priority.ts).
+    if (!yielded) spec.niceAfterMs = niceAfterMs(commandsRunning(), os.availableParallelism());
     command = launch(perl, arch, spec, {
       started(s) {
         if (s.stdout) s.stdout.on('data', collect(out));

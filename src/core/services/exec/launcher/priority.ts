@@ -35,6 +35,7 @@ export const COMMAND_NICE_AFTER_MS = 50;
 export function niceAfterMs(running: number, processors: number): number {
   return running < processors ? COMMAND_NICE_AFTER_MS : 0;
 }
+
 /**
  * A command that could pass its quota with one more file yields almost all of a contended CPU: the
  * quota watch must see each write before the next (measured: with the test suite loading both CPUs,

@@ -32,9 +32,9 @@
  * no other descriptor past exec, its call folders (made, or an earlier call's taken over), its
  * working folder and environment, its priority when the request asks for it from the start (nice,
  * and its session's scheduling group; otherwise, or until the kernel takes it, its supervisor
- * lowers both once the command has run `nice_after` ms), its limits; then CONFINE and the program (landlock
- * and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to apply CONFINE
- * there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the program starts next),
+ * lowers both once the command has run `nice_after` ms), its limits; then CONFINE and the program
+ * (landlock and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to
+ * apply CONFINE there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the program starts next),
  * `exec ...` if the program could not be started, anything else is why the command was refused: it
  * exits 125 and never runs with less.
  *

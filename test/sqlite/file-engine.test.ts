@@ -153,12 +153,19 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
   it('a statement drops to nice 19 after 100 ms; that process then serves imports (at once at nice 19), statements get one at normal priority', async () => {
     // A fresh pool: an earlier test's statement that ran past 100 ms (the memory hog above, on a
     // loaded machine) leaves a process at nice 19, which is the pool's design, not this test's start.
-    await shutdownPool();
-    s = makeShed();
-    expect((await s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
+    // The first statement must itself finish within those 100 ms to leave its process at normal
+    // priority; on a loaded machine (CI) it may not, so the start is tried again on a fresh pool.
+    for (let attempt = 1; ; attempt++) {
+      await shutdownPool();
+      s?.cleanup();
+      s = makeShed();
+      const started = Date.now();
+      expect((await s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'CREATE TABLE t(x)' })).success).toBe(true);
+      if (Date.now() - started < 100 || attempt === 5) break;
+    }
     const own = os.getPriority(); // the server's priority (this test process)
     expect(sqliteChildren().every((c) => c.nice === own)).toBe(true);
-    const long = s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) FROM c' });
+    const long = s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c' });
     let demoted: number | undefined;
     const until = Date.now() + 20_000;
     while (demoted === undefined && Date.now() < until) {
@@ -166,7 +173,7 @@ describe.skipIf(sqlite === undefined)('file engine', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(demoted).toBeDefined();
-    expect((await long).data!.rows).toEqual([[5000000]]);
+    expect((await long).data!.rows).toEqual([[2000000]]);
     // Statements meanwhile and afterwards run at normal priority; an import takes the demoted process.
     expect((await s.call('shed_sqlite', { zone: 'storage', path: 'p.db', query: 'SELECT count(*) FROM t' })).data!.rows).toEqual([[0]]);
     fs.writeFileSync(s.zonePath('storage', 'p.csv'), 'a,b\n1,2\n');

@@ -4,6 +4,7 @@
  * turns kept still undo byte for byte, and a turn over the budget alone is listed as not undoable,
  * never silently.
  */
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,6 +30,32 @@ const stored = (sh: Shed, text: string) => {
   return fs.existsSync(path.join(git, 'objects', oid.slice(0, 2), oid.slice(2))) || fs.existsSync(path.join(`${git}.deltas`, oid.slice(0, 2), oid.slice(2)));
 };
 const listed = async (sh: Shed) => ((await inTurn(sh, undefined, 'shed_undo', {})).data!.turns as { turn: string }[]).map((t) => t.turn);
+/** The ids `git rev-list` prints, as the git CLI reads the shadow repository. */
+const gitIds = (gitdir: string, ...args: string[]) => {
+  const r = spawnSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout.split('\n').filter(Boolean).map((l) => l.slice(0, 40));
+};
+const looseObjects = (gitdir: string) => {
+  const top = path.join(gitdir, 'objects');
+  return fs.readdirSync(top).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => fs.readdirSync(path.join(top, d)).map((n) => d + n));
+};
+/**
+ * No loose object of a shadow repository that git does not reach from its HEAD, the listed turns'
+ * commits and their parents: what a collection keeps, computed by the git CLI instead of by us.
+ */
+const onlyWhatIsKept = (sh: Shed, after: string) => {
+  const undo = path.join(sh.base, 'users', 'alice', 'Storage', 'undo');
+  const records = fs.readdirSync(path.join(undo, 'turns')).map((f) => JSON.parse(fs.readFileSync(path.join(undo, 'turns', f), 'utf8')) as { commits: { tree: string; oid: string; versioned: boolean }[] });
+  for (const tree of ['storage', 'uploads']) {
+    const gitdir = path.join(undo, 'shadow', `${tree}.git`);
+    if (!fs.existsSync(path.join(gitdir, 'HEAD'))) continue;
+    const commits = records.flatMap((r) => r.commits.filter((c) => c.tree === tree && !c.versioned).map((c) => c.oid));
+    const parents = commits.flatMap((c) => gitIds(gitdir, 'log', '-1', '--format=%P', c));
+    const reached = new Set(gitIds(gitdir, 'rev-list', '--objects', '--no-walk', 'HEAD', ...commits, ...parents));
+    expect(looseObjects(gitdir).filter((o) => !reached.has(o)), `${tree} after ${after}: objects no kept turn needs`).toEqual([]);
+  }
+};
 const write = (sh: Shed, turn: string, content: string, file = 'big.txt') => inTurn(sh, turn, 'shed_patch_text', { zone: 'storage', path: file, content, overwrite: true });
 
 describe('undo store retention by bytes (undo_max_store_mb)', () => {
@@ -122,5 +149,49 @@ describe('collection after retention by count (undo_max_turns)', () => {
     expect((await inTurn(s, 'u', 'shed_undo', { turn: 'cmd', apply: true })).error).toBeUndefined();
     expect(fs.existsSync(s.zonePath('storage', 'copy.txt'))).toBe(false);
     expect(fs.readFileSync(s.zonePath('storage', 'keep.txt'), 'utf8')).toBe('untouched\n');
+  });
+
+  it('each collection, full or following the commits since the last, leaves exactly what the kept turns and the current state reach', async () => {
+    // undo_max_turns 10: every dropped turn collects; in one process the first collection and every
+    // tenth list the whole store, the others delete only what may have become garbage since the last.
+    s = makeShed({ undo_max_turns: 10 });
+    const sh = s;
+    for (let i = 0; i < 34; i++) {
+      const turn = `t${i}`;
+      // Files added in new folders, edited, deleted, a folder removed, and commands that copy and remove.
+      if (i % 5 === 0) await inTurn(sh, turn, 'shed_create_file', { zone: 'storage', path: `f${i}/a/new.txt`, content: `new ${i}\n` });
+      else if (i % 5 === 1) await write(sh, turn, `edit ${i}\n`, 'edited.txt');
+      else if (i % 5 === 2) await inTurn(sh, turn, 'shed_delete', { zone: 'storage', path: `f${i - 2}` });
+      else if (i % 5 === 3) await inTurn(sh, turn, 'shed_exec', { zone: 'storage', cmd: 'cp', args: ['edited.txt', `copy${i}.txt`] });
+      else await inTurn(sh, turn, 'shed_exec', { zone: 'storage', cmd: 'rm', args: ['-f', `copy${i - 1}.txt`] });
+      if (i >= 11) onlyWhatIsKept(sh, turn);
+    }
+    expect(await listed(sh)).toHaveLength(10);
+    // The kept turns still undo, newest first, byte for byte.
+    expect((await inTurn(sh, 'u1', 'shed_undo', { turn: 't33', apply: true })).error).toBeUndefined();
+    expect(fs.existsSync(sh.zonePath('storage', 'copy33.txt'))).toBe(false);
+    expect((await inTurn(sh, 'u2', 'shed_undo', { turn: 't31', apply: true })).error).toBeUndefined();
+    expect(fs.readFileSync(sh.zonePath('storage', 'edited.txt'), 'utf8')).toBe('edit 26\n');
+  });
+
+  it('versions written after the last collection by turns gone before the next are freed too', async () => {
+    // undo_max_turns 30: a collection every third dropped turn. t33 and t34 come after the
+    // collection of t32, and their records go before the next (another instance's retention dropped
+    // them): t33's version of e.txt is in no kept turn, and no earlier collection saw it.
+    s = makeShed({ undo_max_turns: 30 });
+    const sh = s;
+    for (let i = 0; i < 33; i++) await write(sh, `t${i}`, `v${i}\n`, i >= 30 ? 'e.txt' : 'w.txt');
+    onlyWhatIsKept(sh, 't32');
+    await write(sh, 't33', 'v33\n', 'e.txt');
+    await write(sh, 't34', 'v34\n', 'e.txt');
+    expect(stored(sh, 'v33\n')).toBe(true);
+    for (const t of ['t33', 't34']) fs.rmSync(path.join(sh.base, 'users', 'alice', 'Storage', 'undo', 'turns', `${t}.json`));
+    // 28 records left: t35 and t36 drop none, t37 drops t5, the third dropped since t32's collection.
+    for (const t of ['t35', 't36', 't37']) await write(sh, t, `other ${t}\n`, 'o.txt');
+    const turns = path.join(sh.base, 'users', 'alice', 'Storage', 'undo', 'turns');
+    expect(fs.readdirSync(turns).sort()).toEqual([...Array.from({ length: 27 }, (_, i) => `t${i + 6}.json`), 't35.json', 't36.json', 't37.json'].sort());
+    expect(stored(sh, 'v33\n')).toBe(false);
+    expect(stored(sh, 'v34\n')).toBe(true);
+    onlyWhatIsKept(sh, 't37');
   });
 });

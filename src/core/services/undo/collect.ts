@@ -104,9 +104,29 @@ export async function keepWithinBudget(home: string, budget: Budget, added: numb
 
 interface Marks {
   gitdir: string;
+  head: string;
   /** Object ids kept: commits, trees, blobs. */
   kept: Set<string>;
 }
+
+/**
+ * What the last collection of a shadow repository kept, in this process. The next one deletes only
+ * what may have become garbage since: what that one kept, and what the commits made since wrote.
+ * Listing every loose object instead (a 10,000-file Storage has as many) cost more than the rest of
+ * a collection. Every tenth collection, and the first of a process, still lists them all: objects
+ * of a call killed before its commit are in no commit, and only a listing finds them.
+ */
+interface LastKept {
+  head: string;
+  kept: Set<string>;
+  collections: number;
+}
+const lastKept = new Map<string, LastKept>();
+/** Repositories remembered (a kept set holds an id per object of the current state: 10,000 in a 10,000-file Storage). */
+const LAST_KEPT_REPOS = 64;
+const FULL_SWEEP_EVERY = 10;
+/** Commits since the last collection followed at most; more (or a rebuilt store), everything is listed. */
+const MAX_CHAIN = 10_000;
 
 /** Marks what the kept turns need, drops the turns past the budget, and deletes the rest. */
 async function collect(home: string, maxBytes: number): Promise<Collected> {
@@ -115,7 +135,7 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
   for (const s of shadowsOf(home)) {
     const head = readHead(s.repo.gitdir).oid;
     if (head === undefined) continue;
-    const m: Marks = { gitdir: s.repo.gitdir, kept: new Set() };
+    const m: Marks = { gitdir: s.repo.gitdir, head, kept: new Set() };
     // The current state: free (a copy of the zones), never dropped, so not measured either: no stat
     // of each of its objects (a zone of 10,000 files), its deltas' bases kept before the sweep.
     await markCommit(m, head, m.kept, slice, false);
@@ -151,9 +171,53 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
   // Only now, every kept object known: a read that failed above deleted nothing.
   for (const m of repos) {
     await keepDeltaBases(m, slice);
-    await sweep(m, slice);
+    const last = lastKept.get(m.gitdir);
+    const since = last !== undefined && last.collections % FULL_SWEEP_EVERY !== 0 ? await writtenSince(m.gitdir, last.head, m.head, slice) : undefined;
+    if (last !== undefined && since !== undefined) await sweepSome(m, [last.kept, since], slice);
+    else await sweep(m, slice);
+    lastKept.delete(m.gitdir);
+    if (lastKept.size >= LAST_KEPT_REPOS) lastKept.delete(lastKept.keys().next().value as string);
+    lastKept.set(m.gitdir, { head: m.head, kept: m.kept, collections: (last?.collections ?? 0) + 1 });
   }
   return out;
+}
+
+/**
+ * Every object the commits after `from` up to `to` (first parents) brought: each commit, and in its
+ * tree whatever its parent's tree did not hold. Undefined when `from` is not met (the store was
+ * rebuilt, or too many commits) or an object cannot be read: the caller lists everything instead.
+ */
+async function writtenSince(gitdir: string, from: string, to: string, slice: TimeSlice): Promise<Set<string> | undefined> {
+  const out = new Set<string>();
+  try {
+    for (let cur = to, n = 0; cur !== from; n++) {
+      const commit = await readCommit(gitdir, cur);
+      const parent = commit.parents[0];
+      if (parent === undefined || n >= MAX_CHAIN) return undefined;
+      out.add(cur);
+      await treeObjectsNotIn(gitdir, (await readCommit(gitdir, parent)).tree, commit.tree, out, slice);
+      cur = parent;
+    }
+  } catch {
+    return undefined;
+  }
+  return out;
+}
+
+/** Adds `tree` and every object below it that `before` (the same folder one commit earlier) does not hold. */
+async function treeObjectsNotIn(gitdir: string, before: string | undefined, tree: string, out: Set<string>, slice: TimeSlice): Promise<void> {
+  // A tree already added had its new objects added with it: what it shares with its own `before` is
+  // an older commit's (or the last collection's), so it was a candidate already.
+  if (tree === before || out.has(tree)) return;
+  out.add(tree);
+  await slice.tick();
+  const old = new Map((before === undefined ? [] : await readTree(gitdir, before)).map((e) => [e.name, e]));
+  for (const e of await readTree(gitdir, tree)) {
+    const was = old.get(e.name);
+    if (was?.oid === e.oid) continue;
+    if (isTreeMode(e.mode)) await treeObjectsNotIn(gitdir, was !== undefined && isTreeMode(was.mode) ? was.oid : undefined, e.oid, out, slice);
+    else if (e.mode !== '160000') out.add(e.oid);
+  }
 }
 
 /** The newest turn alone is over the budget: listed still, its shadow changes as not undoable. */
@@ -265,7 +329,20 @@ function objectBytes(gitdir: string, oid: string): number {
 
 /** Deletes every loose object and delta of the repository not marked. */
 async function sweep(m: Marks, slice: TimeSlice): Promise<void> {
-  for (const top of [path.join(m.gitdir, 'objects'), `${m.gitdir}.deltas`]) {
-    for await (const { oid, file } of storedObjects(top, slice)) if (!m.kept.has(oid)) fs.rmSync(file, { force: true });
+  for (const top of [path.join(m.gitdir, 'objects'), `${m.gitdir}.deltas`]) await sweepListed(m, top, slice);
+}
+
+async function sweepListed(m: Marks, top: string, slice: TimeSlice): Promise<void> {
+  for await (const { oid, file } of storedObjects(top, slice)) if (!m.kept.has(oid)) fs.rmSync(file, { force: true });
+}
+
+/** Deletes the loose objects among `candidates` not marked, and every delta not marked (few: listed). */
+async function sweepSome(m: Marks, candidates: readonly Set<string>[], slice: TimeSlice): Promise<void> {
+  for (const set of candidates) {
+    for (const oid of set) {
+      await slice.tick();
+      if (!m.kept.has(oid)) fs.rmSync(loosePath(m.gitdir, oid), { force: true });
+    }
   }
+  await sweepListed(m, `${m.gitdir}.deltas`, slice);
 }

@@ -34,9 +34,9 @@
  * and its session's scheduling group; otherwise, or until the kernel takes it, its supervisor
  * lowers both once the command has run `nice_after` ms), its limits; then CONFINE and the program
  * (landlock and validated modes), or bubblewrap, which starts INNER_SCRIPT inside the sandbox to
- * apply CONFINE there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the program starts next),
- * `exec ...` if the program could not be started, anything else is why the command was refused: it
- * exits 125 and never runs with less.
+ * apply CONFINE there (bwrap mode). Descriptor 3 is the status pipe: `ok` once confined (the
+ * program starts next), `exec ...` if the program could not be started, anything else is why the
+ * command was refused: it exits 125 and never runs with less.
  *
  * CONFINE, in this order: the sandbox's own mounts (bwrap: a size-bounded /tmp, the zone and /tmp
  * without exec, setuid or devices); RLIMIT_NPROC; the Landlock ruleset; no-new-privileges; every

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeShed, type Shed } from '../helpers/shed.js';
+import { makeShed, mod, type Shed } from '../helpers/shed.js';
 import { inTurn } from './helpers.js';
 
 let s: Shed | undefined;
@@ -193,5 +193,23 @@ describe('collection after retention by count (undo_max_turns)', () => {
     expect(stored(sh, 'v33\n')).toBe(false);
     expect(stored(sh, 'v34\n')).toBe(true);
     onlyWhatIsKept(sh, 't37');
+  });
+
+  it('the admin page\'s store size follows every change of the store, what the collection frees included', async () => {
+    s = makeShed({ undo_max_turns: 2 });
+    const sh = s;
+    const undo = path.join(sh.base, 'users', 'alice', 'Storage', 'undo');
+    const onDisk = () => fs.readdirSync(undo, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).reduce((n, e) => n + fs.statSync(path.join(e.parentPath, e.name)).size, 0);
+    const sizes: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await write(sh, `t${i}`, noise(30 * KIB));
+      if (i === 3) await inTurn(sh, 'cmd', 'shed_exec', { zone: 'storage', cmd: 'rm', args: ['big.txt'] });
+      const shown = (await mod.admin.usage.undoStores(sh.base)).get('alice');
+      expect(shown, `after t${i}`).toBe(onDisk());
+      expect((await mod.admin.usage.undoStores(sh.base)).get('alice')).toBe(shown); // asked again, unchanged
+      sizes.push(shown!);
+    }
+    // Two turns kept: the store stops growing once the collection frees what dropped turns needed.
+    expect(Math.max(...sizes.slice(3))).toBeLessThan(sizes[2]! + 60 * KIB);
   });
 });

@@ -122,8 +122,29 @@ interface LastKept {
   collections: number;
 }
 const lastKept = new Map<string, LastKept>();
-/** Repositories remembered (a kept set holds an id per object of the current state: 10,000 in a 10,000-file Storage). */
-const LAST_KEPT_REPOS = 64;
+/**
+ * Object ids remembered across repositories (a kept set holds one per object of the current state:
+ * about 10,000 for a 10,000-file Storage, ~100 bytes each); the least recently collected go first.
+ */
+const LAST_KEPT_IDS = 500_000;
+let lastKeptIds = 0;
+
+function rememberKept(gitdir: string, kept: LastKept): void {
+  const old = lastKept.get(gitdir);
+  if (old !== undefined) {
+    lastKept.delete(gitdir);
+    lastKeptIds -= old.kept.size;
+  }
+  if (kept.kept.size > LAST_KEPT_IDS) return; // such a store is listed whole at each collection
+  for (const [dir, k] of lastKept) {
+    if (lastKeptIds + kept.kept.size <= LAST_KEPT_IDS) break;
+    lastKept.delete(dir);
+    lastKeptIds -= k.kept.size;
+  }
+  lastKept.set(gitdir, kept);
+  lastKeptIds += kept.kept.size;
+}
+
 const FULL_SWEEP_EVERY = 10;
 /** Commits since the last collection followed at most; more (or a rebuilt store), everything is listed. */
 const MAX_CHAIN = 10_000;
@@ -175,9 +196,7 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
     const since = last !== undefined && last.collections % FULL_SWEEP_EVERY !== 0 ? await writtenSince(m.gitdir, last.head, m.head, slice) : undefined;
     if (last !== undefined && since !== undefined) await sweepSome(m, [last.kept, since], slice);
     else await sweep(m, slice);
-    lastKept.delete(m.gitdir);
-    if (lastKept.size >= LAST_KEPT_REPOS) lastKept.delete(lastKept.keys().next().value as string);
-    lastKept.set(m.gitdir, { head: m.head, kept: m.kept, collections: (last?.collections ?? 0) + 1 });
+    rememberKept(m.gitdir, { head: m.head, kept: m.kept, collections: (last?.collections ?? 0) + 1 });
   }
   return out;
 }

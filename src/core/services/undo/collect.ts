@@ -9,7 +9,8 @@
  * delta keeps its base chain. The bytes a turn adds beyond what newer turns already keep are its
  * cost; the first turn that does not fit in `undo_max_store_mb` is dropped with every older one. When
  * even the newest turn does not fit, it stays listed, its shadow changes recorded as not undoable
- * (never silently). Then every object and delta not marked is deleted.
+ * (never silently). Then every delta not marked is deleted, and every object not marked among those
+ * that may have become garbage since the last collection (LastKept).
  *
  * It runs inside a modifying call, under the user's call lock (every writer of the store holds it),
  * never while an undo's journal is pending, in time slices; and not on every call: when a tenth of
@@ -112,9 +113,9 @@ interface Marks {
 /**
  * What the last collection of a shadow repository kept, in this process. The next one deletes only
  * what may have become garbage since: what that one kept, and what the commits made since wrote.
- * Listing every loose object instead (a 10,000-file Storage has as many) cost more than the rest of
- * a collection. Every tenth collection, and the first of a process, still lists them all: objects
- * of a call killed before its commit are in no commit, and only a listing finds them.
+ * Listing every loose object instead (a 10,000-file Storage has as many) was half of a collection's
+ * time. Every tenth collection, and the first of a process, still lists them all: objects of a call
+ * killed before its commit are in no commit, and only a listing finds them.
  */
 interface LastKept {
   head: string;

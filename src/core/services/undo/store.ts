@@ -35,7 +35,12 @@ function turnsDir(home: string): string {
 }
 
 function recordPath(home: string, turn: string): string {
-  return path.join(turnsDir(home), `${turn}.json`);
+  return recordIn(turnsDir(home), turn);
+}
+
+/** A record's file in the records' folder: a concatenation (a user past the retention count names 200 per call). */
+function recordIn(dir: string, turn: string): string {
+  return `${dir}/${turn}.json`;
 }
 
 /**
@@ -171,8 +176,9 @@ export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, n
  */
 function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeDays: number, now: number, fresh: boolean): number | undefined {
   const times: { turn: string; updated: number }[] = [];
+  const dir = turnsDir(home);
   for (const turn of turns) {
-    const file = recordPath(home, turn);
+    const file = recordIn(dir, turn);
     const rec = (fresh ? undefined : parsed.get(file)?.stored) ?? readStoredIfAny(file);
     if (rec !== undefined) times.push({ turn, updated: rec.updated });
   }
@@ -180,7 +186,7 @@ function dropOldest(home: string, turns: readonly string[], maxTurns: number, ma
   const doomed = times.filter((t, i) => i >= maxTurns || agedOut(t, maxAgeDays, now));
   if (!fresh) {
     for (const t of doomed) {
-      const current = readStoredIfAny(recordPath(home, t.turn));
+      const current = readStoredIfAny(recordIn(dir, t.turn));
       if (current !== undefined && current.updated !== t.updated) return undefined;
     }
   }

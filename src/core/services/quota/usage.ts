@@ -44,7 +44,18 @@ interface FolderRecord {
   watcher: fs.FSWatcher | undefined;
   /** Non-folder entries by name → stat signature and newest timestamp (only in trees that keep entries). */
   entries: Map<string, EntryStat> | undefined;
+  /**
+   * The same, in a tree that keeps no entries, for a folder this process refreshed lately (the last
+   * RECENT_TIMES of them, RECENT_ENTRIES entries together): what the capture after a call asks
+   * (undo/shadow.ts), so it does not lstat every file of the folder a second time. Lives and dies
+   * with this record.
+   */
+  recent?: Map<string, EntryStat>;
 }
+
+/** Refreshed folders whose entries a tree that keeps none still holds (FolderRecord.recent), and their entries together (~150 bytes each). */
+const RECENT_TIMES = 32;
+const RECENT_ENTRIES = 50_000;
 
 /** What a change watch compares: type+mode, size, inode, mtime and ctime (ctime catches `touch -r`, `cp -p`). */
 interface EntryStat {
@@ -244,6 +255,9 @@ class TreeUsage {
   private readonly tooLong = new Map<string, string[]>();
   /** Keep every entry's stat signature, so change watches can tell what changed in a folder. */
   keepEntries = false;
+  /** Records holding `recent` entries, oldest first, and how many entries they hold together. */
+  private readonly withRecent: FolderRecord[] = [];
+  private recentEntries = 0;
   private readonly trackers = new Set<Tracker>();
   /** `changeSeq` of this tree's last full walk or invalidation: what it knows starts there. */
   private fullSeq = 0;
@@ -265,9 +279,10 @@ class TreeUsage {
     return [...out];
   }
 
-  /** The non-folder entries of `dir` as last measured (only in a tree that keeps entries). */
+  /** The non-folder entries of `dir` as last measured (a tree that keeps entries, or a folder refreshed lately). */
   entriesOf(dir: string): ReadonlyMap<string, EntryStat> | undefined {
-    return this.folders.get(dir)?.entries;
+    const rec = this.folders.get(dir);
+    return rec?.entries ?? rec?.recent;
   }
 
   /** Another process changed these folders (it said so in the change stamp): read them again at the next question. */
@@ -546,7 +561,7 @@ class TreeUsage {
       const fresh = await this.readFolder(dir, slice);
       old.watcher?.close();
       if (fresh === undefined) {
-        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: undefined });
+        this.folders.set(dir, { ...old, bytes: 0, files: 0, watcher: undefined, recent: undefined });
         this.dropSubtree(dir);
         continue;
       }
@@ -555,10 +570,29 @@ class TreeUsage {
     }
   }
 
-  /** Lists, measures and records one folder (the refresh path, on this thread, in slices). */
+  /**
+   * Lists, measures and records one folder (the refresh path, on this thread, in slices). Its entries
+   * are kept either way: in `entries` when the tree keeps them, else as `recent` (the lstat is made
+   * anyway; only the signatures are extra).
+   */
   private async readFolder(dir: string, slice: TimeSlice): Promise<FolderRecord | undefined> {
     const listing = await this.listFolder(dir, slice);
-    return listing === undefined ? undefined : this.install(listing, await measureSliced(listing, this.keepEntries, slice));
+    if (listing === undefined) return undefined;
+    const rec = this.install(listing, await measureSliced(listing, true, slice));
+    if (!this.keepEntries) {
+      const recent = rec.entries!;
+      rec.entries = undefined;
+      if (recent.size > RECENT_ENTRIES) return rec;
+      rec.recent = recent;
+      this.withRecent.push(rec);
+      this.recentEntries += recent.size;
+      while (this.withRecent.length > RECENT_TIMES || this.recentEntries > RECENT_ENTRIES) {
+        const oldest = this.withRecent.shift()!;
+        this.recentEntries -= oldest.recent?.size ?? 0;
+        delete oldest.recent;
+      }
+    }
+    return rec;
   }
 
   private watch(dir: string): fs.FSWatcher | undefined {
@@ -732,8 +766,9 @@ export async function foldersChangedSince(root: string, mark: number): Promise<s
 
 /**
  * The newest timestamp (mtime or ctime, ms) of each non-folder entry of `dir`, a folder of `root`,
- * as the last question measured it; undefined when the tree keeps no entries (no command ran in it
- * yet) or does not know the folder. Right after foldersChangedSince it is what is on disk now.
+ * as the last question measured it; undefined when the tree does not know the folder, or keeps no
+ * entries (no command ran in it yet) and did not refresh it lately. Right after
+ * foldersChangedSince it is what is on disk now.
  */
 export function measuredTimes(root: string, dir: string): ReadonlyMap<string, { newestMs: number }> | undefined {
   return trees.get(path.resolve(root))?.entriesOf(path.resolve(dir));

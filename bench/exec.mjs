@@ -20,8 +20,9 @@
 //   f) the walls around a command (landlock mode): `shed_exec cat small.txt` in a zone holding 0, 10
 //      and 1,000 blocked files (blocked_patterns set: each command finds them and moves them out of
 //      the zone and back, journalled) against the same call in the same zone with blocked_patterns
-//      empty; and in a group space holding 10 and 1,000 files of another member (each made read-only
-//      for the command, compared and set back after it) against the same call by their owner.
+//      empty; and in a group space holding 10 and 1,000 files of another member (each compared after
+//      the command; without identity separation also made read-only for it and set back) against the
+//      same call by their owner.
 // Targets: at most 1.5x the bare equivalent; a block of at most 0.5 ms per command. Temp folders are removed.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -116,6 +116,25 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(fs.existsSync(s.groupPath('d/own.txt'))).toBe(false);
   });
 
+  it('another member\'s command leaves the owner\'s files as they are: the kernel refuses, nothing is made read-only, linked or restored', async () => {
+    s = await arrange(mode);
+    ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' })); // the space converted
+    const stamp = (rel: string) => {
+      const st = fs.lstatSync(s.groupPath(rel));
+      return { ctime: st.ctimeMs, nlink: st.nlink, mode: st.mode & 0o777, ino: st.ino };
+    };
+    const before = { own: stamp('d/own.txt'), ro: stamp('ro.txt') };
+    expect([before.own.mode, before.ro.mode]).toEqual([0o640, 0o440]);
+    const during = ran(await s.call('shed_run_python', { ...g, code: 'import os\nfor f in ("d/own.txt", "ro.txt"):\n    st = os.stat(f)\n    print(oct(st.st_mode & 0o777), st.st_nlink)' }, { user: 'bob' }));
+    expect(during.stdout.trim().split('\n')).toEqual(['0o640 1', '0o440 1']);
+    const r = await s.call('shed_run_shell', { ...g, script: SHELL_ATTACKS }, { user: 'bob' });
+    expectOnlySharedOk(ran(r).stdout);
+    expect(r.data!.group_files_restored).toBeUndefined();
+    expect({ own: stamp('d/own.txt'), ro: stamp('ro.txt') }).toEqual(before);
+    expect(read(s.groupPath('d/own.txt'))).toBe(ORIGINAL);
+    expect(fs.existsSync(path.join(s.base, 'groups', 'team', 'stash'))).toBe(false);
+  });
+
   it('class 7: during a long command another call reads the owner\'s file unchanged', async () => {
     s = await arrange(mode);
     const script = [

@@ -153,6 +153,15 @@ function pidsWith(marker: string): number[] {
 }
 
 /** Waits until the command itself (`sleep <marker>`, started after everything was set aside) runs. */
+/** SIGKILL to a process that may have ended since it was listed. */
+function killGone(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 async function commandRunning(marker: string): Promise<void> {
   const running = () => pidsWith(marker).some((pid) => {
     try {
@@ -193,21 +202,29 @@ describe.runIf(fs.existsSync('dist/cli.mjs'))('kill -9 of fileshed call while it
     intact();
   }, 60_000);
 
-  it('a group file read-only for a killed command is back and writable for its owner', async () => {
+  // Without identity separation the guard makes the file read-only for the command; with it (the
+  // default as root) the file keeps its record's owner and mode (0640, the owner's uid), which the
+  // kernel enforces: nothing is changed to be set back.
+  it.each([
+    ['identity separation off: made read-only', 'off', 0o444],
+    ['identity separation: its own mode, untouched', 'auto', 0o640],
+  ] as const)('a group file guarded for a killed command is back and writable for its owner (%s)', async (_name, identity, during) => {
     const t = await groupShed();
     try {
       const g = { zone: 'group', group: 'team' };
       await t.call('shed_create_file', { ...g, path: 'own.txt', content: 'ALICE\n', mode: 'owner' });
       const marker = `19.5133${String(process.pid).padStart(7, '0')}`;
-      const cli = (user: string, args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify({ ...g, ...(args as object) }), '--base', t.base, '--user', user, '--valve', 'sandbox=landlock'];
+      const cli = (user: string, args: unknown) => ['dist/cli.mjs', 'call', 'shed_exec', JSON.stringify({ ...g, ...(args as object) }), '--base', t.base, '--user', user, '--valve', 'sandbox=landlock', '--valve', `identity_separation=${identity}`];
       const child = spawn(process.execPath, cli('bob', { cmd: 'sleep', args: [marker] }), { stdio: 'ignore' });
       try {
         await commandRunning(marker);
-        expect(fs.statSync(t.groupPath('own.txt')).mode & 0o777).toBe(0o444);
+        const st = fs.statSync(t.groupPath('own.txt'));
+        expect(st.mode & 0o777).toBe(during);
+        if (identity === 'auto') expect(st.uid).not.toBe(0); // alice's own uid
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
       } finally {
-        for (const pid of pidsWith(marker)) process.kill(pid, 'SIGKILL');
+        for (const pid of pidsWith(marker)) killGone(pid);
       }
       const next = spawn(process.execPath, cli('alice', { cmd: 'sed', args: ['-i', 's/ALICE/OWNER/', 'own.txt'] }), { stdio: 'ignore' });
       await new Promise((r) => next.once('exit', r));

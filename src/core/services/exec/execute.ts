@@ -137,7 +137,9 @@ async function execute(req: ExecRequest, reading: boolean): Promise<ExecOutcome>
   // Reading, only the call's own folders can be written: the file size limit bounds them (with their watch).
   const fileBytes = req.scratch?.fileBytes ?? (reading ? valves.max_file_size_mb * MIB : await writableBytes(valves, zone));
   if (policy.sweepBefore) await outwardLinkSweep(zone.root);
-  const aside = await setAside(zone, blocked, req.locked ?? [], reading ? undefined : req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone));
+  // Under identity separation the space's files have their records' owners and modes (callIdentity synced them).
+  const kernel = identity !== undefined && zone.group !== undefined && req.scratch === undefined && req.caller !== undefined ? { caller: req.caller } : undefined;
+  const aside = await setAside(zone, blocked, req.locked ?? [], reading ? undefined : req.scratch ? folderWriteScope(zone.root, req.scratch.bytes) : zoneWriteScope(zone), kernel);
   let watched: Watched;
   let report: AsideReport;
   let changedHere: string[] | undefined;

@@ -39,13 +39,14 @@ function withHidden(u: Usage, hiddenBytes: number): Usage {
   return { bytes: u.bytes + hiddenBytes, files: u.files };
 }
 
-export async function setAside(zone: Zone, blocked: BlockedEntries | undefined, locked: readonly OwnershipRecord[], scope: WriteScope | undefined): Promise<Aside> {
+/** `kernel`: the command runs as `caller` in a group space under identity separation (guard-group.ts). */
+export async function setAside(zone: Zone, blocked: BlockedEntries | undefined, locked: readonly OwnershipRecord[], scope: WriteScope | undefined, kernel?: { caller: string }): Promise<Aside> {
   const home = scopeHome(zone.scope);
   const usedBefore = blocked !== undefined && scope !== undefined ? await scope.used() : 0;
   const hidden = blocked !== undefined ? await hideBlocked(home, zone.root, zone.blocked!, blocked) : undefined;
   try {
     const hiddenBytes = hidden !== undefined && scope !== undefined ? Math.max(0, usedBefore - (await scope.used())) : 0;
-    const guard = locked.length > 0 ? await guardGroupFiles(home, zone.root, zone.label, locked) : undefined;
+    const guard = locked.length > 0 ? await guardGroupFiles(home, zone.root, zone.label, locked, kernel) : undefined;
     return {
       scope:
         scope !== undefined && hiddenBytes > 0

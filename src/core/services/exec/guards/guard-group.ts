@@ -22,6 +22,14 @@
  * Modes are set per call and journalled (stash.ts: a hard link of each file is kept in the call's
  * stash, so its mode is set back wherever the command moved it): a kill leaves at worst read-only
  * files, which the next call, recovery or maintenance sets back, comparing content with HEAD.
+ *
+ * Under identity separation (`kernel`: ids/group-owner.ts) the files already have their record's
+ * owner and mode, every folder is sticky and the command may change no mode: the kernel refuses a
+ * write, rename or removal of another member's file, so nothing is made read-only and nothing of
+ * theirs is linked (a link and a mode change each cost the file a new ctime, which the commit after
+ * the command would then hash: every command in a space of 1,000 such files paid ~90 ms for it).
+ * Only the caller's own owner_ro files, which as their owner it may rename or remove, are saved in
+ * the stash; the comparison after the command stays for every file, the second wall.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,6 +51,8 @@ export interface GuardEntry {
   mode: OwnershipRecord['mode'];
   /** The file's permission bits before the command (set back afterwards). */
   perm: number;
+  /** Saved under identity separation: its mode was left as it was (nothing to set back). */
+  modeKept?: boolean;
 }
 
 /** What a command had done to a file it may not change, undone. */
@@ -76,56 +86,102 @@ export interface GroupGuard {
   restore(): Promise<GuardReport>;
 }
 
-/** Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at `home`). */
-export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[]): Promise<GroupGuard | undefined> {
+/**
+ * Makes the files the caller may not change read-only, remembering each (zone `root`, real; scope at
+ * `home`); with `kernel`, only remembers them (see above).
+ */
+export async function guardGroupFiles(home: string, root: string, label: string, locked: readonly OwnershipRecord[], kernel?: { caller: string }): Promise<GroupGuard | undefined> {
   // As many files as the other members made: every loop yields within a slice.
   const slice = new TimeSlice();
   const entries: GuardEntry[] = [];
   // Before the command nothing changes the tree: each folder is opened once for all its files.
   const walk = new BeneathWalk(root);
-  let opened: Stash<unknown> | undefined;
+  let opened: Stash<GuardEntry> | undefined;
   try {
     for (const r of locked) {
       await slice.tick();
       const st = walk.lstat(r.path);
-      if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n) });
+      if (st?.isFile()) entries.push({ rel: r.path, owner: r.owner, mode: r.mode, perm: Number(st.mode & 0o777n), ...(kernel ? { modeKept: true } : {}) });
     }
-    opened = entries.length === 0 ? undefined : await openStash(home, 'guard', root, entries);
+    const saved = kernel ? entries.filter((e) => e.owner === kernel.caller) : entries;
+    opened = saved.length === 0 ? undefined : await openStash(home, 'guard', root, saved);
   } catch (err) {
     walk.forget();
     throw err;
   }
-  if (opened === undefined) {
+  if (entries.length === 0) {
     walk.forget();
     return undefined;
   }
   const stash = opened;
+  const unsaved = kernel ? entries.filter((e) => e.owner !== kernel.caller) : [];
   const baselines: (Baseline | undefined)[] = [];
+  const unsavedBaselines: (Baseline | undefined)[] = [];
   try {
-    // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
-    for (let i = 0; i < entries.length; i++) {
-      await slice.tick();
-      const linked = walk.at(entries[i]!.rel, (dir, name) => {
-        fs.linkSync(dir.child(name), itemPath(stash, i));
-        return true;
-      });
-      if (linked === undefined) throw Object.assign(new Error(`a folder on the way to ${entries[i]!.rel} is not a real folder`), { code: 'ENOTDIR' });
+    if (stash !== undefined) {
+      const saved = stash.journal.entries;
+      // All links first, then all modes: a kill before the modes leaves links only (nothing to set back).
+      for (let i = 0; i < saved.length; i++) {
+        await slice.tick();
+        const linked = walk.at(saved[i]!.rel, (dir, name) => {
+          fs.linkSync(dir.child(name), itemPath(stash, i));
+          return true;
+        });
+        if (linked === undefined) throw Object.assign(new Error(`a folder on the way to ${saved[i]!.rel} is not a real folder`), { code: 'ENOTDIR' });
+      }
+      for (let i = 0; i < saved.length; i++) {
+        await slice.tick();
+        if (!saved[i]!.modeKept) fs.chmodSync(itemPath(stash, i), READ_ONLY);
+      }
+      for (const e of saved) {
+        await slice.tick();
+        baselines.push(baseline(walk, e.rel));
+      }
     }
-    for (let i = 0; i < entries.length; i++) {
+    for (const e of unsaved) {
       await slice.tick();
-      fs.chmodSync(itemPath(stash, i), READ_ONLY);
-    }
-    for (const e of entries) {
-      await slice.tick();
-      baselines.push(baseline(walk, e.rel));
+      unsavedBaselines.push(baseline(walk, e.rel));
     }
   } catch (err) {
     walk.forget();
-    await restoreGuarded(root, label, stash, []).catch(() => undefined);
+    if (stash !== undefined) await restoreGuarded(root, label, stash, []).catch(() => undefined);
     throw err;
   }
   walk.forget();
-  return { files: entries.length, restore: () => restoreGuarded(root, label, stash, baselines) };
+  return {
+    files: entries.length,
+    async restore() {
+      const report = stash === undefined ? { restored: [], touched: [] } : await restoreGuarded(root, label, stash, baselines);
+      const more = await restoreUnsaved(root, label, unsaved, unsavedBaselines);
+      return { restored: [...report.restored, ...more.restored], touched: [...report.touched, ...more.touched] };
+    },
+  };
+}
+
+/**
+ * The second wall for files nothing was saved of (identity separation: the kernel kept the command
+ * from them): one that changed all the same is put back from HEAD, what stood there moved aside.
+ */
+async function restoreUnsaved(root: string, label: string, entries: readonly GuardEntry[], baselines: readonly (Baseline | undefined)[]): Promise<GuardReport> {
+  const report: GuardReport = { restored: [], touched: [] };
+  const walk = new BeneathWalk(root);
+  const slice = new TimeSlice();
+  try {
+    for (let i = 0; i < entries.length; i++) {
+      await slice.tick();
+      const entry = entries[i]!;
+      const before = baselines[i];
+      if (same(before, baseline(walk, entry.rel))) continue;
+      walk.forget();
+      const moved = await restoreFile(root, label, entry, undefined, before);
+      const aside = moved.find((m) => m.from === entry.rel)?.to;
+      report.restored.push({ path: entry.rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
+      report.touched.push(entry.rel, ...moved.flatMap((m) => [m.from, m.to]));
+    }
+  } finally {
+    walk.forget();
+  }
+  return report;
 }
 
 /** The file at `rel`, reached without following any link (a link on the way: undefined, as gone). */
@@ -174,7 +230,7 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       const now = baseline(walk, rel);
       const changed = before !== undefined ? !same(before, now) : !(await equalsHead(root, label, rel));
       // The file's own inode, wherever the command moved it, gets its mode back.
-      fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
+      if (entry.modeKept !== true) fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
       if (changed) {
         walk.forget();
         const moved = await restoreFile(root, label, entry, saved, before);
@@ -198,7 +254,7 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
  * moved aside, never followed); what stands at the place, unless it is the file's own inode changed
  * in place, is moved aside.
  */
-async function restoreFile(root: string, label: string, entry: GuardEntry, saved: string, before: Baseline | undefined): Promise<MovedAside[]> {
+async function restoreFile(root: string, label: string, entry: GuardEntry, saved: string | undefined, before: Baseline | undefined): Promise<MovedAside[]> {
   const moved: MovedAside[] = [];
   const head = await headFile(root, label, entry.rel);
   const dir = makeBeneath(root, path.posix.dirname(entry.rel) === '.' ? '' : path.posix.dirname(entry.rel), moved);
@@ -211,7 +267,7 @@ async function restoreFile(root: string, label: string, entry: GuardEntry, saved
     const perm = typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600;
     const place = dir.child(name);
     if (head !== undefined) await replaceFileIn(dir, name, head, perm);
-    else if (!own) fs.linkSync(saved, place); // no copy in HEAD: the file's own inode, as the command left it
+    else if (!own && saved !== undefined) fs.linkSync(saved, place); // no copy in HEAD: the file's own inode, as the command left it
     if (before !== undefined) fs.lutimesSync(place, before.atime, before.mtime);
   } finally {
     dir.close();

@@ -8,7 +8,7 @@
 import type { Database } from 'sql.js';
 import { shedError, showValue } from '../../base/errors.js';
 import type { Identity } from '../../base/identity.js';
-import { readAccess, rows, rowsSliced, writeAccess, type OwnershipMode } from './accessdb.js';
+import { readAccess, readAccessMemo, rows, rowsSliced, writeAccess, type OwnershipMode } from './accessdb.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import type { GroupDirectory, GroupInfo } from './directory.js';
 import { ID_RULE } from '../../base/identity.js';
@@ -74,8 +74,11 @@ export function recordsUnder(base: string, groupId: string, rel: string): Promis
   return readAccess(base, (db) => recordsBelow(db, groupId, rel, new TimeSlice()));
 }
 
+/** A list of records the caller may change (what readAccessMemo keeps stays as it was read). */
+const copyRecords = (records: OwnershipRecord[]): OwnershipRecord[] => records.map((r) => ({ ...r }));
+
 export function allRecords(base: string, groupId: string): Promise<OwnershipRecord[]> {
-  return readAccess(base, async (db) => (await rowsSliced(db, 'SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path', [groupId])).map(asRecord));
+  return readAccessMemo(base, `all\0${groupId}`, async (db) => (await rowsSliced(db, 'SELECT * FROM file_ownership WHERE group_id = ? ORDER BY file_path', [groupId])).map(asRecord), copyRecords);
 }
 
 /**
@@ -83,8 +86,11 @@ export function allRecords(base: string, groupId: string): Promise<OwnershipReco
  * by the database rather than by loading every record of the group.
  */
 export function deniedRecords(base: string, groupId: string, userId: string): Promise<OwnershipRecord[]> {
-  return readAccess(base, async (db) =>
-    (await rowsSliced(db, `SELECT * FROM file_ownership WHERE group_id = ? AND (write_access = 'owner_ro' OR (write_access = 'owner' AND owner_id <> ?)) ORDER BY file_path`, [groupId, userId])).map(asRecord),
+  return readAccessMemo(
+    base,
+    `denied\0${groupId}\0${userId}`,
+    async (db) => (await rowsSliced(db, `SELECT * FROM file_ownership WHERE group_id = ? AND (write_access = 'owner_ro' OR (write_access = 'owner' AND owner_id <> ?)) ORDER BY file_path`, [groupId, userId])).map(asRecord),
+    copyRecords,
   );
 }
 

@@ -5,6 +5,7 @@
  * processes writing at once never lose an update. Reads load the current file without the lock
  * (files are only ever replaced whole, so a reader sees one complete version).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlValue } from 'sql.js';
@@ -104,6 +105,56 @@ export async function readAccess<T>(base: string, fn: (db: Database) => T | Prom
   } finally {
     db.close();
   }
+}
+
+/**
+ * Answers of readAccessMemo by question, with the digest of the database bytes they were read from.
+ * A group's records are asked for before and after every command in it (the guard, the identity
+ * sync, the folders taken over): stepping through 1,000 rows in sql.js took ~30 ms each time.
+ */
+const answers = new Map<string, { digest: string; value: readonly unknown[] }>();
+/** Rows kept together (~150 bytes each), least recently asked first out. */
+const MAX_ROWS = 200_000;
+let rowsKept = 0;
+
+/**
+ * readAccess for a question asked again and again: the database file is read each time (every
+ * instance writes it whole), and the answer is reused while its bytes are exactly those it was
+ * read from (a digest of them, never a time or an inode number that a later write may repeat).
+ * `copy` gives each caller its own answer to change.
+ */
+export async function readAccessMemo<T extends readonly unknown[]>(base: string, question: string, fn: (db: Database) => Promise<T>, copy: (value: T) => T): Promise<T> {
+  const abs = accessDbPath(base);
+  const bytes = readDatabase(abs);
+  const digest = bytes === undefined ? '' : crypto.createHash('sha256').update(bytes).digest('hex');
+  const key = `${abs}\0${question}`;
+  const hit = answers.get(key);
+  if (hit !== undefined && hit.digest === digest) {
+    answers.delete(key); // the most recent last
+    answers.set(key, hit);
+    return copy(hit.value as T);
+  }
+  const db = await openDatabase(bytes);
+  let value: T;
+  try {
+    migrate(db);
+    db.exec('PRAGMA foreign_keys = ON');
+    value = await fn(db);
+  } finally {
+    db.close();
+  }
+  rowsKept -= answers.get(key)?.value.length ?? 0;
+  answers.delete(key);
+  if (value.length <= MAX_ROWS) {
+    answers.set(key, { digest, value: copy(value) });
+    rowsKept += value.length;
+  }
+  for (const [k, a] of answers) {
+    if (rowsKept <= MAX_ROWS) break;
+    answers.delete(k);
+    rowsKept -= a.value.length;
+  }
+  return value;
 }
 
 /**

@@ -135,6 +135,28 @@ describe.each(KERNEL_MODES)('%s mode', (mode) => {
     expect(fs.existsSync(path.join(s.base, 'groups', 'team', 'stash'))).toBe(false);
   });
 
+  it('the second wall stands where the kernel\'s did not: files of another member changed during the command are put back from HEAD', async () => {
+    s = await arrange(mode);
+    ran(await s.call('shed_run_shell', { ...g, script: 'true' }, { user: 'bob' })); // the space converted
+    const call = s.call('shed_run_shell', { ...g, script: 'touch started; sleep 5' }, { user: 'bob' });
+    const deadline = Date.now() + 45_000;
+    while (!fs.existsSync(s.groupPath('started')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    expect(fs.existsSync(s.groupPath('started'))).toBe(true);
+    // What no member's command may do, done by this test (root) while bob's command runs: one file
+    // written in place, the other replaced by a new one.
+    fs.writeFileSync(s.groupPath('d/own.txt'), 'FORGED\n');
+    fs.rmSync(s.groupPath('ro.txt'));
+    fs.writeFileSync(s.groupPath('ro.txt'), 'PLANTED\n');
+    const r = ran(await call);
+    const restored = (r.group_files_restored ?? []) as { path: string; kept_as?: string }[];
+    expect(restored.map((x) => x.path).sort()).toEqual(['d/own.txt', 'ro.txt']);
+    expect(read(s.groupPath('d/own.txt'))).toBe(ORIGINAL);
+    expect(read(s.groupPath('ro.txt'))).toBe(ORIGINAL);
+    const planted = restored.find((x) => x.path === 'ro.txt')?.kept_as;
+    expect(planted).toBeDefined();
+    expect(read(s.groupPath(planted!))).toBe('PLANTED\n');
+  });
+
   it('class 7: during a long command another call reads the owner\'s file unchanged', async () => {
     s = await arrange(mode);
     const script = [

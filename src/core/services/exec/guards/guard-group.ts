@@ -76,6 +76,8 @@ interface Baseline {
   size: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
+  /** 0 where the filesystem keeps no birth time: a new file that reuses the inode number has another. */
+  birthNs: bigint;
   atime: Date;
   mtime: Date;
 }
@@ -173,7 +175,13 @@ async function restoreUnsaved(root: string, label: string, entries: readonly Gua
       const before = baselines[i];
       if (same(before, baseline(walk, entry.rel))) continue;
       walk.forget();
-      const moved = await restoreFile(root, label, entry, undefined, before);
+      let moved: MovedAside[] | undefined;
+      try {
+        moved = await restoreFile(root, label, entry, undefined, before);
+      } catch {
+        continue; // the disk refused: the file stays as the command left it (its commit records it)
+      }
+      if (moved === undefined) continue;
       const aside = moved.find((m) => m.from === entry.rel)?.to;
       report.restored.push({ path: entry.rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
       report.touched.push(entry.rel, ...moved.flatMap((m) => [m.from, m.to]));
@@ -196,7 +204,7 @@ function baseline(walk: BeneathWalk, rel: string): Baseline | undefined {
 }
 
 function fromStat(st: fs.BigIntStats): Baseline {
-  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, atime: st.atime, mtime: st.mtime };
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, birthNs: st.birthtimeNs, atime: st.atime, mtime: st.mtime };
 }
 
 function same(a: Baseline | undefined, b: Baseline | undefined): boolean {
@@ -233,7 +241,7 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       if (entry.modeKept !== true) fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
       if (changed) {
         walk.forget();
-        const moved = await restoreFile(root, label, entry, saved, before);
+        const moved = (await restoreFile(root, label, entry, saved, before)) ?? [];
         const aside = moved.find((m) => m.from === rel)?.to;
         report.restored.push({ path: rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
         report.touched.push(rel, ...moved.flatMap((m) => [m.from, m.to]));
@@ -252,17 +260,20 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
  * Puts the file back at its place: HEAD's content (or, when HEAD has no such file, its saved
  * inode), with its mode and times. Folders on the way are made real (a link standing for one is
  * moved aside, never followed); what stands at the place, unless it is the file's own inode changed
- * in place, is moved aside.
+ * in place, is moved aside. Undefined, and nothing touched, when there is nothing to put back (no
+ * copy in HEAD, none saved).
  */
-async function restoreFile(root: string, label: string, entry: GuardEntry, saved: string | undefined, before: Baseline | undefined): Promise<MovedAside[]> {
+async function restoreFile(root: string, label: string, entry: GuardEntry, saved: string | undefined, before: Baseline | undefined): Promise<MovedAside[] | undefined> {
   const moved: MovedAside[] = [];
   const head = await headFile(root, label, entry.rel);
+  if (head === undefined && saved === undefined) return undefined; // nothing to put back: left as it is
   const dir = makeBeneath(root, path.posix.dirname(entry.rel) === '.' ? '' : path.posix.dirname(entry.rel), moved);
   try {
     const name = path.posix.basename(entry.rel);
     const st = dir.lstatBig(name);
     const there = st === undefined ? undefined : fromStat(st);
-    const own = there !== undefined && before !== undefined && there.dev === before.dev && there.ino === before.ino;
+    // The same inode number is not enough: a file removed and another made reuses it at once (ext4).
+    const own = there !== undefined && before !== undefined && there.dev === before.dev && there.ino === before.ino && there.birthNs === before.birthNs;
     if (there !== undefined && !own) dir.moveAside(name, moved);
     const perm = typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600;
     const place = dir.child(name);

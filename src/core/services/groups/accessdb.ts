@@ -97,7 +97,12 @@ function readDatabase(abs: string): Buffer | undefined {
  * group's records yields in slices, rowsSliced): the database is this call's own copy meanwhile.
  */
 export async function readAccess<T>(base: string, fn: (db: Database) => T | Promise<T>): Promise<T> {
-  const db = await openDatabase(readDatabase(accessDbPath(base)));
+  return queryBytes(readDatabase(accessDbPath(base)), fn);
+}
+
+/** `fn` on a database opened from these bytes (none: an empty one), brought to this version's schema. */
+async function queryBytes<T>(bytes: Buffer | undefined, fn: (db: Database) => T | Promise<T>): Promise<T> {
+  const db = await openDatabase(bytes);
   try {
     migrate(db);
     db.exec('PRAGMA foreign_keys = ON');
@@ -134,15 +139,7 @@ export async function readAccessMemo<T extends readonly unknown[]>(base: string,
     answers.set(key, hit);
     return copy(hit.value as T);
   }
-  const db = await openDatabase(bytes);
-  let value: T;
-  try {
-    migrate(db);
-    db.exec('PRAGMA foreign_keys = ON');
-    value = await fn(db);
-  } finally {
-    db.close();
-  }
+  const value = await queryBytes(bytes, fn);
   rowsKept -= answers.get(key)?.value.length ?? 0;
   answers.delete(key);
   if (value.length <= MAX_ROWS) {

@@ -54,14 +54,14 @@ interface Since {
   added: number;
   dropped: number;
 }
-const since = new Map<string, Since>();
+const sinceByHome = new Map<string, Since>();
 
 function statePath(home: string): string {
   return path.join(undoDir(home), 'collected.json');
 }
 
 function sinceFor(home: string): Since {
-  let s = since.get(home);
+  let s = sinceByHome.get(home);
   if (s === undefined) {
     let measured = 0;
     try {
@@ -70,8 +70,8 @@ function sinceFor(home: string): Since {
       // never collected: counted from 0 until the first collection measures it
     }
     s = { measured, added: 0, dropped: 0 };
-    if (since.size >= 4096) since.delete(since.keys().next().value as string);
-    since.set(home, s);
+    if (sinceByHome.size >= 4096) sinceByHome.delete(sinceByHome.keys().next().value as string);
+    sinceByHome.set(home, s);
   }
   return s;
 }
@@ -98,7 +98,7 @@ export async function keepWithinBudget(home: string, budget: Budget, added: numb
     s.dropped = 0;
     return undefined;
   }
-  since.set(home, { measured: done.keptBytes, added: 0, dropped: 0 });
+  sinceByHome.set(home, { measured: done.keptBytes, added: 0, dropped: 0 });
   writeBytes(statePath(home), JSON.stringify({ keptBytes: done.keptBytes, at: Date.now() }));
   return done;
 }
@@ -194,8 +194,8 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
   for (const m of repos) {
     await keepDeltaBases(m, slice);
     const last = lastKept.get(m.gitdir);
-    const since = last !== undefined && last.collections % FULL_SWEEP_EVERY !== 0 ? await writtenSince(m.gitdir, last.head, m.head, slice) : undefined;
-    if (last !== undefined && since !== undefined) await sweepSome(m, [last.kept, since], slice);
+    const written = last !== undefined && last.collections % FULL_SWEEP_EVERY !== 0 ? await writtenSince(m.gitdir, last.head, m.head, slice) : undefined;
+    if (last !== undefined && written !== undefined) await sweepSome(m, [last.kept, written], slice);
     else await sweep(m, slice);
     rememberKept(m.gitdir, { head: m.head, kept: m.kept, collections: (last?.collections ?? 0) + 1 });
   }

@@ -181,15 +181,19 @@ async function restoreUnsaved(root: string, label: string, entries: readonly Gua
       } catch {
         continue; // the disk refused: the file stays as the command left it (its commit records it)
       }
-      if (moved === undefined) continue;
-      const aside = moved.find((m) => m.from === entry.rel)?.to;
-      report.restored.push({ path: entry.rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
-      report.touched.push(entry.rel, ...moved.flatMap((m) => [m.from, m.to]));
+      if (moved !== undefined) recordRestored(report, entry, entry.rel, moved);
     }
   } finally {
     walk.forget();
   }
   return report;
+}
+
+/** A restored file in the guard's report: where what stood there went, and every name it touched. */
+function recordRestored(report: GuardReport, entry: GuardEntry, rel: string, moved: readonly MovedAside[]): void {
+  const aside = moved.find((m) => m.from === rel)?.to;
+  report.restored.push({ path: rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
+  report.touched.push(rel, ...moved.flatMap((m) => [m.from, m.to]));
 }
 
 /** The file at `rel`, reached without following any link (a link on the way: undefined, as gone). */
@@ -241,10 +245,7 @@ export async function restoreGuarded(root: string, label: string, stash: Stash<u
       if (entry.modeKept !== true) fs.chmodSync(saved, typeof entry.perm === 'number' ? entry.perm & 0o777 : 0o600);
       if (changed) {
         walk.forget();
-        const moved = (await restoreFile(root, label, entry, saved, before)) ?? [];
-        const aside = moved.find((m) => m.from === rel)?.to;
-        report.restored.push({ path: rel, owner: entry.owner, mode: entry.mode, ...(aside !== undefined ? { kept_as: aside } : {}) });
-        report.touched.push(rel, ...moved.flatMap((m) => [m.from, m.to]));
+        recordRestored(report, entry, rel, (await restoreFile(root, label, entry, saved, before)) ?? []);
       }
       fs.rmSync(saved, { force: true });
     } catch {

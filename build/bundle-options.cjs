@@ -43,9 +43,10 @@ function sqliteChildSource(esbuild, { minify = false } = {}) {
   return out.outputFiles[0].text;
 }
 
-/** Source mode: builds `entry` (a worker's entry) to `outfile` with the plugin's settings. */
-function buildSyncFromSource(entry, outfile) {
-  require('esbuild').buildSync({ ...common, entryPoints: [entry], outfile, logLevel: 'error', banner: { js: banner } });
+/** Source mode: `entry` (a worker's entry) built with the plugin's settings, as one module's text. */
+function buildTextFromSource(entry) {
+  const out = require('esbuild').buildSync({ ...common, entryPoints: [entry], write: false, logLevel: 'error', banner: { js: banner } });
+  return out.outputFiles[0].text;
 }
 
 /** The plugin module's esbuild options for a test's own bundle of src/index.ts (SQLite child included). */
@@ -62,4 +63,4 @@ function pluginBundleOptions(outfile) {
   };
 }
 
-module.exports = { common, nodeShims, sqliteChildSource, buildSyncFromSource, pluginBundleOptions };
+module.exports = { common, nodeShims, sqliteChildSource, buildTextFromSource, pluginBundleOptions };

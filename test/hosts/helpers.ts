@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 
 export const CLI = path.resolve('dist/cli.mjs');
 
@@ -23,8 +24,16 @@ export interface Served {
   post(fn: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
 }
 
+/** Bases made for this test file, removed after its last test (its servers are stopped by then, or die with it). */
+const bases: string[] = [];
+afterAll(() => {
+  for (const base of bases.splice(0)) fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+});
+
 export function tempBase(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'shed-hosts-'));
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-hosts-'));
+  bases.push(base);
+  return base;
 }
 
 /**

@@ -6,10 +6,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 import type { Identity } from '../../src/core/base/identity.js';
 import type { Zone } from '../../src/core/base/zones/zones.js';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'shed-git-home-'));
+afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
 export const GIT_ENV = {
   ...process.env,
   HOME: home,

@@ -18,6 +18,7 @@
  *   notices the marker and serves jobs. Running from source (tests), the same entry is bundled once
  *   per process with esbuild into a temp file, since Node cannot start a worker on a .ts file.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -25,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ShedError, shedError, type Details, type ErrorCode } from '../errors.js';
+import { readBytes, writeBytes } from '../fs/read.js';
 
 export const WORKER_MARK = 'fileshedPoolWorker';
 
@@ -386,15 +388,32 @@ export function workerScript(): URL | string {
 
 /**
  * Source mode only (vitest): esbuild (a dev dependency, absent from the bundle) builds an entry
- * with the same settings as build.mjs (build/bundle-options.cjs) into a temp file removed at exit.
+ * with the same settings as build.mjs (build/bundle-options.cjs). The file is named by its content
+ * in the temp folder: every test process of one checkout shares it, none leaves one of its own.
  */
 export function bundleFromSource(entry: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fileshed-worker-'));
-  const out = path.join(dir, 'worker.mjs');
   const load = createRequire(import.meta.url);
   const optionsFile = '../../../../build/bundle-options.cjs'; // a variable: build-time file, not bundled
-  const { buildSyncFromSource } = load(optionsFile) as { buildSyncFromSource(entry: string, outfile: string): void };
-  buildSyncFromSource(entry, out);
-  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  const { buildTextFromSource } = load(optionsFile) as { buildTextFromSource(entry: string): string };
+  const text = buildTextFromSource(entry);
+  const out = path.join(os.tmpdir(), `fileshed-worker-${crypto.createHash('sha256').update(text).digest('hex').slice(0, 24)}.mjs`);
+  if (!ownCopy(out, text)) {
+    const temp = `${out}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+    writeBytes(temp, text, { exclusive: true });
+    try {
+      fs.renameSync(temp, out); // whole or absent, whichever process finishes first
+    } catch {
+      // Another user's file holds the name: this process keeps its own copy until it exits.
+      process.once('exit', () => fs.rmSync(temp, { force: true }));
+      return temp;
+    }
+  }
   return out;
+}
+
+/** The file at `out` is this process's user's and holds exactly `text` (a shared temp folder: anyone may have put a file there). */
+function ownCopy(out: string, text: string): boolean {
+  const st = fs.lstatSync(out, { throwIfNoEntry: false });
+  if (st?.isFile() !== true || st.uid !== process.getuid?.() || (st.mode & 0o022) !== 0) return false;
+  return readBytes(out, { noFollow: true }).equals(Buffer.from(text));
 }

@@ -15,8 +15,8 @@
  *   killed) ends its job as RESOURCE_LIMIT or INTERNAL_ERROR; its slot is refilled by the next job.
  * - The worker code is this very module: the plugin is one bundle file, so a worker is started on
  *   `import.meta.url` with a marker in workerData, and `../../services/pool-worker.ts` (imported by the bundle's entry)
- *   notices the marker and serves jobs. Running from source (tests), the same entry is bundled once
- *   per process with esbuild into a temp file, since Node cannot start a worker on a .ts file.
+ *   notices the marker and serves jobs. Running from source (tests), the same entry is bundled with
+ *   esbuild into one temp file named by its content, since Node cannot start a worker on a .ts file.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -26,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ShedError, shedError, type Details, type ErrorCode } from '../errors.js';
+import { tempPathFor } from '../fs/atomic.js';
 import { readBytes, writeBytes } from '../fs/read.js';
 
 export const WORKER_MARK = 'fileshedPoolWorker';
@@ -398,7 +399,7 @@ export function bundleFromSource(entry: string): string {
   const text = buildTextFromSource(entry);
   const out = path.join(os.tmpdir(), `fileshed-worker-${crypto.createHash('sha256').update(text).digest('hex').slice(0, 24)}.mjs`);
   if (!ownCopy(out, text)) {
-    const temp = `${out}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+    const temp = tempPathFor(out);
     writeBytes(temp, text, { exclusive: true });
     try {
       fs.renameSync(temp, out); // whole or absent, whichever process finishes first

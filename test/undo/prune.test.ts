@@ -9,21 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, type Shed } from '../helpers/shed.js';
-import { inTurn } from './helpers.js';
+import { appendToLog, inTurn, loggedTurns, turnLog } from './helpers.js';
 
 let s: Shed | undefined;
 afterEach(() => s?.cleanup());
 
 const listed = async (sh: Shed) => ((await inTurn(sh, undefined, 'shed_undo', {})).data!.turns as { turn: string }[]).map((t) => t.turn);
 const pause = () => new Promise((r) => setTimeout(r, 20));
-const recordOf = (sh: Shed, turn: string) => path.join(sh.base, 'users', 'alice', 'Storage', 'undo', 'turns', `${turn}.json`);
-/** Rewrites a turn's record as another instance (or time) would: temp + rename. */
-function rewrite(file: string, change: (rec: { updated: number; calls: { fn: string; at: number }[] }) => void): void {
-  const rec = JSON.parse(fs.readFileSync(file, 'utf8')) as { updated: number; calls: { fn: string; at: number }[] };
-  change(rec);
-  fs.writeFileSync(`${file}.other.tmp`, JSON.stringify(rec));
-  fs.renameSync(`${file}.other.tmp`, file);
-}
 
 describe('undo retention by count and age', () => {
   it('keeps the newest turns by their last call, also when another instance rewrote a record', async () => {
@@ -34,11 +26,9 @@ describe('undo retention by count and age', () => {
     }
     expect(await listed(s)).toEqual(['t3', 't2', 't1']);
 
-    // Another instance's call in turn t1, written as that instance writes a record.
-    rewrite(recordOf(s, 't1'), (rec) => {
-      rec.updated = Date.now();
-      rec.calls.push({ fn: 'shed_read', at: rec.updated });
-    });
+    // Another instance's call in turn t1, appended as that instance appends it; and a line damaged on disk, ignored.
+    appendToLog(s, { add: { turn: 't1', conv: 'c1', fn: 'shed_read', at: Date.now(), commits: [], lost: [] } });
+    appendToLog(s, { add: { turn: 't2', commits: 5 } });
     await pause();
 
     // A fourth turn: one must go, and it is t2 (t1's last call is newer than t2's and t3's).
@@ -56,16 +46,50 @@ describe('undo retention by count and age', () => {
     s = makeShed({ undo_max_age_days: 1 });
     await inTurn(s, 'old', 'shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a' });
     await inTurn(s, 'new', 'shed_create_file', { zone: 'storage', path: 'b.txt', content: 'b' });
-    rewrite(recordOf(s, 'old'), (rec) => {
-      rec.updated -= 2 * 86_400_000;
-    });
+    // Time passes for it: its record, rewritten whole, says its last call was two days ago.
+    const old = loggedTurns(s).get('old')!;
+    appendToLog(s, { set: { v: 1, ...old, started: old.updated - 2 * 86_400_000, updated: old.updated - 2 * 86_400_000, lost: [] } });
     expect(await listed(s)).toEqual(['new']);
     const r = await inTurn(s, 'u', 'shed_undo', { turn: 'old', apply: true });
     expect(r.success).toBe(false);
     expect(fs.existsSync(s.zonePath('storage', 'a.txt'))).toBe(true);
-    expect(fs.existsSync(recordOf(s, 'old'))).toBe(true);
+    expect(loggedTurns(s).has('old')).toBe(true);
     await inTurn(s, 'next', 'shed_create_file', { zone: 'storage', path: 'c.txt', content: 'c' });
-    expect(fs.existsSync(recordOf(s, 'old'))).toBe(false);
+    expect(loggedTurns(s).has('old')).toBe(false);
     expect(await listed(s)).toEqual(['next', 'new']);
+  });
+
+  it('records kept one file per turn (the earlier layout) are listed and undone, and move into the log at the next change', async () => {
+    s = makeShed();
+    await inTurn(s, 't1', 'shed_create_file', { zone: 'storage', path: 'a.txt', content: 'a1' });
+    await pause();
+    await inTurn(s, 't2', 'shed_patch_text', { zone: 'storage', path: 'a.txt', content: 'a2', overwrite: true });
+    // The store as an earlier version left it: turns/<id>.json, no log.
+    const legacy = path.join(path.dirname(turnLog(s)), 'turns');
+    fs.mkdirSync(legacy);
+    for (const rec of loggedTurns(s).values()) fs.writeFileSync(path.join(legacy, `${rec.turn}.json`), JSON.stringify({ v: 1, ...rec, started: rec.updated, lost: [] }));
+    fs.rmSync(turnLog(s));
+    expect(await listed(s)).toEqual(['t2', 't1']);
+    const preview = await inTurn(s, 'p', 'shed_undo', { turn: 't2' });
+    expect((preview.data!.preview as { changes: unknown }).changes).toEqual([{ path: 'Storage/a.txt', turn_did: 'changed', undo_will: 'restore' }]);
+    // The next change moves them into the log; the old files go.
+    await inTurn(s, 't3', 'shed_create_file', { zone: 'storage', path: 'b.txt', content: 'b' });
+    expect(fs.existsSync(legacy)).toBe(false);
+    expect([...loggedTurns(s).keys()].sort()).toEqual(['t1', 't2', 't3']);
+    const r = await inTurn(s, 'u', 'shed_undo', { turn: 't2', apply: true });
+    expect(r.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'a.txt'), 'utf8')).toBe('a1');
+  });
+
+  it('a log with many more lines than kept turns is compacted, and every kept turn still undoes', async () => {
+    s = makeShed({ undo_max_turns: 5 });
+    for (let i = 0; i < 150; i++) await inTurn(s, `t${i}`, 'shed_patch_text', { zone: 'storage', path: `f${i % 7}.txt`, content: `v${i}`, overwrite: true });
+    // 150 calls and 145 drops: compacted on the way (at most 256 lines, or 4 per kept turn).
+    const lines = fs.readFileSync(turnLog(s), 'utf8').split('\n').filter(Boolean);
+    expect(lines.length).toBeLessThan(256);
+    expect(await listed(s)).toEqual(['t149', 't148', 't147', 't146', 't145']);
+    const r = await inTurn(s, 'u', 'shed_undo', { turn: 't147', apply: true });
+    expect(r.success).toBe(true);
+    expect(fs.readFileSync(s.zonePath('storage', 'f0.txt'), 'utf8')).toBe('v140');
   });
 });

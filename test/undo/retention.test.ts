@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShed, mod, type Shed } from '../helpers/shed.js';
-import { inTurn } from './helpers.js';
+import { appendToLog, gitReadableCopy, inTurn, loggedObjects, loggedTurns } from './helpers.js';
 
 let s: Shed | undefined;
 afterEach(() => s?.cleanup());
@@ -46,14 +46,20 @@ const looseObjects = (gitdir: string) => {
  */
 const onlyWhatIsKept = (sh: Shed, after: string) => {
   const undo = path.join(sh.base, 'users', 'alice', 'Storage', 'undo');
-  const records = fs.readdirSync(path.join(undo, 'turns')).map((f) => JSON.parse(fs.readFileSync(path.join(undo, 'turns', f), 'utf8')) as { commits: { tree: string; oid: string; versioned: boolean }[] });
+  const records = [...loggedTurns(sh).values()];
   for (const tree of ['storage', 'uploads']) {
     const gitdir = path.join(undo, 'shadow', `${tree}.git`);
     if (!fs.existsSync(path.join(gitdir, 'HEAD'))) continue;
-    const commits = records.flatMap((r) => r.commits.filter((c) => c.tree === tree && !c.versioned).map((c) => c.oid));
-    const parents = commits.flatMap((c) => gitIds(gitdir, 'log', '-1', '--format=%P', c));
-    const reached = new Set(gitIds(gitdir, 'rev-list', '--objects', '--no-walk', 'HEAD', ...commits, ...parents));
-    expect(looseObjects(gitdir).filter((o) => !reached.has(o)), `${tree} after ${after}: objects no kept turn needs`).toEqual([]);
+    const view = gitReadableCopy(gitdir);
+    try {
+      const commits = records.flatMap((r) => r.commits.filter((c) => c.tree === tree && !c.versioned).map((c) => c.oid));
+      const parents = commits.flatMap((c) => gitIds(view, 'log', '-1', '--format=%P', c));
+      const reached = new Set(gitIds(view, 'rev-list', '--objects', '--no-walk', 'HEAD', ...commits, ...parents));
+      const storedIds = [...looseObjects(gitdir), ...loggedObjects(gitdir).map((o) => o.oid)];
+      expect(storedIds.filter((o) => !reached.has(o)), `${tree} after ${after}: objects no kept turn needs`).toEqual([]);
+    } finally {
+      fs.rmSync(view, { recursive: true, force: true });
+    }
   }
 };
 const write = (sh: Shed, turn: string, content: string, file = 'big.txt') => inTurn(sh, turn, 'shed_patch_text', { zone: 'storage', path: file, content, overwrite: true });
@@ -185,11 +191,10 @@ describe('collection after retention by count (undo_max_turns)', () => {
     await write(sh, 't33', 'v33\n', 'e.txt');
     await write(sh, 't34', 'v34\n', 'e.txt');
     expect(stored(sh, 'v33\n')).toBe(true);
-    for (const t of ['t33', 't34']) fs.rmSync(path.join(sh.base, 'users', 'alice', 'Storage', 'undo', 'turns', `${t}.json`));
+    for (const t of ['t33', 't34']) appendToLog(sh, { drop: t });
     // 28 records left: t35 and t36 drop none, t37 drops t5, the third dropped since t32's collection.
     for (const t of ['t35', 't36', 't37']) await write(sh, t, `other ${t}\n`, 'o.txt');
-    const turns = path.join(sh.base, 'users', 'alice', 'Storage', 'undo', 'turns');
-    expect(fs.readdirSync(turns).sort()).toEqual([...Array.from({ length: 27 }, (_, i) => `t${i + 6}.json`), 't35.json', 't36.json', 't37.json'].sort());
+    expect([...loggedTurns(sh).keys()].sort()).toEqual([...Array.from({ length: 27 }, (_, i) => `t${i + 6}`), 't35', 't36', 't37'].sort());
     expect(stored(sh, 'v33\n')).toBe(false);
     expect(stored(sh, 'v34\n')).toBe(true);
     onlyWhatIsKept(sh, 't37');

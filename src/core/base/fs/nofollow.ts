@@ -113,9 +113,23 @@ function lstatOrUndefined(p: string): fs.Stats | undefined {
 
 /** A regular file's bytes, or undefined when nothing is there; a link or special file is refused. */
 export function readStateFile(abs: string): Buffer | undefined {
+  const fd = openStateFile(abs, C.O_RDONLY);
+  if (fd === undefined) return undefined;
+  try {
+    return readAllFd(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Opens a regular file of server state with `flags` (O_NOFOLLOW and O_NONBLOCK added): never
+ * through a link, never a special file. Undefined when it does not exist (and `flags` do not create it).
+ */
+export function openStateFile(abs: string, flags: number, mode = 0o644): number | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(abs, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    fd = fs.openSync(abs, flags | C.O_NOFOLLOW | C.O_NONBLOCK, mode);
   } catch (err) {
     if (code(err) === 'ELOOP') throw unsafeState(abs, 'a symbolic link');
     if (!missing(err)) throw err;
@@ -123,13 +137,13 @@ export function readStateFile(abs: string): Buffer | undefined {
     return undefined;
   }
   try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw unsafeState(abs, 'a special file');
+    if (!fs.fstatSync(fd).isFile()) throw unsafeState(abs, 'a special file');
     if (!isAt(fd, abs)) throw unsafeState(abs, 'a symbolic link on the way');
-    return readAllFd(fd, st.size);
-  } finally {
+  } catch (err) {
     fs.closeSync(fd);
+    throw err;
   }
+  return fd;
 }
 
 export function readStateText(abs: string): string | undefined {

@@ -25,6 +25,7 @@ import { lstatIfAny } from '../../base/fs/stat.js';
 import { readBytes, readText, writeBytes } from '../../base/fs/read.js';
 import { isTreeMode } from '../../formats/git/objects.js';
 import { loosePath, readCommit, readTree } from '../vcs/objects.js';
+import { compactLog, loggedSizes } from '../vcs/object-log.js';
 import { readHead } from '../vcs/refs.js';
 import { deltaBase, deltaPath } from './deltas.js';
 import { shadowsOf } from './shadow.js';
@@ -108,6 +109,8 @@ interface Marks {
   head: string;
   /** Object ids kept: commits, trees, blobs. */
   kept: Set<string>;
+  /** The trees and commits of the shadow's log, with the bytes each takes (read once per collection). */
+  logged: Map<string, number>;
 }
 
 /**
@@ -157,7 +160,7 @@ async function collect(home: string, maxBytes: number): Promise<Collected> {
   for (const s of shadowsOf(home)) {
     const head = readHead(s.repo.gitdir).oid;
     if (head === undefined) continue;
-    const m: Marks = { gitdir: s.repo.gitdir, head, kept: new Set() };
+    const m: Marks = { gitdir: s.repo.gitdir, head, kept: new Set(), logged: loggedSizes(s.repo.gitdir) };
     // The current state: free (a copy of the zones), never dropped, so not measured either: no stat
     // of each of its objects (a zone of 10,000 files), its deltas' bases kept before the sweep.
     await markCommit(m, head, m.kept, slice, false);
@@ -272,14 +275,14 @@ async function markCommit(m: Marks, oid: string, add: Set<string>, slice: TimeSl
   if (m.kept.has(oid) || add.has(oid)) return 0;
   add.add(oid);
   const commit = await readCommit(m.gitdir, oid);
-  return (counted ? objectBytes(m.gitdir, oid) : 0) + (await markTree(m, commit.tree, add, slice, counted));
+  return (counted ? objectBytes(m, oid) : 0) + (await markTree(m, commit.tree, add, slice, counted));
 }
 
 async function markTree(m: Marks, oid: string, add: Set<string>, slice: TimeSlice, counted: boolean): Promise<number> {
   if (m.kept.has(oid) || add.has(oid)) return 0;
   add.add(oid);
   await slice.tick();
-  let bytes = counted ? objectBytes(m.gitdir, oid) : 0;
+  let bytes = counted ? objectBytes(m, oid) : 0;
   for (const e of await readTree(m.gitdir, oid)) {
     if (isTreeMode(e.mode)) bytes += await markTree(m, e.oid, add, slice, counted);
     else if (e.mode === '160000') continue;
@@ -343,26 +346,32 @@ function markBlob(m: Marks, oid: string, add: Set<string>): number {
   return bytes;
 }
 
-function objectBytes(gitdir: string, oid: string): number {
-  return lstatIfAny(loosePath(gitdir, oid))?.size ?? 0;
+function objectBytes(m: Marks, oid: string): number {
+  return m.logged.get(oid) ?? lstatIfAny(loosePath(m.gitdir, oid))?.size ?? 0;
 }
 
-/** Deletes every loose object and delta of the repository not marked. */
+/** Deletes every loose object and delta of the repository not marked, and rewrites its trees and commits' log without them. */
 async function sweep(m: Marks, slice: TimeSlice): Promise<void> {
   for (const top of [path.join(m.gitdir, 'objects'), `${m.gitdir}.deltas`]) await sweepListed(m, top, slice);
+  compactLog(m.gitdir, (oid) => m.kept.has(oid));
 }
 
 async function sweepListed(m: Marks, top: string, slice: TimeSlice): Promise<void> {
   for await (const { oid, file } of storedObjects(top, slice)) if (!m.kept.has(oid)) fs.rmSync(file, { force: true });
 }
 
-/** Deletes the loose objects among `candidates` not marked, and every delta not marked (few: listed). */
+/**
+ * Deletes the loose objects among `candidates` not marked (those in the shadow's log are left to its
+ * rewrite; a loose copy an earlier version also wrote goes at the next full sweep), every delta not
+ * marked (few: listed), and rewrites the log without what is not marked.
+ */
 async function sweepSome(m: Marks, candidates: readonly Set<string>[], slice: TimeSlice): Promise<void> {
   for (const set of candidates) {
     for (const oid of set) {
       await slice.tick();
-      if (!m.kept.has(oid)) fs.rmSync(loosePath(m.gitdir, oid), { force: true });
+      if (!m.kept.has(oid) && !m.logged.has(oid)) fs.rmSync(loosePath(m.gitdir, oid), { force: true });
     }
   }
   await sweepListed(m, `${m.gitdir}.deltas`, slice);
+  compactLog(m.gitdir, (oid) => m.kept.has(oid));
 }

@@ -21,6 +21,7 @@ import { toKey } from '../../formats/git/names.js';
 import { isTrackableName } from '../vcs/names.js';
 import { isTreeMode } from '../../formats/git/objects.js';
 import { loosePath, readCommit, readTree, writeCommit, writeTree } from '../vcs/objects.js';
+import { logTreesAndCommits } from '../vcs/object-log.js';
 import { headOf, readHead, writeRef } from '../vcs/refs.js';
 import { atomicWrite } from '../../base/fs/atomic.js';
 import { listSliced } from '../../base/fs/list.js';
@@ -74,10 +75,13 @@ export interface Lost {
 }
 
 export function shadowsOf(home: string): Shadow[] {
-  return [
+  const shadows: Shadow[] = [
     { tree: 'storage', label: 'Storage', repo: { ...whereIs(home, 'storage'), label: 'Storage', noIndex: true } },
     { tree: 'uploads', label: 'Uploads', repo: { ...whereIs(home, 'uploads'), label: 'Uploads', noIndex: true } },
   ];
+  // A capture's commit and trees are one append each, not a new file each (vcs/object-log.ts).
+  for (const s of shadows) logTreesAndCommits(s.repo.gitdir);
+  return shadows;
 }
 
 /**

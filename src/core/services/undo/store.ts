@@ -1,10 +1,10 @@
 /**
  * The capture store of one user: server state beside `Storage/locks/` (outside every zone's
  * `data/`, so no command, path parameter or link reaches it), on the same storage as the zones so
- * every instance on a shared filesystem sees it. It holds one small record per turn (the commits
- * the turn made in each repository, what it could not keep) and the shadow repositories of the
- * unversioned zones (shadow.ts). Written only under the user's call lock (every modifying call
- * holds it), so records need no lock of their own.
+ * every instance on a shared filesystem sees it. It holds the turns' records (the commits each
+ * turn made in each repository, what it could not keep: one log, below) and the shadow repositories
+ * of the unversioned zones (shadow.ts). Written only under the user's call lock (every modifying
+ * call holds it), so records need no lock of their own.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,8 @@ import { listSliced } from '../../base/fs/list.js';
 import { TimeSlice } from '../../base/fs/slice.js';
 import { undoDir, whereIs } from './where.js';
 import type { TurnCall, TurnCommit } from './turn.js';
-import { readText, writeBytes } from '../../base/fs/read.js';
+import { readText } from '../../base/fs/read.js';
+import { appendLines, readNewLines, rewriteLines, type LogCursor } from '../../base/fs/line-log.js';
 import { lstatIfAny } from '../../base/fs/stat.js';
 import { readHead } from '../vcs/refs.js';
 
@@ -30,114 +31,165 @@ export interface TurnRecord {
 
 export { undoDir } from './where.js';
 
-function turnsDir(home: string): string {
+/**
+ * The records: one log of JSON lines per user (line-log.ts), one line per call of a turn ({add}), a
+ * turn's record rewritten whole ({set}: the collection, a compaction) or dropped ({drop}). A call
+ * appends one line: no file is made or renamed for it, and nothing else is read but what other
+ * calls (other instances) appended since. Records of turns are small and few (undo_max_turns): a
+ * log with many more lines than live turns is compacted (one {set} per turn).
+ */
+function logPath(home: string): string {
+  return path.join(undoDir(home), 'turns.log');
+}
+
+/** Where records were kept before the log: one JSON file per turn. Read until the first write migrates them. */
+function legacyDir(home: string): string {
   return path.join(undoDir(home), 'turns');
 }
 
-function recordPath(home: string, turn: string): string {
-  return recordIn(turnsDir(home), turn);
+/** One call of a turn, as appended. */
+interface CallLine {
+  turn: string;
+  conv: string;
+  fn: string;
+  at: number;
+  commits: TurnCommit[];
+  lost: TurnRecord['lost'];
 }
 
-/** A record's file in the records' folder: a concatenation (a user past the retention count names 200 per call). */
-function recordIn(dir: string, turn: string): string {
-  return `${dir}/${turn}.json`;
+type Line = { add: CallLine } | { set: TurnRecord } | { drop: string };
+
+/** What this process knows of a user's log: where it stopped reading, and the records folded from it. */
+interface View {
+  cursor?: LogCursor;
+  records: Map<string, TurnRecord>;
+  /** Lines read since the log's start (compaction: many more than records). */
+  lines: number;
+}
+/** The users seen last (up to 200 records each); another one's log is read again whole (a few dozen KB). */
+const views = new Map<string, View>();
+const MAX_VIEWS = 256;
+
+/** The user's records as the log says now (what other instances appended included). */
+function view(home: string): View {
+  let v = views.get(home);
+  const read = readNewLines(logPath(home), v?.cursor);
+  if (v === undefined || read.fresh) v = { records: legacyRecords(home), lines: 0 };
+  views.delete(home); // the most recently used last
+  if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value as string);
+  views.set(home, v);
+  v.cursor = read.cursor;
+  for (const line of read.lines) {
+    v.lines++;
+    fold(v.records, line);
+  }
+  return v;
 }
 
-/**
- * Records as stored, by file, with the identity of the file they were read from. Every write is a new
- * file (temp + rename: a new inode), so one lstat tells whether a record changed since (a later call,
- * another instance): a user past the retention count has every record looked at on every modifying
- * call (the oldest goes), and parsing 200 of them each time cost more than the rest of the capture.
- */
-const parsed = new Map<string, { sig: string; stored: TurnRecord }>();
-const MAX_PARSED = 50_000;
-
-function signature(st: fs.Stats): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
-}
-
-function remember(file: string, st: fs.Stats | undefined, stored: TurnRecord): void {
-  if (st === undefined) return;
-  if (parsed.size >= MAX_PARSED) parsed.clear();
-  parsed.set(file, { sig: signature(st), stored });
-}
-
-function readStored(file: string): TurnRecord | undefined {
-  const st = lstatIfAny(file);
-  if (st === undefined || !st.isFile()) return undefined;
-  const hit = parsed.get(file);
-  if (hit !== undefined && hit.sig === signature(st)) return hit.stored;
-  // Replaced between the lstat and the read: a newer text under an older signature, read again next time.
-  const rec = JSON.parse(readText(file)) as TurnRecord;
-  if (rec.v !== 1) return undefined;
-  remember(file, st, rec);
-  return rec;
-}
-
-/** readStored, or undefined when the record cannot be read (unreadable: not a turn, as listTurns skips it). */
-function readStoredIfAny(file: string): TurnRecord | undefined {
+function fold(records: Map<string, TurnRecord>, text: string): void {
   try {
-    return readStored(file);
+    apply(records, JSON.parse(text) as Line);
   } catch {
-    return undefined;
+    // not a line this store wrote (damaged on disk): ignored, as an unreadable record file was
   }
 }
 
-/** What a turn id may be (it names a file): Open WebUI's message ids and ours. */
+function apply(records: Map<string, TurnRecord>, line: Line): void {
+  if ('add' in line) {
+    const { turn, conv, fn, at, commits, lost } = line.add;
+    // Checked whole before anything changes: a damaged line must not leave a record half changed.
+    if (typeof turn !== 'string' || typeof at !== 'number' || !Array.isArray(commits) || !Array.isArray(lost)) return;
+    const rec = records.get(turn) ?? { v: 1, turn, conv, started: at, updated: at, calls: [], commits: [], lost: [] };
+    rec.updated = Math.max(rec.updated, at); // only grows (instances' clocks differ a little): pruneTurns relies on it
+    rec.calls.push({ fn, at });
+    rec.commits.push(...commits);
+    rec.lost.push(...lost);
+    records.set(turn, rec);
+  } else if ('set' in line && line.set?.v === 1 && typeof line.set.updated === 'number' && Array.isArray(line.set.commits)) {
+    records.set(line.set.turn, line.set);
+  } else if ('drop' in line) {
+    records.delete(line.drop);
+  }
+}
+
+function legacyRecords(home: string): Map<string, TurnRecord> {
+  const out = new Map<string, TurnRecord>();
+  const dir = legacyDir(home);
+  if (!fs.existsSync(dir)) return out; // the usual case: no exception for it
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json') || !TURN_ID.test(name.slice(0, -5))) continue;
+    try {
+      const rec = JSON.parse(readText(path.join(dir, name), { noFollow: true })) as TurnRecord;
+      if (rec.v === 1 && rec.turn === name.slice(0, -5)) out.set(rec.turn, rec);
+    } catch {
+      // unreadable: not a turn (as before)
+    }
+  }
+  return out;
+}
+
+/** A record as the log keeps it: trees by name, no disk paths (where.ts). */
+function stored(rec: TurnRecord): TurnRecord {
+  return { ...rec, commits: rec.commits.map(keptCommit) };
+}
+
+function keptCommit({ tree, label, oid, versioned, fromEmpty }: TurnCommit): TurnCommit {
+  // root and gitdir are resolved when read (resolved()); stored without them.
+  return { tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) } as TurnCommit;
+}
+
+/** Appends lines to the user's log (under the call lock); records of the older layout are moved in first. */
+function write(home: string, lines: Line[]): void {
+  fs.mkdirSync(undoDir(home), { recursive: true });
+  const file = logPath(home);
+  if (fs.existsSync(legacyDir(home))) {
+    // One rewrite with every record, then the old files go (a kill in between: done again next time).
+    rewriteLines(file, [...view(home).records.values()].map((rec) => JSON.stringify({ set: stored(rec) })));
+    fs.rmSync(legacyDir(home), { recursive: true, force: true });
+  }
+  appendLines(file, lines.map((l) => JSON.stringify(l)));
+  const v = view(home);
+  if (v.lines > COMPACT_MIN_LINES && v.lines > COMPACT_RATIO * v.records.size) rewriteLines(file, [...v.records.values()].map((rec) => JSON.stringify({ set: stored(rec) })));
+}
+const COMPACT_MIN_LINES = 256;
+const COMPACT_RATIO = 4;
+
+/** What a turn id may be: Open WebUI's message ids and ours. */
 const TURN_ID = /^[A-Za-z0-9_-]{1,140}$/;
 
 export function readTurn(home: string, turn: string): TurnRecord | undefined {
   if (!TURN_ID.test(turn)) return undefined;
-  try {
-    const stored = readStored(recordPath(home, turn));
-    if (stored === undefined) return undefined;
-    // A copy the caller may change. Records name trees, not disk paths (where.ts): resolved here,
-    // against this instance's storage.
-    return { ...stored, calls: [...stored.calls], lost: [...stored.lost], commits: stored.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) })) };
-  } catch {
-    return undefined;
-  }
+  const rec = view(home).records.get(turn);
+  return rec === undefined ? undefined : resolved(home, rec);
+}
+
+/**
+ * A copy the caller may change. Records name trees, not disk paths (where.ts): resolved here,
+ * against this instance's storage.
+ */
+function resolved(home: string, rec: TurnRecord): TurnRecord {
+  return { ...rec, calls: [...rec.calls], lost: [...rec.lost], commits: rec.commits.map((c) => ({ ...c, ...whereIs(home, c.tree) })) };
 }
 
 /** Adds one call's commits (and losses) to its turn's record. */
 export function appendTurn(home: string, call: TurnCall, at: number): void {
-  const rec: TurnRecord = readTurn(home, call.turn) ?? { v: 1, turn: call.turn, conv: call.conv, started: at, updated: at, calls: [], commits: [], lost: [] };
-  rec.updated = Math.max(rec.updated, at); // only grows (instances' clocks differ a little): pruneTurns relies on it
-  rec.calls.push({ fn: call.fn, at });
-  rec.commits.push(...call.commits);
-  rec.lost.push(...call.lost);
-  writeTurn(home, rec);
+  write(home, [{ add: { turn: call.turn, conv: call.conv, fn: call.fn, at, commits: call.commits.map(keptCommit), lost: call.lost } }]);
 }
 
 /** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */
 export function dropTurn(home: string, turn: string): void {
-  fs.rmSync(recordPath(home, turn), { force: true });
-  parsed.delete(recordPath(home, turn));
+  write(home, [{ drop: turn }]);
 }
 
 /** Writes a turn's record whole (also when the collection turns its shadow changes into "not undoable"). */
 export function writeTurn(home: string, rec: TurnRecord): void {
-  fs.mkdirSync(turnsDir(home), { recursive: true });
-  const stored = { ...rec, commits: rec.commits.map(({ tree, label, oid, versioned, fromEmpty }) => ({ tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) })) };
-  // Temp + rename without fsync, like git's refs and loose objects (vcs/refs.ts): a kill leaves the
-  // old record or the new one; two fsyncs per call cost more than the rest of the capture.
-  const file = recordPath(home, rec.turn);
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  const text = JSON.stringify(stored);
-  writeBytes(tmp, text, { exclusive: true });
-  fs.renameSync(tmp, file);
-  remember(file, lstatIfAny(file), JSON.parse(text) as TurnRecord); // its own copy: the caller keeps `rec`
-}
-
-/** The turn ids that have a record, as the folder lists them. */
-function recordedTurns(home: string): string[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(turnsDir(home));
-  } catch {
-    return [];
-  }
-  return names.filter((n) => n.endsWith('.json') && TURN_ID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
+  write(home, [{ set: stored(rec) }]);
 }
 
 /** True when a turn's last call is older than the retention by age (valve undo_max_age_days; 0: no limit). */
@@ -147,50 +199,20 @@ export function agedOut(rec: Pick<TurnRecord, 'updated'>, maxAgeDays: number, no
 
 /** Every turn record of the user, newest first. */
 export function listTurns(home: string): TurnRecord[] {
-  const out: TurnRecord[] = [];
-  for (const turn of recordedTurns(home)) {
-    const rec = readTurn(home, turn);
-    if (rec !== undefined) out.push(rec);
-  }
-  return out.sort((a, b) => b.updated - a.updated);
+  return [...view(home).records.values()].map((rec) => resolved(home, rec)).sort((a, b) => b.updated - a.updated);
 }
 
 /**
  * Retention (valves undo_max_turns, undo_max_age_days): the oldest records beyond the count or the
- * age are dropped; their turns can no longer be undone (the list no longer shows them).
+ * age are dropped; their turns can no longer be undone (the list no longer shows them). Under the
+ * call lock: the log read just now is every record there is.
  */
 export function pruneTurns(home: string, maxTurns: number, maxAgeDays: number, now = Date.now()): number {
-  // Cheap on every call: one listing, the records ordered by what this process knows of them (read
-  // once each), and only those to drop looked at again; if one of them changed since (another
-  // instance), all are.
-  const turns = recordedTurns(home);
-  if (turns.length <= maxTurns && maxAgeDays === 0) return 0;
-  return dropOldest(home, turns, maxTurns, maxAgeDays, now, false) ?? dropOldest(home, turns, maxTurns, maxAgeDays, now, true)!;
-}
-
-/**
- * Drops the records past `maxTurns` (newest first) or aged out. Not `fresh`: each record
- * as last read by this process; a record's `updated` only grows (appendTurn), so one to drop, found
- * unchanged, is as old as it seemed and every record ranked above it at least as new. Undefined when
- * one to drop changed since: nothing was dropped, the caller asks again with every record read fresh.
- */
-function dropOldest(home: string, turns: readonly string[], maxTurns: number, maxAgeDays: number, now: number, fresh: boolean): number | undefined {
-  const times: { turn: string; updated: number }[] = [];
-  const dir = turnsDir(home);
-  for (const turn of turns) {
-    const file = recordIn(dir, turn);
-    const rec = (fresh ? undefined : parsed.get(file)?.stored) ?? readStoredIfAny(file);
-    if (rec !== undefined) times.push({ turn, updated: rec.updated });
-  }
-  times.sort((a, b) => b.updated - a.updated);
-  const doomed = times.filter((t, i) => i >= maxTurns || agedOut(t, maxAgeDays, now));
-  if (!fresh) {
-    for (const t of doomed) {
-      const current = readStoredIfAny(recordIn(dir, t.turn));
-      if (current !== undefined && current.updated !== t.updated) return undefined;
-    }
-  }
-  for (const t of doomed) dropTurn(home, t.turn);
+  const records = view(home).records;
+  if (records.size <= maxTurns && maxAgeDays === 0) return 0;
+  const newestFirst = [...records.values()].sort((a, b) => b.updated - a.updated);
+  const doomed = newestFirst.filter((rec, i) => i >= maxTurns || agedOut(rec, maxAgeDays, now));
+  if (doomed.length > 0) write(home, doomed.map((rec) => ({ drop: rec.turn })));
   return doomed.length;
 }
 
@@ -218,7 +240,7 @@ export async function storeBytes(home: string): Promise<number> {
 
 /**
  * The last measure of each store (admin page) and the store's state then: the shadows' commits,
- * the collection's note (written after its sweep) and the records' folder. A store unchanged since
+ * the collection's note (written after its sweep) and the records' log. A store unchanged since
  * is not walked again (a 10,000-file Storage's store takes ~80 ms to walk): the page stays quick
  * with many idle users.
  */
@@ -227,7 +249,7 @@ const MAX_MEASURES = 100_000;
 
 function storeState(home: string): string {
   // The shadows' commits and the collection's note change with every capture and every sweep, also
-  // where the kernel stamps times coarsely; the records' folder's time stands for the records.
+  // where the kernel stamps times coarsely; the log grows with every record written (or is replaced).
   const heads = ['storage', 'uploads'].map((t) => {
     try {
       return readHead(whereIs(home, t).gitdir).oid ?? '-';
@@ -241,7 +263,8 @@ function storeState(home: string): string {
   } catch {
     // never collected
   }
-  return [...heads, note, lstatIfAny(turnsDir(home))?.mtimeMs ?? '-'].join('|');
+  const log = lstatIfAny(logPath(home));
+  return [...heads, note, log === undefined ? '-' : `${log.ino}:${log.size}:${log.mtimeMs}`, fs.existsSync(legacyDir(home))].join('|');
 }
 
 /** The capture store's size of every user of a storage base (admin page: user id -> bytes). */

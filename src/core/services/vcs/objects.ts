@@ -17,6 +17,7 @@ import { EMPTY_TREE, hashObject, parseCommit, parseTree, serializeCommit, serial
 import { shedError } from '../../base/errors.js';
 import { sortSliced, type TimeSlice } from '../../base/fs/slice.js';
 import { checkStateDir, createStateFile, listStateDir, makeStateDir, readStateFile, stateKind } from '../../base/fs/nofollow.js';
+import { appendLogged, indexedInLog, logsObjects, readLogged } from './object-log.js';
 
 
 /** isomorphic-git is loaded on first use (creating a repository, reading packs), not at plugin start. */
@@ -36,6 +37,12 @@ export function hasLoose(gitdir: string, oid: string): boolean {
 /** Writes an object (unless already present as a loose object) and returns its id. */
 export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
   const oid = hashObject(type, body);
+  if (type !== 'blob' && logsObjects(gitdir)) {
+    // A shadow repository's tree or commit: appended to its log (object-log.ts). One an earlier
+    // version of the store wrote loose may be appended again: read loose first, kept either way.
+    appendLogged(gitdir, oid, zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL }));
+    return oid;
+  }
   // The object's folder is checked once (no link, see fs/nofollow.ts) for the lookup and the write.
   const dir = path.join(gitdir, 'objects', oid.slice(0, 2));
   const dirThere = checkStateDir(dir);
@@ -80,6 +87,10 @@ function remember<V>(cache: Map<string, V>, key: string, value: V): V {
 
 export async function readObject(gitdir: string, oid: string): Promise<GitObject> {
   if (oid === EMPTY_TREE) return { type: 'tree', body: Buffer.alloc(0) };
+  // A shadow's trees and commits are in its log (object-log.ts): read from there at once when this
+  // process has seen it there, else after the loose objects (blobs are loose).
+  const first = indexedInLog(gitdir, oid) ? readLogged(gitdir, oid) : undefined;
+  if (first !== undefined) return first;
   const raw = readStateFile(loosePath(gitdir, oid));
   if (raw !== undefined) {
     const full = zlib.inflateSync(raw);
@@ -87,6 +98,8 @@ export async function readObject(gitdir: string, oid: string): Promise<GitObject
     const [type] = full.subarray(0, nul).toString('latin1').split(' ');
     return { type: type as ObjectType, body: full.subarray(nul + 1) };
   }
+  const logged = readLogged(gitdir, oid);
+  if (logged !== undefined) return logged;
   let cache = packCaches.get(gitdir);
   if (cache === undefined) {
     if (packCaches.size >= 64) packCaches.delete(packCaches.keys().next().value as string);
@@ -138,7 +151,19 @@ export async function readBlob(gitdir: string, oid: string): Promise<Buffer> {
 }
 
 export function writeTree(gitdir: string, entries: TreeEntry[]): string {
-  return writeObject(gitdir, 'tree', serializeTree(entries));
+  const body = serializeTree(entries);
+  const oid = writeObject(gitdir, 'tree', body);
+  cacheWritten(gitdir, treeCache, oid, () => parseTree(body));
+  return oid;
+}
+
+/**
+ * A shadow repository's tree or commit is read back at once (the capture compares the commit it just
+ * made, the next call starts from it): cached as written. Only there: no command or person can change
+ * what the server alone writes; a zone's repository is read from disk, where a planted link is refused.
+ */
+function cacheWritten<V>(gitdir: string, cache: Map<string, V>, oid: string, parsed: () => V): void {
+  if (logsObjects(gitdir)) remember(cache, `${gitdir}\0${oid}`, parsed());
 }
 
 /** Entries serialised per step of the sliced writer. */
@@ -162,7 +187,10 @@ export async function writeTreeSliced(gitdir: string, entries: TreeEntry[], slic
 }
 
 export function writeCommit(gitdir: string, c: NewCommit): string {
-  return writeObject(gitdir, 'commit', serializeCommit(c));
+  const body = serializeCommit(c);
+  const oid = writeObject(gitdir, 'commit', body);
+  cacheWritten(gitdir, commitCache, oid, () => parseCommit(oid, body));
+  return oid;
 }
 
 /**

@@ -1,0 +1,169 @@
+/**
+ * Trees and commits of the repositories only this server writes and reads (the undo's shadow
+ * repositories, undo/shadow.ts) appended to one file per repository, `objects/fileshed-objects.log`,
+ * instead of one new loose file each: a capture's commit writes a commit and the trees on its path
+ * at every modifying call, and creating a file (then renaming it) costs more there than everything
+ * else the capture does. Blobs stay loose (the zones' bytes; reverse deltas replace them one by one).
+ *
+ * An entry is the object id (20 bytes), the length (4 bytes, big-endian) and the object deflated
+ * exactly as a loose object is. Appended under the caller's lock (the user's call lock): a writer
+ * killed mid-entry leaves a torn tail, which readers never index (an entry counts once it is whole)
+ * and the next writer cuts off. Every object read is checked against its id. The collection
+ * (undo/collect.ts) rewrites the file with what it keeps (temp + rename: readers see a new inode
+ * and index it again). git itself cannot read these objects; no git reads the shadows.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { hashObject, type GitObject, type ObjectType } from '../../formats/git/objects.js';
+import { createStateFile, makeStateDir, openStateFile, renameState } from '../../base/fs/nofollow.js';
+import { readAt } from '../../base/fs/atomic.js';
+
+const LOG_NAME = 'fileshed-objects.log';
+const HEADER = 24;
+
+/** Repositories whose trees and commits go to the log (registered by their owner, undo/shadow.ts). */
+const logging = new Set<string>();
+
+export function logTreesAndCommits(gitdir: string): void {
+  logging.add(gitdir);
+}
+
+export function logsObjects(gitdir: string): boolean {
+  return logging.has(gitdir);
+}
+
+function logPath(gitdir: string): string {
+  return path.join(gitdir, 'objects', LOG_NAME);
+}
+
+/** Where each whole entry of a log is: per repository, as far as it was read (`end`), for one inode. */
+interface Index {
+  ino: number;
+  end: number;
+  at: Map<string, { offset: number; length: number }>;
+}
+const indexes = new Map<string, Index>();
+const MAX_INDEXES = 512; // two shadows per user: the last 256 users
+
+/** The index of the open log `fd`, brought up to its whole entries (a new inode is indexed from the start), and the log's size. */
+function indexOf(gitdir: string, fd: number): { idx: Index; size: number } {
+  const st = fs.fstatSync(fd);
+  let idx = indexes.get(gitdir);
+  if (idx === undefined || idx.ino !== st.ino || st.size < idx.end) {
+    idx = { ino: st.ino, end: 0, at: new Map() };
+    if (indexes.size >= MAX_INDEXES) indexes.delete(indexes.keys().next().value as string);
+    indexes.set(gitdir, idx);
+  }
+  while (idx.end + HEADER <= st.size) {
+    const head = readAt(fd, idx.end, HEADER);
+    if (head.length < HEADER) break;
+    const length = head.readUInt32BE(20);
+    if (idx.end + HEADER + length > st.size) break; // torn (or being written): not an entry yet
+    idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length });
+    idx.end += HEADER + length;
+  }
+  return { idx, size: st.size };
+}
+
+/** Whether this process's index of the log names the object (no I/O; the log may hold more). */
+export function indexedInLog(gitdir: string, oid: string): boolean {
+  return indexes.get(gitdir)?.at.has(oid) === true;
+}
+
+/** An object of the log, checked against its id; undefined when the log does not hold it. */
+export function readLogged(gitdir: string, oid: string): GitObject | undefined {
+  const fd = openStateFile(logPath(gitdir), fs.constants.O_RDONLY);
+  if (fd === undefined) return undefined;
+  let raw: Buffer;
+  try {
+    const e = indexOf(gitdir, fd).idx.at.get(oid);
+    if (e === undefined) return undefined;
+    raw = readAt(fd, e.offset, e.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const full = zlib.inflateSync(raw);
+  const nul = full.indexOf(0);
+  const type = full.subarray(0, nul).toString('latin1').split(' ')[0] as ObjectType;
+  const body = full.subarray(nul + 1);
+  if (hashObject(type, body) !== oid) throw new Error(`object ${oid.slice(0, 7)} of ${LOG_NAME} does not match its id`);
+  return { type, body };
+}
+
+/** Every object of the log with the bytes it takes there (the collection's measure, undo/collect.ts). */
+export function loggedSizes(gitdir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const fd = openStateFile(logPath(gitdir), fs.constants.O_RDONLY);
+  if (fd === undefined) return out;
+  try {
+    for (const [oid, e] of indexOf(gitdir, fd).idx.at) out.set(oid, HEADER + e.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return out;
+}
+
+/** Appends an object (deflated as a loose one) unless the log holds it. The caller holds the repository's writers' lock. */
+export function appendLogged(gitdir: string, oid: string, deflated: Uint8Array): void {
+  const flags = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT;
+  let fd = openStateFile(logPath(gitdir), flags);
+  if (fd === undefined) {
+    makeStateDir(path.dirname(logPath(gitdir))); // objects/ missing (a repository being made)
+    fd = openStateFile(logPath(gitdir), flags)!;
+  }
+  try {
+    const { idx, size } = indexOf(gitdir, fd);
+    if (idx.at.has(oid)) return;
+    // A torn tail a killed writer left: cut off, so this entry starts where the last whole one ends.
+    if (size > idx.end) fs.ftruncateSync(fd, idx.end);
+    const head = Buffer.alloc(HEADER);
+    head.write(oid, 0, 'hex');
+    head.writeUInt32BE(deflated.length, 20);
+    const entry = Buffer.concat([head, deflated]);
+    let off = 0;
+    while (off < entry.length) off += fs.writeSync(fd, entry, off, entry.length - off);
+    idx.at.set(oid, { offset: idx.end + HEADER, length: deflated.length });
+    idx.end += entry.length;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Rewrites the log with only the objects `keep` wants (the collection, under the lock): temp +
+ * rename, so a kill leaves the old log or the new one. Answers how many objects went.
+ */
+export function compactLog(gitdir: string, keep: (oid: string) => boolean): number {
+  const file = logPath(gitdir);
+  const fd = openStateFile(file, fs.constants.O_RDONLY);
+  if (fd === undefined) return 0;
+  let dropped = 0;
+  const parts: Buffer[] = [];
+  try {
+    const { idx } = indexOf(gitdir, fd);
+    const whole = readAt(fd, 0, idx.end); // one read: the log holds trees and commits only
+    for (const [oid, e] of idx.at) {
+      if (keep(oid)) parts.push(whole.subarray(e.offset - HEADER, e.offset + e.length));
+      else dropped++;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (dropped === 0) return 0;
+  const tmp = path.join(path.dirname(file), `tmp_obj_fileshed_log_${process.pid}_${Date.now()}`);
+  const out = createStateFile(tmp);
+  try {
+    const bytes = Buffer.concat(parts);
+    let off = 0;
+    while (off < bytes.length) off += fs.writeSync(out, bytes, off, bytes.length - off);
+  } catch (err) {
+    fs.closeSync(out);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  fs.closeSync(out);
+  renameState(tmp, file);
+  indexes.delete(gitdir);
+  return dropped;
+}

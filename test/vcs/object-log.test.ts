@@ -1,0 +1,133 @@
+/**
+ * The trees-and-commits log of the shadow repositories (vcs/object-log.ts): objects written through
+ * writeObject come back through readObject; a torn tail (a writer killed mid-entry) is never read
+ * and is cut off by the next writer; a reader sees what another process appended since; a
+ * compaction keeps exactly what it is told to; a link at the log's name is refused; writers killed
+ * at random moments leave every whole entry readable.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compactLog, logTreesAndCommits, readLogged } from '../../src/core/services/vcs/object-log.js';
+import { readCommit, readTree, writeCommit, writeTree } from '../../src/core/services/vcs/objects.js';
+import type { TreeEntry } from '../../src/core/formats/git/objects.js';
+
+let gitdir: string;
+let log: string;
+beforeEach(() => {
+  gitdir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shed-objlog-')), 'storage.git');
+  fs.mkdirSync(path.join(gitdir, 'objects'), { recursive: true });
+  log = path.join(gitdir, 'objects', 'fileshed-objects.log');
+  logTreesAndCommits(gitdir);
+});
+afterEach(() => fs.rmSync(path.dirname(gitdir), { recursive: true, force: true }));
+
+const entry = (name: string): TreeEntry => ({ mode: '100644', name, oid: 'ab'.repeat(20) });
+const commitOn = (tree: string, parents: string[] = []) => writeCommit(gitdir, { tree, parents, author: 'A <a@x>', committer: 'A <a@x>', time: 1, tz: '+0000', message: `on ${tree}` });
+/** Loose files under objects/ (the log aside). */
+const loose = () => fs.readdirSync(path.join(gitdir, 'objects')).filter((d) => /^[0-9a-f]{2}$/.test(d));
+
+describe('object log', () => {
+  it('trees and commits are appended to one file and read back; no loose file is made', async () => {
+    const tree = writeTree(gitdir, [entry('a.txt')]);
+    const commit = commitOn(tree);
+    expect(loose()).toEqual([]);
+    expect(fs.readdirSync(path.join(gitdir, 'objects'))).toEqual(['fileshed-objects.log']);
+    expect((await readTree(gitdir, tree)).map((e) => e.name)).toEqual(['a.txt']);
+    expect((await readCommit(gitdir, commit)).tree).toBe(tree);
+    const size = fs.statSync(log).size;
+    expect(writeTree(gitdir, [entry('a.txt')])).toBe(tree); // the same object again: not appended twice
+    expect(fs.statSync(log).size).toBe(size);
+  });
+
+  it('a torn tail is never read and is cut off by the next writer', () => {
+    const first = writeTree(gitdir, [entry('a.txt')]);
+    const whole = fs.statSync(log).size;
+    // A writer killed mid-entry: a header naming 1,000 bytes, and 10 of them.
+    const torn = Buffer.alloc(34);
+    torn.write('cd'.repeat(20), 0, 'hex');
+    torn.writeUInt32BE(1000, 20);
+    fs.appendFileSync(log, torn);
+    expect(readLogged(gitdir, 'cd'.repeat(20))).toBeUndefined();
+    const second = writeTree(gitdir, [entry('b.txt')]);
+    expect(readLogged(gitdir, first)?.type).toBe('tree');
+    expect(readLogged(gitdir, second)?.type).toBe('tree');
+    expect(fs.statSync(log).size).toBeGreaterThan(whole);
+    expect(fs.readFileSync(log).includes(torn)).toBe(false);
+  });
+
+  it('an entry whose bytes do not match its id is refused, never served', () => {
+    const tree = writeTree(gitdir, [entry('a.txt')]);
+    const bytes = fs.readFileSync(log);
+    const other = writeTree(path.join(path.dirname(gitdir), 'x.git'), [entry('z.txt')]); // a loose object elsewhere
+    expect(other).not.toBe(tree);
+    bytes.write(other, 0, 'hex'); // the entry now claims another id
+    fs.writeFileSync(`${log}.new`, bytes);
+    fs.renameSync(`${log}.new`, log);
+    expect(() => readLogged(gitdir, other)).toThrow(/does not match/);
+  });
+
+  it('a compaction keeps what it is told to, as a new file; readers follow it', async () => {
+    const keep = writeTree(gitdir, [entry('keep.txt')]);
+    const drop = writeTree(gitdir, [entry('drop.txt')]);
+    const ino = fs.statSync(log).ino;
+    expect(compactLog(gitdir, (oid) => oid === keep)).toBe(1);
+    expect(fs.statSync(log).ino).not.toBe(ino);
+    expect(readLogged(gitdir, drop)).toBeUndefined();
+    expect((await readTree(gitdir, keep)).map((e) => e.name)).toEqual(['keep.txt']);
+    expect(compactLog(gitdir, () => true)).toBe(0);
+    expect(fs.readdirSync(path.join(gitdir, 'objects'))).toEqual(['fileshed-objects.log']); // no temp left
+  });
+
+  it('a link at the log name is refused: nothing is read or written through it', () => {
+    const elsewhere = path.join(path.dirname(gitdir), 'elsewhere');
+    fs.writeFileSync(elsewhere, 'x');
+    fs.symlinkSync(elsewhere, log);
+    expect(() => writeTree(gitdir, [entry('a.txt')])).toThrow(/symbolic link/);
+    expect(() => readLogged(gitdir, 'ab'.repeat(20))).toThrow(/symbolic link/);
+    expect(fs.readFileSync(elsewhere, 'utf8')).toBe('x');
+  });
+
+  it('what another process appended since is read; writers killed at random moments leave every whole entry readable', async () => {
+    // A child writes commits of ~1 MiB messages as fast as it can (a kill may land inside a write).
+    const script = path.join(path.dirname(gitdir), 'writer.mjs');
+    const src = path.resolve('src/core/services/vcs');
+    buildSync({
+      stdin: {
+        contents: `import { logTreesAndCommits } from ${JSON.stringify(`${src}/object-log.ts`)};
+import { writeCommit } from ${JSON.stringify(`${src}/objects.ts`)};
+const [gitdir] = process.argv.slice(2);
+logTreesAndCommits(gitdir);
+const pad = 'p'.repeat(1024 * 1024);
+for (let i = 0; ; i++) process.stdout.write(writeCommit(gitdir, { tree: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', parents: [], author: 'A <a@x>', committer: 'A <a@x>', time: i, tz: '+0000', message: pad + i }) + '\\n');
+`,
+        resolveDir: src,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: script,
+      logLevel: 'silent',
+    });
+    const written: string[] = [];
+    for (let round = 0; round < 15; round++) {
+      const p = spawn(process.execPath, [script, gitdir], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      for (let i = 0; i < 500 && out.split('\n').length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, Math.random() * 20));
+      p.kill('SIGKILL');
+      await new Promise((r) => p.once('exit', r));
+      // Every commit the child reported written is read back whole, by this other process.
+      written.push(...out.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)));
+      for (const oid of written) expect((await readCommit(gitdir, oid)).tree).toBe('4b825dc642cb6eb9a060e54bf8d69288fbee4904');
+    }
+    expect(written.length).toBeGreaterThan(15);
+    const after = commitOn('4b825dc642cb6eb9a060e54bf8d69288fbee4904', [written[0]!]);
+    expect((await readCommit(gitdir, after)).parents).toEqual([written[0]]);
+  }, 120_000);
+});

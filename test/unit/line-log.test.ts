@@ -21,7 +21,8 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('line log', () => {
   it('reads what was added since the cursor, nothing twice', () => {
-    expect(readNewLines(file)).toEqual({ cursor: { ino: 0, offset: 0 }, fresh: true, lines: [] });
+    const none = readNewLines(file);
+    expect([none.cursor.ino, none.cursor.offset, none.fresh, none.lines]).toEqual([0, 0, true, []]);
     appendLines(file, ['{"a":1}', '{"a":2}']);
     const first = readNewLines(file);
     expect(first.fresh).toBe(true);
@@ -29,7 +30,7 @@ describe('line log', () => {
     expect(readNewLines(file, first.cursor)).toEqual({ cursor: first.cursor, fresh: false, lines: [] });
     appendLines(file, ['{"a":3}']);
     const second = readNewLines(file, first.cursor);
-    expect(second).toEqual({ cursor: { ino: first.cursor.ino, offset: fs.statSync(file).size }, fresh: false, lines: ['{"a":3}'] });
+    expect([second.cursor.ino, second.cursor.offset, second.fresh, second.lines]).toEqual([first.cursor.ino, fs.statSync(file).size, false, ['{"a":3}']]);
   });
 
   it('a torn last line is not read; the next writer cuts it off, and its line is read whole', () => {
@@ -47,6 +48,17 @@ describe('line log', () => {
     fs.writeFileSync(file, 'x'.repeat(200_000)); // longer than one backward read
     appendLines(file, ['{"a":1}']);
     expect(fs.readFileSync(file, 'utf8')).toBe('{"a":1}\n');
+  });
+
+  it('another file at the same inode (a log replaced twice meanwhile) is read again from its start', () => {
+    appendLines(file, ['{"turn":"a"}', '{"turn":"b"}']);
+    const old = readNewLines(file);
+    // Rewritten in place: the same inode, longer, other lines (what a reused inode number looks like).
+    fs.writeFileSync(file, '{"turn":"x"}\n{"turn":"y"}\n{"turn":"z"}\n');
+    expect(fs.statSync(file).ino).toBe(old.cursor.ino);
+    const again = readNewLines(file, old.cursor);
+    expect(again.fresh).toBe(true);
+    expect(again.lines).toEqual(['{"turn":"x"}', '{"turn":"y"}', '{"turn":"z"}']);
   });
 
   it('a replaced file is read again from its start', () => {

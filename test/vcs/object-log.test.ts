@@ -70,6 +70,20 @@ describe('object log', () => {
     expect(() => readLogged(gitdir, other)).toThrow(/does not match/);
   });
 
+  it('another log at the same inode (rewritten twice by another process meanwhile) is indexed anew', () => {
+    const mine = writeTree(gitdir, [entry('mine.txt')]);
+    expect(readLogged(gitdir, mine)?.type).toBe('tree');
+    // Another repository's log, longer, written over this one in place: the same inode, other entries.
+    const other = path.join(path.dirname(gitdir), 'other.git');
+    logTreesAndCommits(other);
+    const theirs = [writeTree(other, [entry('x.txt')]), writeTree(other, [entry('y.txt')])];
+    const ino = fs.statSync(log).ino;
+    fs.writeFileSync(log, fs.readFileSync(path.join(other, 'objects', 'fileshed-objects.log')));
+    expect(fs.statSync(log).ino).toBe(ino);
+    expect(readLogged(gitdir, mine)).toBeUndefined();
+    for (const oid of theirs) expect(readLogged(gitdir, oid)?.type).toBe('tree');
+  });
+
   it('a compaction keeps what it is told to, as a new file; readers follow it', async () => {
     const keep = writeTree(gitdir, [entry('keep.txt')]);
     const drop = writeTree(gitdir, [entry('drop.txt')]);

@@ -16,11 +16,23 @@ import { retryStale, writeBytes } from './read.js';
 import { lstatIfAny } from './stat.js';
 import { readAt } from './atomic.js';
 
-/** Where a reader stopped: the file (inode) and the byte after the last whole line read. */
+/**
+ * Where a reader stopped: the file (inode), the byte after the last whole line read, and what it
+ * saw there. An inode number can come back for another file (a log replaced twice while a reader of
+ * another process slept): the bytes before `offset` must still be `tail`, else the file is read anew.
+ */
 export interface LogCursor {
   ino: number;
   offset: number;
+  /** Up to the last 64 bytes before `offset`. */
+  tail: Buffer;
+  /** The file's size and time when read: unchanged, nothing is read again. */
+  size: number;
+  mtimeMs: number;
 }
+
+const NONE: LogCursor = { ino: 0, offset: 0, tail: Buffer.alloc(0), size: 0, mtimeMs: 0 };
+const TAIL = 64;
 
 export interface NewLines {
   cursor: LogCursor;
@@ -35,8 +47,8 @@ const NEWLINE = 0x0a;
 export function readNewLines(file: string, cursor?: LogCursor): NewLines {
   // The usual case, nothing added: one lstat.
   const st = lstatIfAny(file);
-  if (st === undefined || !st.isFile()) return { cursor: { ino: 0, offset: 0 }, fresh: cursor === undefined || cursor.ino !== 0, lines: [] };
-  if (cursor !== undefined && cursor.ino === st.ino && cursor.offset === st.size) return { cursor, fresh: false, lines: [] };
+  if (st === undefined || !st.isFile()) return { cursor: NONE, fresh: cursor === undefined || cursor.ino !== 0, lines: [] };
+  if (cursor !== undefined && cursor.ino === st.ino && cursor.size === st.size && cursor.mtimeMs === st.mtimeMs) return { cursor, fresh: false, lines: [] };
   return retryStale(() => readFrom(file, cursor));
 }
 
@@ -45,17 +57,19 @@ function readFrom(file: string, cursor: LogCursor | undefined): NewLines {
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { cursor: { ino: 0, offset: 0 }, fresh: cursor === undefined || cursor.ino !== 0, lines: [] };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { cursor: NONE, fresh: cursor === undefined || cursor.ino !== 0, lines: [] };
     throw err;
   }
   try {
     const st = fs.fstatSync(fd);
-    const fresh = cursor === undefined || cursor.ino !== st.ino || st.size < cursor.offset;
+    const fresh = cursor === undefined || cursor.ino !== st.ino || st.size < cursor.offset || !readAt(fd, cursor.offset - cursor.tail.length, cursor.tail.length).equals(cursor.tail);
     const start = fresh ? 0 : cursor.offset;
     const bytes = readAt(fd, start, st.size - start);
     const end = bytes.lastIndexOf(NEWLINE) + 1; // after the last whole line (0: none yet)
     const lines = end === 0 ? [] : bytes.subarray(0, end - 1).toString('utf8').split('\n');
-    return { cursor: { ino: st.ino, offset: start + end }, fresh, lines };
+    const seen = fresh ? bytes.subarray(0, end) : Buffer.concat([cursor.tail, bytes.subarray(0, end)]);
+    const tail = Buffer.from(seen.subarray(Math.max(0, seen.length - TAIL)));
+    return { cursor: { ino: st.ino, offset: start + end, tail, size: st.size, mtimeMs: st.mtimeMs }, fresh, lines };
   } finally {
     fs.closeSync(fd);
   }

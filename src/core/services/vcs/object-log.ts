@@ -37,11 +37,20 @@ function logPath(gitdir: string): string {
   return path.join(gitdir, 'objects', LOG_NAME);
 }
 
-/** Where each whole entry of a log is: per repository, as far as it was read (`end`), for one inode. */
+/**
+ * Where each whole entry of a log is: per repository, as far as it was read (`end`), for one inode.
+ * An inode number can come back for another file (a log rewritten twice by another process
+ * meanwhile): the last header read must still be where it was, else the log is indexed anew.
+ */
 interface Index {
   ino: number;
   end: number;
   at: Map<string, { offset: number; length: number }>;
+  /** The last entry's header, where it was read. */
+  last?: { at: number; head: Buffer };
+  /** The file's size and time when indexed: unchanged, nothing is read. */
+  size: number;
+  mtimeMs: number;
 }
 const indexes = new Map<string, Index>();
 const MAX_INDEXES = 512; // two shadows per user: the last 256 users
@@ -50,8 +59,9 @@ const MAX_INDEXES = 512; // two shadows per user: the last 256 users
 function indexOf(gitdir: string, fd: number): { idx: Index; size: number } {
   const st = fs.fstatSync(fd);
   let idx = indexes.get(gitdir);
-  if (idx === undefined || idx.ino !== st.ino || st.size < idx.end) {
-    idx = { ino: st.ino, end: 0, at: new Map() };
+  if (idx !== undefined && idx.ino === st.ino && idx.size === st.size && idx.mtimeMs === st.mtimeMs) return { idx, size: st.size };
+  if (idx === undefined || idx.ino !== st.ino || st.size < idx.end || (idx.last !== undefined && !readAt(fd, idx.last.at, HEADER).equals(idx.last.head))) {
+    idx = { ino: st.ino, end: 0, at: new Map(), size: 0, mtimeMs: 0 };
     if (indexes.size >= MAX_INDEXES) indexes.delete(indexes.keys().next().value as string);
     indexes.set(gitdir, idx);
   }
@@ -61,8 +71,11 @@ function indexOf(gitdir: string, fd: number): { idx: Index; size: number } {
     const length = head.readUInt32BE(20);
     if (idx.end + HEADER + length > st.size) break; // torn (or being written): not an entry yet
     idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length });
+    idx.last = { at: idx.end, head };
     idx.end += HEADER + length;
   }
+  idx.size = st.size;
+  idx.mtimeMs = st.mtimeMs;
   return { idx, size: st.size };
 }
 
@@ -124,7 +137,11 @@ export function appendLogged(gitdir: string, oid: string, deflated: Uint8Array):
     let off = 0;
     while (off < entry.length) off += fs.writeSync(fd, entry, off, entry.length - off);
     idx.at.set(oid, { offset: idx.end + HEADER, length: deflated.length });
+    idx.last = { at: idx.end, head };
     idx.end += entry.length;
+    const st = fs.fstatSync(fd);
+    idx.size = st.size;
+    idx.mtimeMs = st.mtimeMs;
   } finally {
     fs.closeSync(fd);
   }

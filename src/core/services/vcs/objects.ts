@@ -4,7 +4,8 @@
  * object that it then never rewrites) and speed (native zlib and sha1, no index).
  *
  * Loose objects are written like git does: deflate into `objects/xx/tmp_obj_*` (a name `git fsck`
- * ignores), then rename into place. Reads take loose objects directly and fall back to
+ * ignores), then rename into place; the undo's shadow repositories append their trees and commits
+ * to one log instead (object-log.ts). Reads take loose objects directly and fall back to
  * isomorphic-git for packed ones (repositories that a real git packed), through a file system that
  * only reads: every path it asks for is opened without following links (fs/nofollow.ts).
  */
@@ -34,12 +35,12 @@ export function hasLoose(gitdir: string, oid: string): boolean {
   return stateKind(loosePath(gitdir, oid)) === 'file';
 }
 
-/** Writes an object (unless already present as a loose object) and returns its id. */
+/** Writes an object (unless already stored) and returns its id. */
 export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
   const oid = hashObject(type, body);
   if (type !== 'blob' && logsObjects(gitdir)) {
     // A shadow repository's tree or commit: appended to its log (object-log.ts). One an earlier
-    // version of the store wrote loose may be appended again: read loose first, kept either way.
+    // version of the store wrote loose may be appended again: the same object twice, either read.
     appendLogged(gitdir, oid, zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL }));
     return oid;
   }

@@ -96,7 +96,7 @@ describe('line log', () => {
       const p = spawn(process.execPath, [script, file], { stdio: 'ignore' });
       const grown = fs.existsSync(file) ? fs.statSync(file).size : 0;
       // Killed once it wrote something (and at a random moment after).
-      for (let i = 0; i < 500 && (!fs.existsSync(file) || fs.statSync(file).size <= grown); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 3000 && (!fs.existsSync(file) || fs.statSync(file).size <= grown); i++) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, Math.random() * 30));
       p.kill('SIGKILL');
       await new Promise((r) => p.once('exit', r));
@@ -106,5 +106,5 @@ describe('line log', () => {
     const { cursor } = readNewLines(file);
     appendLines(file, ['{"last":true}']);
     expect(readNewLines(file, cursor).lines).toEqual(['{"last":true}']);
-  }, 120_000);
+  }, 300_000);
 });

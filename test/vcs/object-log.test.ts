@@ -132,7 +132,7 @@ for (let i = 0; ; i++) process.stdout.write(writeCommit(gitdir, { tree: '4b825dc
       const p = spawn(process.execPath, [script, gitdir], { stdio: ['ignore', 'pipe', 'ignore'] });
       let out = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      for (let i = 0; i < 500 && out.split('\n').length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 3000 && out.split('\n').length < 3; i++) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, Math.random() * 20));
       p.kill('SIGKILL');
       await new Promise((r) => p.once('exit', r));
@@ -143,5 +143,5 @@ for (let i = 0; ; i++) process.stdout.write(writeCommit(gitdir, { tree: '4b825dc
     expect(written.length).toBeGreaterThan(15);
     const after = commitOn('4b825dc642cb6eb9a060e54bf8d69288fbee4904', [written[0]!]);
     expect((await readCommit(gitdir, after)).parents).toEqual([written[0]]);
-  }, 120_000);
+  }, 300_000);
 });

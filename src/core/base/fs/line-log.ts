@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { retryStale, writeBytes } from './read.js';
+import { retryStale, writeAll, writeBytes } from './read.js';
 import { lstatIfAny } from './stat.js';
 import { readAt } from './atomic.js';
 
@@ -81,11 +81,9 @@ export function appendLines(file: string, lines: readonly string[]): void {
   const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o644);
   try {
     const size = fs.fstatSync(fd).size;
-    const whole = wholeLinesEnd(fd, size);
-    if (whole < size) fs.ftruncateSync(fd, whole);
-    const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    // The usual case: the file ends with a newline (one byte read); else the torn tail is cut off.
+    if (size > 0 && readAt(fd, size - 1, 1)[0] !== NEWLINE) fs.ftruncateSync(fd, wholeLinesEnd(fd, size));
+    writeAll(fd, Buffer.from(`${lines.join('\n')}\n`, 'utf8'));
   } finally {
     fs.closeSync(fd);
   }

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shedError } from '../errors.js';
-import { readAllFd } from './read.js';
+import { readAllFd, writeAll } from './read.js';
 import { realLocation } from './dircursor.js';
 
 const C = fs.constants;
@@ -226,9 +226,7 @@ export function createStateFile(abs: string, mode = 0o644, folderChecked = false
 export function writeNewStateFile(abs: string, data: string | Uint8Array, mode = 0o644): void {
   const fd = createStateFile(abs, mode);
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   } finally {
     fs.closeSync(fd);
   }

@@ -84,6 +84,12 @@ export function readAllFd(fd: number, knownSize?: number): Buffer {
   return buf.subarray(0, got);
 }
 
+/** Writes all of `data` at the descriptor's position (a write may take less than asked). */
+export function writeAll(fd: number, data: Uint8Array): void {
+  let off = 0;
+  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
 /** A whole file's bytes (ESTALE retried); throws like fs (ENOENT...) otherwise. */
 export function readBytes(file: string, opts: { noFollow?: boolean } = {}): Buffer {
   const flags = fs.constants.O_RDONLY | (opts.noFollow ? fs.constants.O_NOFOLLOW : 0);
@@ -113,9 +119,7 @@ export function writeBytes(file: string, data: string | Uint8Array, opts: { mode
   const flags = c.O_WRONLY | c.O_CREAT | (opts.append ? c.O_APPEND : c.O_TRUNC) | (opts.exclusive ? c.O_EXCL : 0);
   const fd = fs.openSync(file, flags, opts.mode ?? 0o644);
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   } catch (err) {
     closeQuietly(fd);
     throw err;

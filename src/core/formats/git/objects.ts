@@ -39,6 +39,18 @@ export function hashObject(type: ObjectType, body: Uint8Array): string {
   return crypto.createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
 }
 
+/** An object as git stores it before deflating it (a loose object, an entry of the shadows' log): `type size\0body`. */
+export function frameObject(type: ObjectType, body: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+}
+
+/** The type and body of an inflated frame (frameObject's inverse). */
+export function unframeObject(full: Buffer): GitObject {
+  const nul = full.indexOf(0);
+  const [type] = full.subarray(0, nul).toString('latin1').split(' ');
+  return { type: type as ObjectType, body: full.subarray(nul + 1) };
+}
+
 export function parseTree(body: Buffer): TreeEntry[] {
   const out: TreeEntry[] = [];
   let pos = 0;

@@ -65,6 +65,8 @@ interface View {
   records: Map<string, TurnRecord>;
   /** Lines read since the log's start (compaction: many more than records). */
   lines: number;
+  /** Records of the earlier layout were there when the log was read from its start (moved in by the next write). */
+  legacy: boolean;
 }
 /** The users seen last (up to 200 records each); another one's log is read again whole (a few dozen KB). */
 const views = new Map<string, View>();
@@ -74,7 +76,10 @@ const MAX_VIEWS = 256;
 function view(home: string): View {
   let v = views.get(home);
   const read = readNewLines(logPath(home), v?.cursor);
-  if (v === undefined || read.fresh) v = { records: legacyRecords(home), lines: 0 };
+  if (v === undefined || read.fresh) {
+    const legacy = legacyRecords(home);
+    v = { records: legacy ?? new Map(), lines: 0, legacy: legacy !== undefined };
+  }
   views.delete(home); // the most recently used last
   if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value as string);
   views.set(home, v);
@@ -112,10 +117,11 @@ function apply(records: Map<string, TurnRecord>, line: Line): void {
   }
 }
 
-function legacyRecords(home: string): Map<string, TurnRecord> {
+/** The records of the earlier layout; undefined when there is none (the usual case: no exception for it). */
+function legacyRecords(home: string): Map<string, TurnRecord> | undefined {
   const out = new Map<string, TurnRecord>();
   const dir = legacyDir(home);
-  if (!fs.existsSync(dir)) return out; // the usual case: no exception for it
+  if (!fs.existsSync(dir)) return undefined;
   let names: string[];
   try {
     names = fs.readdirSync(dir);
@@ -146,16 +152,29 @@ function keptCommit({ tree, label, oid, versioned, fromEmpty }: TurnCommit): Tur
 
 /** Appends lines to the user's log (under the call lock); records of the older layout are moved in first. */
 function write(home: string, lines: Line[]): void {
-  fs.mkdirSync(undoDir(home), { recursive: true });
   const file = logPath(home);
-  if (fs.existsSync(legacyDir(home))) {
+  const before = view(home);
+  if (before.legacy) {
     // One rewrite with every record, then the old files go (a kill in between: done again next time).
-    rewriteLines(file, [...view(home).records.values()].map((rec) => JSON.stringify({ set: stored(rec) })));
+    fs.mkdirSync(undoDir(home), { recursive: true });
+    rewriteWhole(file, before);
     fs.rmSync(legacyDir(home), { recursive: true, force: true });
   }
-  appendLines(file, lines.map((l) => JSON.stringify(l)));
+  const text = lines.map((l) => JSON.stringify(l));
+  try {
+    appendLines(file, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(undoDir(home), { recursive: true }); // the user's first record
+    appendLines(file, text);
+  }
   const v = view(home);
-  if (v.lines > COMPACT_MIN_LINES && v.lines > COMPACT_RATIO * v.records.size) rewriteLines(file, [...v.records.values()].map((rec) => JSON.stringify({ set: stored(rec) })));
+  if (v.lines > COMPACT_MIN_LINES && v.lines > COMPACT_RATIO * v.records.size) rewriteWhole(file, v);
+}
+
+/** The log as one {set} line per kept turn. */
+function rewriteWhole(file: string, v: View): void {
+  rewriteLines(file, [...v.records.values()].map((rec) => JSON.stringify({ set: stored(rec) })));
 }
 const COMPACT_MIN_LINES = 256;
 const COMPACT_RATIO = 4;

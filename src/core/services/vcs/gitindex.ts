@@ -24,7 +24,8 @@ import { encodeEwah } from '../../formats/git/ewah.js';
 import { encodeEntry, header, layout, nameAt, rawAt, splitLink, withName, type Entry, type Layout, type SplitLink } from '../../formats/git/index-file.js';
 import { createStateFile, listStateDir, readStateFile, renameState, stateKind, writeNewStateFile } from '../../base/fs/nofollow.js';
 import { isTreeMode } from '../../formats/git/objects.js';
-import { readTree, writeAll } from './objects.js';
+import { readTree } from './objects.js';
+import { writeAll } from '../../base/fs/read.js';
 import { sortSliced, TimeSlice } from '../../base/fs/slice.js';
 import type { WorkBlob } from './worktree.js';
 

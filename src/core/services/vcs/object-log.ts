@@ -15,8 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { hashObject, type GitObject, type ObjectType } from '../../formats/git/objects.js';
-import { createStateFile, makeStateDir, openStateFile, renameState } from '../../base/fs/nofollow.js';
+import { hashObject, unframeObject, type GitObject } from '../../formats/git/objects.js';
+import { makeStateDir, openStateFile, renameState, writeNewStateFile } from '../../base/fs/nofollow.js';
+import { writeAll } from '../../base/fs/read.js';
 import { readAt } from '../../base/fs/atomic.js';
 
 const LOG_NAME = 'fileshed-objects.log';
@@ -55,11 +56,11 @@ interface Index {
 const indexes = new Map<string, Index>();
 const MAX_INDEXES = 512; // two shadows per user: the last 256 users
 
-/** The index of the open log `fd`, brought up to its whole entries (a new inode is indexed from the start), and the log's size. */
-function indexOf(gitdir: string, fd: number): { idx: Index; size: number } {
+/** The index of the open log `fd`, brought up to its whole entries (a new inode is indexed from the start). */
+function indexOf(gitdir: string, fd: number): Index {
   const st = fs.fstatSync(fd);
   let idx = indexes.get(gitdir);
-  if (idx !== undefined && idx.ino === st.ino && idx.size === st.size && idx.mtimeMs === st.mtimeMs) return { idx, size: st.size };
+  if (idx !== undefined && idx.ino === st.ino && idx.size === st.size && idx.mtimeMs === st.mtimeMs) return idx;
   if (idx === undefined || idx.ino !== st.ino || st.size < idx.end || (idx.last !== undefined && !readAt(fd, idx.last.at, HEADER).equals(idx.last.head))) {
     idx = { ino: st.ino, end: 0, at: new Map(), size: 0, mtimeMs: 0 };
     if (indexes.size >= MAX_INDEXES) indexes.delete(indexes.keys().next().value as string);
@@ -76,7 +77,7 @@ function indexOf(gitdir: string, fd: number): { idx: Index; size: number } {
   }
   idx.size = st.size;
   idx.mtimeMs = st.mtimeMs;
-  return { idx, size: st.size };
+  return idx;
 }
 
 /** Whether this process's index of the log names the object (no I/O; the log may hold more). */
@@ -90,18 +91,15 @@ export function readLogged(gitdir: string, oid: string): GitObject | undefined {
   if (fd === undefined) return undefined;
   let raw: Buffer;
   try {
-    const e = indexOf(gitdir, fd).idx.at.get(oid);
+    const e = indexOf(gitdir, fd).at.get(oid);
     if (e === undefined) return undefined;
     raw = readAt(fd, e.offset, e.length);
   } finally {
     fs.closeSync(fd);
   }
-  const full = zlib.inflateSync(raw);
-  const nul = full.indexOf(0);
-  const type = full.subarray(0, nul).toString('latin1').split(' ')[0] as ObjectType;
-  const body = full.subarray(nul + 1);
-  if (hashObject(type, body) !== oid) throw new Error(`object ${oid.slice(0, 7)} of ${LOG_NAME} does not match its id`);
-  return { type, body };
+  const obj = unframeObject(zlib.inflateSync(raw));
+  if (hashObject(obj.type, obj.body) !== oid) throw new Error(`object ${oid.slice(0, 7)} of ${LOG_NAME} does not match its id`);
+  return obj;
 }
 
 /** Every object of the log with the bytes it takes there (the collection's measure, undo/collect.ts). */
@@ -110,7 +108,7 @@ export function loggedSizes(gitdir: string): Map<string, number> {
   const fd = openStateFile(logPath(gitdir), fs.constants.O_RDONLY);
   if (fd === undefined) return out;
   try {
-    for (const [oid, e] of indexOf(gitdir, fd).idx.at) out.set(oid, HEADER + e.length);
+    for (const [oid, e] of indexOf(gitdir, fd).at) out.set(oid, HEADER + e.length);
   } finally {
     fs.closeSync(fd);
   }
@@ -126,16 +124,15 @@ export function appendLogged(gitdir: string, oid: string, deflated: Uint8Array):
     fd = openStateFile(logPath(gitdir), flags)!;
   }
   try {
-    const { idx, size } = indexOf(gitdir, fd);
+    const idx = indexOf(gitdir, fd);
     if (idx.at.has(oid)) return;
     // A torn tail a killed writer left: cut off, so this entry starts where the last whole one ends.
-    if (size > idx.end) fs.ftruncateSync(fd, idx.end);
+    if (idx.size > idx.end) fs.ftruncateSync(fd, idx.end);
     const head = Buffer.alloc(HEADER);
     head.write(oid, 0, 'hex');
     head.writeUInt32BE(deflated.length, 20);
     const entry = Buffer.concat([head, deflated]);
-    let off = 0;
-    while (off < entry.length) off += fs.writeSync(fd, entry, off, entry.length - off);
+    writeAll(fd, entry);
     idx.at.set(oid, { offset: idx.end + HEADER, length: deflated.length });
     idx.last = { at: idx.end, head };
     idx.end += entry.length;
@@ -158,7 +155,7 @@ export function compactLog(gitdir: string, keep: (oid: string) => boolean): numb
   let dropped = 0;
   const parts: Buffer[] = [];
   try {
-    const { idx } = indexOf(gitdir, fd);
+    const idx = indexOf(gitdir, fd);
     const whole = readAt(fd, 0, idx.end); // one read: the log holds trees and commits only
     for (const [oid, e] of idx.at) {
       if (keep(oid)) parts.push(whole.subarray(e.offset - HEADER, e.offset + e.length));
@@ -168,18 +165,14 @@ export function compactLog(gitdir: string, keep: (oid: string) => boolean): numb
     fs.closeSync(fd);
   }
   if (dropped === 0) return 0;
+  // A temp name sweepTemps (vcs/lock.ts) knows: a kill before the rename leaves nothing for ever.
   const tmp = path.join(path.dirname(file), `tmp_obj_fileshed_log_${process.pid}_${Date.now()}`);
-  const out = createStateFile(tmp);
   try {
-    const bytes = Buffer.concat(parts);
-    let off = 0;
-    while (off < bytes.length) off += fs.writeSync(out, bytes, off, bytes.length - off);
+    writeNewStateFile(tmp, Buffer.concat(parts));
   } catch (err) {
-    fs.closeSync(out);
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  fs.closeSync(out);
   renameState(tmp, file);
   indexes.delete(gitdir);
   return dropped;

@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { compareTreeNames } from '../../formats/git/names.js';
-import { EMPTY_TREE, hashObject, parseCommit, parseTree, serializeCommit, serializeTree, treeEntryBytes, type Commit, type GitObject, type NewCommit, type ObjectType, type TreeEntry } from '../../formats/git/objects.js';
+import { EMPTY_TREE, frameObject, hashObject, parseCommit, parseTree, serializeCommit, serializeTree, treeEntryBytes, type Commit, type GitObject, type NewCommit, type ObjectType, type TreeEntry, unframeObject } from '../../formats/git/objects.js';
+import { writeAll } from '../../base/fs/read.js';
 import { shedError } from '../../base/errors.js';
 import { sortSliced, type TimeSlice } from '../../base/fs/slice.js';
 import { checkStateDir, createStateFile, listStateDir, makeStateDir, readStateFile, stateKind } from '../../base/fs/nofollow.js';
@@ -38,10 +39,11 @@ export function hasLoose(gitdir: string, oid: string): boolean {
 /** Writes an object (unless already stored) and returns its id. */
 export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array): string {
   const oid = hashObject(type, body);
+  const deflated = () => zlib.deflateSync(frameObject(type, body), { level: LOOSE_LEVEL });
   if (type !== 'blob' && logsObjects(gitdir)) {
     // A shadow repository's tree or commit: appended to its log (object-log.ts). One an earlier
     // version of the store wrote loose may be appended again: the same object twice, either read.
-    appendLogged(gitdir, oid, zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL }));
+    appendLogged(gitdir, oid, deflated());
     return oid;
   }
   // The object's folder is checked once (no link, see fs/nofollow.ts) for the lookup and the write.
@@ -49,7 +51,7 @@ export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array):
   const dirThere = checkStateDir(dir);
   if (dirThere && stateKind(path.join(dir, oid.slice(2)), true) === 'file') return oid;
   if (!dirThere) makeStateDir(dir);
-  const data = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), { level: LOOSE_LEVEL });
+  const data = deflated();
   // Temps in objects/ itself: a killed writer's are found by one listing (sweepTemps).
   const tmp = tempObjectPath(path.join(gitdir, 'objects'));
   const fd = createStateFile(tmp, 0o444, true);
@@ -67,11 +69,6 @@ export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array):
 
 export function tempObjectPath(dir: string): string {
   return path.join(dir, `tmp_obj_fileshed_${crypto.randomBytes(6).toString('hex')}`);
-}
-
-export function writeAll(fd: number, data: Uint8Array): void {
-  let off = 0;
-  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
 }
 
 // Objects never change, so parsed trees and commits are cached (per repository, bounded).
@@ -93,12 +90,7 @@ export async function readObject(gitdir: string, oid: string): Promise<GitObject
   const first = indexedInLog(gitdir, oid) ? readLogged(gitdir, oid) : undefined;
   if (first !== undefined) return first;
   const raw = readStateFile(loosePath(gitdir, oid));
-  if (raw !== undefined) {
-    const full = zlib.inflateSync(raw);
-    const nul = full.indexOf(0);
-    const [type] = full.subarray(0, nul).toString('latin1').split(' ');
-    return { type: type as ObjectType, body: full.subarray(nul + 1) };
-  }
+  if (raw !== undefined) return unframeObject(zlib.inflateSync(raw));
   const logged = readLogged(gitdir, oid);
   if (logged !== undefined) return logged;
   let cache = packCaches.get(gitdir);

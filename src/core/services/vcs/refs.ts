@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeAll } from './objects.js';
+import { writeAll } from '../../base/fs/read.js';
 import { createStateFile, makeStateDir, readStateText, renameState } from '../../base/fs/nofollow.js';
 import { assertFence } from '../../base/locks/lease.js';
 

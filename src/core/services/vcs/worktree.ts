@@ -13,7 +13,8 @@ import { isInside } from '../../base/paths/resolve.js';
 import { EXEC_MODE, FILE_MODE, LINK_MODE, TREE_MODE } from '../../formats/git/names.js';
 import { isTrackableName } from './names.js';
 import { type TreeEntry } from '../../formats/git/objects.js';
-import { hasLoose, loosePath, tempObjectPath, writeAll, writeObject, writeTreeSliced } from './objects.js';
+import { hasLoose, loosePath, tempObjectPath, writeObject, writeTreeSliced } from './objects.js';
+import { writeAll } from '../../base/fs/read.js';
 import { createStateFile, makeStateDir, renameState } from '../../base/fs/nofollow.js';
 import { listSliced } from '../../base/fs/list.js';
 

@@ -40,6 +40,8 @@ export const LAG_WALL_LIMIT_MS = Math.max(LAG_LIMIT_MS, 5000);
 const TICK_MS = 10;
 /** A hold is native-only when at least this many samples fall in it and none runs JavaScript (~50 ms at one sample per 5 ms). */
 const NATIVE_MIN_SAMPLES = 10;
+/** A gap on the clock this long is looked at too, whatever its CPU (rare: a profile costs little then). */
+const WALL_STACKS_FROM_MS = 1000;
 
 export interface LagReport {
   /** The longest time the loop was held, GC pauses taken out: the CPU the process used in that gap (ms). */
@@ -52,6 +54,8 @@ export interface LagReport {
   longestWallMs: number;
   /** Where the loop was in the longest hold, when it was long enough to look (lag-stacks.ts). */
   stacks?: string;
+  /** Where the loop was in the longest gap on the clock, when that gap is past the clock's limit. */
+  wallStacks?: string;
   /** The longest hold left out because no sample inside it ran JavaScript (ms of CPU). */
   nativeMs?: number;
 }
@@ -99,15 +103,19 @@ export function watchLag(): LagWatch {
       await new Promise((r) => setTimeout(r, 0));
       observer.disconnect();
       let longestWallMs = 0;
+      let longestWallGap: Span | undefined;
       const holds = gaps.map((gap) => {
         const gcMs = gcs.reduce((sum, gc) => sum + overlap(gap, gc), 0);
         const wallMs = gap.end - gap.start;
-        longestWallMs = Math.max(longestWallMs, wallMs - TICK_MS - gcMs);
+        if (wallMs - TICK_MS - gcMs > longestWallMs) [longestWallMs, longestWallGap] = [wallMs - TICK_MS - gcMs, gap];
         return { gap, gcMs, wallMs, held: Math.min(wallMs - TICK_MS, (gap.cpuUs ?? 0) / 1000) - gcMs };
       });
       holds.sort((a, b) => b.held - a.held);
-      const samples = holds[0] !== undefined && holds[0].held >= STACKS_FROM_MS ? takeSamples() : undefined;
-      let worst: LagReport = { longestMs: 0, wallMs: 0, gcMs: 0, longestWallMs };
+      const longOnClock = longestWallMs >= WALL_STACKS_FROM_MS;
+      const samples = (holds[0] !== undefined && holds[0].held >= STACKS_FROM_MS) || longOnClock ? takeSamples() : undefined;
+      // A wait without CPU (a blocked system call) still shows where it was called from: the samples taken while or when it returns.
+      const wallStacks = longOnClock && samples && longestWallGap ? sampledBetween(samples, longestWallGap.start, longestWallGap.end).text : undefined;
+      let worst: LagReport = { longestMs: 0, wallMs: 0, gcMs: 0, longestWallMs, ...(wallStacks ? { wallStacks } : {}) };
       let nativeMs = 0;
       for (const { gap, gcMs, wallMs, held } of holds) {
         const sampled = samples && held >= STACKS_FROM_MS ? sampledBetween(samples, gap.start, gap.end) : undefined;
@@ -115,7 +123,7 @@ export function watchLag(): LagWatch {
           nativeMs = Math.max(nativeMs, held);
           continue;
         }
-        worst = { longestMs: Math.max(0, held), wallMs, gcMs, longestWallMs, ...(sampled?.text ? { stacks: sampled.text } : {}) };
+        worst = { ...worst, longestMs: Math.max(0, held), wallMs, gcMs, ...(sampled?.text ? { stacks: sampled.text } : {}) };
         break;
       }
       return { ...worst, ...(nativeMs > 0 ? { nativeMs } : {}) };
@@ -130,7 +138,8 @@ export function checkLag(what: string, lag: LagReport, limits = { cpuMs: LAG_LIM
   if (lag.longestMs <= limits.cpuMs && lag.longestWallMs > limits.wallMs) {
     throw new Error(
       `${what} held the event loop for ${lag.longestWallMs.toFixed(0)} ms on the clock (limit ${limits.wallMs} ms), with little CPU: ` +
-        'a synchronous wait (spawnSync, execFileSync, a sleep, a slow synchronous disk call) runs on the event loop. A test that means to measure lag opts out with { lag: false }.',
+        'a synchronous wait (spawnSync, execFileSync, a sleep, a slow synchronous disk call) runs on the event loop. A test that means to measure lag opts out with { lag: false }.' +
+        (lag.wallStacks ? `\nWhere the loop was (sampled):\n${lag.wallStacks}` : ''),
     );
   }
   if (lag.longestMs <= limits.cpuMs) return;

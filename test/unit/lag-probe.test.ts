@@ -54,11 +54,13 @@ describe('event-loop lag probe', () => {
   });
 
   it('a synchronous wait without CPU past the clock limit fails the call', async () => {
-    const lag = await held(() => {
+    const lag = await held(function sleepOnTheLoop() {
       execFileSync('sleep', ['1.5']);
     });
     expect(lag.longestWallMs).toBeGreaterThan(limits.wallMs);
     expect(() => checkLag('sleepy', lag, limits)).toThrow(/sleepy held the event loop for \d+ ms on the clock/);
+    // It says where: the wait's caller is on the stacks sampled in it (a CI-only hold is read off CI's output).
+    expect(() => checkLag('sleepy', lag, limits)).toThrow(/Where the loop was \(sampled\):\n[^]*sleepOnTheLoop test\/unit\/lag-probe\.test\.ts:\d+/);
   }, 20_000);
 
   it('waiting asynchronously as long is no hold', async () => {

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { longestGap } from '../helpers/gaps.js';
 import { makeShed, type Shed } from '../helpers/shed.js';
 
 let s: Shed;
@@ -247,11 +246,11 @@ describe('shed_delete', () => {
       fs.mkdirSync(dir, { recursive: true });
       for (let j = 0; j < 1000; j++) fs.writeFileSync(path.join(dir, `f${j}`), '');
     }
-    const { value: r, gapMs: longest } = await longestGap(() => s.call('shed_delete', { zone: 'storage', path: 'wide' }));
+    // The suite's lag probe watches the call (test/helpers/lag.ts): no stretch of over 200 ms of the
+    // loop's CPU, none of 5 s on the clock; one synchronous removal of the tree takes seconds.
+    const r = await s.call('shed_delete', { zone: 'storage', path: 'wide' });
     expect(r.success).toBe(true);
     expect(r.data!.files_removed).toBe(10_000);
     expect(fs.existsSync(s.zonePath('storage', 'wide'))).toBe(false);
-    // Slices of 8 ms: generous room for a loaded machine, far below the seconds one synchronous removal takes.
-    expect(longest).toBeLessThan(250);
   });
 });

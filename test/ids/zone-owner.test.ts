@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claimZone, forgetClaims } from '../../src/core/services/ids/zone-owner.js';
 import type { Zone } from '../../src/core/base/zones/zones.js';
-import { longestGap } from '../helpers/gaps.js';
+import { checkLag, watchLag } from '../helpers/lag.js';
 
 const ids = { uid: 2_300_001, gid: 2_300_001 };
 const made: string[] = [];
@@ -68,10 +68,15 @@ describe('converting a zone to its user', () => {
   it('20,000 files: converted in slices, the event loop keeps answering', async () => {
     const { base, zone } = storage(20_000);
     forgetClaims();
-    const { gapMs: worst, tookMs: took } = await longestGap(() => claimZone(base, 'alice', zone, ids));
+    // A slice is 8 ms of work. The suite's lag probe judges the loop by its own CPU (a loaded machine
+    // stretches a turn on the clock, not its work): no stretch past 200 ms, never the seconds of a stall.
+    const lag = watchLag();
+    const started = performance.now();
+    await claimZone(base, 'alice', zone, ids);
+    const took = performance.now() - started;
+    const report = await lag.stop();
+    checkLag('claimZone of 20,000 files', report);
     expect([...owners(zone.root)]).toEqual([`${ids.uid}:${ids.gid}`]);
-    // A slice is 8 ms of work; a loaded machine may stretch one, never to the seconds of a stall.
-    expect(worst, `longest gap ${worst.toFixed(0)} ms over ${took.toFixed(0)} ms of conversion`).toBeLessThan(200);
-    console.log(`converted 20,000 files in ${took.toFixed(0)} ms, longest event-loop gap ${worst.toFixed(0)} ms`);
+    console.log(`converted 20,000 files in ${took.toFixed(0)} ms, longest hold of the loop ${report.longestMs.toFixed(0)} ms of CPU (${report.longestWallMs.toFixed(0)} ms on the clock)`);
   }, 120_000);
 });

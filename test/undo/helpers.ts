@@ -2,6 +2,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
+import { frameObject } from '../../src/core/formats/git/objects.js';
+import { readLogged } from '../../src/core/services/vcs/object-log.js';
 import type { Result, Shed } from '../helpers/shed.js';
 
 /** Calls `fn` as `user` in conversation `chat`, inside the turn (assistant message) `turn`. */
@@ -48,7 +51,8 @@ export interface LoggedTurn {
   conv: string;
   updated: number;
   calls: { fn: string; at: number }[];
-  commits: { tree: string; oid: string; versioned: boolean }[];
+  /** label and versioned are left out for Storage, Uploads and Documents (their usual values). */
+  commits: { tree: string; oid: string; label?: string; versioned?: boolean }[];
 }
 
 /** The records the log holds now, folded line by line as another reader would (an oracle of our own). */
@@ -76,16 +80,21 @@ export function appendToLog(s: Shed, line: unknown, user = 'alice'): void {
   fs.appendFileSync(turnLog(s, user), `${JSON.stringify(line)}\n`);
 }
 
-/** The entries of a shadow repository's trees-and-commits log (vcs/object-log.ts): id and the deflated object, as a loose object holds it. */
+/**
+ * The entries of a shadow repository's trees-and-commits log (vcs/object-log.ts): id and the object
+ * deflated as a loose object holds it (the log's own reader decodes each, checked against its id).
+ */
 export function loggedObjects(gitdir: string): { oid: string; deflated: Buffer }[] {
   const file = path.join(gitdir, 'objects', 'fileshed-objects.log');
   if (!fs.existsSync(file)) return [];
   const bytes = fs.readFileSync(file);
   const out: { oid: string; deflated: Buffer }[] = [];
   for (let at = 0; at + 24 <= bytes.length; ) {
-    const length = bytes.readUInt32BE(at + 20);
+    const length = bytes.readUInt32BE(at + 20) & 0x7fff_ffff; // the top bit says how it was deflated
     if (at + 24 + length > bytes.length) break;
-    out.push({ oid: bytes.subarray(at, at + 20).toString('hex'), deflated: bytes.subarray(at + 24, at + 24 + length) });
+    const oid = bytes.subarray(at, at + 20).toString('hex');
+    const obj = readLogged(gitdir, oid)!;
+    out.push({ oid, deflated: zlib.deflateSync(frameObject(obj.type, obj.body)) });
     at += 24 + length;
   }
   return out;

@@ -92,4 +92,24 @@ describe('undo retention by count and age', () => {
     expect(r.success).toBe(true);
     expect(fs.readFileSync(s.zonePath('storage', 'f0.txt'), 'utf8')).toBe('v140');
   });
+
+  it('a call line leaves out what a personal zone always is (label, versioned) and an empty lost; lines that carry them read the same', async () => {
+    s = makeShed();
+    await inTurn(s, 't1', 'shed_create_file', { zone: 'storage', path: 'a.txt', content: 'one' });
+    await inTurn(s, 't2', 'shed_create_file', { zone: 'documents', path: 'd.md', content: 'doc' });
+    const lines = fs.readFileSync(turnLog(s), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { add: Record<string, unknown> & { commits: Record<string, unknown>[] } });
+    expect(lines.map((l) => Object.keys(l.add).sort())).toEqual([['at', 'commits', 'conv', 'fn', 'turn'], ['at', 'commits', 'conv', 'fn', 'turn']]);
+    for (const l of lines) for (const c of l.add.commits) expect(Object.keys(c).filter((k) => k !== 'fromEmpty').sort()).toEqual(['oid', 'tree']);
+    const storage = lines[0]!.add.commits[0]!;
+    // The same call as an earlier version wrote it (every field), in another turn: listed and undone alike.
+    appendToLog(s, { add: { turn: 't0', conv: 'c1', fn: 'shed_create_file', at: Date.now() - 60_000, commits: [{ ...storage, label: 'Storage', versioned: false }], lost: [] } });
+    const preview = await inTurn(s, 'p', 'shed_undo', { turn: 't0' });
+    expect(preview.success).toBe(true);
+    expect((preview.data!.preview as { changes: unknown }).changes).toEqual([{ path: 'Storage/a.txt', turn_did: 'created', undo_will: 'remove' }]);
+    // The Documents commit read back as versioned: its undo is a new commit of the zone's history.
+    const undoDoc = await inTurn(s, 'u', 'shed_undo', { turn: 't2', apply: true });
+    expect(undoDoc.success).toBe(true);
+    expect(undoDoc.data!.commits).toHaveLength(1);
+    expect(fs.existsSync(s.zonePath('documents', 'd.md'))).toBe(false);
+  });
 });

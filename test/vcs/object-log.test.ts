@@ -2,7 +2,8 @@
  * The trees-and-commits log of the shadow repositories (vcs/object-log.ts): objects written through
  * writeObject come back through readObject; a torn tail (a writer killed mid-entry) is never read
  * and is cut off by the next writer; a reader sees what another process appended since; a
- * compaction keeps exactly what it is told to; a link at the log's name is refused; writers killed
+ * compaction keeps exactly what it is told to; entries are deflated against a dictionary and
+ * those of the earlier layout (plain zlib) are still read; a link at the log's name is refused; writers killed
  * at random moments leave every whole entry readable.
  */
 import { spawn } from 'node:child_process';
@@ -11,9 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import zlib from 'node:zlib';
 import { compactLog, logTreesAndCommits, readLogged } from '../../src/core/services/vcs/object-log.js';
-import { readCommit, readTree, writeCommit, writeTree } from '../../src/core/services/vcs/objects.js';
-import type { TreeEntry } from '../../src/core/formats/git/objects.js';
+import { readCommit, readTree, writeCommit, writeObject, writeTree } from '../../src/core/services/vcs/objects.js';
+import { frameObject, hashObject, type TreeEntry } from '../../src/core/formats/git/objects.js';
 
 let gitdir: string;
 let log: string;
@@ -41,6 +43,49 @@ describe('object log', () => {
     const size = fs.statSync(log).size;
     expect(writeTree(gitdir, [entry('a.txt')])).toBe(tree); // the same object again: not appended twice
     expect(fs.statSync(log).size).toBe(size);
+  });
+
+  it('entries are deflated against the log dictionary: a capture commit takes two thirds of a loose one or less', () => {
+    const tree = writeTree(gitdir, [entry('big.txt')]);
+    const parent = commitOn(tree);
+    const body = `tree ${tree}\nparent ${parent}\nauthor Fileshed capture <fileshed@fileshed> 1796687790 +0000\ncommitter Fileshed <fileshed@localhost> 1796687790 +0000\n\nCapture: state of the zone\n`;
+    const before = fs.statSync(log).size;
+    const oid = writeObject(gitdir, 'commit', Buffer.from(body));
+    const bytes = fs.readFileSync(log).subarray(before);
+    expect(bytes.subarray(0, 20).toString('hex')).toBe(oid);
+    const field = bytes.readUInt32BE(20);
+    expect(field & 0x8000_0000).not.toBe(0); // the dictionary's flag
+    const loose = zlib.deflateSync(frameObject('commit', Buffer.from(body)), { level: 1 }).length;
+    expect(field & 0x7fff_ffff).toBe(bytes.length - 24);
+    expect(bytes.length - 24).toBeLessThanOrEqual((loose * 2) / 3);
+    expect(readLogged(gitdir, oid)?.body.toString()).toBe(body);
+  });
+
+  it('entries an earlier version wrote (deflated as loose objects, flag clear) are still read, beside new ones and after a compaction', async () => {
+    const body = Buffer.from(`tree ${'4b825dc642cb6eb9a060e54bf8d69288fbee4904'}\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\nold\n`);
+    const old = hashObject('commit', body);
+    const deflated = zlib.deflateSync(frameObject('commit', body));
+    const head = Buffer.alloc(24);
+    head.write(old, 0, 'hex');
+    head.writeUInt32BE(deflated.length, 20);
+    fs.writeFileSync(log, Buffer.concat([head, deflated]));
+    const tree = writeTree(gitdir, [entry('new.txt')]);
+    expect((await readCommit(gitdir, old)).tree).toBe('4b825dc642cb6eb9a060e54bf8d69288fbee4904');
+    expect((await readTree(gitdir, tree)).map((e) => e.name)).toEqual(['new.txt']);
+    const drop = writeTree(gitdir, [entry('drop.txt')]);
+    expect(compactLog(gitdir, (oid) => oid !== drop)).toBe(1);
+    expect(readLogged(gitdir, old)?.body.equals(body)).toBe(true);
+    expect(readLogged(gitdir, tree)?.type).toBe('tree');
+    expect(readLogged(gitdir, drop)).toBeUndefined();
+  });
+
+  it('an entry whose flag was flipped is refused, never served', () => {
+    const tree = writeTree(gitdir, [entry('a.txt')]);
+    const bytes = fs.readFileSync(log);
+    bytes.writeUInt32BE(bytes.readUInt32BE(20) & 0x7fff_ffff, 20); // now claims plain zlib
+    fs.writeFileSync(`${log}.new`, bytes);
+    fs.renameSync(`${log}.new`, log);
+    expect(() => readLogged(gitdir, tree)).toThrow();
   });
 
   it('a torn tail is never read and is cut off by the next writer', () => {

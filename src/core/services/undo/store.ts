@@ -54,7 +54,8 @@ interface CallLine {
   fn: string;
   at: number;
   commits: TurnCommit[];
-  lost: TurnRecord['lost'];
+  /** Left out when empty. */
+  lost?: TurnRecord['lost'];
 }
 
 type Line = { add: CallLine } | { set: TurnRecord } | { drop: string };
@@ -101,17 +102,17 @@ function fold(records: Map<string, TurnRecord>, text: string): void {
 
 function apply(records: Map<string, TurnRecord>, line: Line): void {
   if ('add' in line) {
-    const { turn, conv, fn, at, commits, lost } = line.add;
+    const { turn, conv, fn, at, commits, lost = [] } = line.add;
     // Checked whole before anything changes: a damaged line must not leave a record half changed.
     if (typeof turn !== 'string' || typeof at !== 'number' || !Array.isArray(commits) || !Array.isArray(lost)) return;
     const rec = records.get(turn) ?? { v: 1, turn, conv, started: at, updated: at, calls: [], commits: [], lost: [] };
     rec.updated = Math.max(rec.updated, at); // only grows (instances' clocks differ a little): pruneTurns relies on it
     rec.calls.push({ fn, at });
-    rec.commits.push(...commits);
+    rec.commits.push(...commits.map(withUsual));
     rec.lost.push(...lost);
     records.set(turn, rec);
   } else if ('set' in line && line.set?.v === 1 && typeof line.set.updated === 'number' && Array.isArray(line.set.commits)) {
-    records.set(line.set.turn, line.set);
+    records.set(line.set.turn, { ...line.set, commits: line.set.commits.map(withUsual), lost: line.set.lost ?? [] });
   } else if ('drop' in line) {
     records.delete(line.drop);
   }
@@ -132,7 +133,7 @@ function legacyRecords(home: string): Map<string, TurnRecord> | undefined {
     if (!name.endsWith('.json') || !TURN_ID.test(name.slice(0, -5))) continue;
     try {
       const rec = JSON.parse(readText(path.join(dir, name), { noFollow: true })) as TurnRecord;
-      if (rec.v === 1 && rec.turn === name.slice(0, -5)) out.set(rec.turn, rec);
+      if (rec.v === 1 && rec.turn === name.slice(0, -5)) out.set(rec.turn, { ...rec, commits: rec.commits.map(withUsual) });
     } catch {
       // unreadable: not a turn (as before)
     }
@@ -145,9 +146,26 @@ function stored(rec: TurnRecord): TurnRecord {
   return { ...rec, commits: rec.commits.map(keptCommit) };
 }
 
+/**
+ * A personal zone's label and kind, which its commits' lines leave out (a turn's line is ~200 bytes,
+ * a fifth of them these); a line without them (or without `lost`) gets them back when read.
+ */
+const USUAL: Readonly<Record<string, { label: string; versioned: boolean }>> = {
+  storage: { label: 'Storage', versioned: false },
+  uploads: { label: 'Uploads', versioned: false },
+  documents: { label: 'Documents', versioned: true },
+};
+
 function keptCommit({ tree, label, oid, versioned, fromEmpty }: TurnCommit): TurnCommit {
   // root and gitdir are resolved when read (resolved()); stored without them.
-  return { tree, label, oid, versioned, ...(fromEmpty ? { fromEmpty } : {}) } as TurnCommit;
+  const usual = USUAL[tree];
+  return { tree, oid, ...(label !== usual?.label ? { label } : {}), ...(versioned !== usual?.versioned ? { versioned } : {}), ...(fromEmpty ? { fromEmpty } : {}) } as TurnCommit;
+}
+
+/** A commit as read from a line: what keptCommit left out put back. */
+function withUsual(c: TurnCommit): TurnCommit {
+  const usual = USUAL[c.tree];
+  return { ...c, label: c.label ?? usual?.label ?? c.tree, versioned: c.versioned ?? usual?.versioned ?? true };
 }
 
 /** Appends lines to the user's log (under the call lock); records of the older layout are moved in first. */
@@ -198,7 +216,7 @@ function resolved(home: string, rec: TurnRecord): TurnRecord {
 
 /** Adds one call's commits (and losses) to its turn's record. */
 export function appendTurn(home: string, call: TurnCall, at: number): void {
-  write(home, [{ add: { turn: call.turn, conv: call.conv, fn: call.fn, at, commits: call.commits.map(keptCommit), lost: call.lost } }]);
+  write(home, [{ add: { turn: call.turn, conv: call.conv, fn: call.fn, at, commits: call.commits.map(keptCommit), ...(call.lost.length > 0 ? { lost: call.lost } : {}) } }]);
 }
 
 /** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */

@@ -5,8 +5,11 @@
  * at every modifying call, and creating a file (then renaming it) costs more there than everything
  * else the capture does. Blobs stay loose (the zones' bytes; reverse deltas replace them one by one).
  *
- * An entry is the object id (20 bytes), the length (4 bytes, big-endian) and the object deflated
- * exactly as a loose object is. Appended under the caller's lock (the user's call lock): a writer
+ * An entry is the object id (20 bytes), the length (4 bytes, big-endian) and the object deflated.
+ * The length's top bit says how: set, raw deflate with a preset dictionary of what shadow trees and
+ * commits repeat (DICTIONARY_V1: a capture's commit is ~240 bytes of which only the ids, times and
+ * names differ, and deflating each alone would keep ~180 of them); clear, exactly as a loose object
+ * is (what earlier versions wrote, still read). Appended under the caller's lock (the user's call lock): a writer
  * killed mid-entry leaves a torn tail, which readers never index (an entry counts once it is whole)
  * and the next writer cuts off. Every object read is checked against its id. The collection
  * (undo/collect.ts) rewrites the file with what it keeps (temp + rename: readers see a new inode
@@ -22,6 +25,44 @@ import { readAt } from '../../base/fs/atomic.js';
 
 const LOG_NAME = 'fileshed-objects.log';
 const HEADER = 24;
+/** The length field's top bit: the entry is raw deflate against DICTIONARY_V1. */
+const WITH_DICTIONARY = 0x8000_0000;
+
+/**
+ * What every shadow tree and commit repeats, for deflate to refer back to (the most frequent last,
+ * nearest). Fixed for ever: entries written with it are read with it. A new dictionary needs a new
+ * flag, not an edit of this one.
+ */
+const DICTIONARY_V1 = Buffer.from(
+  [
+    'Undo turn ',
+    'Capture: files back under the size cap\n',
+    'Capture: resynchronised after an interrupted call\n',
+    'tree 0\u0000120000 100755 ',
+    'Fileshed <fileshed@localhost> ',
+    'author Fileshed capture <fileshed@fileshed> ',
+    'Capture: start\n',
+    ' +0000\n',
+    'committer Fileshed <fileshed@localhost> ',
+    '\n\nCapture: state of the zone\n',
+    'commit 240\u0000tree ',
+    '\nparent ',
+    '.txt\u0000.md\u0000.csv\u0000.json\u0000',
+    'tree 35\u000040000 ',
+    '100644 ',
+  ].join(''),
+  'latin1',
+);
+
+/** An object's entry body: deflated against the dictionary. */
+function encode(frame: Uint8Array): Buffer {
+  return zlib.deflateRawSync(frame, { dictionary: DICTIONARY_V1 });
+}
+
+/** An entry body back to the object's frame, as its length field says it was made. */
+function decode(raw: Buffer, withDictionary: boolean): Buffer {
+  return withDictionary ? zlib.inflateRawSync(raw, { dictionary: DICTIONARY_V1 }) : zlib.inflateSync(raw);
+}
 
 /** Repositories whose trees and commits go to the log (registered by their owner, undo/shadow.ts). */
 const logging = new Set<string>();
@@ -43,10 +84,17 @@ function logPath(gitdir: string): string {
  * An inode number can come back for another file (a log rewritten twice by another process
  * meanwhile): the last header read must still be where it was, else the log is indexed anew.
  */
+/** Where an entry's body is, and how it was deflated. */
+interface Entry {
+  offset: number;
+  length: number;
+  withDictionary: boolean;
+}
+
 interface Index {
   ino: number;
   end: number;
-  at: Map<string, { offset: number; length: number }>;
+  at: Map<string, Entry>;
   /** The last entry's header, where it was read. */
   last?: { at: number; head: Buffer };
   /** The file's size and time when indexed: unchanged, nothing is read. */
@@ -69,9 +117,10 @@ function indexOf(gitdir: string, fd: number): Index {
   while (idx.end + HEADER <= st.size) {
     const head = readAt(fd, idx.end, HEADER);
     if (head.length < HEADER) break;
-    const length = head.readUInt32BE(20);
+    const field = head.readUInt32BE(20);
+    const length = field & ~WITH_DICTIONARY;
     if (idx.end + HEADER + length > st.size) break; // torn (or being written): not an entry yet
-    idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length });
+    idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length, withDictionary: (field & WITH_DICTIONARY) !== 0 });
     idx.last = { at: idx.end, head };
     idx.end += HEADER + length;
   }
@@ -89,15 +138,15 @@ export function indexedInLog(gitdir: string, oid: string): boolean {
 export function readLogged(gitdir: string, oid: string): GitObject | undefined {
   const fd = openStateFile(logPath(gitdir), fs.constants.O_RDONLY);
   if (fd === undefined) return undefined;
-  let raw: Buffer;
+  let frame: Buffer;
   try {
     const e = indexOf(gitdir, fd).at.get(oid);
     if (e === undefined) return undefined;
-    raw = readAt(fd, e.offset, e.length);
+    frame = decode(readAt(fd, e.offset, e.length), e.withDictionary);
   } finally {
     fs.closeSync(fd);
   }
-  const obj = unframeObject(zlib.inflateSync(raw));
+  const obj = unframeObject(frame);
   if (hashObject(obj.type, obj.body) !== oid) throw new Error(`object ${oid.slice(0, 7)} of ${LOG_NAME} does not match its id`);
   return obj;
 }
@@ -115,8 +164,8 @@ export function loggedSizes(gitdir: string): Map<string, number> {
   return out;
 }
 
-/** Appends an object (deflated as a loose one) unless the log holds it. The caller holds the repository's writers' lock. */
-export function appendLogged(gitdir: string, oid: string, deflated: Uint8Array): void {
+/** Appends an object (its frame: type, length, body) unless the log holds it. The caller holds the repository's writers' lock. */
+export function appendLogged(gitdir: string, oid: string, frame: Uint8Array): void {
   const flags = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT;
   let fd = openStateFile(logPath(gitdir), flags);
   if (fd === undefined) {
@@ -128,12 +177,13 @@ export function appendLogged(gitdir: string, oid: string, deflated: Uint8Array):
     if (idx.at.has(oid)) return;
     // A torn tail a killed writer left: cut off, so this entry starts where the last whole one ends.
     if (idx.size > idx.end) fs.ftruncateSync(fd, idx.end);
+    const body = encode(frame);
     const head = Buffer.alloc(HEADER);
     head.write(oid, 0, 'hex');
-    head.writeUInt32BE(deflated.length, 20);
-    const entry = Buffer.concat([head, deflated]);
+    head.writeUInt32BE((body.length | WITH_DICTIONARY) >>> 0, 20);
+    const entry = Buffer.concat([head, body]);
     writeAll(fd, entry);
-    idx.at.set(oid, { offset: idx.end + HEADER, length: deflated.length });
+    idx.at.set(oid, { offset: idx.end + HEADER, length: body.length, withDictionary: true });
     idx.last = { at: idx.end, head };
     idx.end += entry.length;
     const st = fs.fstatSync(fd);

@@ -43,7 +43,7 @@ export function writeObject(gitdir: string, type: ObjectType, body: Uint8Array):
   if (type !== 'blob' && logsObjects(gitdir)) {
     // A shadow repository's tree or commit: appended to its log (object-log.ts). One an earlier
     // version of the store wrote loose may be appended again: the same object twice, either read.
-    appendLogged(gitdir, oid, deflated());
+    appendLogged(gitdir, oid, frameObject(type, body));
     return oid;
   }
   // The object's folder is checked once (no link, see fs/nofollow.ts) for the lookup and the write.

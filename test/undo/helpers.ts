@@ -90,7 +90,7 @@ export function loggedObjects(gitdir: string): { oid: string; deflated: Buffer }
   const bytes = fs.readFileSync(file);
   const out: { oid: string; deflated: Buffer }[] = [];
   for (let at = 0; at + 24 <= bytes.length; ) {
-    const length = bytes.readUInt32BE(at + 20) & 0x7fff_ffff; // the top bit says how it was deflated
+    const length = bytes.readUInt32BE(at + 20);
     if (at + 24 + length > bytes.length) break;
     const oid = bytes.subarray(at, at + 20).toString('hex');
     const obj = readLogged(gitdir, oid)!;

@@ -93,12 +93,12 @@ describe('undo retention by count and age', () => {
     expect(fs.readFileSync(s.zonePath('storage', 'f0.txt'), 'utf8')).toBe('v140');
   });
 
-  it('a call line leaves out what a personal zone always is (label, versioned) and an empty lost; lines that carry them read the same', async () => {
+  it('a call line leaves out what a personal zone always is (label, versioned); lines that carry them read the same', async () => {
     s = makeShed();
     await inTurn(s, 't1', 'shed_create_file', { zone: 'storage', path: 'a.txt', content: 'one' });
     await inTurn(s, 't2', 'shed_create_file', { zone: 'documents', path: 'd.md', content: 'doc' });
     const lines = fs.readFileSync(turnLog(s), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { add: Record<string, unknown> & { commits: Record<string, unknown>[] } });
-    expect(lines.map((l) => Object.keys(l.add).sort())).toEqual([['at', 'commits', 'conv', 'fn', 'turn'], ['at', 'commits', 'conv', 'fn', 'turn']]);
+    expect(lines.map((l) => Object.keys(l.add).sort())).toEqual([['at', 'commits', 'conv', 'fn', 'lost', 'turn'], ['at', 'commits', 'conv', 'fn', 'lost', 'turn']]);
     for (const l of lines) for (const c of l.add.commits) expect(Object.keys(c).filter((k) => k !== 'fromEmpty').sort()).toEqual(['oid', 'tree']);
     const storage = lines[0]!.add.commits[0]!;
     // The same call as an earlier version wrote it (every field), in another turn: listed and undone alike.

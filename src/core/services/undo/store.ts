@@ -54,8 +54,7 @@ interface CallLine {
   fn: string;
   at: number;
   commits: TurnCommit[];
-  /** Left out when empty. */
-  lost?: TurnRecord['lost'];
+  lost: TurnRecord['lost'];
 }
 
 type Line = { add: CallLine } | { set: TurnRecord } | { drop: string };
@@ -102,7 +101,7 @@ function fold(records: Map<string, TurnRecord>, text: string): void {
 
 function apply(records: Map<string, TurnRecord>, line: Line): void {
   if ('add' in line) {
-    const { turn, conv, fn, at, commits, lost = [] } = line.add;
+    const { turn, conv, fn, at, commits, lost } = line.add;
     // Checked whole before anything changes: a damaged line must not leave a record half changed.
     if (typeof turn !== 'string' || typeof at !== 'number' || !Array.isArray(commits) || !Array.isArray(lost)) return;
     const rec = records.get(turn) ?? { v: 1, turn, conv, started: at, updated: at, calls: [], commits: [], lost: [] };
@@ -112,7 +111,7 @@ function apply(records: Map<string, TurnRecord>, line: Line): void {
     rec.lost.push(...lost);
     records.set(turn, rec);
   } else if ('set' in line && line.set?.v === 1 && typeof line.set.updated === 'number' && Array.isArray(line.set.commits)) {
-    records.set(line.set.turn, { ...line.set, commits: line.set.commits.map(withUsual), lost: line.set.lost ?? [] });
+    records.set(line.set.turn, { ...line.set, commits: line.set.commits.map(withUsual) });
   } else if ('drop' in line) {
     records.delete(line.drop);
   }
@@ -147,8 +146,9 @@ function stored(rec: TurnRecord): TurnRecord {
 }
 
 /**
- * A personal zone's label and kind, which its commits' lines leave out (a turn's line is ~200 bytes,
- * a fifth of them these); a line without them (or without `lost`) gets them back when read.
+ * A personal zone's label and kind, which its commits' lines leave out (a turn's line was ~200 bytes,
+ * a fifth of them these); a line without them gets them back when read. (An instance of an earlier
+ * version reads such a line too, without the label and kind: it never drops the turn.)
  */
 const USUAL: Readonly<Record<string, { label: string; versioned: boolean }>> = {
   storage: { label: 'Storage', versioned: false },
@@ -216,7 +216,7 @@ function resolved(home: string, rec: TurnRecord): TurnRecord {
 
 /** Adds one call's commits (and losses) to its turn's record. */
 export function appendTurn(home: string, call: TurnCall, at: number): void {
-  write(home, [{ add: { turn: call.turn, conv: call.conv, fn: call.fn, at, commits: call.commits.map(keptCommit), ...(call.lost.length > 0 ? { lost: call.lost } : {}) } }]);
+  write(home, [{ add: { turn: call.turn, conv: call.conv, fn: call.fn, at, commits: call.commits.map(keptCommit), lost: call.lost } }]);
 }
 
 /** A turn no longer kept (retention): its record goes; the collection frees what only it needed. */

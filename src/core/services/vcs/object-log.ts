@@ -6,10 +6,12 @@
  * else the capture does. Blobs stay loose (the zones' bytes; reverse deltas replace them one by one).
  *
  * An entry is the object id (20 bytes), the length (4 bytes, big-endian) and the object deflated.
- * The length's top bit says how: set, raw deflate with a preset dictionary of what shadow trees and
- * commits repeat (DICTIONARY_V1: a capture's commit is ~240 bytes of which only the ids, times and
- * names differ, and deflating each alone would keep ~180 of them); clear, exactly as a loose object
- * is (what earlier versions wrote, still read). Appended under the caller's lock (the user's call lock): a writer
+ * Its first byte says how: WITH_DICTIONARY, then raw deflate with a preset dictionary of what shadow
+ * trees and commits repeat (DICTIONARY_V1: a capture's commit is ~240 bytes of which only the ids,
+ * times and names differ, and deflating each alone kept ~180 of them); anything else is a zlib
+ * stream, the object exactly as a loose one is (what earlier versions wrote, still read). The mark is
+ * in the body, not in the length, so an instance of an earlier version still finds every entry whole
+ * (it fails to read the new ones; it never takes them for a torn tail to cut off). Appended under the caller's lock (the user's call lock): a writer
  * killed mid-entry leaves a torn tail, which readers never index (an entry counts once it is whole)
  * and the next writer cuts off. Every object read is checked against its id. The collection
  * (undo/collect.ts) rewrites the file with what it keeps (temp + rename: readers see a new inode
@@ -25,8 +27,8 @@ import { readAt } from '../../base/fs/atomic.js';
 
 const LOG_NAME = 'fileshed-objects.log';
 const HEADER = 24;
-/** The length field's top bit: the entry is raw deflate against DICTIONARY_V1. */
-const WITH_DICTIONARY = 0x8000_0000;
+/** An entry body's first byte when raw deflate against DICTIONARY_V1 follows: never a zlib stream's (its compression method, the low 4 bits, is 8). */
+const WITH_DICTIONARY = 0x01;
 
 /**
  * What every shadow tree and commit repeats, for deflate to refer back to (the most frequent last,
@@ -54,14 +56,14 @@ const DICTIONARY_V1 = Buffer.from(
   'latin1',
 );
 
-/** An object's entry body: deflated against the dictionary. */
+/** An object's entry body: the mark, then the object deflated against the dictionary. */
 function encode(frame: Uint8Array): Buffer {
-  return zlib.deflateRawSync(frame, { dictionary: DICTIONARY_V1 });
+  return Buffer.concat([Buffer.of(WITH_DICTIONARY), zlib.deflateRawSync(frame, { dictionary: DICTIONARY_V1 })]);
 }
 
-/** An entry body back to the object's frame, as its length field says it was made. */
-function decode(raw: Buffer, withDictionary: boolean): Buffer {
-  return withDictionary ? zlib.inflateRawSync(raw, { dictionary: DICTIONARY_V1 }) : zlib.inflateSync(raw);
+/** An entry body back to the object's frame, as its first byte says it was made. */
+function decode(body: Buffer): Buffer {
+  return body[0] === WITH_DICTIONARY ? zlib.inflateRawSync(body.subarray(1), { dictionary: DICTIONARY_V1 }) : zlib.inflateSync(body);
 }
 
 /** Repositories whose trees and commits go to the log (registered by their owner, undo/shadow.ts). */
@@ -84,17 +86,10 @@ function logPath(gitdir: string): string {
  * An inode number can come back for another file (a log rewritten twice by another process
  * meanwhile): the last header read must still be where it was, else the log is indexed anew.
  */
-/** Where an entry's body is, and how it was deflated. */
-interface Entry {
-  offset: number;
-  length: number;
-  withDictionary: boolean;
-}
-
 interface Index {
   ino: number;
   end: number;
-  at: Map<string, Entry>;
+  at: Map<string, { offset: number; length: number }>;
   /** The last entry's header, where it was read. */
   last?: { at: number; head: Buffer };
   /** The file's size and time when indexed: unchanged, nothing is read. */
@@ -117,10 +112,9 @@ function indexOf(gitdir: string, fd: number): Index {
   while (idx.end + HEADER <= st.size) {
     const head = readAt(fd, idx.end, HEADER);
     if (head.length < HEADER) break;
-    const field = head.readUInt32BE(20);
-    const length = field & ~WITH_DICTIONARY;
+    const length = head.readUInt32BE(20);
     if (idx.end + HEADER + length > st.size) break; // torn (or being written): not an entry yet
-    idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length, withDictionary: (field & WITH_DICTIONARY) !== 0 });
+    idx.at.set(head.subarray(0, 20).toString('hex'), { offset: idx.end + HEADER, length });
     idx.last = { at: idx.end, head };
     idx.end += HEADER + length;
   }
@@ -142,7 +136,7 @@ export function readLogged(gitdir: string, oid: string): GitObject | undefined {
   try {
     const e = indexOf(gitdir, fd).at.get(oid);
     if (e === undefined) return undefined;
-    frame = decode(readAt(fd, e.offset, e.length), e.withDictionary);
+    frame = decode(readAt(fd, e.offset, e.length));
   } finally {
     fs.closeSync(fd);
   }
@@ -180,10 +174,10 @@ export function appendLogged(gitdir: string, oid: string, frame: Uint8Array): vo
     const body = encode(frame);
     const head = Buffer.alloc(HEADER);
     head.write(oid, 0, 'hex');
-    head.writeUInt32BE((body.length | WITH_DICTIONARY) >>> 0, 20);
+    head.writeUInt32BE(body.length, 20);
     const entry = Buffer.concat([head, body]);
     writeAll(fd, entry);
-    idx.at.set(oid, { offset: idx.end + HEADER, length: body.length, withDictionary: true });
+    idx.at.set(oid, { offset: idx.end + HEADER, length: body.length });
     idx.last = { at: idx.end, head };
     idx.end += entry.length;
     const st = fs.fstatSync(fd);

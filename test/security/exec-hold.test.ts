@@ -2,7 +2,9 @@
  * The executor's freeze (what the per-call quota uses once a command may have passed its quota):
  * `hold` stops every process of the command, the sandboxed ones included, until a check that
  * started after the freeze answers; then the command goes on, or is killed if the check says so.
- * Also: `yieldCpu` lowers the priority of the command's processes started before it.
+ * Also: `yieldCpu` lowers the priority of the command's processes started before it; checks asked
+ * back to back (a command writing thousands of files wakes the monitor at every batch of events) take
+ * at most a quarter of a running command's time, and a held command is checked at once.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -153,4 +155,55 @@ describe.each(MODES)('sandbox %s', (mode) => {
     expect(new Set(before)).toEqual(new Set([10]));
     expect(new Set(after)).toEqual(new Set([19]));
   });
+
+  it('checks asked back to back take at most a quarter of a running command\'s time', async () => {
+    const marker = uniqueSeconds(3);
+    const spans: number[] = [];
+    let asker: NodeJS.Timeout | undefined;
+    const r = await run(request(mode, ['-c', `sleep ${marker}`], {
+      everyMs: 5,
+      check: async () => {
+        const began = performance.now();
+        await sleep(40);
+        spans.push(performance.now() - began);
+        return undefined;
+      },
+      // As a flood of change events does: a check asked every millisecond.
+      wake: (run) => (asker = setInterval(() => run.now(), 1)),
+    }));
+    clearInterval(asker);
+    expect(r.returncode).toBe(0);
+    const busy = spans.reduce((a, b) => a + b, 0);
+    expect(spans.length).toBeGreaterThanOrEqual(5);
+    // Back to back they would fill the 3 s (a ratio near 1).
+    expect(busy / r.durationMs).toBeLessThan(0.35);
+  });
+
+  it('a held command is checked at once, however recent the last check', async () => {
+    const marker = uniqueSeconds(9);
+    let controls: RunControls | undefined;
+    const checks: { held: boolean; at: number }[] = [];
+    let heldAskedAt = 0;
+    const result = run(request(mode, ['-c', `sleep ${marker}`], {
+      everyMs: 60_000,
+      // A slow check (1.2 s): the next one of a running command waits three times that.
+      check: async (held) => {
+        checks.push({ held, at: performance.now() });
+        await sleep(1200);
+        return held ? 'quota' : undefined;
+      },
+      wake: (run) => (controls = run),
+    }));
+    await started(marker, 1);
+    controls!.now();
+    for (let i = 0; i < 100 && checks.length === 0; i++) await sleep(20);
+    await sleep(1300); // the first check is over: a running command's next would wait 3.6 s
+    heldAskedAt = performance.now();
+    controls!.hold();
+    const r = await result;
+    expect(r.stoppedFor).toBe('quota');
+    const heldCheck = checks.find((c) => c.held);
+    expect(heldCheck).toBeDefined();
+    expect(heldCheck!.at - heldAskedAt).toBeLessThan(3000);
+  }, 30_000);
 });

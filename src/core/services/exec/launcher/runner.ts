@@ -19,6 +19,15 @@ import { findProgram } from './system.js';
 const FLOOD_BYTES = 64 * 1024 * 1024;
 /** After the command ended (every process of it is gone), how long its output may take to drain. */
 const DRAIN_MS = 5000;
+/**
+ * The monitor's measurements of a running command take at most 1/MEASURE_SHARE of the time: after
+ * one, the next waits (MEASURE_SHARE - 1) times as long as it took. A measurement reads again every
+ * folder that changed, so without this a command filling one folder with 10,000 files kept the
+ * server measuring back to back (5 s of CPU, O(files²)). Quota bytes do not depend on it: every event
+ * raises a bound that holds the command before it can pass the quota (callwatch.ts), and a held
+ * command is measured at once.
+ */
+const MEASURE_SHARE = 4;
 
 const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
@@ -49,6 +58,9 @@ export function run(req: RunRequest): Promise<RunResult> {
     const monitor = req.monitor;
     let checking = false;
     let again = false;
+    /** No measurement of a running command before this time; one asked earlier waits on `deferred`. */
+    let notBefore = 0;
+    let deferred: NodeJS.Timeout | undefined;
     // `hold` asked for a freeze that the supervisor has not confirmed yet; `held`: every process is stopped.
     let holding = false;
     let held = false;
@@ -74,11 +86,22 @@ export function run(req: RunRequest): Promise<RunResult> {
         again = true; // one more check right after the running one
         return;
       }
+      // A running command is measured at most a share of the time (MEASURE_SHARE); a held one waits on this measurement.
+      const wait = notBefore - performance.now();
+      if (wait > 0 && !held) {
+        deferred ??= setTimeout(() => {
+          deferred = undefined;
+          check();
+        }, wait);
+        return;
+      }
       checking = true;
       again = false;
       const heldThroughout = held;
+      const began = performance.now();
       const done = (why: string | undefined) => {
         checking = false;
+        notBefore = performance.now() + (performance.now() - began) * (MEASURE_SHARE - 1);
         if (why !== undefined && !finished && stoppedFor === undefined) {
           stoppedFor = why;
           command!.kill();
@@ -128,6 +151,7 @@ export function run(req: RunRequest): Promise<RunResult> {
         ended = e;
         if (folders) releaseCallFolders(folders, e.kept === true);
         clearTimeout(timer);
+        clearTimeout(deferred);
         if (watch) clearInterval(watch);
         // Every process of the command is gone, so its pipes end; a bound all the same.
         drain = setTimeout(() => streams.forEach((s) => s.destroy()), DRAIN_MS);

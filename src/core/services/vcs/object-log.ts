@@ -11,11 +11,13 @@
  * times and names differ, and deflating each alone kept ~180 of them); anything else is a zlib
  * stream, the object exactly as a loose one is (what earlier versions wrote, still read). The mark is
  * in the body, not in the length, so an instance of an earlier version still finds every entry whole
- * (it fails to read the new ones; it never takes them for a torn tail to cut off). Appended under the caller's lock (the user's call lock): a writer
- * killed mid-entry leaves a torn tail, which readers never index (an entry counts once it is whole)
- * and the next writer cuts off. Every object read is checked against its id. The collection
- * (undo/collect.ts) rewrites the file with what it keeps (temp + rename: readers see a new inode
- * and index it again). git itself cannot read these objects; no git reads the shadows.
+ * (it fails to read the new ones; it never takes them for a torn tail to cut off).
+ *
+ * Appended under the caller's lock (the user's call lock): a writer killed mid-entry leaves a torn
+ * tail, which readers never index (an entry counts once it is whole) and the next writer cuts off.
+ * Every object read is checked against its id. The collection (undo/collect.ts) rewrites the file
+ * with what it keeps (temp + rename: readers see a new inode and index it again). git itself cannot
+ * read these objects; no git reads the shadows.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,7 +35,7 @@ const WITH_DICTIONARY = 0x01;
 /**
  * What every shadow tree and commit repeats, for deflate to refer back to (the most frequent last,
  * nearest). Fixed for ever: entries written with it are read with it. A new dictionary needs a new
- * flag, not an edit of this one.
+ * mark, not an edit of this one.
  */
 const DICTIONARY_V1 = Buffer.from(
   [

@@ -23,7 +23,7 @@ const DRAIN_MS = 5000;
  * The monitor's measurements of a running command take at most 1/MEASURE_SHARE of the time: after
  * one, the next waits (MEASURE_SHARE - 1) times as long as it took. A measurement reads again every
  * folder that changed, so without this a command filling one folder with 10,000 files kept the
- * server measuring back to back (5 s of CPU, O(files²)). Quota bytes do not depend on it: every event
+ * server measuring back to back (seconds of CPU, O(files²)). Quota bytes do not depend on it: every event
  * raises a bound that holds the command before it can pass the quota (callwatch.ts), and a held
  * command is measured at once.
  */
@@ -101,7 +101,8 @@ export function run(req: RunRequest): Promise<RunResult> {
       const began = performance.now();
       const done = (why: string | undefined) => {
         checking = false;
-        notBefore = performance.now() + (performance.now() - began) * (MEASURE_SHARE - 1);
+        const now = performance.now();
+        notBefore = now + (now - began) * (MEASURE_SHARE - 1);
         if (why !== undefined && !finished && stoppedFor === undefined) {
           stoppedFor = why;
           command!.kill();
